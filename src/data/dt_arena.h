@@ -1,0 +1,109 @@
+/* dt_arena.h — the guarded memory layout of one case, deterministic inputs, and the
+ * arena checks (guards, padding, inputs unchanged, outputs written and finite).
+ *
+ * An arena is one contiguous byte range (a POSIX shared-memory segment shared with a
+ * worker, or a device mirror of it with identical offsets). Each buffer of the op
+ * lives in its own slot:
+ *
+ *   [front guard][padded region][back guard]     (slot offsets aligned to 256 bytes)
+ *
+ * The padded region of a contiguous buffer is exactly rows*cols elements. Under
+ * --input-views a viewable input's region is (rows+2) x (cols+3) elements and the
+ * data window starts at element (1,1), so the row stride is cols+3 and the first
+ * element sits at a nonzero, deliberately unaligned, offset. Guards and padding hold a
+ * sentinel; outputs are poisoned with a NaN pattern before each checked call.
+ *
+ * Inputs are a pure function of (seed, op, buffer index, logical element index):
+ * F32 values are multiples of 2^-10 in [-1, 1] (so add is exact); I64 labels are in
+ * [0, N). Both frameworks get byte-identical arenas.
+ *
+ * Ownership: layouts are plain values. Functions taking `base` read or write the
+ * caller's memory only. Thread-safety: reentrant. */
+#ifndef DT_ARENA_H
+#define DT_ARENA_H
+
+#include <stdint.h>
+
+#include "../common/dt_common.h"
+#include "../plan/dt_ops.h"
+
+#define DT_GUARD_BYTES 256
+#define DT_ARENA_ALIGN 256
+/* Sentinel of guards and padding: the float -719.5 (0xC433E000) in every 4-byte word. */
+#define DT_SENTINEL_U32 0xC433E000u
+/* Output poison: a quiet NaN with a recognisable payload. */
+#define DT_POISON_U32 0x7FC0DEADu
+
+typedef struct dt_buffer_layout {
+    const char *name;      /* role name from the op registry ("a", "out", ...) */
+    dt_dtype dtype;
+    int is_output;
+    int is_view;           /* 1 if this input is a strided window */
+    int64_t rows, cols;    /* logical shape */
+    int64_t row_stride;    /* elements from one row to the next (>= cols) */
+    int64_t elem_bytes;    /* 4 or 8 */
+    int64_t slot_offset;   /* bytes: start of the front guard */
+    int64_t region_offset; /* bytes: start of the padded region */
+    int64_t region_bytes;  /* bytes of the padded region */
+    int64_t data_offset;   /* bytes: element (0,0) of the logical window */
+} dt_buffer_layout;
+
+typedef struct dt_case_layout {
+    dt_op op;
+    int64_t m, n, k;
+    int views;
+    int nbuffers;
+    dt_buffer_layout buf[DT_MAX_BUFFERS];
+    int64_t total_bytes; /* bytes of the whole arena */
+} dt_case_layout;
+
+/* Fills L for op at shape (m, n, k) (k ignored unless gemm); views != 0 makes every
+ * viewable input a strided window. */
+void dt_layout_make(dt_case_layout *L, dt_op op, int64_t m, int64_t n, int64_t k, int views);
+
+/* Index of the single output buffer in L->buf. */
+int dt_layout_output(const dt_case_layout *L);
+
+/* Byte offset (from the arena start) of logical element (i, j) of buffer b. */
+static inline int64_t dt_elem_offset(const dt_buffer_layout *b, int64_t i, int64_t j) {
+    return b->data_offset + (i * b->row_stride + j) * b->elem_bytes;
+}
+
+/* The deterministic input value of element idx (row-major logical index) of buffer
+ * `buffer` of op. For F32 the value is exact in float; labels are in [0, n). */
+float dt_input_f32(uint64_t seed, dt_op op, int buffer, int64_t idx);
+int64_t dt_input_label(uint64_t seed, dt_op op, int buffer, int64_t idx, int64_t n);
+
+/* Writes the complete pristine arena: sentinel in guards and padding, inputs in
+ * their windows, poison in outputs. base must hold L->total_bytes. */
+void dt_arena_fill(const dt_case_layout *L, uint8_t *base, uint64_t seed);
+
+/* Re-poisons every output element (and only those). */
+void dt_arena_poison_outputs(const dt_case_layout *L, uint8_t *base);
+
+/* What an arena check found. Counts are element counts; first_* name the first bad
+ * place found (buffer name and byte offset within the arena). */
+typedef struct dt_arena_report {
+    int ok;
+    int64_t guard_bytes_changed;   /* guard or padding bytes that differ from pristine */
+    int64_t input_elems_changed;   /* input window elements that differ from pristine */
+    int64_t output_unwritten;      /* output elements still holding the poison pattern */
+    int64_t output_nonfinite;      /* output elements that are NaN/Inf but not poison */
+    char first_problem[256];       /* human-readable first finding, "" if ok */
+} dt_arena_report;
+
+/* Compares base with the pristine arena (as written by dt_arena_fill with the same
+ * layout and seed): guards and padding bytes intact, inputs unchanged, every output
+ * element written and finite. Never reads outside [0, L->total_bytes). */
+void dt_arena_check(const dt_case_layout *L, const uint8_t *base, const uint8_t *pristine,
+                    dt_arena_report *rep);
+
+/* SHA-256 (lowercase hex, 65 bytes with NUL) of the logical contents of buffer b,
+ * row by row, independent of the view layout. */
+void dt_buffer_sha256(const dt_case_layout *L, int b, const uint8_t *base, char out_hex[65]);
+
+/* Copies the logical window of buffer b into a dense row-major array of doubles
+ * (labels become their integer value). dst holds rows*cols doubles. */
+void dt_buffer_to_f64(const dt_case_layout *L, int b, const uint8_t *base, double *dst);
+
+#endif
