@@ -2,41 +2,72 @@
  * compute backend (cpu, cuda).
  *
  * The protocol loop (dt_native_main.c) parses requests, maps the arena and calls these
- * functions; a backend never reads stdin or writes stdout. Every fallible function
- * returns dt_status and fills err. `state` is the backend's per-case object, created
- * by prepare and freed by release. Times are host monotonic nanoseconds or ms as named.
- * Not thread-safe: one case at a time per process. */
+ * functions; a backend never reads stdin or writes stdout, and never touches JSON: it
+ * fills the plain structs below. This keeps the CUDA backend loadable as a separate
+ * module (libdualtime_cuda.so, dlopen'ed at hello, so the worker starts and serves the
+ * CPU on machines without a CUDA driver) without linking jansson into it.
+ *
+ * Every fallible function returns dt_status and fills err. `state` is the backend's
+ * per-case object, created by prepare and freed by release. Times: host monotonic ns
+ * or ms as named. Not thread-safe: one case at a time per process. */
 #ifndef DT_BACKEND_H
 #define DT_BACKEND_H
 
-#include <jansson.h>
 #include <stdint.h>
 
 #include "../../src/common/dt_common.h"
 #include "../../src/data/dt_arena.h"
 
+#define DT_MAX_SOURCES 8
+
+/* One kernel source compiled at run time. text is owned by the backend state and valid
+ * until release. */
+typedef struct dt_source_record {
+    char name[64];      /* e.g. "softmax.cu" */
+    char sha256[65];    /* of text, lowercase hex */
+    char options[512];  /* compile options, space separated */
+    const char *text;
+} dt_source_record;
+
+typedef struct dt_prepare_info {
+    char output_policy[32];   /* "preallocated" */
+    char implementation[512]; /* kernel names, launch geometry, tile parameters */
+    double compile_ms;        /* run-time compilation (NVRTC + module load); 0 on CPU */
+    double alloc_ms;          /* device allocation; 0 on CPU */
+    int nsources;
+    dt_source_record sources[DT_MAX_SOURCES];
+} dt_prepare_info;
+
+/* Result of one device scope; mirrors the timing helper's result (docs/device-timing.md).
+ * Filled by backends that have device timing. */
+struct dt_timing_result;
+
 typedef struct dt_backend {
     const char *name; /* "cpu" or "cuda" */
     /* 1 if usable here; else 0 with a one-line reason. Called once at hello. */
     int (*available)(char *reason, size_t reason_len);
-    /* Adds free-form facts (device name, driver, ...) to the hello env object. */
-    void (*describe)(json_t *env);
-    /* Compiles and allocates for the case. host_base is the mapped arena (L->total_bytes).
-     * Fills reply with output_policy, implementation, setup_ms{compile,alloc}, sources[]. */
+    /* Writes a JSON object text of free-form facts (device name, driver, SMs, clocks...)
+     * into buf; "{}" when there is nothing to say. */
+    void (*describe)(char *buf, size_t len);
+    /* Compiles and allocates for the case. host_base is the mapped arena
+     * (L->total_bytes); L stays valid until release. */
     dt_status (*prepare)(void **state, const dt_case_layout *L, uint8_t *host_base,
-                         int capture_sources, json_t *reply, dt_err *err);
+                         int capture_sources, dt_prepare_info *info, dt_err *err);
     dt_status (*upload)(void *state, double *ms, dt_err *err);
     /* sync; t0; reps calls; sync; t1 -> *host_ns */
     dt_status (*run)(void *state, int64_t reps, int64_t *host_ns, dt_err *err);
     dt_status (*download)(void *state, double *ms, dt_err *err);
-    /* Device scope ("control" | "probe"); NULL when the backend has none. Fills result. */
-    dt_status (*device)(void *state, const char *scope, int64_t reps, int64_t capacity,
-                        json_t *result, dt_err *err);
+    /* Device scope: probe = 0 control, 1 probe. NULL when the backend has none. */
+    dt_status (*device)(void *state, int probe, int64_t reps, int64_t capacity,
+                        struct dt_timing_result *res, dt_err *err);
     void (*release)(void *state);
 } dt_backend;
 
 extern const dt_backend dt_backend_cpu;
-/* Defined in backend_cuda.c when built with CUDA; NULL-named stub otherwise. */
-extern const dt_backend dt_backend_cuda;
+
+/* The CUDA module exports this symbol (a function so the module can fail to load
+ * cleanly): returns the backend table, or NULL. */
+typedef const dt_backend *(*dt_cuda_backend_fn)(void);
+#define DT_CUDA_BACKEND_SYMBOL "dt_cuda_backend"
 
 #endif
