@@ -1,0 +1,60 @@
+/* dt_run.h — the orchestrator's run loop: for every case and round, prepare both
+ * workers, check the cold call against the oracle, warm up, calibrate, take
+ * interleaved (ABBA) host samples, check again, and write results after every case.
+ *
+ * Policy lives here and only here (SPEC §4); workers only offer primitives. The two
+ * frameworks are "candidate" (index 0) and "baseline" (index 1); their ids come from
+ * the workers' hello answers, never from this code.
+ * Ownership: the caller owns the config, the workers and the results tree; dt_run
+ * fills the tree and writes DIR/results.json and DIR/results.md after every case.
+ * Not thread-safe. */
+#ifndef DT_RUN_H
+#define DT_RUN_H
+
+#include <jansson.h>
+
+#include "../common/dt_common.h"
+#include "../plan/dt_plan.h"
+#include "dt_worker.h"
+
+typedef struct dt_run_config {
+    const char *output_dir; /* exists and is empty */
+    const char *backend;    /* "cpu" or "cuda" */
+    dt_plan plan;
+    int samples;
+    double sample_ms, warmup_ms;
+    int rounds;
+    uint64_t seed;
+    int threads;
+    double timeout_s;
+    int device_timing;
+    int probe_kind; /* 0 concurrent, 1 serialized */
+    int capture_sources;
+    int64_t max_reps;       /* host batch cap (100000) */
+    int64_t device_reps_cap; /* 64 */
+    int progress;           /* 1: draw a progress line on stderr */
+    const char *fw_ids[2];  /* from hello: candidate, baseline */
+} dt_run_config;
+
+/* Runs the plan. workers[0..1] are the candidate and baseline (started, hello done);
+ * workers[2..3] are their probe instances (initialised, not started: started on demand
+ * for device timing, so CUPTI never attaches to the process that takes host and control
+ * samples). results must already hold the run-level fields (format, settings,
+ * frameworks, environment...) and an empty "cases" array. *any_invalid is set when a
+ * case failed. Returns DT_OK unless the run could not go on at all (DIR unwritable,
+ * interrupted: then DT_EIO with the reason). */
+dt_status dt_run_plan(const dt_run_config *cfg, dt_worker *workers[4], json_t *results,
+                      int *any_invalid, dt_err *err);
+
+/* Starts a worker and checks its hello (protocol version). On success *hello holds the
+ * answer (caller decrefs). */
+dt_status dt_worker_start_hello(dt_worker *w, double timeout_s, json_t **hello, dt_err *err);
+
+/* Writes results.json (atomically) and results.md into dir after deriving statistics. */
+dt_status dt_run_write_outputs(json_t *results, const char *dir, dt_err *err);
+
+/* Set from a signal handler: the run stops at the next request and keeps what it has. */
+void dt_run_request_stop(int signo);
+int dt_run_stop_requested(void);
+
+#endif

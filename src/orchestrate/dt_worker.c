@@ -1,0 +1,298 @@
+/* dt_worker.c — worker processes over pipes (see dt_worker.h). */
+#define _GNU_SOURCE
+#include "dt_worker.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+#define DT_MAX_RESPONSE (16u << 20)
+
+void dt_worker_init(dt_worker *w, char *const argv[]) {
+    memset(w, 0, sizeof *w);
+    int i = 0;
+    for (; argv[i] && i < DT_WORKER_MAX_ARGS; i++) w->argv[i] = dt_xstrdup(argv[i]);
+    w->argv[i] = NULL;
+    w->to_fd = w->from_fd = w->err_fd = -1;
+    w->exit_status = -1;
+}
+
+static void close_fd(int *fd) {
+    if (*fd >= 0) close(*fd);
+    *fd = -1;
+}
+
+dt_status dt_worker_start(dt_worker *w, dt_err *err) {
+    DT_ASSERT(w->pid == 0);
+    int in[2] = {-1, -1}, out[2] = {-1, -1}, er[2] = {-1, -1};
+    if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(er, O_CLOEXEC)) {
+        int e = errno;
+        for (int i = 0; i < 2; i++) {
+            if (in[i] >= 0) close(in[i]);
+            if (out[i] >= 0) close(out[i]);
+            if (er[i] >= 0) close(er[i]);
+        }
+        return dt_fail(err, DT_EIO, "pipe: %s", strerror(e));
+    }
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, in[0], 0);
+    posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+    posix_spawn_file_actions_adddup2(&fa, er[1], 2);
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    /* The worker gets its own process group so a terminal Ctrl-C reaches only us; we
+     * stop workers ourselves. */
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
+                                        POSIX_SPAWN_SETSIGDEF);
+    posix_spawnattr_setpgroup(&attr, 0);
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    posix_spawnattr_setsigmask(&attr, &none);
+    posix_spawnattr_setsigdefault(&attr, &all);
+    pid_t pid = 0;
+    int rc = posix_spawn(&pid, w->argv[0], &fa, &attr, w->argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&attr);
+    close(in[0]);
+    close(out[1]);
+    close(er[1]);
+    if (rc != 0) {
+        close(in[1]);
+        close(out[0]);
+        close(er[0]);
+        return dt_fail(err, DT_EWORKER, "cannot start worker %s: %s", w->argv[0], strerror(rc));
+    }
+    w->pid = pid;
+    w->to_fd = in[1];
+    w->from_fd = out[0];
+    w->err_fd = er[0];
+    fcntl(w->from_fd, F_SETFL, O_NONBLOCK);
+    fcntl(w->err_fd, F_SETFL, O_NONBLOCK);
+    w->rlen = 0;
+    w->tail_len = w->tail_pos = 0;
+    w->death[0] = 0;
+    w->exit_status = -1;
+    return DT_OK;
+}
+
+int dt_worker_alive(const dt_worker *w) { return w->pid > 0; }
+
+static void tail_add(dt_worker *w, const char *p, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        w->tail[w->tail_pos] = p[i];
+        w->tail_pos = (w->tail_pos + 1) % DT_STDERR_TAIL;
+        if (w->tail_len < DT_STDERR_TAIL) w->tail_len++;
+    }
+}
+
+static void drain_stderr(dt_worker *w) {
+    if (w->err_fd < 0) return;
+    char buf[4096];
+    for (;;) {
+        ssize_t n = read(w->err_fd, buf, sizeof buf);
+        if (n > 0) {
+            tail_add(w, buf, (size_t)n);
+            continue;
+        }
+        if (n == 0) close_fd(&w->err_fd);
+        break;
+    }
+}
+
+void dt_worker_stderr_tail(dt_worker *w, char *buf, size_t len) {
+    drain_stderr(w);
+    size_t n = w->tail_len < len - 1 ? w->tail_len : len - 1;
+    size_t start = (w->tail_pos + DT_STDERR_TAIL - w->tail_len) % DT_STDERR_TAIL;
+    start = (start + (w->tail_len - n)) % DT_STDERR_TAIL;
+    for (size_t i = 0; i < n; i++) buf[i] = w->tail[(start + i) % DT_STDERR_TAIL];
+    buf[n] = 0;
+}
+
+static void reap(dt_worker *w, int block) {
+    if (w->pid <= 0) return;
+    int st = 0;
+    pid_t r = waitpid(w->pid, &st, block ? 0 : WNOHANG);
+    if (r == w->pid) {
+        w->exit_status = st;
+        w->pid = 0;
+    }
+}
+
+static void describe_exit(dt_worker *w, char *buf, size_t len) {
+    if (w->exit_status < 0) {
+        snprintf(buf, len, "still running");
+    } else if (WIFSIGNALED(w->exit_status)) {
+        snprintf(buf, len, "killed by signal %d (%s)", WTERMSIG(w->exit_status),
+                 strsignal(WTERMSIG(w->exit_status)));
+    } else {
+        snprintf(buf, len, "exited with status %d", WEXITSTATUS(w->exit_status));
+    }
+}
+
+void dt_worker_kill(dt_worker *w, const char *why) {
+    if (why && !w->death[0]) snprintf(w->death, sizeof w->death, "%s", why);
+    if (w->pid > 0) {
+        kill(w->pid, SIGKILL);
+        reap(w, 1);
+    }
+    drain_stderr(w);
+    close_fd(&w->to_fd);
+    close_fd(&w->from_fd);
+    close_fd(&w->err_fd);
+}
+
+/* Writes all of buf, tolerating EINTR; returns 0 on success. */
+static int write_all(int fd, const char *buf, size_t n) {
+    while (n > 0) {
+        ssize_t k = write(fd, buf, n);
+        if (k < 0) {
+            if (errno == EINTR) continue;
+            return -1;
+        }
+        buf += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
+static dt_status worker_died(dt_worker *w, dt_err *err, const char *what) {
+    char how[128];
+    /* give the process a moment to be reaped so we can say how it ended */
+    for (int i = 0; i < 50 && w->pid > 0; i++) {
+        reap(w, 0);
+        if (w->pid > 0) usleep(2000);
+    }
+    if (w->pid > 0) dt_worker_kill(w, what);
+    else dt_worker_kill(w, what);
+    describe_exit(w, how, sizeof how);
+    return dt_fail(err, DT_EWORKER, "worker %s: %s (%s)", w->argv[0], what, how);
+}
+
+dt_status dt_worker_request(dt_worker *w, const json_t *request, double timeout_s,
+                            json_t **response, dt_err *err) {
+    *response = NULL;
+    if (w->pid <= 0) return dt_fail(err, DT_EWORKER, "worker %s is not running", w->argv[0]);
+    char *line = json_dumps(request, JSON_COMPACT);
+    DT_ASSERT(line);
+    size_t n = strlen(line);
+    line = realloc(line, n + 2);
+    DT_ASSERT(line);
+    line[n] = '\n';
+    line[n + 1] = 0;
+    /* A worker that died closes the pipe: write fails with EPIPE (SIGPIPE is ignored by
+     * the CLI). */
+    int wr = write_all(w->to_fd, line, n + 1);
+    free(line);
+    if (wr != 0) return worker_died(w, err, "closed its input");
+
+    int64_t deadline = dt_now_ns() + (int64_t)(timeout_s * 1e9);
+    w->rlen = 0;
+    for (;;) {
+        /* a complete line in the buffer? */
+        char *nl = w->rbuf ? memchr(w->rbuf, '\n', w->rlen) : NULL;
+        if (nl) {
+            *nl = 0;
+            json_error_t jerr;
+            json_t *obj = json_loads(w->rbuf, 0, &jerr);
+            if (!obj || !json_is_object(obj) || !json_is_boolean(json_object_get(obj, "ok"))) {
+                char what[200];
+                snprintf(what, sizeof what, "answered something that is not a protocol line: '%.80s'",
+                         w->rbuf);
+                json_decref(obj);
+                return worker_died(w, err, what);
+            }
+            *response = obj;
+            return DT_OK;
+        }
+        int64_t left_ms = (deadline - dt_now_ns()) / 1000000;
+        if (left_ms <= 0) {
+            char what[128];
+            snprintf(what, sizeof what, "did not answer within %.0f s (--timeout)", timeout_s);
+            return worker_died(w, err, what);
+        }
+        struct pollfd pf[2] = {{w->from_fd, POLLIN, 0}, {w->err_fd, POLLIN, 0}};
+        int np = w->err_fd >= 0 ? 2 : 1;
+        int pr = poll(pf, (nfds_t)np, left_ms > 1000 ? 1000 : (int)left_ms);
+        if (pr < 0 && errno != EINTR) return worker_died(w, err, "poll failed");
+        if (np == 2 && (pf[1].revents & (POLLIN | POLLHUP))) drain_stderr(w);
+        if (pf[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+            if (w->rcap - w->rlen < 65536) {
+                size_t cap = w->rcap ? w->rcap * 2 : 131072;
+                w->rbuf = realloc(w->rbuf, cap);
+                DT_ASSERT(w->rbuf);
+                w->rcap = cap;
+            }
+            ssize_t k = read(w->from_fd, w->rbuf + w->rlen, w->rcap - w->rlen - 1);
+            if (k > 0) {
+                w->rlen += (size_t)k;
+                w->rbuf[w->rlen] = 0;
+                if (w->rlen > DT_MAX_RESPONSE)
+                    return worker_died(w, err, "answered a line longer than 16 MiB");
+            } else if (k == 0) {
+                return worker_died(w, err, "closed its output (exited or crashed)");
+            } else if (errno != EAGAIN && errno != EINTR) {
+                return worker_died(w, err, "read from worker failed");
+            }
+        }
+        reap(w, 0);
+        if (w->pid <= 0) {
+            /* it exited; read what is left before declaring death */
+            ssize_t k;
+            while (w->rcap - w->rlen > 1 &&
+                   (k = read(w->from_fd, w->rbuf + w->rlen, w->rcap - w->rlen - 1)) > 0) {
+                w->rlen += (size_t)k;
+                w->rbuf[w->rlen] = 0;
+            }
+            if (!(w->rbuf && memchr(w->rbuf, '\n', w->rlen))) {
+                drain_stderr(w);
+                return worker_died(w, err, "exited while serving a request");
+            }
+        }
+    }
+}
+
+dt_status dt_worker_call(dt_worker *w, const json_t *request, double timeout_s,
+                         json_t **response, dt_err *err) {
+    dt_status st = dt_worker_request(w, request, timeout_s, response, err);
+    if (st != DT_OK) return st;
+    if (!json_is_true(json_object_get(*response, "ok"))) {
+        const char *e = json_string_value(json_object_get(*response, "error"));
+        st = dt_fail(err, DT_EWORKER, "%s", e ? e : "worker answered ok:false without an error");
+        return st;
+    }
+    return DT_OK;
+}
+
+void dt_worker_stop(dt_worker *w) {
+    if (w->pid > 0) {
+        json_t *q = json_pack("{s:s}", "cmd", "quit");
+        json_t *r = NULL;
+        dt_err e;
+        if (dt_worker_request(w, q, 5.0, &r, &e) == DT_OK) {
+            json_decref(r);
+            for (int i = 0; i < 250 && w->pid > 0; i++) {
+                reap(w, 0);
+                if (w->pid > 0) usleep(2000);
+            }
+        }
+        json_decref(q);
+    }
+    dt_worker_kill(w, "stopped");
+}
+
+void dt_worker_free(dt_worker *w) {
+    dt_worker_stop(w);
+    for (int i = 0; w->argv[i]; i++) free(w->argv[i]);
+    free(w->rbuf);
+    memset(w, 0, sizeof *w);
+    w->to_fd = w->from_fd = w->err_fd = -1;
+}

@@ -1,0 +1,160 @@
+/* dt_plan.c — shapes and the case matrix (see dt_plan.h). */
+#include "dt_plan.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <string.h>
+
+void dt_shape_format(const dt_shape *s, char *buf, size_t len) {
+    if (s->k)
+        snprintf(buf, len, "%lldx%lldx%lld", (long long)s->m, (long long)s->n, (long long)s->k);
+    else
+        snprintf(buf, len, "%lldx%lld", (long long)s->m, (long long)s->n);
+}
+
+static int parse_dim(const char **p, int64_t *out) {
+    if (!isdigit((unsigned char)**p)) return -1;
+    errno = 0;
+    char *end;
+    long long v = strtoll(*p, &end, 10);
+    if (errno || end == *p) return -1;
+    *p = end;
+    *out = v;
+    return 0;
+}
+
+dt_status dt_shapes_parse(const char *text, int gemm, const char *flag, dt_shape_list *out,
+                          dt_err *err) {
+    memset(out, 0, sizeof *out);
+    const char *want = gemm ? "MxNxK" : "MxN";
+    if (!text || !*text) return dt_fail(err, DT_EINVAL, "%s: empty shape list", flag);
+    const char *p = text;
+    while (*p) {
+        const char *start = p;
+        int64_t d[3] = {0, 0, 0};
+        int nd = gemm ? 3 : 2;
+        for (int i = 0; i < nd; i++) {
+            if (i > 0) {
+                if (*p != 'x' && *p != 'X') goto bad;
+                p++;
+            }
+            if (parse_dim(&p, &d[i]) != 0) goto bad;
+        }
+        if (*p != ',' && *p != 0) goto bad;
+        for (int i = 0; i < nd; i++) {
+            if (d[i] <= 0 || d[i] > DT_MAX_DIM)
+                return dt_fail(err, DT_EINVAL,
+                               "%s: '%.*s': every dimension must be in 1..%d", flag,
+                               (int)(p - start), start, DT_MAX_DIM);
+        }
+        if (d[0] * d[1] > DT_MAX_ELEMS || d[0] * d[2] > DT_MAX_ELEMS ||
+            d[1] * d[2] > DT_MAX_ELEMS)
+            return dt_fail(err, DT_EINVAL, "%s: '%.*s' is too large (a matrix over %lld elements)",
+                           flag, (int)(p - start), start, (long long)DT_MAX_ELEMS);
+        if (out->count == DT_MAX_SHAPES)
+            return dt_fail(err, DT_EINVAL, "%s: more than %d shapes", flag, DT_MAX_SHAPES);
+        dt_shape s = {d[0], d[1], gemm ? d[2] : 0};
+        for (int i = 0; i < out->count; i++)
+            if (out->s[i].m == s.m && out->s[i].n == s.n && out->s[i].k == s.k)
+                return dt_fail(err, DT_EINVAL, "%s: duplicate shape '%.*s'", flag,
+                               (int)(p - start), start);
+        out->s[out->count++] = s;
+        if (*p == ',') {
+            p++;
+            if (!*p) return dt_fail(err, DT_EINVAL, "%s: trailing comma in '%s'", flag, text);
+        }
+        continue;
+    bad:;
+        const char *e = strchr(start, ',');
+        int len = e ? (int)(e - start) : (int)strlen(start);
+        return dt_fail(err, DT_EINVAL, "%s: malformed shape '%.*s' (expected %s with positive integers)",
+                       flag, len, start, want);
+    }
+    return DT_OK;
+}
+
+dt_status dt_ops_parse(const char *text, int ops[DT_OP_COUNT], dt_err *err) {
+    memset(ops, 0, sizeof(int) * DT_OP_COUNT);
+    if (!text || !*text) return dt_fail(err, DT_EINVAL, "--operations: empty list");
+    char *copy = dt_xstrdup(text);
+    int any = 0;
+    for (char *save = NULL, *tok = strtok_r(copy, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save)) {
+        int op = dt_op_find(tok);
+        if (op < 0) {
+            char known[256] = "";
+            for (int i = 0; i < DT_OP_COUNT; i++) {
+                strcat(known, i ? "," : "");
+                strcat(known, dt_op_get((dt_op)i)->name);
+            }
+            dt_status st = dt_fail(err, DT_EINVAL, "--operations: unknown operation '%s' (known: %s)",
+                                   tok, known);
+            free(copy);
+            return st;
+        }
+        ops[op] = 1;
+        any = 1;
+    }
+    free(copy);
+    if (!any) return dt_fail(err, DT_EINVAL, "--operations: empty list");
+    return DT_OK;
+}
+
+void dt_shapes_default(const char *backend, int quick, int gemm, dt_shape_list *out) {
+    static const dt_shape cuda_rows[] = {{1, 127, 0},    {17, 257, 0},  {128, 1024, 0},
+                                         {64, 4096, 0},  {1024, 4096, 0}, {8192, 8192, 0}};
+    static const dt_shape cpu_rows[] = {{1, 127, 0}, {17, 257, 0}, {128, 1024, 0},
+                                        {1024, 4096, 0}};
+    static const dt_shape cuda_gemm[] = {{127, 193, 61},      {513, 257, 129}, {128, 128, 128},
+                                         {1024, 1024, 1024}, {4096, 4096, 4096}};
+    static const dt_shape cpu_gemm[] = {{32, 32, 32}, {127, 193, 61}, {128, 128, 128},
+                                        {513, 257, 129}, {512, 512, 512}};
+    static const dt_shape quick_rows[] = {{1, 127, 0}, {17, 257, 0}};
+    static const dt_shape quick_gemm[] = {{32, 32, 32}, {128, 128, 128}, {127, 193, 61}};
+    const dt_shape *src;
+    int n;
+    int cuda = strcmp(backend, "cuda") == 0;
+    if (quick) {
+        src = gemm ? quick_gemm : quick_rows;
+        n = gemm ? 3 : 2;
+    } else if (gemm) {
+        src = cuda ? cuda_gemm : cpu_gemm;
+        n = 5;
+    } else {
+        src = cuda ? cuda_rows : cpu_rows;
+        n = cuda ? 6 : 4;
+    }
+    memset(out, 0, sizeof *out);
+    for (int i = 0; i < n; i++) out->s[out->count++] = src[i];
+}
+
+void dt_plan_build(dt_plan *plan, const int ops[DT_OP_COUNT], const dt_shape_list *rows,
+                   const dt_shape_list *gemms, int views) {
+    int total = 0;
+    for (int op = 0; op < DT_OP_COUNT; op++)
+        if (ops[op]) total += dt_op_get((dt_op)op)->is_gemm ? gemms->count : rows->count;
+    plan->count = 0;
+    plan->cases = dt_xcalloc((size_t)total, sizeof *plan->cases);
+    for (int op = 0; op < DT_OP_COUNT; op++) {
+        if (!ops[op]) continue;
+        const dt_op_info *info = dt_op_get((dt_op)op);
+        const dt_shape_list *sl = info->is_gemm ? gemms : rows;
+        for (int i = 0; i < sl->count; i++) {
+            dt_case_spec *c = &plan->cases[plan->count++];
+            c->op = (dt_op)op;
+            c->m = sl->s[i].m;
+            c->n = sl->s[i].n;
+            c->k = info->is_gemm ? sl->s[i].k : 0;
+            c->views = views;
+            char shape[64];
+            dt_shape_format(&sl->s[i], shape, sizeof shape);
+            snprintf(c->id, sizeof c->id, "%s_%s%s", info->name, shape, views ? "_view" : "");
+        }
+    }
+}
+
+void dt_plan_free(dt_plan *plan) {
+    free(plan->cases);
+    plan->cases = NULL;
+    plan->count = 0;
+}
