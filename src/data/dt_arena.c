@@ -2,6 +2,7 @@
 #include "dt_arena.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <openssl/evp.h>
 #include <string.h>
 
@@ -27,8 +28,12 @@ void dt_layout_make(dt_case_layout *L, dt_op op, int64_t m, int64_t n, int64_t k
         b->cols = dt_dim_extent(r->cols, m, n, L->k);
         b->elem_bytes = r->dtype == DT_I64 ? 8 : 4;
         b->is_view = views && r->viewable;
+        /* Views: one padding row above and below; the row stride is the even one of
+         * cols+3, cols+4, so the window start (1,1) lies an odd number of elements past
+         * the 256-aligned region start and every row start is only 4-byte aligned
+         * (with a fixed cols+3, cols % 4 == 0 made element (0,0) 16-byte aligned). */
         int64_t prow = b->is_view ? b->rows + 2 : b->rows;
-        int64_t pcol = b->is_view ? b->cols + 3 : b->cols;
+        int64_t pcol = b->is_view ? (b->cols % 2 ? b->cols + 3 : b->cols + 4) : b->cols;
         b->row_stride = pcol;
         b->slot_offset = off;
         b->region_offset = off + DT_GUARD_BYTES;
@@ -104,80 +109,103 @@ void dt_arena_fill(const dt_case_layout *L, uint8_t *base, uint64_t seed) {
     dt_arena_poison_outputs(L, base);
 }
 
-static void note(dt_arena_report *rep, const char *fmt, const char *name, int64_t a,
-                 int64_t b) {
+static void note(dt_arena_report *rep, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void note(dt_arena_report *rep, const char *fmt, ...) {
     rep->ok = 0;
-    if (!rep->first_problem[0])
-        snprintf(rep->first_problem, sizeof rep->first_problem, fmt, name, (long long)a,
-                 (long long)b);
+    if (rep->first_problem[0]) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(rep->first_problem, sizeof rep->first_problem, fmt, ap);
+    va_end(ap);
 }
 
-/* Is byte offset `off` (relative to the region start) inside the logical window? */
-static int in_window(const dt_buffer_layout *B, int64_t off_in_region) {
-    int64_t first = B->data_offset - B->region_offset;
-    int64_t rel = off_in_region - first;
-    if (rel < 0) return 0;
-    int64_t row = rel / (B->row_stride * B->elem_bytes);
-    int64_t col_byte = rel % (B->row_stride * B->elem_bytes);
-    return row < B->rows && col_byte < B->cols * B->elem_bytes;
+/* Counts the bytes of [off, off+n) that differ between base and pristine; *first gets
+ * the arena offset of the first one (unchanged when none). memcmp first: the common,
+ * clean case costs one pass at memory speed. */
+static int64_t diff_bytes(const uint8_t *base, const uint8_t *pristine, int64_t off, int64_t n,
+                          int64_t *first) {
+    if (n <= 0 || memcmp(base + off, pristine + off, (size_t)n) == 0) return 0;
+    int64_t count = 0;
+    for (int64_t o = off; o < off + n; o++)
+        if (base[o] != pristine[o]) {
+            if (count == 0) *first = o;
+            count++;
+        }
+    return count;
 }
 
 void dt_arena_check(const dt_case_layout *L, const uint8_t *base, const uint8_t *pristine,
                     dt_arena_report *rep) {
     memset(rep, 0, sizeof *rep);
     rep->ok = 1;
-    int64_t prev_end = 0;
+    int64_t prev_end = 0, first = -1, c;
     for (int b = 0; b < L->nbuffers; b++) {
         const dt_buffer_layout *B = &L->buf[b];
+        const int64_t eb = B->elem_bytes, row_bytes = B->cols * eb;
+        const int64_t region_end = B->region_offset + B->region_bytes;
         /* everything between the previous region's end and this region: guards + align */
-        for (int64_t o = prev_end; o < B->region_offset; o++)
-            if (base[o] != pristine[o]) {
-                rep->guard_bytes_changed++;
-                note(rep, "guard before '%s' changed at arena byte %lld (%lld)", B->name, o, 0);
-            }
-        /* padding inside the region (views only) */
+        if ((c = diff_bytes(base, pristine, prev_end, B->region_offset - prev_end, &first))) {
+            rep->guard_bytes_changed += c;
+            note(rep, "guard before '%s' changed at arena byte %lld (%lld bytes)", B->name,
+                 (long long)first, (long long)c);
+        }
+        /* padding inside the region (views only): before the window, between rows, after */
         if (B->is_view) {
-            for (int64_t o = 0; o < B->region_bytes; o++) {
-                int64_t a = B->region_offset + o;
-                if (!in_window(B, o) && base[a] != pristine[a]) {
-                    rep->guard_bytes_changed++;
-                    note(rep, "padding of view '%s' changed at arena byte %lld (%lld)", B->name,
-                         a, 0);
-                }
+            int64_t pad = 0, pad_first = -1, f = -1;
+            int64_t d = diff_bytes(base, pristine, B->region_offset,
+                                   B->data_offset - B->region_offset, &f);
+            if (d) pad_first = f;
+            pad += d;
+            for (int64_t i = 0; i < B->rows; i++) {
+                int64_t gap0 = dt_elem_offset(B, i, 0) + row_bytes;
+                int64_t gap1 = i + 1 < B->rows ? dt_elem_offset(B, i + 1, 0) : region_end;
+                d = diff_bytes(base, pristine, gap0, gap1 - gap0, &f);
+                if (d && pad_first < 0) pad_first = f;
+                pad += d;
+            }
+            if (pad) {
+                rep->guard_bytes_changed += pad;
+                note(rep, "padding of view '%s' changed at arena byte %lld (%lld bytes)",
+                     B->name, (long long)pad_first, (long long)pad);
             }
         }
         for (int64_t i = 0; i < B->rows; i++) {
-            for (int64_t j = 0; j < B->cols; j++) {
-                int64_t o = dt_elem_offset(B, i, j);
-                if (!B->is_output) {
-                    if (memcmp(base + o, pristine + o, (size_t)B->elem_bytes) != 0) {
+            int64_t row_off = dt_elem_offset(B, i, 0);
+            if (!B->is_output) {
+                if (memcmp(base + row_off, pristine + row_off, (size_t)row_bytes) == 0) continue;
+                for (int64_t j = 0; j < B->cols; j++) {
+                    int64_t o = row_off + j * eb;
+                    if (memcmp(base + o, pristine + o, (size_t)eb) != 0) {
                         rep->input_elems_changed++;
-                        note(rep, "input '%s' changed at element (%lld, %lld)", B->name, i, j);
+                        note(rep, "input '%s' changed at element (%lld, %lld)", B->name,
+                             (long long)i, (long long)j);
                     }
-                    continue;
                 }
+                continue;
+            }
+            for (int64_t j = 0; j < B->cols; j++) {
                 uint32_t w;
-                memcpy(&w, base + o, 4);
-                float f;
-                memcpy(&f, &w, 4);
+                memcpy(&w, base + row_off + j * 4, 4);
+                if ((w & 0x7F800000u) != 0x7F800000u) continue; /* finite: the fast path */
                 if (w == DT_POISON_U32) {
                     rep->output_unwritten++;
-                    note(rep, "output '%s' element (%lld, %lld) was never written", B->name, i,
-                         j);
-                } else if (!isfinite(f)) {
+                    note(rep, "output '%s' element (%lld, %lld) was never written", B->name,
+                         (long long)i, (long long)j);
+                } else {
                     rep->output_nonfinite++;
-                    note(rep, "output '%s' element (%lld, %lld) is not finite", B->name, i, j);
+                    note(rep, "output '%s' element (%lld, %lld) is not finite (0x%08x)",
+                         B->name, (long long)i, (long long)j, (unsigned)w);
                 }
             }
         }
-        prev_end = B->region_offset + B->region_bytes;
+        prev_end = region_end;
     }
-    for (int64_t o = prev_end; o < L->total_bytes; o++)
-        if (base[o] != pristine[o]) {
-            rep->guard_bytes_changed++;
-            note(rep, "guard after '%s' changed at arena byte %lld (%lld)",
-                 L->buf[L->nbuffers - 1].name, o, 0);
-        }
+    if ((c = diff_bytes(base, pristine, prev_end, L->total_bytes - prev_end, &first))) {
+        rep->guard_bytes_changed += c;
+        note(rep, "guard after '%s' changed at arena byte %lld (%lld bytes)",
+             L->buf[L->nbuffers - 1].name, (long long)first, (long long)c);
+    }
 }
 
 void dt_buffer_sha256(const dt_case_layout *L, int b, const uint8_t *base, char out_hex[65]) {

@@ -8,9 +8,10 @@
  *   [front guard][padded region][back guard]     (slot offsets aligned to 256 bytes)
  *
  * The padded region of a contiguous buffer is exactly rows*cols elements. Under
- * --input-views a viewable input's region is (rows+2) x (cols+3) elements and the
- * data window starts at element (1,1), so the row stride is cols+3 and the first
- * element sits at a nonzero, deliberately unaligned, offset. Guards and padding hold a
+ * --input-views a viewable input's region is (rows+2) x stride elements, where the row
+ * stride is the even one of cols+3 and cols+4, and the data window starts at element
+ * (1,1): the first element (and every row start) sits at a nonzero, deliberately
+ * unaligned offset (4 mod 8 bytes from the 256-aligned region). Guards and padding hold a
  * sentinel; outputs are poisoned with a NaN pattern before each checked call.
  *
  * Inputs are a pure function of (seed, op, buffer index, logical element index):
