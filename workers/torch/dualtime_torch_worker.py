@@ -1,0 +1,739 @@
+#!/usr/bin/env python3
+"""dualtime_torch_worker.py — the PyTorch worker of dualtime (eager ops, CPU and CUDA).
+
+Speaks docs/protocol.md (version 1): one JSON request per line on stdin, exactly one
+JSON response per line on stdout, free text on stderr. Tensors live in the case's
+shared-memory arena (/dev/shm/<name>); every buffer is a strided view of that arena
+(CPU) or of one device mirror with identical offsets (CUDA). What each op calls and
+its output policy: docs/torch-worker.md.
+
+Run: python3 dualtime_torch_worker.py --threads N    (--threads N are the last args)
+Needs only the standard library and torch (1.13 or 2.x). The thread pools are set
+through the environment before torch is imported. If torch cannot be imported the
+worker still answers: hello and every other request get ok:false with an install hint.
+"""
+import json
+import mmap
+import os
+import sys
+import time
+import traceback
+
+PROTOCOL = 1
+WORKER = "torch"
+EPS = 1e-5
+SHM_PREFIX = "/dualtime-"
+MAX_REPS = 1 << 40
+
+
+def _one_line(text, limit=2000):
+    """A message fit for the protocol's one-line "error" field."""
+    s = " ".join(str(text).split())
+    return s if len(s) <= limit else s[: limit - 3] + "..."
+
+
+def _log(msg):
+    sys.stderr.write("torch-worker: %s\n" % msg)
+    sys.stderr.flush()
+
+
+# --- arguments and thread pools (before torch is imported) ---------------------------
+
+def _parse_args(argv):
+    """Returns (threads or None, startup error or None)."""
+    threads, err, i = None, None, 0
+    while i < len(argv):
+        a = argv[i]
+        if a == "--threads" or a.startswith("--threads="):
+            if a == "--threads":
+                if i + 1 >= len(argv):
+                    return None, "--threads needs a value"
+                val, i = argv[i + 1], i + 2
+            else:
+                val, i = a.split("=", 1)[1], i + 1
+            try:
+                threads = int(val)
+            except ValueError:
+                threads = 0
+            if threads < 1:
+                return None, "--threads: '%s' is not a positive integer" % val
+        else:
+            _log("ignoring unknown argument %r" % a)
+            i += 1
+    return threads, err
+
+
+THREADS, STARTUP_ERROR = _parse_args(sys.argv[1:])
+if THREADS is not None:
+    for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ[_var] = str(THREADS)
+
+# The protocol owns the real stdout. Python's sys.stdout and the C-level fd 1 both go to
+# stderr from here on, so a stray print (ours, torch's or a native library's) can never
+# corrupt the response stream.
+_PROTO_OUT = os.fdopen(os.dup(1), "wb")
+os.dup2(2, 1)
+sys.stdout = sys.stderr
+
+try:
+    import torch
+    import torch.nn.functional as F
+    TORCH_ERROR = None
+except Exception as _exc:  # ImportError, OSError from a broken shared library, ...
+    torch = None
+    F = None
+    TORCH_ERROR = _one_line(
+        "PyTorch is not importable by %s: %s; on Debian: apt-get install "
+        "--no-install-recommends python3-torch" % (sys.executable, _exc))
+
+INTEROP_NOTE = None
+if torch is not None:
+    try:  # inter-op pool: settable once, before any inter-op parallel work
+        torch.set_num_interop_threads(1)
+    except Exception as _exc:
+        INTEROP_NOTE = _one_line("set_num_interop_threads(1) failed: %s" % _exc)
+        _log(INTEROP_NOTE)
+    if THREADS is not None:
+        torch.set_num_threads(THREADS)
+
+
+def _torch_version_tuple():
+    parts = []
+    for p in torch.__version__.split("+")[0].split(".")[:2]:
+        digits = "".join(ch for ch in p if ch.isdigit())
+        parts.append(int(digits) if digits else 0)
+    return tuple(parts)
+
+
+def _has(obj, name):
+    """hasattr that also survives torch's modules raising AssertionError for unknowns."""
+    try:
+        return obj is not None and hasattr(obj, name)
+    except Exception:
+        return False
+
+
+def _configure_precision():
+    """TF32 off everywhere; FP32 matmuls in full precision. On torch >= 2.9 the new
+    fp32_precision API is used alone (mixing it with allow_tf32 is an error there).
+    Returns the resulting flags for hello's env."""
+    flags = {}
+    m = torch.backends.cuda.matmul
+    if _has(m, "fp32_precision"):
+        for name, obj in (("backends", torch.backends), ("matmul", m),
+                          ("cudnn", torch.backends.cudnn),
+                          ("cudnn.conv", getattr(torch.backends.cudnn, "conv", None)),
+                          ("cudnn.rnn", getattr(torch.backends.cudnn, "rnn", None))):
+            if not _has(obj, "fp32_precision"):
+                continue
+            try:
+                obj.fp32_precision = "ieee"
+            except Exception as exc:
+                _log("could not set %s.fp32_precision: %s" % (name, exc))
+            try:
+                flags[name + ".fp32_precision"] = str(obj.fp32_precision)
+            except Exception as exc:
+                flags[name + ".fp32_precision"] = "unknown: %s" % _one_line(exc, 200)
+    else:
+        m.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+        if _has(torch, "set_float32_matmul_precision"):
+            torch.set_float32_matmul_precision("highest")
+        flags["matmul.allow_tf32"] = bool(m.allow_tf32)
+        flags["cudnn.allow_tf32"] = bool(torch.backends.cudnn.allow_tf32)
+    if _has(torch, "get_float32_matmul_precision"):
+        try:
+            flags["float32_matmul_precision"] = torch.get_float32_matmul_precision()
+        except Exception as exc:
+            flags["float32_matmul_precision"] = "unknown: %s" % _one_line(exc, 200)
+    return flags
+
+
+PRECISION_FLAGS, PRECISION_ERROR = {}, None
+if torch is not None:
+    try:
+        PRECISION_FLAGS = _configure_precision()
+    except Exception as _exc:  # never die at startup; CUDA prepares are refused instead
+        PRECISION_ERROR = _one_line("could not turn TF32 off: %s: %s"
+                                    % (type(_exc).__name__, _exc))
+        PRECISION_FLAGS = {"error": PRECISION_ERROR}
+        _log(PRECISION_ERROR)
+
+
+def _inference_mode():
+    if hasattr(torch, "inference_mode"):
+        return torch.inference_mode()
+    return torch.no_grad()
+
+
+# --- capabilities of this torch version (probed once, on tiny CPU tensors) -----------
+
+_CAPS = {}
+
+
+def _cap(name, probe):
+    if name not in _CAPS:
+        try:
+            with _inference_mode():
+                probe()
+            _CAPS[name] = True
+        except Exception:
+            _CAPS[name] = False
+    return _CAPS[name]
+
+
+def _has_gelu_out():
+    def probe():
+        x = torch.zeros(2)
+        o = torch.empty(2)
+        torch._C._nn.gelu(x, out=o)
+    return hasattr(torch._C, "_nn") and hasattr(torch._C._nn, "gelu") and _cap("gelu_out", probe)
+
+
+def _softmax_out_fn():
+    """(callable taking (a, out), description) for the best softmax with out=, or None."""
+    def p1():
+        torch._softmax(torch.zeros(1, 2), 1, False, out=torch.empty(1, 2))
+
+    def p2():
+        torch.ops.aten._softmax.out(torch.zeros(1, 2), 1, False, out=torch.empty(1, 2))
+    if hasattr(torch, "_softmax") and _cap("softmax_out", p1):
+        fn = torch._softmax
+        return (lambda a, out: fn(a, 1, False, out=out)), \
+            "torch._softmax(a, 1, False, out=out)"
+    if _cap("aten_softmax_out", p2):
+        fn = torch.ops.aten._softmax.out
+        return (lambda a, out: fn(a, 1, False, out=out)), \
+            "torch.ops.aten._softmax.out(a, 1, False, out=out)"
+    return None
+
+
+# --- ops ------------------------------------------------------------------------------
+# Buffer roles per op, in the registry's order (src/plan/dt_ops.c):
+#   (name, dtype, rows dim, cols dim, is_output)
+
+OPS = {
+    "add": [("a", "f32", "M", "N", False), ("b", "f32", "M", "N", False),
+            ("out", "f32", "M", "N", True)],
+    "gelu_add": [("a", "f32", "M", "N", False), ("b", "f32", "M", "N", False),
+                 ("out", "f32", "M", "N", True)],
+    "sum": [("a", "f32", "M", "N", False), ("out", "f32", "M", "1", True)],
+    "softmax": [("a", "f32", "M", "N", False), ("out", "f32", "M", "N", True)],
+    "rmsnorm": [("a", "f32", "M", "N", False), ("gamma", "f32", "1", "N", False),
+                ("out", "f32", "M", "N", True)],
+    "layernorm": [("a", "f32", "M", "N", False), ("gamma", "f32", "1", "N", False),
+                  ("beta", "f32", "1", "N", False), ("out", "f32", "M", "N", True)],
+    "residual_layernorm": [("a", "f32", "M", "N", False), ("b", "f32", "M", "N", False),
+                           ("out", "f32", "M", "N", True)],
+    "cross_entropy": [("a", "f32", "M", "N", False), ("labels", "i64", "M", "1", False),
+                      ("out", "f32", "M", "1", True)],
+    "gemm": [("a", "f32", "M", "K", False), ("b", "f32", "K", "N", False),
+             ("out", "f32", "M", "N", True)],
+}
+
+
+def _build_call(op, t, v1, m, n, dev):
+    """The op's callable (no arguments) over the bound views, its output policy and a
+    description of the torch calls. t: 2-D views by name; v1: 1-D views (vectors and
+    M x 1 buffers). Extra preallocated tensors live on device dev."""
+    import functools
+    a, out = t["a"], t["out"]
+    if op == "add":
+        return (functools.partial(torch.add, a, t["b"], out=out), "out=",
+                "torch.add(a, b, out=out)")
+    if op == "gelu_add":
+        b = t["b"]
+        tmp = torch.empty((m, n), dtype=torch.float32, device=dev)
+        add = torch.add
+        if _has_gelu_out():
+            gelu = torch._C._nn.gelu
+
+            def call():
+                add(a, b, out=tmp)
+                gelu(tmp, out=out)
+            return (call, "out=",
+                    "torch.add(a, b, out=tmp); torch._C._nn.gelu(tmp, out=out) "
+                    "[exact erf GELU, tmp preallocated]")
+        gelu_f = F.gelu
+
+        def call():
+            add(a, b, out=tmp)
+            out.copy_(gelu_f(tmp))
+        return (call, "functional+copy",
+                "torch.add(a, b, out=tmp); out.copy_(F.gelu(tmp)) [exact erf GELU]")
+    if op == "sum":
+        return (functools.partial(torch.sum, a, 1, out=v1["out"]), "out=",
+                "torch.sum(a, dim=1, out=out)")
+    if op == "softmax":
+        best = _softmax_out_fn()
+        if best is not None:
+            fn, desc = best
+            return functools.partial(fn, a, out), "out=", desc
+        sm = torch.softmax
+
+        def call():
+            out.copy_(sm(a, 1))
+        return call, "functional+copy", "out.copy_(torch.softmax(a, dim=1))"
+    if op == "rmsnorm":
+        g = v1["gamma"]
+        if hasattr(F, "rms_norm"):
+            rms = F.rms_norm
+            shape = (n,)
+
+            def call():
+                out.copy_(rms(a, shape, g, EPS))
+            return (call, "functional+copy",
+                    "out.copy_(F.rms_norm(a, (N,), gamma, eps=1e-5))")
+        rsqrt = torch.rsqrt
+
+        def call():
+            out.copy_(a * rsqrt(a.pow(2).mean(-1, keepdim=True) + EPS) * g)
+        return (call, "functional+copy",
+                "out.copy_(a * torch.rsqrt(a.pow(2).mean(-1, keepdim=True) + 1e-5) * gamma) "
+                "[composed: no F.rms_norm before torch 2.4]")
+    if op == "layernorm":
+        g, be = v1["gamma"], v1["beta"]
+        ln = F.layer_norm
+        shape = (n,)
+
+        def call():
+            out.copy_(ln(a, shape, g, be, EPS))
+        return (call, "functional+copy",
+                "out.copy_(F.layer_norm(a, (N,), gamma, beta, 1e-5))")
+    if op == "residual_layernorm":
+        b = t["b"]
+        ln = F.layer_norm
+        shape = (n,)
+
+        def call():
+            out.copy_(ln(a + b, shape, None, None, EPS))
+        return (call, "functional+copy",
+                "out.copy_(F.layer_norm(a + b, (N,), None, None, 1e-5))")
+    if op == "cross_entropy":
+        lab, o1 = v1["labels"], v1["out"]
+        ce = F.cross_entropy
+
+        def call():
+            o1.copy_(ce(a, lab, reduction="none"))
+        return (call, "functional+copy",
+                "out.copy_(F.cross_entropy(a, labels, reduction='none'))")
+    if op == "gemm":
+        return (functools.partial(torch.mm, a, t["b"], out=out), "out=",
+                "torch.mm(a, b, out=out) [TF32 off]")
+    raise ValueError("unknown op '%s'" % op)
+
+
+# --- device timing (placeholder) -------------------------------------------------------
+
+class DeviceTiming:
+    """Device timing through libdualtime_timing.so (include/dualtime/dt_timing.h).
+
+    Not wired yet. The intended loader: ctypes.CDLL(path), check
+    dt_timing_abi_version() == 1, declare dt_timing_result / dt_timing_kernel as
+    ctypes.Structure mirroring the header, then per `device` request:
+    begin_control(stream) or begin_probe(stream, capacity, kind) with
+    stream = torch.cuda.current_stream().cuda_stream, R calls of case.call, end(&res),
+    kernel_record(i) for i < records_stored; failures come from dt_timing_last_error().
+    """
+
+    def __init__(self):
+        self.lib = None
+        self.reason = "not yet"
+
+    def hello(self):
+        return {"available": False, "reason": self.reason}
+
+    def measure(self, case, scope, reps, capacity):
+        raise WorkerError("device timing not yet available in the torch worker")
+
+
+# --- the case -------------------------------------------------------------------------
+
+class WorkerError(Exception):
+    """A request the worker refuses; its text becomes the response's error."""
+
+
+def _req_int(req, key, minimum=None, required=True):
+    v = req.get(key)
+    if v is None and not required:
+        return None
+    if not isinstance(v, int) or isinstance(v, bool):
+        raise WorkerError("'%s' must be an integer" % key)
+    if minimum is not None and v < minimum:
+        raise WorkerError("'%s' must be >= %d (got %d)" % (key, minimum, v))
+    return v
+
+
+class Case:
+    """Everything of one prepared case. Attributes are set in order by prepare();
+    close() undoes whatever exists."""
+
+    def __init__(self):
+        self.mm = None        # mmap of the shared arena
+        self.host = None      # uint8 tensor over mm (arena_bytes)
+        self.dev = None       # uint8 device mirror (cuda) or None
+        self.views = {}       # name -> 2-D view on the compute arena
+        self.views1d = {}     # name -> 1-D view (vectors, M x 1 buffers)
+        self.extra = None     # anything else the callable keeps alive
+        self.call = None      # the op, no arguments
+        self.sync = None      # device synchronize or no-op
+        self.backend = None
+        self.name = None
+
+    def close(self):
+        self.call = None
+        self.views = {}
+        self.views1d = {}
+        self.extra = None
+        self.dev = None
+        self.host = None
+        if self.mm is not None:
+            try:
+                self.mm.close()
+            except BufferError:  # a tensor still exports the buffer: collect and retry
+                import gc
+                gc.collect()
+                try:
+                    self.mm.close()
+                except BufferError as exc:
+                    _log("arena mapping not closed yet (%s); it goes with the process" % exc)
+            self.mm = None
+
+
+def _map_arena(name, nbytes):
+    """(mmap or None, uint8 host tensor) over /dev/shm<name>, nbytes long."""
+    path = "/dev/shm" + name
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except OSError as exc:
+        raise WorkerError("cannot open shared memory %s: %s" % (path, exc.strerror))
+    try:
+        size = os.fstat(fd).st_size
+        if size < nbytes:
+            raise WorkerError("shared memory %s has %d bytes, arena_bytes is %d"
+                              % (path, size, nbytes))
+        mm = mmap.mmap(fd, nbytes, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+    finally:
+        os.close(fd)
+    if hasattr(torch, "frombuffer"):
+        return mm, torch.frombuffer(mm, dtype=torch.uint8)
+    # torch < 1.10: map the same file again through torch's own MAP_SHARED mapping.
+    mm.close()
+    storage = torch.ByteStorage.from_file(path, True, nbytes)
+    return None, torch.ByteTensor(storage)
+
+
+def _typed(u8, dtype, esize):
+    whole = u8.numel() // esize * esize
+    return u8[:whole].view(dtype)
+
+
+# --- the worker -----------------------------------------------------------------------
+
+class Worker:
+    def __init__(self):
+        self.case = None
+        self.timing = DeviceTiming()
+        self.cuda_ready = False  # CUDA context created (first cuda prepare)
+
+    # hello ---------------------------------------------------------------------------
+    def hello(self, req):
+        if STARTUP_ERROR:
+            raise WorkerError(STARTUP_ERROR)
+        if TORCH_ERROR:
+            raise WorkerError(TORCH_ERROR)
+        cuda_ok = bool(torch.cuda.is_available())
+        cuda = {"available": cuda_ok}
+        if not cuda_ok:
+            if torch.version.cuda is None:
+                cuda["reason"] = "this PyTorch build (%s) has no CUDA support" % torch.__version__
+            else:
+                cuda["reason"] = ("torch.cuda.is_available() is false (PyTorch built for CUDA %s;"
+                                  " no usable driver or device)" % torch.version.cuda)
+        env = {
+            "python": sys.version.split()[0],
+            "python_full": _one_line(sys.version),
+            "executable": sys.executable,
+            "torch_version": torch.__version__,
+            "threads": torch.get_num_threads(),
+            "interop_threads": torch.get_num_interop_threads(),
+            "cuda_version": torch.version.cuda,
+            "cudnn": None,
+            "precision": PRECISION_FLAGS,
+            "mkl": bool(torch.backends.mkl.is_available()),
+            "openmp": bool(torch.backends.openmp.is_available()),
+        }
+        for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+            env[var] = os.environ.get(var)
+        if INTEROP_NOTE:
+            env["interop_note"] = INTEROP_NOTE
+        try:
+            if torch.backends.cudnn.is_available():
+                env["cudnn"] = torch.backends.cudnn.version()
+        except Exception:
+            pass
+        if cuda_ok:
+            try:
+                idx = torch.cuda.current_device()
+                env["device"] = torch.cuda.get_device_name(idx)
+                cap = torch.cuda.get_device_capability(idx)
+                env["device_capability"] = "%d.%d" % cap
+                env["device_count"] = torch.cuda.device_count()
+            except Exception as exc:
+                env["device"] = "unknown: %s" % _one_line(exc, 200)
+        return {"protocol": PROTOCOL, "worker": WORKER, "framework": "pytorch",
+                "framework_version": torch.__version__,
+                "backends": {"cpu": {"available": True}, "cuda": cuda},
+                "device_timing": self.timing.hello(), "env": env}
+
+    # prepare -------------------------------------------------------------------------
+    def _validate(self, req):
+        op = req.get("op")
+        if not isinstance(op, str) or op not in OPS:
+            raise WorkerError("unknown op %r (known: %s)" % (op, ", ".join(OPS)))
+        backend = req.get("backend")
+        if backend not in ("cpu", "cuda"):
+            raise WorkerError("unknown backend %r (cpu or cuda)" % (backend,))
+        m = _req_int(req, "m", 1)
+        n = _req_int(req, "n", 1)
+        k = _req_int(req, "k", 1) if op == "gemm" else 0
+        dims = {"M": m, "N": n, "K": k, "1": 1}
+        shm = req.get("shm")
+        if (not isinstance(shm, str) or not shm.startswith(SHM_PREFIX) or "/" in shm[1:]
+                or len(shm) > 250 or shm == SHM_PREFIX):
+            raise WorkerError("bad shm name %r (must be /dualtime-<...>, no further '/')"
+                              % (shm,))
+        arena = _req_int(req, "arena_bytes", 1)
+        bufs = req.get("buffers")
+        if not isinstance(bufs, list):
+            raise WorkerError("'buffers' must be a list")
+        roles = OPS[op]
+        byname = {}
+        for b in bufs:
+            if not isinstance(b, dict) or not isinstance(b.get("name"), str):
+                raise WorkerError("every buffer must be an object with a name")
+            if b["name"] in byname:
+                raise WorkerError("buffer '%s' given twice" % b["name"])
+            byname[b["name"]] = b
+        want = [r[0] for r in roles]
+        if sorted(byname) != sorted(want):
+            raise WorkerError("op %s needs buffers %s, got %s"
+                              % (op, ", ".join(want), ", ".join(sorted(byname)) or "none"))
+        spans = []
+        for name, dtype, rdim, cdim, is_out in roles:
+            b = byname[name]
+            if b.get("dtype") != dtype:
+                raise WorkerError("buffer '%s': dtype %r, expected %s" % (name, b.get("dtype"), dtype))
+            if b.get("is_output") not in (True, False, 0, 1) or bool(b["is_output"]) != is_out:
+                raise WorkerError("buffer '%s': is_output must be %s" % (name, str(is_out).lower()))
+            rows, cols = _req_int(b, "rows", 1), _req_int(b, "cols", 1)
+            if rows != dims[rdim] or cols != dims[cdim]:
+                raise WorkerError("buffer '%s' is %dx%d, op %s at m=%d n=%d k=%d needs %dx%d"
+                                  % (name, rows, cols, op, m, n, k, dims[rdim], dims[cdim]))
+            stride = _req_int(b, "row_stride", cols)
+            esize = 8 if dtype == "i64" else 4
+            off = _req_int(b, "data_offset", 0)
+            if off % esize:
+                raise WorkerError("buffer '%s': data_offset %d is not a multiple of %d"
+                                  % (name, off, esize))
+            end = off + ((rows - 1) * stride + cols) * esize
+            if end > arena:
+                raise WorkerError("buffer '%s' [%d, %d) lies outside the arena (%d bytes)"
+                                  % (name, off, end, arena))
+            roff = _req_int(b, "region_offset", 0, required=False)
+            rbytes = _req_int(b, "region_bytes", 0, required=False)
+            if roff is not None and rbytes is not None:
+                if roff + rbytes > arena or off < roff or end > roff + rbytes:
+                    raise WorkerError("buffer '%s': window [%d, %d) not inside its region "
+                                      "[%d, %d) inside the arena (%d bytes)"
+                                      % (name, off, end, roff, roff + rbytes, arena))
+            spans.append((name, off, end, is_out))
+        for name, off, end, is_out in spans:
+            if not is_out:
+                continue
+            for other, o2, e2, out2 in spans:
+                if other != name and off < e2 and o2 < end:
+                    raise WorkerError("output '%s' overlaps buffer '%s'" % (name, other))
+        return op, backend, m, n, k, shm, arena, roles, byname
+
+    def prepare(self, req):
+        if self.case is not None:
+            raise WorkerError("a case is already prepared (%s); release it first" % self.case.name)
+        op, backend, m, n, k, shm, arena, roles, byname = self._validate(req)
+        if backend == "cuda" and not torch.cuda.is_available():
+            raise WorkerError("backend cuda is not available in this PyTorch (%s, CUDA %s)"
+                              % (torch.__version__, torch.version.cuda))
+        if backend == "cuda" and PRECISION_ERROR:
+            raise WorkerError(PRECISION_ERROR)
+        case = Case()
+        case.name = str(req.get("case", op))
+        case.backend = backend
+        setup_ms = {"compile": 0.0}
+        if backend == "cuda" and not self.cuda_ready:
+            # CUDA context creation happens once per process; keep it out of "alloc".
+            t0 = time.perf_counter()
+            torch.empty(1, device="cuda")
+            torch.cuda.synchronize()
+            setup_ms["cuda_init"] = (time.perf_counter() - t0) * 1e3
+            self.cuda_ready = True
+        try:
+            t0 = time.perf_counter()
+            case.mm, case.host = _map_arena(shm, arena)
+            if backend == "cuda":
+                case.dev = torch.empty(arena, dtype=torch.uint8, device="cuda")
+                base = case.dev
+                case.sync = torch.cuda.synchronize
+            else:
+                base = case.host
+                case.sync = _no_sync
+            typed = {"f32": _typed(base, torch.float32, 4), "i64": _typed(base, torch.int64, 8)}
+            for name, dtype, rdim, cdim, is_out in roles:
+                b = byname[name]
+                esize = 8 if dtype == "i64" else 4
+                st = typed[dtype]
+                rows, cols, stride = b["rows"], b["cols"], b["row_stride"]
+                eoff = b["data_offset"] // esize
+                case.views[name] = st.as_strided((rows, cols), (stride, 1), eoff)
+                if rows == 1:
+                    case.views1d[name] = st.as_strided((cols,), (1,), eoff)
+                elif cols == 1:
+                    case.views1d[name] = st.as_strided((rows,), (stride,), eoff)
+            dev = base.device
+            case.call, policy, impl = _build_call(op, case.views, case.views1d, m, n, dev)
+            case.sync()
+            setup_ms["alloc"] = (time.perf_counter() - t0) * 1e3
+        except BaseException:
+            case.close()
+            raise
+        self.case = case
+        return {"output_policy": policy, "implementation": impl,
+                "setup_ms": setup_ms, "sources": []}
+
+    # the rest --------------------------------------------------------------------------
+    def _need_case(self, what):
+        if self.case is None:
+            raise WorkerError("%s before prepare: no case is prepared" % what)
+        return self.case
+
+    def upload(self, req):
+        case = self._need_case("upload")
+        if case.dev is None:
+            return {"ms": 0.0}
+        t0 = time.perf_counter()
+        case.dev.copy_(case.host)
+        torch.cuda.synchronize()
+        return {"ms": (time.perf_counter() - t0) * 1e3}
+
+    def download(self, req):
+        case = self._need_case("download")
+        if case.dev is None:
+            return {"ms": 0.0}
+        t0 = time.perf_counter()
+        torch.cuda.synchronize()
+        case.host.copy_(case.dev)
+        torch.cuda.synchronize()
+        return {"ms": (time.perf_counter() - t0) * 1e3}
+
+    def run(self, req):
+        case = self._need_case("run")
+        reps = _req_int(req, "reps", 1)
+        if reps > MAX_REPS:
+            raise WorkerError("'reps' is too large (%d)" % reps)
+        call, sync, clock = case.call, case.sync, time.monotonic_ns
+        with _inference_mode():
+            sync()
+            t0 = clock()
+            for _ in range(reps):
+                call()
+            sync()
+            t1 = clock()
+        return {"host_ns": t1 - t0}
+
+    def device(self, req):
+        case = self._need_case("device")
+        scope = req.get("scope")
+        if scope not in ("control", "probe"):
+            raise WorkerError("'scope' must be control or probe")
+        reps = _req_int(req, "reps", 1)
+        capacity = _req_int(req, "capacity", 0, required=False) or 0
+        return {"result": self.timing.measure(case, scope, reps, capacity)}
+
+    def release(self, req):
+        case = self._need_case("release")
+        self.case = None
+        if case.backend == "cuda":
+            case.sync()
+        case.close()
+        if case.backend == "cuda":
+            torch.cuda.empty_cache()
+        return {}
+
+
+def _no_sync():
+    pass
+
+
+def _send(obj):
+    line = json.dumps(obj, separators=(",", ":"), allow_nan=False)
+    _PROTO_OUT.write(line.encode("utf-8") + b"\n")
+    _PROTO_OUT.flush()
+
+
+def _answer(worker, line):
+    """Handles one request line; returns (response, quit?)."""
+    try:
+        req = json.loads(line)
+    except ValueError as exc:
+        return {"ok": False, "error": _one_line("malformed JSON request: %s" % exc)}, False
+    if not isinstance(req, dict):
+        return {"ok": False, "error": "a request must be a JSON object"}, False
+    cmd = req.get("cmd")
+    if cmd == "quit":
+        return {"ok": True}, True
+    handlers = {"hello": worker.hello, "prepare": worker.prepare, "upload": worker.upload,
+                "run": worker.run, "download": worker.download, "device": worker.device,
+                "release": worker.release}
+    handler = handlers.get(cmd) if isinstance(cmd, str) else None
+    if handler is None:
+        return {"ok": False, "error": _one_line("unknown cmd %r" % (cmd,))}, False
+    if cmd != "hello" and (STARTUP_ERROR or TORCH_ERROR):
+        return {"ok": False, "error": STARTUP_ERROR or TORCH_ERROR}, False
+    try:
+        body = handler(req)
+    except WorkerError as exc:
+        return {"ok": False, "error": _one_line(exc)}, False
+    except Exception as exc:
+        _log("%s failed:" % cmd)
+        traceback.print_exc(file=sys.stderr)
+        sys.stderr.flush()
+        return {"ok": False, "error": _one_line("%s failed: %s: %s"
+                                                % (cmd, type(exc).__name__, exc))}, False
+    resp = {"ok": True}
+    resp.update(body)
+    return resp, False
+
+
+def main():
+    worker = Worker()
+    stdin = sys.stdin.buffer
+    while True:
+        raw = stdin.readline()
+        if not raw:
+            break
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            _send({"ok": False, "error": "request is not UTF-8"})
+            continue
+        resp, done = _answer(worker, text)
+        _send(resp)
+        if done:
+            break
+    if worker.case is not None:
+        worker.case.close()
+        worker.case = None
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

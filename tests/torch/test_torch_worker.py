@@ -1,0 +1,458 @@
+#!/usr/bin/env python3
+"""test_torch_worker.py — end-to-end test of workers/torch/dualtime_torch_worker.py.
+
+Creates its own /dev/shm arenas with the layout rules of src/data/dt_arena.c (256-byte
+guards, 256-aligned slots, view windows at (1,1) of a (rows+2) x (cols+3|4) region,
+sentinel 0xC433E000, output poison 0x7FC0DEAD), drives the worker over its protocol
+(docs/protocol.md) and checks, for every op, contiguous and with input views: outputs
+against a float64 reference with the op's tolerance (src/plan/dt_ops.c), guards and
+padding intact, inputs unchanged; plus the error paths. CUDA is tested too when the
+worker reports it available.
+
+Run: python3 test_torch_worker.py [path/to/dualtime_torch_worker.py]
+Exit: 0 pass, 1 fail, 77 skip (torch not importable by this interpreter).
+"""
+import json
+import math
+import mmap
+import os
+import random
+import select
+import struct
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+WORKER = (sys.argv[1] if len(sys.argv) > 1 else
+          os.path.join(HERE, "..", "..", "workers", "torch", "dualtime_torch_worker.py"))
+TIMEOUT_S = 120
+GUARD, ALIGN = 256, 256
+SENTINEL, POISON = 0xC433E000, 0x7FC0DEAD
+
+try:
+    import torch  # noqa: F401  (only to decide skip; the reference is pure Python)
+except Exception as exc:
+    print("SKIP: torch not importable by %s: %s" % (sys.executable, exc))
+    sys.exit(77)
+
+# (name, dtype, rows dim, cols dim, is_output, viewable), as in src/plan/dt_ops.c
+MAT = lambda nm, r, c: (nm, "f32", r, c, False, True)  # noqa: E731
+VEC = lambda nm, c: (nm, "f32", "1", c, False, False)  # noqa: E731
+OUT = lambda r, c: ("out", "f32", r, c, True, False)  # noqa: E731
+OPS = {
+    "add": ([MAT("a", "M", "N"), MAT("b", "M", "N"), OUT("M", "N")], 0.0, 0.0),
+    "gelu_add": ([MAT("a", "M", "N"), MAT("b", "M", "N"), OUT("M", "N")], 2e-6, 2e-5),
+    "sum": ([MAT("a", "M", "N"), OUT("M", "1")], 1e-5, 1e-5),
+    "softmax": ([MAT("a", "M", "N"), OUT("M", "N")], 2e-6, 2e-5),
+    "rmsnorm": ([MAT("a", "M", "N"), VEC("gamma", "N"), OUT("M", "N")], 2e-6, 2e-5),
+    "layernorm": ([MAT("a", "M", "N"), VEC("gamma", "N"), VEC("beta", "N"), OUT("M", "N")],
+                  1e-5, 2e-5),
+    "residual_layernorm": ([MAT("a", "M", "N"), MAT("b", "M", "N"), OUT("M", "N")],
+                           1e-5, 2e-5),
+    "cross_entropy": ([MAT("a", "M", "N"), ("labels", "i64", "M", "1", False, False),
+                       OUT("M", "1")], 2e-6, 2e-5),
+    "gemm": ([MAT("a", "M", "K"), MAT("b", "K", "N"), OUT("M", "N")], 1e-4, 1e-4),
+}
+
+FAILS = []
+
+
+def check(cond, what):
+    if not cond:
+        FAILS.append(what)
+        print("FAIL: " + what, flush=True)
+    return cond
+
+
+# --- arena ------------------------------------------------------------------------------
+
+def layout(op, m, n, k, views):
+    dims = {"M": m, "N": n, "K": k, "1": 1}
+    off, bufs = 0, []
+    for name, dtype, rd, cd, is_out, viewable in OPS[op][0]:
+        rows, cols = dims[rd], dims[cd]
+        eb = 8 if dtype == "i64" else 4
+        is_view = bool(views and viewable)
+        prow = rows + 2 if is_view else rows
+        pcol = (cols + 3 if cols % 2 else cols + 4) if is_view else cols
+        region = off + GUARD
+        rbytes = prow * pcol * eb
+        data = region + ((pcol + 1) * eb if is_view else 0)
+        bufs.append({"name": name, "dtype": dtype, "is_output": is_out, "rows": rows,
+                     "cols": cols, "row_stride": pcol, "data_offset": data,
+                     "region_offset": region, "region_bytes": rbytes})
+        off = (region + rbytes + GUARD + ALIGN - 1) // ALIGN * ALIGN
+    return bufs, off
+
+
+def elem_off(b, i, j):
+    return b["data_offset"] + (i * b["row_stride"] + j) * (8 if b["dtype"] == "i64" else 4)
+
+
+def fill(bufs, total, n, rnd, grid=1024):
+    """Pristine arena bytes and the logical inputs (lists of rows). F32 inputs are
+    multiples of 1/grid in [-1, 1]; gemm uses a fine grid (2^-20) so that TF32 (10
+    mantissa bits) would visibly round its products."""
+    mem = bytearray(struct.pack("<I", SENTINEL) * (total // 4))
+    vals = {}
+    for b in bufs:
+        rows = []
+        for i in range(b["rows"]):
+            row = []
+            for j in range(b["cols"]):
+                if b["is_output"]:
+                    struct.pack_into("<I", mem, elem_off(b, i, j), POISON)
+                elif b["dtype"] == "i64":
+                    v = rnd.randrange(n)
+                    struct.pack_into("<q", mem, elem_off(b, i, j), v)
+                    row.append(v)
+                else:
+                    v = rnd.randint(-grid, grid) / float(grid)
+                    struct.pack_into("<f", mem, elem_off(b, i, j), v)
+                    row.append(v)
+            rows.append(row)
+        vals[b["name"]] = rows
+    return mem, vals
+
+
+# --- float64 reference: (ref, scale) per output element ----------------------------------
+
+def reference(op, v, m, n, k):
+    a = v["a"]
+    if op == "gemm":
+        b = v["b"]
+        ref = [[sum(a[i][p] * b[p][j] for p in range(k)) for j in range(n)] for i in range(m)]
+        sc = [[sum(abs(a[i][p] * b[p][j]) for p in range(k)) for j in range(n)] for i in range(m)]
+        return ref, sc
+    ref, sc = [], []
+    for i in range(m):
+        x = a[i]
+        if op in ("add", "gelu_add", "residual_layernorm"):
+            y = [x[j] + v["b"][i][j] for j in range(n)]
+            s_ab = [abs(x[j]) + abs(v["b"][i][j]) for j in range(n)]
+        if op == "add":
+            ref.append(y), sc.append(s_ab)
+        elif op == "gelu_add":
+            ref.append([0.5 * t * (1.0 + math.erf(t / math.sqrt(2.0))) for t in y])
+            sc.append(s_ab)
+        elif op == "sum":
+            ref.append([math.fsum(x)]), sc.append([math.fsum(abs(t) for t in x)])
+        elif op == "softmax":
+            mx = max(x)
+            e = [math.exp(t - mx) for t in x]
+            s = math.fsum(e)
+            r = [t / s for t in e]
+            ref.append(r), sc.append([abs(r[j]) + abs(x[j] - mx) * abs(r[j]) for j in range(n)])
+        elif op == "rmsnorm":
+            g = v["gamma"][0]
+            rs = 1.0 / math.sqrt(math.fsum(t * t for t in x) / n + 1e-5)
+            ref.append([x[j] * rs * g[j] for j in range(n)])
+            sc.append([abs(x[j]) * rs * abs(g[j]) for j in range(n)])
+        elif op in ("layernorm", "residual_layernorm"):
+            z = x if op == "layernorm" else y
+            g = v["gamma"][0] if op == "layernorm" else [1.0] * n
+            be = v["beta"][0] if op == "layernorm" else [0.0] * n
+            mean = math.fsum(z) / n
+            var = math.fsum((t - mean) ** 2 for t in z) / n
+            rs = 1.0 / math.sqrt(var + 1e-5)
+            ref.append([(z[j] - mean) * rs * g[j] + be[j] for j in range(n)])
+            sc.append([(abs(z[j]) + abs(mean)) * rs * abs(g[j]) + abs(be[j]) for j in range(n)])
+        elif op == "cross_entropy":
+            lab = v["labels"][i][0]
+            mx = max(x)
+            lse = math.log(math.fsum(math.exp(t - mx) for t in x))
+            ref.append([mx + lse - x[lab]]), sc.append([abs(mx) + abs(lse) + abs(x[lab])])
+    return ref, sc
+
+
+# --- worker -------------------------------------------------------------------------------
+
+class Worker:
+    def __init__(self, extra_python_args=()):
+        self.p = subprocess.Popen([sys.executable] + list(extra_python_args)
+                                  + [WORKER, "--threads", "1"],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+
+    def ask(self, obj_or_line):
+        line = obj_or_line if isinstance(obj_or_line, str) else json.dumps(obj_or_line)
+        self.p.stdin.write(line.encode() + b"\n")
+        self.p.stdin.flush()
+        r, _, _ = select.select([self.p.stdout], [], [], TIMEOUT_S)
+        if not r:
+            raise RuntimeError("worker did not answer %s within %ds" % (line[:80], TIMEOUT_S))
+        out = self.p.stdout.readline()
+        if not out:
+            raise RuntimeError("worker closed stdout after %s (rc %s)" % (line[:80], self.p.poll()))
+        resp = json.loads(out)
+        if not isinstance(resp, dict) or not isinstance(resp.get("ok"), bool):
+            raise RuntimeError("bad response %r" % out)
+        if not resp["ok"]:
+            check(isinstance(resp.get("error"), str) and resp["error"]
+                  and "\n" not in resp["error"], "error field one line: %r" % resp)
+        return resp
+
+    def finish(self):
+        r = self.ask({"cmd": "quit"})
+        check(r["ok"], "quit ok")
+        try:
+            rc = self.p.wait(TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            rc = "timeout"
+        check(rc == 0, "worker exits 0 after quit (rc %s)" % rc)
+
+
+SERIAL = [0]
+IMPLS = {}  # backend -> op -> "policy: implementation", printed at the end
+
+
+class Shm:
+    def __init__(self, nbytes):
+        SERIAL[0] += 1
+        self.name = "/dualtime-%d-%d-%s" % (os.getpid(), SERIAL[0], os.urandom(8).hex())
+        self.path = "/dev/shm" + self.name
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            os.ftruncate(fd, nbytes)
+            self.mm = mmap.mmap(fd, nbytes, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+        finally:
+            os.close(fd)
+
+    def close(self):
+        self.mm.close()
+        try:
+            os.unlink(self.path)
+        except FileNotFoundError:
+            pass
+
+
+def check_arena(tag, op, bufs, mem, pristine, ref, sc):
+    atol, rtol = OPS[op][1], OPS[op][2]
+    out = [b for b in bufs if b["is_output"]][0]
+    # everything outside the output window: guards, padding and inputs untouched
+    outside = bytearray(mem)
+    pr = bytearray(pristine)
+    for i in range(out["rows"]):
+        o = elem_off(out, i, 0)
+        outside[o:o + out["cols"] * 4] = b"\0" * (out["cols"] * 4)
+        pr[o:o + out["cols"] * 4] = b"\0" * (out["cols"] * 4)
+    if outside != pr:
+        first = next(i for i in range(len(pr)) if outside[i] != pr[i])
+        which = "guard/padding"
+        for b in bufs:
+            eb = 8 if b["dtype"] == "i64" else 4
+            for i in range(b["rows"]):
+                if elem_off(b, i, 0) <= first < elem_off(b, i, 0) + b["cols"] * eb:
+                    which = "input '%s'" % b["name"]
+        check(False, "%s: %s changed at arena byte %d" % (tag, which, first))
+    worst, bad = 0.0, 0
+    for i in range(out["rows"]):
+        for j in range(out["cols"]):
+            w = struct.unpack_from("<I", mem, elem_off(out, i, j))[0]
+            f = struct.unpack_from("<f", mem, elem_off(out, i, j))[0]
+            if w == POISON:
+                bad += 1
+                check(bad > 3, "%s: out (%d,%d) never written" % (tag, i, j))
+                continue
+            if not math.isfinite(f):
+                bad += 1
+                check(bad > 3, "%s: out (%d,%d) not finite" % (tag, i, j))
+                continue
+            err = abs(f - ref[i][j])
+            bound = atol + rtol * sc[i][j]
+            if bound > 0:
+                worst = max(worst, err / bound)
+            if err > bound:
+                bad += 1
+                check(bad > 3, "%s: out (%d,%d) = %r, ref %r, |err| %.3g > bound %.3g"
+                      % (tag, i, j, f, ref[i][j], err, bound))
+    check(bad == 0, "%s: %d bad output elements" % (tag, bad))
+    return worst
+
+
+def run_case(w, backend, op, m, n, k, views, seed):
+    tag = "%s %s %dx%dx%d%s" % (backend, op, m, n, k, " views" if views else "")
+    bufs, total = layout(op, m, n, k, views)
+    pristine, vals = fill(bufs, total, n, random.Random(seed),
+                          grid=(1 << 20) if op == "gemm" else 1024)
+    ref, sc = reference(op, vals, m, n, k)
+    shm = Shm(total)
+    try:
+        shm.mm[:] = pristine
+        r = w.ask({"cmd": "prepare", "case": tag, "op": op, "backend": backend, "m": m, "n": n,
+                   "k": k, "shm": shm.name, "arena_bytes": total, "buffers": bufs,
+                   "capture_sources": False})
+        if not check(r["ok"], "%s: prepare: %s" % (tag, r.get("error"))):
+            return
+        policy = r.get("output_policy")
+        if op not in IMPLS.setdefault(backend, {}):
+            IMPLS[backend][op] = "%s: %s" % (policy, r.get("implementation"))
+        check(policy in ("out=", "functional+copy"), "%s: policy %r" % (tag, r))
+        check(isinstance(r.get("implementation"), str) and r["implementation"], tag + ": impl")
+        check(r.get("setup_ms", {}).get("compile") == 0 and r["setup_ms"].get("alloc", -1) >= 0,
+              tag + ": setup_ms")
+        check(r.get("sources") == [], tag + ": sources")
+        check(bytes(shm.mm) == bytes(pristine), tag + ": prepare touched the arena")
+        worst = 0.0
+        for phase in ("cold", "warm"):
+            shm.mm[:] = pristine  # re-poison the output (and everything else)
+            for cmd in ("upload", "run", "download"):
+                req = {"cmd": cmd, "reps": 1} if cmd == "run" else {"cmd": cmd}
+                r = w.ask(req)
+                if not check(r["ok"], "%s: %s %s: %s" % (tag, phase, cmd, r.get("error"))):
+                    return
+                if cmd == "run":
+                    check(isinstance(r.get("host_ns"), int) and r["host_ns"] > 0,
+                          tag + ": host_ns %r" % r)
+                else:
+                    check(isinstance(r.get("ms"), (int, float)) and r["ms"] >= 0, tag + ": ms")
+            worst = max(worst, check_arena(tag + " " + phase, op, bufs, bytes(shm.mm), pristine,
+                                           ref, sc))
+            if phase == "cold":
+                r = w.ask({"cmd": "run", "reps": 10})
+                check(r["ok"] and isinstance(r.get("host_ns"), int) and r["host_ns"] > 0,
+                      tag + ": run reps=10: %r" % r)
+        r = w.ask({"cmd": "release"})
+        check(r["ok"], tag + ": release")
+        print("ok   %-40s %-16s budget used %.3f" % (tag, policy, worst), flush=True)
+    finally:
+        shm.close()
+
+
+def error_paths(w, backends):
+    bad = lambda r, what: check(not r["ok"], what + " must fail: %r" % r)  # noqa: E731
+    bad(w.ask("{not json"), "malformed JSON")
+    bad(w.ask("[1, 2]"), "non-object request")
+    bad(w.ask(""), "empty line")
+    bad(w.ask({"cmd": "frobnicate"}), "unknown cmd")
+    bad(w.ask({"nocmd": 1}), "missing cmd")
+    for cmd in ("run", "upload", "download", "release", "device"):
+        req = {"cmd": cmd, "reps": 1, "scope": "control", "capacity": 16}
+        bad(w.ask(req), cmd + " before prepare")
+    op, m, n = "add", 4, 8
+    bufs, total = layout(op, m, n, 0, True)
+    pristine, _ = fill(bufs, total, n, random.Random(1))
+    shm = Shm(total)
+    try:
+        shm.mm[:] = pristine
+        base = {"cmd": "prepare", "case": "err", "op": op, "backend": "cpu", "m": m, "n": n,
+                "k": 0, "shm": shm.name, "arena_bytes": total, "buffers": bufs}
+
+        def variant(**kw):
+            d = json.loads(json.dumps(base))
+            for key, val in kw.items():
+                if key.startswith("buf_"):
+                    d["buffers"][0][key[4:]] = val
+                else:
+                    d[key] = val
+            return d
+        bad(w.ask(variant(buf_data_offset=total - 16)), "buffer outside the arena")
+        bad(w.ask(variant(arena_bytes=bufs[-1]["data_offset"] + 8)), "arena ends inside out")
+        bad(w.ask(variant(buf_data_offset=bufs[0]["data_offset"] + 2)), "misaligned offset")
+        bad(w.ask(variant(buf_row_stride=3)), "row_stride < cols")
+        bad(w.ask(variant(op="nope")), "unknown op")
+        bad(w.ask(variant(m=0)), "m = 0")
+        bad(w.ask(variant(n=-3)), "negative n")
+        bad(w.ask(variant(n=9)), "shape mismatch")
+        bad(w.ask(variant(buf_dtype="i64")), "wrong dtype")
+        bad(w.ask(variant(shm="/etc/passwd")), "foreign shm name")
+        bad(w.ask(variant(shm="/dualtime-does-not-exist-%d" % os.getpid())), "missing shm")
+        bad(w.ask(variant(backend="metal")), "unknown backend")
+        d = variant()
+        d["buffers"] = d["buffers"][:2]
+        bad(w.ask(d), "missing output buffer")
+        d = variant()
+        d["buffers"][2]["data_offset"] = d["buffers"][1]["data_offset"]
+        d["buffers"][2]["region_offset"] = d["buffers"][1]["region_offset"]
+        bad(w.ask(d), "output overlapping an input")
+        if "cuda" not in backends:
+            bad(w.ask(variant(backend="cuda")), "cuda prepare without CUDA")
+        # a good prepare after all that, then wrong-order and bad-argument requests
+        r = w.ask(variant())
+        check(r["ok"], "prepare after errors: %r" % r)
+        bad(w.ask(variant()), "second prepare without release")
+        bad(w.ask({"cmd": "run", "reps": 0}), "run reps=0")
+        bad(w.ask({"cmd": "run", "reps": "3"}), "run reps as a string")
+        bad(w.ask({"cmd": "run"}), "run without reps")
+        r = w.ask({"cmd": "device", "scope": "control", "reps": 1, "capacity": 16})
+        check(not r["ok"] and "not yet" in r.get("error", ""), "device not yet: %r" % r)
+        r = w.ask({"cmd": "run", "reps": 3})
+        check(r["ok"] and r["host_ns"] > 0, "run still works after errors")
+        check(w.ask({"cmd": "release"})["ok"], "release")
+        bad(w.ask({"cmd": "release"}), "second release")
+    finally:
+        shm.close()
+
+
+def missing_torch():
+    """Under -S (no site-packages) torch is usually not importable: hello must say why."""
+    probe = subprocess.run([sys.executable, "-S", "-c", "import torch"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    if probe.returncode == 0:
+        print("note: torch importable even with -S; missing-torch path not tested")
+        return
+    w = Worker(["-S"])
+    r = w.ask({"cmd": "hello"})
+    check(not r["ok"] and "PyTorch is not importable by" in r.get("error", "")
+          and "python3-torch" in r["error"], "hello without torch: %r" % r)
+    r = w.ask({"cmd": "prepare"})
+    check(not r["ok"], "prepare without torch fails")
+    w.finish()
+    print("ok   hello without torch: %s" % r.get("error", "")[:70], flush=True)
+
+
+def main():
+    w = Worker()
+    hello = w.ask({"cmd": "hello"})
+    if not check(hello["ok"], "hello: %r" % hello):
+        return 1
+    check(hello.get("protocol") == 1 and hello.get("worker") == "torch"
+          and hello.get("framework") == "pytorch", "hello identity")
+    check(hello["backends"]["cpu"]["available"] is True, "cpu available")
+    cuda = hello["backends"]["cuda"]
+    check(cuda["available"] or cuda.get("reason"), "cuda reason when unavailable")
+    check(hello["device_timing"] == {"available": False, "reason": "not yet"}, "device_timing")
+    env = hello["env"]
+    check(env.get("threads") == 1, "env.threads == 1: %r" % env.get("threads"))
+    print("hello: torch %s, cuda %s, %s" % (hello["framework_version"], cuda,
+                                            json.dumps(env.get("precision"))), flush=True)
+    backends = ["cpu"] + (["cuda"] if cuda["available"] else [])
+    error_paths(w, backends)
+    print("ok   error paths", flush=True)
+    seed = 100
+    for backend in backends:
+        for op in OPS:
+            shapes = ([(17, 33, 61), (1, 127, 5), (16, 16, 1), (64, 64, 64)] if op == "gemm"
+                      else [(1, 127, 0), (17, 257, 0), (4, 64, 0)])
+            for (m, n, k) in shapes:
+                for views in (False, True):
+                    seed += 1
+                    run_case(w, backend, op, m, n, k, views, seed)
+    for backend in IMPLS:
+        for op, impl in IMPLS[backend].items():
+            print("impl %s %-18s %s" % (backend, op, impl))
+    w.finish()
+    # end of input also ends the worker cleanly
+    w2 = Worker()
+    w2.p.stdin.close()
+    try:
+        rc = w2.p.wait(TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        w2.p.kill()
+        rc = "timeout"
+    check(rc == 0 and w2.p.stdout.read() == b"", "EOF: exit 0, nothing on stdout (rc %s)" % rc)
+    missing_torch()
+    leftover = [f for f in os.listdir("/dev/shm") if f.startswith("dualtime-%d-" % os.getpid())]
+    check(not leftover, "shm segments left: %r" % leftover)
+    print("%d failures" % len(FAILS))
+    return 1 if FAILS else 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except Exception as exc:  # a hung or dead worker: fail, never hang
+        import traceback
+        traceback.print_exc()
+        print("FAIL: %s" % exc)
+        sys.exit(1)
