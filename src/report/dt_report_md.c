@@ -1,0 +1,699 @@
+/* dt_report_md.c — writes results.md from a derived results object. Reads only; the
+ * section order and wording are specified in docs/results-format.md. */
+#define _GNU_SOURCE
+#include "report/dt_report_md.h"
+
+#include "report/dt_derive.h"
+
+#include <math.h>
+#include <string.h>
+
+/* ---- lookups ---- */
+
+static const json_t *jget(const json_t *o, const char *k) {
+    return json_is_object(o) ? json_object_get(o, k) : NULL;
+}
+
+static double jnum(const json_t *o, const char *k) {
+    const json_t *v = jget(o, k);
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static const char *jstr(const json_t *o, const char *k, const char *dflt) {
+    const char *s = json_string_value(jget(o, k));
+    return s ? s : dflt;
+}
+
+static const json_t *dscope(const json_t *cas, const char *scope) {
+    return jget(jget(jget(cas, "derived"), "scopes"), scope);
+}
+
+/* derived.scopes.<scope>.<fw>.<stat> */
+static double dstat(const json_t *cas, const char *scope, const char *fw, const char *stat) {
+    return jnum(jget(dscope(cas, scope), fw), stat);
+}
+
+/* A case is shown with numbers only when it is valid and every implementation is ok. */
+static int case_valid(const json_t *cas) {
+    if (!json_is_true(jget(cas, "valid")))
+        return 0;
+    const char *key;
+    json_t *impl;
+    json_object_foreach((json_t *)jget(cas, "impl"), key, impl) {
+        const char *st = json_string_value(jget(impl, "status"));
+        if (st && strcmp(st, "ok") != 0)
+            return 0;
+    }
+    return 1;
+}
+
+/* ---- formatting ---- */
+
+typedef char numbuf[48];
+
+/* About three significant digits; "—" for missing values. */
+static const char *fnum(numbuf b, double x) {
+    double a = fabs(x);
+    if (!isfinite(x))
+        snprintf(b, sizeof(numbuf), "—");
+    else if (a == 0)
+        snprintf(b, sizeof(numbuf), "0");
+    else if (a >= 100)
+        snprintf(b, sizeof(numbuf), "%.0f", x);
+    else if (a >= 10)
+        snprintf(b, sizeof(numbuf), "%.1f", x);
+    else if (a >= 1)
+        snprintf(b, sizeof(numbuf), "%.2f", x);
+    else if (a >= 0.001)
+        snprintf(b, sizeof(numbuf), "%#.3g", x);
+    else
+        snprintf(b, sizeof(numbuf), "%.2e", x);
+    return b;
+}
+
+static const char *fratio(numbuf b, double x) {
+    if (isfinite(x) && fabs(x) < 10 && fabs(x) >= 0.001)
+        snprintf(b, sizeof(numbuf), "%.3f", x);
+    else
+        fnum(b, x);
+    return b;
+}
+
+static const char *fpct(numbuf b, double x) {
+    if (!isfinite(x))
+        snprintf(b, sizeof(numbuf), "—");
+    else
+        snprintf(b, sizeof(numbuf), "%.1f%%", 100 * x);
+    return b;
+}
+
+/* Text escaped for Markdown (table cells and prose): no HTML, no emphasis, no cell
+ * breaks, no line breaks. */
+static void md_text(FILE *o, const char *s) {
+    if (!s)
+        return;
+    for (; *s; s++) {
+        switch (*s) {
+        case '|': case '\\': case '*': case '_': case '`': case '[': case ']': case '#':
+        case '~':
+            fputc('\\', o);
+            fputc(*s, o);
+            break;
+        case '<': fputs("&lt;", o); break;
+        case '>': fputs("&gt;", o); break;
+        case '&': fputs("&amp;", o); break;
+        case '\n': case '\r': case '\t': fputc(' ', o); break;
+        default: fputc(*s, o);
+        }
+    }
+}
+
+/* "0.602 [0.581, 0.623]" from derived ratio, or "—". */
+static void ratio_cell(FILE *o, const json_t *so) {
+    const json_t *r = jget(so, "ratio");
+    numbuf a, b, c;
+    if (!r) {
+        fputs("—", o);
+        return;
+    }
+    double lo = jnum(r, "ci_low"), hi = jnum(r, "ci_high");
+    if (isfinite(lo) && isfinite(hi))
+        fprintf(o, "%s [%s, %s]", fratio(a, jnum(r, "median")), fratio(b, lo), fratio(c, hi));
+    else
+        fprintf(o, "%s [no interval: %lld pairs]", fratio(a, jnum(r, "median")),
+                (long long)json_integer_value(jget(r, "pairs")));
+}
+
+static void verdict_cell(FILE *o, const json_t *so) {
+    const char *v = jstr(so, "verdict", NULL);
+    if (!v)
+        fputs("—", o);
+    else if (strcmp(v, "faster") == 0 || strcmp(v, "slower") == 0)
+        fprintf(o, "**%s**", v);
+    else
+        fputs(v, o);
+}
+
+/* A code fence longer than any backtick run in s. */
+static void fence(FILE *o, const char *s) {
+    size_t run = 0, best = 0;
+    for (const char *p = s; *p; p++) {
+        run = *p == '`' ? run + 1 : 0;
+        if (run > best)
+            best = run;
+    }
+    for (size_t i = 0; i < (best < 3 ? 3 : best + 1); i++)
+        fputc('`', o);
+}
+
+static int any_scope(const json_t *cases, const char *scope) {
+    size_t i;
+    json_t *c;
+    json_array_foreach(cases, i, c) if (dscope(c, scope)) return 1;
+    return 0;
+}
+
+/* ---- sections ---- */
+
+static void sec_assessment(FILE *o, const json_t *r) {
+    const json_t *as = jget(jget(r, "derived"), "assessment");
+    fprintf(o, "Assessment: **%s**", jstr(as, "level", "unassessed"));
+    const json_t *reasons = jget(as, "reasons");
+    size_t i;
+    json_t *s;
+    json_array_foreach(reasons, i, s) {
+        fputs(i == 0 ? " — " : "; ", o);
+        md_text(o, json_string_value(s));
+    }
+    fputs("\n\n", o);
+}
+
+static const json_t *framework(const json_t *r, const char *id) {
+    size_t i;
+    json_t *f;
+    json_array_foreach(jget(r, "frameworks"), i, f) {
+        if (strcmp(jstr(f, "id", ""), id) == 0)
+            return f;
+    }
+    return NULL;
+}
+
+static void sec_what(FILE *o, const json_t *r, const char *cand, const char *base) {
+    const json_t *st = jget(r, "settings");
+    numbuf a, b;
+    fputs("## What was run\n\n", o);
+    fputs("Backend **", o);
+    md_text(o, jstr(st, "backend", "unknown"));
+    fputs("**", o);
+    if (jget(st, "backend_choice")) {
+        fputs(" (", o);
+        md_text(o, jstr(st, "backend_choice", ""));
+        fputs(")", o);
+    }
+    fputs(". ", o);
+    const char *ids[2] = {cand, base}, *roles[2] = {"Candidate", "baseline"};
+    for (int f = 0; f < 2; f++) {
+        const json_t *fw = framework(r, ids[f]);
+        fprintf(o, "%s **", roles[f]);
+        md_text(o, ids[f]);
+        fputs("** = ", o);
+        md_text(o, jstr(fw, "framework", "?"));
+        fputs(" ", o);
+        md_text(o, jstr(fw, "framework_version", "?"));
+        fputs(f == 0 ? "; " : ". ", o);
+    }
+    fputs("Ratios are candidate/baseline of paired samples (< 1: the candidate is faster).\n\n",
+          o);
+    const json_t *v;
+    fputs("Settings:", o);
+    if ((v = jget(st, "samples")) && json_is_integer(v))
+        fprintf(o, " %lld samples per scope,", (long long)json_integer_value(v));
+    if ((v = jget(st, "rounds")) && json_is_integer(v))
+        fprintf(o, " %lld round%s,", (long long)json_integer_value(v),
+                json_integer_value(v) == 1 ? "" : "s");
+    if (isfinite(jnum(st, "sample_ms")))
+        fprintf(o, " sample %s ms,", fnum(a, jnum(st, "sample_ms")));
+    if (isfinite(jnum(st, "warmup_ms")))
+        fprintf(o, " warmup %s ms,", fnum(b, jnum(st, "warmup_ms")));
+    if ((v = jget(st, "seed")) && json_is_integer(v))
+        fprintf(o, " seed %lld,", (long long)json_integer_value(v));
+    if ((v = jget(st, "threads")) && json_is_integer(v))
+        fprintf(o, " %lld thread%s,", (long long)json_integer_value(v),
+                json_integer_value(v) == 1 ? "" : "s");
+    fprintf(o, " input views %s, device timing %s, quick %s",
+            json_is_true(jget(st, "input_views")) ? "on (strided)" : "off (contiguous)",
+            json_is_true(jget(st, "device_timing")) ? "on" : "off",
+            json_is_true(jget(st, "quick")) ? "on" : "off");
+    const json_t *bs = jget(st, "bootstrap");
+    unsigned res;
+    uint64_t seed;
+    dt_derive_bootstrap_settings(r, &res, &seed);
+    fprintf(o, "; bootstrap %u resamples, seed %llu%s.\n\n", res, (unsigned long long)seed,
+            bs ? "" : " (defaults)");
+
+    const json_t *cnt = jget(jget(r, "derived"), "counts");
+    if (cnt)
+        fprintf(o,
+                "Cases: %lld (%lld valid). E2E batch verdicts: %lld faster, %lld slower, "
+                "%lld indistinguishable, %lld insufficient, %lld invalid.\n\n",
+                (long long)json_integer_value(jget(cnt, "cases")),
+                (long long)json_integer_value(jget(cnt, "valid")),
+                (long long)json_integer_value(jget(cnt, "faster")),
+                (long long)json_integer_value(jget(cnt, "slower")),
+                (long long)json_integer_value(jget(cnt, "indistinguishable")),
+                (long long)json_integer_value(jget(cnt, "insufficient")),
+                (long long)json_integer_value(jget(cnt, "invalid")));
+
+    const json_t *env = jget(r, "environment"), *host = jget(env, "host"), *gpu = jget(env, "gpu");
+    fputs("Machine: ", o);
+    md_text(o, jstr(host, "cpu", "unknown CPU"));
+    if (json_is_integer(jget(host, "cores")))
+        fprintf(o, ", %lld cores", (long long)json_integer_value(jget(host, "cores")));
+    if (jget(host, "os")) {
+        fputs(", ", o);
+        md_text(o, jstr(host, "os", ""));
+    }
+    fputs("; GPU: ", o);
+    if (json_is_object(gpu)) {
+        md_text(o, jstr(gpu, "name", "unknown"));
+        if (jget(gpu, "driver")) {
+            fputs(", driver ", o);
+            md_text(o, jstr(gpu, "driver", ""));
+        }
+    } else {
+        fputs("none", o);
+    }
+    fputs(".", o);
+    const json_t *tool = jget(r, "tool");
+    if (tool) {
+        fputs(" Tool: ", o);
+        md_text(o, jstr(tool, "name", "dualtime"));
+        fputs(" ", o);
+        md_text(o, jstr(tool, "version", "?"));
+        fputs(" (git ", o);
+        md_text(o, jstr(tool, "git_revision", "unknown"));
+        fputs(json_is_true(jget(tool, "git_dirty")) ? ", dirty tree)" : ")", o);
+        fputs(".", o);
+    }
+    if (jget(r, "started_at")) {
+        fputs(" Started ", o);
+        md_text(o, jstr(r, "started_at", ""));
+        if (jget(r, "finished_at")) {
+            fputs(", finished ", o);
+            md_text(o, jstr(r, "finished_at", ""));
+        }
+        fputs(".", o);
+    }
+    if (!json_is_true(jget(r, "complete")))
+        fputs(" **The run is incomplete**: only the cases below were finished.", o);
+    fputs("\n\n", o);
+    const json_t *cl = jget(r, "command_line");
+    if (json_array_size(cl) > 0) {
+        fputs("Command line: ", o);
+        size_t i;
+        json_t *s;
+        json_array_foreach(cl, i, s) {
+            if (i)
+                fputc(' ', o);
+            md_text(o, json_string_value(s));
+        }
+        fputs("\n\n", o);
+    }
+}
+
+static void head_fw(FILE *o, const char *fw, const char *what) {
+    fputs(" ", o);
+    md_text(o, fw);
+    fprintf(o, " %s |", what);
+}
+
+static void sec_main(FILE *o, const json_t *cases, const char *cand, const char *base) {
+    fputs("## Host end-to-end (µs per call)\n\n| Case |", o);
+    head_fw(o, cand, "E2E batch p50");
+    head_fw(o, base, "p50");
+    head_fw(o, cand, "p90");
+    head_fw(o, base, "p90");
+    head_fw(o, cand, "single p50");
+    head_fw(o, base, "single p50");
+    fputs(" Ratio [95% CI] | Verdict |\n|---|---:|---:|---:|---:|---:|---:|---|---|\n", o);
+    size_t i;
+    json_t *c;
+    numbuf b;
+    json_array_foreach(cases, i, c) {
+        fputs("| ", o);
+        md_text(o, jstr(c, "id", "?"));
+        if (!case_valid(c)) {
+            fputs(" | — | — | — | — | — | — | FAILED | invalid |\n", o);
+            continue;
+        }
+        fprintf(o, " | %s", fnum(b, dstat(c, "e2e_batch", cand, "p50")));
+        fprintf(o, " | %s", fnum(b, dstat(c, "e2e_batch", base, "p50")));
+        fprintf(o, " | %s", fnum(b, dstat(c, "e2e_batch", cand, "p90")));
+        fprintf(o, " | %s", fnum(b, dstat(c, "e2e_batch", base, "p90")));
+        fprintf(o, " | %s", fnum(b, dstat(c, "e2e_single", cand, "p50")));
+        fprintf(o, " | %s | ", fnum(b, dstat(c, "e2e_single", base, "p50")));
+        ratio_cell(o, dscope(c, "e2e_batch"));
+        fputs(" | ", o);
+        verdict_cell(o, dscope(c, "e2e_batch"));
+        fputs(" |\n", o);
+    }
+    fputs("\nThe ratio and verdict are for E2E batch; single-call ratios are in results.json "
+          "(cases[].derived.scopes.e2e_single).\n\n", o);
+}
+
+static void sec_setup(FILE *o, const json_t *cases, const char *ids[2]) {
+    fputs("## Setup and cold-call phases (ms)\n\n"
+          "| Case | Framework | Compile | Alloc | Upload | Cold call | Download | Warmup | "
+          "Batch R |\n|---|---|---:|---:|---:|---:|---:|---:|---:|\n", o);
+    static const char *const phases[] = {"compile", "alloc", "upload", "cold_call", "download"};
+    size_t i;
+    json_t *c;
+    numbuf b;
+    json_array_foreach(cases, i, c) {
+        for (int f = 0; f < 2; f++) {
+            const json_t *impl = jget(jget(c, "impl"), ids[f]);
+            const json_t *sm = jget(impl, "setup_ms");
+            fputs("| ", o);
+            md_text(o, jstr(c, "id", "?"));
+            fputs(" | ", o);
+            md_text(o, ids[f]);
+            for (size_t p = 0; p < 5; p++)
+                fprintf(o, " | %s", fnum(b, jnum(sm, phases[p])));
+            const json_t *wu = jget(impl, "warmup");
+            fprintf(o, " | %s", fnum(b, jnum(wu, "ms")));
+            if (json_is_integer(jget(wu, "calls")))
+                fprintf(o, " (%lld calls)", (long long)json_integer_value(jget(wu, "calls")));
+            const json_t *reps = jget(jget(impl, "calibration"), "reps");
+            if (json_is_integer(reps))
+                fprintf(o, " | %lld |\n", (long long)json_integer_value(reps));
+            else
+                fputs(" | — |\n", o);
+        }
+    }
+    fputs("\n", o);
+}
+
+static void sec_correctness(FILE *o, const json_t *cases, const char *ids[2]) {
+    fputs("## Correctness (FP64 oracle)\n\n"
+          "| Case | Framework | Checks passed | Max abs error | Budget used | Tolerance | "
+          "Output policy |\n|---|---|---:|---:|---:|---|---|\n", o);
+    size_t i, j;
+    json_t *c, *ck;
+    numbuf b, b2, b3;
+    json_array_foreach(cases, i, c) {
+        const json_t *tol = jget(c, "tolerance");
+        for (int f = 0; f < 2; f++) {
+            const json_t *impl = jget(jget(c, "impl"), ids[f]);
+            double maxerr = NAN, budget = NAN;
+            size_t nck = 0, nok = 0;
+            json_array_foreach(jget(impl, "checks"), j, ck) {
+                nck++;
+                nok += json_is_true(jget(ck, "ok"));
+                const json_t *orc = jget(ck, "oracle");
+                double e = jnum(orc, "max_abs_error"), u = jnum(orc, "max_budget_used");
+                if (isfinite(e) && (!isfinite(maxerr) || e > maxerr))
+                    maxerr = e;
+                if (isfinite(u) && (!isfinite(budget) || u > budget))
+                    budget = u;
+            }
+            fputs("| ", o);
+            md_text(o, jstr(c, "id", "?"));
+            fputs(" | ", o);
+            md_text(o, ids[f]);
+            fprintf(o, " | %zu/%zu%s | %s | %s | ", nok, nck, nok < nck || nck == 0 ? " ✗" : "",
+                    fnum(b, maxerr), fpct(b2, budget));
+            if (tol) {
+                fprintf(o, "atol %s, rtol %s", fnum(b, jnum(tol, "atol")),
+                        fnum(b3, jnum(tol, "rtol")));
+                if (jget(tol, "scale")) {
+                    fputs(", scale ", o);
+                    md_text(o, jstr(tol, "scale", ""));
+                }
+            } else {
+                fputs("—", o);
+            }
+            fputs(" | ", o);
+            md_text(o, jstr(impl, "output_policy", "—"));
+            fputs(" |\n", o);
+        }
+    }
+    fputs("\nBudget used = max over elements of |out − ref| / (atol + rtol·scale); 100% is "
+          "the limit.\n\n", o);
+}
+
+static void sec_device(FILE *o, const json_t *cases, const char *cand, const char *base) {
+    const char *ids[2] = {cand, base};
+    int has_ctl = any_scope(cases, "control_batch") || any_scope(cases, "control_single");
+    int has_probe = any_scope(cases, "probe_batch") || any_scope(cases, "probe_single");
+    size_t i;
+    json_t *c;
+    numbuf b, b2;
+    if (has_ctl) {
+        fputs("## Device control (µs per call, stream events)\n\n"
+              "| Case | Framework | GPU batch µs/call | GPU single µs | E2E batch µs/call | "
+              "E2E single µs | Probe/control batch |\n|---|---|---:|---:|---:|---:|---:|\n", o);
+        json_array_foreach(cases, i, c) {
+            for (int f = 0; f < 2; f++) {
+                fputs("| ", o);
+                md_text(o, jstr(c, "id", "?"));
+                fputs(" | ", o);
+                md_text(o, ids[f]);
+                if (!case_valid(c)) {
+                    fputs(" | FAILED | — | — | — | — |\n", o);
+                    continue;
+                }
+                fprintf(o, " | %s", fnum(b, dstat(c, "control_batch", ids[f], "p50")));
+                fprintf(o, " | %s", fnum(b, dstat(c, "control_single", ids[f], "p50")));
+                fprintf(o, " | %s", fnum(b, dstat(c, "e2e_batch", ids[f], "p50")));
+                fprintf(o, " | %s", fnum(b, dstat(c, "e2e_single", ids[f], "p50")));
+                const json_t *poc = jget(jget(dscope(c, "probe_batch"), "probe_over_control"), ids[f]);
+                fprintf(o, " | %s |\n", fratio(b2, jnum(poc, "median")));
+            }
+        }
+        fputs("\n| Case | GPU batch ratio [95% CI] | Verdict | GPU single ratio [95% CI] | "
+              "Verdict |\n|---|---|---|---|---|\n", o);
+        json_array_foreach(cases, i, c) {
+            fputs("| ", o);
+            md_text(o, jstr(c, "id", "?"));
+            if (!case_valid(c)) {
+                fputs(" | FAILED | invalid | FAILED | invalid |\n", o);
+                continue;
+            }
+            fputs(" | ", o);
+            ratio_cell(o, dscope(c, "control_batch"));
+            fputs(" | ", o);
+            verdict_cell(o, dscope(c, "control_batch"));
+            fputs(" | ", o);
+            ratio_cell(o, dscope(c, "control_single"));
+            fputs(" | ", o);
+            verdict_cell(o, dscope(c, "control_single"));
+            fputs(" |\n", o);
+        }
+        fputs("\n", o);
+    }
+    if (has_probe) {
+        fputs("## Kernel probe diagnostics (CUPTI; µs per call)\n\n"
+              "| Case | Framework | Probe stream µs/call | Kernel sum | Kernel span | "
+              "Kernels/call | Probe/control batch | Probe/control single |\n"
+              "|---|---|---:|---:|---:|---:|---:|---:|\n", o);
+        json_array_foreach(cases, i, c) {
+            for (int f = 0; f < 2; f++) {
+                const json_t *pb = jget(jget(dscope(c, "probe_batch"), "probe"), ids[f]);
+                fputs("| ", o);
+                md_text(o, jstr(c, "id", "?"));
+                fputs(" | ", o);
+                md_text(o, ids[f]);
+                if (!case_valid(c)) {
+                    fputs(" | FAILED | — | — | — | — | — |\n", o);
+                    continue;
+                }
+                fprintf(o, " | %s", fnum(b, dstat(c, "probe_batch", ids[f], "p50")));
+                fprintf(o, " | %s", fnum(b, jnum(pb, "kernel_sum_us_p50")));
+                fprintf(o, " | %s", fnum(b, jnum(pb, "kernel_span_us_p50")));
+                fprintf(o, " | %s", fnum(b, jnum(pb, "kernels_per_call_p50")));
+                const json_t *pcb = jget(jget(dscope(c, "probe_batch"), "probe_over_control"), ids[f]);
+                const json_t *pcs = jget(jget(dscope(c, "probe_single"), "probe_over_control"), ids[f]);
+                fprintf(o, " | %s", fratio(b, jnum(pcb, "median")));
+                fprintf(o, " | %s |\n", fratio(b2, jnum(pcs, "median")));
+            }
+        }
+        fputs("\n### Per-kernel breakdown (probe batch, p50 per call)\n\n"
+              "| Case | Framework | Kernel | Launches/call | µs/call |\n"
+              "|---|---|---|---:|---:|\n", o);
+        size_t rows = 0, j;
+        json_t *k;
+        json_array_foreach(cases, i, c) {
+            for (int f = 0; f < 2 && case_valid(c); f++) {
+                const json_t *pb = jget(jget(dscope(c, "probe_batch"), "probe"), ids[f]);
+                json_array_foreach(jget(pb, "kernels"), j, k) {
+                    fputs("| ", o);
+                    md_text(o, jstr(c, "id", "?"));
+                    fputs(" | ", o);
+                    md_text(o, ids[f]);
+                    fputs(" | ", o);
+                    md_text(o, jstr(k, "name", "?"));
+                    fprintf(o, " | %s | %s |\n", fnum(b, jnum(k, "per_call_p50")),
+                            fnum(b2, jnum(k, "us_p50")));
+                    rows++;
+                }
+            }
+        }
+        if (rows == 0)
+            fputs("| — | — | no kernel records | — | — |\n", o);
+        fputs("\nProbe/control is the median over pairs (same round and index) of probe "
+              "stream time / control stream time: the observer effect of the probe. It is "
+              "never used to correct a number.\n\n", o);
+    }
+}
+
+static void print_failure_detail(FILE *o, const json_t *impl) {
+    size_t j;
+    json_t *ck;
+    json_array_foreach(jget(impl, "checks"), j, ck) {
+        if (json_is_true(jget(ck, "ok")))
+            continue;
+        fputs("- check ", o);
+        md_text(o, jstr(ck, "when", "?"));
+        fputs(" failed", o);
+        const json_t *ar = jget(ck, "arena");
+        const char *fp = jstr(ar, "first_problem", "");
+        if (*fp) {
+            fputs(": arena: ", o);
+            md_text(o, fp);
+        }
+        const json_t *orc = jget(ck, "oracle");
+        if (orc && !json_is_true(jget(orc, "ok"))) {
+            fprintf(o, "; oracle: %lld failing elements",
+                    (long long)json_integer_value(jget(orc, "failures")));
+            const json_t *ff = jget(orc, "first_failure");
+            if (ff && !json_is_null(ff)) {
+                char *s = json_is_string(ff) ? NULL : json_dumps(ff, JSON_COMPACT | JSON_SORT_KEYS);
+                fputs(", first: ", o);
+                md_text(o, s ? s : json_string_value(ff));
+                free(s);
+            }
+        }
+        fputs("\n", o);
+    }
+}
+
+static void sec_failures(FILE *o, const json_t *cases, const char *ids[2]) {
+    fputs("## Failures\n\n", o);
+    size_t i, nfail = 0;
+    json_t *c;
+    json_array_foreach(cases, i, c) {
+        for (int f = 0; f < 2; f++) {
+            const json_t *impl = jget(jget(c, "impl"), ids[f]);
+            const char *st = jstr(impl, "status", impl ? "ok" : "missing");
+            int bad_checks = 0;
+            size_t j;
+            json_t *ck;
+            json_array_foreach(jget(impl, "checks"), j, ck) bad_checks += !json_is_true(jget(ck, "ok"));
+            if (strcmp(st, "ok") == 0 && !bad_checks)
+                continue;
+            nfail++;
+            fputs("### ", o);
+            md_text(o, jstr(c, "id", "?"));
+            fputs(" — ", o);
+            md_text(o, ids[f]);
+            fputs("\n\n", o);
+            fputs("Status: ", o);
+            md_text(o, st);
+            const char *e = jstr(impl, "error", NULL);
+            if (e) {
+                fputs(". Error: ", o);
+                md_text(o, e);
+            }
+            fputs("\n\n", o);
+            print_failure_detail(o, impl);
+            if (bad_checks)
+                fputs("\n", o);
+            const char *tail = jstr(impl, "stderr_tail", "");
+            if (*tail) {
+                fputs("stderr tail:\n\n", o);
+                fence(o, tail);
+                fputs("\n", o);
+                fputs(tail, o);
+                if (tail[strlen(tail) - 1] != '\n')
+                    fputs("\n", o);
+                fence(o, tail);
+                fputs("\n\n", o);
+            }
+        }
+    }
+    json_array_foreach(cases, i, c) {
+        if (case_valid(c))
+            continue;
+        int listed = 0;
+        for (int f = 0; f < 2; f++) {
+            const json_t *impl = jget(jget(c, "impl"), ids[f]);
+            size_t j;
+            json_t *ck;
+            int bad = impl && strcmp(jstr(impl, "status", "ok"), "ok") != 0;
+            json_array_foreach(jget(impl, "checks"), j, ck) bad |= !json_is_true(jget(ck, "ok"));
+            listed |= bad || !impl;
+        }
+        if (!listed) {
+            nfail++;
+            fputs("### ", o);
+            md_text(o, jstr(c, "id", "?"));
+            fputs("\n\nThe case is marked invalid; no implementation recorded a failure.\n\n", o);
+        }
+    }
+    if (nfail == 0)
+        fputs("None.\n\n", o);
+}
+
+static void sec_limits(FILE *o, int device) {
+    fputs("## What these numbers do not establish\n\n"
+          "- **Host E2E** is the time a caller waits per call: it includes Python or C "
+          "binding, argument checks, launch and queueing overhead and synchronization, so "
+          "it is not kernel time. Batch p50 amortizes completion over R calls; single "
+          "includes one full synchronization per call.\n", o);
+    if (device)
+        fputs("- **Device control** is the GPU interval between two stream events around "
+              "the calls: it includes every kernel, copy and in-stream gap between launches, "
+              "so it is not pure kernel time either.\n"
+              "- **Kernel probe** numbers come from CUPTI, which perturbs what it measures; "
+              "they are diagnostics shown next to the control, with the measured "
+              "probe/control ratio, and never replace or correct it.\n", o);
+    fputs("- **Ratios** are medians of paired candidate/baseline ratios (pairs share a round "
+          "and index), not ratios of means or of medians; the 95% interval is a bootstrap "
+          "over pairs and only covers sample-to-sample noise of this run.\n"
+          "- **One machine, one run**: clocks, thermals, drivers, library versions and "
+          "other load are not varied; another machine or another day can rank the "
+          "implementations differently. \"indistinguishable\" means the interval contains "
+          "1 or stays within ±2%, not that the implementations are equal.\n"
+          "- Correctness is checked against an FP64 oracle on the deterministic inputs "
+          "listed in results.json, not on every possible input.\n", o);
+}
+
+dt_status dt_report_md_write(const json_t *results, FILE *out, dt_err *err) {
+    const char *cand, *base;
+    dt_status st = dt_derive_roles(results, &cand, &base, err);
+    if (st != DT_OK)
+        return st;
+    const json_t *cases = jget(results, "cases");
+    if (!json_is_array(cases))
+        return dt_fail(err, DT_EINVAL, "results: cases is missing or not an array");
+    const char *ids[2] = {cand, base};
+    fputs("# dualtime results: ", out);
+    md_text(out, cand);
+    fputs(" vs ", out);
+    md_text(out, base);
+    fputs("\n\n", out);
+    sec_assessment(out, results);
+    sec_what(out, results, cand, base);
+    sec_main(out, cases, cand, base);
+    sec_setup(out, cases, ids);
+    sec_correctness(out, cases, ids);
+    sec_device(out, cases, cand, base);
+    sec_failures(out, cases, ids);
+    int device = 0;
+    for (size_t k = 2; k < dt_derive_known_scope_count; k++)
+        device |= any_scope(cases, dt_derive_known_scopes[k]);
+    sec_limits(out, device);
+    if (ferror(out))
+        return dt_fail(err, DT_EIO, "results.md: write error");
+    return DT_OK;
+}
+
+dt_status dt_report_md_string(const json_t *results, char **text, size_t *len, dt_err *err) {
+    *text = NULL;
+    *len = 0;
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *m = open_memstream(&buf, &n);
+    if (!m)
+        return dt_fail(err, DT_EIO, "results.md: cannot open a memory stream");
+    dt_status st = dt_report_md_write(results, m, err);
+    if (fclose(m) != 0 && st == DT_OK)
+        st = dt_fail(err, DT_EIO, "results.md: memory stream failed");
+    if (st != DT_OK) {
+        free(buf);
+        return st;
+    }
+    *text = buf;
+    *len = n;
+    return DT_OK;
+}

@@ -1,0 +1,138 @@
+/* test_compare.c — dt_compare on two synthetic runs: a planted 20% regression of the
+ * candidate in one case is found (regression = 1, that case "slower"), an unchanged
+ * rerun finds none, a changed environment or input makes rows "incomparable" and names
+ * the difference. Run: ctest -R test_compare (no GPU needed). */
+#define _GNU_SOURCE
+#include "dt_results_fixture.h"
+
+#include "report/dt_compare.h"
+
+static const fx_run RUN = {.backend = "cpu", .samples = 9, .rounds = 2, .complete = 1,
+                           .seed = 101};
+
+static json_t *run_with(uint64_t seed, double add_cand_us, const char *baseline_version) {
+    fx_run o = RUN;
+    o.seed = seed;
+    o.baseline_version = baseline_version;
+    json_t *r = fx_results(&o);
+    fx_add_case(r, &o, "add_17x257", add_cand_us, 10.0, 0.02, 1);
+    fx_add_case(r, &o, "softmax_1x127", 8.0, 10.0, 0.02, 1);
+    fx_add_case(r, &o, "sum_127x193", 12.0, 10.0, 0.02, 1);
+    return r;
+}
+
+static char *compare(const json_t *a, const json_t *b, int *regression, dt_status *st) {
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *m = open_memstream(&buf, &n);
+    dt_err err = {{0}};
+    *st = dt_compare(a, b, 0.05, m, regression, &err);
+    fclose(m);
+    CHECK_MSG(*st == DT_OK, err.msg);
+    return buf;
+}
+
+/* The row of case/scope/framework in the markdown, or NULL. */
+static const char *row(const char *md, const char *prefix) { return strstr(md, prefix); }
+
+static int row_has(const char *md, const char *prefix, const char *needle) {
+    const char *r = row(md, prefix);
+    if (!r)
+        return 0;
+    const char *eol = strchr(r, '\n');
+    const char *hit = strstr(r, needle);
+    return hit && (!eol || hit < eol);
+}
+
+int main(void) {
+    json_t *a = run_with(101, 6.0, NULL);
+    json_t *same = run_with(202, 6.0, NULL); /* a rerun: other jitter, same speeds */
+    json_t *slow = run_with(303, 7.2, NULL); /* candidate 20% slower in add_17x257 */
+    int reg = -1;
+    dt_status st;
+
+    char *md = compare(a, same, &reg, &st);
+    CHECK(reg == 0);
+    CHECK(strstr(md, "Environments: comparable") != NULL);
+    CHECK(row_has(md, "| add\\_17x257 | e2e_batch | native |", "| unchanged |"));
+    CHECK(strstr(md, "**slower**") == NULL);
+    CHECK(strstr(md, "no certain regression") != NULL);
+    free(md);
+
+    md = compare(a, slow, &reg, &st);
+    CHECK(reg == 1);
+    CHECK(row_has(md, "| add\\_17x257 | e2e_batch | native |", "| **slower** |"));
+    CHECK(row_has(md, "| add\\_17x257 | e2e_batch | torch |", "| unchanged |"));
+    CHECK(row_has(md, "| softmax\\_1x127 | e2e_batch | native |", "| unchanged |"));
+    CHECK(row_has(md, "| sum\\_127x193 | e2e_batch | native |", "| unchanged |"));
+    CHECK(strstr(md, "Result: **regression** of the candidate in 2 case/scope(s): add\\_17x257 "
+                     "e2e\\_batch, add\\_17x257 e2e\\_single") != NULL);
+    /* the B/A point estimate is about 1.2 */
+    const char *r = row(md, "| add\\_17x257 | e2e_batch | native |");
+    double ratio = 0;
+    if (r) {
+        const char *p = r;
+        for (int bars = 0; *p && bars < 6; p++)
+            bars += *p == '|';
+        ratio = strtod(p, NULL);
+    }
+    CHECK(ratio > 1.17 && ratio < 1.23);
+    free(md);
+
+    /* a regression in the baseline is not the candidate's regression */
+    md = compare(slow, a, &reg, &st); /* candidate got faster */
+    CHECK(reg == 0);
+    CHECK(row_has(md, "| add\\_17x257 | e2e_batch | native |", "| faster |"));
+    free(md);
+
+    /* different baseline version: incomparable, named, no regression claimed */
+    json_t *other = run_with(303, 7.2, "2.4.0");
+    md = compare(a, other, &reg, &st);
+    CHECK(reg == 0);
+    CHECK(strstr(md, "**incomparable** — baseline framework\\_version differs (A \"1.13.1\", "
+                     "B \"2.4.0\")") != NULL);
+    CHECK(row_has(md, "| add\\_17x257 | e2e_batch | native |", "| incomparable |"));
+    free(md);
+    json_decref(other);
+
+    /* different backend */
+    other = run_with(303, 7.2, NULL);
+    json_object_set_new(json_object_get(other, "settings"), "backend", json_string("cuda"));
+    md = compare(a, other, &reg, &st);
+    CHECK(reg == 0 && strstr(md, "backend differs (A \"cpu\", B \"cuda\")") != NULL);
+    free(md);
+    json_decref(other);
+
+    /* different inputs in one case: that case only is incomparable */
+    other = run_with(303, 7.2, NULL);
+    json_t *in0 = json_array_get(json_object_get(json_array_get(json_object_get(other, "cases"), 0),
+                                                 "inputs"), 0);
+    json_object_set_new(in0, "sha256", json_string("beef"));
+    md = compare(a, other, &reg, &st);
+    CHECK(reg == 0);
+    CHECK(strstr(md, "input a sha256 differs (A \"00ff\", B \"beef\")") != NULL);
+    CHECK(row_has(md, "| add\\_17x257 | e2e_batch | native |", "| incomparable |"));
+    CHECK(row_has(md, "| softmax\\_1x127 | e2e_batch | native |", "| unchanged |"));
+    free(md);
+    json_decref(other);
+
+    /* a case only in one run is listed, and an invalid case gets no verdict */
+    other = run_with(202, 6.0, NULL);
+    json_object_set_new(json_array_get(json_object_get(other, "cases"), 2), "id",
+                        json_string("layernorm_4x4"));
+    json_object_set_new(json_array_get(json_object_get(other, "cases"), 1), "valid", json_false());
+    md = compare(a, other, &reg, &st);
+    CHECK(strstr(md, "Only in A: sum\\_127x193") != NULL);
+    CHECK(strstr(md, "Only in B: layernorm\\_4x4") != NULL);
+    CHECK(row_has(md, "| softmax\\_1x127 | e2e_batch | native |", "| invalid |"));
+    free(md);
+    json_decref(other);
+
+    dt_err err;
+    CHECK(dt_compare(a, same, 1.5, stdout, &reg, &err) == DT_EINVAL);
+
+    json_decref(a);
+    json_decref(same);
+    json_decref(slow);
+    return fx_summary();
+}
