@@ -193,10 +193,15 @@ static dt_status fw_checked_call(run_ctx *c, fw_case *f, const char *when,
         (json_int_t)ar.output_unwritten, "output_nonfinite", (json_int_t)ar.output_nonfinite,
         "first_problem", ar.first_problem, "oracle", "ok", orp.ok, "elements",
         (json_int_t)orp.elements, "failures", (json_int_t)orp.failures, "max_abs_error",
-        isfinite(orp.max_abs_error) ? orp.max_abs_error : -1.0, "max_budget_used",
-        isfinite(orp.max_budget_used) ? orp.max_budget_used : -1.0);
+        0.0, "max_budget_used", 0.0);
     DT_ASSERT(rec);
     json_t *oracle = json_object_get(rec, "oracle");
+    /* JSON has no infinity: a NaN/Inf output or an inexact exact op is recorded as null */
+    json_object_set_new(oracle, "max_abs_error",
+                        isfinite(orp.max_abs_error) ? json_real(orp.max_abs_error) : json_null());
+    json_object_set_new(oracle, "max_budget_used", isfinite(orp.max_budget_used)
+                                                       ? json_real(orp.max_budget_used)
+                                                       : json_null());
     if (!orp.ok) {
         json_object_set_new(oracle, "first_failure",
                             json_pack("{s:I,s:I,s:f,s:f,s:f,s:s}", "row",
@@ -661,21 +666,14 @@ dt_status dt_run_write_outputs(json_t *results, const char *dir, dt_err *err) {
     snprintf(path, sizeof path, "%s/results.json", dir);
     st = dt_results_write_atomic(results, path, err);
     if (st != DT_OK) return st;
-    char mdpath[4096], tmp[4200];
-    snprintf(mdpath, sizeof mdpath, "%s/results.md", dir);
-    snprintf(tmp, sizeof tmp, "%s.tmp", mdpath);
-    FILE *fp = fopen(tmp, "w");
-    if (!fp) return dt_fail(err, DT_EIO, "cannot write %s: %s", tmp, strerror(errno));
-    st = dt_report_md_write(results, fp, err);
-    if (fflush(fp) != 0 || fsync(fileno(fp)) != 0) st = dt_fail(err, DT_EIO, "cannot write %s", tmp);
-    fclose(fp);
-    if (st != DT_OK) {
-        unlink(tmp);
-        return st;
-    }
-    if (rename(tmp, mdpath) != 0)
-        return dt_fail(err, DT_EIO, "cannot rename %s: %s", tmp, strerror(errno));
-    return DT_OK;
+    char *md = NULL;
+    size_t mdlen = 0;
+    st = dt_report_md_string(results, &md, &mdlen, err);
+    if (st != DT_OK) return st;
+    snprintf(path, sizeof path, "%s/results.md", dir);
+    st = dt_results_write_text_atomic(path, md, mdlen, err);
+    free(md);
+    return st;
 }
 
 static void set_finished(json_t *results) {
