@@ -1,0 +1,155 @@
+/* test_cpu_kernels.c — every CPU kernel (kernels/cpu) against the test's own FP64
+ * reference (dt_test_ref.h), for tail and mid shapes, contiguous and strided views, with
+ * one and with all threads; each case also passes the arena check (guards, padding and
+ * inputs untouched, every output element written). A planted wrong element must be
+ * caught, so the test can fail. Run: ctest -R test_cpu_kernels. */
+#include <math.h>
+#include <omp.h>
+#include <string.h>
+
+#include "data/dt_arena.h"
+#include "dt_cpu_kernels.h"
+#include "dt_test_ref.h"
+
+static int g_fail, g_pass;
+
+#define CHECK(cond, ...)                                                  \
+    do {                                                                  \
+        if (cond) {                                                       \
+            g_pass++;                                                     \
+        } else {                                                          \
+            g_fail++;                                                     \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);          \
+            fprintf(stderr, __VA_ARGS__);                                 \
+            fputc('\n', stderr);                                          \
+        }                                                                 \
+    } while (0)
+
+static const void *ptr(const dt_case_layout *L, const uint8_t *base, const char *name,
+                       int64_t *ld) {
+    for (int i = 0; i < L->nbuffers; i++)
+        if (strcmp(L->buf[i].name, name) == 0) {
+            if (ld) *ld = L->buf[i].row_stride;
+            return base + L->buf[i].data_offset;
+        }
+    return NULL;
+}
+
+/* One call of op's kernel on the arena at base. */
+static void call_kernel(const dt_case_layout *L, uint8_t *base) {
+    int64_t lda = 0, ldb = 0, m = L->m, n = L->n;
+    const float *a = ptr(L, base, "a", &lda), *b = ptr(L, base, "b", &ldb);
+    const float *g = ptr(L, base, "gamma", NULL), *be = ptr(L, base, "beta", NULL);
+    const int64_t *lab = ptr(L, base, "labels", NULL);
+    float *o = (float *)(base + L->buf[dt_layout_output(L)].data_offset);
+    switch (L->op) {
+    case DT_OP_ADD: dt_cpu_add(m, n, a, lda, b, ldb, o); break;
+    case DT_OP_GELU_ADD: dt_cpu_gelu_add(m, n, a, lda, b, ldb, o); break;
+    case DT_OP_SUM: dt_cpu_sum(m, n, a, lda, o); break;
+    case DT_OP_SOFTMAX: dt_cpu_softmax(m, n, a, lda, o); break;
+    case DT_OP_RMSNORM: dt_cpu_rmsnorm(m, n, a, lda, g, o); break;
+    case DT_OP_LAYERNORM: dt_cpu_layernorm(m, n, a, lda, g, be, o); break;
+    case DT_OP_RESIDUAL_LAYERNORM: dt_cpu_residual_layernorm(m, n, a, lda, b, ldb, o); break;
+    case DT_OP_CROSS_ENTROPY: dt_cpu_cross_entropy(m, n, a, lda, lab, o); break;
+    case DT_OP_GEMM: dt_cpu_gemm(m, n, L->k, a, lda, b, ldb, o); break;
+    default: DT_ASSERT(0);
+    }
+}
+
+/* Runs one case; returns the number of elements outside tolerance (plant: corrupt one
+ * output element first, to prove the comparison catches it). */
+static int64_t run_case(dt_op op, int64_t m, int64_t n, int64_t k, int views, uint64_t seed,
+                        int plant) {
+    dt_case_layout L;
+    dt_layout_make(&L, op, m, n, k, views);
+    uint8_t *base = dt_xmalloc((size_t)L.total_bytes);
+    uint8_t *pristine = dt_xmalloc((size_t)L.total_bytes);
+    dt_arena_fill(&L, pristine, seed);
+    memcpy(base, pristine, (size_t)L.total_bytes);
+    call_kernel(&L, base);
+    call_kernel(&L, base); /* a second call must give the same (gemm accumulates in place) */
+
+    dt_arena_report rep;
+    dt_arena_check(&L, base, pristine, &rep);
+    CHECK(rep.ok, "%s %lldx%lldx%lld views=%d: arena check: %s", dt_op_get(op)->name,
+          (long long)m, (long long)n, (long long)k, views, rep.first_problem);
+
+    const double *in[4] = {NULL, NULL, NULL, NULL};
+    int nin = 0;
+    for (int i = 0; i < L.nbuffers; i++) {
+        if (L.buf[i].is_output) continue;
+        double *d = dt_xmalloc((size_t)(L.buf[i].rows * L.buf[i].cols) * sizeof(double));
+        dt_buffer_to_f64(&L, i, base, d);
+        in[nin++] = d;
+    }
+    const dt_buffer_layout *O = &L.buf[dt_layout_output(&L)];
+    int64_t cnt = O->rows * O->cols;
+    double *ref = dt_xmalloc((size_t)cnt * sizeof(double)), *scale = dt_xmalloc((size_t)cnt * sizeof(double));
+    ref_compute(op, m, n, k, in, ref, scale);
+    float *out = (float *)(base + O->data_offset);
+    if (plant) out[cnt / 2] += plant > 1 ? 1e-3f * fabsf(out[cnt / 2]) + 1e-3f : 1.0f;
+    char msg[256];
+    int64_t bad = ref_check(op, cnt, out, ref, scale, msg, sizeof msg);
+    if (!plant)
+        CHECK(bad == 0, "%s %lldx%lldx%lld views=%d threads=%d: %lld bad, first %s",
+              dt_op_get(op)->name, (long long)m, (long long)n, (long long)k, views,
+              omp_get_max_threads(), (long long)bad, msg);
+    for (int i = 0; i < nin; i++) free((void *)in[i]);
+    free(ref);
+    free(scale);
+    free(base);
+    free(pristine);
+    return bad;
+}
+
+int main(void) {
+    static const int64_t row_shapes[][2] = {{1, 127}, {17, 257}, {128, 1024}, {3, 1},
+                                            {2, 4099}, {300, 64}};
+    static const int64_t gemm_shapes[][3] = {{127, 193, 61}, {513, 257, 129}, {1, 1, 1},
+                                             {5, 3, 300},    {70, 1100, 20},  {7, 17, 520},
+                                             {64, 64, 64}};
+    const int maxthreads = omp_get_max_threads();
+    for (int pass = 0; pass < 2; pass++) {
+        omp_set_num_threads(pass == 0 ? 1 : (maxthreads > 1 ? maxthreads : 2));
+        for (int op = 0; op < DT_OP_COUNT; op++) {
+            for (int views = 0; views <= 1; views++) {
+                if (op == DT_OP_GEMM) {
+                    for (size_t s = 0; s < sizeof gemm_shapes / sizeof gemm_shapes[0]; s++)
+                        run_case((dt_op)op, gemm_shapes[s][0], gemm_shapes[s][1],
+                                 gemm_shapes[s][2], views, 42 + s, 0);
+                } else {
+                    for (size_t s = 0; s < sizeof row_shapes / sizeof row_shapes[0]; s++)
+                        run_case((dt_op)op, row_shapes[s][0], row_shapes[s][1], 0, views,
+                                 7 + s, 0);
+                }
+            }
+        }
+    }
+    /* The comparison must be able to fail: a planted error in every op is caught. */
+    for (int op = 0; op < DT_OP_COUNT; op++) {
+        int64_t bad = op == DT_OP_GEMM ? run_case((dt_op)op, 17, 33, 9, 1, 3, 1)
+                                       : run_case((dt_op)op, 17, 257, 0, 1, 3, 1);
+        CHECK(bad == 1, "planted error in %s not caught (bad=%lld)", dt_op_get(op)->name,
+              (long long)bad);
+    }
+    /* cross_entropy: a label outside [0, N) gives NaN, never an out-of-bounds read */
+    {
+        float x[8] = {0.5f, -1.0f, 2.0f, 0.0f, 1.0f, 1.0f, 1.0f, 1.0f}, out[2];
+        int64_t labels[2] = {4, -1};
+        dt_cpu_cross_entropy(2, 4, x, 4, labels, out);
+        CHECK(isnan(out[0]) && isnan(out[1]), "out-of-range labels must give NaN");
+    }
+    /* dt_cpu_expf: within 3e-7 relative of exp over the range softmax uses */
+    {
+        double worst = 0;
+        for (float x = -87.0f; x <= 88.0f; x += 0.0013f) {
+            double e = exp((double)x), rel = fabs((double)dt_cpu_expf(x) - e) / e;
+            worst = rel > worst ? rel : worst;
+        }
+        CHECK(worst < 3e-7, "dt_cpu_expf relative error %.3g", worst);
+        CHECK(dt_cpu_expf(-1000.0f) < 1e-37f && dt_cpu_expf(0.0f) == 1.0f, "dt_cpu_expf ends");
+    }
+    printf("test_cpu_kernels (%s): %d checks, %d passed, %d failed\n", dt_cpu_gemm_describe(),
+           g_pass + g_fail, g_pass, g_fail);
+    return g_fail ? 1 : 0;
+}

@@ -1,0 +1,435 @@
+/* test_native_worker.c — drives the built native worker (argv[1]) over its protocol
+ * (docs/protocol.md) through pipes and a shared-memory arena: hello; for every op
+ * (contiguous and strided views) prepare/upload/run(1)/download, arena check and FP64
+ * reference, then run(100) again; bad requests get ok:false and the worker survives
+ * them; DUALTIME_FAULT faults are caught (segv kills the worker on run, garbage answers
+ * non-JSON, wrong/oob/input/short fail the checks, hang does not answer).
+ * Run: ctest -R test_native_worker (or test_native_worker build/dualtime-native-worker). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "data/dt_arena.h"
+#include "data/dt_shm.h"
+#include "dt_test_ref.h"
+
+static int g_fail, g_pass;
+static const char *g_worker;
+
+#define CHECK(cond, ...)                                                  \
+    do {                                                                  \
+        if (cond) {                                                       \
+            g_pass++;                                                     \
+        } else {                                                          \
+            g_fail++;                                                     \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);          \
+            fprintf(stderr, __VA_ARGS__);                                 \
+            fputc('\n', stderr);                                          \
+        }                                                                 \
+    } while (0)
+
+typedef struct child {
+    pid_t pid;
+    int in_fd;   /* worker's stdin */
+    int out_fd;  /* worker's stdout */
+    char buf[1 << 16];
+    size_t have;
+} child;
+
+static void spawn(child *c, const char *fault) {
+    int to[2], from[2];
+    DT_ASSERT(pipe(to) == 0 && pipe(from) == 0);
+    memset(c, 0, sizeof *c);
+    c->pid = fork();
+    DT_ASSERT(c->pid >= 0);
+    if (c->pid == 0) {
+        dup2(to[0], 0);
+        dup2(from[1], 1);
+        close(to[0]), close(to[1]), close(from[0]), close(from[1]);
+        if (fault) setenv("DUALTIME_FAULT", fault, 1);
+        else unsetenv("DUALTIME_FAULT");
+        execl(g_worker, g_worker, "--threads", "2", (char *)NULL);
+        perror("execl");
+        _exit(127);
+    }
+    close(to[0]);
+    close(from[1]);
+    c->in_fd = to[1];
+    c->out_fd = from[0];
+}
+
+/* Sends line (+ newline) and reads one answer line into out (NUL-terminated). Returns 1
+ * on an answer, 0 on EOF, -1 on timeout. */
+static int request(child *c, const char *line, char *out, size_t out_len, int timeout_ms) {
+    size_t n = strlen(line);
+    if (write(c->in_fd, line, n) != (ssize_t)n || write(c->in_fd, "\n", 1) != 1) return 0;
+    for (;;) {
+        char *nl = memchr(c->buf, '\n', c->have);
+        if (nl) {
+            size_t len = (size_t)(nl - c->buf);
+            size_t cp = len < out_len - 1 ? len : out_len - 1;
+            memcpy(out, c->buf, cp);
+            out[cp] = '\0';
+            memmove(c->buf, nl + 1, c->have - len - 1);
+            c->have -= len + 1;
+            return 1;
+        }
+        struct pollfd p = {c->out_fd, POLLIN, 0};
+        int r = poll(&p, 1, timeout_ms);
+        if (r == 0) return -1;
+        if (r < 0 && errno == EINTR) continue;
+        if (c->have == sizeof c->buf) return 0;
+        ssize_t got = read(c->out_fd, c->buf + c->have, sizeof c->buf - c->have);
+        if (got <= 0) return 0;
+        c->have += (size_t)got;
+    }
+}
+
+/* Closes stdin, waits; returns the wait status. */
+static int finish(child *c) {
+    int st = 0;
+    close(c->in_fd);
+    close(c->out_fd);
+    waitpid(c->pid, &st, 0);
+    return st;
+}
+
+/* Sends req and parses the answer; returns the JSON object (caller decrefs) or NULL. */
+static json_t *ask(child *c, const char *req) {
+    static char line[1 << 16];
+    if (request(c, req, line, sizeof line, 120000) != 1) return NULL;
+    json_t *o = json_loads(line, 0, NULL);
+    if (o && !json_is_object(o)) {
+        json_decref(o);
+        o = NULL;
+    }
+    return o;
+}
+
+static int is_ok(json_t *o) { return o && json_is_true(json_object_get(o, "ok")); }
+
+/* ask + expect ok:true/false; returns 1 if as expected. */
+static int expect(child *c, const char *req, int want_ok, const char *what) {
+    json_t *o = ask(c, req);
+    int got = o ? is_ok(o) : -1;
+    if (o && !want_ok) {
+        const char *e = json_string_value(json_object_get(o, "error"));
+        CHECK(e && *e, "%s: ok:false without an error text", what);
+    }
+    CHECK(got == want_ok, "%s: want ok=%d, got %s", what, want_ok,
+          got < 0 ? "no JSON answer" : got ? "ok:true" : "ok:false");
+    json_decref(o);
+    return got == want_ok;
+}
+
+/* The prepare request for layout L in shm s (caller frees). Optional tamper: a buffer
+ * index and field to overwrite. */
+static char *prepare_req(const dt_case_layout *L, const dt_shm *s, int64_t arena_bytes,
+                         int tamper_buf, const char *tamper_key, int64_t tamper_val) {
+    json_t *bufs = json_array();
+    for (int i = 0; i < L->nbuffers; i++) {
+        const dt_buffer_layout *B = &L->buf[i];
+        json_t *b = json_pack("{s:s,s:s,s:b,s:I,s:I,s:I,s:I,s:I,s:I}", "name", B->name, "dtype",
+                              B->dtype == DT_I64 ? "i64" : "f32", "is_output", B->is_output,
+                              "rows", (json_int_t)B->rows, "cols", (json_int_t)B->cols,
+                              "row_stride", (json_int_t)B->row_stride, "data_offset",
+                              (json_int_t)B->data_offset, "region_offset",
+                              (json_int_t)B->region_offset, "region_bytes",
+                              (json_int_t)B->region_bytes);
+        if (i == tamper_buf) json_object_set_new(b, tamper_key, json_integer(tamper_val));
+        json_array_append_new(bufs, b);
+    }
+    json_t *o = json_pack("{s:s,s:s,s:s,s:s,s:I,s:I,s:I,s:s,s:I,s:o,s:b}", "cmd", "prepare",
+                          "case", "test", "op", dt_op_get(L->op)->name, "backend", "cpu", "m",
+                          (json_int_t)L->m, "n", (json_int_t)L->n, "k", (json_int_t)L->k, "shm",
+                          s->name, "arena_bytes", (json_int_t)arena_bytes, "buffers", bufs,
+                          "capture_sources", 0);
+    char *txt = json_dumps(o, JSON_COMPACT);
+    json_decref(o);
+    return txt;
+}
+
+/* Checks the arena after a run: arena report and the reference. Returns the number of
+ * problems (arena not ok counts 1, plus out-of-tolerance elements). */
+static int64_t check_case(const dt_case_layout *L, const uint8_t *base, const uint8_t *pristine,
+                          char *msg, size_t msg_len) {
+    dt_arena_report rep;
+    dt_arena_check(L, base, pristine, &rep);
+    if (!rep.ok) {
+        snprintf(msg, msg_len, "arena: %.200s", rep.first_problem);
+        return 1;
+    }
+    const double *in[4] = {NULL, NULL, NULL, NULL};
+    int nin = 0;
+    for (int i = 0; i < L->nbuffers; i++) {
+        if (L->buf[i].is_output) continue;
+        double *d = dt_xmalloc((size_t)(L->buf[i].rows * L->buf[i].cols) * sizeof(double));
+        dt_buffer_to_f64(L, i, base, d);
+        in[nin++] = d;
+    }
+    const dt_buffer_layout *O = &L->buf[dt_layout_output(L)];
+    int64_t cnt = O->rows * O->cols;
+    double *ref = dt_xmalloc((size_t)cnt * sizeof(double)), *scale = dt_xmalloc((size_t)cnt * sizeof(double));
+    ref_compute(L->op, L->m, L->n, L->k, in, ref, scale);
+    int64_t bad = ref_check(L->op, cnt, (const float *)(base + O->data_offset), ref, scale, msg,
+                            msg_len);
+    for (int i = 0; i < nin; i++) free((void *)in[i]);
+    free(ref);
+    free(scale);
+    return bad;
+}
+
+typedef struct arena {
+    dt_case_layout L;
+    dt_shm shm;
+    uint8_t *pristine;
+} arena;
+
+static void arena_make(arena *a, dt_op op, int64_t m, int64_t n, int64_t k, int views) {
+    dt_err err;
+    dt_layout_make(&a->L, op, m, n, k, views);
+    DT_ASSERT(dt_shm_create(&a->shm, a->L.total_bytes, &err) == DT_OK);
+    a->pristine = dt_xmalloc((size_t)a->L.total_bytes);
+    dt_arena_fill(&a->L, a->pristine, 1234);
+    memcpy(a->shm.base, a->pristine, (size_t)a->L.total_bytes);
+}
+
+static void arena_free(arena *a) {
+    dt_shm_destroy(&a->shm);
+    free(a->pristine);
+}
+
+/* Full protocol round for one case on worker c. */
+static void case_round(child *c, dt_op op, int64_t m, int64_t n, int64_t k, int views) {
+    arena a;
+    arena_make(&a, op, m, n, k, views);
+    const char *name = dt_op_get(op)->name;
+    char *req = prepare_req(&a.L, &a.shm, a.L.total_bytes, -1, NULL, 0);
+    json_t *o = ask(c, req);
+    free(req);
+    CHECK(is_ok(o), "%s prepare failed", name);
+    if (is_ok(o)) {
+        CHECK(json_is_string(json_object_get(o, "implementation")) &&
+                  strcmp(json_string_value(json_object_get(o, "output_policy")), "preallocated") == 0 &&
+                  json_is_object(json_object_get(o, "setup_ms")) &&
+                  json_is_array(json_object_get(o, "sources")),
+              "%s prepare answer lacks fields", name);
+    }
+    json_decref(o);
+    expect(c, "{\"cmd\":\"upload\"}", 1, "upload");
+    o = ask(c, "{\"cmd\":\"run\",\"reps\":1}");
+    CHECK(is_ok(o) && json_is_integer(json_object_get(o, "host_ns")) &&
+              json_integer_value(json_object_get(o, "host_ns")) > 0,
+          "%s run(1) answer", name);
+    json_decref(o);
+    expect(c, "{\"cmd\":\"download\"}", 1, "download");
+    char msg[256];
+    int64_t bad = check_case(&a.L, a.shm.base, a.pristine, msg, sizeof msg);
+    CHECK(bad == 0, "%s %lldx%lldx%lld views=%d cold: %lld bad: %s", name, (long long)m,
+          (long long)n, (long long)k, views, (long long)bad, msg);
+    dt_arena_poison_outputs(&a.L, a.shm.base);
+    expect(c, "{\"cmd\":\"upload\"}", 1, "upload");
+    expect(c, "{\"cmd\":\"run\",\"reps\":100}", 1, "run(100)");
+    expect(c, "{\"cmd\":\"download\"}", 1, "download");
+    bad = check_case(&a.L, a.shm.base, a.pristine, msg, sizeof msg);
+    CHECK(bad == 0, "%s %lldx%lldx%lld views=%d warm: %lld bad: %s", name, (long long)m,
+          (long long)n, (long long)k, views, (long long)bad, msg);
+    expect(c, "{\"cmd\":\"release\"}", 1, "release");
+    arena_free(&a);
+}
+
+static void test_hello(child *c) {
+    json_t *o = ask(c, "{\"cmd\":\"hello\"}");
+    CHECK(is_ok(o), "hello failed");
+    if (!o) return;
+    CHECK(json_integer_value(json_object_get(o, "protocol")) == 1, "protocol != 1");
+    json_t *be = json_object_get(o, "backends");
+    CHECK(json_is_true(json_object_get(json_object_get(be, "cpu"), "available")), "cpu not available");
+    json_t *cuda = json_object_get(be, "cuda");
+    CHECK(json_is_boolean(json_object_get(cuda, "available")), "cuda.available missing");
+    if (!json_is_true(json_object_get(cuda, "available")))
+        CHECK(json_is_string(json_object_get(cuda, "reason")), "cuda unavailable without reason");
+    CHECK(json_is_object(json_object_get(o, "device_timing")), "device_timing missing");
+    CHECK(json_integer_value(json_object_get(json_object_get(o, "env"), "threads")) == 2,
+          "env.threads != 2 with --threads 2");
+    CHECK(strcmp(json_string_value(json_object_get(o, "worker")), "native") == 0, "worker name");
+    json_decref(o);
+}
+
+static void test_bad_requests(child *c) {
+    arena a;
+    arena_make(&a, DT_OP_ADD, 17, 257, 0, 1);
+    expect(c, "{\"cmd\":\"run\",\"reps\":1}", 0, "run before prepare");
+    expect(c, "{\"cmd\":\"upload\"}", 0, "upload before prepare");
+    expect(c, "{\"cmd\":\"download\"}", 0, "download before prepare");
+    expect(c, "{\"cmd\":\"release\"}", 0, "release before prepare");
+    expect(c, "{\"cmd\":\"device\",\"scope\":\"control\",\"reps\":1}", 0, "device before prepare");
+    expect(c, "{\"cmd\":\"prepare\",\"op\"", 0, "malformed JSON");
+    expect(c, "[1,2,3]", 0, "not an object");
+    expect(c, "{\"nocmd\":1}", 0, "no cmd");
+    expect(c, "{\"cmd\":\"explode\"}", 0, "unknown cmd");
+    char *req = prepare_req(&a.L, &a.shm, a.L.total_bytes, -1, NULL, 0);
+    char *bad = dt_xmalloc(strlen(req) + 64);
+    /* unknown op */
+    json_t *o = json_loads(req, 0, NULL);
+    json_object_set_new(o, "op", json_string("frobnicate"));
+    char *t = json_dumps(o, JSON_COMPACT);
+    expect(c, t, 0, "unknown op");
+    free(t);
+    /* negative m, huge n, non-integer m, k on gemm missing */
+    json_object_set_new(o, "op", json_string("add"));
+    json_object_set_new(o, "m", json_integer(-17));
+    t = json_dumps(o, JSON_COMPACT);
+    expect(c, t, 0, "negative m");
+    free(t);
+    json_object_set_new(o, "m", json_real(17.0));
+    t = json_dumps(o, JSON_COMPACT);
+    expect(c, t, 0, "non-integer m");
+    free(t);
+    json_object_set_new(o, "m", json_integer(17));
+    json_object_set_new(o, "n", json_integer((json_int_t)1 << 21));
+    t = json_dumps(o, JSON_COMPACT);
+    expect(c, t, 0, "n too large");
+    free(t);
+    json_object_set_new(o, "n", json_integer(257));
+    json_object_set_new(o, "arena_bytes", json_integer(a.L.total_bytes - 256));
+    t = json_dumps(o, JSON_COMPACT);
+    expect(c, t, 0, "arena_bytes too small");
+    free(t);
+    json_object_set_new(o, "arena_bytes", json_integer(a.L.total_bytes));
+    json_object_set_new(o, "shm", json_string("/etc/passwd"));
+    t = json_dumps(o, JSON_COMPACT);
+    expect(c, t, 0, "bad shm name");
+    free(t);
+    json_object_set_new(o, "shm", json_string("/dualtime-0-0-doesnotexist"));
+    t = json_dumps(o, JSON_COMPACT);
+    expect(c, t, 0, "missing shm segment");
+    free(t);
+    json_object_set_new(o, "shm", json_string(a.shm.name));
+    json_object_set_new(o, "buffers", json_array());
+    t = json_dumps(o, JSON_COMPACT);
+    expect(c, t, 0, "no buffers");
+    free(t);
+    json_object_set_new(o, "buffers", json_string("x"));
+    t = json_dumps(o, JSON_COMPACT);
+    expect(c, t, 0, "buffers not an array");
+    free(t);
+    json_decref(o);
+    /* buffer outside the arena; wrong stride; wrong dtype */
+    free(req);
+    req = prepare_req(&a.L, &a.shm, a.L.total_bytes, 2, "data_offset", a.L.total_bytes + 4096);
+    expect(c, req, 0, "output buffer outside the arena");
+    free(req);
+    req = prepare_req(&a.L, &a.shm, a.L.total_bytes, 0, "region_offset", (int64_t)1 << 40);
+    expect(c, req, 0, "input region far outside the arena");
+    free(req);
+    req = prepare_req(&a.L, &a.shm, a.L.total_bytes, 1, "row_stride", 257);
+    expect(c, req, 0, "inconsistent row_stride");
+    free(req);
+    req = prepare_req(&a.L, &a.shm, a.L.total_bytes, 0, "rows", -5);
+    expect(c, req, 0, "negative rows");
+    free(req);
+    /* the worker survives all of it and still serves a case */
+    expect(c, "{\"cmd\":\"hello\"}", 1, "hello after bad requests");
+    req = prepare_req(&a.L, &a.shm, a.L.total_bytes, -1, NULL, 0);
+    expect(c, req, 1, "good prepare after bad requests");
+    expect(c, req, 0, "second prepare without release");
+    free(req);
+    expect(c, "{\"cmd\":\"run\",\"reps\":1}", 0, "run before upload");
+    expect(c, "{\"cmd\":\"upload\"}", 1, "upload");
+    expect(c, "{\"cmd\":\"run\",\"reps\":0}", 0, "run reps=0");
+    expect(c, "{\"cmd\":\"run\",\"reps\":\"5\"}", 0, "run reps string");
+    expect(c, "{\"cmd\":\"device\",\"scope\":\"control\",\"reps\":1,\"capacity\":0}", 0,
+           "device on cpu");
+    expect(c, "{\"cmd\":\"run\",\"reps\":3}", 1, "run after bad requests");
+    expect(c, "{\"cmd\":\"release\"}", 1, "release");
+    free(bad);
+    arena_free(&a);
+}
+
+/* One case under DUALTIME_FAULT=what:op, on a fresh worker. Returns the worker. */
+static void test_fault(const char *what) {
+    char spec[64];
+    snprintf(spec, sizeof spec, "%s:add", what);
+    child c;
+    spawn(&c, spec);
+    expect(&c, "{\"cmd\":\"hello\"}", 1, "hello (fault worker)");
+    /* a case of another op is untouched by the fault */
+    case_round(&c, DT_OP_SOFTMAX, 17, 257, 0, 0);
+    arena a;
+    arena_make(&a, DT_OP_ADD, 17, 257, 0, 0);
+    char *req = prepare_req(&a.L, &a.shm, a.L.total_bytes, -1, NULL, 0);
+    expect(&c, req, 1, "prepare (fault)");
+    free(req);
+    expect(&c, "{\"cmd\":\"upload\"}", 1, "upload (fault)");
+    char line[4096];
+    int r = request(&c, "{\"cmd\":\"run\",\"reps\":1}", line, sizeof line,
+                    strcmp(what, "hang") == 0 ? 1500 : 60000);
+    if (strcmp(what, "segv") == 0) {
+        CHECK(r == 0, "segv: worker answered run");
+        int st = finish(&c);
+        CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV, "segv: worker did not die of SIGSEGV (status %d)", st);
+    } else if (strcmp(what, "hang") == 0) {
+        CHECK(r == -1, "hang: worker answered run");
+        kill(c.pid, SIGKILL);
+        finish(&c);
+    } else if (strcmp(what, "garbage") == 0) {
+        CHECK(r == 1 && json_loads(line, 0, NULL) == NULL, "garbage: answer was JSON");
+        finish(&c);
+    } else {
+        json_t *o = r == 1 ? json_loads(line, 0, NULL) : NULL;
+        CHECK(is_ok(o), "%s: run failed", what);
+        json_decref(o);
+        expect(&c, "{\"cmd\":\"download\"}", 1, "download (fault)");
+        char msg[256];
+        int64_t bad = check_case(&a.L, a.shm.base, a.pristine, msg, sizeof msg);
+        CHECK(bad > 0, "%s: injected fault not detected", what);
+        fprintf(stderr, "  fault %s detected: %s\n", what, msg);
+        expect(&c, "{\"cmd\":\"quit\"}", 1, "quit");
+        int st = finish(&c);
+        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s: worker exit status %d", what, st);
+    }
+    arena_free(&a);
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        fprintf(stderr, "usage: test_native_worker PATH-TO-dualtime-native-worker\n");
+        return 2;
+    }
+    g_worker = argv[1];
+    signal(SIGPIPE, SIG_IGN);
+    dt_shm_sweep_stale();
+
+    child c;
+    spawn(&c, NULL);
+    test_hello(&c);
+    for (int views = 0; views <= 1; views++) {
+        case_round(&c, DT_OP_ADD, 17, 257, 0, views);
+        case_round(&c, DT_OP_GELU_ADD, 1, 127, 0, views);
+        case_round(&c, DT_OP_SUM, 128, 1024, 0, views);
+        case_round(&c, DT_OP_SOFTMAX, 17, 257, 0, views);
+        case_round(&c, DT_OP_RMSNORM, 17, 257, 0, views);
+        case_round(&c, DT_OP_LAYERNORM, 64, 300, 0, views);
+        case_round(&c, DT_OP_RESIDUAL_LAYERNORM, 17, 257, 0, views);
+        case_round(&c, DT_OP_CROSS_ENTROPY, 33, 1000, 0, views);
+        case_round(&c, DT_OP_GEMM, 127, 193, 61, views);
+    }
+    test_bad_requests(&c);
+    /* end of input: exit 0 */
+    int st = finish(&c);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "worker exit status %d at end of input", st);
+
+    static const char *faults[] = {"segv", "hang", "garbage", "wrong", "oob", "input", "short"};
+    for (size_t i = 0; i < sizeof faults / sizeof faults[0]; i++) test_fault(faults[i]);
+
+    printf("test_native_worker: %d checks, %d passed, %d failed\n", g_pass + g_fail, g_pass,
+           g_fail);
+    return g_fail ? 1 : 0;
+}

@@ -1,0 +1,176 @@
+/* backend_cpu.c — the native worker's CPU backend: runs the kernels of kernels/cpu directly
+ * in the shared arena (no copies), OpenMP across rows with the worker's thread count.
+ * upload/download are no-ops (ms = 0); run times reps back-to-back calls on the host
+ * monotonic clock. No device timing. */
+#include <omp.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "dt_backend.h"
+#include "dt_cpu_kernels.h"
+
+/* Per-case state: typed pointers into the arena, resolved once at prepare. */
+typedef struct cpu_state {
+    dt_op op;
+    int64_t m, n, k;
+    const float *a, *b;       /* matrix inputs (b: NULL unless the op has one) */
+    int64_t lda, ldb;         /* their row strides, elements */
+    const float *gamma, *beta;
+    const int64_t *labels;
+    float *out;               /* contiguous output */
+} cpu_state;
+
+static int cpu_available(char *reason, size_t reason_len) {
+    if (reason && reason_len) reason[0] = '\0';
+    return 1;
+}
+
+static void cpu_describe(char *buf, size_t len) {
+    char model[256] = "unknown";
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (f) {
+        char line[512];
+        while (fgets(line, sizeof line, f)) {
+            if (strncmp(line, "model name", 10) != 0) continue;
+            const char *p = strchr(line, ':');
+            if (!p) break;
+            p++;
+            while (*p == ' ' || *p == '\t') p++;
+            size_t n = strcspn(p, "\n");
+            if (n >= sizeof model) n = sizeof model - 1;
+            /* keep the JSON valid: drop quotes and backslashes */
+            size_t o = 0;
+            for (size_t i = 0; i < n; i++)
+                if (p[i] != '"' && p[i] != '\\' && (unsigned char)p[i] >= 0x20) model[o++] = p[i];
+            model[o] = '\0';
+            break;
+        }
+        fclose(f);
+    }
+    snprintf(buf, len, "{\"cpu_model\":\"%s\",\"omp_max_threads\":%d,\"gemm\":\"%s\"}", model,
+             omp_get_max_threads(), dt_cpu_gemm_describe());
+}
+
+/* Index of the buffer named `name` in L, or -1. */
+static int find_buf(const dt_case_layout *L, const char *name) {
+    for (int i = 0; i < L->nbuffers; i++)
+        if (strcmp(L->buf[i].name, name) == 0) return i;
+    return -1;
+}
+
+static const char *kernel_name(dt_op op) {
+    switch (op) {
+    case DT_OP_ADD: return "dt_cpu_add";
+    case DT_OP_GELU_ADD: return "dt_cpu_gelu_add (erff)";
+    case DT_OP_SUM: return "dt_cpu_sum (f64 accumulation)";
+    case DT_OP_SOFTMAX: return "dt_cpu_softmax (vector expf, f64 sum)";
+    case DT_OP_RMSNORM: return "dt_cpu_rmsnorm (f64 sum of squares)";
+    case DT_OP_LAYERNORM: return "dt_cpu_layernorm (f64 two-pass stats)";
+    case DT_OP_RESIDUAL_LAYERNORM: return "dt_cpu_residual_layernorm (f64 two-pass stats)";
+    case DT_OP_CROSS_ENTROPY: return "dt_cpu_cross_entropy (vector expf, f64 logsumexp)";
+    case DT_OP_GEMM: return "dt_cpu_gemm";
+    default: return "?";
+    }
+}
+
+static dt_status cpu_prepare(void **state, const dt_case_layout *L, uint8_t *host_base,
+                             int capture_sources, dt_prepare_info *info, dt_err *err) {
+    *state = NULL;
+    if (L->op < 0 || L->op >= DT_OP_COUNT)
+        return dt_fail(err, DT_EINVAL, "cpu backend: unknown op %d", (int)L->op);
+    cpu_state *s = dt_xcalloc(1, sizeof *s);
+    s->op = L->op;
+    s->m = L->m;
+    s->n = L->n;
+    s->k = L->k;
+    int ia = find_buf(L, "a"), ib = find_buf(L, "b"), ig = find_buf(L, "gamma"),
+        ibeta = find_buf(L, "beta"), il = find_buf(L, "labels"), io = dt_layout_output(L);
+    if (ia < 0) {
+        free(s);
+        return dt_fail(err, DT_EINVAL, "cpu backend: layout has no input 'a'");
+    }
+    s->a = (const float *)(host_base + L->buf[ia].data_offset);
+    s->lda = L->buf[ia].row_stride;
+    if (ib >= 0) {
+        s->b = (const float *)(host_base + L->buf[ib].data_offset);
+        s->ldb = L->buf[ib].row_stride;
+    }
+    if (ig >= 0) s->gamma = (const float *)(host_base + L->buf[ig].data_offset);
+    if (ibeta >= 0) s->beta = (const float *)(host_base + L->buf[ibeta].data_offset);
+    if (il >= 0) s->labels = (const int64_t *)(host_base + L->buf[il].data_offset);
+    s->out = (float *)(host_base + L->buf[io].data_offset);
+
+    memset(info, 0, sizeof *info);
+    snprintf(info->output_policy, sizeof info->output_policy, "preallocated");
+    if (L->op == DT_OP_GEMM)
+        snprintf(info->implementation, sizeof info->implementation,
+                 "%s [%s] OpenMP threads=%d", kernel_name(L->op), dt_cpu_gemm_describe(),
+                 omp_get_max_threads());
+    else
+        snprintf(info->implementation, sizeof info->implementation,
+                 "%s, row-parallel, OpenMP threads=%d%s", kernel_name(L->op),
+                 omp_get_max_threads(),
+                 L->m * L->n < DT_CPU_PAR_MIN_ELEMS ? " (small: may run single-threaded)"
+                                                    : "");
+    info->compile_ms = 0.0;
+    info->alloc_ms = 0.0;
+    info->nsources = 0; /* compiled ahead of time: nothing to capture */
+    *state = s;
+    return DT_OK;
+}
+
+static dt_status cpu_upload(void *state, double *ms, dt_err *err) {
+    *ms = 0.0;
+    return DT_OK;
+}
+
+static dt_status cpu_download(void *state, double *ms, dt_err *err) {
+    *ms = 0.0;
+    return DT_OK;
+}
+
+/* One call of the op. */
+static void cpu_call(const cpu_state *s) {
+    switch (s->op) {
+    case DT_OP_ADD: dt_cpu_add(s->m, s->n, s->a, s->lda, s->b, s->ldb, s->out); break;
+    case DT_OP_GELU_ADD: dt_cpu_gelu_add(s->m, s->n, s->a, s->lda, s->b, s->ldb, s->out); break;
+    case DT_OP_SUM: dt_cpu_sum(s->m, s->n, s->a, s->lda, s->out); break;
+    case DT_OP_SOFTMAX: dt_cpu_softmax(s->m, s->n, s->a, s->lda, s->out); break;
+    case DT_OP_RMSNORM: dt_cpu_rmsnorm(s->m, s->n, s->a, s->lda, s->gamma, s->out); break;
+    case DT_OP_LAYERNORM:
+        dt_cpu_layernorm(s->m, s->n, s->a, s->lda, s->gamma, s->beta, s->out);
+        break;
+    case DT_OP_RESIDUAL_LAYERNORM:
+        dt_cpu_residual_layernorm(s->m, s->n, s->a, s->lda, s->b, s->ldb, s->out);
+        break;
+    case DT_OP_CROSS_ENTROPY:
+        dt_cpu_cross_entropy(s->m, s->n, s->a, s->lda, s->labels, s->out);
+        break;
+    case DT_OP_GEMM: dt_cpu_gemm(s->m, s->n, s->k, s->a, s->lda, s->b, s->ldb, s->out); break;
+    default: DT_ASSERT(0);
+    }
+}
+
+static dt_status cpu_run(void *state, int64_t reps, int64_t *host_ns, dt_err *err) {
+    const cpu_state *s = state;
+    if (reps < 1) return dt_fail(err, DT_EINVAL, "reps must be >= 1, got %lld", (long long)reps);
+    int64_t t0 = dt_now_ns();
+    for (int64_t r = 0; r < reps; r++) cpu_call(s);
+    int64_t t1 = dt_now_ns();
+    *host_ns = t1 - t0;
+    return DT_OK;
+}
+
+static void cpu_release(void *state) { free(state); }
+
+const dt_backend dt_backend_cpu = {
+    .name = "cpu",
+    .available = cpu_available,
+    .describe = cpu_describe,
+    .prepare = cpu_prepare,
+    .upload = cpu_upload,
+    .run = cpu_run,
+    .download = cpu_download,
+    .device = NULL,
+    .release = cpu_release,
+};
