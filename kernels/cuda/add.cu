@@ -1,0 +1,12 @@
+// add.cu — out = a + b over an M x N window (FP32). Specialization: see
+// dt_cuda_common.cuh (M N LDA LDB LDO VEC BLOCK ITEMS). Grid: ceil(M*N/VEC / (BLOCK*ITEMS)).
+#include "dt_cuda_common.cuh"
+
+struct dt_add_op {
+    __device__ __forceinline__ float operator()(float x, float y) const { return x + y; }
+};
+
+extern "C" __global__ void __launch_bounds__(BLOCK)
+dt_add_f32(const float *__restrict__ a, const float *__restrict__ b, float *__restrict__ out) {
+    dt_elementwise(a, b, out, dt_add_op());
+}

@@ -1,0 +1,45 @@
+// cross_entropy.cu — out[i] = logsumexp_j(a_ij) - a[i][label_i] (M x N -> M x 1), FP32,
+// int64 labels; a label outside [0, N) gives NaN. Specialization: M N LDA VEC BLOCK TPR
+// PER INREG (see dt_cuda_common.cuh). INREG=1: the row in registers, max then sum of
+// exp; INREG=0: one online max/sum pass. Grid: ceil(M / (BLOCK/TPR)).
+#include "dt_cuda_common.cuh"
+
+extern "C" __global__ void __launch_bounds__(BLOCK)
+dt_cross_entropy_f32(const float *__restrict__ a, const long long *__restrict__ labels,
+                     float *__restrict__ out) {
+    const int row = dt_row(), lane = dt_lane();
+#if TPR == 32
+    if (row >= M) return;
+#endif
+    const float *__restrict__ p = a + (long long)row * LDA;
+#if INREG
+    float v[PER * VEC];
+    dt_load_row(p, v, lane, -DT_INF);
+    float mx = -DT_INF;
+#pragma unroll
+    for (int i = 0; i < PER * VEC; i++) mx = fmaxf(mx, v[i]);
+    mx = dt_row_max(mx);
+    float s = 0.0f;
+#pragma unroll
+    for (int i = 0; i < PER * VEC; i++) s += expf(v[i] - mx);
+    s = dt_row_sum(s);
+#else
+    float m = -DT_INF, s = 0.0f;
+    for (int c = lane; c < N; c += TPR) {
+        const float x = __ldg(p + c);
+        if (x > m) {
+            s = s * expf(m - x) + 1.0f;
+            m = x;
+        } else {
+            s += expf(x - m);
+        }
+    }
+    const float mx = dt_row_max(m);
+    s = m == -DT_INF ? 0.0f : s * expf(m - mx);
+    s = dt_row_sum(s);
+#endif
+    if (lane == 0) {
+        const long long l = labels[row];
+        out[row] = (l >= 0 && l < N) ? (mx + logf(s)) - __ldg(p + l) : DT_NAN;
+    }
+}

@@ -1,0 +1,179 @@
+// dt_cuda_common.cuh — helpers shared by the row kernels of kernels/cuda/*.cu.
+//
+// Compiled at run time by NVRTC (no CUDA headers, no libraries); the backend passes it
+// as an in-memory header. Every kernel is specialized through macros passed as -D
+// options (see docs/cuda-backend.md), so shapes, strides and launch geometry are
+// compile-time constants here:
+//   M, N          logical rows and columns of the op
+//   LDA, LDB      row strides (elements) of inputs a and b; LDO of the output
+//   VEC           4: every row start is 16-byte aligned and N % 4 == 0 (float4 path);
+//                 1: the scalar path (strided, unaligned views, odd N)
+//   BLOCK         threads per block
+//   TPR           threads per row: 32 (one warp per row, BLOCK/32 rows per block) or
+//                 BLOCK (one block per row)
+//   PER           INREG only: vectors of VEC floats each thread holds of its row
+//   INREG         1: the row is kept in registers (PER*VEC floats per thread);
+//                 0: multi-pass over global memory (very long rows)
+#pragma once
+
+#define DT_INF __int_as_float(0x7f800000)
+#define DT_NAN __int_as_float(0x7fffffff)
+
+#ifdef TPR
+#define DT_RPB (BLOCK / TPR) /* rows per block */
+#if TPR != 32 && TPR != BLOCK
+#error "TPR must be 32 or BLOCK"
+#endif
+#if INREG && PER * VEC * TPR < N
+#error "PER too small for N"
+#endif
+
+// The row this thread works on (may be >= M for the last block of warp-per-row).
+__device__ __forceinline__ int dt_row() {
+    return (int)blockIdx.x * DT_RPB + (int)threadIdx.x / TPR;
+}
+__device__ __forceinline__ int dt_lane() { return (int)threadIdx.x % TPR; }
+
+__device__ __forceinline__ float dt_warp_sum(float v) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+__device__ __forceinline__ float dt_warp_max(float v) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+    return v;
+}
+
+// Sum / max over the TPR threads of one row; every thread of the row gets the result.
+// For TPR == BLOCK all threads of the block must call it (it synchronizes).
+__device__ __forceinline__ float dt_row_sum(float v) {
+    v = dt_warp_sum(v);
+#if TPR > 32
+    __shared__ float red[TPR / 32];
+    __syncthreads(); /* red may still be read by a previous reduction */
+    if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = v;
+    __syncthreads();
+    v = 0.0f;
+#pragma unroll
+    for (int w = 0; w < TPR / 32; w++) v += red[w];
+#endif
+    return v;
+}
+__device__ __forceinline__ float dt_row_max(float v) {
+    v = dt_warp_max(v);
+#if TPR > 32
+    __shared__ float redm[TPR / 32];
+    __syncthreads();
+    if ((threadIdx.x & 31) == 0) redm[threadIdx.x >> 5] = v;
+    __syncthreads();
+    v = -DT_INF;
+#pragma unroll
+    for (int w = 0; w < TPR / 32; w++) v = fmaxf(v, redm[w]);
+#endif
+    return v;
+}
+
+// Column of element e (0..VEC-1) of this thread's p-th vector.
+__device__ __forceinline__ int dt_col(int p, int e, int lane) { return (p * TPR + lane) * VEC + e; }
+
+#if INREG
+// Loads this thread's part of a row into v[PER*VEC]; columns >= N get `fill`.
+__device__ __forceinline__ void dt_load_row(const float *__restrict__ p, float (&v)[PER * VEC],
+                                            int lane, float fill) {
+#pragma unroll
+    for (int i = 0; i < PER; i++) {
+        const int c = (i * TPR + lane) * VEC;
+#if VEC == 4
+        if (c < N) {
+            const float4 t = __ldg(reinterpret_cast<const float4 *>(p + c));
+            v[4 * i + 0] = t.x; v[4 * i + 1] = t.y; v[4 * i + 2] = t.z; v[4 * i + 3] = t.w;
+        } else {
+            v[4 * i + 0] = fill; v[4 * i + 1] = fill; v[4 * i + 2] = fill; v[4 * i + 3] = fill;
+        }
+#else
+        v[i] = c < N ? __ldg(p + c) : fill;
+#endif
+    }
+}
+// Stores v[PER*VEC] (columns < N) to a row.
+__device__ __forceinline__ void dt_store_row(float *__restrict__ p, const float (&v)[PER * VEC],
+                                             int lane) {
+#pragma unroll
+    for (int i = 0; i < PER; i++) {
+        const int c = (i * TPR + lane) * VEC;
+#if VEC == 4
+        if (c < N)
+            *reinterpret_cast<float4 *>(p + c) =
+                make_float4(v[4 * i + 0], v[4 * i + 1], v[4 * i + 2], v[4 * i + 3]);
+#else
+        if (c < N) p[c] = v[i];
+#endif
+    }
+}
+// Loads a contiguous parameter vector (gamma, beta: always 16B-aligned, stride 1).
+__device__ __forceinline__ void dt_load_vec(const float *__restrict__ p, float (&v)[PER * VEC],
+                                            int lane) {
+    dt_load_row(p, v, lane, 0.0f);
+}
+#endif /* INREG */
+#endif /* TPR */
+
+#ifdef ITEMS
+// Elementwise out = f(a, b) over an M x N window. Each block covers BLOCK*ITEMS items
+// (an item is VEC consecutive floats of one row); all loads are issued before the first
+// use. CONTIG: all three buffers have row stride N, so the window is one flat range.
+#define DT_CONTIG (LDA == N && LDB == N && LDO == N)
+#define DT_NV (N / VEC)                       /* items per row */
+#define DT_ITEMS_TOTAL ((long long)M * DT_NV) /* items in the window */
+#if VEC == 4 && N % 4 != 0
+#error "VEC=4 needs N % 4 == 0"
+#endif
+
+template <class F>
+__device__ __forceinline__ void dt_elementwise(const float *__restrict__ a,
+                                               const float *__restrict__ b,
+                                               float *__restrict__ out, F f) {
+    const long long first = (long long)blockIdx.x * (BLOCK * ITEMS) + threadIdx.x;
+#if VEC == 4
+    float4 va[ITEMS], vb[ITEMS];
+#else
+    float va[ITEMS], vb[ITEMS];
+#endif
+    long long oa[ITEMS], ob[ITEMS], oo[ITEMS];
+#pragma unroll
+    for (int i = 0; i < ITEMS; i++) {
+        const long long it = first + (long long)i * BLOCK;
+#if DT_CONTIG
+        oa[i] = ob[i] = oo[i] = it * VEC;
+#else
+        const long long r = it / DT_NV, c = (it % DT_NV) * VEC;
+        oa[i] = r * LDA + c;
+        ob[i] = r * LDB + c;
+        oo[i] = r * LDO + c;
+#endif
+        if (it < DT_ITEMS_TOTAL) {
+#if VEC == 4
+            va[i] = __ldg(reinterpret_cast<const float4 *>(a + oa[i]));
+            vb[i] = __ldg(reinterpret_cast<const float4 *>(b + ob[i]));
+#else
+            va[i] = __ldg(a + oa[i]);
+            vb[i] = __ldg(b + ob[i]);
+#endif
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < ITEMS; i++) {
+        const long long it = first + (long long)i * BLOCK;
+        if (it < DT_ITEMS_TOTAL) {
+#if VEC == 4
+            *reinterpret_cast<float4 *>(out + oo[i]) =
+                make_float4(f(va[i].x, vb[i].x), f(va[i].y, vb[i].y), f(va[i].z, vb[i].z),
+                            f(va[i].w, vb[i].w));
+#else
+            out[oo[i]] = f(va[i], vb[i]);
+#endif
+        }
+    }
+}
+#endif /* ITEMS */

@@ -1,0 +1,54 @@
+// residual_layernorm.cu — x = a + b; out = (x - mean) * rsqrt(var + 1e-5), no affine,
+// FP32, biased variance as mean((x - mean)^2). The sum a + b is never stored.
+// Specialization: M N LDA LDB LDO VEC BLOCK TPR PER INREG (see dt_cuda_common.cuh).
+#include "dt_cuda_common.cuh"
+
+#define DT_EPS 1e-5f
+
+extern "C" __global__ void __launch_bounds__(BLOCK)
+dt_residual_layernorm_f32(const float *__restrict__ a, const float *__restrict__ b,
+                          float *__restrict__ out) {
+    const int row = dt_row(), lane = dt_lane();
+#if TPR == 32
+    if (row >= M) return;
+#endif
+    const float *__restrict__ pa = a + (long long)row * LDA;
+    const float *__restrict__ pb = b + (long long)row * LDB;
+    float *__restrict__ q = out + (long long)row * LDO;
+#if INREG
+    float v[PER * VEC], w[PER * VEC];
+    dt_load_row(pa, v, lane, 0.0f);
+    dt_load_row(pb, w, lane, 0.0f);
+    float s = 0.0f;
+#pragma unroll
+    for (int i = 0; i < PER * VEC; i++) {
+        v[i] += w[i];
+        s += v[i];
+    }
+    const float mean = dt_row_sum(s) / (float)N;
+    float d2 = 0.0f;
+#pragma unroll
+    for (int i = 0; i < PER; i++)
+#pragma unroll
+        for (int e = 0; e < VEC; e++) {
+            const float d = dt_col(i, e, lane) < N ? v[i * VEC + e] - mean : 0.0f;
+            v[i * VEC + e] = d;
+            d2 = fmaf(d, d, d2);
+        }
+    const float r = 1.0f / sqrtf(dt_row_sum(d2) / (float)N + DT_EPS);
+#pragma unroll
+    for (int i = 0; i < PER * VEC; i++) v[i] *= r;
+    dt_store_row(q, v, lane);
+#else
+    float s = 0.0f;
+    for (int c = lane; c < N; c += TPR) s += __ldg(pa + c) + __ldg(pb + c);
+    const float mean = dt_row_sum(s) / (float)N;
+    float d2 = 0.0f;
+    for (int c = lane; c < N; c += TPR) {
+        const float d = (__ldg(pa + c) + __ldg(pb + c)) - mean;
+        d2 = fmaf(d, d, d2);
+    }
+    const float r = 1.0f / sqrtf(dt_row_sum(d2) / (float)N + DT_EPS);
+    for (int c = lane; c < N; c += TPR) q[c] = ((__ldg(pa + c) + __ldg(pb + c)) - mean) * r;
+#endif
+}

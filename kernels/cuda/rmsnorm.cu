@@ -1,0 +1,39 @@
+// rmsnorm.cu — out = x * rsqrt(mean(x^2) + 1e-5) * gamma, FP32 (rsqrt as 1/sqrt, IEEE).
+// Specialization: M N LDA LDO VEC BLOCK TPR PER INREG (see dt_cuda_common.cuh).
+// INREG=1: the row is read once into registers; INREG=0: two reads over global.
+#include "dt_cuda_common.cuh"
+
+#define DT_EPS 1e-5f
+
+extern "C" __global__ void __launch_bounds__(BLOCK)
+dt_rmsnorm_f32(const float *__restrict__ a, const float *__restrict__ gamma,
+               float *__restrict__ out) {
+    const int row = dt_row(), lane = dt_lane();
+#if TPR == 32
+    if (row >= M) return;
+#endif
+    const float *__restrict__ p = a + (long long)row * LDA;
+    float *__restrict__ q = out + (long long)row * LDO;
+#if INREG
+    float v[PER * VEC], g[PER * VEC];
+    dt_load_row(p, v, lane, 0.0f);
+    dt_load_vec(gamma, g, lane);
+    float ss = 0.0f;
+#pragma unroll
+    for (int i = 0; i < PER * VEC; i++) ss = fmaf(v[i], v[i], ss);
+    ss = dt_row_sum(ss);
+    const float r = 1.0f / sqrtf(ss / (float)N + DT_EPS);
+#pragma unroll
+    for (int i = 0; i < PER * VEC; i++) v[i] = v[i] * r * g[i];
+    dt_store_row(q, v, lane);
+#else
+    float ss = 0.0f;
+    for (int c = lane; c < N; c += TPR) {
+        const float x = __ldg(p + c);
+        ss = fmaf(x, x, ss);
+    }
+    ss = dt_row_sum(ss);
+    const float r = 1.0f / sqrtf(ss / (float)N + DT_EPS);
+    for (int c = lane; c < N; c += TPR) q[c] = __ldg(p + c) * r * __ldg(gamma + c);
+#endif
+}

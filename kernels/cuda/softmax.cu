@@ -1,0 +1,49 @@
+// softmax.cu — out[i][j] = exp(a_ij - max_i) / sum_j exp(a_ij - max_i), FP32.
+// Specialization: M N LDA LDO VEC BLOCK TPR PER INREG (see dt_cuda_common.cuh).
+// INREG=1: one read of the row into registers, max, exp, sum, one write (fused single
+// pass over memory). INREG=0 (rows too long for registers): an online max/sum pass,
+// then a second read that writes. Grid: ceil(M / (BLOCK/TPR)).
+#include "dt_cuda_common.cuh"
+
+extern "C" __global__ void __launch_bounds__(BLOCK)
+dt_softmax_f32(const float *__restrict__ a, float *__restrict__ out) {
+    const int row = dt_row(), lane = dt_lane();
+#if TPR == 32
+    if (row >= M) return;
+#endif
+    const float *__restrict__ p = a + (long long)row * LDA;
+    float *__restrict__ q = out + (long long)row * LDO;
+#if INREG
+    float v[PER * VEC];
+    dt_load_row(p, v, lane, -DT_INF);
+    float mx = -DT_INF;
+#pragma unroll
+    for (int i = 0; i < PER * VEC; i++) mx = fmaxf(mx, v[i]);
+    mx = dt_row_max(mx);
+    float s = 0.0f;
+#pragma unroll
+    for (int i = 0; i < PER * VEC; i++) {
+        v[i] = expf(v[i] - mx); /* padding: exp(-inf) = 0 */
+        s += v[i];
+    }
+    s = dt_row_sum(s);
+#pragma unroll
+    for (int i = 0; i < PER * VEC; i++) v[i] = v[i] / s;
+    dt_store_row(q, v, lane);
+#else
+    float m = -DT_INF, s = 0.0f;
+    for (int c = lane; c < N; c += TPR) {
+        const float x = __ldg(p + c);
+        if (x > m) {
+            s = s * expf(m - x) + 1.0f;
+            m = x;
+        } else {
+            s += expf(x - m);
+        }
+    }
+    const float mx = dt_row_max(m);
+    s = m == -DT_INF ? 0.0f : s * expf(m - mx);
+    s = dt_row_sum(s);
+    for (int c = lane; c < N; c += TPR) q[c] = expf(__ldg(p + c) - mx) / s;
+#endif
+}

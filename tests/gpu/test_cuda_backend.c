@@ -1,0 +1,296 @@
+/* test_cuda_backend.c — the CUDA backend on a real device, through the same interface
+ * the native worker uses: dlopen()s libdualtime_cuda.so (argv[1]), and for every op x
+ * shape x {contiguous, view}: prepare, upload, run 1, download, arena check (guards,
+ * padding, inputs unchanged, outputs written) and the FP64 oracle; then again with 100
+ * back-to-back calls. Prints one line per case (max error, budget used, times, variant).
+ * Then: the compile cache (a repeated case must hit), an NVRTC error (broken source via
+ * DUALTIME_KERNEL_DIR comes back with the log), and a planted kernel fault (an illegal
+ * address must come back as an error, not a crash; it runs last because it kills the
+ * context). Exit 77 when the module cannot load or there is no device; 1 on any failure.
+ *
+ * Run: test_cuda_backend build/libdualtime_cuda.so
+ *   DUALTIME_GPU_TEST_QUICK=1   skip the 8192x8192 and 4096^3 cases
+ *   DUALTIME_GPU_TEST_OPS=a,b   only these ops (the fault cases still run) */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <math.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../src/oracle/dt_oracle.h"
+#include "dt_backend.h"
+
+static int g_fail, g_pass;
+static const dt_backend *g_be;
+
+#define CHECK(cond, ...)                                                               \
+    do {                                                                               \
+        if (!(cond)) {                                                                 \
+            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                \
+            printf(__VA_ARGS__);                                                       \
+            printf("\n");                                                              \
+            fflush(stdout);                                                            \
+            g_fail++;                                                                  \
+            goto done;                                                                 \
+        }                                                                              \
+    } while (0)
+
+static int op_selected(const char *name) {
+    const char *sel = getenv("DUALTIME_GPU_TEST_OPS");
+    if (!sel || !*sel) return 1;
+    size_t n = strlen(name);
+    for (const char *p = sel; (p = strstr(p, name)); p += n)
+        if ((p == sel || p[-1] == ',') && (p[n] == 0 || p[n] == ',')) return 1;
+    return 0;
+}
+
+/* One case end to end. Returns nothing; counts pass/fail. */
+static void run_case(dt_op op, int64_t m, int64_t n, int64_t k, int views) {
+    dt_case_layout L;
+    dt_layout_make(&L, op, m, n, k, views);
+    const dt_op_info *info = dt_op_get(op);
+    char label[96];
+    if (info->is_gemm)
+        snprintf(label, sizeof label, "%s %lldx%lldx%lld%s", info->name, (long long)m,
+                 (long long)n, (long long)k, views ? " view" : "");
+    else
+        snprintf(label, sizeof label, "%s %lldx%lld%s", info->name, (long long)m, (long long)n,
+                 views ? " view" : "");
+    uint8_t *arena = dt_xmalloc((size_t)L.total_bytes);
+    uint8_t *pristine = dt_xmalloc((size_t)L.total_bytes);
+    dt_arena_fill(&L, pristine, 42);
+    memcpy(arena, pristine, (size_t)L.total_bytes);
+    void *st = NULL;
+    dt_prepare_info pi;
+    dt_err err = {{0}};
+    dt_oracle_ref ref;
+    memset(&ref, 0, sizeof ref);
+    dt_oracle_report orep, orep100;
+    dt_arena_report arep;
+    double up_ms = 0, down_ms = 0;
+    int64_t ns1 = 0, ns100 = 0;
+    dt_status s;
+
+    s = dt_oracle_compute(&L, pristine, &ref, &err);
+    CHECK(s == DT_OK, "%s: oracle: %s", label, err.msg);
+    s = g_be->prepare(&st, &L, arena, 1, &pi, &err);
+    CHECK(s == DT_OK, "%s: prepare: %s", label, err.msg);
+    CHECK(pi.nsources >= 1 && pi.sources[0].text && strlen(pi.sources[0].sha256) == 64,
+          "%s: source records missing", label);
+    s = g_be->upload(st, &up_ms, &err);
+    CHECK(s == DT_OK, "%s: upload: %s", label, err.msg);
+    s = g_be->run(st, 1, &ns1, &err);
+    CHECK(s == DT_OK, "%s: run 1: %s [%s]", label, err.msg, pi.implementation);
+    s = g_be->download(st, &down_ms, &err);
+    CHECK(s == DT_OK, "%s: download: %s", label, err.msg);
+    dt_arena_check(&L, arena, pristine, &arep);
+    CHECK(arep.ok, "%s: arena check after 1 call: %s [%s]", label, arep.first_problem,
+          pi.implementation);
+    dt_oracle_check(&ref, &L, arena, &orep);
+    CHECK(orep.ok, "%s: oracle after 1 call: %lld/%lld bad, max err %.3g, budget %.3g: %s [%s]",
+          label, (long long)orep.failures, (long long)orep.elements, orep.max_abs_error,
+          orep.max_budget_used, orep.first_failure, pi.implementation);
+
+    /* 100 calls back to back, from a re-poisoned output */
+    dt_arena_poison_outputs(&L, arena);
+    s = g_be->upload(st, &up_ms, &err);
+    CHECK(s == DT_OK, "%s: upload 2: %s", label, err.msg);
+    s = g_be->run(st, 100, &ns100, &err);
+    CHECK(s == DT_OK, "%s: run 100: %s [%s]", label, err.msg, pi.implementation);
+    s = g_be->download(st, &down_ms, &err);
+    CHECK(s == DT_OK, "%s: download 2: %s", label, err.msg);
+    dt_arena_check(&L, arena, pristine, &arep);
+    CHECK(arep.ok, "%s: arena check after 100 calls: %s", label, arep.first_problem);
+    dt_oracle_check(&ref, &L, arena, &orep100);
+    CHECK(orep100.ok, "%s: oracle after 100 calls: max err %.3g: %s", label,
+          orep100.max_abs_error, orep100.first_failure);
+    {
+        double us = (double)ns100 / 100.0 / 1e3;
+        double gbs = (double)dt_op_min_bytes(op, m, n, k) / (us * 1e3);
+        double gflops = dt_op_flops(op, m, n, k) / (us * 1e3);
+        printf("ok   %-28s maxerr %.2e budget %.3f | 1 call %8.1f us | x100 %9.2f us/call "
+               "%7.1f GB/s %8.1f GFLOP/s | compile %7.1f ms alloc %5.2f ms up %7.2f ms | %s\n",
+               label, orep.max_abs_error, orep.max_budget_used, (double)ns1 / 1e3, us, gbs,
+               gflops, pi.compile_ms, pi.alloc_ms, up_ms, pi.implementation);
+        fflush(stdout);
+    }
+    g_pass++;
+done:
+    if (st) g_be->release(st);
+    dt_oracle_free(&ref);
+    free(arena);
+    free(pristine);
+}
+
+static int write_file(const char *dir, const char *name, const char *text) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    if (!f) return -1;
+    fputs(text, f);
+    return fclose(f);
+}
+
+static void remove_file(const char *dir, const char *name) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    unlink(path);
+}
+
+/* The same case twice: the second prepare must find the module in the cache. */
+static void cache_case(void) {
+    dt_case_layout L;
+    dt_layout_make(&L, DT_OP_SOFTMAX, 17, 257, 0, 0);
+    uint8_t *arena = dt_xmalloc((size_t)L.total_bytes);
+    dt_arena_fill(&L, arena, 1);
+    void *st = NULL;
+    dt_prepare_info pi;
+    dt_err err = {{0}};
+    dt_status s = g_be->prepare(&st, &L, arena, 0, &pi, &err);
+    CHECK(s == DT_OK, "cache: prepare 1: %s", err.msg);
+    g_be->release(st);
+    st = NULL;
+    s = g_be->prepare(&st, &L, arena, 0, &pi, &err);
+    CHECK(s == DT_OK, "cache: prepare 2: %s", err.msg);
+    CHECK(strstr(pi.implementation, "cache=hit") != NULL, "cache: no hit: %s", pi.implementation);
+    CHECK(pi.sources[0].text == NULL, "cache: text captured though capture_sources=0");
+    printf("ok   compile cache: second prepare %s, compile %.3f ms\n", "hit", pi.compile_ms);
+    g_pass++;
+done:
+    if (st) g_be->release(st);
+    free(arena);
+}
+
+/* A source that does not compile: prepare fails with the NVRTC log. */
+static void compile_error_case(const char *dir) {
+    dt_case_layout L;
+    dt_layout_make(&L, DT_OP_SOFTMAX, 17, 257, 0, 0);
+    uint8_t *arena = dt_xmalloc((size_t)L.total_bytes);
+    dt_arena_fill(&L, arena, 1);
+    void *st = NULL;
+    dt_prepare_info pi;
+    dt_err err = {{0}};
+    CHECK(write_file(dir, "softmax.cu",
+                     "extern \"C\" __global__ void dt_softmax_f32(const float *a, float *o)"
+                     " { o[0] = planted_compile_error; }\n") == 0,
+          "cannot write to %s", dir);
+    setenv("DUALTIME_KERNEL_DIR", dir, 1);
+    dt_status s = g_be->prepare(&st, &L, arena, 0, &pi, &err);
+    unsetenv("DUALTIME_KERNEL_DIR");
+    CHECK(s != DT_OK, "compile error: prepare succeeded");
+    CHECK(strstr(err.msg, "planted_compile_error") != NULL, "compile error: no log: %s", err.msg);
+    printf("ok   compile error reported: %.200s\n", err.msg);
+    g_pass++;
+done:
+    unsetenv("DUALTIME_KERNEL_DIR");
+    remove_file(dir, "softmax.cu");
+    if (st) g_be->release(st);
+    free(arena);
+}
+
+/* A kernel that writes far outside its allocation: run must fail with a CUresult name.
+ * Kills the context, so it runs last; the prepare after it must fail cleanly too. */
+static void fault_case(const char *dir) {
+    dt_case_layout L;
+    dt_layout_make(&L, DT_OP_ADD, 17, 257, 0, 0);
+    uint8_t *arena = dt_xmalloc((size_t)L.total_bytes);
+    dt_arena_fill(&L, arena, 1);
+    void *st = NULL;
+    dt_prepare_info pi;
+    dt_err err = {{0}};
+    double ms;
+    int64_t ns;
+    CHECK(write_file(dir, "add.cu",
+                     "extern \"C\" __global__ void dt_add_f32(const float *a, const float *b,"
+                     " float *out) {\n"
+                     "  volatile float *far = out + (1ull << 42) + threadIdx.x; /* planted */\n"
+                     "  *far = a[0] + b[0];\n}\n") == 0,
+          "cannot write to %s", dir);
+    setenv("DUALTIME_KERNEL_DIR", dir, 1);
+    dt_status s = g_be->prepare(&st, &L, arena, 0, &pi, &err);
+    unsetenv("DUALTIME_KERNEL_DIR");
+    CHECK(s == DT_OK, "fault: prepare: %s", err.msg);
+    CHECK(strstr(pi.implementation, "DUALTIME_KERNEL_DIR") != NULL, "fault: source not from dir");
+    s = g_be->upload(st, &ms, &err);
+    CHECK(s == DT_OK, "fault: upload: %s", err.msg);
+    s = g_be->run(st, 3, &ns, &err);
+    CHECK(s == DT_EDEVICE, "fault: run returned %d (%s)", (int)s, s ? err.msg : "ok");
+    CHECK(strstr(err.msg, "CUDA_ERROR_") != NULL, "fault: no CUresult name in: %s", err.msg);
+    printf("ok   planted fault reported: %.300s\n", err.msg);
+    g_pass++;
+    g_be->release(st);
+    st = NULL;
+    /* the context is gone: the next prepare must fail, not crash */
+    s = g_be->prepare(&st, &L, arena, 0, &pi, &err);
+    CHECK(s != DT_OK, "fault: prepare after fault succeeded");
+    printf("ok   prepare after fault refused: %.200s\n", err.msg);
+    g_pass++;
+done:
+    unsetenv("DUALTIME_KERNEL_DIR");
+    remove_file(dir, "add.cu");
+    if (st) g_be->release(st);
+    free(arena);
+}
+
+int main(int argc, char **argv) {
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    unsetenv("DUALTIME_KERNEL_DIR");
+    const char *path = argc > 1 ? argv[1] : "./libdualtime_cuda.so";
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        printf("SKIP: dlopen %s: %s\n", path, dlerror());
+        return 77;
+    }
+    dt_cuda_backend_fn fn = (dt_cuda_backend_fn)dlsym(h, DT_CUDA_BACKEND_SYMBOL);
+    if (!fn || !(g_be = fn())) {
+        printf("FAIL: %s has no %s\n", path, DT_CUDA_BACKEND_SYMBOL);
+        return 1;
+    }
+    char reason[256] = "";
+    if (!g_be->available(reason, sizeof reason)) {
+        printf("SKIP: CUDA not available: %s\n", reason);
+        return 77;
+    }
+    static char desc[4096];
+    g_be->describe(desc, sizeof desc);
+    printf("device: %s\n", desc);
+    const int quick = getenv("DUALTIME_GPU_TEST_QUICK") != NULL;
+
+    static const int64_t rows[][2] = {{1, 127}, {17, 257}, {128, 1024}, {1024, 4096}, {8192, 8192}};
+    static const int64_t gemms[][3] = {{127, 193, 61}, {513, 257, 129}, {1024, 1024, 1024},
+                                       {4096, 4096, 4096}};
+    for (int op = 0; op < DT_OP_COUNT; op++) {
+        const dt_op_info *info = dt_op_get((dt_op)op);
+        if (!op_selected(info->name)) continue;
+        for (int views = 0; views < 2; views++) {
+            if (info->is_gemm) {
+                for (size_t i = 0; i < sizeof gemms / sizeof gemms[0]; i++) {
+                    if (gemms[i][0] == 4096 && (quick || views)) continue;
+                    run_case((dt_op)op, gemms[i][0], gemms[i][1], gemms[i][2], views);
+                }
+            } else {
+                for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+                    if (rows[i][0] == 8192 && quick) continue;
+                    run_case((dt_op)op, rows[i][0], rows[i][1], 0, views);
+                }
+            }
+        }
+    }
+    /* long rows: the multi-pass (not in registers) path */
+    if (op_selected("softmax")) run_case(DT_OP_SOFTMAX, 5, 40000, 0, 1);
+    if (op_selected("layernorm")) run_case(DT_OP_LAYERNORM, 5, 40000, 0, 0);
+    if (op_selected("cross_entropy")) run_case(DT_OP_CROSS_ENTROPY, 5, 40000, 0, 0);
+
+    cache_case();
+    char dir[] = "/tmp/dt_cuda_test_XXXXXX";
+    if (!mkdtemp(dir)) {
+        printf("FAIL: mkdtemp\n");
+        g_fail++;
+    } else {
+        compile_error_case(dir);
+        fault_case(dir); /* last: it destroys the context */
+        rmdir(dir);
+    }
+    printf("%d tests, %d passed, %d failed\n", g_pass + g_fail, g_pass, g_fail);
+    return g_fail ? 1 : 0;
+}

@@ -1,0 +1,266 @@
+/* backend_cuda_plan.c — kernel variant choice, NVRTC options, sources and compile (see
+ * backend_cuda_plan.h). No libcuda calls here: this file also runs on CI without a GPU. */
+#include "backend_cuda_plan.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <string.h>
+
+#include "backend_cuda_check.h"
+
+static void add_opt(dt_cuda_plan *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add_opt(dt_cuda_plan *p, const char *fmt, ...) {
+    DT_ASSERT(p->nopts < DT_CUDA_MAX_OPTS);
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(p->opts[p->nopts], DT_CUDA_OPT_LEN, fmt, ap);
+    va_end(ap);
+    DT_ASSERT(n > 0 && n < DT_CUDA_OPT_LEN);
+    p->nopts++;
+}
+
+/* 1 when every row start of buffer b is 16-byte aligned (device base 256-aligned). */
+static int rows_aligned16(const dt_buffer_layout *b) {
+    return b->data_offset % 16 == 0 && (b->row_stride * b->elem_bytes) % 16 == 0;
+}
+
+static unsigned ceil_div_u(int64_t a, int64_t b) { return (unsigned)((a + b - 1) / b); }
+
+static int64_t pow2_ceil(int64_t x) {
+    int64_t p = 1;
+    while (p < x) p <<= 1;
+    return p;
+}
+
+static const char *k_source_names[DT_OP_COUNT] = {
+    "add.cu", "gelu_add.cu", "sum.cu", "softmax.cu", "rmsnorm.cu", "layernorm.cu",
+    "residual_layernorm.cu", "cross_entropy.cu", "gemm.cu"};
+
+static void set_launch(dt_cuda_plan *p, unsigned gx, unsigned gy, unsigned bx) {
+    p->grid[0] = gx;
+    p->grid[1] = gy;
+    p->grid[2] = 1;
+    p->block[0] = bx;
+    p->block[1] = 1;
+    p->block[2] = 1;
+}
+
+dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_count,
+                            dt_cuda_plan *p, dt_err *err) {
+    memset(p, 0, sizeof *p);
+    if (L->op < 0 || L->op >= DT_OP_COUNT) return dt_fail(err, DT_EINVAL, "bad op %d", L->op);
+    const dt_op_info *info = dt_op_get(L->op);
+    if (sm_count <= 0) sm_count = 132;
+    const int64_t m = L->m, n = L->n, k = L->k;
+    if (m <= 0 || n <= 0 || (info->is_gemm && k <= 0))
+        return dt_fail(err, DT_EINVAL, "empty shape %lldx%lldx%lld", (long long)m, (long long)n,
+                       (long long)k);
+    if (m > (1LL << 31) - 1 || n > (1LL << 31) - 1 || k > (1LL << 31) - 1)
+        return dt_fail(err, DT_EINVAL, "shape too large for 32-bit row/column indices");
+    p->source_name = k_source_names[L->op];
+    snprintf(p->kernel_name, sizeof p->kernel_name, "dt_%s_f32", info->name);
+
+    add_opt(p, "--gpu-architecture=%s", arch);
+    add_opt(p, "-default-device");
+    add_opt(p, "--std=c++17");
+    add_opt(p, "-lineinfo");
+    add_opt(p, "-DM=%lld", (long long)m);
+    add_opt(p, "-DN=%lld", (long long)n);
+    if (info->is_gemm) add_opt(p, "-DK=%lld", (long long)k);
+
+    const int out = dt_layout_output(L);
+    const dt_buffer_layout *A = &L->buf[0], *O = &L->buf[out];
+    /* second matrix input (add, gelu_add, residual_layernorm, gemm) */
+    const dt_buffer_layout *B = info->buffers[1].viewable ? &L->buf[1] : NULL;
+    add_opt(p, "-DLDA=%lld", (long long)A->row_stride);
+    if (B) add_opt(p, "-DLDB=%lld", (long long)B->row_stride);
+    add_opt(p, "-DLDO=%lld", (long long)O->row_stride);
+
+    if (info->is_gemm) {
+        /* tile configurations, largest first: take the first that fills the GPU */
+        static const struct { int bm, bn, bk, tm, tn; } cfg[] = {
+            {128, 128, 8, 8, 8}, {128, 64, 16, 8, 4}, {64, 64, 16, 4, 4}};
+        int c = 0;
+        for (c = 0; c < 2; c++) {
+            int64_t blocks = (int64_t)ceil_div_u(m, cfg[c].bm) * ceil_div_u(n, cfg[c].bn);
+            if (blocks * 10 >= (int64_t)sm_count * 9) break;
+        }
+        const int veca = rows_aligned16(A) && k % 4 == 0;
+        const int vecb = rows_aligned16(B) && n % 4 == 0;
+        const int vecc = rows_aligned16(O) && n % 4 == 0;
+        add_opt(p, "-DBM=%d", cfg[c].bm);
+        add_opt(p, "-DBN=%d", cfg[c].bn);
+        add_opt(p, "-DBK=%d", cfg[c].bk);
+        add_opt(p, "-DTM=%d", cfg[c].tm);
+        add_opt(p, "-DTN=%d", cfg[c].tn);
+        add_opt(p, "-DVECA=%d", veca ? 4 : 1);
+        add_opt(p, "-DVECB=%d", vecb ? 4 : 1);
+        add_opt(p, "-DVECC=%d", vecc ? 4 : 1);
+        unsigned threads = (unsigned)((cfg[c].bm / cfg[c].tm) * (cfg[c].bn / cfg[c].tn));
+        set_launch(p, ceil_div_u(n, cfg[c].bn), ceil_div_u(m, cfg[c].bm), threads);
+        snprintf(p->summary, sizeof p->summary,
+                 "%s grid=(%u,%u) block=%u tile=%dx%dx%d thread=%dx%d vec(a,b,c)=(%d,%d,%d) "
+                 "ffma-only",
+                 p->kernel_name, p->grid[0], p->grid[1], threads, cfg[c].bm, cfg[c].bn,
+                 cfg[c].bk, cfg[c].tm, cfg[c].tn, veca ? 4 : 1, vecb ? 4 : 1, vecc ? 4 : 1);
+        return DT_OK;
+    }
+
+    /* Row and elementwise ops: VEC=4 only when every matrix buffer the kernel walks with
+     * the column index has 16B-aligned rows and N % 4 == 0 (gamma/beta are contiguous at
+     * a 256-aligned region start, so they follow). Outputs of M x 1 do not count. */
+    int aligned = n % 4 == 0 && rows_aligned16(A) && (!B || rows_aligned16(B));
+    if (O->cols == n) aligned = aligned && rows_aligned16(O);
+    const int vec = aligned ? 4 : 1;
+    add_opt(p, "-DVEC=%d", vec);
+
+    if (L->op == DT_OP_ADD || L->op == DT_OP_GELU_ADD) {
+        const int block = 256, items = 4;
+        add_opt(p, "-DBLOCK=%d", block);
+        add_opt(p, "-DITEMS=%d", items);
+        int64_t total = m * (n / vec);
+        int64_t blocks = (total + (int64_t)block * items - 1) / ((int64_t)block * items);
+        if (blocks > 0x7fffffffLL) return dt_fail(err, DT_EINVAL, "grid too large");
+        set_launch(p, (unsigned)blocks, 1, block);
+        snprintf(p->summary, sizeof p->summary,
+                 "%s elementwise grid=%u block=%d items/thread=%d vec=%d %s", p->kernel_name,
+                 p->grid[0], block, items, vec,
+                 A->row_stride == n && (!B || B->row_stride == n) && O->row_stride == n
+                     ? "contiguous"
+                     : "strided");
+        return DT_OK;
+    }
+
+    /* Row ops: a warp per row for rows up to 1024, else a block per row sized so each
+     * thread holds at most 16 floats of the row (up to 1024 threads). Rows that do not
+     * fit 32 floats per thread in registers take the multi-pass path over global. */
+    int tpr, block;
+    if (n <= 1024) {
+        tpr = 32;
+        block = 256;
+    } else {
+        int64_t t = pow2_ceil((n + 15) / 16);
+        if (t < 64) t = 64;
+        if (t > 1024) t = 1024;
+        tpr = block = (int)t;
+    }
+    const int64_t per = (n + (int64_t)tpr * vec - 1) / ((int64_t)tpr * vec);
+    const int inreg = L->op != DT_OP_SUM && per * vec <= 32;
+    add_opt(p, "-DBLOCK=%d", block);
+    add_opt(p, "-DTPR=%d", tpr);
+    add_opt(p, "-DPER=%lld", (long long)(inreg ? per : 1));
+    add_opt(p, "-DINREG=%d", inreg);
+    const int rpb = block / tpr;
+    set_launch(p, ceil_div_u(m, rpb), 1, (unsigned)block);
+    snprintf(p->summary, sizeof p->summary,
+             "%s %s grid=%u block=%d vec=%d %s", p->kernel_name,
+             tpr == 32 ? "warp-per-row" : "block-per-row", p->grid[0], block, vec,
+             L->op == DT_OP_SUM ? "streaming"
+             : inreg            ? "row-in-registers single-pass"
+                                : "multi-pass-over-global");
+    return DT_OK;
+}
+
+dt_status dt_cuda_source_load(const char *name, char **text, int *from_dir, dt_err *err) {
+    *text = NULL;
+    if (from_dir) *from_dir = 0;
+    const char *dir = getenv("DUALTIME_KERNEL_DIR");
+    if (dir && *dir) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, name);
+        FILE *f = fopen(path, "rb");
+        if (f) {
+            if (fseek(f, 0, SEEK_END) != 0) {
+                fclose(f);
+                return dt_fail(err, DT_EIO, "cannot seek %s", path);
+            }
+            long len = ftell(f);
+            rewind(f);
+            if (len < 0) {
+                fclose(f);
+                return dt_fail(err, DT_EIO, "cannot size %s", path);
+            }
+            char *buf = dt_xmalloc((size_t)len + 1);
+            size_t got = fread(buf, 1, (size_t)len, f);
+            fclose(f);
+            if (got != (size_t)len) {
+                free(buf);
+                return dt_fail(err, DT_EIO, "short read of %s", path);
+            }
+            buf[len] = 0;
+            *text = buf;
+            if (from_dir) *from_dir = 1;
+            return DT_OK;
+        }
+        if (errno != ENOENT) return dt_fail(err, DT_EIO, "cannot open %s: %s", path, strerror(errno));
+    }
+    for (int i = 0; i < dt_cuda_embedded_count; i++)
+        if (strcmp(dt_cuda_embedded_sources[i].name, name) == 0) {
+            *text = dt_xstrdup(dt_cuda_embedded_sources[i].text);
+            return DT_OK;
+        }
+    return dt_fail(err, DT_EINVAL, "no kernel source named %s (embedded: %d files)", name,
+                   dt_cuda_embedded_count);
+}
+
+dt_status dt_cuda_nvrtc_compile(const char *name, const char *src, const char *hdr,
+                                const dt_cuda_plan *p, char **image, size_t *image_bytes,
+                                dt_err *err) {
+    *image = NULL;
+    *image_bytes = 0;
+    dt_status st = DT_OK;
+    nvrtcProgram prog = NULL;
+    const char *hdr_names[1] = {DT_CUDA_COMMON_HEADER};
+    const char *hdr_texts[1] = {hdr};
+    DT_NVRTC_TRY(nvrtcCreateProgram(&prog, src, name, hdr ? 1 : 0, hdr ? hdr_texts : NULL,
+                                    hdr ? hdr_names : NULL),
+                 err);
+    const char *opts[DT_CUDA_MAX_OPTS];
+    int ptx = 0;
+    for (int i = 0; i < p->nopts; i++) {
+        opts[i] = p->opts[i];
+        if (strncmp(p->opts[i], "--gpu-architecture=compute_", 27) == 0) ptx = 1;
+    }
+    nvrtcResult cr = nvrtcCompileProgram(prog, p->nopts, opts);
+    if (cr != NVRTC_SUCCESS) {
+        size_t log_len = 0;
+        char log[DT_ERR_LEN];
+        log[0] = 0;
+        if (nvrtcGetProgramLogSize(prog, &log_len) == NVRTC_SUCCESS && log_len > 1) {
+            char *full = dt_xmalloc(log_len + 1);
+            if (nvrtcGetProgramLog(prog, full) == NVRTC_SUCCESS) {
+                full[log_len] = 0;
+                for (char *c = full; *c; c++)
+                    if (*c == '\n') *c = ' ';
+                snprintf(log, sizeof log, "%s", full);
+            }
+            free(full);
+        }
+        st = dt_fail(err, DT_EDEVICE, "NVRTC compile of %s (%s) failed: %s: %.380s", name,
+                     p->kernel_name, nvrtcGetErrorString(cr), log);
+        goto done;
+    }
+    size_t n = 0;
+    if (ptx) {
+        DT_NVRTC_GOTO(nvrtcGetPTXSize(prog, &n), err, st, done);
+        *image = dt_xmalloc(n + 1);
+        DT_NVRTC_GOTO(nvrtcGetPTX(prog, *image), err, st, done);
+        (*image)[n] = 0;
+    } else {
+        DT_NVRTC_GOTO(nvrtcGetCUBINSize(prog, &n), err, st, done);
+        *image = dt_xmalloc(n + 1);
+        DT_NVRTC_GOTO(nvrtcGetCUBIN(prog, *image), err, st, done);
+    }
+    if (n == 0) {
+        st = dt_fail(err, DT_EDEVICE, "NVRTC produced an empty image for %s", name);
+        goto done;
+    }
+    *image_bytes = n;
+done:
+    if (st != DT_OK) {
+        free(*image);
+        *image = NULL;
+    }
+    nvrtcDestroyProgram(&prog);
+    return st;
+}

@@ -1,0 +1,66 @@
+/* backend_cuda_plan.h — the GPU-free half of the CUDA backend: which kernel variant a
+ * case gets, its NVRTC option list (the specialization macros), its launch geometry,
+ * where its source text comes from, and the NVRTC compile itself.
+ *
+ * Everything here works without a GPU and without libcuda (it links NVRTC only), so
+ * tests/cuda/test_nvrtc_compile compiles every kernel exactly as the backend would.
+ *
+ * Sources: the .cu and .cuh files of kernels/cuda are embedded into the module at build time (a
+ * generated C file, see workers/native/embed_cuda_kernels.cmake). With the environment
+ * variable DUALTIME_KERNEL_DIR set, a file present in that directory is read from there
+ * instead (kernel development, planted-fault tests); absent files fall back to the
+ * embedded copy.
+ *
+ * Ownership: plans are plain values; dt_cuda_source_load and dt_cuda_nvrtc_compile
+ * return malloc'd memory the caller frees. Thread-safety: reentrant. */
+#ifndef BACKEND_CUDA_PLAN_H
+#define BACKEND_CUDA_PLAN_H
+
+#include <stddef.h>
+
+#include "../../src/common/dt_common.h"
+#include "../../src/data/dt_arena.h"
+
+#define DT_CUDA_COMMON_HEADER "dt_cuda_common.cuh"
+#define DT_CUDA_MAX_OPTS 32
+#define DT_CUDA_OPT_LEN 48
+
+/* One embedded file (generated at build time). */
+typedef struct dt_cuda_embedded_source {
+    const char *name; /* "add.cu" */
+    const char *text; /* NUL-terminated */
+} dt_cuda_embedded_source;
+extern const dt_cuda_embedded_source dt_cuda_embedded_sources[];
+extern const int dt_cuda_embedded_count;
+
+/* A compiled-kernel recipe for one case. */
+typedef struct dt_cuda_plan {
+    const char *source_name;  /* "softmax.cu" (static string) */
+    char kernel_name[64];     /* extern "C" symbol, e.g. "dt_softmax_f32" */
+    int nopts;
+    char opts[DT_CUDA_MAX_OPTS][DT_CUDA_OPT_LEN]; /* NVRTC options, arch first */
+    unsigned grid[3], block[3];
+    unsigned shared_bytes;    /* dynamic shared memory (0: kernels use static) */
+    char summary[256];        /* variant and geometry, for the "implementation" field */
+} dt_cuda_plan;
+
+/* Fills p for the case L. arch is the NVRTC target ("sm_90"; a "compute_XX" target
+ * makes PTX instead of CUBIN); sm_count guides tile choice (0: assume 132). The device
+ * base of the arena is assumed 256-byte aligned (cuMemAlloc guarantees it). */
+dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_count,
+                            dt_cuda_plan *p, dt_err *err);
+
+/* Source text of `name` (from DUALTIME_KERNEL_DIR if set and the file exists there,
+ * else embedded), malloc'd. *from_dir (may be NULL) is set to 1 when read from the
+ * directory. */
+dt_status dt_cuda_source_load(const char *name, char **text, int *from_dir, dt_err *err);
+
+/* Compiles src (named name) with the header text hdr available as
+ * DT_CUDA_COMMON_HEADER (hdr may be NULL). On success *image is malloc'd CUBIN (or PTX
+ * for compute_ targets, NUL-terminated) of *image_bytes bytes. On a compile error the
+ * returned message carries the head of the NVRTC log. */
+dt_status dt_cuda_nvrtc_compile(const char *name, const char *src, const char *hdr,
+                                const dt_cuda_plan *p, char **image, size_t *image_bytes,
+                                dt_err *err);
+
+#endif
