@@ -2,23 +2,36 @@
  *
  * Loaded by both workers: the native worker links it; the PyTorch worker loads it with
  * ctypes. Every loader checks dt_timing_abi_version() == DT_TIMING_ABI_VERSION and
- * refuses a mismatch.
+ * refuses a mismatch. docs/device-timing.md explains every rule below and what each
+ * scope measures.
  *
- * A region is begin_* ... end on one stream (a CUstream; NULL = legacy default stream).
+ * A region is begin_* ... end on one stream (a CUstream; NULL = legacy default stream),
+ * with the caller's CUDA context current on the calling thread.
  *  - control: two CUDA events around the region. No hooks, no CUPTI.
- *  - probe:   CUPTI kernel activity records (kind chosen per begin) plus launch
- *             callbacks, matched one-to-one by correlation id, timestamps on the host
- *             monotonic clock; the same two events around the region as the control.
- * end() synchronizes the region, validates it and fails closed (returns 0, fills no
- * number, sets last_error) when: begin is nested; end has no begin; capacity is
- * exceeded; CUPTI dropped records or returned zero or inverted timestamps; a launch has
- * no kernel record or a record no launch; the region launched nothing (probe) or
- * recorded nothing (control with zero interval); work was still incomplete at end.
- * After end(), nothing of the probe stays active in the process (CUPTI finalized).
+ *  - probe:   CUPTI kernel activity records (kind chosen per begin) plus driver- and
+ *             runtime-API launch callbacks, matched one-to-one by correlation id,
+ *             timestamps on the host monotonic clock; the same two events around the
+ *             region as the control.
+ * What a probe region contains: every kernel launch made by any thread of the process
+ * between begin and end, on any stream. Kernels on other streams are counted (and
+ * reported in other_stream_kernels) if they have completed when the region's stream
+ * reaches its end event; otherwise the region fails as incomplete.
+ *
+ * end() synchronizes the region, validates it and fails closed (returns 0, zeroes every
+ * number of *result, sets last_error) when: begin is nested; end has no begin; capacity
+ * is exceeded; CUPTI dropped records or returned zero or inverted timestamps; a launch
+ * has no kernel record or a record no launch (or two records share a correlation id); a
+ * launch returned an error; a record lies outside the region's host time window; the
+ * region launched nothing (probe) or the events show no time (control); work was still
+ * incomplete at end (the end event was not reached within the sync timeout, or a kernel
+ * on another stream had not finished). After end(), success or failure, nothing of the
+ * probe stays active in the process: activity disabled, callbacks unsubscribed, CUPTI
+ * finalized (end therefore waits for the context's work before it returns).
  *
  * Units: nanoseconds. Thread-safety: one region at a time per process; the functions
- * must be called from one thread. Ownership: records live in the helper until the next
- * begin; copy them out with dt_timing_kernel_record(). */
+ * must be called from one thread (launches may come from any thread). Ownership:
+ * records live in the helper until the next begin; copy them out with
+ * dt_timing_kernel_record(). */
 #ifndef DUALTIME_DT_TIMING_H
 #define DUALTIME_DT_TIMING_H
 
@@ -36,45 +49,75 @@ enum dt_timing_probe_kind {
     DT_TIMING_PROBE_CONCURRENT = 0, /* CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL */
     DT_TIMING_PROBE_SERIALIZED = 1  /* CUPTI_ACTIVITY_KIND_KERNEL */
 };
+/* How probe timestamps reached the host monotonic clock. */
+enum dt_timing_clock_source {
+    DT_TIMING_CLOCK_NONE = 0,     /* control: no CUPTI timestamps */
+    DT_TIMING_CLOCK_CALLBACK = 1, /* CUPTI used our CLOCK_MONOTONIC timestamp callback;
+                                     the calibration confirmed it (|offset| small) */
+    DT_TIMING_CLOCK_OFFSET = 2    /* callback unavailable or not honoured: records were
+                                     converted by subtracting clock_offset_ns */
+};
 
+/* One kernel execution seen by the probe. */
 typedef struct dt_timing_kernel {
-    char name[256];          /* demangled if possible, truncated */
-    uint64_t start_ns;       /* host monotonic clock (CLOCK_MONOTONIC) */
-    uint64_t end_ns;
-    uint32_t grid[3];
-    uint32_t block[3];
-    uint64_t correlation_id;
-    uint32_t stream_id;
-    uint32_t pad_;
+    char name[256];          /* kernel name as CUPTI reports it (C++ names stay mangled),
+                                NUL-terminated, truncated to 255 bytes */
+    uint64_t start_ns;       /* kernel start, host monotonic clock (CLOCK_MONOTONIC) */
+    uint64_t end_ns;         /* kernel end, same clock; end_ns > start_ns */
+    uint32_t grid[3];        /* grid dimensions x, y, z (blocks) */
+    uint32_t block[3];       /* block dimensions x, y, z (threads) */
+    uint64_t correlation_id; /* CUPTI correlation id shared with the launch callback */
+    uint32_t stream_id;      /* CUPTI stream id the kernel ran on */
+    uint32_t pad_;           /* zero */
 } dt_timing_kernel;
 
+/* Result of one region. On failure every field is zero except abi_version and scope. */
 typedef struct dt_timing_result {
-    uint32_t abi_version;
+    uint32_t abi_version;      /* DT_TIMING_ABI_VERSION */
     uint32_t scope;            /* dt_timing_scope */
-    uint32_t probe_kind;       /* dt_timing_probe_kind (probe only) */
-    uint32_t pad_;
-    double stream_ns;          /* event interval around the region */
+    uint32_t probe_kind;       /* dt_timing_probe_kind (probe only; 0 for control) */
+    uint32_t clock_source;     /* dt_timing_clock_source (probe only) */
+    double stream_ns;          /* event interval around the region on its stream (both
+                                  scopes); cuEventElapsedTime resolution is ~0.5 us */
     double kernel_sum_ns;      /* probe: sum of kernel durations; control: 0 */
-    double kernel_span_ns;     /* probe: last end - first start; control: 0 */
-    uint64_t kernel_count;     /* probe: kernel records */
+    double kernel_span_ns;     /* probe: last kernel end - first kernel start; control: 0 */
+    uint64_t kernel_count;     /* probe: kernel records matched (== launch_count) */
     uint64_t launch_count;     /* probe: launches seen by the callback API */
-    uint64_t dropped_records;  /* probe: records CUPTI reported dropped (always 0 on success) */
-    double clock_offset_ns;    /* probe: CUPTI clock - host monotonic clock at calibration */
-    double clock_uncertainty_ns; /* probe: half-width of the calibration bracket */
-    uint64_t host_begin_ns;    /* host monotonic clock at begin */
-    uint64_t host_end_ns;      /* host monotonic clock at end (after synchronization) */
-    uint64_t records_stored;   /* kernel records retrievable with dt_timing_kernel_record */
+    uint64_t dropped_records;  /* probe: records CUPTI reported dropped (0 on success) */
+    double clock_offset_ns;    /* probe: CUPTI clock - host monotonic clock, mean of the
+                                  calibrations at begin and at end (~0 with the callback;
+                                  as a double it is exact only below 2^53 ns: the helper
+                                  converts with the exact integer internally) */
+    double clock_uncertainty_ns; /* probe: max half-width of the two calibration brackets
+                                    plus half the begin/end offset difference */
+    uint64_t host_begin_ns;    /* host monotonic clock at begin (before the begin event) */
+    uint64_t host_end_ns;      /* host monotonic clock at end (after the end event sync) */
+    uint64_t records_stored;   /* kernel records retrievable with dt_timing_kernel_record
+                                  (probe: == kernel_count, sorted by start_ns) */
+    uint64_t other_stream_kernels; /* probe: records whose stream_id != region_stream_id */
+    uint32_t region_stream_id; /* probe: CUPTI stream id of the region's stream;
+                                  UINT32_MAX if CUPTI could not tell */
+    uint32_t pad_;             /* zero */
 } dt_timing_result;
 
 uint32_t dt_timing_abi_version(void);
 /* 1 on success, 0 on failure (see dt_timing_last_error). */
 int dt_timing_begin_control(void *stream);
+/* capacity: the most launches (and kernel records) the region may hold, 1..65536. */
 int dt_timing_begin_probe(void *stream, uint32_t capacity, uint32_t probe_kind);
 int dt_timing_end(dt_timing_result *result);
 /* Copies record i (0 <= i < records_stored) of the last successful probe. 1/0. */
 int dt_timing_kernel_record(uint64_t i, dt_timing_kernel *out);
 /* The first error since the last begin, or "" . Never NULL. */
 const char *dt_timing_last_error(void);
+/* Optional settings, outside a region only; 0 keeps (or restores) the default.
+ *  activity_buffer_bytes: size of each CUPTI activity buffer (default 4 MiB; min 1024);
+ *  max_activity_buffers:  buffers handed to CUPTI per region (default 0 = unlimited; a
+ *                         small number provokes dropped records — for tests);
+ *  sync_timeout_ms:       how long end waits for the end event before it declares the
+ *                         work incomplete (default 10000). 1/0. */
+int dt_timing_configure(uint64_t activity_buffer_bytes, uint32_t max_activity_buffers,
+                        uint32_t sync_timeout_ms);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,635 @@
+/* dt_timing.c — libdualtime_timing.so: device-timing regions for CUDA (SPEC §5).
+ *
+ * Implements include/dualtime/dt_timing.h. A control region is two CUDA events on the
+ * caller's stream. A probe region adds CUPTI: kernel activity records (CONCURRENT_KERNEL
+ * or KERNEL), launch callbacks of the driver and runtime APIs, a CLOCK_MONOTONIC
+ * timestamp callback, one un-counted warm-up launch and a clock calibration; at end everything CUPTI is torn down
+ * (disable, unsubscribe, cuptiFinalize) whatever the outcome, and the collected data is
+ * validated by the CUDA-free logic in dt_timing_logic.c. docs/device-timing.md says what
+ * each scope measures; tests/gpu/test_timing_gpu.c proves it on a device.
+ *
+ * Self-contained: links libcuda and libcupti only (no jansson, no dt_core). All mutable
+ * state lives in one process context, g_tm, guarded by g_tm.mu where CUPTI threads touch
+ * it. Library code: never prints, never exits. */
+#define _GNU_SOURCE
+#include <cuda.h>
+#include <cupti.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "dualtime/dt_timing.h"
+#include "timing/dt_timing_logic.h"
+
+#define TM_EXPORT __attribute__((visibility("default")))
+#define TM_ERR_LEN 1024
+#define TM_MAX_CAPACITY 65536u
+#define TM_DEFAULT_BUFFER_BYTES (4u << 20)
+#define TM_DEFAULT_TIMEOUT_MS 10000u
+/* The calibration accepts the CUPTI clock as the host clock within this tolerance. */
+#define TM_CLOCK_TOL_NS 10000.0
+/* Slack on the region's host window for kernel records (CUPTI interpolates GPU times). */
+#define TM_WINDOW_SLACK_NS 1000000ull
+
+/* The one process context of the helper. */
+static struct {
+    pthread_mutex_t mu;         /* guards the fields the CUPTI callbacks touch (marked *) */
+    int active;                 /* a region is open (between a successful begin and end) */
+    int poisoned;               /* a nested begin happened inside the open region */
+    uint32_t scope;             /* dt_timing_scope of the open region */
+    uint32_t probe_kind;        /* dt_timing_probe_kind of the open region */
+    CUpti_ActivityKind kind;    /* CUPTI kind enabled for the open probe */
+    CUstream stream;            /* the region's stream */
+    CUcontext ctx;              /* context current at begin */
+    CUevent ev_begin, ev_end;   /* the region's events (0 when not created) */
+    int ev_begin_recorded;      /* the begin event was recorded */
+    uint64_t host_begin_ns;     /* host clock at begin */
+    dt_tl_calib cal_begin;      /* calibration at begin (probe) */
+    int ts_callback;            /* the CLOCK_MONOTONIC timestamp callback was accepted */
+    CUcontext warm_ctx;         /* context warm_fn was loaded in (NULL: none yet) */
+    CUmodule warm_mod;          /* the warm-up module (an empty kernel, from PTX) */
+    CUfunction warm_fn;         /* the empty kernel launched once per probe begin */
+    uint32_t region_stream_id;  /* CUPTI id of the region stream, UINT32_MAX unknown */
+    /* CUPTI attachment, so teardown undoes exactly what begin did. */
+    int cupti_touched;          /* any CUPTI call was made: finalize at teardown */
+    int activity_enabled;       /* cuptiActivityEnable succeeded */
+    int subscribed;             /* cuptiSubscribe succeeded */
+    CUpti_SubscriberHandle sub; /* the subscriber */
+    /* Collection (probe). */
+    int collecting;             /* * callbacks store into the arrays below */
+    uint32_t capacity;          /* * slots in launches[] and records[] */
+    dt_tl_launch *launches;     /* * launches stored */
+    uint64_t launch_total;      /* * launches seen */
+    dt_timing_kernel *records;  /* * kernel records stored (raw CUPTI timestamps) */
+    uint64_t record_total;      /* * kernel records seen */
+    uint64_t dropped;           /* * dropped records reported in buffer callbacks */
+    uint32_t buffers_given;     /* * activity buffers handed to CUPTI this region */
+    /* Results of the last successful probe. */
+    uint64_t records_stored;    /* records retrievable with dt_timing_kernel_record */
+    /* Settings (dt_timing_configure). */
+    uint64_t buffer_bytes;      /* * activity buffer size */
+    uint32_t max_buffers;       /* * 0 = unlimited */
+    uint32_t timeout_ms;        /* end's wait for the end event */
+    char err[TM_ERR_LEN];       /* first error since the last begin */
+} g_tm = {
+    .mu = PTHREAD_MUTEX_INITIALIZER,
+    .region_stream_id = UINT32_MAX,
+    .buffer_bytes = TM_DEFAULT_BUFFER_BYTES,
+    .timeout_ms = TM_DEFAULT_TIMEOUT_MS,
+};
+
+/* Per launching thread: the runtime launch in progress, so that the nested driver
+ * launch callback it may trigger is folded into it instead of counted twice. */
+static _Thread_local struct {
+    int rt_depth;      /* runtime launch callbacks entered and not yet exited */
+    uint64_t rt_index; /* index (into launch_total order) of that runtime launch */
+    int drv_depth;     /* driver launch callbacks entered and not yet exited */
+    uint64_t drv_index;/* index of an outermost driver launch */
+} tm_tls;
+
+static uint64_t tm_now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The CUPTI timestamp callback: host CLOCK_MONOTONIC in ns. */
+static uint64_t CUPTIAPI tm_timestamp_cb(void) { return tm_now_ns(); }
+
+static void tm_set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Keeps the first error since the last begin. */
+static void tm_set_error(const char *fmt, ...) {
+    if (g_tm.err[0]) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(g_tm.err, sizeof g_tm.err, fmt, ap);
+    va_end(ap);
+}
+
+/* The check macro family: one failure path for the driver API and CUPTI, reporting
+ * file:line, the call as text, the error name and string. 1 = ok, 0 = failed. */
+static int tm_check_cu(CUresult rc, const char *call, const char *file, int line) {
+    if (rc == CUDA_SUCCESS) return 1;
+    const char *name = NULL, *str = NULL;
+    if (cuGetErrorName(rc, &name) != CUDA_SUCCESS || !name) name = "unknown";
+    if (cuGetErrorString(rc, &str) != CUDA_SUCCESS || !str) str = "unknown";
+    tm_set_error("%s:%d: %s failed: %s (%d): %s", file, line, call, name, (int)rc, str);
+    return 0;
+}
+static int tm_check_cupti(CUptiResult rc, const char *call, const char *file, int line) {
+    if (rc == CUPTI_SUCCESS) return 1;
+    const char *name = NULL, *str = NULL;
+    if (cuptiGetResultString(rc, &name) != CUPTI_SUCCESS || !name) name = "unknown";
+    if (cuptiGetErrorMessage(rc, &str) != CUPTI_SUCCESS || !str) str = "unknown";
+    tm_set_error("%s:%d: %s failed: %s (%d): %s", file, line, call, name, (int)rc, str);
+    return 0;
+}
+#define TM_CU(call) tm_check_cu((call), #call, __FILE__, __LINE__)
+#define TM_CUPTI(call) tm_check_cupti((call), #call, __FILE__, __LINE__)
+
+/* ---- CUPTI activity buffers ------------------------------------------------------ */
+
+static void CUPTIAPI tm_buffer_requested(uint8_t **buffer, size_t *size,
+                                         size_t *max_num_records) {
+    pthread_mutex_lock(&g_tm.mu);
+    size_t bytes = (size_t)g_tm.buffer_bytes;
+    int refuse = g_tm.max_buffers && g_tm.buffers_given >= g_tm.max_buffers;
+    if (!refuse) g_tm.buffers_given++;
+    pthread_mutex_unlock(&g_tm.mu);
+    *max_num_records = 0;
+    /* A refused buffer makes CUPTI drop records: counted and reported, never hidden. */
+    *buffer = refuse ? NULL : aligned_alloc(8, (bytes + 7) & ~(size_t)7);
+    *size = *buffer ? bytes : 0;
+}
+
+static void tm_copy_kernel(dt_timing_kernel *k, const CUpti_ActivityKernel10 *a) {
+    memset(k, 0, sizeof *k);
+    snprintf(k->name, sizeof k->name, "%s", a->name ? a->name : "?");
+    k->start_ns = a->start;
+    k->end_ns = a->end;
+    k->grid[0] = (uint32_t)a->gridX;
+    k->grid[1] = (uint32_t)a->gridY;
+    k->grid[2] = (uint32_t)a->gridZ;
+    k->block[0] = (uint32_t)a->blockX;
+    k->block[1] = (uint32_t)a->blockY;
+    k->block[2] = (uint32_t)a->blockZ;
+    k->correlation_id = a->correlationId;
+    k->stream_id = a->streamId;
+}
+
+static void CUPTIAPI tm_buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t *buffer,
+                                         size_t size, size_t valid_size) {
+    (void)size;
+    pthread_mutex_lock(&g_tm.mu);
+    CUpti_Activity *rec = NULL;
+    while (valid_size > 0 &&
+           cuptiActivityGetNextRecord(buffer, valid_size, &rec) == CUPTI_SUCCESS) {
+        if (!g_tm.collecting) continue;
+        if (rec->kind != CUPTI_ACTIVITY_KIND_KERNEL &&
+            rec->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
+            continue;
+        if (g_tm.record_total < g_tm.capacity)
+            tm_copy_kernel(&g_tm.records[g_tm.record_total],
+                           (const CUpti_ActivityKernel10 *)rec);
+        g_tm.record_total++;
+    }
+    size_t dropped = 0;
+    if (cuptiActivityGetNumDroppedRecords(ctx, stream_id, &dropped) == CUPTI_SUCCESS &&
+        g_tm.collecting)
+        g_tm.dropped += dropped;
+    pthread_mutex_unlock(&g_tm.mu);
+    free(buffer);
+}
+
+/* ---- launch callbacks ------------------------------------------------------------- */
+
+static const CUpti_CallbackId tm_driver_launch_cbids[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuLaunch,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchGrid,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchGridAsync,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+};
+static const CUpti_CallbackId tm_runtime_launch_cbids[] = {
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunch_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunch_ptsz_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
+    CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000,
+    CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000,
+};
+
+/* Called with g_tm.mu held: appends a launch, returns its index. */
+static uint64_t tm_add_launch(uint32_t corr_id, const char *api) {
+    uint64_t i = g_tm.launch_total++;
+    if (i < g_tm.capacity)
+        g_tm.launches[i] = (dt_tl_launch){.corr_id = corr_id, .api = api};
+    return i;
+}
+
+static void CUPTIAPI tm_api_callback(void *userdata, CUpti_CallbackDomain domain,
+                                     CUpti_CallbackId cbid, const void *cbdata) {
+    (void)userdata;
+    (void)cbid;
+    const CUpti_CallbackData *cb = cbdata;
+    int runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
+    if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API)
+        return;
+    pthread_mutex_lock(&g_tm.mu);
+    if (cb->callbackSite == CUPTI_API_ENTER) {
+        if (runtime) {
+            if (tm_tls.rt_depth++ == 0 && g_tm.collecting)
+                tm_tls.rt_index = tm_add_launch(cb->correlationId, cb->functionName);
+        } else if (tm_tls.rt_depth > 0) {
+            /* The driver launch a runtime launch makes: same launch, second id. */
+            if (g_tm.collecting && tm_tls.rt_index < g_tm.capacity &&
+                tm_tls.rt_index < g_tm.launch_total &&
+                g_tm.launches[tm_tls.rt_index].alt_id == 0)
+                g_tm.launches[tm_tls.rt_index].alt_id = cb->correlationId;
+            tm_tls.drv_depth++;
+        } else {
+            if (tm_tls.drv_depth++ == 0 && g_tm.collecting)
+                tm_tls.drv_index = tm_add_launch(cb->correlationId, cb->functionName);
+        }
+    } else if (cb->callbackSite == CUPTI_API_EXIT) {
+        int32_t status = cb->functionReturnValue ? *(const int32_t *)cb->functionReturnValue
+                                                 : 0;
+        if (runtime) {
+            if (tm_tls.rt_depth > 0 && --tm_tls.rt_depth == 0 && g_tm.collecting &&
+                tm_tls.rt_index < g_tm.capacity && tm_tls.rt_index < g_tm.launch_total)
+                g_tm.launches[tm_tls.rt_index].status = status;
+        } else if (tm_tls.drv_depth > 0) {
+            if (--tm_tls.drv_depth == 0 && tm_tls.rt_depth == 0 && g_tm.collecting &&
+                tm_tls.drv_index < g_tm.capacity && tm_tls.drv_index < g_tm.launch_total)
+                g_tm.launches[tm_tls.drv_index].status = status;
+        }
+    }
+    pthread_mutex_unlock(&g_tm.mu);
+}
+
+/* ---- region plumbing -------------------------------------------------------------- */
+
+/* Waits for ev: 1 when complete; 0 with *timed_out=1 after timeout_ms, or on error. */
+static int tm_wait_event(CUevent ev, uint32_t timeout_ms, int *timed_out) {
+    *timed_out = 0;
+    uint64_t t0 = tm_now_ns();
+    for (;;) {
+        CUresult rc = cuEventQuery(ev);
+        if (rc == CUDA_SUCCESS) return 1;
+        if (rc != CUDA_ERROR_NOT_READY) return TM_CU(rc);
+        uint64_t waited = tm_now_ns() - t0;
+        if (waited > (uint64_t)timeout_ms * 1000000ull) {
+            *timed_out = 1;
+            return 0;
+        }
+        if (waited < 1000000ull) {
+            sched_yield();
+        } else {
+            struct timespec d = {0, 20000};
+            nanosleep(&d, NULL);
+        }
+    }
+}
+
+/* One calibration bracket: host read, CUPTI read, host read. */
+static int tm_calibrate(dt_tl_calib *out) {
+    uint64_t cupti = 0;
+    uint64_t h0 = tm_now_ns();
+    CUptiResult rc = cuptiGetTimestamp(&cupti);
+    uint64_t h1 = tm_now_ns();
+    if (!TM_CUPTI(rc)) return 0;
+    char e[256];
+    if (!dt_tl_calib_bracket(h0, cupti, h1, out, e, sizeof e)) {
+        tm_set_error("%s", e);
+        return 0;
+    }
+    return 1;
+}
+
+static void tm_free_storage(void) {
+    pthread_mutex_lock(&g_tm.mu);
+    free(g_tm.launches);
+    free(g_tm.records);
+    g_tm.launches = NULL;
+    g_tm.records = NULL;
+    g_tm.capacity = 0;
+    g_tm.launch_total = g_tm.record_total = g_tm.dropped = 0;
+    g_tm.buffers_given = 0;
+    g_tm.collecting = 0;
+    pthread_mutex_unlock(&g_tm.mu);
+    g_tm.records_stored = 0;
+}
+
+/* Undoes everything begin did, in order, whatever failed before. Errors are recorded
+ * (first error wins) but teardown continues. Waits for the context's work before
+ * finalizing CUPTI, as cuptiFinalize requires. */
+static void tm_teardown(void) {
+    pthread_mutex_lock(&g_tm.mu);
+    g_tm.collecting = 0;
+    pthread_mutex_unlock(&g_tm.mu);
+    if (g_tm.activity_enabled) {
+        TM_CUPTI(cuptiActivityDisable(g_tm.kind));
+        g_tm.activity_enabled = 0;
+    }
+    if (g_tm.subscribed) {
+        TM_CUPTI(cuptiUnsubscribe(g_tm.sub));
+        g_tm.subscribed = 0;
+    }
+    if (g_tm.cupti_touched) {
+        /* Work may still run (a timed-out end, an unjoined stream): finish it first. */
+        TM_CU(cuCtxSynchronize());
+        TM_CUPTI(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
+        TM_CUPTI(cuptiFinalize());
+        g_tm.cupti_touched = 0;
+    }
+    if (g_tm.ev_begin) {
+        TM_CU(cuEventDestroy(g_tm.ev_begin));
+        g_tm.ev_begin = NULL;
+    }
+    if (g_tm.ev_end) {
+        TM_CU(cuEventDestroy(g_tm.ev_end));
+        g_tm.ev_end = NULL;
+    }
+    g_tm.ev_begin_recorded = 0;
+    g_tm.active = 0;
+    g_tm.poisoned = 0;
+}
+
+/* Shared start of both begins. 0 on failure (state untouched beyond the error). */
+static int tm_begin_common(void *stream, uint32_t scope) {
+    if (g_tm.active) {
+        /* Nested begin: refuse it and make the open region fail closed too. */
+        g_tm.poisoned = 1;
+        tm_set_error("nested begin: a %s region is already open (begin called twice "
+                     "without end); the open region will fail too",
+                     g_tm.scope == DT_TIMING_PROBE ? "probe" : "control");
+        return 0;
+    }
+    g_tm.err[0] = '\0';
+    tm_free_storage();
+    g_tm.scope = scope;
+    g_tm.probe_kind = 0;
+    g_tm.stream = (CUstream)stream;
+    g_tm.ctx = NULL;
+    g_tm.ts_callback = 0;
+    g_tm.region_stream_id = UINT32_MAX;
+    memset(&g_tm.cal_begin, 0, sizeof g_tm.cal_begin);
+    if (!TM_CU(cuCtxGetCurrent(&g_tm.ctx))) return 0;
+    if (!g_tm.ctx) {
+        tm_set_error("no CUDA context is current on the calling thread");
+        return 0;
+    }
+    return 1;
+}
+
+/* Creates both events and records the begin one. */
+static int tm_begin_events(void) {
+    if (!TM_CU(cuEventCreate(&g_tm.ev_begin, CU_EVENT_DEFAULT)) ||
+        !TM_CU(cuEventCreate(&g_tm.ev_end, CU_EVENT_DEFAULT)))
+        return 0;
+    g_tm.host_begin_ns = tm_now_ns();
+    if (!TM_CU(cuEventRecord(g_tm.ev_begin, g_tm.stream))) return 0;
+    g_tm.ev_begin_recorded = 1;
+    return 1;
+}
+
+/* An empty kernel, as PTX so that the driver JIT-compiles it for any device. */
+static const char tm_warm_ptx[] =
+    ".version 7.0\n.target sm_70\n.address_size 64\n"
+    ".visible .entry dt_timing_warmup()\n{\n\tret;\n}\n";
+
+/* Pays CUPTI's per-session setup outside the region. Measured on the H200: the first
+ * kernel launch after CUPTI attaches blocks the launching thread ~2.6 ms, whatever the
+ * kernel; inside the region that would inflate the probe's stream interval. So begin
+ * launches one empty kernel (not collected: collecting is still 0), waits for it and
+ * flushes its record away. The module stays loaded in the context (no CUPTI state). */
+static int tm_warm_up(void) {
+    if (g_tm.warm_ctx != g_tm.ctx) {
+        g_tm.warm_fn = NULL;
+        g_tm.warm_mod = NULL;
+        if (!TM_CU(cuModuleLoadData(&g_tm.warm_mod, tm_warm_ptx)) ||
+            !TM_CU(cuModuleGetFunction(&g_tm.warm_fn, g_tm.warm_mod, "dt_timing_warmup")))
+            return 0;
+        g_tm.warm_ctx = g_tm.ctx;
+    }
+    return TM_CU(cuLaunchKernel(g_tm.warm_fn, 1, 1, 1, 1, 1, 1, 0, g_tm.stream, NULL, NULL)) &&
+           TM_CU(cuStreamSynchronize(g_tm.stream)) &&
+           TM_CUPTI(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
+}
+
+TM_EXPORT uint32_t dt_timing_abi_version(void) { return DT_TIMING_ABI_VERSION; }
+
+TM_EXPORT const char *dt_timing_last_error(void) { return g_tm.err; }
+
+TM_EXPORT int dt_timing_configure(uint64_t activity_buffer_bytes, uint32_t max_activity_buffers,
+                                  uint32_t sync_timeout_ms) {
+    if (g_tm.active) {
+        tm_set_error("dt_timing_configure called inside an open region");
+        return 0;
+    }
+    if (activity_buffer_bytes && activity_buffer_bytes < 1024) {
+        snprintf(g_tm.err, sizeof g_tm.err,
+                 "activity buffer of %" PRIu64 " bytes is below the minimum 1024",
+                 activity_buffer_bytes);
+        return 0;
+    }
+    pthread_mutex_lock(&g_tm.mu);
+    g_tm.buffer_bytes = activity_buffer_bytes ? activity_buffer_bytes : TM_DEFAULT_BUFFER_BYTES;
+    g_tm.max_buffers = max_activity_buffers;
+    pthread_mutex_unlock(&g_tm.mu);
+    g_tm.timeout_ms = sync_timeout_ms ? sync_timeout_ms : TM_DEFAULT_TIMEOUT_MS;
+    return 1;
+}
+
+TM_EXPORT int dt_timing_begin_control(void *stream) {
+    if (!tm_begin_common(stream, DT_TIMING_CONTROL)) return 0;
+    g_tm.active = 1;
+    if (!tm_begin_events()) {
+        tm_teardown();
+        return 0;
+    }
+    return 1;
+}
+
+TM_EXPORT int dt_timing_begin_probe(void *stream, uint32_t capacity, uint32_t probe_kind) {
+    if (!tm_begin_common(stream, DT_TIMING_PROBE)) return 0;
+    if (capacity == 0 || capacity > TM_MAX_CAPACITY) {
+        tm_set_error("probe capacity %" PRIu32 " outside 1..%u", capacity, TM_MAX_CAPACITY);
+        return 0;
+    }
+    if (probe_kind != DT_TIMING_PROBE_CONCURRENT && probe_kind != DT_TIMING_PROBE_SERIALIZED) {
+        tm_set_error("unknown probe kind %" PRIu32 " (0 = concurrent, 1 = serialized)",
+                     probe_kind);
+        return 0;
+    }
+    g_tm.probe_kind = probe_kind;
+    g_tm.kind = probe_kind == DT_TIMING_PROBE_SERIALIZED ? CUPTI_ACTIVITY_KIND_KERNEL
+                                                         : CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    dt_tl_launch *launches = calloc(capacity, sizeof *launches);
+    dt_timing_kernel *records = calloc(capacity, sizeof *records);
+    if (!launches || !records) {
+        free(launches);
+        free(records);
+        tm_set_error("cannot allocate storage for %" PRIu32 " launches/records", capacity);
+        return 0;
+    }
+    pthread_mutex_lock(&g_tm.mu);
+    g_tm.launches = launches;
+    g_tm.records = records;
+    g_tm.capacity = capacity;
+    pthread_mutex_unlock(&g_tm.mu);
+    g_tm.active = 1;
+    g_tm.cupti_touched = 1;
+
+    int ok = TM_CUPTI(cuptiActivityRegisterCallbacks(tm_buffer_requested, tm_buffer_completed));
+    /* Before enabling any kind, as CUPTI requires; a refusal is not fatal: records are
+     * then converted with the measured offset (clock_source says which). */
+    g_tm.ts_callback =
+        ok && cuptiActivityRegisterTimestampCallback(tm_timestamp_cb) == CUPTI_SUCCESS;
+    ok = ok && TM_CUPTI(cuptiSubscribe(&g_tm.sub, tm_api_callback, NULL));
+    g_tm.subscribed = ok;
+    for (size_t i = 0; ok && i < sizeof tm_driver_launch_cbids / sizeof *tm_driver_launch_cbids;
+         i++)
+        ok = TM_CUPTI(cuptiEnableCallback(1, g_tm.sub, CUPTI_CB_DOMAIN_DRIVER_API,
+                                          tm_driver_launch_cbids[i]));
+    for (size_t i = 0;
+         ok && i < sizeof tm_runtime_launch_cbids / sizeof *tm_runtime_launch_cbids; i++)
+        ok = TM_CUPTI(cuptiEnableCallback(1, g_tm.sub, CUPTI_CB_DOMAIN_RUNTIME_API,
+                                          tm_runtime_launch_cbids[i]));
+    if (ok && cuptiGetStreamIdEx(g_tm.ctx, g_tm.stream, 0, &g_tm.region_stream_id) !=
+                  CUPTI_SUCCESS)
+        g_tm.region_stream_id = UINT32_MAX;
+    ok = ok && TM_CUPTI(cuptiActivityEnable(g_tm.kind));
+    g_tm.activity_enabled = ok;
+    ok = ok && tm_warm_up();
+    ok = ok && tm_calibrate(&g_tm.cal_begin);
+    if (ok) {
+        pthread_mutex_lock(&g_tm.mu);
+        g_tm.collecting = 1;
+        pthread_mutex_unlock(&g_tm.mu);
+    }
+    ok = ok && tm_begin_events();
+    if (!ok) {
+        tm_teardown();
+        tm_free_storage();
+        return 0;
+    }
+    return 1;
+}
+
+/* Waits for the end event, then reads the event interval. 0 on failure. */
+static int tm_end_events(double *stream_ns, uint64_t *host_end_ns) {
+    int timed_out = 0;
+    if (!TM_CU(cuEventRecord(g_tm.ev_end, g_tm.stream))) return 0;
+    int ok = tm_wait_event(g_tm.ev_end, g_tm.timeout_ms, &timed_out);
+    *host_end_ns = tm_now_ns();
+    if (timed_out) {
+        tm_set_error("incomplete work: the region's stream had not reached the end event "
+                     "%" PRIu32 " ms after end was called (end then waited for it before "
+                     "tearing down)",
+                     g_tm.timeout_ms);
+        return 0;
+    }
+    if (!ok) return 0;
+    float ms = 0.0f;
+    if (!TM_CU(cuEventElapsedTime(&ms, g_tm.ev_begin, g_tm.ev_end))) return 0;
+    *stream_ns = (double)ms * 1e6;
+    return 1;
+}
+
+TM_EXPORT int dt_timing_end(dt_timing_result *result) {
+    if (result) {
+        memset(result, 0, sizeof *result);
+        result->abi_version = DT_TIMING_ABI_VERSION;
+    }
+    if (!g_tm.active) {
+        snprintf(g_tm.err, sizeof g_tm.err, "end without begin: no region is open");
+        return 0;
+    }
+    uint32_t scope = g_tm.scope;
+    if (result) result->scope = scope;
+    if (!result) tm_set_error("dt_timing_end: result is NULL");
+    if (g_tm.poisoned) tm_set_error("nested begin happened inside this region");
+
+    double stream_ns = 0;
+    uint64_t host_end_ns = 0;
+    int ok = !g_tm.err[0];
+    ok = tm_end_events(&stream_ns, &host_end_ns) && ok;
+
+    if (scope == DT_TIMING_CONTROL) {
+        tm_teardown();
+        if (ok && !(stream_ns > 0)) {
+            tm_set_error("empty region: the control's events show %.1f ns (nothing ran "
+                         "between begin and end, or it was too short to resolve)",
+                         stream_ns);
+            ok = 0;
+        }
+        if (!ok) return 0;
+        result->stream_ns = stream_ns;
+        result->host_begin_ns = g_tm.host_begin_ns;
+        result->host_end_ns = host_end_ns;
+        return 1;
+    }
+
+    /* Probe: collect what CUPTI has, calibrate, stop, tear down, then validate. */
+    dt_tl_calib cal_end = {0};
+    uint64_t global_dropped = 0;
+    if (g_tm.activity_enabled) {
+        size_t d = 0;
+        ok = TM_CUPTI(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED)) && ok;
+        if (cuptiActivityGetNumDroppedRecords(NULL, 0, &d) == CUPTI_SUCCESS)
+            global_dropped = d;
+        ok = tm_calibrate(&cal_end) && ok;
+    }
+    pthread_mutex_lock(&g_tm.mu);
+    g_tm.collecting = 0;
+    pthread_mutex_unlock(&g_tm.mu);
+    tm_teardown();
+    if (!ok) {
+        tm_free_storage();
+        return 0;
+    }
+
+    dt_tl_calib cal = dt_tl_calib_combine(g_tm.cal_begin, cal_end);
+    int on_host_clock = g_tm.ts_callback && dt_tl_clock_is_host(cal, TM_CLOCK_TOL_NS);
+    uint64_t stored = g_tm.record_total < g_tm.capacity ? g_tm.record_total : g_tm.capacity;
+    for (uint64_t i = 0; i < stored && !on_host_clock; i++) {
+        g_tm.records[i].start_ns = dt_tl_to_host_ns(g_tm.records[i].start_ns, cal.offset_ns);
+        g_tm.records[i].end_ns = dt_tl_to_host_ns(g_tm.records[i].end_ns, cal.offset_ns);
+    }
+    dt_tl_region region = {
+        .launches = g_tm.launches,
+        .launch_total = g_tm.launch_total,
+        .records = g_tm.records,
+        .record_total = g_tm.record_total,
+        .capacity = g_tm.capacity,
+        .dropped = g_tm.dropped + global_dropped,
+        .window_begin_ns = g_tm.host_begin_ns,
+        .window_end_ns = host_end_ns,
+        .window_slack_ns = TM_WINDOW_SLACK_NS + 2 * (uint64_t)cal.uncertainty_ns,
+        .region_stream_id = g_tm.region_stream_id,
+    };
+    dt_tl_summary sum;
+    char e[TM_ERR_LEN];
+    if (!dt_tl_validate(&region, &sum, e, sizeof e)) {
+        tm_set_error("%s", e);
+        tm_free_storage();
+        return 0;
+    }
+    g_tm.records_stored = stored;
+    result->probe_kind = g_tm.probe_kind;
+    result->clock_source = on_host_clock ? DT_TIMING_CLOCK_CALLBACK : DT_TIMING_CLOCK_OFFSET;
+    result->stream_ns = stream_ns;
+    result->kernel_sum_ns = sum.kernel_sum_ns;
+    result->kernel_span_ns = sum.kernel_span_ns;
+    result->kernel_count = sum.kernel_count;
+    result->launch_count = sum.launch_count;
+    result->dropped_records = 0;
+    result->clock_offset_ns = (double)cal.offset_ns;
+    result->clock_uncertainty_ns = cal.uncertainty_ns;
+    result->host_begin_ns = g_tm.host_begin_ns;
+    result->host_end_ns = host_end_ns;
+    result->records_stored = stored;
+    result->other_stream_kernels = sum.other_stream_kernels;
+    result->region_stream_id = g_tm.region_stream_id;
+    return 1;
+}
+
+TM_EXPORT int dt_timing_kernel_record(uint64_t i, dt_timing_kernel *out) {
+    if (!out || g_tm.active || i >= g_tm.records_stored || !g_tm.records) return 0;
+    *out = g_tm.records[i];
+    return 1;
+}

@@ -1,0 +1,464 @@
+/* test_timing_gpu.c — device test of libdualtime_timing.so (SPEC §5) on a real GPU.
+ *
+ * Compiles two tiny kernels with NVRTC (an increment and a globaltimer spin), drives
+ * them through the CUDA driver API and proves, printing every number it relies on:
+ * restoration (control samples before and after all probe sessions agree within 10%),
+ * numerical transparency (outputs identical with and without the probe), both probe
+ * kinds, several kernels and two streams (joined: counted; unjoined and still running:
+ * fails), capacity overflow, nested begin, end without begin, empty regions, incomplete
+ * work (end-event timeout), dropped records (starved activity buffers), repeated CUPTI
+ * sessions in one process (re-initialisation after cuptiFinalize) and the clock
+ * calibration. Ends with a Markdown summary table for docs/device-timing.md.
+ *
+ * Built twice from this one file: the test body as a module (test_timing_gpu_impl.so,
+ * which links libcuda, NVRTC and the helper) and a launcher executable (built with
+ * DT_TIMING_GPU_LAUNCHER, links nothing of CUDA) that exits 77 when libcuda.so.1 cannot
+ * be loaded (no driver) and otherwise dlopen()s the module given as argv[1] and runs it.
+ *
+ * Exit: 0 all passed, 1 a check failed, 77 no driver or no device (skipped).
+ * Run: ctest --test-dir BUILD -R timing_gpu --output-on-failure (label gpu). */
+#ifdef DT_TIMING_GPU_LAUNCHER
+#include <dlfcn.h>
+#include <stdio.h>
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s PATH/test_timing_gpu_impl.so\n", argv[0]);
+        return 1;
+    }
+    if (!dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL)) {
+        printf("SKIP: no CUDA driver: %s\n", dlerror());
+        return 77;
+    }
+    void *h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        printf("FAIL: dlopen %s: %s\n", argv[1], dlerror());
+        return 1;
+    }
+    int (*run)(void) = (int (*)(void))dlsym(h, "dt_timing_gpu_test");
+    if (!run) {
+        printf("FAIL: dt_timing_gpu_test not found in %s\n", argv[1]);
+        return 1;
+    }
+    return run();
+}
+#else
+#define _GNU_SOURCE
+#include <cuda.h>
+#include <math.h>
+#include <nvrtc.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dualtime/dt_timing.h"
+
+static int g_run, g_failed;
+
+/* A check of the test: prints PASS/FAIL with what was seen. */
+#define EXPECT(cond, ...)                                                                \
+    do {                                                                                 \
+        g_run++;                                                                         \
+        if (cond) {                                                                      \
+            printf("PASS  ");                                                            \
+        } else {                                                                         \
+            g_failed++;                                                                  \
+            printf("FAIL  %s:%d (%s)  ", __FILE__, __LINE__, #cond);                     \
+        }                                                                                \
+        printf(__VA_ARGS__);                                                             \
+        printf("\n");                                                                    \
+        fflush(stdout);                                                                  \
+    } while (0)
+
+/* Setup calls of the test itself: a failure here aborts the test (exit 1). */
+#define CK(call)                                                                         \
+    do {                                                                                 \
+        CUresult rc_ = (call);                                                           \
+        if (rc_ != CUDA_SUCCESS) {                                                       \
+            const char *n_ = NULL, *s_ = NULL;                                           \
+            cuGetErrorName(rc_, &n_);                                                    \
+            cuGetErrorString(rc_, &s_);                                                  \
+            fprintf(stderr, "%s:%d: %s failed: %s: %s\n", __FILE__, __LINE__, #call,     \
+                    n_ ? n_ : "unknown", s_ ? s_ : "unknown");                           \
+            exit(1);                                                                     \
+        }                                                                                \
+    } while (0)
+#define NV(call)                                                                         \
+    do {                                                                                 \
+        nvrtcResult rc_ = (call);                                                        \
+        if (rc_ != NVRTC_SUCCESS) {                                                      \
+            fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call,         \
+                    nvrtcGetErrorString(rc_));                                           \
+            exit(1);                                                                     \
+        }                                                                                \
+    } while (0)
+
+static const char *k_source =
+    "extern \"C\" __global__ void dt_inc(float *x, int n) {\n"
+    "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "  if (i < n) x[i] += 1.0f;\n"
+    "}\n"
+    "extern \"C\" __global__ void dt_spin(unsigned long long ns) {\n"
+    "  unsigned long long t0, t;\n"
+    "  asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t0));\n"
+    "  do { asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t)); } while (t - t0 < ns);\n"
+    "}\n";
+
+static CUfunction g_inc, g_spin;
+static CUstream g_s1, g_s2;
+
+static void launch_inc(CUstream s, CUdeviceptr x, int n) {
+    void *args[] = {&x, &n};
+    CK(cuLaunchKernel(g_inc, (unsigned)((n + 255) / 256), 1, 1, 256, 1, 1, 0, s, args, NULL));
+}
+static void launch_spin(CUstream s, unsigned long long ns) {
+    void *args[] = {&ns};
+    CK(cuLaunchKernel(g_spin, 1, 1, 1, 1, 1, 1, 0, s, args, NULL));
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+static double median(double *v, int n) {
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Prints a result in one block. */
+static void print_result(const char *what, const dt_timing_result *r) {
+    printf("      %s: scope=%s kind=%s stream=%.0f ns kernels=%llu launches=%llu "
+           "sum=%.0f ns span=%.0f ns other_stream=%llu region_stream=%u clock=%s "
+           "offset=%.0f ns +- %.0f ns\n",
+           what, r->scope ? "probe" : "control",
+           r->scope ? (r->probe_kind ? "serialized" : "concurrent") : "-", r->stream_ns,
+           (unsigned long long)r->kernel_count, (unsigned long long)r->launch_count,
+           r->kernel_sum_ns, r->kernel_span_ns, (unsigned long long)r->other_stream_kernels,
+           r->region_stream_id,
+           r->clock_source == DT_TIMING_CLOCK_CALLBACK ? "callback"
+           : r->clock_source == DT_TIMING_CLOCK_OFFSET ? "offset"
+                                                       : "none",
+           r->clock_offset_ns, r->clock_uncertainty_ns);
+}
+
+/* Control samples: `reps` increments of n floats per region; µs per launch. */
+static void control_samples(CUdeviceptr x, int n, int reps, int samples, double *us) {
+    for (int s = 0; s < samples; s++) {
+        dt_timing_result r;
+        if (!dt_timing_begin_control(g_s1)) {
+            printf("      begin_control failed: %s\n", dt_timing_last_error());
+            us[s] = NAN;
+            continue;
+        }
+        for (int i = 0; i < reps; i++) launch_inc(g_s1, x, n);
+        us[s] = dt_timing_end(&r) ? r.stream_ns / reps / 1e3 : NAN;
+        if (isnan(us[s])) printf("      control end failed: %s\n", dt_timing_last_error());
+    }
+}
+
+/* Probe samples: per-launch stream µs and per-kernel CUPTI µs (sum / count). */
+static int g_probe_sessions_ok;
+static void probe_samples(CUdeviceptr x, int n, int reps, int samples, uint32_t kind,
+                          double *stream_us, double *kernel_us) {
+    for (int s = 0; s < samples; s++) {
+        dt_timing_result r;
+        stream_us[s] = kernel_us[s] = NAN;
+        if (!dt_timing_begin_probe(g_s1, (uint32_t)reps, kind)) {
+            printf("      begin_probe failed: %s\n", dt_timing_last_error());
+            continue;
+        }
+        for (int i = 0; i < reps; i++) launch_inc(g_s1, x, n);
+        if (dt_timing_end(&r) && r.kernel_count == (uint64_t)reps) {
+            stream_us[s] = r.stream_ns / reps / 1e3;
+            kernel_us[s] = r.kernel_sum_ns / (double)r.kernel_count / 1e3;
+            g_probe_sessions_ok++;
+        } else {
+            printf("      probe end failed: %s\n", dt_timing_last_error());
+        }
+    }
+}
+
+static int expect_error(int ok, const char *needle) {
+    return !ok && strstr(dt_timing_last_error(), needle) != NULL;
+}
+
+int dt_timing_gpu_test(void);
+int dt_timing_gpu_test(void) {
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    CUresult rc = cuInit(0);
+    int ndev = 0;
+    if (rc != CUDA_SUCCESS || cuDeviceGetCount(&ndev) != CUDA_SUCCESS || ndev == 0) {
+        printf("SKIP: no CUDA driver or no device (cuInit: %d, devices: %d)\n", (int)rc, ndev);
+        return 77;
+    }
+    EXPECT(dt_timing_abi_version() == DT_TIMING_ABI_VERSION, "abi version %u",
+           dt_timing_abi_version());
+
+    CUdevice dev;
+    CUcontext ctx;
+    char devname[256];
+    int ccmaj, ccmin, drv;
+    CK(cuDeviceGet(&dev, 0));
+    CK(cuDeviceGetName(devname, sizeof devname, dev));
+    CK(cuDeviceGetAttribute(&ccmaj, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev));
+    CK(cuDeviceGetAttribute(&ccmin, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev));
+    CK(cuDriverGetVersion(&drv));
+    CK(cuDevicePrimaryCtxRetain(&ctx, dev));
+    CK(cuCtxSetCurrent(ctx));
+    printf("device: %s (sm_%d%d), driver API %d\n", devname, ccmaj, ccmin, drv);
+
+    /* NVRTC: compile for the device's own architecture to a cubin. */
+    nvrtcProgram prog;
+    char arch[64];
+    snprintf(arch, sizeof arch, "--gpu-architecture=sm_%d%d", ccmaj, ccmin);
+    const char *opts[] = {arch};
+    NV(nvrtcCreateProgram(&prog, k_source, "dt_timing_test.cu", 0, NULL, NULL));
+    if (nvrtcCompileProgram(prog, 1, opts) != NVRTC_SUCCESS) {
+        size_t len = 0;
+        nvrtcGetProgramLogSize(prog, &len);
+        char *log = malloc(len + 1);
+        nvrtcGetProgramLog(prog, log);
+        fprintf(stderr, "NVRTC failed:\n%s\n", log);
+        return 1;
+    }
+    size_t cubin_len = 0;
+    NV(nvrtcGetCUBINSize(prog, &cubin_len));
+    char *cubin = malloc(cubin_len);
+    NV(nvrtcGetCUBIN(prog, cubin));
+    NV(nvrtcDestroyProgram(&prog));
+    CUmodule mod;
+    CK(cuModuleLoadData(&mod, cubin));
+    CK(cuModuleGetFunction(&g_inc, mod, "dt_inc"));
+    CK(cuModuleGetFunction(&g_spin, mod, "dt_spin"));
+    CK(cuStreamCreate(&g_s1, CU_STREAM_NON_BLOCKING));
+    CK(cuStreamCreate(&g_s2, CU_STREAM_NON_BLOCKING));
+
+    const int n_small = 4369, n_large = 1 << 26; /* as in h200-cupti.md */
+    CUdeviceptr small_a, small_b, large;
+    CK(cuMemAlloc(&small_a, n_small * sizeof(float)));
+    CK(cuMemAlloc(&small_b, n_small * sizeof(float)));
+    CK(cuMemAlloc(&large, (size_t)n_large * sizeof(float)));
+    CK(cuMemsetD32(small_a, 0, n_small));
+    CK(cuMemsetD32(large, 0, n_large));
+    CK(cuCtxSynchronize());
+
+    enum { SAMPLES = 41, REPS_SMALL = 64, REPS_LARGE = 8 };
+    double tmp[SAMPLES], tmp2[SAMPLES];
+
+    /* ---- 1. control before any CUPTI session (warm up both first: clocks ramp) ---- */
+    control_samples(large, n_large, REPS_LARGE, 5, tmp);
+    control_samples(small_a, n_small, REPS_SMALL, 10, tmp);
+    control_samples(small_a, n_small, REPS_SMALL, SAMPLES, tmp);
+    double ctl_small_before = median(tmp, SAMPLES);
+    control_samples(large, n_large, REPS_LARGE, SAMPLES, tmp);
+    double ctl_large_before = median(tmp, SAMPLES);
+    EXPECT(ctl_small_before > 0 && ctl_large_before > 0,
+           "control before any probe: small %.3f us/launch, large %.3f us/launch",
+           ctl_small_before, ctl_large_before);
+
+    /* ---- 2. numerical transparency, several kernels, both kinds ------------------- */
+    float *host_ctl = malloc(n_small * sizeof(float));
+    float *host_probe = malloc(n_small * sizeof(float));
+    dt_timing_result r;
+    CK(cuMemsetD32(small_b, 0, n_small));
+    CK(cuCtxSynchronize());
+    EXPECT(dt_timing_begin_control(g_s1), "begin_control");
+    for (int i = 0; i < 5; i++) launch_inc(g_s1, small_b, n_small);
+    EXPECT(dt_timing_end(&r) && r.stream_ns > 0 && r.kernel_count == 0,
+           "control of 5 increments: stream %.0f ns (err '%s')", r.stream_ns,
+           dt_timing_last_error());
+    CK(cuMemcpyDtoH(host_ctl, small_b, n_small * sizeof(float)));
+    for (uint32_t kind = 0; kind < 2; kind++) {
+        const char *kname = kind ? "serialized" : "concurrent";
+        CK(cuMemsetD32(small_b, 0, n_small));
+        CK(cuCtxSynchronize());
+        int ok = dt_timing_begin_probe(g_s1, 16, kind);
+        EXPECT(ok, "begin_probe(%s) (err '%s')", kname, dt_timing_last_error());
+        for (int i = 0; i < 5; i++) launch_inc(g_s1, small_b, n_small);
+        ok = dt_timing_end(&r);
+        EXPECT(ok && r.kernel_count == 5 && r.launch_count == 5 && r.records_stored == 5,
+               "probe(%s) of 5 increments: %llu kernels, %llu launches (err '%s')", kname,
+               (unsigned long long)r.kernel_count, (unsigned long long)r.launch_count,
+               dt_timing_last_error());
+        print_result(kname, &r);
+        EXPECT(ok && r.kernel_sum_ns > 0 && r.kernel_span_ns >= 0.99 * r.kernel_sum_ns &&
+                   r.kernel_sum_ns < 1.1 * r.stream_ns,
+               "probe(%s): 0 < sum %.0f <= span %.0f (/0.99), sum < 1.1 x stream %.0f ns",
+               kname, r.kernel_sum_ns, r.kernel_span_ns, r.stream_ns);
+        EXPECT(ok && r.clock_source == DT_TIMING_CLOCK_CALLBACK,
+               "probe(%s) clock: %s, offset %.0f ns, uncertainty %.0f ns", kname,
+               r.clock_source == DT_TIMING_CLOCK_CALLBACK ? "CLOCK_MONOTONIC via callback"
+                                                          : "converted by offset",
+               r.clock_offset_ns, r.clock_uncertainty_ns);
+        for (uint64_t i = 0; ok && i < r.records_stored; i++) {
+            dt_timing_kernel k;
+            if (!dt_timing_kernel_record(i, &k)) break;
+            printf("      record %llu: %s grid %u,%u,%u block %u,%u,%u stream %u corr %llu "
+                   "start +%.3f us dur %.3f us\n",
+                   (unsigned long long)i, k.name, k.grid[0], k.grid[1], k.grid[2],
+                   k.block[0], k.block[1], k.block[2], k.stream_id,
+                   (unsigned long long)k.correlation_id,
+                   (double)(k.start_ns - r.host_begin_ns) / 1e3,
+                   (double)(k.end_ns - k.start_ns) / 1e3);
+            if (i == 0)
+                EXPECT(strcmp(k.name, "dt_inc") == 0 && k.block[0] == 256 &&
+                           k.grid[0] == (uint32_t)((n_small + 255) / 256) &&
+                           k.start_ns >= r.host_begin_ns && k.end_ns <= r.host_end_ns,
+                       "record 0 names dt_inc, geometry matches, lies in [begin, end]");
+        }
+        CK(cuMemcpyDtoH(host_probe, small_b, n_small * sizeof(float)));
+        EXPECT(memcmp(host_ctl, host_probe, n_small * sizeof(float)) == 0 &&
+                   host_probe[0] == 5.0f && host_probe[n_small - 1] == 5.0f,
+               "transparency (%s): outputs bit-identical with and without probe (x=%g)",
+               kname, host_probe[0]);
+    }
+    EXPECT(!dt_timing_kernel_record(5, &(dt_timing_kernel){0}), "record index 5 of 5 refused");
+
+    /* ---- 3. two streams ----------------------------------------------------------- */
+    {
+        CUevent join;
+        CK(cuEventCreate(&join, CU_EVENT_DISABLE_TIMING));
+        int ok = dt_timing_begin_probe(g_s1, 16, DT_TIMING_PROBE_CONCURRENT);
+        launch_inc(g_s1, small_a, n_small);
+        launch_inc(g_s2, small_b, n_small);
+        launch_inc(g_s2, small_b, n_small);
+        launch_inc(g_s1, small_a, n_small);
+        CK(cuEventRecord(join, g_s2));
+        CK(cuStreamWaitEvent(g_s1, join, 0));
+        ok = dt_timing_end(&r) && ok;
+        print_result("two streams, joined", &r);
+        EXPECT(ok && r.kernel_count == 4 && r.other_stream_kernels == 2,
+               "joined second stream is counted: %llu kernels, %llu on the other stream "
+               "(err '%s')",
+               (unsigned long long)r.kernel_count, (unsigned long long)r.other_stream_kernels,
+               dt_timing_last_error());
+        ok = dt_timing_begin_probe(g_s1, 16, DT_TIMING_PROBE_CONCURRENT);
+        launch_inc(g_s1, small_a, n_small);
+        launch_spin(g_s2, 300000000ull); /* 300 ms, never joined */
+        ok = ok && !dt_timing_end(&r);
+        printf("      unjoined: %s\n", dt_timing_last_error());
+        EXPECT(ok, "unjoined second stream still running at end fails closed");
+        CK(cuCtxSynchronize());
+        CK(cuEventDestroy(join));
+    }
+
+    /* ---- 4. fail-closed rules ----------------------------------------------------- */
+    EXPECT(expect_error(dt_timing_end(&r), "end without begin"),
+           "end without begin fails: '%s'", dt_timing_last_error());
+    EXPECT(r.stream_ns == 0 && r.kernel_count == 0, "a failed end fills no number");
+
+    dt_timing_begin_probe(g_s1, 3, DT_TIMING_PROBE_CONCURRENT);
+    for (int i = 0; i < 4; i++) launch_inc(g_s1, small_a, n_small);
+    EXPECT(expect_error(dt_timing_end(&r), "capacity exceeded"),
+           "4 launches in capacity 3 fail: '%s'", dt_timing_last_error());
+    EXPECT(expect_error(dt_timing_begin_probe(g_s1, 0, 0), "capacity 0"),
+           "capacity 0 refused: '%s'", dt_timing_last_error());
+
+    dt_timing_begin_probe(g_s1, 8, DT_TIMING_PROBE_CONCURRENT);
+    EXPECT(expect_error(dt_timing_begin_control(g_s1), "nested begin"),
+           "nested begin refused: '%s'", dt_timing_last_error());
+    launch_inc(g_s1, small_a, n_small);
+    EXPECT(expect_error(dt_timing_end(&r), "nested begin"),
+           "the region around a nested begin fails too: '%s'", dt_timing_last_error());
+    dt_timing_begin_control(g_s1);
+    EXPECT(expect_error(dt_timing_begin_control(g_s1), "nested begin"),
+           "nested control begin refused");
+    launch_inc(g_s1, small_a, n_small);
+    EXPECT(!dt_timing_end(&r), "the control around it fails");
+
+    dt_timing_begin_probe(g_s1, 8, DT_TIMING_PROBE_CONCURRENT);
+    EXPECT(expect_error(dt_timing_end(&r), "empty region"),
+           "empty probe fails: '%s'", dt_timing_last_error());
+    {
+        int ok = dt_timing_begin_control(g_s1) && dt_timing_end(&r);
+        printf("INFO  empty control: %s (stream %.0f ns%s%s)\n",
+               ok ? "succeeded: back-to-back events show time, the control cannot tell "
+                    "an empty region"
+                  : "failed closed",
+               r.stream_ns, ok ? "" : ", ", ok ? "" : dt_timing_last_error());
+    }
+
+    /* Incomplete work: the end event is not reached within the timeout. */
+    EXPECT(dt_timing_configure(0, 0, 100), "configure sync timeout 100 ms");
+    dt_timing_begin_probe(g_s1, 8, DT_TIMING_PROBE_CONCURRENT);
+    launch_spin(g_s1, 600000000ull); /* 600 ms */
+    EXPECT(expect_error(dt_timing_end(&r), "incomplete work"),
+           "probe: 600 ms kernel, 100 ms timeout fails: '%s'", dt_timing_last_error());
+    dt_timing_begin_control(g_s1);
+    launch_spin(g_s1, 600000000ull);
+    EXPECT(expect_error(dt_timing_end(&r), "incomplete work"),
+           "control: 600 ms kernel, 100 ms timeout fails: '%s'", dt_timing_last_error());
+    dt_timing_begin_probe(g_s1, 8, DT_TIMING_PROBE_CONCURRENT);
+    launch_spin(g_s1, 20000000ull); /* 20 ms: inside the timeout */
+    EXPECT(dt_timing_end(&r) && r.kernel_count == 1 && r.kernel_sum_ns > 19e6,
+           "20 ms spin within the timeout succeeds: kernel %.3f ms (err '%s')",
+           r.kernel_sum_ns / 1e6, dt_timing_last_error());
+
+    /* Dropped records: one 1 KiB activity buffer for 256 kernels. */
+    EXPECT(dt_timing_configure(1024, 1, 0), "configure 1 activity buffer of 1 KiB");
+    {
+        int ok = dt_timing_begin_probe(g_s1, 512, DT_TIMING_PROBE_CONCURRENT);
+        for (int i = 0; i < 256; i++) launch_inc(g_s1, small_a, n_small);
+        ok = ok && dt_timing_end(&r);
+        const char *e = dt_timing_last_error();
+        EXPECT(!ok, "starved buffers fail closed: '%s'", e);
+        printf("INFO  drops %s provoked (the failure names %s)\n",
+               strstr(e, "dropped") ? "were" : "were NOT",
+               strstr(e, "dropped") ? "dropped records" : "another rule");
+    }
+    EXPECT(dt_timing_configure(0, 0, 0), "configure back to defaults");
+
+    /* ---- 5. perturbation: probe samples, both kinds, small and large --------------- */
+    double p_small_stream[2], p_small_kernel[2], p_large_stream[2], p_large_kernel[2];
+    for (uint32_t kind = 0; kind < 2; kind++) {
+        probe_samples(small_a, n_small, REPS_SMALL, SAMPLES, kind, tmp, tmp2);
+        p_small_stream[kind] = median(tmp, SAMPLES);
+        p_small_kernel[kind] = median(tmp2, SAMPLES);
+        probe_samples(large, n_large, REPS_LARGE, SAMPLES, kind, tmp, tmp2);
+        p_large_stream[kind] = median(tmp, SAMPLES);
+        p_large_kernel[kind] = median(tmp2, SAMPLES);
+    }
+    EXPECT(g_probe_sessions_ok == 4 * SAMPLES,
+           "re-initialisation after cuptiFinalize: %d of %d probe sessions in this one "
+           "process succeeded",
+           g_probe_sessions_ok, 4 * SAMPLES);
+
+    /* ---- 6. restoration: control after every probe session ----------------------- */
+    control_samples(small_a, n_small, REPS_SMALL, SAMPLES, tmp);
+    double ctl_small_after = median(tmp, SAMPLES);
+    control_samples(large, n_large, REPS_LARGE, SAMPLES, tmp);
+    double ctl_large_after = median(tmp, SAMPLES);
+    EXPECT(fabs(ctl_small_after / ctl_small_before - 1.0) < 0.10,
+           "restoration (small): control before %.3f us, after %.3f us (ratio %.3f)",
+           ctl_small_before, ctl_small_after, ctl_small_after / ctl_small_before);
+    EXPECT(fabs(ctl_large_after / ctl_large_before - 1.0) < 0.10,
+           "restoration (large): control before %.3f us, after %.3f us (ratio %.3f)",
+           ctl_large_before, ctl_large_after, ctl_large_after / ctl_large_before);
+
+    printf("\n## Summary (medians of %d samples; us per launch; small = %d floats x %d "
+           "launches, large = %d floats x %d launches; %s)\n\n",
+           SAMPLES, n_small, REPS_SMALL, n_large, REPS_LARGE, devname);
+    printf("| kernel | control before | probe concurrent (stream) | probe serialized "
+           "(stream) | control after | CUPTI kernel concurrent | CUPTI kernel serialized |\n");
+    printf("|---|---:|---:|---:|---:|---:|---:|\n");
+    printf("| small | %.3f | %.3f (%.2fx) | %.3f (%.2fx) | %.3f | %.3f | %.3f |\n",
+           ctl_small_before, p_small_stream[0], p_small_stream[0] / ctl_small_before,
+           p_small_stream[1], p_small_stream[1] / ctl_small_before, ctl_small_after,
+           p_small_kernel[0], p_small_kernel[1]);
+    printf("| large | %.3f | %.3f (%.3fx) | %.3f (%.3fx) | %.3f | %.3f | %.3f |\n",
+           ctl_large_before, p_large_stream[0], p_large_stream[0] / ctl_large_before,
+           p_large_stream[1], p_large_stream[1] / ctl_large_before, ctl_large_after,
+           p_large_kernel[0], p_large_kernel[1]);
+    printf("\n%d tests, %d passed, %d failed\n", g_run, g_run - g_failed, g_failed);
+
+    cuMemFree(small_a);
+    cuMemFree(small_b);
+    cuMemFree(large);
+    cuStreamDestroy(g_s1);
+    cuStreamDestroy(g_s2);
+    cuModuleUnload(mod);
+    cuDevicePrimaryCtxRelease(dev);
+    return g_failed ? 1 : 0;
+}
+#endif /* DT_TIMING_GPU_LAUNCHER */
