@@ -557,7 +557,7 @@ static int cmd_run(int argc, char **argv, int full_argc, char **full_argv) {
                            json_object_get(hello[i], "framework_version"), "command", cmd,
                            "hello", hello[i]));
     }
-    json_t *gpu = json_object_get(json_object_get(hello[0], "env"), "cuda");
+    json_t *gpu = strcmp(backend, "cuda") == 0 ? json_object_get(cuda0, "info") : NULL;
     json_t *results = json_pack(
         "{s:s,s:i,s:b,s:{s:s,s:s,s:O,s:O,s:s},s:o,s:s,s:s,s:o,s:o,s:{s:o,s:O,s:s},s:{s:o,s:[]},s:[]}",
         "format", "dualtime-results", "format_version", 1, "complete", 0, "tool", "name",

@@ -375,7 +375,8 @@ def error_paths(w, backends):
         bad(w.ask({"cmd": "run", "reps": "3"}), "run reps as a string")
         bad(w.ask({"cmd": "run"}), "run without reps")
         r = w.ask({"cmd": "device", "scope": "control", "reps": 1, "capacity": 16})
-        check(not r["ok"] and "not yet" in r.get("error", ""), "device not yet: %r" % r)
+        check(not r["ok"] and "device timing not available" in r.get("error", ""),
+              "device refused without device timing: %r" % r)
         r = w.ask({"cmd": "run", "reps": 3})
         check(r["ok"] and r["host_ns"] > 0, "run still works after errors")
         check(w.ask({"cmd": "release"})["ok"], "release")
@@ -411,7 +412,12 @@ def main():
     check(hello["backends"]["cpu"]["available"] is True, "cpu available")
     cuda = hello["backends"]["cuda"]
     check(cuda["available"] or cuda.get("reason"), "cuda reason when unavailable")
-    check(hello["device_timing"] == {"available": False, "reason": "not yet"}, "device_timing")
+    dtm = hello["device_timing"]
+    if cuda["available"]:
+        check(dtm.get("available") or dtm.get("reason"), "device_timing reason: %r" % dtm)
+    else:
+        check(dtm.get("available") is False and "no usable CUDA device" in dtm.get("reason", ""),
+              "device_timing unavailable on cpu: %r" % dtm)
     env = hello["env"]
     check(env.get("threads") == 1, "env.threads == 1: %r" % env.get("threads"))
     print("hello: torch %s, cuda %s, %s" % (hello["framework_version"], cuda,

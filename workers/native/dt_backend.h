@@ -57,7 +57,8 @@ typedef struct dt_backend {
     /* sync; t0; reps calls; sync; t1 -> *host_ns */
     dt_status (*run)(void *state, int64_t reps, int64_t *host_ns, dt_err *err);
     dt_status (*download)(void *state, double *ms, dt_err *err);
-    /* Device scope: probe = 0 control, 1 probe. NULL when the backend has none. */
+    /* Device scope: probe = 0 control, 1 CUPTI probe with concurrent kernel records,
+     * 2 CUPTI probe with serialized kernel records. NULL when the backend has none. */
     dt_status (*device)(void *state, int probe, int64_t reps, int64_t capacity,
                         struct dt_timing_result *res, dt_err *err);
     void (*release)(void *state);

@@ -612,6 +612,12 @@ static void do_device(worker *w, json_t *req) {
     dt_timing_result res;
     memset(&res, 0, sizeof res);
     int probe = strcmp(scope, "probe") == 0;
+    const char *kind = json_string_value(json_object_get(req, "probe_kind"));
+    if (probe && kind && strcmp(kind, "serialized") == 0) probe = 2;
+    else if (probe && kind && strcmp(kind, "concurrent") != 0) {
+        emit_error("device: 'probe_kind' must be \"concurrent\" or \"serialized\"");
+        return;
+    }
     if (w->be->device(w->state, probe, reps, capacity, &res, &err) != DT_OK) {
         emit_error("device: %s", err.msg);
         return;

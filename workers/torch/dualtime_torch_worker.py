@@ -14,6 +14,7 @@ worker still answers: hello and every other request get ok:false with an install
 """
 import json
 import mmap
+import ctypes
 import os
 import sys
 import time
@@ -325,26 +326,121 @@ def _build_call(op, t, v1, m, n, dev):
 
 # --- device timing (placeholder) -------------------------------------------------------
 
-class DeviceTiming:
-    """Device timing through libdualtime_timing.so (include/dualtime/dt_timing.h).
+class _Kernel(ctypes.Structure):
+    """dt_timing_kernel (include/dualtime/dt_timing.h)."""
+    _fields_ = [("name", ctypes.c_char * 256), ("start_ns", ctypes.c_uint64),
+                ("end_ns", ctypes.c_uint64), ("grid", ctypes.c_uint32 * 3),
+                ("block", ctypes.c_uint32 * 3), ("correlation_id", ctypes.c_uint64),
+                ("stream_id", ctypes.c_uint32), ("pad_", ctypes.c_uint32)]
 
-    Not wired yet. The intended loader: ctypes.CDLL(path), check
-    dt_timing_abi_version() == 1, declare dt_timing_result / dt_timing_kernel as
-    ctypes.Structure mirroring the header, then per `device` request:
-    begin_control(stream) or begin_probe(stream, capacity, kind) with
-    stream = torch.cuda.current_stream().cuda_stream, R calls of case.call, end(&res),
-    kernel_record(i) for i < records_stored; failures come from dt_timing_last_error().
-    """
+
+class _Result(ctypes.Structure):
+    """dt_timing_result (include/dualtime/dt_timing.h)."""
+    _fields_ = [("abi_version", ctypes.c_uint32), ("scope", ctypes.c_uint32),
+                ("probe_kind", ctypes.c_uint32), ("clock_source", ctypes.c_uint32),
+                ("stream_ns", ctypes.c_double), ("kernel_sum_ns", ctypes.c_double),
+                ("kernel_span_ns", ctypes.c_double), ("kernel_count", ctypes.c_uint64),
+                ("launch_count", ctypes.c_uint64), ("dropped_records", ctypes.c_uint64),
+                ("clock_offset_ns", ctypes.c_double), ("clock_uncertainty_ns", ctypes.c_double),
+                ("host_begin_ns", ctypes.c_uint64), ("host_end_ns", ctypes.c_uint64),
+                ("records_stored", ctypes.c_uint64), ("other_stream_kernels", ctypes.c_uint64),
+                ("region_stream_id", ctypes.c_uint32), ("pad_", ctypes.c_uint32)]
+
+
+TIMING_ABI_VERSION = 1
+MAX_RECORDS_OUT = 4096
+
+
+class DeviceTiming:
+    """Device timing through libdualtime_timing.so (include/dualtime/dt_timing.h), loaded
+    with ctypes from the folder of this script. Available only with a usable CUDA device;
+    the ABI version is checked before any use."""
 
     def __init__(self):
         self.lib = None
-        self.reason = "not yet"
+        self.reason = "not loaded"
+
+    def load(self, cuda_ok):
+        if not cuda_ok:
+            self.reason = "cpu only: no usable CUDA device"
+            return
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "libdualtime_timing.so")
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError as exc:
+            self.reason = "cannot load %s: %s" % (path, _one_line(exc, 200))
+            return
+        lib.dt_timing_abi_version.restype = ctypes.c_uint32
+        lib.dt_timing_begin_control.argtypes = [ctypes.c_void_p]
+        lib.dt_timing_begin_probe.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_uint32]
+        lib.dt_timing_end.argtypes = [ctypes.POINTER(_Result)]
+        lib.dt_timing_kernel_record.argtypes = [ctypes.c_uint64, ctypes.POINTER(_Kernel)]
+        lib.dt_timing_last_error.restype = ctypes.c_char_p
+        abi = lib.dt_timing_abi_version()
+        if abi != TIMING_ABI_VERSION:
+            self.reason = "%s has ABI %d, this worker needs %d" % (path, abi, TIMING_ABI_VERSION)
+            return
+        self.lib = lib
+        self.reason = None
 
     def hello(self):
-        return {"available": False, "reason": self.reason}
+        if self.lib is None:
+            return {"available": False, "reason": self.reason}
+        return {"available": True, "abi_version": TIMING_ABI_VERSION}
 
-    def measure(self, case, scope, reps, capacity):
-        raise WorkerError("device timing not yet available in the torch worker")
+    def _error(self, what):
+        msg = self.lib.dt_timing_last_error()
+        return WorkerError("%s: %s" % (what, msg.decode("utf-8", "replace") if msg else "unknown"))
+
+    def measure(self, case, scope, reps, capacity, probe_kind):
+        if self.lib is None:
+            raise WorkerError("device timing not available: %s" % self.reason)
+        if case.backend != "cuda":
+            raise WorkerError("device timing needs the cuda backend")
+        stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+        call = case.call
+        with _inference_mode():
+            case.sync()
+            if scope == "probe":
+                kind = 1 if probe_kind == "serialized" else 0
+                ok = self.lib.dt_timing_begin_probe(stream, max(1, min(capacity or 1, 65536)), kind)
+            else:
+                ok = self.lib.dt_timing_begin_control(stream)
+            if not ok:
+                raise self._error("timing begin")
+            try:
+                for _ in range(reps):
+                    call()
+            except Exception:
+                junk = _Result()
+                self.lib.dt_timing_end(ctypes.byref(junk))
+                raise
+            res = _Result()
+            if not self.lib.dt_timing_end(ctypes.byref(res)):
+                raise self._error("timing end")
+        out = {"abi_version": res.abi_version, "scope": scope,
+               "stream_ns": res.stream_ns, "kernel_sum_ns": res.kernel_sum_ns,
+               "kernel_span_ns": res.kernel_span_ns, "kernel_count": res.kernel_count,
+               "launch_count": res.launch_count, "dropped_records": res.dropped_records,
+               "clock_offset_ns": res.clock_offset_ns,
+               "clock_uncertainty_ns": res.clock_uncertainty_ns,
+               "host_begin_ns": res.host_begin_ns, "host_end_ns": res.host_end_ns,
+               "records_stored": res.records_stored,
+               "other_stream_kernels": res.other_stream_kernels}
+        if scope == "probe":
+            out["probe_kind"] = "serialized" if res.probe_kind == 1 else "concurrent"
+            kernels = []
+            k = _Kernel()
+            for i in range(min(res.records_stored, MAX_RECORDS_OUT)):
+                if not self.lib.dt_timing_kernel_record(i, ctypes.byref(k)):
+                    break
+                kernels.append({"name": k.name.decode("utf-8", "replace"),
+                                "start_ns": k.start_ns, "end_ns": k.end_ns,
+                                "grid": list(k.grid), "block": list(k.block),
+                                "correlation_id": k.correlation_id, "stream_id": k.stream_id})
+            out["kernels"] = kernels
+            out["kernels_truncated"] = len(kernels) < res.records_stored
+        return out
 
 
 # --- the case -------------------------------------------------------------------------
@@ -484,7 +580,8 @@ class Worker:
         return {"protocol": PROTOCOL, "worker": WORKER, "framework": "pytorch",
                 "framework_version": torch.__version__,
                 "backends": {"cpu": {"available": True}, "cuda": cuda},
-                "device_timing": self.timing.hello(), "env": env}
+                "device_timing": (self.timing.load(cuda_ok), self.timing.hello())[1],
+                "env": env}
 
     # prepare -------------------------------------------------------------------------
     def _validate(self, req):
@@ -656,7 +753,10 @@ class Worker:
             raise WorkerError("'scope' must be control or probe")
         reps = _req_int(req, "reps", 1)
         capacity = _req_int(req, "capacity", 0, required=False) or 0
-        return {"result": self.timing.measure(case, scope, reps, capacity)}
+        kind = req.get("probe_kind", "concurrent")
+        if kind not in ("concurrent", "serialized"):
+            raise WorkerError("'probe_kind' must be concurrent or serialized")
+        return {"result": self.timing.measure(case, scope, reps, capacity, kind)}
 
     def release(self, req):
         case = self._need_case("release")
