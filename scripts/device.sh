@@ -27,33 +27,31 @@ log() { echo "== $*" | tee -a "$OUT/summary.txt"; }
 log "machine: $(head -3 "$OUT/machine.txt" | tail -1)"
 
 rc=0
+export LD_LIBRARY_PATH="$PWD/$B:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+step() { # step NAME COMMAND...: run, log, keep the exit status
+  local name="$1"; shift
+  timeout "${DT_STEP_TIMEOUT:-900}" "$@" > "$OUT/$name.log" 2>&1; local r=$?
+  log "$name: exit $r ($( [ $r = 0 ] && echo pass || ([ $r = 77 ] && echo SKIP || echo FAIL)))"
+  tail -"${DT_TAIL:-4}" "$OUT/$name.log" | sed 's/^/   /' | tee -a "$OUT/summary.txt"
+  [ $r = 0 ] || rc=1
+}
 if [ "$what" = tests ] || [ "$what" = all ]; then
-  for t in "$B"/tests/gpu/test_* "$B"/test_*gpu*; do
-    [ -x "$t" ] && [ -f "$t" ] || continue
-    name=$(basename "$t")
-    timeout 300 "$t" "$B" > "$OUT/$name.log" 2>&1; r=$?
-    log "gpu test $name: exit $r ($( [ $r = 0 ] && echo pass || ([ $r = 77 ] && echo SKIP || echo FAIL)))"
-    [ $r = 0 ] || rc=1
-    tail -5 "$OUT/$name.log" | sed 's/^/   /' | tee -a "$OUT/summary.txt"
-  done
+  step test_cuda_backend "$B/tests/gpu/test_cuda_backend" "$B/libdualtime_cuda.so"
+  step test_timing_gpu "$B/tests/gpu/test_timing_gpu" "$B/tests/gpu/test_timing_gpu_impl.so"
+  # every op x default shapes x views through the oracle, for both frameworks
+  step views_both_frameworks "$B/dualtime" run --backends cuda --input-views --samples 3 \
+    --sample-ms 5 --warmup-ms 20 --quiet --output "$OUT/views"
 fi
 if [ "$what" = sanitize ] || [ "$what" = all ]; then
-  t="$B/tests/gpu/test_cuda_backend"
-  if [ -x "$t" ]; then
-    for tool in memcheck racecheck; do
-      timeout 600 compute-sanitizer --tool "$tool" --error-exitcode 9 "$t" "$B" --sanitize \
-        > "$OUT/sanitizer-$tool.log" 2>&1; r=$?
-      log "compute-sanitizer $tool: exit $r; $(grep -E 'ERROR SUMMARY' "$OUT/sanitizer-$tool.log" | tail -1)"
-      [ $r = 0 ] || rc=1
-    done
-  fi
+  for tool in memcheck racecheck; do
+    DUALTIME_GPU_TEST_QUICK=1 step "sanitizer_$tool" compute-sanitizer --tool "$tool" \
+      --error-exitcode 9 "$B/tests/gpu/test_cuda_backend" "$B/libdualtime_cuda.so"
+    grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/sanitizer_$tool.log" | tail -2 | tee -a "$OUT/summary.txt"
+  done
 fi
 if [ "$what" = bench ] || [ "$what" = all ]; then
   rm -rf "$OUT/run"
-  "$B/dualtime" run --backends cuda --output "$OUT/run" --quiet "$@" > "$OUT/run.log" 2>&1; r=$?
-  log "dualtime run: exit $r"
-  [ $r -le 1 ] || rc=1
-  tail -3 "$OUT/run.log" | tee -a "$OUT/summary.txt"
+  DT_TAIL=3 step bench "$B/dualtime" run --backends cuda --output "$OUT/run" --quiet "$@"
 fi
 cp "$OUT/summary.txt" "$FINAL_OUT/" 2>/dev/null
 [ -f "$OUT/run/results.md" ] && cp "$OUT/run/results.md" "$OUT/run/results.json" "$FINAL_OUT/"
