@@ -44,7 +44,8 @@ if [ "$what" = tests ] || [ "$what" = all ]; then
 fi
 if [ "$what" = sanitize ] || [ "$what" = all ]; then
   for tool in memcheck racecheck; do
-    DUALTIME_GPU_TEST_QUICK=1 step "sanitizer_$tool" compute-sanitizer --tool "$tool" \
+    DUALTIME_GPU_TEST_QUICK=1 DUALTIME_GPU_TEST_REPS=2 DUALTIME_GPU_TEST_NO_FAULT=1 \
+      step "sanitizer_$tool" compute-sanitizer --tool "$tool" \
       --error-exitcode 9 "$B/tests/gpu/test_cuda_backend" "$B/libdualtime_cuda.so"
     grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/sanitizer_$tool.log" | tail -2 | tee -a "$OUT/summary.txt"
   done
@@ -55,5 +56,5 @@ if [ "$what" = bench ] || [ "$what" = all ]; then
 fi
 cp "$OUT/summary.txt" "$FINAL_OUT/" 2>/dev/null
 [ -f "$OUT/run/results.md" ] && cp "$OUT/run/results.md" "$OUT/run/results.json" "$FINAL_OUT/"
-tar czf "$FINAL_OUT/logs.tgz" -C "$W" . 2>/dev/null
+tar czf "$FINAL_OUT/logs-$what.tgz" -C "$W" . 2>/dev/null
 exit $rc

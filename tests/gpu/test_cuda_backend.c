@@ -95,7 +95,11 @@ static void run_case(dt_op op, int64_t m, int64_t n, int64_t k, int views) {
     dt_arena_poison_outputs(&L, arena);
     s = g_be->upload(st, &up_ms, &err);
     CHECK(s == DT_OK, "%s: upload 2: %s", label, err.msg);
-    s = g_be->run(st, 100, &ns100, &err);
+    /* DUALTIME_GPU_TEST_REPS: fewer repeated calls (compute-sanitizer runs are slow) */
+    const char *reps_env = getenv("DUALTIME_GPU_TEST_REPS");
+    int64_t reps = reps_env ? atoll(reps_env) : 100;
+    if (reps < 1) reps = 1;
+    s = g_be->run(st, reps, &ns100, &err);
     CHECK(s == DT_OK, "%s: run 100: %s [%s]", label, err.msg, pi.implementation);
     s = g_be->download(st, &down_ms, &err);
     CHECK(s == DT_OK, "%s: download 2: %s", label, err.msg);
@@ -105,7 +109,7 @@ static void run_case(dt_op op, int64_t m, int64_t n, int64_t k, int views) {
     CHECK(orep100.ok, "%s: oracle after 100 calls: max err %.3g: %s", label,
           orep100.max_abs_error, orep100.first_failure);
     {
-        double us = (double)ns100 / 100.0 / 1e3;
+        double us = (double)ns100 / (double)reps / 1e3;
         double gbs = (double)dt_op_min_bytes(op, m, n, k) / (us * 1e3);
         double gflops = dt_op_flops(op, m, n, k) / (us * 1e3);
         printf("ok   %-28s maxerr %.2e budget %.3f | 1 call %8.1f us | x100 %9.2f us/call "
@@ -288,7 +292,8 @@ int main(int argc, char **argv) {
         g_fail++;
     } else {
         compile_error_case(dir);
-        fault_case(dir); /* last: it destroys the context */
+        /* the planted illegal address would be (rightly) reported by compute-sanitizer */
+        if (!getenv("DUALTIME_GPU_TEST_NO_FAULT")) fault_case(dir); /* last: kills the context */
         rmdir(dir);
     }
     printf("%d tests, %d passed, %d failed\n", g_pass + g_fail, g_pass, g_fail);
