@@ -55,6 +55,9 @@ if [ "$what" = bench ] || [ "$what" = all ]; then
   DT_TAIL=3 step bench "$B/dualtime" run --backends cuda --output "$OUT/run" --quiet "$@"
 fi
 cp "$OUT/summary.txt" "$FINAL_OUT/" 2>/dev/null
-[ -f "$OUT/run/results.md" ] && cp "$OUT/run/results.md" "$OUT/run/results.json" "$FINAL_OUT/"
+if [ -f "$OUT/run/results.md" ]; then
+  cp "$OUT/run/results.md" "$FINAL_OUT/"
+  gzip -c "$OUT/run/results.json" > "$FINAL_OUT/results.json.gz"
+fi
 tar czf "$FINAL_OUT/logs-$what.tgz" -C "$W" . 2>/dev/null
 exit $rc

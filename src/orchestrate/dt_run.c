@@ -295,6 +295,46 @@ static void take_samples(run_ctx *c, fw_case fw[2], int round, int flip, int sin
 
 /* ---- device phase ---------------------------------------------------------------------- */
 
+/* Every kernel record of a probe sample, compactly (a run keeps tens of thousands):
+ * {"t0_ns": first start (host monotonic), "names": [...], "launch": {name: {grid, block}},
+ *  "rows": [[name index, start - t0 (ns), end - t0 (ns), stream id], ...]} */
+static json_t *compact_records(json_t *recs) {
+    json_t *names = json_array(), *launch = json_object(), *rows = json_array();
+    double t0 = 0;
+    size_t i;
+    json_t *k;
+    json_array_foreach(recs, i, k) {
+        double st = json_number_value(json_object_get(k, "start_ns"));
+        if (i == 0 || st < t0) t0 = st;
+    }
+    json_array_foreach(recs, i, k) {
+        const char *name = json_string_value(json_object_get(k, "name"));
+        if (!name) name = "?";
+        size_t idx = json_array_size(names), j;
+        json_t *nm;
+        json_array_foreach(names, j, nm) {
+            if (strcmp(json_string_value(nm), name) == 0) {
+                idx = j;
+                break;
+            }
+        }
+        if (idx == json_array_size(names)) {
+            json_array_append_new(names, json_string(name));
+            json_object_set_new(launch, name,
+                                json_pack("{s:O,s:O}", "grid", json_object_get(k, "grid"),
+                                          "block", json_object_get(k, "block")));
+        }
+        json_array_append_new(
+            rows, json_pack("[I,I,I,O]", (json_int_t)idx,
+                            (json_int_t)(json_number_value(json_object_get(k, "start_ns")) - t0),
+                            (json_int_t)(json_number_value(json_object_get(k, "end_ns")) - t0),
+                            json_object_get(k, "stream_id") ? json_object_get(k, "stream_id")
+                                                            : json_null()));
+    }
+    return json_pack("{s:I,s:o,s:o,s:o}", "t0_ns", (json_int_t)t0, "names", names, "launch",
+                     launch, "rows", rows);
+}
+
 /* Converts a worker's device result into a sample record (per-call microseconds). */
 static json_t *device_sample(json_t *res, int64_t reps, int round, int index, int64_t pos,
                              int probe) {
@@ -340,7 +380,7 @@ static json_t *device_sample(json_t *res, int64_t reps, int round, int index, in
     }
     json_decref(by);
     json_object_set_new(smp, "kernels", kernels);
-    json_object_set(smp, "records", recs ? recs : json_null());
+    json_object_set_new(smp, "records", compact_records(recs));
     return smp;
 }
 

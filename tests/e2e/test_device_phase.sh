@@ -37,7 +37,9 @@ for c in r["cases"]:
             assert (ctl < prb) == (i % 2 == 0), (i, ctl, prb)
         p = s["probe_batch"][0]
         assert p["kernel_count"] == p["reps"] and p["kernels"][0]["count"] == p["reps"]
-        assert len(p["records"]) == p["reps"]
+        rec = p["records"]
+        assert len(rec["rows"]) == p["reps"] and rec["names"] == [p["kernels"][0]["name"]]
+        assert all(r[2] > r[1] >= 0 for r in rec["rows"])
     d = c["derived"]["scopes"]
     assert "control_batch" in d and d["control_batch"]["verdict"] != "invalid"
     assert set(d["probe_batch"]["probe_over_control"]) == {"fake-native", "fake-torch"}
