@@ -35,6 +35,7 @@
 
 static const char *k_usage =
     "usage: dualtime run --output DIR [options]\n"
+    "       dualtime run --resume DIR            finish an interrupted run\n"
     "       dualtime report RESULTS.json [--output results.md]\n"
     "       dualtime compare A/results.json B/results.json [--threshold 0.05]\n"
     "       dualtime list\n"
@@ -301,7 +302,10 @@ static void add_file(json_t *files, const char *what, const char *path) {
                                                "sha256", hex));
 }
 
-static int cmd_run(int argc, char **argv, int full_argc, char **full_argv) {
+/* resume: NULL for a new run; else the loaded results.json of an interrupted run whose
+ * recorded command line is being re-parsed (output = the run's directory). */
+static int cmd_run(int argc, char **argv, int full_argc, char **full_argv, json_t *resume,
+                   const char *resume_dir) {
     run_args a = {0};
     a.samples = 9;
     a.rounds = 1;
@@ -381,11 +385,13 @@ static int cmd_run(int argc, char **argv, int full_argc, char **full_argv) {
         }
     }
     if (optind < argc) return bad("unexpected argument '%s'", argv[optind]);
+    if (resume) a.output = resume_dir;
     if (!a.output) return bad("--output DIR is required (a new directory for the results)");
     if (!a.output[0]) return bad("--output: empty path");
     struct stat st;
-    if (stat(a.output, &st) == 0)
-        return bad("--output: '%s' already exists; dualtime never overwrites results", a.output);
+    if (!resume && stat(a.output, &st) == 0)
+        return bad("--output: '%s' already exists; dualtime never overwrites results "
+                   "(to finish an interrupted run: dualtime run --resume %s)", a.output, a.output);
 
     int ops[DT_OP_COUNT];
     dt_err e;
@@ -515,8 +521,28 @@ static int cmd_run(int argc, char **argv, int full_argc, char **full_argv) {
         id1 = "baseline";
     }
 
+    if (resume) {
+        const char *was = json_string_value(
+            json_object_get(json_object_get(resume, "settings"), "backend"));
+        if (!was || strcmp(was, backend) != 0) {
+            bad("--resume: the run used backend %s, this machine chose %s", was ? was : "?",
+                backend);
+            dt_plan_free(&cfg.plan);
+            goto out;
+        }
+        json_t *fw = json_object_get(resume, "frameworks");
+        const char *r0 = json_string_value(json_object_get(json_array_get(fw, 0), "id"));
+        const char *r1 = json_string_value(json_object_get(json_array_get(fw, 1), "id"));
+        if (!r0 || !r1 || strcmp(r0, id0) != 0 || strcmp(r1, id1) != 0) {
+            bad("--resume: the run compared %s with %s, the workers here are %s and %s",
+                r0 ? r0 : "?", r1 ? r1 : "?", id0, id1);
+            dt_plan_free(&cfg.plan);
+            goto out;
+        }
+    }
+
     /* only now create the output directory */
-    if (mkdir(a.output, 0755) != 0) {
+    if (!resume && mkdir(a.output, 0755) != 0) {
         bad("--output: cannot create '%s': %s", a.output, strerror(errno));
         dt_plan_free(&cfg.plan);
         goto out;
@@ -570,6 +596,23 @@ static int cmd_run(int argc, char **argv, int full_argc, char **full_argv) {
         "files", files, "sources", "cases");
     json_decref(git);
     DT_ASSERT(results);
+    if (resume) {
+        /* keep the interrupted run's record; note this resumption */
+        json_t *resumes = json_object_get(resume, "resumes");
+        if (!json_is_array(resumes)) {
+            resumes = json_array();
+            json_object_set_new(resume, "resumes", resumes);
+        }
+        json_array_append_new(resumes,
+                              json_pack("{s:s,s:O,s:O,s:O}", "at", now, "tool",
+                                        json_object_get(results, "tool"), "frameworks",
+                                        json_object_get(results, "frameworks"), "environment",
+                                        json_object_get(results, "environment")));
+        json_object_set_new(resume, "complete", json_false());
+        json_object_del(resume, "interrupted");
+        json_decref(results);
+        results = json_incref(resume);
+    }
 
     cfg.output_dir = a.output;
     cfg.backend = backend;
@@ -630,6 +673,53 @@ out:
     return status;
 }
 
+/* dualtime run --resume DIR [--quiet]: finishes an interrupted run with its own recorded
+ * command line: finished (case, round) pairs are kept, the others are run again with the
+ * same inputs (same seed and shapes). */
+static int cmd_resume(int argc, char **argv) {
+    const char *dir = NULL;
+    int quiet = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "run") == 0 && i == 1) continue;
+        if (strcmp(argv[i], "--resume") == 0 && i + 1 < argc) dir = argv[++i];
+        else if (strncmp(argv[i], "--resume=", 9) == 0) dir = argv[i] + 9;
+        else if (strcmp(argv[i], "--quiet") == 0) quiet = 1;
+        else return bad("--resume takes only a directory (and --quiet): unexpected '%s'", argv[i]);
+    }
+    if (!dir || !*dir) return bad("--resume: missing DIR");
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/results.json", dir);
+    dt_err e;
+    json_t *r = NULL;
+    if (dt_results_load(path, &r, &e) != DT_OK) return bad("--resume: %s", e.msg);
+    if (json_is_true(json_object_get(r, "complete"))) {
+        json_decref(r);
+        fprintf(stderr, "dualtime: %s is complete; nothing to resume\n", dir);
+        return 0;
+    }
+    json_t *cl = json_object_get(r, "command_line");
+    size_t n = json_array_size(cl), start = 1;
+    if (n > 1 && strcmp(json_string_value(json_array_get(cl, 1)), "run") == 0) start = 2;
+    char **args = dt_xcalloc(n + 3, sizeof *args);
+    int na = 0;
+    args[na++] = "run";
+    for (size_t i = start; i < n; i++) {
+        const char *v = json_string_value(json_array_get(cl, i));
+        if (!v) {
+            free(args);
+            json_decref(r);
+            return bad("--resume: %s has a malformed command_line", path);
+        }
+        args[na++] = (char *)v;
+    }
+    if (quiet) args[na++] = "--quiet";
+    if (!quiet) fprintf(stderr, "dualtime: resuming %s\n", dir);
+    int rc = cmd_run(na, args, na, args, r, dir);
+    free(args);
+    json_decref(r);
+    return rc;
+}
+
 int main(int argc, char **argv) {
     signal(SIGPIPE, SIG_IGN);
     if (argc < 2) {
@@ -645,8 +735,12 @@ int main(int argc, char **argv) {
         printf("dualtime %s (%s)\n", DT_VERSION, DT_GIT_REV_BUILD);
         return 0;
     }
-    if (strcmp(cmd, "run") == 0) return cmd_run(argc - 1, argv + 1, argc, argv);
-    if (cmd[0] == '-') return cmd_run(argc, argv, argc, argv); /* seed style: flags only */
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--resume") == 0 || strncmp(argv[i], "--resume=", 9) == 0)
+            return cmd_resume(argc, argv);
+    if (strcmp(cmd, "run") == 0) return cmd_run(argc - 1, argv + 1, argc, argv, NULL, NULL);
+    if (cmd[0] == '-') /* seed style: flags only */
+        return cmd_run(argc, argv, argc, argv, NULL, NULL);
     if (strcmp(cmd, "report") == 0) return cmd_report(argc - 2, argv + 2);
     if (strcmp(cmd, "compare") == 0) return cmd_compare(argc - 2, argv + 2);
     if (strcmp(cmd, "list") == 0) return cmd_list();

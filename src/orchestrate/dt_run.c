@@ -705,6 +705,42 @@ done:
         if (strcmp(json_string_value(json_object_get(fw[i].impl, "status")), "ok") != 0)
             valid = 0;
     json_object_set_new(cj, "valid", json_boolean(valid));
+    json_t *done_rounds = json_object_get(cj, "rounds_done");
+    if (!json_is_array(done_rounds)) {
+        done_rounds = json_array();
+        json_object_set_new(cj, "rounds_done", done_rounds);
+    }
+    json_array_append_new(done_rounds, json_integer(round));
+}
+
+/* Has (case id, round) been finished already (a resumed run)? */
+static int round_done(json_t *results, const char *id, int round) {
+    json_t *cj = find_case(results, id);
+    size_t i;
+    json_t *v;
+    json_array_foreach(json_object_get(cj, "rounds_done"), i, v) {
+        if (json_integer_value(v) == round) return 1;
+    }
+    return 0;
+}
+
+/* The next free sample position: 1 + the largest stored (0 for a new run). */
+static int64_t next_position(json_t *results) {
+    int64_t best = -1;
+    size_t i, j;
+    json_t *cj, *arr, *smp, *impl;
+    const char *k, *scope;
+    json_array_foreach(json_object_get(results, "cases"), i, cj) {
+        json_object_foreach(json_object_get(cj, "impl"), k, impl) {
+            json_object_foreach(json_object_get(impl, "samples"), scope, arr) {
+                json_array_foreach(arr, j, smp) {
+                    int64_t p = json_integer_value(json_object_get(smp, "position"));
+                    if (p > best) best = p;
+                }
+            }
+        }
+    }
+    return best + 1;
 }
 
 /* ---- outputs ---------------------------------------------------------------------------- */
@@ -737,7 +773,8 @@ static void set_finished(json_t *results) {
 
 dt_status dt_run_plan(const dt_run_config *cfg, dt_worker *workers[4], json_t *results,
                       int *any_invalid, dt_err *err) {
-    run_ctx c = {cfg, workers, results, 0, 0, cfg->plan.count * cfg->rounds, dt_now_ns(), NULL};
+    run_ctx c = {cfg, workers, results, next_position(results), 0,
+                 cfg->plan.count * cfg->rounds, dt_now_ns(), NULL};
     *any_invalid = 0;
     int n = cfg->plan.count;
     for (int round = 0; round < cfg->rounds; round++) {
@@ -745,11 +782,32 @@ dt_status dt_run_plan(const dt_run_config *cfg, dt_worker *workers[4], json_t *r
             /* rotate by the round; reverse in alternate rounds */
             int idx = (j + round) % n;
             if (round & 1) idx = n - 1 - idx;
+            if (round_done(results, cfg->plan.cases[idx].id, round)) {
+                c.cases_total--; /* finished before an interruption: kept as it is */
+                continue;
+            }
+            /* an interrupted case is put back as it was, so a resume redoes it */
+            const char *cid = cfg->plan.cases[idx].id;
+            json_t *before = find_case(results, cid);
+            before = before ? json_deep_copy(before) : NULL;
             run_case(&c, &cfg->plan.cases[idx], round, round & 1);
-            c.cases_done++;
+            if (dt_run_stop_requested()) {
+                json_t *cases = json_object_get(results, "cases");
+                size_t ci;
+                json_t *cv;
+                json_array_foreach(cases, ci, cv) {
+                    if (strcmp(json_string_value(json_object_get(cv, "id")), cid) == 0) {
+                        if (before) json_array_set(cases, ci, before);
+                        else json_array_remove(cases, ci);
+                        break;
+                    }
+                }
+            } else {
+                c.cases_done++;
+            }
+            json_decref(before);
             set_finished(results);
-            json_object_set_new(results, "complete",
-                                json_boolean(c.cases_done == c.cases_total));
+            json_object_set_new(results, "complete", json_false());
             dt_status st = dt_run_write_outputs(results, cfg->output_dir, err);
             if (st != DT_OK) return st;
             if (dt_run_stop_requested()) {
@@ -765,6 +823,10 @@ dt_status dt_run_plan(const dt_run_config *cfg, dt_worker *workers[4], json_t *r
         }
     }
     if (cfg->progress) fputs("\r\033[K", stderr);
+    json_object_set_new(results, "complete", json_true());
+    set_finished(results);
+    dt_status st = dt_run_write_outputs(results, cfg->output_dir, err);
+    if (st != DT_OK) return st;
     size_t i;
     json_t *v;
     json_array_foreach(json_object_get(results, "cases"), i, v) {
