@@ -65,7 +65,10 @@ dt_status dt_worker_start_hello(dt_worker *w, double timeout_s, json_t **hello, 
     if (st != DT_OK) return st;
     json_t *req = json_pack("{s:s}", "cmd", "hello");
     json_t *resp = NULL;
-    st = dt_worker_call(w, req, timeout_s, &resp, err);
+    /* starting a framework (importing torch, creating a CUDA context) can take far longer
+     * than one request: the start gets at least DT_WORKER_START_S */
+    st = dt_worker_call(w, req, timeout_s > DT_WORKER_START_S ? timeout_s : DT_WORKER_START_S,
+                        &resp, err);
     json_decref(req);
     if (st != DT_OK) {
         json_decref(resp);

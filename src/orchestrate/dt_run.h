@@ -46,6 +46,9 @@ typedef struct dt_run_config {
 dt_status dt_run_plan(const dt_run_config *cfg, dt_worker *workers[4], json_t *results,
                       int *any_invalid, dt_err *err);
 
+/* Seconds a worker may take to start and answer hello (at least; --timeout if larger). */
+#define DT_WORKER_START_S 120.0
+
 /* Starts a worker and checks its hello (protocol version). On success *hello holds the
  * answer (caller decrefs). */
 dt_status dt_worker_start_hello(dt_worker *w, double timeout_s, json_t **hello, dt_err *err);
