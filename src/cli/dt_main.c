@@ -583,7 +583,12 @@ static int cmd_run(int argc, char **argv, int full_argc, char **full_argv, json_
                            json_object_get(hello[i], "framework_version"), "command", cmd,
                            "hello", hello[i]));
     }
-    json_t *gpu = strcmp(backend, "cuda") == 0 ? json_object_get(cuda0, "info") : NULL;
+    json_t *gpu = NULL; /* the candidate's description of the device, plus "name" */
+    if (strcmp(backend, "cuda") == 0 && json_is_object(json_object_get(cuda0, "info"))) {
+        gpu = json_deep_copy(json_object_get(cuda0, "info"));
+        json_t *nm = json_object_get(gpu, "gpu");
+        if (json_is_string(nm) && !json_object_get(gpu, "name")) json_object_set(gpu, "name", nm);
+    }
     json_t *results = json_pack(
         "{s:s,s:i,s:b,s:{s:s,s:s,s:O,s:O,s:s},s:o,s:s,s:s,s:o,s:o,s:{s:o,s:O,s:s},s:{s:o,s:[]},s:[]}",
         "format", "dualtime-results", "format_version", 1, "complete", 0, "tool", "name",
@@ -595,6 +600,7 @@ static int cmd_run(int argc, char **argv, int full_argc, char **full_argv, json_
         dt_host_info(), "gpu", gpu ? gpu : json_null(), "python", python_used, "provenance",
         "files", files, "sources", "cases");
     json_decref(git);
+    json_decref(gpu);
     DT_ASSERT(results);
     if (resume) {
         /* keep the interrupted run's record; note this resumption */
