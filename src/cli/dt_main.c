@@ -20,6 +20,7 @@
 #include "cli/dt_sys.h"
 #include "common/dt_common.h"
 #include "data/dt_shm.h"
+#include "orchestrate/dt_clocks.h"
 #include "orchestrate/dt_run.h"
 #include "orchestrate/dt_worker.h"
 #include "plan/dt_ops.h"
@@ -583,12 +584,7 @@ static int cmd_run(int argc, char **argv, int full_argc, char **full_argv, json_
                            json_object_get(hello[i], "framework_version"), "command", cmd,
                            "hello", hello[i]));
     }
-    json_t *gpu = NULL; /* the candidate's description of the device, plus "name" */
-    if (strcmp(backend, "cuda") == 0 && json_is_object(json_object_get(cuda0, "info"))) {
-        gpu = json_deep_copy(json_object_get(cuda0, "info"));
-        json_t *nm = json_object_get(gpu, "gpu");
-        if (json_is_string(nm) && !json_object_get(gpu, "name")) json_object_set(gpu, "name", nm);
-    }
+    json_t *gpu = strcmp(backend, "cuda") == 0 ? json_object_get(cuda0, "info") : NULL;
     json_t *results = json_pack(
         "{s:s,s:i,s:b,s:{s:s,s:s,s:O,s:O,s:s},s:o,s:s,s:s,s:o,s:o,s:{s:o,s:O,s:s},s:{s:o,s:[]},s:[]}",
         "format", "dualtime-results", "format_version", 1, "complete", 0, "tool", "name",
@@ -600,8 +596,37 @@ static int cmd_run(int argc, char **argv, int full_argc, char **full_argv, json_
         dt_host_info(), "gpu", gpu ? gpu : json_null(), "python", python_used, "provenance",
         "files", files, "sources", "cases");
     json_decref(git);
-    json_decref(gpu);
     DT_ASSERT(results);
+    /* GPU clocks through NVML (dlopen; absent NVML is recorded, not fatal). NVML's index
+     * is not CUDA's ordinal in general: the PCI bus must match the worker's device. */
+    dt_clocks *clocks = NULL;
+    if (strcmp(backend, "cuda") == 0) {
+        const char *dev_env = getenv("DUALTIME_CUDA_DEVICE");
+        int dev_index = dev_env && *dev_env ? atoi(dev_env) : 0;
+        char why[DT_ERR_LEN];
+        json_t *nvml = NULL;
+        clocks = dt_clocks_open(dev_index, why, sizeof why);
+        if (clocks) {
+            nvml = dt_clocks_describe(clocks);
+            json_t *cuda_bus = json_object_get(gpu, "pci_bus");
+            json_t *nvml_bus = json_object_get(nvml, "pci_bus");
+            if (json_is_integer(cuda_bus) && json_is_integer(nvml_bus) &&
+                json_integer_value(cuda_bus) != json_integer_value(nvml_bus)) {
+                snprintf(why, sizeof why, "NVML device %d is on PCI bus %lld, the CUDA device on "
+                         "bus %lld (set DUALTIME_CUDA_DEVICE / CUDA_DEVICE_ORDER=PCI_BUS_ID)",
+                         dev_index, (long long)json_integer_value(nvml_bus),
+                         (long long)json_integer_value(cuda_bus));
+                dt_clocks_close(clocks);
+                clocks = NULL;
+            }
+        }
+        if (!nvml) nvml = json_object();
+        json_object_set_new(nvml, "available", json_boolean(clocks != NULL));
+        json_object_set_new(nvml, "reason", clocks ? json_null() : json_string(why));
+        json_object_set_new(json_object_get(results, "environment"), "nvml", nvml);
+        if (!a.quiet && !clocks)
+            fprintf(stderr, "dualtime: GPU clocks not read: %s\n", why);
+    }
     if (resume) {
         /* keep the interrupted run's record; note this resumption */
         json_t *resumes = json_object_get(resume, "resumes");
@@ -637,6 +662,7 @@ static int cmd_run(int argc, char **argv, int full_argc, char **full_argv, json_
     cfg.progress = !a.quiet && isatty(2);
     cfg.fw_ids[0] = id0;
     cfg.fw_ids[1] = id1;
+    cfg.clocks = clocks;
 
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -667,6 +693,7 @@ static int cmd_run(int argc, char **argv, int full_argc, char **full_argv, json_
                     lvl ? lvl : "?", any_invalid ? "" : "");
     }
     json_decref(results);
+    dt_clocks_close(clocks);
     dt_worker_free(&probe_wk[0]);
     dt_worker_free(&probe_wk[1]);
     dt_plan_free(&cfg.plan);

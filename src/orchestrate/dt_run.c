@@ -586,6 +586,7 @@ static void run_case(run_ctx *c, const dt_case_spec *spec, int round, int flip) 
     fw_case fw[2];
     memset(fw, 0, sizeof fw);
     json_t *prepare_req[2] = {NULL, NULL}; /* kept for the probe workers */
+    json_t *clocks_before = NULL;          /* NVML snapshot before the timed part */
     for (int i = 0; i < 2; i++) {
         fw[i].index = i;
         fw[i].id = cfg->fw_ids[i];
@@ -660,6 +661,9 @@ static void run_case(run_ctx *c, const dt_case_spec *spec, int round, int flip) 
         fw_calibrate(c, f);
     }
 
+    /* clocks bracket the timed part; warmup and calibration just ran the GPU, so both
+     * snapshots see working clocks, not the idle clocks of the pause between cases */
+    if (cfg->clocks) clocks_before = dt_clocks_read(cfg->clocks);
     take_samples(c, fw, round, flip, 0);
     take_samples(c, fw, round, flip, 1);
 
@@ -673,6 +677,11 @@ static void run_case(run_ctx *c, const dt_case_spec *spec, int round, int flip) 
         }
         take_device_samples(c, fw, round, flip, 0);
         take_device_samples(c, fw, round, flip, 1);
+    }
+
+    if (cfg->clocks) {
+        dt_clocks_record(cj, round, clocks_before, dt_clocks_read(cfg->clocks));
+        clocks_before = NULL; /* owned by cj now */
     }
 
     /* checked call after timing */

@@ -16,6 +16,7 @@
 #include "../common/dt_common.h"
 #include "../plan/dt_plan.h"
 #include "dt_worker.h"
+#include "dt_clocks.h"
 
 typedef struct dt_run_config {
     const char *output_dir; /* exists and is empty */
@@ -34,6 +35,7 @@ typedef struct dt_run_config {
     int64_t device_reps_cap; /* 64 */
     int progress;           /* 1: draw a progress line on stderr */
     const char *fw_ids[2];  /* from hello: candidate, baseline */
+    dt_clocks *clocks;      /* NVML (cuda runs); NULL: clocks are not read */
 } dt_run_config;
 
 /* Runs the plan. workers[0..1] are the candidate and baseline (started, hello done);
