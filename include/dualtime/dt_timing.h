@@ -26,7 +26,18 @@
  * incomplete at end (the end event was not reached within the sync timeout, or a kernel
  * on another stream had not finished). After end(), success or failure, nothing of the
  * probe stays active in the process: activity disabled, callbacks unsubscribed, CUPTI
- * finalized (end therefore waits for the context's work before it returns).
+ * finalized (end therefore waits for the context's work before it returns) — except in
+ * persistent mode.
+ *
+ * Persistent mode (dt_timing_set_persistent, for a process that only ever runs probes):
+ * CUPTI is attached once and stays attached, its activity kind enabled, between probe
+ * regions, so the per-session setup (attach, first-launch instrumentation of each
+ * module) is paid by untimed work before a region instead of inside it. Launches outside
+ * a region are not collected and their kernel records are discarded, even when delivered
+ * during a later region (correlation id below the region's floor). Every fail-closed
+ * rule still applies; a region that fails on a CUDA/CUPTI error, a timeout or a nested
+ * begin tears CUPTI down and attaches it again. Control regions are refused while the
+ * mode is on (CUPTI would perturb them).
  *
  * Units: nanoseconds. Thread-safety: one region at a time per process; the functions
  * must be called from one thread (launches may come from any thread). Ownership:
@@ -48,6 +59,12 @@ enum dt_timing_scope { DT_TIMING_CONTROL = 0, DT_TIMING_PROBE = 1 };
 enum dt_timing_probe_kind {
     DT_TIMING_PROBE_CONCURRENT = 0, /* CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL */
     DT_TIMING_PROBE_SERIALIZED = 1  /* CUPTI_ACTIVITY_KIND_KERNEL */
+};
+/* Argument of dt_timing_set_persistent. */
+enum dt_timing_persistent {
+    DT_TIMING_PERSISTENT_OFF = 0,        /* default: every probe end finalizes CUPTI */
+    DT_TIMING_PERSISTENT_CONCURRENT = 1, /* on; attach now with the concurrent kind */
+    DT_TIMING_PERSISTENT_SERIALIZED = 2  /* on; attach now with the serialized kind */
 };
 /* How probe timestamps reached the host monotonic clock. */
 enum dt_timing_clock_source {
@@ -108,7 +125,7 @@ int dt_timing_begin_probe(void *stream, uint32_t capacity, uint32_t probe_kind);
 int dt_timing_end(dt_timing_result *result);
 /* Copies record i (0 <= i < records_stored) of the last successful probe. 1/0. */
 int dt_timing_kernel_record(uint64_t i, dt_timing_kernel *out);
-/* The first error since the last begin, or "" . Never NULL. */
+/* The first error since the last begin (or set_persistent), or "". Never NULL. */
 const char *dt_timing_last_error(void);
 /* Optional settings, outside a region only; 0 keeps (or restores) the default.
  *  activity_buffer_bytes: size of each CUPTI activity buffer (default 4 MiB; min 1024);
@@ -118,6 +135,16 @@ const char *dt_timing_last_error(void);
  *                         work incomplete (default 10000). 1/0. */
 int dt_timing_configure(uint64_t activity_buffer_bytes, uint32_t max_activity_buffers,
                         uint32_t sync_timeout_ms);
+/* Persistent mode, outside a region only (see the top of this header). on: a
+ * dt_timing_persistent value. On (1 or 2): attaches CUPTI now (subscription, launch
+ * callbacks, timestamp callback, the given activity kind; no CUDA context needed), so
+ * untimed calls made before the first region already run under the probe; later
+ * regions keep it attached; a begin_probe of the other kind switches the enabled kind
+ * (the first region after a switch may pay first-launch costs again). Off (0): tears
+ * CUPTI down (waits for the current context's work, finalizes) and restores the default.
+ * 1/0; on failure CUPTI is left detached, the mode as requested (the next probe begin
+ * attaches again) and last_error says why. */
+int dt_timing_set_persistent(int on);
 
 #ifdef __cplusplus
 }

@@ -422,6 +422,16 @@ static dt_status fw_probe_prepare(run_ctx *c, fw_case *f, json_t *prepare_req, i
             return DT_EWORKER;
         }
         json_decref(hello);
+        /* A dedicated probe process: CUPTI stays attached between probe regions, so the
+         * warmup and prime calls pay its setup (docs/device-timing.md, persistent mode). */
+        dt_worker *saved_pw = f->w;
+        f->w = f->pw;
+        dt_status pst = fw_call(c, f, "probe worker probe_process",
+                                json_pack("{s:s,s:s}", "cmd", "probe_process", "probe_kind",
+                                          c->cfg->probe_kind ? "serialized" : "concurrent"),
+                                NULL);
+        f->w = saved_pw;
+        if (pst != DT_OK) return pst;
     }
     dt_worker *saved = f->w;
     f->w = f->pw;

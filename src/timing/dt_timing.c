@@ -3,10 +3,14 @@
  * Implements include/dualtime/dt_timing.h. A control region is two CUDA events on the
  * caller's stream. A probe region adds CUPTI: kernel activity records (CONCURRENT_KERNEL
  * or KERNEL), launch callbacks of the driver and runtime APIs, a CLOCK_MONOTONIC
- * timestamp callback, one un-counted warm-up launch and a clock calibration; at end everything CUPTI is torn down
- * (disable, unsubscribe, cuptiFinalize) whatever the outcome, and the collected data is
- * validated by the CUDA-free logic in dt_timing_logic.c. docs/device-timing.md says what
- * each scope measures; tests/gpu/test_timing_gpu.c proves it on a device.
+ * timestamp callback, one un-counted warm-up launch and a clock calibration; at end
+ * everything CUPTI is torn down (disable, unsubscribe, cuptiFinalize) whatever the
+ * outcome, and the collected data is validated by the CUDA-free logic in
+ * dt_timing_logic.c. In persistent mode (dt_timing_set_persistent, for dedicated probe
+ * processes) CUPTI stays attached and its activity kind enabled between regions;
+ * records of launches outside a region are discarded (collecting off, or correlation id
+ * below the region's floor). docs/device-timing.md says what each scope measures;
+ * tests/gpu/test_timing_gpu.c proves it on a device.
  *
  * Self-contained: links libcuda and libcupti only (no jansson, no dt_core). All mutable
  * state lives in one process context, g_tm, guarded by g_tm.mu where CUPTI threads touch
@@ -43,14 +47,16 @@ static struct {
     int poisoned;               /* a nested begin happened inside the open region */
     uint32_t scope;             /* dt_timing_scope of the open region */
     uint32_t probe_kind;        /* dt_timing_probe_kind of the open region */
-    CUpti_ActivityKind kind;    /* CUPTI kind enabled for the open probe */
+    CUpti_ActivityKind kind;    /* CUPTI kind enabled (valid while activity_enabled) */
     CUstream stream;            /* the region's stream */
     CUcontext ctx;              /* context current at begin */
     CUevent ev_begin, ev_end;   /* the region's events (0 when not created) */
     int ev_begin_recorded;      /* the begin event was recorded */
     uint64_t host_begin_ns;     /* host clock at begin */
     dt_tl_calib cal_begin;      /* calibration at begin (probe) */
-    int ts_callback;            /* the CLOCK_MONOTONIC timestamp callback was accepted */
+    int ts_callback;            /* the CLOCK_MONOTONIC timestamp callback was accepted
+                                   (by the last attach; kept after a detach so that end
+                                   can still report how its records were timed) */
     CUcontext warm_ctx;         /* context warm_fn was loaded in (NULL: none yet) */
     CUmodule warm_mod;          /* the warm-up module (an empty kernel, from PTX) */
     CUfunction warm_fn;         /* the empty kernel launched once per probe begin */
@@ -60,6 +66,12 @@ static struct {
     int activity_enabled;       /* cuptiActivityEnable succeeded */
     int subscribed;             /* cuptiSubscribe succeeded */
     CUpti_SubscriberHandle sub; /* the subscriber */
+    /* Persistent mode (dt_timing_set_persistent). */
+    int persistent;             /* CUPTI stays attached between probe regions */
+    uint32_t persist_kind;      /* dt_timing_probe_kind to (re)attach with */
+    uint64_t corr_max;          /* * largest launch correlation id seen (any time) */
+    uint64_t corr_floor;        /* * records below it predate the open region */
+    uint64_t discarded_before;  /* * records discarded during collection: below floor */
     /* Collection (probe). */
     int collecting;             /* * callbacks store into the arrays below */
     uint32_t capacity;          /* * slots in launches[] and records[] */
@@ -169,10 +181,16 @@ static void CUPTIAPI tm_buffer_completed(CUcontext ctx, uint32_t stream_id, uint
     CUpti_Activity *rec = NULL;
     while (valid_size > 0 &&
            cuptiActivityGetNextRecord(buffer, valid_size, &rec) == CUPTI_SUCCESS) {
-        if (!g_tm.collecting) continue;
         if (rec->kind != CUPTI_ACTIVITY_KIND_KERNEL &&
             rec->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
             continue;
+        /* Records of work outside the region (persistent mode: untimed calls between
+         * regions, delivered late) are dropped here, never stored. */
+        uint64_t corr = ((const CUpti_ActivityKernel10 *)rec)->correlationId;
+        if (!dt_tl_record_in_region(g_tm.collecting, g_tm.corr_floor, corr)) {
+            if (g_tm.collecting) g_tm.discarded_before++;
+            continue;
+        }
         if (g_tm.record_total < g_tm.capacity)
             tm_copy_kernel(&g_tm.records[g_tm.record_total],
                            (const CUpti_ActivityKernel10 *)rec);
@@ -230,6 +248,8 @@ static void CUPTIAPI tm_api_callback(void *userdata, CUpti_CallbackDomain domain
         return;
     pthread_mutex_lock(&g_tm.mu);
     if (cb->callbackSite == CUPTI_API_ENTER) {
+        /* Every launch, inside a region or not: the next region's correlation floor. */
+        dt_tl_note_corr(&g_tm.corr_max, cb->correlationId);
         if (runtime) {
             if (tm_tls.rt_depth++ == 0 && g_tm.collecting)
                 tm_tls.rt_index = tm_add_launch(cb->correlationId, cb->functionName);
@@ -307,16 +327,65 @@ static void tm_free_storage(void) {
     g_tm.records = NULL;
     g_tm.capacity = 0;
     g_tm.launch_total = g_tm.record_total = g_tm.dropped = 0;
+    g_tm.discarded_before = 0;
     g_tm.buffers_given = 0;
     g_tm.collecting = 0;
     pthread_mutex_unlock(&g_tm.mu);
     g_tm.records_stored = 0;
 }
 
-/* Undoes everything begin did, in order, whatever failed before. Errors are recorded
- * (first error wins) but teardown continues. Waits for the context's work before
- * finalizing CUPTI, as cuptiFinalize requires. */
-static void tm_teardown(void) {
+/* Maps the ABI's probe kind to CUPTI's activity kind. */
+static CUpti_ActivityKind tm_cupti_kind(uint32_t probe_kind) {
+    return probe_kind == DT_TIMING_PROBE_SERIALIZED ? CUPTI_ACTIVITY_KIND_KERNEL
+                                                    : CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+}
+
+/* Makes probe_kind's activity kind the one enabled (disabling another one first). */
+static int tm_enable_kind(uint32_t probe_kind) {
+    CUpti_ActivityKind k = tm_cupti_kind(probe_kind);
+    if (g_tm.activity_enabled && g_tm.kind == k) return 1;
+    if (g_tm.activity_enabled) {
+        if (!TM_CUPTI(cuptiActivityDisable(g_tm.kind))) return 0;
+        g_tm.activity_enabled = 0;
+    }
+    g_tm.kind = k;
+    if (!TM_CUPTI(cuptiActivityEnable(k))) return 0;
+    g_tm.activity_enabled = 1;
+    return 1;
+}
+
+/* Attaches CUPTI: activity buffer callbacks, the CLOCK_MONOTONIC timestamp callback, the
+ * launch-callback subscription and probe_kind's activity kind. Needs no context. On
+ * failure the caller undoes it with tm_detach. 1/0. */
+static int tm_attach(uint32_t probe_kind) {
+    /* A new CUPTI session may number correlation ids afresh (not known whether ids
+     * restart after cuptiFinalize): the floor counts only ids of this session. */
+    pthread_mutex_lock(&g_tm.mu);
+    g_tm.corr_max = 0;
+    pthread_mutex_unlock(&g_tm.mu);
+    g_tm.cupti_touched = 1;
+    int ok = TM_CUPTI(cuptiActivityRegisterCallbacks(tm_buffer_requested, tm_buffer_completed));
+    /* Before enabling any kind, as CUPTI requires; a refusal is not fatal: records are
+     * then converted with the measured offset (clock_source says which). */
+    g_tm.ts_callback =
+        ok && cuptiActivityRegisterTimestampCallback(tm_timestamp_cb) == CUPTI_SUCCESS;
+    ok = ok && TM_CUPTI(cuptiSubscribe(&g_tm.sub, tm_api_callback, NULL));
+    g_tm.subscribed = ok;
+    for (size_t i = 0; ok && i < sizeof tm_driver_launch_cbids / sizeof *tm_driver_launch_cbids;
+         i++)
+        ok = TM_CUPTI(cuptiEnableCallback(1, g_tm.sub, CUPTI_CB_DOMAIN_DRIVER_API,
+                                          tm_driver_launch_cbids[i]));
+    for (size_t i = 0;
+         ok && i < sizeof tm_runtime_launch_cbids / sizeof *tm_runtime_launch_cbids; i++)
+        ok = TM_CUPTI(cuptiEnableCallback(1, g_tm.sub, CUPTI_CB_DOMAIN_RUNTIME_API,
+                                          tm_runtime_launch_cbids[i]));
+    return ok && tm_enable_kind(probe_kind);
+}
+
+/* Undoes tm_attach, in order, whatever failed before: disable, unsubscribe, wait for the
+ * current context's work (as cuptiFinalize requires), flush, finalize. Errors are
+ * recorded (first error wins) but the teardown continues. */
+static void tm_detach(void) {
     pthread_mutex_lock(&g_tm.mu);
     g_tm.collecting = 0;
     pthread_mutex_unlock(&g_tm.mu);
@@ -329,12 +398,22 @@ static void tm_teardown(void) {
         g_tm.subscribed = 0;
     }
     if (g_tm.cupti_touched) {
-        /* Work may still run (a timed-out end, an unjoined stream): finish it first. */
-        TM_CU(cuCtxSynchronize());
+        /* Work may still run (a timed-out end, an unjoined stream): finish it first.
+         * (set_persistent(0) may come with no context current: nothing to wait for.) */
+        CUcontext cur = NULL;
+        if (cuCtxGetCurrent(&cur) == CUDA_SUCCESS && cur) TM_CU(cuCtxSynchronize());
         TM_CUPTI(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
         TM_CUPTI(cuptiFinalize());
         g_tm.cupti_touched = 0;
     }
+}
+
+/* Closes the open region's bookkeeping: collection off, events destroyed. CUPTI is left
+ * as it is (persistent mode keeps it attached). */
+static void tm_close_region(void) {
+    pthread_mutex_lock(&g_tm.mu);
+    g_tm.collecting = 0;
+    pthread_mutex_unlock(&g_tm.mu);
     if (g_tm.ev_begin) {
         TM_CU(cuEventDestroy(g_tm.ev_begin));
         g_tm.ev_begin = NULL;
@@ -346,6 +425,16 @@ static void tm_teardown(void) {
     g_tm.ev_begin_recorded = 0;
     g_tm.active = 0;
     g_tm.poisoned = 0;
+}
+
+/* Undoes everything begin did, CUPTI included, whatever failed before. Persistent mode
+ * then attaches CUPTI again at once (a failed region leaves no half state behind, and
+ * the untimed work before the next region runs under the probe again); an error there
+ * is hidden behind the first one and shows at the next begin. */
+static void tm_teardown(void) {
+    tm_detach();
+    tm_close_region();
+    if (g_tm.persistent && !tm_attach(g_tm.persist_kind)) tm_detach();
 }
 
 /* Shared start of both begins. 0 on failure (state untouched beyond the error). */
@@ -364,7 +453,6 @@ static int tm_begin_common(void *stream, uint32_t scope) {
     g_tm.probe_kind = 0;
     g_tm.stream = (CUstream)stream;
     g_tm.ctx = NULL;
-    g_tm.ts_callback = 0;
     g_tm.region_stream_id = UINT32_MAX;
     memset(&g_tm.cal_begin, 0, sizeof g_tm.cal_begin);
     if (!TM_CU(cuCtxGetCurrent(&g_tm.ctx))) return 0;
@@ -434,7 +522,44 @@ TM_EXPORT int dt_timing_configure(uint64_t activity_buffer_bytes, uint32_t max_a
     return 1;
 }
 
+TM_EXPORT int dt_timing_set_persistent(int on) {
+    if (g_tm.active) {
+        tm_set_error("dt_timing_set_persistent called inside an open region");
+        return 0;
+    }
+    if (on < DT_TIMING_PERSISTENT_OFF || on > DT_TIMING_PERSISTENT_SERIALIZED) {
+        snprintf(g_tm.err, sizeof g_tm.err,
+                 "dt_timing_set_persistent(%d): want 0 = off, 1 = on (concurrent kind), "
+                 "2 = on (serialized kind)",
+                 on);
+        return 0;
+    }
+    g_tm.err[0] = '\0';
+    if (on == DT_TIMING_PERSISTENT_OFF) {
+        g_tm.persistent = 0;
+        tm_detach();
+        return !g_tm.err[0];
+    }
+    uint32_t kind = on == DT_TIMING_PERSISTENT_SERIALIZED ? DT_TIMING_PROBE_SERIALIZED
+                                                           : DT_TIMING_PROBE_CONCURRENT;
+    g_tm.persistent = 1;
+    g_tm.persist_kind = kind;
+    int ok = g_tm.cupti_touched ? g_tm.subscribed && tm_enable_kind(kind) : tm_attach(kind);
+    if (!ok) {
+        if (!g_tm.err[0]) tm_set_error("CUPTI is attached but not subscribed");
+        tm_detach(); /* the next probe begin attaches again */
+    }
+    return ok;
+}
+
 TM_EXPORT int dt_timing_begin_control(void *stream) {
+    if (!g_tm.active && g_tm.persistent) {
+        g_tm.err[0] = '\0';
+        tm_set_error("control region refused: persistent probe mode is on in this process "
+                     "(dt_timing_set_persistent), CUPTI stays attached and would perturb "
+                     "the control; run controls in a process without probes");
+        return 0;
+    }
     if (!tm_begin_common(stream, DT_TIMING_CONTROL)) return 0;
     g_tm.active = 1;
     if (!tm_begin_events()) {
@@ -456,8 +581,6 @@ TM_EXPORT int dt_timing_begin_probe(void *stream, uint32_t capacity, uint32_t pr
         return 0;
     }
     g_tm.probe_kind = probe_kind;
-    g_tm.kind = probe_kind == DT_TIMING_PROBE_SERIALIZED ? CUPTI_ACTIVITY_KIND_KERNEL
-                                                         : CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
     dt_tl_launch *launches = calloc(capacity, sizeof *launches);
     dt_timing_kernel *records = calloc(capacity, sizeof *records);
     if (!launches || !records) {
@@ -472,32 +595,35 @@ TM_EXPORT int dt_timing_begin_probe(void *stream, uint32_t capacity, uint32_t pr
     g_tm.capacity = capacity;
     pthread_mutex_unlock(&g_tm.mu);
     g_tm.active = 1;
-    g_tm.cupti_touched = 1;
 
-    int ok = TM_CUPTI(cuptiActivityRegisterCallbacks(tm_buffer_requested, tm_buffer_completed));
-    /* Before enabling any kind, as CUPTI requires; a refusal is not fatal: records are
-     * then converted with the measured offset (clock_source says which). */
-    g_tm.ts_callback =
-        ok && cuptiActivityRegisterTimestampCallback(tm_timestamp_cb) == CUPTI_SUCCESS;
-    ok = ok && TM_CUPTI(cuptiSubscribe(&g_tm.sub, tm_api_callback, NULL));
-    g_tm.subscribed = ok;
-    for (size_t i = 0; ok && i < sizeof tm_driver_launch_cbids / sizeof *tm_driver_launch_cbids;
-         i++)
-        ok = TM_CUPTI(cuptiEnableCallback(1, g_tm.sub, CUPTI_CB_DOMAIN_DRIVER_API,
-                                          tm_driver_launch_cbids[i]));
-    for (size_t i = 0;
-         ok && i < sizeof tm_runtime_launch_cbids / sizeof *tm_runtime_launch_cbids; i++)
-        ok = TM_CUPTI(cuptiEnableCallback(1, g_tm.sub, CUPTI_CB_DOMAIN_RUNTIME_API,
-                                          tm_runtime_launch_cbids[i]));
+    /* Persistent mode: CUPTI is normally attached already (set_persistent or the previous
+     * region); only a different kind is switched. Otherwise attach now. */
+    int ok;
+    if (g_tm.persistent) g_tm.persist_kind = probe_kind;
+    if (g_tm.cupti_touched)
+        ok = g_tm.subscribed && tm_enable_kind(probe_kind);
+    else
+        ok = tm_attach(probe_kind);
+    if (ok && !g_tm.subscribed) {
+        tm_set_error("CUPTI is attached but its launch callbacks are not subscribed");
+        ok = 0;
+    }
     if (ok && cuptiGetStreamIdEx(g_tm.ctx, g_tm.stream, 0, &g_tm.region_stream_id) !=
                   CUPTI_SUCCESS)
         g_tm.region_stream_id = UINT32_MAX;
-    ok = ok && TM_CUPTI(cuptiActivityEnable(g_tm.kind));
-    g_tm.activity_enabled = ok;
     ok = ok && tm_warm_up();
+    if (ok) {
+        /* Drops before the region (persistent mode: untimed work between regions) are
+         * not the region's: reading the global count resets it. */
+        size_t d = 0;
+        (void)cuptiActivityGetNumDroppedRecords(NULL, 0, &d);
+    }
     ok = ok && tm_calibrate(&g_tm.cal_begin);
     if (ok) {
+        /* From here every launch is the region's, and every record of a launch before
+         * (the warm-up included) has a smaller correlation id. */
         pthread_mutex_lock(&g_tm.mu);
+        g_tm.corr_floor = dt_tl_corr_floor(g_tm.corr_max);
         g_tm.collecting = 1;
         pthread_mutex_unlock(&g_tm.mu);
     }
@@ -577,7 +703,15 @@ TM_EXPORT int dt_timing_end(dt_timing_result *result) {
     pthread_mutex_lock(&g_tm.mu);
     g_tm.collecting = 0;
     pthread_mutex_unlock(&g_tm.mu);
-    tm_teardown();
+    /* Persistent mode keeps CUPTI attached after a clean region; any failure so far
+     * tears it down (and persistent mode attaches it again). Validation failures below
+     * keep it attached: nothing of CUPTI went wrong. */
+    if (ok && g_tm.persistent) {
+        tm_close_region();
+        ok = !g_tm.err[0];
+    } else {
+        tm_teardown();
+    }
     if (!ok) {
         tm_free_storage();
         return 0;

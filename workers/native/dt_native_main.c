@@ -25,9 +25,8 @@
 #include "../../include/dualtime/dt_timing.h"
 #include "../../src/data/dt_shm.h"
 #include "dt_backend.h"
+#include "dt_native_request.h"
 
-#define DT_MAX_DIM (1 << 20)
-#define DT_MAX_REPS ((int64_t)1 << 31)
 /* Kernel records put into one device answer at most (a line is at most 16 MiB). */
 #define DT_MAX_RECORDS_OUT 20000
 
@@ -43,6 +42,8 @@ typedef enum fault_kind {
 } fault_kind;
 
 typedef int (*dt_kernel_record_fn)(uint64_t i, dt_timing_kernel *out);
+typedef int (*dt_set_persistent_fn)(int on);
+typedef const char *(*dt_last_error_fn)(void);
 
 /* The process context: everything mutable lives here. */
 typedef struct worker {
@@ -52,6 +53,8 @@ typedef struct worker {
     const dt_backend *cuda;      /* its backend table when available, else NULL */
     char cuda_reason[512];       /* why CUDA is unavailable ("" when available) */
     dt_kernel_record_fn kernel_record; /* dt_timing_kernel_record, if the module has it */
+    dt_set_persistent_fn set_persistent; /* dt_timing_set_persistent, likewise */
+    dt_last_error_fn last_error;  /* dt_timing_last_error, likewise */
     fault_kind fault;            /* injected fault (tests only) */
     int fault_op;                /* op it applies to, -1 for none */
     /* the prepared case */
@@ -220,6 +223,10 @@ static void probe_cuda(worker *w) {
      * searches its dependencies too. */
     void *rec = dlsym(h, "dt_timing_kernel_record");
     if (rec) memcpy(&w->kernel_record, &rec, sizeof w->kernel_record);
+    void *per = dlsym(h, "dt_timing_set_persistent");
+    if (per) memcpy(&w->set_persistent, &per, sizeof w->set_persistent);
+    void *le = dlsym(h, "dt_timing_last_error");
+    if (le) memcpy(&w->last_error, &le, sizeof w->last_error);
 }
 
 /* Parses a backend's describe() text; NULL when it is not a JSON object. */
@@ -269,135 +276,12 @@ static void do_hello(worker *w) {
     emit(o);
 }
 
-/* Reads integer member `key` of obj into *v; 0 with a message in err on failure. */
-static int get_int(json_t *obj, const char *key, int64_t *v, dt_err *err) {
-    json_t *x = json_object_get(obj, key);
-    if (!x) return dt_fail(err, DT_EINVAL, "missing '%s'", key), 0;
-    if (!json_is_integer(x)) return dt_fail(err, DT_EINVAL, "'%s' is not an integer", key), 0;
-    *v = (int64_t)json_integer_value(x);
-    return 1;
-}
-
-static const char *dtype_name(dt_dtype d) { return d == DT_I64 ? "i64" : "f32"; }
-
-/* Validates the buffers[] of a prepare request against the layout L the worker computed
- * for the same op/shape/views. */
-static dt_status check_buffers(json_t *bufs, const dt_case_layout *L, int64_t arena_bytes,
-                               dt_err *err) {
-    if ((int)json_array_size(bufs) != L->nbuffers)
-        return dt_fail(err, DT_EINVAL, "op %s has %d buffers, request lists %zu",
-                       dt_op_get(L->op)->name, L->nbuffers, json_array_size(bufs));
-    for (int i = 0; i < L->nbuffers; i++) {
-        const dt_buffer_layout *B = &L->buf[i];
-        json_t *jb = json_array_get(bufs, (size_t)i);
-        if (!json_is_object(jb)) return dt_fail(err, DT_EINVAL, "buffers[%d] is not an object", i);
-        json_t *nm = json_object_get(jb, "name"), *dt = json_object_get(jb, "dtype"),
-               *io = json_object_get(jb, "is_output");
-        if (!json_is_string(nm) || strcmp(json_string_value(nm), B->name) != 0)
-            return dt_fail(err, DT_EINVAL, "buffers[%d]: name must be '%s'", i, B->name);
-        if (!json_is_string(dt) || strcmp(json_string_value(dt), dtype_name(B->dtype)) != 0)
-            return dt_fail(err, DT_EINVAL, "buffers[%d] '%s': dtype must be '%s'", i, B->name,
-                           dtype_name(B->dtype));
-        if (!json_is_boolean(io) || json_is_true(io) != (B->is_output != 0))
-            return dt_fail(err, DT_EINVAL, "buffers[%d] '%s': is_output must be %s", i, B->name,
-                           B->is_output ? "true" : "false");
-        static const char *keys[] = {"rows", "cols", "row_stride", "data_offset",
-                                     "region_offset", "region_bytes"};
-        const int64_t want[] = {B->rows, B->cols, B->row_stride, B->data_offset,
-                                B->region_offset, B->region_bytes};
-        for (int k = 0; k < 6; k++) {
-            int64_t v;
-            if (!get_int(jb, keys[k], &v, err)) {
-                char m[DT_ERR_LEN];
-                snprintf(m, sizeof m, "%s", err->msg);
-                return dt_fail(err, DT_EINVAL, "buffers[%d] '%s': %s", i, B->name, m);
-            }
-            if (v != want[k])
-                return dt_fail(err, DT_EINVAL,
-                               "buffers[%d] '%s': %s is %lld, the layout says %lld", i,
-                               B->name, keys[k], (long long)v, (long long)want[k]);
-        }
-        if (B->region_offset < DT_GUARD_BYTES ||
-            B->region_offset + B->region_bytes + DT_GUARD_BYTES > arena_bytes)
-            return dt_fail(err, DT_EINVAL, "buffers[%d] '%s' lies outside the arena (%lld bytes)",
-                           i, B->name, (long long)arena_bytes);
-    }
+/* The request validator's cuda check: probes the CUDA module once. */
+static dt_status cuda_check(void *ctx, dt_err *err) {
+    worker *w = ctx;
+    probe_cuda(w);
+    if (!w->cuda) return dt_fail(err, DT_EUNAVAIL, "cuda backend unavailable: %s", w->cuda_reason);
     return DT_OK;
-}
-
-/* Parses and validates a prepare request into L, backend, shm name and flags. */
-static dt_status parse_prepare(worker *w, json_t *req, dt_case_layout *L,
-                               const dt_backend **be, const char **shm_name,
-                               int64_t *arena_bytes, int *capture, dt_err *err) {
-    json_t *x = json_object_get(req, "case");
-    if (x && !json_is_string(x)) return dt_fail(err, DT_EINVAL, "'case' is not a string");
-    x = json_object_get(req, "op");
-    if (!json_is_string(x)) return dt_fail(err, DT_EINVAL, "missing or non-string 'op'");
-    int op = dt_op_find(json_string_value(x));
-    if (op < 0) return dt_fail(err, DT_EINVAL, "unknown op '%s'", json_string_value(x));
-    const dt_op_info *info = dt_op_get((dt_op)op);
-
-    x = json_object_get(req, "backend");
-    const char *bname = x ? json_string_value(x) : "cpu";
-    if (!bname) return dt_fail(err, DT_EINVAL, "'backend' is not a string");
-    if (strcmp(bname, "cpu") == 0) {
-        *be = &dt_backend_cpu;
-    } else if (strcmp(bname, "cuda") == 0) {
-        probe_cuda(w);
-        if (!w->cuda) return dt_fail(err, DT_EUNAVAIL, "cuda backend unavailable: %s", w->cuda_reason);
-        *be = w->cuda;
-    } else {
-        return dt_fail(err, DT_EINVAL, "unknown backend '%s'", bname);
-    }
-
-    int64_t m, n, k = 0;
-    if (!get_int(req, "m", &m, err) || !get_int(req, "n", &n, err)) return DT_EINVAL;
-    if (json_object_get(req, "k") && !get_int(req, "k", &k, err)) return DT_EINVAL;
-    if (m < 1 || m > DT_MAX_DIM) return dt_fail(err, DT_EINVAL, "m=%lld out of [1, %d]", (long long)m, DT_MAX_DIM);
-    if (n < 1 || n > DT_MAX_DIM) return dt_fail(err, DT_EINVAL, "n=%lld out of [1, %d]", (long long)n, DT_MAX_DIM);
-    if (info->is_gemm) {
-        if (k < 1 || k > DT_MAX_DIM)
-            return dt_fail(err, DT_EINVAL, "k=%lld out of [1, %d]", (long long)k, DT_MAX_DIM);
-    } else if (k < 0 || k > DT_MAX_DIM) {
-        return dt_fail(err, DT_EINVAL, "k=%lld out of [0, %d]", (long long)k, DT_MAX_DIM);
-    }
-
-    x = json_object_get(req, "shm");
-    if (!json_is_string(x)) return dt_fail(err, DT_EINVAL, "missing or non-string 'shm'");
-    *shm_name = json_string_value(x);
-    if (strncmp(*shm_name, "/dualtime-", 10) != 0 || strlen(*shm_name) >= 64 ||
-        strchr(*shm_name + 1, '/'))
-        return dt_fail(err, DT_EINVAL, "bad shared memory name");
-    if (!get_int(req, "arena_bytes", arena_bytes, err)) return DT_EINVAL;
-
-    x = json_object_get(req, "capture_sources");
-    if (x && !json_is_boolean(x)) return dt_fail(err, DT_EINVAL, "'capture_sources' is not a boolean");
-    *capture = x ? json_is_true(x) : 0;
-
-    json_t *bufs = json_object_get(req, "buffers");
-    if (!json_is_array(bufs)) return dt_fail(err, DT_EINVAL, "missing or non-array 'buffers'");
-    /* views: any buffer whose row_stride differs from its cols; the layout then says
-     * exactly what every field must be. */
-    int views = 0;
-    json_t *v = json_object_get(req, "views");
-    if (v) {
-        if (!json_is_boolean(v)) return dt_fail(err, DT_EINVAL, "'views' is not a boolean");
-        views = json_is_true(v);
-    } else {
-        size_t i;
-        json_t *jb;
-        json_array_foreach(bufs, i, jb) {
-            json_t *rs = json_object_get(jb, "row_stride"), *c = json_object_get(jb, "cols");
-            if (json_is_integer(rs) && json_is_integer(c) &&
-                json_integer_value(rs) != json_integer_value(c))
-                views = 1;
-        }
-    }
-    dt_layout_make(L, (dt_op)op, m, n, k, views);
-    if (*arena_bytes < L->total_bytes)
-        return dt_fail(err, DT_EINVAL, "arena_bytes=%lld is smaller than the layout's %lld",
-                       (long long)*arena_bytes, (long long)L->total_bytes);
-    return check_buffers(bufs, L, *arena_bytes, err);
 }
 
 static void release_case(worker *w) {
@@ -415,20 +299,18 @@ static void do_prepare(worker *w, json_t *req) {
         return;
     }
     dt_err err = {{0}};
-    dt_case_layout L;
-    const dt_backend *be = NULL;
-    const char *shm_name = NULL;
-    int64_t arena_bytes = 0;
-    int capture = 0;
-    if (parse_prepare(w, req, &L, &be, &shm_name, &arena_bytes, &capture, &err) != DT_OK) {
+    dt_prepare_req pr;
+    if (dt_req_parse_prepare(req, cuda_check, w, &pr, &err) != DT_OK) {
         emit_error("prepare: %s", err.msg);
         return;
     }
-    if (dt_shm_open(&w->shm, shm_name, arena_bytes, &err) != DT_OK) {
+    const dt_backend *be = pr.cuda ? w->cuda : &dt_backend_cpu;
+    int capture = pr.capture_sources;
+    if (dt_shm_open(&w->shm, pr.shm_name, pr.arena_bytes, &err) != DT_OK) {
         emit_error("prepare: %s", err.msg);
         return;
     }
-    w->L = L;
+    w->L = pr.L;
     dt_prepare_info *info = dt_xcalloc(1, sizeof *info);
     if (be->prepare(&w->state, &w->L, w->shm.base, capture, info, &err) != DT_OK) {
         w->state = NULL;
@@ -503,13 +385,8 @@ static void do_download(worker *w) {
 
 static int get_reps(json_t *req, int64_t *reps, const char *cmd) {
     dt_err err = {{0}};
-    if (!get_int(req, "reps", reps, &err)) {
+    if (dt_req_parse_reps(req, reps, &err) != DT_OK) {
         emit_error("%s: %s", cmd, err.msg);
-        return 0;
-    }
-    if (*reps < 1 || *reps > DT_MAX_REPS) {
-        emit_error("%s: reps=%lld out of [1, %lld]", cmd, (long long)*reps,
-                   (long long)DT_MAX_REPS);
         return 0;
     }
     return 1;
@@ -592,32 +469,15 @@ static void do_device(worker *w, json_t *req) {
         emit_error("device timing not available");
         return;
     }
-    json_t *sc = json_object_get(req, "scope");
-    const char *scope = json_string_value(sc);
-    if (!scope || (strcmp(scope, "control") != 0 && strcmp(scope, "probe") != 0)) {
-        emit_error("device: 'scope' must be \"control\" or \"probe\"");
-        return;
-    }
-    int64_t reps, capacity = 0;
-    if (!get_reps(req, &reps, "device")) return;
+    int probe;
+    int64_t reps, capacity;
     dt_err err = {{0}};
-    if (json_object_get(req, "capacity") && !get_int(req, "capacity", &capacity, &err)) {
+    if (dt_req_parse_device(req, &probe, &reps, &capacity, &err) != DT_OK) {
         emit_error("device: %s", err.msg);
-        return;
-    }
-    if (capacity < 0 || capacity > ((int64_t)1 << 24)) {
-        emit_error("device: capacity=%lld out of [0, 2^24]", (long long)capacity);
         return;
     }
     dt_timing_result res;
     memset(&res, 0, sizeof res);
-    int probe = strcmp(scope, "probe") == 0;
-    const char *kind = json_string_value(json_object_get(req, "probe_kind"));
-    if (probe && kind && strcmp(kind, "serialized") == 0) probe = 2;
-    else if (probe && kind && strcmp(kind, "concurrent") != 0) {
-        emit_error("device: 'probe_kind' must be \"concurrent\" or \"serialized\"");
-        return;
-    }
     if (w->be->device(w->state, probe, reps, capacity, &res, &err) != DT_OK) {
         emit_error("device: %s", err.msg);
         return;
@@ -639,24 +499,93 @@ static void do_device(worker *w, json_t *req) {
     emit(o);
 }
 
-/* Handles one request line; returns 1 when the worker should exit. */
-static int handle_line(worker *w, const char *line) {
-    json_error_t jerr;
-    json_t *req = json_loads(line, JSON_REJECT_DUPLICATES, &jerr);
-    if (!req) {
-        emit_error("malformed JSON request: %s (column %d)", jerr.text, jerr.column);
+/* {"cmd":"ceilings","backend":"cpu"|"cuda"}: the backend measures the device's copy
+ * bandwidth and launch floors (dt_ceilings); no case is needed. */
+static void do_ceilings(worker *w, json_t *req) {
+    const char *name = json_string_value(json_object_get(req, "backend"));
+    if (!name) {
+        emit_error("ceilings: missing or non-string 'backend'");
+        return;
+    }
+    const dt_backend *be = NULL;
+    if (strcmp(name, "cpu") == 0) {
+        be = &dt_backend_cpu;
+    } else if (strcmp(name, "cuda") == 0) {
+        probe_cuda(w);
+        if (!w->cuda) {
+            emit_error("ceilings: cuda backend not available: %s", w->cuda_reason);
+            return;
+        }
+        be = w->cuda;
+    } else {
+        char shown[64];
+        snprintf(shown, sizeof shown, "%s", name);
+        emit_error("ceilings: unknown backend '%s' (cpu or cuda)", shown);
+        return;
+    }
+    if (!be->ceilings) {
+        emit_error("ceilings: the %s backend cannot measure ceilings", be->name);
+        return;
+    }
+    dt_ceilings c;
+    memset(&c, 0, sizeof c);
+    dt_err err = {{0}};
+    if (be->ceilings(&c, &err) != DT_OK) {
+        emit_error("ceilings: %s backend: %s", be->name, err.msg);
+        return;
+    }
+    c.method[sizeof c.method - 1] = '\0';
+    json_t *o = json_pack("{s:b,s:{s:f,s:I,s:f,s:f,s:s}}", "ok", 1, "ceilings", "copy_gbps",
+                          c.copy_gbps, "copy_bytes", (json_int_t)c.copy_bytes,
+                          "launch_sync_floor_us", c.launch_sync_floor_us,
+                          "launch_queue_floor_us", c.launch_queue_floor_us, "method", c.method);
+    if (!o) {
+        emit_error("ceilings: internal: cannot encode the answer");
+        return;
+    }
+    emit(o);
+}
+
+/* {"cmd":"probe_process"[,"probe_kind":...]}: this worker process serves only probe
+ * regions from now on; the timing helper's persistent mode keeps CUPTI attached between
+ * them (docs/device-timing.md), so the untimed calls before a probe sample absorb its
+ * setup. Control regions are refused afterwards. */
+static void do_probe_process(worker *w, json_t *req) {
+    json_t *k = json_object_get(req, "probe_kind");
+    const char *kind = k ? json_string_value(k) : "concurrent";
+    if (!kind || (strcmp(kind, "concurrent") != 0 && strcmp(kind, "serialized") != 0)) {
+        emit_error("probe_process: 'probe_kind' must be \"concurrent\" or \"serialized\"");
+        return;
+    }
+    probe_cuda(w);
+    if (!w->cuda || !w->cuda->device || !w->set_persistent) {
+        emit_error("probe_process: device timing not available: %s",
+                   !w->cuda ? w->cuda_reason
+                   : !w->cuda->device ? "the CUDA backend has no device timing"
+                                      : "the timing helper has no dt_timing_set_persistent");
+        return;
+    }
+    int on = strcmp(kind, "serialized") == 0 ? DT_TIMING_PERSISTENT_SERIALIZED
+                                             : DT_TIMING_PERSISTENT_CONCURRENT;
+    if (!w->set_persistent(on)) {
+        emit_error("probe_process: dt_timing_set_persistent: %s",
+                   w->last_error ? w->last_error() : "failed");
+        return;
+    }
+    emit(json_pack("{s:b,s:b,s:s}", "ok", 1, "persistent", 1, "probe_kind", kind));
+}
+
+/* Handles one request line of len bytes; returns 1 when the worker should exit. */
+static int handle_line(worker *w, const char *line, size_t len) {
+    json_t *req;
+    const char *cmd;
+    dt_err perr = {{0}};
+    if (dt_req_parse_line(line, len, &req, &cmd, &perr) != DT_OK) {
+        emit_error("%s", perr.msg);
         return 0;
     }
-    if (!json_is_object(req)) {
-        json_decref(req);
-        emit_error("request is not a JSON object");
-        return 0;
-    }
-    const char *cmd = json_string_value(json_object_get(req, "cmd"));
     int quit = 0;
-    if (!cmd) {
-        emit_error("request has no string 'cmd'");
-    } else if (strcmp(cmd, "hello") == 0) {
+    if (strcmp(cmd, "hello") == 0) {
         do_hello(w);
     } else if (strcmp(cmd, "prepare") == 0) {
         do_prepare(w, req);
@@ -668,6 +597,10 @@ static int handle_line(worker *w, const char *line) {
         do_download(w);
     } else if (strcmp(cmd, "device") == 0) {
         do_device(w, req);
+    } else if (strcmp(cmd, "probe_process") == 0) {
+        do_probe_process(w, req);
+    } else if (strcmp(cmd, "ceilings") == 0) {
+        do_ceilings(w, req);
     } else if (strcmp(cmd, "release") == 0) {
         if (need_case(w, "release", 0)) {
             release_case(w);
@@ -720,11 +653,7 @@ int main(int argc, char **argv) {
     while ((len = getline(&line, &cap, stdin)) >= 0) {
         while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r')) line[--len] = '\0';
         if (len == 0) continue; /* tolerate blank lines */
-        if ((size_t)len != strlen(line)) {
-            emit_error("request contains a NUL byte");
-            continue;
-        }
-        if (handle_line(&w, line)) break;
+        if (handle_line(&w, line, (size_t)len)) break;
     }
     free(line);
     if (w.prepared) release_case(&w);

@@ -380,6 +380,9 @@ class DeviceTiming:
         lib.dt_timing_end.argtypes = [ctypes.POINTER(_Result)]
         lib.dt_timing_kernel_record.argtypes = [ctypes.c_uint64, ctypes.POINTER(_Kernel)]
         lib.dt_timing_last_error.restype = ctypes.c_char_p
+        if hasattr(lib, "dt_timing_set_persistent"):
+            lib.dt_timing_set_persistent.argtypes = [ctypes.c_int]
+            lib.dt_timing_set_persistent.restype = ctypes.c_int
         abi = lib.dt_timing_abi_version()
         if abi != TIMING_ABI_VERSION:
             self.reason = "%s has ABI %d, this worker needs %d" % (path, abi, TIMING_ABI_VERSION)
@@ -395,6 +398,18 @@ class DeviceTiming:
     def _error(self, what):
         msg = self.lib.dt_timing_last_error()
         return WorkerError("%s: %s" % (what, msg.decode("utf-8", "replace") if msg else "unknown"))
+
+    def set_persistent(self, probe_kind):
+        """Persistent probe mode (dt_timing_set_persistent): CUPTI attached now, with the
+        given kind, and kept attached between probe regions; control regions refused
+        from then on. For a worker process that serves only probe samples."""
+        if self.lib is None:
+            raise WorkerError("device timing not available: %s" % self.reason)
+        if not hasattr(self.lib, "dt_timing_set_persistent"):
+            raise WorkerError("the timing helper has no dt_timing_set_persistent")
+        on = 2 if probe_kind == "serialized" else 1
+        if not self.lib.dt_timing_set_persistent(on):
+            raise self._error("dt_timing_set_persistent")
 
     def measure(self, case, scope, reps, capacity, probe_kind):
         if self.lib is None:
@@ -769,6 +784,18 @@ class Worker:
             raise WorkerError("'probe_kind' must be concurrent or serialized")
         return {"result": self.timing.measure(case, scope, reps, capacity, kind)}
 
+    def probe_process(self, req):
+        """{"cmd":"probe_process"}: this process serves only probe samples from now on
+        (docs/protocol.md); the timing helper keeps CUPTI attached between them."""
+        kind = req.get("probe_kind", "concurrent")
+        if kind not in ("concurrent", "serialized"):
+            raise WorkerError("probe_process: 'probe_kind' must be concurrent or serialized")
+        try:
+            self.timing.set_persistent(kind)
+        except WorkerError as exc:
+            raise WorkerError("probe_process: %s" % exc)
+        return {"persistent": True, "probe_kind": kind}
+
     def release(self, req):
         case = self._need_case("release")
         self.case = None
@@ -801,9 +828,11 @@ def _answer(worker, line):
     cmd = req.get("cmd")
     if cmd == "quit":
         return {"ok": True}, True
+    if cmd == "ceilings":  # device ceilings are measured by the native worker only
+        return {"ok": False, "error": "ceilings: not offered by the PyTorch worker"}, False
     handlers = {"hello": worker.hello, "prepare": worker.prepare, "upload": worker.upload,
                 "run": worker.run, "download": worker.download, "device": worker.device,
-                "release": worker.release}
+                "probe_process": worker.probe_process, "release": worker.release}
     handler = handlers.get(cmd) if isinstance(cmd, str) else None
     if handler is None:
         return {"ok": False, "error": _one_line("unknown cmd %r" % (cmd,))}, False
