@@ -21,6 +21,7 @@
 #include "common/dt_common.h"
 #include "data/dt_shm.h"
 #include "orchestrate/dt_clocks.h"
+#include "orchestrate/dt_ceilings.h"
 #include "orchestrate/dt_run.h"
 #include "orchestrate/dt_worker.h"
 #include "plan/dt_ops.h"
@@ -584,7 +585,12 @@ static int cmd_run(int argc, char **argv, int full_argc, char **full_argv, json_
                            json_object_get(hello[i], "framework_version"), "command", cmd,
                            "hello", hello[i]));
     }
-    json_t *gpu = strcmp(backend, "cuda") == 0 ? json_object_get(cuda0, "info") : NULL;
+    json_t *gpu = NULL; /* the candidate's description of the device, plus "name" */
+    if (strcmp(backend, "cuda") == 0 && json_is_object(json_object_get(cuda0, "info"))) {
+        gpu = json_deep_copy(json_object_get(cuda0, "info"));
+        json_t *nm = json_object_get(gpu, "gpu");
+        if (json_is_string(nm) && !json_object_get(gpu, "name")) json_object_set(gpu, "name", nm);
+    }
     json_t *results = json_pack(
         "{s:s,s:i,s:b,s:{s:s,s:s,s:O,s:O,s:s},s:o,s:s,s:s,s:o,s:o,s:{s:o,s:O,s:s},s:{s:o,s:[]},s:[]}",
         "format", "dualtime-results", "format_version", 1, "complete", 0, "tool", "name",
@@ -596,7 +602,17 @@ static int cmd_run(int argc, char **argv, int full_argc, char **full_argv, json_
         dt_host_info(), "gpu", gpu ? gpu : json_null(), "python", python_used, "provenance",
         "files", files, "sources", "cases");
     json_decref(git);
+    json_decref(gpu);
     DT_ASSERT(results);
+    {   /* device ceilings for the report's rooflines: the first worker offering them; never fatal */
+        json_t *ceil = NULL;
+        dt_err ce = {{0}}, ce2;
+        double cto = a.timeout_s < 60 ? a.timeout_s : 60;
+        if (dt_ceilings_measure(&wk[0], backend, cto, &ceil, &ce) != DT_OK && dt_worker_alive(&wk[1]))
+            dt_ceilings_measure(&wk[1], backend, cto, &ceil, &ce2);
+        json_object_set_new(json_object_get(results, "environment"), "ceilings",
+                            ceil ? ceil : json_pack("{s:s}", "error", ce.msg));
+    }
     /* GPU clocks through NVML (dlopen; absent NVML is recorded, not fatal). NVML's index
      * is not CUDA's ordinal in general: the PCI bus must match the worker's device. */
     dt_clocks *clocks = NULL;

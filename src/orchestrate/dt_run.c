@@ -24,6 +24,7 @@
 #include "../data/dt_shm.h"
 #include "../oracle/dt_oracle.h"
 #include "../report/dt_derive.h"
+#include "../report/dt_plot.h"
 #include "../report/dt_report_md.h"
 #include "../report/dt_results_io.h"
 
@@ -781,6 +782,7 @@ dt_status dt_run_write_outputs(json_t *results, const char *dir, dt_err *err) {
     snprintf(path, sizeof path, "%s/results.md", dir);
     st = dt_results_write_text_atomic(path, md, mdlen, err);
     free(md);
+    if (st == DT_OK) st = dt_plot_write_all(results, dir, NULL, err);
     return st;
 }
 

@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include "report/dt_derive.h"
 
+#include "plan/dt_ops.h"
 #include "stats/dt_stats.h"
 
 #include <math.h>
@@ -473,6 +474,77 @@ static const char *str_or(const json_t *o, const char *key, const char *dflt) {
     return s ? s : dflt;
 }
 
+/* ---- rooflines ---- */
+
+#define DT_DERIVE_SMALL_ELEMS (128 * 1024) /* M*N at most this: a small case (E2E floor) */
+
+/* cases[].derived.roofline of one valid case (docs/results-format.md), from the measured
+ * ceilings (results.environment.ceilings) and the p50s just derived into `so`: per
+ * framework the control_batch p50 (device time) when present, else the e2e_batch p50
+ * (host time); achieved GB/s = fewest bytes / time, % of the copy ceiling (memory-bound
+ * ops), TFLOP/s; and for small cases single-call E2E p50 over the launch+sync floor.
+ * Nothing is written when the ceilings have no copy_gbps or the case has no known op. */
+static void derive_roofline(const derive_ctx *cx, const json_t *ceil, const json_t *cas,
+                            const json_t *so, json_t *derived) {
+    double copy = jnum(ceil, "copy_gbps", NAN);
+    if (!(isfinite(copy) && copy > 0))
+        return;
+    const char *opname = json_string_value(json_object_get(cas, "op"));
+    int op = opname ? dt_op_find(opname) : -1;
+    const json_t *jm = json_object_get(cas, "m"), *jn = json_object_get(cas, "n"),
+                 *jk = json_object_get(cas, "k");
+    if (op < 0 || !json_is_integer(jm) || !json_is_integer(jn))
+        return;
+    int64_t m = json_integer_value(jm), n = json_integer_value(jn);
+    int64_t k = json_is_integer(jk) ? json_integer_value(jk) : 0;
+    int gemm = dt_op_get((dt_op)op)->is_gemm;
+    if (m < 1 || n < 1 || k < 0 || (gemm && k < 1))
+        return;
+    double bytes = (double)dt_op_min_bytes((dt_op)op, m, n, k);
+    double flops = dt_op_flops((dt_op)op, m, n, k);
+    json_t *rl = json_object();
+    json_object_set_new(rl, "min_bytes", json_real(bytes));
+    json_object_set_new(rl, "flops", json_real(flops));
+    json_object_set_new(rl, "bound", json_string(gemm ? "compute" : "memory"));
+    json_object_set_new(rl, "copy_gbps", json_real(copy));
+    json_t *impl = json_object();
+    const char *ids[2] = {cx->cand, cx->base};
+    for (int f = 0; f < 2; f++) {
+        const char *scope = "control_batch";
+        double us = jnum(jpath2(jpath2(so, scope, NULL), ids[f], NULL), "p50", NAN);
+        if (!(isfinite(us) && us > 0)) {
+            scope = "e2e_batch";
+            us = jnum(jpath2(jpath2(so, scope, NULL), ids[f], NULL), "p50", NAN);
+        }
+        if (!(isfinite(us) && us > 0))
+            continue;
+        double gbps = bytes / (us * 1e3), tflops = flops / (us * 1e6);
+        json_t *e = json_object();
+        json_object_set_new(e, "scope", json_string(scope));
+        json_object_set_new(e, "us", json_real(us));
+        json_object_set_new(e, "gbps", jreal(gbps));
+        if (!gemm)
+            json_object_set_new(e, "copy_pct", jreal(100.0 * gbps / copy));
+        json_object_set_new(e, "tflops", jreal(tflops));
+        json_object_set_new(impl, ids[f], e);
+    }
+    json_object_set_new(rl, "impl", impl);
+    double floor_us = jnum(ceil, "launch_sync_floor_us", NAN);
+    if (isfinite(floor_us) && floor_us > 0 && m * n <= DT_DERIVE_SMALL_ELEMS) {
+        json_t *ef = json_object();
+        json_object_set_new(ef, "floor_us", json_real(floor_us));
+        for (int f = 0; f < 2; f++) {
+            double single = jnum(jpath2(jpath2(so, "e2e_single", NULL), ids[f], NULL), "p50", NAN);
+            if (!(isfinite(single) && single > 0))
+                continue;
+            json_object_set_new(ef, ids[f], json_pack("{s:f,s:f}", "single_us", single,
+                                                      "over_floor", single / floor_us));
+        }
+        json_object_set_new(rl, "e2e_floor", ef);
+    }
+    json_object_set_new(derived, "roofline", rl);
+}
+
 dt_status dt_derive(json_t *results, dt_err *err) {
     derive_ctx cx = {0};
     dt_status st = dt_derive_roles(results, &cx.cand, &cx.base, err);
@@ -485,6 +557,7 @@ dt_status dt_derive(json_t *results, dt_err *err) {
 
     const char *backend = json_string_value(jpath2(results, "settings", "backend"));
     int is_cuda = backend && strcmp(backend, "cuda") == 0;
+    const json_t *ceil = jpath2(results, "environment", "ceilings");
     json_int_t max_round = -1;
     size_t nvalid = 0, counts[5] = {0};
     size_t i;
@@ -519,6 +592,8 @@ dt_status dt_derive(json_t *results, dt_err *err) {
                 }
             }
         }
+        if (valid)
+            derive_roofline(&cx, ceil, cas, so, derived);
         if (valid && !has_e2e)
             reasons_add(&cx.smoke, "%s: no e2e_batch samples", case_id);
         if (valid && is_cuda && !has_control)

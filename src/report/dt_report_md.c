@@ -4,6 +4,7 @@
 #include "report/dt_report_md.h"
 
 #include "report/dt_derive.h"
+#include "report/dt_plot.h"
 
 #include <math.h>
 #include <string.h>
@@ -526,6 +527,131 @@ static void sec_device(FILE *o, const json_t *cases, const char *cand, const cha
     }
 }
 
+/* "12.3 KiB" / "4.00 MiB" / "512 B". */
+static const char *fbytes(numbuf b, double x) {
+    numbuf t;
+    if (!isfinite(x))
+        snprintf(b, sizeof(numbuf), "—");
+    else if (x >= 1048576.0)
+        snprintf(b, sizeof(numbuf), "%s MiB", fnum(t, x / 1048576.0));
+    else if (x >= 1024.0)
+        snprintf(b, sizeof(numbuf), "%s KiB", fnum(t, x / 1024.0));
+    else
+        snprintf(b, sizeof(numbuf), "%.0f B", x);
+    return b;
+}
+
+/* "12.3%" with about three significant digits, or "—". */
+static const char *fpct_num(numbuf b, double pct) {
+    numbuf t;
+    if (!isfinite(pct))
+        snprintf(b, sizeof(numbuf), "—");
+    else
+        snprintf(b, sizeof(numbuf), "%s%%", fnum(t, pct));
+    return b;
+}
+
+/* Rooflines: achieved bandwidth / FLOP rate against the ceilings the run measured
+ * (environment.ceilings; numbers from cases[].derived.roofline). Absent when no copy
+ * ceiling was measured. */
+static void sec_roofline(FILE *o, const json_t *r, const json_t *cases, const char *ids[2]) {
+    const json_t *ceil = jget(jget(r, "environment"), "ceilings");
+    double copy = jnum(ceil, "copy_gbps");
+    if (!(isfinite(copy) && copy > 0))
+        return;
+    numbuf a, b, c;
+    double floor_us = jnum(ceil, "launch_sync_floor_us");
+    fputs("## Rooflines (against ceilings measured in this run)\n\n", o);
+    fputs("Ceilings measured once at the start of the run", o);
+    if (jget(ceil, "backend")) {
+        fputs(" on the ", o);
+        md_text(o, jstr(ceil, "backend", ""));
+        fputs(" backend", o);
+    }
+    fprintf(o, ": copy bandwidth **%s GB/s** (bytes read + bytes written", fnum(a, copy));
+    if (isfinite(jnum(ceil, "copy_bytes")))
+        fprintf(o, ", copies of %s", fbytes(b, jnum(ceil, "copy_bytes")));
+    fprintf(o, "); launch+sync floor **%s µs**; queued launch %s µs per call.", fnum(a, floor_us),
+            fnum(c, jnum(ceil, "launch_queue_floor_us")));
+    if (jget(ceil, "method")) {
+        fputs(" Method: ", o);
+        md_text(o, jstr(ceil, "method", ""));
+        fputs(".", o);
+    }
+    fputs("\n\nAchieved GB/s = the fewest bytes the op must move (every input read once, the "
+          "output written once) / time per call; TFLOP/s = the op's FLOPs / time per call. "
+          "Time: the **device control batch p50** (stream events) where the case has one, "
+          "else the **host E2E batch p50**; the Time column says which. gemm shows TFLOP/s "
+          "only: no FLOP ceiling is measured. The copy ceiling is measured on buffers far "
+          "larger than the caches, so a case whose data stay in cache between calls can "
+          "exceed 100%.\n\n", o);
+    fputs("| Case | Framework | Time | µs/call | Fewest bytes | GB/s | % of copy ceiling | "
+          "TFLOP/s |\n|---|---|---|---:|---:|---:|---:|---:|\n", o);
+    size_t i;
+    json_t *cs;
+    json_array_foreach(cases, i, cs) {
+        const json_t *rl = jget(jget(cs, "derived"), "roofline");
+        for (int f = 0; f < 2; f++) {
+            const json_t *e = jget(jget(rl, "impl"), ids[f]);
+            fputs("| ", o);
+            md_text(o, jstr(cs, "id", "?"));
+            fputs(" | ", o);
+            md_text(o, ids[f]);
+            if (!case_valid(cs)) {
+                fputs(" | FAILED | — | — | — | — | — |\n", o);
+                continue;
+            }
+            if (!e) {
+                fputs(" | — | — | — | — | — | — |\n", o);
+                continue;
+            }
+            const char *scope = jstr(e, "scope", "");
+            int compute = strcmp(jstr(rl, "bound", ""), "compute") == 0;
+            fprintf(o, " | %s | %s | %s",
+                    strcmp(scope, "control_batch") == 0 ? "device control batch"
+                    : strcmp(scope, "e2e_batch") == 0  ? "host E2E batch"
+                                                       : "?",
+                    fnum(a, jnum(e, "us")), fbytes(b, jnum(rl, "min_bytes")));
+            if (compute)
+                fprintf(o, " | — | — | %s |\n", fnum(a, jnum(e, "tflops")));
+            else
+                fprintf(o, " | %s | %s | — |\n", fnum(a, jnum(e, "gbps")),
+                        fpct_num(b, jnum(e, "copy_pct")));
+        }
+    }
+    fputs("\n", o);
+    if (!(isfinite(floor_us) && floor_us > 0))
+        return;
+    fprintf(o, "### E2E floor\n\nLaunch+sync floor: **%s µs**, the host time of one "
+               "synchronized empty call (CUDA: an empty kernel; CPU: an empty function "
+               "call), the least a single-call E2E can take on this machine. Small cases "
+               "(M·N ≤ 131072): single-call E2E p50 and its multiple of the floor.\n\n",
+            fnum(a, floor_us));
+    fputs("| Case |", o);
+    head_fw(o, ids[0], "single p50 µs");
+    head_fw(o, ids[0], "/ floor");
+    head_fw(o, ids[1], "single p50 µs");
+    head_fw(o, ids[1], "/ floor");
+    fputs("\n|---|---:|---:|---:|---:|\n", o);
+    size_t rows = 0;
+    json_array_foreach(cases, i, cs) {
+        const json_t *ef = jget(jget(jget(cs, "derived"), "roofline"), "e2e_floor");
+        if (!ef || !case_valid(cs))
+            continue;
+        fputs("| ", o);
+        md_text(o, jstr(cs, "id", "?"));
+        for (int f = 0; f < 2; f++) {
+            const json_t *e = jget(ef, ids[f]);
+            fprintf(o, " | %s | %s", fnum(a, jnum(e, "single_us")), fnum(b, jnum(e, "over_floor")));
+        }
+        fputs(" |\n", o);
+        rows++;
+    }
+    if (rows == 0)
+        fputs("| no small valid case | — | — | — | — |\n", o);
+    fputs("\n", o);
+}
+
 static void print_failure_detail(FILE *o, const json_t *impl) {
     size_t j;
     json_t *ck;
@@ -624,6 +750,178 @@ static void sec_failures(FILE *o, const json_t *cases, const char *ids[2]) {
         fputs("None.\n\n", o);
 }
 
+/* Links to the charts dt_plot_write_all writes next to results.md (always written with
+ * it: by dt_report_regenerate and by the run). */
+static void sec_plots(FILE *o, const json_t *r) {
+    fputs("## Plots\n\n"
+          "Per case, the candidate/baseline ratio of each scope with its 95% interval (log "
+          "axis; left of 1: the candidate is faster; hollow: no interval).\n\n"
+          "![ratios](" DT_PLOT_RATIOS ")\n\n", o);
+    if (dt_plot_has_roofline(r))
+        fputs("Achieved bandwidth as % of the device copy ceiling:\n\n"
+              "![roofline](" DT_PLOT_ROOFLINE ")\n\n", o);
+}
+
+/* ---- GPU clocks (NVML; cases[].clocks written by dt_clocks_record) ---- */
+
+/* A reading: whole numbers (MHz, °C) as they are, others with fnum's three digits. */
+static const char *fclk(numbuf b, double x) {
+    if (isfinite(x) && x == floor(x) && fabs(x) < 1e9)
+        snprintf(b, sizeof(numbuf), "%.0f", x);
+    else
+        fnum(b, x);
+    return b;
+}
+
+/* "a→b" of one snapshot field of before/after; "—" for a missing value. */
+static void clocks_pair(FILE *o, const json_t *cl, const char *key) {
+    numbuf a, b;
+    fprintf(o, "%s→%s", fclk(a, jnum(jget(cl, "before"), key)),
+            fclk(b, jnum(jget(cl, "after"), key)));
+}
+
+/* Reason names of one snapshot, ", "-separated; "none" when empty, "—" when unread. */
+static void clocks_reasons(FILE *o, const json_t *snap) {
+    const json_t *rs = jget(snap, "throttle_reasons");
+    if (!json_is_array(rs)) {
+        fputs("—", o);
+        return;
+    }
+    if (json_array_size(rs) == 0)
+        fputs("none", o);
+    size_t i;
+    json_t *s;
+    json_array_foreach(rs, i, s) {
+        if (i)
+            fputs(", ", o);
+        md_text(o, json_string_value(s));
+    }
+}
+
+/* min/max of a field over every reading of every case with clocks. */
+typedef struct clocks_range {
+    double lo, hi;
+} clocks_range;
+
+static void clocks_range_add(clocks_range *r, const json_t *snap, const char *key) {
+    double x = jnum(snap, key);
+    if (!isfinite(x))
+        return;
+    if (!isfinite(r->lo) || x < r->lo)
+        r->lo = x;
+    if (!isfinite(r->hi) || x > r->hi)
+        r->hi = x;
+}
+
+static void clocks_range_print(FILE *o, const clocks_range *r, const char *unit) {
+    numbuf a, b;
+    if (!isfinite(r->lo))
+        fprintf(o, "— %s", unit);
+    else if (r->lo == r->hi)
+        fprintf(o, "%s %s", fclk(a, r->lo), unit);
+    else
+        fprintf(o, "%s–%s %s", fclk(a, r->lo), fclk(b, r->hi), unit);
+}
+
+static void sec_clocks(FILE *o, const json_t *r, const json_t *cases) {
+    size_t i, j, ncl = 0, nmoved = 0;
+    json_t *c, *rd;
+    json_array_foreach(cases, i, c) {
+        if (!json_is_object(jget(c, "clocks")))
+            continue;
+        ncl++;
+        nmoved += json_is_true(jget(jget(c, "clocks"), "moved"));
+    }
+    const json_t *nvml = jget(jget(r, "environment"), "nvml");
+    if (ncl == 0) {
+        if (json_is_object(nvml) && !json_is_true(jget(nvml, "available"))) {
+            fputs("## GPU clocks (NVML)\n\nNot read: ", o);
+            md_text(o, jstr(nvml, "reason", "NVML unavailable"));
+            fputs(".\n\n", o);
+        }
+        return;
+    }
+    fputs("## GPU clocks (NVML)\n\n", o);
+    if (nmoved == 0) {
+        clocks_range sm = {NAN, NAN}, mem = {NAN, NAN}, temp = {NAN, NAN}, pw = {NAN, NAN};
+        size_t nread = 0;
+        json_array_foreach(cases, i, c) {
+            const json_t *cl = jget(c, "clocks");
+            if (!json_is_object(cl))
+                continue;
+            const json_t *rounds = jget(cl, "rounds");
+            json_t *one = json_pack("[O]", (json_t *)cl); /* no rounds: the summary itself */
+            json_array_foreach(json_is_array(rounds) ? (json_t *)rounds : one, j, rd) {
+                for (int k = 0; k < 2; k++) {
+                    const json_t *s = jget(rd, k ? "after" : "before");
+                    if (!json_is_object(s))
+                        continue;
+                    nread++;
+                    clocks_range_add(&sm, s, "sm_mhz");
+                    clocks_range_add(&mem, s, "mem_mhz");
+                    clocks_range_add(&temp, s, "temp_c");
+                    clocks_range_add(&pw, s, "power_w");
+                }
+            }
+            json_decref(one);
+        }
+        if (ncl == 1)
+            fprintf(o, "Clocks steady in the one case with readings (%zu readings): SM ", nread);
+        else
+            fprintf(o, "Clocks steady in all %zu cases with readings (%zu readings): SM ", ncl,
+                    nread);
+        clocks_range_print(o, &sm, "MHz");
+        fputs(", memory ", o);
+        clocks_range_print(o, &mem, "MHz");
+        fputs(", ", o);
+        clocks_range_print(o, &temp, "°C");
+        fputs(", ", o);
+        clocks_range_print(o, &pw, "W");
+        fputs("; no throttle reasons besides GPU idle and application clocks.\n\n", o);
+        return;
+    }
+    fputs("| Case | SM MHz | Memory MHz | Temp °C | Power W | Throttle reasons | Moved |\n"
+          "|---|---|---|---|---|---|---|\n", o);
+    json_array_foreach(cases, i, c) {
+        const json_t *cl = jget(c, "clocks");
+        if (!json_is_object(cl))
+            continue;
+        fputs("| ", o);
+        md_text(o, jstr(c, "id", "?"));
+        fputs(" | ", o);
+        clocks_pair(o, cl, "sm_mhz");
+        fputs(" | ", o);
+        clocks_pair(o, cl, "mem_mhz");
+        fputs(" | ", o);
+        clocks_pair(o, cl, "temp_c");
+        fputs(" | ", o);
+        clocks_pair(o, cl, "power_w");
+        fputs(" | ", o);
+        clocks_reasons(o, jget(cl, "before"));
+        fputs("→", o);
+        clocks_reasons(o, jget(cl, "after"));
+        if (json_is_true(jget(cl, "moved"))) {
+            fputs(" | **yes**", o);
+            const json_t *rounds = jget(cl, "rounds");
+            if (json_array_size(rounds) > 1)
+                fprintf(o, " (round %lld; %lld of %zu rounds)",
+                        (long long)json_integer_value(jget(cl, "round")),
+                        (long long)json_integer_value(jget(cl, "rounds_moved")),
+                        json_array_size(rounds));
+            fputs(": ", o);
+            md_text(o, jstr(cl, "why", ""));
+            fputs(" |\n", o);
+        } else {
+            fputs(" | no |\n", o);
+        }
+    }
+    fputs("\nReadings are taken before and after the timed part of each case and round; a "
+          "moved case shows the first round that moved. A case "
+          "is flagged when the SM clock changed by more than 2%, the memory clock changed, "
+          "the temperature rose by more than 10 °C, or a throttle reason other than GPU idle "
+          "or application clocks was active.\n\n", o);
+}
+
 static void sec_limits(FILE *o, int device) {
     fputs("## What these numbers do not establish\n\n"
           "- **Host E2E** is the time a caller waits per call: it includes Python or C "
@@ -665,9 +963,12 @@ dt_status dt_report_md_write(const json_t *results, FILE *out, dt_err *err) {
     sec_assessment(out, results);
     sec_what(out, results, cand, base);
     sec_main(out, cases, cand, base);
+    sec_plots(out, results);
     sec_setup(out, cases, ids);
     sec_correctness(out, cases, ids);
     sec_device(out, cases, cand, base);
+    sec_clocks(out, results, cases);
+    sec_roofline(out, results, cases, ids);
     sec_failures(out, cases, ids);
     int device = 0;
     for (size_t k = 2; k < dt_derive_known_scope_count; k++)

@@ -5,6 +5,7 @@
 
 #include "report/dt_derive.h"
 #include "report/dt_report_md.h"
+#include "report/dt_plot.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -373,6 +374,14 @@ dt_status dt_report_regenerate(const char *json_path, const char *md_path, dt_er
         st = dt_report_md_string(r, &md, &len, err);
     if (st == DT_OK)
         st = dt_results_write_text_atomic(md_path, md, len, err);
+    if (st == DT_OK) { /* the charts results.md links, next to it */
+        char *dir = dt_xstrdup(md_path);
+        char *slash = strrchr(dir, '/');
+        if (slash)
+            *slash = 0;
+        st = dt_plot_write_all(r, slash ? (*dir ? dir : "/") : ".", NULL, err);
+        free(dir);
+    }
     free(md);
     json_decref(r);
     return st;

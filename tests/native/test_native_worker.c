@@ -3,7 +3,8 @@
  * (contiguous and strided views) prepare/upload/run(1)/download, arena check and FP64
  * reference, then run(100) again; bad requests get ok:false and the worker survives
  * them; DUALTIME_FAULT faults are caught (segv kills the worker on run, garbage answers
- * non-JSON, wrong/oob/input/short fail the checks, hang does not answer).
+ * non-JSON, wrong/oob/input/short fail the checks, hang does not answer); the ceilings
+ * request (cpu numbers, cuda refused without a GPU) directly and via dt_ceilings_measure.
  * Run: ctest -R test_native_worker (or test_native_worker build/dualtime-native-worker). */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -17,6 +18,7 @@
 
 #include "data/dt_arena.h"
 #include "data/dt_shm.h"
+#include "orchestrate/dt_ceilings.h"
 #include "dt_test_ref.h"
 
 static int g_fail, g_pass;
@@ -262,6 +264,98 @@ static void test_hello(child *c) {
     json_decref(o);
 }
 
+/* The ceilings request: cpu measures positive numbers; cuda answers ok:true only where
+ * hello offers the cuda backend; bad backends are refused and the worker survives.
+ * Then the same through the orchestrator's dt_ceilings_measure (a dt_worker). */
+static double ceil_num(json_t *o, const char *key) {
+    json_t *v = json_object_get(json_object_get(o, "ceilings"), key);
+    return json_is_number(v) ? json_number_value(v) : -1;
+}
+
+static void test_ceilings(child *c) {
+    json_t *h = ask(c, "{\"cmd\":\"hello\"}");
+    int cuda = is_ok(h) && json_is_true(json_object_get(
+                               json_object_get(json_object_get(h, "backends"), "cuda"), "available"));
+    json_decref(h);
+    static const char *keys[] = {"copy_gbps", "copy_bytes", "launch_sync_floor_us",
+                                 "launch_queue_floor_us"};
+    for (int b = 0; b < 2; b++) {
+        int64_t t0 = dt_now_ns();
+        json_t *o = ask(c, b ? "{\"cmd\":\"ceilings\",\"backend\":\"cuda\"}"
+                             : "{\"cmd\":\"ceilings\",\"backend\":\"cpu\"}");
+        double s = (double)(dt_now_ns() - t0) / 1e9;
+        const char *be = b ? "cuda" : "cpu";
+        if (b && !cuda) {
+            CHECK(o && !is_ok(o) && json_is_string(json_object_get(o, "error")),
+                  "ceilings cuda without a GPU: want ok:false with an error");
+            json_decref(o);
+            continue;
+        }
+        CHECK(is_ok(o), "ceilings %s failed", be);
+        for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+            double x = ceil_num(o, keys[i]);
+            CHECK(x > 0 && isfinite(x), "ceilings %s: %s = %g", be, keys[i], x);
+        }
+        CHECK(ceil_num(o, "copy_bytes") >= (1 << 20), "ceilings %s: copy_bytes too small", be);
+        CHECK(ceil_num(o, "launch_sync_floor_us") >= ceil_num(o, "launch_queue_floor_us") * 0.5,
+              "ceilings %s: sync floor far below the queued launch", be);
+        CHECK(json_is_string(json_object_get(json_object_get(o, "ceilings"), "method")),
+              "ceilings %s: no method", be);
+        CHECK(s < 30, "ceilings %s took %.1f s", be, s);
+        fprintf(stderr, "  ceilings %s (%.2f s): copy %.1f GB/s, floor %.3f us, queue %.4f us\n",
+                be, s, ceil_num(o, "copy_gbps"), ceil_num(o, "launch_sync_floor_us"),
+                ceil_num(o, "launch_queue_floor_us"));
+        json_decref(o);
+    }
+    expect(c, "{\"cmd\":\"ceilings\"}", 0, "ceilings without backend");
+    expect(c, "{\"cmd\":\"ceilings\",\"backend\":\"tpu\"}", 0, "ceilings unknown backend");
+    expect(c, "{\"cmd\":\"ceilings\",\"backend\":7}", 0, "ceilings non-string backend");
+    expect(c, "{\"cmd\":\"hello\"}", 1, "hello after ceilings");
+
+    /* the orchestrator's side */
+    char *argv[] = {(char *)g_worker, "--threads", "2", NULL};
+    dt_worker w;
+    dt_worker_init(&w, argv);
+    dt_err err = {{0}};
+    CHECK(dt_worker_start(&w, &err) == DT_OK, "start worker: %s", err.msg);
+    json_t *cj = NULL;
+    dt_status st = dt_ceilings_measure(&w, "cpu", 60, &cj, &err);
+    CHECK(st == DT_OK, "dt_ceilings_measure cpu: %s", err.msg);
+    CHECK(json_number_value(json_object_get(cj, "copy_gbps")) > 0, "measure: copy_gbps");
+    CHECK(strcmp(json_string_value(json_object_get(cj, "backend")) ? json_string_value(json_object_get(cj, "backend")) : "", "cpu") == 0,
+          "measure: backend not recorded");
+    json_decref(cj);
+    cj = NULL;
+    st = dt_ceilings_measure(&w, "cuda", 60, &cj, &err);
+    if (!cuda) {
+        CHECK(st == DT_EWORKER && cj == NULL, "dt_ceilings_measure cuda without a GPU: status %d", st);
+        CHECK(strstr(err.msg, "cuda") != NULL, "measure cuda error: %s", err.msg);
+    } else {
+        CHECK(st == DT_OK, "dt_ceilings_measure cuda: %s", err.msg);
+    }
+    json_decref(cj);
+    CHECK(dt_worker_alive(&w), "worker died after a refused ceilings request");
+    dt_worker_free(&w);
+
+    /* the check of an answer */
+    static const char *bad[] = {
+        "{\"copy_bytes\":1,\"launch_sync_floor_us\":1,\"launch_queue_floor_us\":1}",
+        "{\"copy_gbps\":0,\"copy_bytes\":1,\"launch_sync_floor_us\":1,\"launch_queue_floor_us\":1}",
+        "{\"copy_gbps\":\"9\",\"copy_bytes\":1,\"launch_sync_floor_us\":1,\"launch_queue_floor_us\":1}",
+        "{\"copy_gbps\":9,\"copy_bytes\":1,\"launch_sync_floor_us\":-1,\"launch_queue_floor_us\":1}",
+        "{\"copy_gbps\":9,\"copy_bytes\":1,\"launch_sync_floor_us\":1,\"launch_queue_floor_us\":1,\"method\":3}",
+        "[1]"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        json_t *j = json_loads(bad[i], 0, NULL);
+        CHECK(j && dt_ceilings_check(j, &err) == DT_EINVAL, "ceilings check accepted %s", bad[i]);
+        json_decref(j);
+    }
+    json_t *good = json_loads("{\"copy_gbps\":9.5,\"copy_bytes\":1048576,\"launch_sync_floor_us\":"
+                              "8,\"launch_queue_floor_us\":2,\"method\":\"m\"}", 0, NULL);
+    CHECK(dt_ceilings_check(good, &err) == DT_OK, "ceilings check refused a good answer: %s", err.msg);
+    json_decref(good);
+}
+
 static void test_bad_requests(child *c) {
     arena a;
     arena_make(&a, DT_OP_ADD, 17, 257, 0, 1);
@@ -422,6 +516,7 @@ int main(int argc, char **argv) {
         case_round(&c, DT_OP_GEMM, 127, 193, 61, views);
     }
     test_bad_requests(&c);
+    test_ceilings(&c);
     /* end of input: exit 0 */
     int st = finish(&c);
     CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "worker exit status %d at end of input", st);

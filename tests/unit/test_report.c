@@ -8,6 +8,7 @@
 #include "report/dt_derive.h"
 #include "report/dt_report_md.h"
 #include "report/dt_results_io.h"
+#include "orchestrate/dt_clocks.h"
 
 #include <unistd.h>
 
@@ -382,6 +383,216 @@ static void test_loader(const char *dir) {
     json_decref(r);
 }
 
+/* ---- GPU clocks section (cases[].clocks from dt_clocks_record) ---- */
+
+static json_t *clk_snap(int sm, int mem, int temp, double power_w, long long mask) {
+    json_t *s = json_pack("{s:i,s:i,s:i,s:f,s:I,s:i}", "sm_mhz", sm, "mem_mhz", mem, "temp_c",
+                          temp, "power_w", power_w, "throttle_mask", (json_int_t)mask, "pstate", 0);
+    json_t *names = json_array();
+    if (mask & 0x1)
+        json_array_append_new(names, json_string("gpu_idle"));
+    if (mask & 0x4)
+        json_array_append_new(names, json_string("sw_power_cap"));
+    json_object_set_new(s, "throttle_reasons", names);
+    return s;
+}
+
+static void test_clocks_md(const char *dir) {
+    /* steady everywhere: one line with the ranges, no table */
+    json_t *r = fx_results(&CUDA_OK);
+    json_t *c0 = fx_add_case(r, &CUDA_OK, "add_17x257", 6.0, 10.0, 0.02, 1);
+    json_t *c1 = fx_add_case(r, &CUDA_OK, "softmax_1x127", 10.0, 10.0, 0.02, 1);
+    json_object_set_new(json_object_get(r, "environment"), "nvml",
+                        json_pack("{s:b,s:n}", "available", 1, "reason"));
+    for (int round = 0; round < 2; round++) {
+        dt_clocks_record(c0, round, clk_snap(1980, 2619, 38, 124.5, 0x1),
+                         clk_snap(1980, 2619, 41, 650.0, 0));
+        dt_clocks_record(c1, round, clk_snap(1975, 2619, 41, 300.0, 0),
+                         clk_snap(1980, 2619, 45, 612.0, 0x1));
+    }
+    dt_err err = {{0}};
+    CHECK_MSG(dt_derive(r, &err) == DT_OK, err.msg);
+    CHECK_MSG(strcmp(level_of(r), "comparative") == 0, level_of(r));
+    char *md = md_of(r);
+    CHECK(strstr(md, "## GPU clocks (NVML)\n\nClocks steady in all 2 cases with readings (8 "
+                     "readings): SM 1975–1980 MHz, memory 2619 MHz, 38–45 °C, 124–650 W; no "
+                     "throttle reasons besides GPU idle and application clocks.\n\n") != NULL);
+    CHECK(strstr(md, "| Case | SM MHz |") == NULL);
+    /* the section sits after the device sections and before the failures */
+    CHECK(strstr(md, "## GPU clocks") > strstr(md, "## Kernel probe diagnostics") &&
+          strstr(md, "## GPU clocks") < strstr(md, "## Failures"));
+    free(md);
+
+    /* the clocks survive a write and a load unchanged */
+    char jpath[512];
+    snprintf(jpath, sizeof jpath, "%s/clocks.json", dir);
+    CHECK_MSG(dt_results_write_atomic(r, jpath, &err) == DT_OK, err.msg);
+    json_t *back = NULL;
+    CHECK_MSG(dt_results_load(jpath, &back, &err) == DT_OK, err.msg);
+    CHECK(back && json_equal(json_object_get(json_array_get(json_object_get(back, "cases"), 0), "clocks"),
+                             json_object_get(c0, "clocks")));
+    json_decref(back);
+
+    /* one round of one case moved: a table, the moved row says why, method audit */
+    dt_clocks_record(c0, 2, clk_snap(1980, 2619, 40, 300.0, 0),
+                     clk_snap(1755, 2619, 52, 690.0, 0x4));
+    CHECK(dt_derive(r, &err) == DT_OK);
+    CHECK_MSG(strcmp(level_of(r), "method audit") == 0, level_of(r));
+    CHECK(reason_has(r, "add_17x257: GPU clocks moved"));
+    md = md_of(r);
+    CHECK(strstr(md, "| Case | SM MHz | Memory MHz | Temp °C | Power W | Throttle reasons | "
+                     "Moved |\n|---|---|---|---|---|---|---|\n") != NULL);
+    CHECK_MSG(strstr(md, "| add\\_17x257 | 1980→1755 | 2619→2619 | 40→52 | 300→690 | "
+                         "none→sw\\_power\\_cap | **yes** (round 2; 1 of 3 rounds): SM clock "
+                         "1980→1755 MHz (-11.4%); temperature rose 40→52 °C; after: "
+                         "sw\\_power\\_cap |\n") != NULL, md);
+    CHECK(strstr(md, "| softmax\\_1x127 | 1975→1980 | 2619→2619 | 41→45 | 300→612 | "
+                     "none→gpu\\_idle | no |\n") != NULL);
+    CHECK(strstr(md, "Clocks steady") == NULL);
+    free(md);
+    json_decref(r);
+
+    /* NVML absent on a cuda run: one line with the reason */
+    r = fx_results(&CUDA_OK);
+    fx_add_case(r, &CUDA_OK, "add_17x257", 6.0, 10.0, 0.02, 1);
+    json_object_set_new(json_object_get(r, "environment"), "nvml",
+                        json_pack("{s:b,s:s}", "available", 0, "reason",
+                                  "NVML not found (tried libnvidia-ml.so.1)"));
+    CHECK(dt_derive(r, &err) == DT_OK);
+    md = md_of(r);
+    CHECK(strstr(md, "## GPU clocks (NVML)\n\nNot read: NVML not found (tried "
+                     "libnvidia-ml.so.1).\n\n") != NULL);
+    free(md);
+    json_decref(r);
+
+    /* a cpu run has no clocks section */
+    r = derived_run(&CPU_OK, 0, 0);
+    md = md_of(r);
+    CHECK(strstr(md, "GPU clocks") == NULL);
+    free(md);
+    json_decref(r);
+}
+
+/* ---- rooflines: environment.ceilings -> cases[].derived.roofline and the section ---- */
+
+static const json_t *roof_of(const json_t *c) {
+    return json_object_get(json_object_get(c, "derived"), "roofline");
+}
+
+static double roof_num(const json_t *c, const char *fw, const char *key) {
+    return json_number_value(json_object_get(json_object_get(json_object_get(roof_of(c), "impl"), fw), key));
+}
+
+static int near(double a, double b) { return fabs(a - b) <= 1e-9 * fabs(b); }
+
+/* Sets op and shape of a fixture case (fx_add_case makes add 17x257). */
+static void set_shape(json_t *c, const char *op, int m, int n, int k) {
+    json_object_set_new(c, "op", json_string(op));
+    json_object_set_new(c, "m", json_integer(m));
+    json_object_set_new(c, "n", json_integer(n));
+    json_object_set_new(c, "k", json_integer(k));
+}
+
+static json_t *ceilings_fixture(void) {
+    return json_pack("{s:f,s:i,s:f,s:f,s:s,s:s}", "copy_gbps", 20.0, "copy_bytes", 268435456,
+                     "launch_sync_floor_us", 9.0, "launch_queue_floor_us", 2.0, "method",
+                     "hand-made", "backend", "cpu");
+}
+
+static void test_roofline(void) {
+    /* cpu: host E2E batch time; jitter 0 makes every sample exact */
+    fx_run o = CPU_OK;
+    json_t *r = fx_results(&o);
+    json_object_set_new(json_object_get(r, "environment"), "ceilings", ceilings_fixture());
+    json_t *small = fx_add_case(r, &o, "add_17x257", 6.0, 10.0, 0.0, 1);
+    json_t *big = fx_add_case(r, &o, "add_1024x1024", 6.0, 10.0, 0.0, 1);
+    set_shape(big, "add", 1024, 1024, 0);
+    json_t *gemm = fx_add_case(r, &o, "gemm_64x64x64", 6.0, 10.0, 0.0, 1);
+    set_shape(gemm, "gemm", 64, 64, 64);
+    fx_add_case(r, &o, "add_fail", 6.0, 10.0, 0.0, 0);
+    dt_err err = {{0}};
+    CHECK_MSG(dt_derive(r, &err) == DT_OK, err.msg);
+
+    /* add 17x257: a, b, out of 17*257 floats = 52428 bytes */
+    const json_t *rl = roof_of(small);
+    CHECK(rl != NULL);
+    CHECK(json_number_value(json_object_get(rl, "min_bytes")) == 52428.0);
+    CHECK(strcmp(json_string_value(json_object_get(rl, "bound")), "memory") == 0);
+    CHECK(json_number_value(json_object_get(rl, "copy_gbps")) == 20.0);
+    CHECK(strcmp(json_string_value(json_object_get(
+                     json_object_get(json_object_get(rl, "impl"), "native"), "scope")),
+                 "e2e_batch") == 0);
+    CHECK(near(roof_num(small, "native", "us"), 6.0));
+    CHECK(near(roof_num(small, "native", "gbps"), 52428.0 / 6000.0));        /* 8.738 GB/s */
+    CHECK(near(roof_num(small, "native", "copy_pct"), 100 * 52428.0 / 6000.0 / 20.0));
+    CHECK(near(roof_num(small, "torch", "gbps"), 52428.0 / 10000.0));        /* 5.243 GB/s */
+    CHECK(near(roof_num(small, "torch", "copy_pct"), 100 * 5.2428 / 20.0));  /* 26.2% */
+    CHECK(near(roof_num(small, "native", "tflops"), 17.0 * 257 / 6e6));
+    /* E2E floor: single p50 = 3 x batch = 18 and 30 us over a 9 us floor */
+    const json_t *ef = json_object_get(rl, "e2e_floor");
+    CHECK(ef != NULL);
+    CHECK(json_number_value(json_object_get(ef, "floor_us")) == 9.0);
+    CHECK(near(json_number_value(json_object_get(json_object_get(ef, "native"), "over_floor")), 2.0));
+    CHECK(near(json_number_value(json_object_get(json_object_get(ef, "torch"), "single_us")), 30.0));
+    /* 1024x1024 is not small: no floor row */
+    CHECK(roof_of(big) != NULL && json_object_get(roof_of(big), "e2e_floor") == NULL);
+    CHECK(near(roof_num(big, "native", "gbps"), 3.0 * 1024 * 1024 * 4 / 6000.0));
+    /* gemm: compute bound, TFLOP/s = 2*64^3 / 6 us, no copy percentage */
+    CHECK(strcmp(json_string_value(json_object_get(roof_of(gemm), "bound")), "compute") == 0);
+    CHECK(near(roof_num(gemm, "native", "tflops"), 2.0 * 64 * 64 * 64 / 6e6));
+    CHECK(json_object_get(json_object_get(json_object_get(roof_of(gemm), "impl"), "native"),
+                          "copy_pct") == NULL);
+    /* invalid case: nothing derived */
+    CHECK(roof_of(json_array_get(json_object_get(r, "cases"), 3)) == NULL);
+
+    char *md = md_of(r);
+    CHECK(strstr(md, "## Rooflines (against ceilings measured in this run)") != NULL);
+    CHECK(strstr(md, "copy bandwidth **20.0 GB/s**") != NULL);
+    CHECK(strstr(md, "| add\\_17x257 | native | host E2E batch | 6.00 | 51.2 KiB | 8.74 | 43.7% | — |") != NULL);
+    CHECK(strstr(md, "| add\\_17x257 | torch | host E2E batch | 10.0 | 51.2 KiB | 5.24 | 26.2% | — |") != NULL);
+    CHECK(strstr(md, "| gemm\\_64x64x64 | native | host E2E batch | 6.00 | 48.0 KiB | — | — | 0.0874 |") != NULL);
+    CHECK(strstr(md, "| add\\_fail | native | FAILED |") != NULL);
+    CHECK(strstr(md, "### E2E floor") != NULL);
+    CHECK(strstr(md, "Launch+sync floor: **9.00 µs**") != NULL);
+    CHECK(strstr(md, "| add\\_17x257 | 18.0 | 2.00 | 30.0 | 3.33 |") != NULL);
+    CHECK(strstr(md, "| add\\_1024x1024 | 18.0") == NULL);
+    free(md);
+    json_decref(r);
+
+    /* cuda with device control: the control batch p50 (0.8 x 6 us) is the time */
+    o = CUDA_OK;
+    r = fx_results(&o);
+    json_object_set_new(json_object_get(r, "environment"), "ceilings", ceilings_fixture());
+    small = fx_add_case(r, &o, "add_17x257", 6.0, 10.0, 0.0, 1);
+    CHECK_MSG(dt_derive(r, &err) == DT_OK, err.msg);
+    CHECK(near(roof_num(small, "native", "us"), 4.8));
+    CHECK(near(roof_num(small, "native", "gbps"), 52428.0 / 4800.0));
+    CHECK(strcmp(json_string_value(json_object_get(
+                     json_object_get(json_object_get(roof_of(small), "impl"), "torch"), "scope")),
+                 "control_batch") == 0);
+    md = md_of(r);
+    CHECK(strstr(md, "| add\\_17x257 | native | device control batch | 4.80 |") != NULL);
+    free(md);
+    json_decref(r);
+
+    /* no ceilings, or a failed measurement: no roofline, no section */
+    for (int v = 0; v < 2; v++) {
+        o = CPU_OK;
+        r = fx_results(&o);
+        if (v)
+            json_object_set_new(json_object_get(r, "environment"), "ceilings",
+                                json_pack("{s:s}", "error", "not offered"));
+        small = fx_add_case(r, &o, "add_17x257", 6.0, 10.0, 0.0, 1);
+        CHECK_MSG(dt_derive(r, &err) == DT_OK, err.msg);
+        CHECK(roof_of(small) == NULL);
+        md = md_of(r);
+        CHECK(strstr(md, "Rooflines") == NULL);
+        CHECK(strstr(md, "E2E floor") == NULL);
+        free(md);
+        json_decref(r);
+    }
+}
+
 int main(void) {
     char dir[] = "/tmp/dt_test_report.XXXXXX";
     if (!mkdtemp(dir)) {
@@ -391,6 +602,8 @@ int main(void) {
     test_levels();
     test_verdicts_and_md();
     test_probe_pairs();
+    test_roofline();
+    test_clocks_md(dir);
     test_regenerate(dir);
     test_loader(dir);
     char cmd[600];

@@ -1,10 +1,14 @@
 /* backend_cpu.c — the native worker's CPU backend: runs the kernels of kernels/cpu directly
  * in the shared arena (no copies), OpenMP across rows with the worker's thread count.
  * upload/download are no-ops (ms = 0); run times reps back-to-back calls on the host
- * monotonic clock. No device timing. */
+ * monotonic clock. No device timing. ceilings: parallel memcpy bandwidth of a 256 MiB
+ * buffer with the worker's threads, and the cost of an empty call through a function
+ * pointer. */
 #include <omp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "dt_backend.h"
 #include "dt_cpu_kernels.h"
@@ -163,6 +167,111 @@ static dt_status cpu_run(void *state, int64_t reps, int64_t *host_ns, dt_err *er
 
 static void cpu_release(void *state) { free(state); }
 
+/* ---- ceilings ---------------------------------------------------------------------- */
+
+#define CPU_COPY_BYTES ((size_t)256 << 20) /* source size; the destination is as large */
+#define CPU_COPY_REPS 5                    /* timed copies (median), after one warm-up */
+#define CPU_QUEUE_CALLS 1000000            /* empty calls per queued sample */
+#define CPU_QUEUE_REPS 5
+#define CPU_SYNC_WARMUP 20
+#define CPU_SYNC_REPS 200
+
+static int cmp_double(const void *pa, const void *pb) {
+    double a = *(const double *)pa, b = *(const double *)pb;
+    return (a > b) - (a < b);
+}
+
+static double median_of(double *v, int n) {
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Thread t's page-aligned chunk [*lo, *hi) of n bytes split over nt threads. */
+static void chunk_of(size_t n, int t, int nt, size_t *lo, size_t *hi) {
+    size_t c = ((n + (size_t)nt - 1) / (size_t)nt + 4095) & ~(size_t)4095;
+    *lo = (size_t)t * c < n ? (size_t)t * c : n;
+    *hi = *lo + c < n ? *lo + c : n;
+}
+
+/* dst <- src (or dst <- byte `fill` when src is NULL), one chunk per OpenMP thread: the
+ * same chunking for the first touch and the copies keeps pages near their thread. */
+static void par_copy(uint8_t *dst, const uint8_t *src, size_t n, int fill) {
+#pragma omp parallel
+    {
+        size_t lo, hi;
+        chunk_of(n, omp_get_thread_num(), omp_get_num_threads(), &lo, &hi);
+        if (hi > lo) {
+            if (src)
+                memcpy(dst + lo, src + lo, hi - lo);
+            else
+                memset(dst + lo, fill, hi - lo);
+        }
+    }
+}
+
+static void cpu_empty_call(void) {}
+
+static dt_status cpu_ceilings(dt_ceilings *out, dt_err *err) {
+    memset(out, 0, sizeof *out);
+    size_t bytes = CPU_COPY_BYTES;
+    /* 2 MiB aligned and huge pages where the kernel offers them: far fewer page faults
+     * at the first touch (the slow part of this measurement) */
+    const size_t huge = (size_t)2 << 20;
+    uint8_t *src = aligned_alloc(huge, bytes), *dst = aligned_alloc(huge, bytes);
+    if (!src || !dst) {
+        free(src);
+        free(dst);
+        return dt_fail(err, DT_EUNAVAIL, "cpu ceilings: cannot allocate 2 x %zu bytes", bytes);
+    }
+#ifdef MADV_HUGEPAGE
+    madvise(src, bytes, MADV_HUGEPAGE); /* advice only: failure is harmless */
+    madvise(dst, bytes, MADV_HUGEPAGE);
+#endif
+    par_copy(src, NULL, bytes, 1); /* first touch of the source */
+    par_copy(dst, src, bytes, 0);  /* warm-up, first touch of the destination */
+    double t[CPU_SYNC_REPS];
+    for (int r = 0; r < CPU_COPY_REPS; r++) {
+        int64_t t0 = dt_now_ns();
+        par_copy(dst, src, bytes, 0);
+        t[r] = (double)(dt_now_ns() - t0);
+    }
+    double copy_ns = median_of(t, CPU_COPY_REPS);
+    free(src);
+    free(dst);
+    if (!(copy_ns > 0))
+        return dt_fail(err, DT_EUNAVAIL, "cpu ceilings: copy time not measurable");
+    out->copy_bytes = (int64_t)bytes;
+    out->copy_gbps = 2.0 * (double)bytes / copy_ns; /* bytes per ns = GB/s */
+
+    /* launch floors: an empty function through a volatile function pointer (not inlined) */
+    void (*volatile fp)(void) = cpu_empty_call;
+    for (int r = 0; r < CPU_QUEUE_REPS; r++) {
+        int64_t t0 = dt_now_ns();
+        for (int i = 0; i < CPU_QUEUE_CALLS; i++) fp();
+        t[r] = (double)(dt_now_ns() - t0) / CPU_QUEUE_CALLS;
+    }
+    double queue_ns = median_of(t, CPU_QUEUE_REPS);
+    if (!(queue_ns > 0)) queue_ns = 1e-3; /* below the clock: report 1 ps, never 0 */
+    for (int r = 0; r < CPU_SYNC_WARMUP + CPU_SYNC_REPS; r++) {
+        int64_t t0 = dt_now_ns();
+        fp();
+        double d = (double)(dt_now_ns() - t0);
+        if (r >= CPU_SYNC_WARMUP) t[r - CPU_SYNC_WARMUP] = d;
+    }
+    double sync_ns = median_of(t, CPU_SYNC_REPS);
+    if (sync_ns < queue_ns) sync_ns = queue_ns; /* a coarse clock can read 0 */
+    out->launch_queue_floor_us = queue_ns / 1e3;
+    out->launch_sync_floor_us = sync_ns / 1e3;
+    snprintf(out->method, sizeof out->method,
+             "cpu: parallel memcpy (%d OpenMP threads, one chunk each) of %zu MiB, median of "
+             "%d after 1 warm-up, bytes read + written; floors: an empty function through a "
+             "function pointer, t0;call;t1 median of %d (includes the clock read), and %d "
+             "calls back to back per call, median of %d",
+             omp_get_max_threads(), bytes >> 20, CPU_COPY_REPS, CPU_SYNC_REPS, CPU_QUEUE_CALLS,
+             CPU_QUEUE_REPS);
+    return DT_OK;
+}
+
 const dt_backend dt_backend_cpu = {
     .name = "cpu",
     .available = cpu_available,
@@ -173,4 +282,5 @@ const dt_backend dt_backend_cpu = {
     .download = cpu_download,
     .device = NULL,
     .release = cpu_release,
+    .ceilings = cpu_ceilings,
 };

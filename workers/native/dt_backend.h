@@ -42,6 +42,18 @@ typedef struct dt_prepare_info {
  * Filled by backends that have device timing. */
 struct dt_timing_result;
 
+/* Ceilings of the device a backend runs on, measured by the backend itself (the
+ * `ceilings` request, docs/protocol.md). Plain numbers: the protocol loop turns them
+ * into JSON. */
+typedef struct dt_ceilings {
+    double copy_gbps;             /* copy bandwidth: (bytes read + bytes written) / time,
+                                     in 1e9 bytes per second */
+    int64_t copy_bytes;           /* size of one copy's source (= its destination) */
+    double launch_sync_floor_us;  /* one empty call: sync; t0; call; sync; t1 (median) */
+    double launch_queue_floor_us; /* per call of many empty calls back to back, one sync */
+    char method[512];             /* how these were measured, one line */
+} dt_ceilings;
+
 typedef struct dt_backend {
     const char *name; /* "cpu" or "cuda" */
     /* 1 if usable here; else 0 with a one-line reason. Called once at hello. */
@@ -62,6 +74,9 @@ typedef struct dt_backend {
     dt_status (*device)(void *state, int probe, int64_t reps, int64_t capacity,
                         struct dt_timing_result *res, dt_err *err);
     void (*release)(void *state);
+    /* Measures the device's copy bandwidth and launch floors (no case needed; takes
+     * well under 2 s). NULL when the backend cannot. */
+    dt_status (*ceilings)(dt_ceilings *out, dt_err *err);
 } dt_backend;
 
 extern const dt_backend dt_backend_cpu;

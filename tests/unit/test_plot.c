@@ -1,0 +1,462 @@
+/* test_plot.c — the SVG charts of dt_plot on hand-built results (no GPU, no browser):
+ * well-formed XML (a small checker below), one row per case, markers only for valid
+ * scopes, hollow markers without an interval, x positions monotonic in the ratio and
+ * on a log scale, escaping of a case id with '<&>', the roofline chart only with
+ * roofline data, and the files and links written with results.md. The browser check is
+ * tests/e2e/test_plots_browser.sh. Run: ctest -R test_plot. */
+#define _GNU_SOURCE
+#include "dt_results_fixture.h"
+
+#include "report/dt_derive.h"
+#include "report/dt_plot.h"
+#include "report/dt_report_md.h"
+#include "report/dt_results_io.h"
+
+#include <ctype.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const fx_run CPU_OK = {.backend = "cpu", .samples = 9, .rounds = 2, .complete = 1,
+                              .seed = 21};
+static const fx_run CUDA_OK = {.backend = "cuda", .samples = 9, .rounds = 2, .complete = 1,
+                               .device = 1, .probe_factor = 1.0, .seed = 22};
+
+/* ---- a small XML well-formedness checker ---- */
+
+static int name_char(int c) { return isalnum(c) || c == '_' || c == '-' || c == ':' || c == '.'; }
+
+/* Text between tags: no '<', every '&' starts a known or numeric entity. */
+static const char *check_text(const char *p, const char *end, char *why) {
+    for (; p < end; p++) {
+        if (*p == '&') {
+            static const char *const ents[] = {"&amp;", "&lt;", "&gt;", "&quot;", "&apos;"};
+            int ok = 0;
+            for (int e = 0; e < 5; e++)
+                ok |= strncmp(p, ents[e], strlen(ents[e])) == 0;
+            if (!ok && p[1] == '#') {
+                const char *q = p + 2;
+                while (isalnum((unsigned char)*q))
+                    q++;
+                ok = *q == ';' && q > p + 2;
+            }
+            if (!ok) {
+                sprintf(why, "bare '&' at ...%.20s", p);
+                return NULL;
+            }
+        }
+    }
+    return end;
+}
+
+/* 1 when doc is well-formed: one root element, balanced and matching tags, quoted
+ * attributes without '<' and with valid entities, valid text. why says what failed. */
+static int xml_well_formed(const char *doc, char *why) {
+    const char *stack[256];
+    size_t lens[256];
+    int depth = 0, roots = 0;
+    const char *p = doc;
+    why[0] = 0;
+    while (*p) {
+        const char *lt = strchr(p, '<');
+        if (!lt)
+            lt = p + strlen(p);
+        if (!check_text(p, lt, why))
+            return 0;
+        if (depth == 0) /* outside the root only white space */
+            for (const char *q = p; q < lt; q++)
+                if (!isspace((unsigned char)*q)) {
+                    sprintf(why, "text outside the root at ...%.20s", q);
+                    return 0;
+                }
+        if (!*lt)
+            break;
+        p = lt;
+        if (strncmp(p, "<?", 2) == 0) {
+            const char *e = strstr(p, "?>");
+            if (!e || depth || roots) {
+                strcpy(why, "bad processing instruction");
+                return 0;
+            }
+            p = e + 2;
+        } else if (strncmp(p, "<!--", 4) == 0) {
+            const char *e = strstr(p, "-->");
+            if (!e) {
+                strcpy(why, "unterminated comment");
+                return 0;
+            }
+            p = e + 3;
+        } else if (p[1] == '/') {
+            const char *n = p + 2, *q = n;
+            while (name_char((unsigned char)*q))
+                q++;
+            if (depth == 0 || (size_t)(q - n) != lens[depth - 1] ||
+                strncmp(n, stack[depth - 1], lens[depth - 1]) != 0) {
+                sprintf(why, "unmatched end tag at ...%.30s", p);
+                return 0;
+            }
+            while (isspace((unsigned char)*q))
+                q++;
+            if (*q != '>') {
+                strcpy(why, "malformed end tag");
+                return 0;
+            }
+            depth--;
+            p = q + 1;
+        } else {
+            const char *n = p + 1, *q = n;
+            while (name_char((unsigned char)*q))
+                q++;
+            if (q == n) {
+                sprintf(why, "bad tag name at ...%.20s", p);
+                return 0;
+            }
+            size_t nlen = (size_t)(q - n);
+            for (;;) { /* attributes */
+                while (isspace((unsigned char)*q))
+                    q++;
+                if (*q == '>' || (q[0] == '/' && q[1] == '>'))
+                    break;
+                const char *an = q;
+                while (name_char((unsigned char)*q))
+                    q++;
+                if (q == an || *q != '=' || (q[1] != '"' && q[1] != '\'')) {
+                    sprintf(why, "bad attribute at ...%.30s", an);
+                    return 0;
+                }
+                char quote = q[1];
+                const char *vs = q + 2, *ve = strchr(vs, quote);
+                if (!ve || memchr(vs, '<', (size_t)(ve - vs))) {
+                    sprintf(why, "bad attribute value at ...%.30s", an);
+                    return 0;
+                }
+                if (!check_text(vs, ve, why))
+                    return 0;
+                q = ve + 1;
+                if (!isspace((unsigned char)*q) && *q != '>' && *q != '/') {
+                    sprintf(why, "no space between attributes at ...%.30s", an);
+                    return 0;
+                }
+            }
+            if (depth == 0 && ++roots > 1) {
+                strcpy(why, "more than one root element");
+                return 0;
+            }
+            if (*q == '>') {
+                if (depth == 256) {
+                    strcpy(why, "too deep");
+                    return 0;
+                }
+                stack[depth] = n;
+                lens[depth++] = nlen;
+                p = q + 1;
+            } else {
+                p = q + 2;
+            }
+        }
+    }
+    if (depth) {
+        sprintf(why, "%d unclosed element(s), innermost %.*s", depth, (int)lens[depth - 1],
+                stack[depth - 1]);
+        return 0;
+    }
+    if (roots != 1) {
+        strcpy(why, "no root element");
+        return 0;
+    }
+    return 1;
+}
+
+static void test_checker(void) {
+    char why[256];
+    CHECK(xml_well_formed("<?xml version=\"1.0\"?>\n<a x=\"1\"><b/>t &amp; u</a>\n", why));
+    CHECK(!xml_well_formed("<a><b></a></b>", why));
+    CHECK(!xml_well_formed("<a>x < y</a>", why));
+    CHECK(!xml_well_formed("<a>x & y</a>", why));
+    CHECK(!xml_well_formed("<a t=\"<\"/>", why));
+    CHECK(!xml_well_formed("<a>", why));
+    CHECK(!xml_well_formed("<a/><b/>", why));
+}
+
+/* ---- helpers ---- */
+
+static size_t count(const char *hay, const char *needle) {
+    size_t n = 0;
+    for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
+        n++;
+    return n;
+}
+
+static char *ratios_of(const json_t *r) {
+    char *svg = NULL;
+    size_t len = 0;
+    dt_err err = {{0}};
+    dt_status st = dt_plot_ratios_svg(r, &svg, &len, &err);
+    CHECK_MSG(st == DT_OK, err.msg);
+    CHECK(svg == NULL || strlen(svg) == len);
+    return svg ? svg : dt_xstrdup("");
+}
+
+static void derive(json_t *r) {
+    dt_err err = {{0}};
+    dt_status st = dt_derive(r, &err);
+    CHECK_MSG(st == DT_OK, err.msg);
+}
+
+static double median_of(const json_t *c, const char *scope) {
+    return json_number_value(json_object_get(
+        json_object_get(json_object_get(json_object_get(json_object_get(c, "derived"), "scopes"),
+                                        scope),
+                        "ratio"),
+        "median"));
+}
+
+/* The x of the first marker of `scope` after p (NAN when none before the case ends). */
+static double marker_x(const char *p, const char *scope) {
+    char key[64];
+    snprintf(key, sizeof key, "class=\"marker s-%s", scope);
+    const char *end = strstr(p + 1, "<g class=\"case\">");
+    const char *m = strstr(p, key);
+    if (!m || (end && m > end))
+        return NAN;
+    const char *t = strstr(m, "translate(");
+    return t ? strtod(t + 10, NULL) : NAN;
+}
+
+/* ---- tests ---- */
+
+static void test_ratios_cpu(void) {
+    json_t *r = fx_results(&CPU_OK);
+    /* candidate/baseline ratios about 0.6, 1.0, 0.3, 2.0 and 0.12 */
+    fx_add_case(r, &CPU_OK, "add_17x257", 6.0, 10.0, 0.02, 1);
+    fx_add_case(r, &CPU_OK, "softmax_1x127", 10.0, 10.0, 0.02, 1);
+    fx_add_case(r, &CPU_OK, "sum_127x193", 3.0, 10.0, 0.02, 1);
+    fx_add_case(r, &CPU_OK, "gemm_fail", 5.0, 10.0, 0.02, 0);
+    fx_add_case(r, &CPU_OK, "odd <&> \"id\"", 20.0, 10.0, 0.02, 1);
+    fx_add_case(r, &CPU_OK, "layernorm_64x4096", 1.2, 10.0, 0.02, 1);
+    derive(r);
+    char *svg = ratios_of(r);
+    char why[256];
+    CHECK_MSG(xml_well_formed(svg, why), why);
+    CHECK(strncmp(svg, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg ", 44) == 0);
+    CHECK(strstr(svg, "xmlns=\"http://www.w3.org/2000/svg\"") != NULL);
+    CHECK(strstr(svg, "width=\"960\"") && strstr(svg, "viewBox=\"0 0 960 "));
+    CHECK(strstr(svg, "font-family=\"sans-serif\"") != NULL);
+    CHECK(strstr(svg, "<script") == NULL && strstr(svg, "href") == NULL &&
+          strstr(svg, "@font-face") == NULL);
+    /* one row per case; the invalid case has the word and no marker */
+    CHECK(count(svg, "<g class=\"case\">") == 6);
+    CHECK(count(svg, "class=\"invalid\"") == 1);
+    const char *inv = strstr(svg, "gemm_fail");
+    CHECK(inv && strstr(inv, ">invalid") && strstr(inv, "<g class=\"case\">"));
+    if (inv) {
+        const char *next = strstr(inv, "<g class=\"case\">");
+        const char *m = strstr(inv, "class=\"marker");
+        CHECK(m == NULL || (next && m > next));
+    }
+    /* cpu: two scopes, 5 valid cases: 10 markers (+ legend) and 10 whiskers */
+    CHECK(count(svg, "class=\"marker s-e2e_batch\"") == 5);
+    CHECK(count(svg, "class=\"marker s-e2e_single\"") == 5);
+    CHECK(count(svg, "class=\"whisker\"") == 10);
+    CHECK(count(svg, "s-control_batch") == 0);
+    CHECK(strstr(svg, "host E2E batch") && strstr(svg, "host E2E single") &&
+          !strstr(svg, "device control batch"));
+    /* titles name the frameworks; direction labels */
+    CHECK(strstr(svg, "candidate native = dualtime-native 0.1.0; baseline torch = pytorch "
+                      "1.13.1") != NULL);
+    CHECK(strstr(svg, "← candidate faster") && strstr(svg, "slower →"));
+    /* ticks: 1-2-5 over 0.1 .. 2 at least, and the line at 1 */
+    CHECK(strstr(svg, ">0.1</text>") && strstr(svg, ">0.2</text>") &&
+          strstr(svg, ">0.5</text>") && strstr(svg, ">1</text>") && strstr(svg, ">2</text>"));
+    CHECK(count(svg, "class=\"one\"") == 1);
+    /* escaping */
+    CHECK(strstr(svg, "odd &lt;&amp;&gt; &quot;id&quot;") != NULL);
+    CHECK(strstr(svg, "<&>") == NULL);
+
+    /* x monotonic in the ratio, and on a log scale: (x - x1) / log(ratio) constant */
+    const char *one = strstr(svg, "class=\"one\" x1=\"");
+    double x1 = one ? strtod(one + strlen("class=\"one\" x1=\""), NULL) : NAN;
+    CHECK(isfinite(x1));
+    double xs[8], ms[8];
+    int n = 0;
+    size_t i;
+    json_t *c;
+    const char *p = svg;
+    json_array_foreach(json_object_get(r, "cases"), i, c) {
+        p = strstr(p + 1, "<g class=\"case\">");
+        CHECK(p != NULL);
+        if (!p)
+            break;
+        if (!json_is_true(json_object_get(c, "valid")))
+            continue;
+        xs[n] = marker_x(p, "e2e_batch");
+        ms[n] = median_of(c, "e2e_batch");
+        CHECK(isfinite(xs[n]) && ms[n] > 0);
+        n++;
+    }
+    CHECK(n == 5);
+    double scale = NAN;
+    for (int a = 0; a < n; a++) {
+        for (int b = 0; b < n; b++)
+            if (ms[a] < ms[b])
+                CHECK_MSG(xs[a] < xs[b], "x not monotonic in the ratio");
+        if (fabs(log(ms[a])) > 0.05) {
+            double s = (xs[a] - x1) / log(ms[a]);
+            if (!isfinite(scale))
+                scale = s;
+            CHECK_MSG(s > 0 && fabs(s - scale) < 0.02 * scale, "x not on a log scale");
+        }
+    }
+    free(svg);
+
+    /* no roofline data: no roofline chart */
+    char *rs = NULL;
+    size_t rl = 1;
+    dt_err err = {{0}};
+    CHECK(dt_plot_roofline_svg(r, &rs, &rl, &err) == DT_OK && rs == NULL && rl == 0);
+    CHECK(!dt_plot_has_roofline(r));
+    json_decref(r);
+}
+
+static void test_ratios_device_and_insufficient(void) {
+    json_t *r = fx_results(&CUDA_OK);
+    fx_add_case(r, &CUDA_OK, "add_17x257", 6.0, 10.0, 0.02, 1);
+    fx_add_case(r, &CUDA_OK, "softmax_1x127", 12.0, 10.0, 0.02, 1);
+    derive(r);
+    char *svg = ratios_of(r);
+    char why[256];
+    CHECK_MSG(xml_well_formed(svg, why), why);
+    const char *scopes[4] = {"e2e_batch", "e2e_single", "control_batch", "control_single"};
+    for (int s = 0; s < 4; s++) {
+        char key[64];
+        snprintf(key, sizeof key, "class=\"marker s-%s\"", scopes[s]);
+        CHECK_MSG(count(svg, key) == 2, scopes[s]);
+    }
+    CHECK(strstr(svg, "device control batch") && strstr(svg, "device control single"));
+    CHECK(count(svg, "probe_") == 0); /* probes are diagnostics, not plotted */
+    CHECK(count(svg, " hollow\"") == 0);
+    free(svg);
+    json_decref(r);
+
+    /* 2 samples, 1 round: 2 pairs, a median without an interval: hollow, no whisker */
+    fx_run o = CPU_OK;
+    o.samples = 2;
+    o.rounds = 1;
+    r = fx_results(&o);
+    fx_add_case(r, &o, "add_17x257", 6.0, 10.0, 0.02, 1);
+    derive(r);
+    svg = ratios_of(r);
+    CHECK_MSG(xml_well_formed(svg, why), why);
+    CHECK(count(svg, "class=\"marker s-e2e_batch hollow\"") == 1);
+    CHECK(count(svg, "class=\"whisker\"") == 0);
+    CHECK(strstr(svg, "no interval: 2 pairs") != NULL);
+    free(svg);
+    json_decref(r);
+
+    /* no cases at all: still a well-formed chart */
+    r = fx_results(&CPU_OK);
+    derive(r);
+    svg = ratios_of(r);
+    CHECK_MSG(xml_well_formed(svg, why), why);
+    CHECK(strstr(svg, "no cases") != NULL);
+    free(svg);
+    json_decref(r);
+}
+
+static char *slurp(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = dt_xmalloc((size_t)n + 1);
+    size_t got = fread(b, 1, (size_t)n, f);
+    b[got] = 0;
+    fclose(f);
+    return b;
+}
+
+static void test_write_all(const char *dir) {
+    json_t *r = fx_results(&CUDA_OK);
+    json_object_set_new(json_object_get(r, "environment"), "ceilings",
+                        json_pack("{s:f,s:f}", "copy_gbps", 3000.0, "launch_sync_floor_us", 8.0));
+    fx_add_case(r, &CUDA_OK, "add_17x257", 6.0, 10.0, 0.02, 1);
+    fx_add_case(r, &CUDA_OK, "a<&>b", 9.0, 10.0, 0.02, 1);
+    fx_add_case(r, &CUDA_OK, "gemm_fail", 5.0, 10.0, 0.02, 0);
+    derive(r);
+    CHECK(dt_plot_has_roofline(r));
+    json_t *written = json_array();
+    dt_err err = {{0}};
+    CHECK_MSG(dt_plot_write_all(r, dir, written, &err) == DT_OK, err.msg);
+    CHECK(json_array_size(written) == 2);
+    CHECK(strcmp(json_string_value(json_array_get(written, 0)), "plots/ratios.svg") == 0);
+    CHECK(strcmp(json_string_value(json_array_get(written, 1)), "plots/roofline.svg") == 0);
+    /* again over existing files: fine */
+    CHECK_MSG(dt_plot_write_all(r, dir, NULL, &err) == DT_OK, err.msg);
+    char path[800], why[256];
+    snprintf(path, sizeof path, "%s/plots/roofline.svg", dir);
+    char *roof = slurp(path);
+    CHECK(roof != NULL);
+    if (roof) {
+        CHECK_MSG(xml_well_formed(roof, why), why);
+        CHECK(count(roof, "class=\"bar\"") == 4); /* 2 valid cases x 2 frameworks */
+        CHECK(strstr(roof, "a&lt;&amp;&gt;b") != NULL && strstr(roof, "<&>") == NULL);
+        CHECK(strstr(roof, "gemm_fail") == NULL);
+        CHECK(strstr(roof, ">100%</text>") != NULL);
+    }
+    free(roof);
+    snprintf(path, sizeof path, "%s/plots/ratios.svg", dir);
+    char *rat = slurp(path);
+    CHECK(rat != NULL);
+    if (rat)
+        CHECK_MSG(xml_well_formed(rat, why), why);
+    free(rat);
+    /* the Markdown links both */
+    char *md = NULL;
+    size_t mdlen = 0;
+    CHECK_MSG(dt_report_md_string(r, &md, &mdlen, &err) == DT_OK, err.msg);
+    CHECK(md && strstr(md, "## Plots\n") && strstr(md, "![ratios](plots/ratios.svg)") &&
+          strstr(md, "![roofline](plots/roofline.svg)"));
+    free(md);
+
+    /* dt_report_regenerate writes the plots next to the md it writes */
+    char sub[600], jpath[700], mdpath[700];
+    snprintf(sub, sizeof sub, "%s/regen", dir);
+    CHECK(mkdir(sub, 0755) == 0);
+    snprintf(jpath, sizeof jpath, "%s/results.json", dir);
+    snprintf(mdpath, sizeof mdpath, "%s/results.md", sub);
+    CHECK_MSG(dt_results_write_atomic(r, jpath, &err) == DT_OK, err.msg);
+    CHECK_MSG(dt_report_regenerate(jpath, mdpath, &err) == DT_OK, err.msg);
+    snprintf(path, sizeof path, "%s/plots/ratios.svg", sub);
+    CHECK(access(path, R_OK) == 0);
+    snprintf(path, sizeof path, "%s/plots/roofline.svg", sub);
+    CHECK(access(path, R_OK) == 0);
+    /* no temporary files left behind */
+    char cmd[800];
+    snprintf(cmd, sizeof cmd, "ls %s/plots %s/plots | grep -q '[.]tmp[.]'", dir, sub);
+    CHECK(system(cmd) != 0);
+    json_decref(written);
+    json_decref(r);
+
+    /* an unwritable place fails with a message */
+    CHECK(dt_plot_write_all(r = fx_results(&CPU_OK), "/nonexistent/dir", NULL, &err) == DT_EIO);
+    CHECK(strstr(err.msg, "/nonexistent/dir/plots") != NULL);
+    json_decref(r);
+}
+
+int main(void) {
+    char dir[] = "/tmp/dt_test_plot.XXXXXX";
+    if (!mkdtemp(dir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    test_checker();
+    test_ratios_cpu();
+    test_ratios_device_and_insufficient();
+    test_write_all(dir);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", dir);
+    return fx_summary();
+}
