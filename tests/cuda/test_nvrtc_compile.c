@@ -4,13 +4,17 @@
  * strided unaligned views. Checks each compile succeeds, the CUBIN is non-empty and
  * contains the expected kernel symbol, and that one compute_90 target gives PTX with
  * the entry. Also checks that a broken source fails with the NVRTC log in the error.
+ * gemm is compiled in both variants (DUALTIME_GEMM_VARIANT=v1 gemm.cu, v2 gemm_v2.cu,
+ * the default when unset) and with DUALTIME_GEMM_BK=16; a bad variant name must fail.
  * Needs NVRTC only (no GPU, no libcuda). Run: ./test_nvrtc_compile [-v] */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include <nvrtc.h>
 #include <string.h>
 
 #include "backend_cuda_plan.h"
 
 static int g_fail, g_pass, g_verbose;
+static const char *g_expect; /* substring the plan summary must contain (NULL: none) */
 
 static int contains(const char *hay, size_t n, const char *needle) {
     size_t k = strlen(needle);
@@ -31,6 +35,11 @@ static void compile_case(dt_op op, int64_t m, int64_t n, int64_t k, int views, c
              (long long)m, (long long)n, (long long)k, views, arch);
     if (dt_cuda_plan_make(&L, arch, 132, &p, &err) != DT_OK) {
         printf("FAIL plan %s: %s\n", label, err.msg);
+        g_fail++;
+        return;
+    }
+    if (g_expect && !strstr(p.summary, g_expect)) {
+        printf("FAIL plan %s: summary lacks \"%s\": %s\n", label, g_expect, p.summary);
         g_fail++;
         return;
     }
@@ -80,13 +89,34 @@ int main(int argc, char **argv) {
     static const int64_t rows[][2] = {{1, 127}, {17, 257}, {128, 1024}, {1024, 4096},
                                       {8192, 8192}, {3, 20000}, {4, 40000}};
     static const int64_t gemms[][3] = {{127, 193, 61}, {513, 257, 129}, {1024, 1024, 1024},
-                                       {4096, 4096, 4096}, {64, 64, 64}};
+                                       {4096, 4096, 4096}, {64, 64, 64},
+                                       {1537, 1539, 131}}; /* 128x128 tile with tails */
+    /* gemm variants: unset (default, must be v2), v1, v2 */
+    static const char *variants[][2] = {{NULL, "variant=v2"}, {"v1", "variant=v1"},
+                                        {"v2", "variant=v2"}};
+    unsetenv("DUALTIME_GEMM_BK");
     for (int op = 0; op < DT_OP_COUNT; op++) {
         for (int views = 0; views < 2; views++) {
             if (dt_op_get((dt_op)op)->is_gemm) {
-                for (size_t i = 0; i < sizeof gemms / sizeof gemms[0]; i++)
-                    compile_case((dt_op)op, gemms[i][0], gemms[i][1], gemms[i][2], views, "sm_90",
-                                 hdr);
+                for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
+                    if (variants[v][0])
+                        setenv("DUALTIME_GEMM_VARIANT", variants[v][0], 1);
+                    else
+                        unsetenv("DUALTIME_GEMM_VARIANT");
+                    g_expect = variants[v][1];
+                    for (size_t i = 0; i < sizeof gemms / sizeof gemms[0]; i++)
+                        compile_case((dt_op)op, gemms[i][0], gemms[i][1], gemms[i][2], views,
+                                     "sm_90", hdr);
+                }
+                /* v2 with the 16-deep K-step on the 128x128 tile */
+                setenv("DUALTIME_GEMM_VARIANT", "v2", 1);
+                setenv("DUALTIME_GEMM_BK", "16", 1);
+                g_expect = "tile=128x128x16";
+                compile_case((dt_op)op, 4096, 4096, 4096, views, "sm_90", hdr);
+                compile_case((dt_op)op, 1537, 1539, 131, views, "sm_90", hdr);
+                g_expect = NULL;
+                unsetenv("DUALTIME_GEMM_BK");
+                unsetenv("DUALTIME_GEMM_VARIANT");
             } else {
                 for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
                     compile_case((dt_op)op, rows[i][0], rows[i][1], 0, views, "sm_90", hdr);
@@ -96,6 +126,30 @@ int main(int argc, char **argv) {
     /* PTX path */
     compile_case(DT_OP_SOFTMAX, 17, 257, 0, 1, "compute_90", hdr);
     compile_case(DT_OP_GEMM, 127, 193, 61, 0, "compute_90", hdr);
+    setenv("DUALTIME_GEMM_VARIANT", "v1", 1);
+    compile_case(DT_OP_GEMM, 127, 193, 61, 0, "compute_90", hdr);
+    unsetenv("DUALTIME_GEMM_VARIANT");
+
+    /* a bad variant name (or K-step) must be refused by the plan */
+    {
+        static const char *bad[][2] = {{"DUALTIME_GEMM_VARIANT", "v3"}, {"DUALTIME_GEMM_BK", "12"}};
+        for (int i = 0; i < 2; i++) {
+            dt_case_layout L;
+            dt_layout_make(&L, DT_OP_GEMM, 4096, 4096, 4096, 0);
+            dt_cuda_plan p;
+            setenv(bad[i][0], bad[i][1], 1);
+            dt_status st = dt_cuda_plan_make(&L, "sm_90", 132, &p, &err);
+            unsetenv(bad[i][0]);
+            if (st != DT_EINVAL || !strstr(err.msg, bad[i][0])) {
+                printf("FAIL %s=%s: status %d, message: %s\n", bad[i][0], bad[i][1], (int)st,
+                       st == DT_OK ? "-" : err.msg);
+                g_fail++;
+            } else {
+                printf("ok   %s=%s refused: %s\n", bad[i][0], bad[i][1], err.msg);
+                g_pass++;
+            }
+        }
+    }
 
     /* a broken source must fail with the compiler's log in the message */
     {

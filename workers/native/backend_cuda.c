@@ -11,11 +11,15 @@
  * A kernel fault leaves the CUDA context unusable: later calls fail until the process
  * restarts (the message says so).
  *
+ * Ceilings (cuda_ceilings): device-to-device copy bandwidth of a large cuMemcpyDtoDAsync
+ * timed with events, and the launch floors of an empty NVRTC-compiled kernel.
+ *
  * Process state: one context object, g_cuda (device, primary context, module cache).
  * Not thread-safe: one case at a time, from one thread. */
 #include <cuda.h>
 #include <nvrtc.h>
 #include <openssl/evp.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "backend_cuda_check.h"
@@ -429,6 +433,137 @@ out:
     return st;
 }
 
+/* ---- ceilings ------------------------------------------------------------------- */
+
+#define CEIL_COPY_MAX_BYTES ((size_t)1 << 30) /* per buffer; min(1 GiB, free/4) */
+#define CEIL_COPY_WARMUP 2
+#define CEIL_COPY_REPS 10
+#define CEIL_SYNC_WARMUP 20
+#define CEIL_SYNC_REPS 200
+#define CEIL_QUEUE_LAUNCHES 1000
+#define CEIL_QUEUE_REPS 5
+
+static const char k_empty_kernel[] = "extern \"C\" __global__ void dt_empty() {}\n";
+
+static int ceil_cmp(const void *pa, const void *pb) {
+    double a = *(const double *)pa, b = *(const double *)pb;
+    return (a > b) - (a < b);
+}
+
+static double ceil_median(double *v, int n) {
+    qsort(v, (size_t)n, sizeof *v, ceil_cmp);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Copy bandwidth: cuMemcpyDtoDAsync of min(1 GiB, free/4) bytes between two device
+ * buffers, each copy between two events on a non-blocking stream, median of 10 after 2
+ * warm-ups, counting bytes read + bytes written (2 x size). Launch floors of the empty
+ * kernel <<<1,1>>>: single = sync; t0; launch; cuStreamSynchronize; t1 (host clock),
+ * median of 200 after 20 warm-ups; queue = 1000 launches back to back then one sync,
+ * per launch, median of 5. Everything allocated here is freed before returning. */
+static dt_status cuda_ceilings(dt_ceilings *out, dt_err *err) {
+    memset(out, 0, sizeof *out);
+    dt_status st = cuda_init(err);
+    if (st != DT_OK) return st;
+    CUdeviceptr src = 0, dst = 0;
+    CUstream stream = NULL;
+    CUevent ev0 = NULL, ev1 = NULL;
+    CUmodule mod = NULL;
+    CUfunction fn = NULL;
+    char *image = NULL;
+    double t[CEIL_SYNC_REPS];
+    size_t free_b = 0, total_b = 0;
+
+    CU_RUN(cuMemGetInfo(&free_b, &total_b), err, st, done, "ceilings");
+    size_t bytes = free_b / 4 < CEIL_COPY_MAX_BYTES ? free_b / 4 : CEIL_COPY_MAX_BYTES;
+    bytes &= ~(size_t)((1 << 20) - 1); /* whole MiB */
+    if (bytes < ((size_t)1 << 20)) {
+        st = dt_fail(err, DT_EDEVICE, "ceilings: only %zu bytes of device memory free", free_b);
+        goto done;
+    }
+    CU_RUN(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), err, st, done, "ceilings");
+    CU_RUN(cuEventCreate(&ev0, CU_EVENT_DEFAULT), err, st, done, "ceilings");
+    CU_RUN(cuEventCreate(&ev1, CU_EVENT_DEFAULT), err, st, done, "ceilings");
+    CU_RUN(cuMemAlloc(&src, bytes), err, st, done, "ceilings copy");
+    CU_RUN(cuMemAlloc(&dst, bytes), err, st, done, "ceilings copy");
+    CU_RUN(cuMemsetD8Async(src, 0x3c, bytes, stream), err, st, done, "ceilings copy");
+    CU_RUN(cuMemsetD8Async(dst, 0, bytes, stream), err, st, done, "ceilings copy");
+    for (int r = 0; r < CEIL_COPY_WARMUP + CEIL_COPY_REPS; r++) {
+        CU_RUN(cuEventRecord(ev0, stream), err, st, done, "ceilings copy");
+        CU_RUN(cuMemcpyDtoDAsync(dst, src, bytes, stream), err, st, done, "ceilings copy");
+        CU_RUN(cuEventRecord(ev1, stream), err, st, done, "ceilings copy");
+        CU_RUN(cuEventSynchronize(ev1), err, st, done, "ceilings copy");
+        float ms = 0;
+        CU_RUN(cuEventElapsedTime(&ms, ev0, ev1), err, st, done, "ceilings copy");
+        if (r >= CEIL_COPY_WARMUP) t[r - CEIL_COPY_WARMUP] = (double)ms;
+    }
+    double copy_ms = ceil_median(t, CEIL_COPY_REPS);
+    if (!(copy_ms > 0)) {
+        st = dt_fail(err, DT_EDEVICE, "ceilings: copy time not measurable (%g ms)", copy_ms);
+        goto done;
+    }
+    out->copy_bytes = (int64_t)bytes;
+    out->copy_gbps = 2.0 * (double)bytes / (copy_ms * 1e6); /* bytes per ns = GB/s */
+    cuMemFree(src);
+    cuMemFree(dst);
+    src = dst = 0;
+
+    /* the empty kernel */
+    dt_cuda_plan plan;
+    memset(&plan, 0, sizeof plan);
+    snprintf(plan.kernel_name, sizeof plan.kernel_name, "dt_empty");
+    snprintf(plan.opts[0], sizeof plan.opts[0], "--gpu-architecture=%s", g_cuda.arch);
+    plan.nopts = 1;
+    size_t image_bytes = 0;
+    st = dt_cuda_nvrtc_compile("dt_empty.cu", k_empty_kernel, NULL, &plan, &image, &image_bytes,
+                               err);
+    if (st != DT_OK) goto done;
+    CU_RUN(cuModuleLoadData(&mod, image), err, st, done, "dt_empty");
+    CU_RUN(cuModuleGetFunction(&fn, mod, "dt_empty"), err, st, done, "dt_empty");
+    for (int r = 0; r < CEIL_SYNC_WARMUP + CEIL_SYNC_REPS; r++) {
+        CU_RUN(cuStreamSynchronize(stream), err, st, done, "dt_empty");
+        int64_t t0 = dt_now_ns();
+        CU_RUN(cuLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, stream, NULL, NULL), err, st, done,
+               "dt_empty");
+        CU_RUN(cuStreamSynchronize(stream), err, st, done, "dt_empty");
+        double d = (double)(dt_now_ns() - t0);
+        if (r >= CEIL_SYNC_WARMUP) t[r - CEIL_SYNC_WARMUP] = d;
+    }
+    double sync_ns = ceil_median(t, CEIL_SYNC_REPS);
+    for (int r = 0; r < 1 + CEIL_QUEUE_REPS; r++) { /* the first is a warm-up */
+        CU_RUN(cuStreamSynchronize(stream), err, st, done, "dt_empty");
+        int64_t t0 = dt_now_ns();
+        for (int i = 0; i < CEIL_QUEUE_LAUNCHES; i++)
+            CU_RUN(cuLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, stream, NULL, NULL), err, st, done,
+                   "dt_empty");
+        CU_RUN(cuStreamSynchronize(stream), err, st, done, "dt_empty");
+        if (r >= 1) t[r - 1] = (double)(dt_now_ns() - t0) / CEIL_QUEUE_LAUNCHES;
+    }
+    double queue_ns = ceil_median(t, CEIL_QUEUE_REPS);
+    if (!(sync_ns > 0) || !(queue_ns > 0)) {
+        st = dt_fail(err, DT_EDEVICE, "ceilings: launch floor not measurable");
+        goto done;
+    }
+    out->launch_sync_floor_us = sync_ns / 1e3;
+    out->launch_queue_floor_us = queue_ns / 1e3;
+    snprintf(out->method, sizeof out->method,
+             "cuda %s: cuMemcpyDtoDAsync of %zu MiB between events, median of %d after %d "
+             "warm-ups, bytes read + written; floors: empty NVRTC kernel <<<1,1>>>, "
+             "sync;t0;launch;cuStreamSynchronize;t1 median of %d, and %d launches then one "
+             "sync per launch, median of %d",
+             g_cuda.arch, bytes >> 20, CEIL_COPY_REPS, CEIL_COPY_WARMUP, CEIL_SYNC_REPS,
+             CEIL_QUEUE_LAUNCHES, CEIL_QUEUE_REPS);
+done:
+    free(image);
+    if (mod) cuModuleUnload(mod);
+    if (src) cuMemFree(src);
+    if (dst) cuMemFree(dst);
+    if (ev0) cuEventDestroy(ev0);
+    if (ev1) cuEventDestroy(ev1);
+    if (stream) cuStreamDestroy(stream);
+    return st;
+}
+
 static const dt_backend k_cuda_backend = {
     .name = "cuda",
     .available = cuda_available,
@@ -439,6 +574,7 @@ static const dt_backend k_cuda_backend = {
     .download = cuda_download,
     .device = cuda_device,
     .release = cuda_release,
+    .ceilings = cuda_ceilings,
 };
 
 __attribute__((visibility("default"))) const dt_backend *dt_cuda_backend(void) {

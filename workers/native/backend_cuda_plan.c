@@ -77,6 +77,17 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
     add_opt(p, "-DLDO=%lld", (long long)O->row_stride);
 
     if (info->is_gemm) {
+        /* Variant: v2 (gemm_v2.cu: double-buffered shared memory, warp-tiled, one barrier
+         * per K-step, register-capped for 2 blocks/SM) by default; v1 (gemm.cu) on request
+         * with DUALTIME_GEMM_VARIANT=v1, so both can be timed in one device run. */
+        const char *var = getenv("DUALTIME_GEMM_VARIANT");
+        int v2 = 1;
+        if (var && *var) {
+            if (strcmp(var, "v1") == 0)
+                v2 = 0;
+            else if (strcmp(var, "v2") != 0)
+                return dt_fail(err, DT_EINVAL, "DUALTIME_GEMM_VARIANT=%s: expected v1 or v2", var);
+        }
         /* tile configurations, largest first: take the first that fills the GPU */
         static const struct { int bm, bn, bk, tm, tn; } cfg[] = {
             {128, 128, 8, 8, 8}, {128, 64, 16, 8, 4}, {64, 64, 16, 4, 4}};
@@ -85,12 +96,28 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
             int64_t blocks = (int64_t)ceil_div_u(m, cfg[c].bm) * ceil_div_u(n, cfg[c].bn);
             if (blocks * 10 >= (int64_t)sm_count * 9) break;
         }
+        int bk = cfg[c].bk;
+        /* v2, 128x128 tile: DUALTIME_GEMM_BK=16 doubles the K-step (half the barriers,
+         * 128 registers instead of 125); for timing experiments */
+        const char *bk_env = getenv("DUALTIME_GEMM_BK");
+        if (v2 && c == 0 && bk_env && *bk_env) {
+            if (strcmp(bk_env, "8") == 0)
+                bk = 8;
+            else if (strcmp(bk_env, "16") == 0)
+                bk = 16;
+            else
+                return dt_fail(err, DT_EINVAL, "DUALTIME_GEMM_BK=%s: expected 8 or 16", bk_env);
+        }
+        if (v2) {
+            p->source_name = "gemm_v2.cu";
+            snprintf(p->kernel_name, sizeof p->kernel_name, "dt_gemm_v2_f32");
+        }
         const int veca = rows_aligned16(A) && k % 4 == 0;
         const int vecb = rows_aligned16(B) && n % 4 == 0;
         const int vecc = rows_aligned16(O) && n % 4 == 0;
         add_opt(p, "-DBM=%d", cfg[c].bm);
         add_opt(p, "-DBN=%d", cfg[c].bn);
-        add_opt(p, "-DBK=%d", cfg[c].bk);
+        add_opt(p, "-DBK=%d", bk);
         add_opt(p, "-DTM=%d", cfg[c].tm);
         add_opt(p, "-DTN=%d", cfg[c].tn);
         add_opt(p, "-DVECA=%d", veca ? 4 : 1);
@@ -99,10 +126,11 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
         unsigned threads = (unsigned)((cfg[c].bm / cfg[c].tm) * (cfg[c].bn / cfg[c].tn));
         set_launch(p, ceil_div_u(n, cfg[c].bn), ceil_div_u(m, cfg[c].bm), threads);
         snprintf(p->summary, sizeof p->summary,
-                 "%s grid=(%u,%u) block=%u tile=%dx%dx%d thread=%dx%d vec(a,b,c)=(%d,%d,%d) "
-                 "ffma-only",
-                 p->kernel_name, p->grid[0], p->grid[1], threads, cfg[c].bm, cfg[c].bn,
-                 cfg[c].bk, cfg[c].tm, cfg[c].tn, veca ? 4 : 1, vecb ? 4 : 1, vecc ? 4 : 1);
+                 "%s variant=%s grid=(%u,%u) block=%u tile=%dx%dx%d thread=%dx%d "
+                 "vec(a,b,c)=(%d,%d,%d) %s ffma-only",
+                 p->kernel_name, v2 ? "v2" : "v1", p->grid[0], p->grid[1], threads, cfg[c].bm,
+                 cfg[c].bn, bk, cfg[c].tm, cfg[c].tn, veca ? 4 : 1, vecb ? 4 : 1, vecc ? 4 : 1,
+                 v2 ? "smem-double-buffered warp-tiled" : "smem-single-buffered");
         return DT_OK;
     }
 

@@ -11,6 +11,10 @@
  * instead (kernel development, planted-fault tests); absent files fall back to the
  * embedded copy.
  *
+ * gemm has two variants: v2 (gemm_v2.cu, the default) and v1 (gemm.cu), picked with the
+ * environment variable DUALTIME_GEMM_VARIANT=v1|v2 (DUALTIME_GEMM_BK=8|16 sets v2's
+ * 128x128 tile depth); other values make dt_cuda_plan_make fail with DT_EINVAL.
+ *
  * Ownership: plans are plain values; dt_cuda_source_load and dt_cuda_nvrtc_compile
  * return malloc'd memory the caller frees. Thread-safety: reentrant. */
 #ifndef BACKEND_CUDA_PLAN_H

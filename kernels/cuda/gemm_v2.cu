@@ -1,0 +1,184 @@
+// gemm_v2.cu — out = A * B, FP32 with FFMA only (no TF32, no tensor cores): the "v2"
+// SIMT SGEMM (plan variant v2, the default; v1 is gemm.cu).
+// A: M x K (row stride LDA), B: K x N (row stride LDB), out: M x N (row stride LDO).
+//
+// Classic register-blocked SGEMM, 256 threads per block:
+//   - block tile BM x BN, depth BK per step; each thread owns TM x TN outputs, split into
+//     (TM/4) x (TN/4) quads of 4x4 so every shared-memory read is one LDS.128;
+//   - warps tile the block as (BM/(4*TM)) x (BN/(8*TN)); inside a warp the lanes form a
+//     4 x 8 grid (ly, lx), a thread's row quads are 16 rows apart and its column quads 32
+//     columns apart, so one LDS.128 of a warp touches 64 contiguous bytes of A and 128 of
+//     B (one wavefront each, broadcast across the other lane dimension);
+//   - A is stored transposed in shared memory (As[k][m], rows padded by 4 floats so the
+//     transposing stores are conflict-free), so both operands are read with LDS.128;
+//   - two shared-memory buffers: step t multiplies buffer t&1 while the loads of step t+1
+//     are in flight into registers; they are stored to the other buffer after the
+//     multiply, then ONE barrier per step;
+//   - global loads: VECA/VECB = 4 → one float4 per load (row starts 16-byte aligned and
+//     K resp. N divisible by 4); 1 → scalar loads mapped so a warp reads consecutive
+//     elements of a row (coalesced; any base alignment and stride, i.e. views). Both fill
+//     the same shared-memory layout, so the multiply loop is identical.
+// Tails: M, N, K need not be multiples of the tile: loads outside the matrix are
+// predicated off (zero fill), stores masked; full dimensions compile the checks away.
+//
+// Macros (all compile-time, from the plan): M N K LDA LDB LDO, BM BN BK TM TN,
+// VECA VECB VECC. Grid: (ceil(N/BN), ceil(M/BM)), block: 256.
+#define DT_THREADS 256
+#define DT_LY 4                 /* lane rows of a warp */
+#define DT_LX 8                 /* lane columns of a warp */
+#define DT_WTM (DT_LY * TM)     /* warp tile rows */
+#define DT_WTN (DT_LX * TN)     /* warp tile columns */
+#define DT_WARPS_N (BN / DT_WTN)
+#define DT_QSM (DT_LY * 4)      /* row distance between a thread's row quads */
+#define DT_QSN (DT_LX * 4)      /* column distance between its column quads */
+#define DT_LDSA (BM + 4)        /* padded row of the transposed A tile */
+#define DT_KT ((K + BK - 1) / BK)
+#define DT_FULL_M (M % BM == 0)
+#define DT_FULL_N (N % BN == 0)
+#define DT_FULL_K (K % BK == 0)
+/* global -> shared mapping: load l of a thread covers row r0 + l*RS of its tile and the
+ * same column(s) for every l (THREADS is a multiple of the vectors per tile row) */
+#define DT_AV (BK / VECA)                       /* vectors per A-tile row */
+#define DT_NA (BM * BK / (DT_THREADS * VECA))   /* A loads per thread per step */
+#define DT_RSA (DT_THREADS / DT_AV)             /* A-tile rows between loads l, l+1 */
+#define DT_BV (BN / VECB)                       /* vectors per B-tile row */
+#define DT_NB (BK * BN / (DT_THREADS * VECB))   /* B loads per thread per step */
+#define DT_RSB (DT_THREADS / DT_BV)             /* B-tile rows between loads */
+
+#if TM % 4 != 0 || TN % 4 != 0 || BM % DT_WTM != 0 || BN % DT_WTN != 0 || \
+    (BM / DT_WTM) * (BN / DT_WTN) * 32 != DT_THREADS
+#error "tile shape does not match 256 threads of 4x8-lane warps with TMxTN per thread"
+#endif
+#if BK % VECA != 0 || DT_THREADS % DT_AV != 0 || DT_THREADS % DT_BV != 0 || DT_NA < 1 || \
+    DT_NB < 1 || DT_NA * DT_THREADS * VECA != BM * BK || DT_NB * DT_THREADS * VECB != BK * BN
+#error "tile not evenly divisible among the threads"
+#endif
+#if (VECA == 4 && (K % 4 != 0 || LDA % 4 != 0)) || (VECB == 4 && (N % 4 != 0 || LDB % 4 != 0)) || \
+    (VECC == 4 && (N % 4 != 0 || LDO % 4 != 0))
+#error "vector width needs aligned rows"
+#endif
+
+extern "C" __global__ void __launch_bounds__(DT_THREADS, 2)
+dt_gemm_v2_f32(const float *__restrict__ A, const float *__restrict__ B, float *__restrict__ C) {
+    __shared__ __align__(16) float As[2][BK][DT_LDSA];
+    __shared__ __align__(16) float Bs[2][BK][BN];
+    const int tid = threadIdx.x;
+    const int warp = tid >> 5, lane = tid & 31;
+    const int wm = warp / DT_WARPS_N, wn = warp % DT_WARPS_N;
+    const int ly = lane / DT_LX, lx = lane % DT_LX;
+    const int bm = blockIdx.y * BM, bn = blockIdx.x * BN;
+    const int arow = wm * DT_WTM + ly * 4; /* first row (in the tile) of this thread */
+    const int bcol = wn * DT_WTN + lx * 4; /* first column (in the tile) */
+
+    /* this thread's global-load coordinates (in the tile) */
+    const int ar0 = tid / DT_AV, ak = (tid % DT_AV) * VECA;
+    const int bk0 = tid / DT_BV, bc = (tid % DT_BV) * VECB;
+    const float *pa = A + (long long)(bm + ar0) * LDA + ak;
+    const float *pb = B + (long long)bk0 * LDB + (bn + bc);
+
+    float ga[DT_NA][VECA], gb[DT_NB][VECB]; /* next step's tiles, in flight */
+    float acc[TM][TN];
+#pragma unroll
+    for (int i = 0; i < TM; i++)
+#pragma unroll
+        for (int j = 0; j < TN; j++) acc[i][j] = 0.0f;
+
+    /* pa, pb advance by one step per load (k0 = t*BK is only used for the tail checks) */
+    auto load = [&](int t) {
+        const int k0 = t * BK;
+#pragma unroll
+        for (int l = 0; l < DT_NA; l++) {
+            const bool ok = (DT_FULL_M || bm + ar0 + l * DT_RSA < M) && (DT_FULL_K || k0 + ak < K);
+            const float *src = pa + (long long)l * DT_RSA * LDA;
+#if VECA == 4
+            float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            if (ok) v = __ldg(reinterpret_cast<const float4 *>(src));
+            ga[l][0] = v.x; ga[l][1] = v.y; ga[l][2] = v.z; ga[l][3] = v.w;
+#else
+            ga[l][0] = ok ? __ldg(src) : 0.0f;
+#endif
+        }
+#pragma unroll
+        for (int l = 0; l < DT_NB; l++) {
+            const bool ok = (DT_FULL_K || k0 + bk0 + l * DT_RSB < K) && (DT_FULL_N || bn + bc < N);
+            const float *src = pb + (long long)l * DT_RSB * LDB;
+#if VECB == 4
+            float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            if (ok) v = __ldg(reinterpret_cast<const float4 *>(src));
+            gb[l][0] = v.x; gb[l][1] = v.y; gb[l][2] = v.z; gb[l][3] = v.w;
+#else
+            gb[l][0] = ok ? __ldg(src) : 0.0f;
+#endif
+        }
+        pa += BK;
+        pb += (long long)BK * LDB;
+    };
+    auto store = [&](int buf) {
+#pragma unroll
+        for (int l = 0; l < DT_NA; l++)
+#pragma unroll
+            for (int e = 0; e < VECA; e++) As[buf][ak + e][ar0 + l * DT_RSA] = ga[l][e];
+#pragma unroll
+        for (int l = 0; l < DT_NB; l++) {
+#if VECB == 4
+            *reinterpret_cast<float4 *>(&Bs[buf][bk0 + l * DT_RSB][bc]) =
+                make_float4(gb[l][0], gb[l][1], gb[l][2], gb[l][3]);
+#else
+            Bs[buf][bk0 + l * DT_RSB][bc] = gb[l][0];
+#endif
+        }
+    };
+
+    load(0);
+    store(0);
+    __syncthreads();
+#pragma unroll 1
+    for (int t = 0; t < DT_KT; t++) {
+        const int cur = t & 1;
+        const bool more = t + 1 < DT_KT;
+        if (more) load(t + 1);
+#pragma unroll
+        for (int kk = 0; kk < BK; kk++) {
+            float ra[TM], rb[TN];
+#pragma unroll
+            for (int q = 0; q < TM / 4; q++) {
+                const float4 v = *reinterpret_cast<const float4 *>(&As[cur][kk][arow + q * DT_QSM]);
+                ra[4 * q + 0] = v.x; ra[4 * q + 1] = v.y; ra[4 * q + 2] = v.z; ra[4 * q + 3] = v.w;
+            }
+#pragma unroll
+            for (int q = 0; q < TN / 4; q++) {
+                const float4 v = *reinterpret_cast<const float4 *>(&Bs[cur][kk][bcol + q * DT_QSN]);
+                rb[4 * q + 0] = v.x; rb[4 * q + 1] = v.y; rb[4 * q + 2] = v.z; rb[4 * q + 3] = v.w;
+            }
+#pragma unroll
+            for (int i = 0; i < TM; i++)
+#pragma unroll
+                for (int j = 0; j < TN; j++) acc[i][j] = fmaf(ra[i], rb[j], acc[i][j]);
+        }
+        /* the other buffer was last read in step t-1, before the previous barrier */
+        if (more) store(cur ^ 1);
+        __syncthreads();
+    }
+
+#pragma unroll
+    for (int qi = 0; qi < TM / 4; qi++)
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            const int gr = bm + arow + qi * DT_QSM + i;
+            if (!DT_FULL_M && gr >= M) continue;
+            float *crow = C + (long long)gr * LDO;
+#pragma unroll
+            for (int qj = 0; qj < TN / 4; qj++) {
+                const int gc = bn + bcol + qj * DT_QSN;
+                const float *v = &acc[qi * 4 + i][qj * 4];
+#if VECC == 4
+                if (DT_FULL_N || gc < N)
+                    *reinterpret_cast<float4 *>(crow + gc) = make_float4(v[0], v[1], v[2], v[3]);
+#else
+#pragma unroll
+                for (int e = 0; e < 4; e++)
+                    if (DT_FULL_N || gc + e < N) crow[gc + e] = v[e];
+#endif
+            }
+        }
+}

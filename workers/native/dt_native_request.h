@@ -1,0 +1,61 @@
+/* dt_native_request.h — parsing and validation of the native worker's request lines
+ * (docs/protocol.md), separate from the process so tests and fuzzers can call it.
+ *
+ * Nothing here maps memory, starts a backend or writes output: a request line becomes a
+ * JSON object and its command name, and the prepare/run/device requests become plain
+ * validated values, or a dt_err with one line that says what is wrong (the worker
+ * prefixes the command: "prepare: ..."). Every size and offset in a prepare request is
+ * checked against the layout the worker computes itself (dt_layout_make), so a valid
+ * request never lets the worker touch memory outside the arena it maps.
+ * Limits: dimensions in [1, 2^20] (k in [0, 2^20] for non-gemm ops), reps in
+ * [1, 2^31], device capacity in [0, 2^24]. Reentrant; no globals. */
+#ifndef DT_NATIVE_REQUEST_H
+#define DT_NATIVE_REQUEST_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../../src/common/dt_common.h"
+#include "../../src/data/dt_arena.h"
+
+#define DT_REQ_MAX_DIM (1 << 20)
+#define DT_REQ_MAX_REPS ((int64_t)1 << 31)
+#define DT_REQ_MAX_CAPACITY ((int64_t)1 << 24)
+
+/* A validated prepare request. */
+typedef struct dt_prepare_req {
+    dt_case_layout L;      /* the layout the worker computed; the request matched it */
+    int cuda;              /* 1: backend "cuda", 0: "cpu" (the default) */
+    char shm_name[64];     /* "/dualtime-...", no further '/' */
+    int64_t arena_bytes;   /* >= L.total_bytes */
+    int capture_sources;   /* 0 or 1 */
+} dt_prepare_req;
+
+/* Called when a prepare request names the cuda backend, before the rest is validated:
+ * DT_OK when the backend is usable, else an error (e.g. DT_EUNAVAIL with the reason). */
+typedef dt_status (*dt_req_cuda_check_fn)(void *ctx, dt_err *err);
+
+/* Parses one request line of len bytes (without its newline). On success *req is a new
+ * reference to a JSON object (caller json_decref) and *cmd its "cmd" string (borrowed
+ * from *req). Fails on embedded NUL bytes, malformed JSON, a non-object and a missing or
+ * non-string "cmd"; *req is NULL then. */
+dt_status dt_req_parse_line(const char *line, size_t len, json_t **req, const char **cmd,
+                            dt_err *err);
+
+/* Reads the integer member key of obj into *v; fails when missing or not an integer. */
+dt_status dt_req_get_int(const json_t *obj, const char *key, int64_t *v, dt_err *err);
+
+/* Validates a prepare request. cuda_check may be NULL (cuda is then unavailable). */
+dt_status dt_req_parse_prepare(const json_t *req, dt_req_cuda_check_fn cuda_check, void *ctx,
+                               dt_prepare_req *out, dt_err *err);
+
+/* The "reps" of a run or device request, in [1, DT_REQ_MAX_REPS]. */
+dt_status dt_req_parse_reps(const json_t *req, int64_t *reps, dt_err *err);
+
+/* A device request: *probe is 0 (scope control), 1 (probe, concurrent) or 2 (probe,
+ * serialized); *capacity 0 when absent. */
+dt_status dt_req_parse_device(const json_t *req, int *probe, int64_t *reps, int64_t *capacity,
+                              dt_err *err);
+
+#endif
