@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/dt_doctor.h"
 #include "cli/dt_sys.h"
 #include "common/dt_common.h"
 #include "data/dt_shm.h"
@@ -40,7 +41,8 @@ static const char *k_usage =
     "       dualtime run --resume DIR            finish an interrupted run\n"
     "       dualtime report RESULTS.json [--output results.md]\n"
     "       dualtime compare A/results.json B/results.json [--threshold 0.05]\n"
-    "       dualtime list\n"
+    "       dualtime list                      ops, definitions, tolerances, default shapes\n"
+    "       dualtime doctor                    what this machine can run, and the fix if not\n"
     "\n"
     "dualtime benchmarks its native kernels against PyTorch: host end-to-end time, GPU\n"
     "time (stream events) and per-kernel GPU time (CUPTI), every output checked against\n"
@@ -793,5 +795,6 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "report") == 0) return cmd_report(argc - 2, argv + 2);
     if (strcmp(cmd, "compare") == 0) return cmd_compare(argc - 2, argv + 2);
     if (strcmp(cmd, "list") == 0) return cmd_list();
-    return bad("unknown command '%s' (run, report, compare, list; see dualtime --help)", cmd);
+    if (strcmp(cmd, "doctor") == 0) return dt_doctor_main(argc - 2, argv + 2);
+    return bad("unknown command '%s' (run, report, compare, list, doctor; see dualtime --help)", cmd);
 }

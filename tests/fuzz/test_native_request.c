@@ -1,0 +1,163 @@
+/* test_native_request.c — the native worker's request parser without a process
+ * (workers/native/dt_native_request.h): framing errors, every prepare field against the
+ * layout, run/device limits, and hostile values (huge numbers, long names, duplicate
+ * keys). Prints "N tests, N passed, N failed"; exit 1 on a failure. */
+#include "../../workers/native/dt_native_request.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int total, failed;
+#define CHECK(cond)                                                                      \
+    do {                                                                                 \
+        total++;                                                                         \
+        if (!(cond)) {                                                                   \
+            failed++;                                                                    \
+            fprintf(stderr, "%s:%d: FAILED: %s\n", __FILE__, __LINE__, #cond);           \
+        }                                                                                \
+    } while (0)
+
+/* Parses line; returns its error message ("" when it parsed) into msg. */
+static dt_status line_err(const char *line, char *msg) {
+    json_t *req;
+    const char *cmd;
+    dt_err err = {{0}};
+    dt_status st = dt_req_parse_line(line, strlen(line), &req, &cmd, &err);
+    strcpy(msg, st == DT_OK ? "" : err.msg);
+    if (st == DT_OK) json_decref(req);
+    else CHECK(req == NULL);
+    return st;
+}
+
+/* A valid prepare request for op/shape (buffers from the worker's own layout). */
+static json_t *prepare_req(const char *op, int m, int n, int k) {
+    dt_case_layout L;
+    dt_layout_make(&L, (dt_op)dt_op_find(op), m, n, k, 0);
+    json_t *bufs = json_array();
+    for (int i = 0; i < L.nbuffers; i++) {
+        const dt_buffer_layout *B = &L.buf[i];
+        json_array_append_new(
+            bufs, json_pack("{s:s,s:s,s:b,s:I,s:I,s:I,s:I,s:I,s:I}", "name", B->name, "dtype",
+                            B->dtype == DT_I64 ? "i64" : "f32", "is_output", B->is_output,
+                            "rows", (json_int_t)B->rows, "cols", (json_int_t)B->cols,
+                            "row_stride", (json_int_t)B->row_stride, "data_offset",
+                            (json_int_t)B->data_offset, "region_offset",
+                            (json_int_t)B->region_offset, "region_bytes",
+                            (json_int_t)B->region_bytes));
+    }
+    return json_pack("{s:s,s:s,s:s,s:i,s:i,s:i,s:s,s:I,s:o}", "cmd", "prepare", "op", op,
+                     "backend", "cpu", "m", m, "n", n, "k", k, "shm", "/dualtime-test-1",
+                     "arena_bytes", (json_int_t)L.total_bytes, "buffers", bufs);
+}
+
+static dt_status cuda_yes(void *ctx, dt_err *err) { (void)ctx; (void)err; return DT_OK; }
+static dt_status cuda_no(void *ctx, dt_err *err) {
+    return dt_fail(err, DT_EUNAVAIL, "cuda backend unavailable: %s", (const char *)ctx);
+}
+
+static dt_status prep(json_t *req, dt_prepare_req *out, char *msg) {
+    dt_err err = {{0}};
+    dt_status st = dt_req_parse_prepare(req, cuda_no, "no driver", out, &err);
+    strcpy(msg, st == DT_OK ? "" : err.msg);
+    return st;
+}
+
+int main(void) {
+    char msg[DT_ERR_LEN];
+    dt_prepare_req pr;
+
+    /* framing */
+    json_t *req;
+    const char *cmd;
+    dt_err err = {{0}};
+    CHECK(dt_req_parse_line("{\"cmd\":\"run\"}\0x", 15, &req, &cmd, &err) == DT_EINVAL);
+    CHECK(strcmp(err.msg, "request contains a NUL byte") == 0);
+    CHECK(line_err("{\"cmd\":", msg) == DT_EINVAL && strncmp(msg, "malformed JSON request: ", 24) == 0);
+    CHECK(line_err("{\"cmd\":\"run\",\"cmd\":\"quit\"}", msg) == DT_EINVAL && strstr(msg, "duplicate"));
+    CHECK(line_err("[1,2]", msg) == DT_EINVAL && strcmp(msg, "request is not a JSON object") == 0);
+    CHECK(line_err("{\"cmd\":7}", msg) == DT_EINVAL && strcmp(msg, "request has no string 'cmd'") == 0);
+    CHECK(line_err("{\"cmd\":\"hello\"} x", msg) == DT_EINVAL);
+    CHECK(line_err("{\"cmd\":\"hello\"}", msg) == DT_OK);
+    char deep[20001];
+    for (int i = 0; i < 10000; i++) deep[i] = '[', deep[10000 + i] = ']';
+    deep[20000] = '\0';
+    CHECK(line_err(deep, msg) == DT_EINVAL); /* nesting: refused, no stack overflow */
+
+    /* prepare: the valid request, then one field wrong at a time */
+    req = prepare_req("add", 17, 257, 0);
+    CHECK(prep(req, &pr, msg) == DT_OK && !pr.cuda && strcmp(pr.shm_name, "/dualtime-test-1") == 0);
+    CHECK(pr.L.m == 17 && pr.L.n == 257 && pr.arena_bytes == pr.L.total_bytes);
+    json_t *b0 = json_array_get(json_object_get(req, "buffers"), 0);
+    json_object_set_new(b0, "region_offset", json_integer(0));
+    CHECK(prep(req, &pr, msg) == DT_EINVAL && strstr(msg, "region_offset is 0, the layout says"));
+    json_decref(req);
+
+    req = prepare_req("gemm", 7, 9, 5);
+    CHECK(prep(req, &pr, msg) == DT_OK);
+    json_object_set_new(req, "k", json_integer(0));
+    CHECK(prep(req, &pr, msg) == DT_EINVAL && strstr(msg, "k=0 out of [1, 1048576]"));
+    json_object_set_new(req, "k", json_integer(5));
+    json_object_set_new(req, "m", json_integer(INT64_MAX));
+    CHECK(prep(req, &pr, msg) == DT_EINVAL && strstr(msg, "m=9223372036854775807 out of"));
+    json_object_set_new(req, "m", json_real(7.0));
+    CHECK(prep(req, &pr, msg) == DT_EINVAL && strcmp(msg, "'m' is not an integer") == 0);
+    json_object_set_new(req, "m", json_integer(7));
+    json_object_set_new(req, "arena_bytes", json_integer(100));
+    CHECK(prep(req, &pr, msg) == DT_EINVAL && strstr(msg, "arena_bytes=100 is smaller"));
+    json_object_set_new(req, "arena_bytes", json_integer(INT64_MAX));
+    CHECK(prep(req, &pr, msg) == DT_OK); /* larger is fine: the mapping checks the segment */
+    json_object_set_new(req, "shm", json_string("/dualtime-a/../../etc"));
+    CHECK(prep(req, &pr, msg) == DT_EINVAL && strcmp(msg, "bad shared memory name") == 0);
+    char longname[100];
+    memset(longname, 'x', sizeof longname - 1);
+    memcpy(longname, "/dualtime-", 10);
+    longname[99] = '\0';
+    json_object_set_new(req, "shm", json_string(longname));
+    CHECK(prep(req, &pr, msg) == DT_EINVAL && strcmp(msg, "bad shared memory name") == 0);
+    json_object_set_new(req, "shm", json_string("/dualtime-ok"));
+    json_object_set_new(req, "backend", json_string("cuda"));
+    CHECK(prep(req, &pr, msg) == DT_EUNAVAIL && strcmp(msg, "cuda backend unavailable: no driver") == 0);
+    err.msg[0] = '\0';
+    CHECK(dt_req_parse_prepare(req, cuda_yes, NULL, &pr, &err) == DT_OK && pr.cuda == 1);
+    CHECK(dt_req_parse_prepare(req, NULL, NULL, &pr, &err) == DT_EUNAVAIL);
+    json_object_set_new(req, "backend", json_string("metal"));
+    CHECK(prep(req, &pr, msg) == DT_EINVAL && strcmp(msg, "unknown backend 'metal'") == 0);
+    json_object_set_new(req, "backend", json_string("cpu"));
+    json_array_remove(json_object_get(req, "buffers"), 2);
+    CHECK(prep(req, &pr, msg) == DT_EINVAL && strstr(msg, "op gemm has 3 buffers, request lists 2"));
+    json_object_set_new(req, "buffers", json_object());
+    CHECK(prep(req, &pr, msg) == DT_EINVAL && strcmp(msg, "missing or non-array 'buffers'") == 0);
+    json_object_set_new(req, "op", json_string("gemm\xc3\xa9"));
+    CHECK(prep(req, &pr, msg) == DT_EINVAL && strncmp(msg, "unknown op", 10) == 0);
+    json_decref(req);
+
+    /* run and device */
+    req = json_pack("{s:s,s:I}", "cmd", "run", "reps", (json_int_t)DT_REQ_MAX_REPS + 1);
+    int64_t reps, cap;
+    int probe;
+    CHECK(dt_req_parse_reps(req, &reps, &err) == DT_EINVAL && strstr(err.msg, "reps=2147483649 out of [1, 2147483648]"));
+    json_object_set_new(req, "reps", json_integer(0));
+    CHECK(dt_req_parse_reps(req, &reps, &err) == DT_EINVAL);
+    json_object_set_new(req, "reps", json_string("8"));
+    CHECK(dt_req_parse_reps(req, &reps, &err) == DT_EINVAL && strcmp(err.msg, "'reps' is not an integer") == 0);
+    json_object_del(req, "reps");
+    CHECK(dt_req_parse_reps(req, &reps, &err) == DT_EINVAL && strcmp(err.msg, "missing 'reps'") == 0);
+    json_object_set_new(req, "reps", json_integer(8));
+    CHECK(dt_req_parse_reps(req, &reps, &err) == DT_OK && reps == 8);
+    CHECK(dt_req_parse_device(req, &probe, &reps, &cap, &err) == DT_EINVAL && strstr(err.msg, "'scope' must be"));
+    json_object_set_new(req, "scope", json_string("probe"));
+    CHECK(dt_req_parse_device(req, &probe, &reps, &cap, &err) == DT_OK && probe == 1 && cap == 0);
+    json_object_set_new(req, "probe_kind", json_string("serialized"));
+    json_object_set_new(req, "capacity", json_integer(64));
+    CHECK(dt_req_parse_device(req, &probe, &reps, &cap, &err) == DT_OK && probe == 2 && cap == 64);
+    json_object_set_new(req, "capacity", json_integer((json_int_t)1 << 40));
+    CHECK(dt_req_parse_device(req, &probe, &reps, &cap, &err) == DT_EINVAL && strstr(err.msg, "capacity=1099511627776 out of [0, 2^24]"));
+    json_object_set_new(req, "capacity", json_integer(1));
+    json_object_set_new(req, "probe_kind", json_string("fast"));
+    CHECK(dt_req_parse_device(req, &probe, &reps, &cap, &err) == DT_EINVAL && strstr(err.msg, "'probe_kind' must be"));
+    json_decref(req);
+
+    printf("%d tests, %d passed, %d failed\n", total, total - failed, failed);
+    return failed ? 1 : 0;
+}
