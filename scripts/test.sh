@@ -4,29 +4,34 @@
 # UndefinedBehaviorSanitizer runs the unit tests (set DT_SKIP_SANITIZE=1 to skip it).
 # Then a short fuzz run: fuzz/run.sh builds the libFuzzer harnesses with clang into
 # build-fuzz and runs each for DT_FUZZ_SECONDS (default 20; 3 harnesses) on its corpus;
-# a crash fails the tests. clang is installed with apt-get when missing; without it the
-# fuzz run is skipped with a message (set DT_SKIP_FUZZ=1 to skip it).
+# a crash fails the tests. Without clang the fuzz run is skipped with a message (set
+# DT_SKIP_FUZZ=1 to skip it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+
+# Tools only the tests use: chromium (tests/e2e/test_plots_browser.sh renders the SVG
+# plots), clang and its libFuzzer runtime (the fuzz run). Installed when missing; if the
+# install fails the browser test skips and the fuzz run says it was skipped.
+need=()
+for pkg in chromium clang libclang-rt-14-dev libomp-14-dev; do
+  dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
+done
+if ((${#need[@]})); then
+  echo "test: installing ${need[*]}" >&2
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  { $SUDO apt-get update -qq &&
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+      "${need[@]}" >/dev/null; } || echo "test: could not install ${need[*]}" >&2
+fi
+
 ctest --test-dir "${DT_BUILD_DIR:-build}" --output-on-failure -j2
 if [ "${DT_SKIP_SANITIZE:-0}" != 1 ]; then
   DT_BUILD_DIR=build-asan DT_CMAKE_ARGS="-DDT_SANITIZE=ON" bash scripts/setup.sh
   ASAN_OPTIONS=detect_leaks=0 ctest --test-dir build-asan --output-on-failure -j2 -L unit
 fi
 if [ "${DT_SKIP_FUZZ:-0}" != 1 ]; then
-  need=()
-  for pkg in clang libclang-rt-14-dev libomp-14-dev; do
-    dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
-  done
-  if ((${#need[@]})); then
-    echo "test: installing ${need[*]} for the fuzz run" >&2
-    SUDO=""
-    [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-    { $SUDO apt-get update -qq &&
-      DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
-        "${need[@]}" >/dev/null; } || echo "test: could not install ${need[*]}" >&2
-  fi
   if command -v clang >/dev/null 2>&1 || command -v clang-14 >/dev/null 2>&1; then
     bash fuzz/run.sh "${DT_FUZZ_SECONDS:-20}"
   else
