@@ -2,6 +2,7 @@
  * interval and a verdict; flags certain regressions. Contract in dt_compare.h; the
  * method is documented in docs/results-format.md ("Comparing two runs"). */
 #include "report/dt_compare.h"
+#include "report/dt_report_util.h"
 
 #include "report/dt_derive.h"
 #include "stats/dt_stats.h"
@@ -9,15 +10,11 @@
 #include <math.h>
 #include <string.h>
 
-static const json_t *jget(const json_t *o, const char *k) {
-    return json_is_object(o) ? json_object_get(o, k) : NULL;
-}
-
 static const json_t *framework_of(const json_t *r, const char *id) {
     size_t i;
     json_t *f;
-    json_array_foreach(jget(r, "frameworks"), i, f) {
-        const char *fid = json_string_value(jget(f, "id"));
+    json_array_foreach(dt_jget(r, "frameworks"), i, f) {
+        const char *fid = json_string_value(dt_jget(f, "id"));
         if (fid && strcmp(fid, id) == 0)
             return f;
     }
@@ -41,30 +38,6 @@ static void md_text(FILE *o, const char *s) {
     }
 }
 
-typedef char numbuf[48];
-
-static const char *fnum(numbuf b, double x) {
-    double a = fabs(x);
-    if (!isfinite(x))
-        snprintf(b, sizeof(numbuf), "—");
-    else if (a >= 100)
-        snprintf(b, sizeof(numbuf), "%.0f", x);
-    else if (a >= 10)
-        snprintf(b, sizeof(numbuf), "%.1f", x);
-    else if (a >= 1)
-        snprintf(b, sizeof(numbuf), "%.2f", x);
-    else
-        snprintf(b, sizeof(numbuf), "%.3g", x);
-    return b;
-}
-
-static const char *fratio(numbuf b, double x) {
-    if (isfinite(x) && fabs(x) < 10)
-        snprintf(b, sizeof(numbuf), "%.3f", x);
-    else
-        fnum(b, x);
-    return b;
-}
 
 /* Differences accumulate into one line: "backend (A cpu, B cuda); ...". */
 typedef struct diffs {
@@ -90,14 +63,14 @@ static void diff_if(diffs *d, const char *what, const json_t *va, const json_t *
 
 static void run_diffs(const json_t *a, const json_t *b, const char *ids_a[2],
                       const char *ids_b[2], diffs *d) {
-    const json_t *sa = jget(a, "settings"), *sb = jget(b, "settings");
-    diff_if(d, "backend", jget(sa, "backend"), jget(sb, "backend"));
-    diff_if(d, "threads", jget(sa, "threads"), jget(sb, "threads"));
-    diff_if(d, "input views", jget(sa, "input_views"), jget(sb, "input_views"));
-    diff_if(d, "GPU name", jget(jget(jget(a, "environment"), "gpu"), "name"),
-            jget(jget(jget(b, "environment"), "gpu"), "name"));
-    diff_if(d, "CPU", jget(jget(jget(a, "environment"), "host"), "cpu"),
-            jget(jget(jget(b, "environment"), "host"), "cpu"));
+    const json_t *sa = dt_jget(a, "settings"), *sb = dt_jget(b, "settings");
+    diff_if(d, "backend", dt_jget(sa, "backend"), dt_jget(sb, "backend"));
+    diff_if(d, "threads", dt_jget(sa, "threads"), dt_jget(sb, "threads"));
+    diff_if(d, "input views", dt_jget(sa, "input_views"), dt_jget(sb, "input_views"));
+    diff_if(d, "GPU name", dt_jget(dt_jget(dt_jget(a, "environment"), "gpu"), "name"),
+            dt_jget(dt_jget(dt_jget(b, "environment"), "gpu"), "name"));
+    diff_if(d, "CPU", dt_jget(dt_jget(dt_jget(a, "environment"), "host"), "cpu"),
+            dt_jget(dt_jget(dt_jget(b, "environment"), "host"), "cpu"));
     static const char *const roles[2] = {"candidate", "baseline"};
     for (int f = 0; f < 2; f++) {
         char what[96];
@@ -110,10 +83,10 @@ static void run_diffs(const json_t *a, const json_t *b, const char *ids_a[2],
         }
         const json_t *fa = framework_of(a, ids_a[f]), *fb = framework_of(b, ids_b[f]);
         snprintf(what, sizeof what, "%s framework", roles[f]);
-        diff_if(d, what, jget(fa, "framework"), jget(fb, "framework"));
+        diff_if(d, what, dt_jget(fa, "framework"), dt_jget(fb, "framework"));
         if (f == 1) {
             snprintf(what, sizeof what, "%s framework_version", roles[f]);
-            diff_if(d, what, jget(fa, "framework_version"), jget(fb, "framework_version"));
+            diff_if(d, what, dt_jget(fa, "framework_version"), dt_jget(fb, "framework_version"));
         }
     }
 }
@@ -121,8 +94,8 @@ static void run_diffs(const json_t *a, const json_t *b, const char *ids_a[2],
 static void case_diffs(const json_t *ca, const json_t *cb, diffs *d) {
     static const char *const keys[] = {"op", "m", "n", "k", "views", "backend"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
-        diff_if(d, keys[i], jget(ca, keys[i]), jget(cb, keys[i]));
-    const json_t *ia = jget(ca, "inputs"), *ib = jget(cb, "inputs");
+        diff_if(d, keys[i], dt_jget(ca, keys[i]), dt_jget(cb, keys[i]));
+    const json_t *ia = dt_jget(ca, "inputs"), *ib = dt_jget(cb, "inputs");
     if (json_array_size(ia) != json_array_size(ib)) {
         diff_if(d, "inputs", ia, ib);
         return;
@@ -131,11 +104,11 @@ static void case_diffs(const json_t *ca, const json_t *cb, diffs *d) {
     json_t *x;
     json_array_foreach(ia, i, x) {
         const json_t *y = json_array_get(ib, i);
-        if (!json_equal((json_t *)jget(x, "sha256"), (json_t *)jget(y, "sha256"))) {
+        if (!json_equal((json_t *)dt_jget(x, "sha256"), (json_t *)dt_jget(y, "sha256"))) {
             char what[128];
-            const char *name = json_string_value(jget(x, "name"));
+            const char *name = json_string_value(dt_jget(x, "name"));
             snprintf(what, sizeof what, "input %s sha256", name ? name : "?");
-            diff_add(d, what, jget(x, "sha256"), jget(y, "sha256"));
+            diff_add(d, what, dt_jget(x, "sha256"), dt_jget(y, "sha256"));
         }
     }
 }
@@ -143,8 +116,8 @@ static void case_diffs(const json_t *ca, const json_t *cb, diffs *d) {
 static const json_t *find_case(const json_t *r, const char *id) {
     size_t i;
     json_t *c;
-    json_array_foreach(jget(r, "cases"), i, c) {
-        const char *cid = json_string_value(jget(c, "id"));
+    json_array_foreach(dt_jget(r, "cases"), i, c) {
+        const char *cid = json_string_value(dt_jget(c, "id"));
         if (cid && strcmp(cid, id) == 0)
             return c;
     }
@@ -152,7 +125,7 @@ static const json_t *find_case(const json_t *r, const char *id) {
 }
 
 static int has_scope(const json_t *c, const char *fw, const char *scope) {
-    return json_array_size(jget(jget(jget(jget(c, "impl"), fw), "samples"), scope)) > 0;
+    return json_array_size(dt_jget(dt_jget(dt_jget(dt_jget(c, "impl"), fw), "samples"), scope)) > 0;
 }
 
 dt_status dt_compare(const json_t *a, const json_t *b, double threshold, FILE *out,
@@ -174,15 +147,15 @@ dt_status dt_compare(const json_t *a, const json_t *b, double threshold, FILE *o
     diffs rd = {{0}, 0};
     run_diffs(a, b, ids_a, ids_b, &rd);
     fputs("# dualtime compare: B/A\n\n", out);
-    const json_t *ta = jget(a, "tool"), *tb = jget(b, "tool");
+    const json_t *ta = dt_jget(a, "tool"), *tb = dt_jget(b, "tool");
     fputs("A: ", out);
-    md_text(out, json_string_value(jget(a, "started_at")));
+    md_text(out, json_string_value(dt_jget(a, "started_at")));
     fputs(" (git ", out);
-    md_text(out, json_string_value(jget(ta, "git_revision")));
+    md_text(out, json_string_value(dt_jget(ta, "git_revision")));
     fputs("); B: ", out);
-    md_text(out, json_string_value(jget(b, "started_at")));
+    md_text(out, json_string_value(dt_jget(b, "started_at")));
     fputs(" (git ", out);
-    md_text(out, json_string_value(jget(tb, "git_revision")));
+    md_text(out, json_string_value(dt_jget(tb, "git_revision")));
     fputs(").\n\n", out);
     if (rd.len) {
         fputs("Environments: **incomparable** — ", out);
@@ -192,13 +165,13 @@ dt_status dt_compare(const json_t *a, const json_t *b, double threshold, FILE *o
         fputs("Environments: comparable (same backend, GPU, CPU, threads, input views and "
               "baseline framework version).\n\n", out);
     }
-    numbuf t1, t2;
+    dt_numbuf t1, t2;
     fprintf(out,
             "B/A = median(B)/median(A) per framework, 95%% bootstrap interval (%u resamples, "
             "each run resampled independently). Threshold ±%s%%: slower when the interval "
             "lies above %s, faster when below %s.\n\n",
-            resamples, fnum(t1, 100 * threshold), fratio(t2, 1 + threshold),
-            fratio(t1, 1 - threshold));
+            resamples, dt_fnum(t1, 100 * threshold), dt_fratio(t2, 1 + threshold),
+            dt_fratio(t1, 1 - threshold));
     fputs("| Case | Scope | Framework | A p50 µs | B p50 µs | B/A [95% CI] | Verdict |\n"
           "|---|---|---|---:|---:|---|---|\n", out);
 
@@ -206,8 +179,8 @@ dt_status dt_compare(const json_t *a, const json_t *b, double threshold, FILE *o
     json_t *ca;
     char slower_list[1024] = "";
     size_t sl_len = 0;
-    json_array_foreach(jget(a, "cases"), i, ca) {
-        const char *id = json_string_value(jget(ca, "id"));
+    json_array_foreach(dt_jget(a, "cases"), i, ca) {
+        const char *id = json_string_value(dt_jget(ca, "id"));
         if (!id)
             continue;
         const json_t *cb = find_case(b, id);
@@ -217,7 +190,7 @@ dt_status dt_compare(const json_t *a, const json_t *b, double threshold, FILE *o
         }
         diffs cd = {{0}, 0};
         case_diffs(ca, cb, &cd);
-        int invalid = !json_is_true(jget(ca, "valid")) || !json_is_true(jget(cb, "valid"));
+        int invalid = !json_is_true(dt_jget(ca, "valid")) || !json_is_true(dt_jget(cb, "valid"));
         int incomparable = rd.len || cd.len;
         for (size_t k = 0; k < dt_derive_known_scope_count; k++) {
             const char *scope = dt_derive_known_scopes[k];
@@ -256,18 +229,18 @@ dt_status dt_compare(const json_t *a, const json_t *b, double threshold, FILE *o
                 }
                 if (slower && f == 1)
                     nbase_slower++;
-                numbuf x, y, z;
+                dt_numbuf x, y, z;
                 fputs("| ", out);
                 md_text(out, id);
                 fprintf(out, " | %s | ", scope);
                 md_text(out, ids_a[f]);
-                fprintf(out, " | %s", fnum(x, dt_stats_median(va, na)));
-                fprintf(out, " | %s | ", fnum(y, dt_stats_median(vb, nb)));
+                fprintf(out, " | %s", dt_fnum(x, dt_stats_median(va, na)));
+                fprintf(out, " | %s | ", dt_fnum(y, dt_stats_median(vb, nb)));
                 if (isfinite(iv.ci_low))
-                    fprintf(out, "%s [%s, %s]", fratio(x, iv.median), fratio(y, iv.ci_low),
-                            fratio(z, iv.ci_high));
+                    fprintf(out, "%s [%s, %s]", dt_fratio(x, iv.median), dt_fratio(y, iv.ci_low),
+                            dt_fratio(z, iv.ci_high));
                 else
-                    fputs(fratio(x, iv.median), out);
+                    fputs(dt_fratio(x, iv.median), out);
                 fprintf(out, " | %s%s%s |\n", slower ? "**" : "", verdict, slower ? "**" : "");
                 free(va);
                 free(vb);
@@ -284,8 +257,8 @@ dt_status dt_compare(const json_t *a, const json_t *b, double threshold, FILE *o
     fputs("\n", out);
     if (only_a) {
         fputs("Only in A:", out);
-        json_array_foreach(jget(a, "cases"), i, ca) {
-            const char *id = json_string_value(jget(ca, "id"));
+        json_array_foreach(dt_jget(a, "cases"), i, ca) {
+            const char *id = json_string_value(dt_jget(ca, "id"));
             if (id && !find_case(b, id)) {
                 fputs(" ", out);
                 md_text(out, id);
@@ -294,8 +267,8 @@ dt_status dt_compare(const json_t *a, const json_t *b, double threshold, FILE *o
         fputs("\n\n", out);
     }
     int only_b = 0;
-    json_array_foreach(jget(b, "cases"), i, ca) {
-        const char *id = json_string_value(jget(ca, "id"));
+    json_array_foreach(dt_jget(b, "cases"), i, ca) {
+        const char *id = json_string_value(dt_jget(ca, "id"));
         if (id && !find_case(a, id)) {
             if (!only_b++)
                 fputs("Only in B:", out);

@@ -5,6 +5,7 @@
  * with one sub-row per scope present in the run. */
 #define _GNU_SOURCE
 #include "report/dt_plot.h"
+#include "report/dt_report_util.h"
 
 #include "report/dt_derive.h"
 #include "report/dt_results_io.h"
@@ -14,30 +15,14 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* ---- lookups (same conventions as dt_report_md.c) ---- */
-
-static const json_t *jget(const json_t *o, const char *k) {
-    return json_is_object(o) ? json_object_get(o, k) : NULL;
-}
-
-static double jnum(const json_t *o, const char *k) {
-    const json_t *v = jget(o, k);
-    return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
-static const char *jstr(const json_t *o, const char *k, const char *dflt) {
-    const char *s = json_string_value(jget(o, k));
-    return s ? s : dflt;
-}
-
 /* A case gets markers only when it is valid and every implementation is ok. */
 static int case_valid(const json_t *cas) {
-    if (!json_is_true(jget(cas, "valid")))
+    if (!json_is_true(dt_jget(cas, "valid")))
         return 0;
     const char *key;
     json_t *impl;
-    json_object_foreach((json_t *)jget(cas, "impl"), key, impl) {
-        const char *st = json_string_value(jget(impl, "status"));
+    json_object_foreach((json_t *)dt_jget(cas, "impl"), key, impl) {
+        const char *st = json_string_value(dt_jget(impl, "status"));
         if (st && strcmp(st, "ok") != 0)
             return 0;
     }
@@ -47,8 +32,8 @@ static int case_valid(const json_t *cas) {
 static const json_t *framework(const json_t *r, const char *id) {
     size_t i;
     json_t *f;
-    json_array_foreach(jget(r, "frameworks"), i, f) {
-        if (strcmp(jstr(f, "id", ""), id) == 0)
+    json_array_foreach(dt_jget(r, "frameworks"), i, f) {
+        if (strcmp(dt_jstr(f, "id", ""), id) == 0)
             return f;
     }
     return NULL;
@@ -185,7 +170,7 @@ static const scope_style k_scopes[] = {
 #define N_SCOPES (sizeof k_scopes / sizeof k_scopes[0])
 
 static const json_t *scope_ratio(const json_t *cas, const char *scope) {
-    return jget(jget(jget(jget(cas, "derived"), "scopes"), scope), "ratio");
+    return dt_jget(dt_jget(dt_jget(dt_jget(cas, "derived"), "scopes"), scope), "ratio");
 }
 
 static int ratio_ok(double x) { return isfinite(x) && x > 0; }
@@ -252,7 +237,7 @@ dt_status dt_plot_ratios_svg(const json_t *results, char **svg, size_t *len, dt_
     dt_status st = dt_derive_roles(results, &cand, &base, err);
     if (st != DT_OK)
         return st;
-    const json_t *cases = jget(results, "cases");
+    const json_t *cases = dt_jget(results, "cases");
     if (!json_is_array(cases))
         return dt_fail(err, DT_EINVAL, "ratios.svg: cases is missing or not an array");
 
@@ -262,7 +247,7 @@ dt_status dt_plot_ratios_svg(const json_t *results, char **svg, size_t *len, dt_
     size_t label_chars = 4, i;
     json_t *c;
     json_array_foreach(cases, i, c) {
-        size_t n = utf8_chars(jstr(c, "id", "?"));
+        size_t n = utf8_chars(dt_jstr(c, "id", "?"));
         if (n > label_chars)
             label_chars = n;
         for (size_t s = 0; s < N_SCOPES; s++) {
@@ -274,7 +259,7 @@ dt_status dt_plot_ratios_svg(const json_t *results, char **svg, size_t *len, dt_
                 continue;
             const char *keys[3] = {"median", "ci_low", "ci_high"};
             for (int k = 0; k < 3; k++) {
-                double v = jnum(ro, keys[k]);
+                double v = dt_jnum(ro, keys[k]);
                 if (!ratio_ok(v))
                     continue;
                 vmin = v < vmin ? v : vmin;
@@ -330,17 +315,17 @@ dt_status dt_plot_ratios_svg(const json_t *results, char **svg, size_t *len, dt_
     fputs("<text x=\"16\" y=\"44\" fill=\"#444\">candidate ", o);
     xml_text(o, cand);
     fputs(" = ", o);
-    xml_text(o, jstr(fc, "framework", "?"));
+    xml_text(o, dt_jstr(fc, "framework", "?"));
     fputs(" ", o);
-    xml_text(o, jstr(fc, "framework_version", "?"));
+    xml_text(o, dt_jstr(fc, "framework_version", "?"));
     fputs("; baseline ", o);
     xml_text(o, base);
     fputs(" = ", o);
-    xml_text(o, jstr(fb, "framework", "?"));
+    xml_text(o, dt_jstr(fb, "framework", "?"));
     fputs(" ", o);
-    xml_text(o, jstr(fb, "framework_version", "?"));
+    xml_text(o, dt_jstr(fb, "framework_version", "?"));
     fputs("; backend ", o);
-    xml_text(o, jstr(jget(results, "settings"), "backend", "unknown"));
+    xml_text(o, dt_jstr(dt_jget(results, "settings"), "backend", "unknown"));
     fputs("</text>\n", o);
 
     /* Legend. */
@@ -413,7 +398,7 @@ dt_status dt_plot_ratios_svg(const json_t *results, char **svg, size_t *len, dt_
     /* Rows. */
     json_array_foreach(cases, i, c) {
         double top = rows_top + row_h * (double)i, mid = top + row_h / 2;
-        const char *id = jstr(c, "id", "?");
+        const char *id = dt_jstr(c, "id", "?");
         fprintf(o, "<g class=\"case\">\n<text class=\"label\" x=\"%.1f\" y=\"%.1f\" "
                    "text-anchor=\"end\" fill=\"#111\">", ax.x0 - 10, mid + 4);
         if (utf8_chars(id) > max_label) {
@@ -435,7 +420,7 @@ dt_status dt_plot_ratios_svg(const json_t *results, char **svg, size_t *len, dt_
                 continue;
             double y = top + 7 + step * k++;
             const json_t *ro = scope_ratio(c, k_scopes[s].scope);
-            double med = jnum(ro, "median"), lo = jnum(ro, "ci_low"), hi = jnum(ro, "ci_high");
+            double med = dt_jnum(ro, "median"), lo = dt_jnum(ro, "ci_low"), hi = dt_jnum(ro, "ci_high");
             if (!ro || !ratio_ok(med))
                 continue;
             int hollow = !(ratio_ok(lo) && ratio_ok(hi));
@@ -445,11 +430,11 @@ dt_status dt_plot_ratios_svg(const json_t *results, char **svg, size_t *len, dt_
             fprintf(o, " %s: %s", k_scopes[s].scope, fnum3(a, med));
             if (hollow)
                 fprintf(o, " (no interval: %lld pairs)",
-                        (long long)json_integer_value(jget(ro, "pairs")));
+                        (long long)json_integer_value(dt_jget(ro, "pairs")));
             else
                 fprintf(o, " [%s, %s]", fnum3(bb, lo), fnum3(cc, hi));
             fputs(" ", o);
-            xml_text(o, jstr(jget(jget(jget(c, "derived"), "scopes"), k_scopes[s].scope),
+            xml_text(o, dt_jstr(dt_jget(dt_jget(dt_jget(c, "derived"), "scopes"), k_scopes[s].scope),
                              "verdict", ""));
             fputs("</title>\n", o);
             if (!hollow) {
@@ -482,16 +467,16 @@ dt_status dt_plot_ratios_svg(const json_t *results, char **svg, size_t *len, dt_
  * copy_pct in percent (72.5 = 72.5%), or gbps over roofline.copy_gbps. Compute-bound
  * ops (bound "compute": GEMM) have no copy percentage and are not drawn. */
 static double roof_frac(const json_t *cas, const char *fw, double *gbps, const char **scope) {
-    const json_t *rf = jget(jget(cas, "derived"), "roofline");
-    const json_t *f = jget(jget(rf, "impl"), fw);
-    *gbps = jnum(f, "gbps");
-    *scope = jstr(f, "scope", NULL);
-    if (!f || strcmp(jstr(rf, "bound", "memory"), "compute") == 0)
+    const json_t *rf = dt_jget(dt_jget(cas, "derived"), "roofline");
+    const json_t *f = dt_jget(dt_jget(rf, "impl"), fw);
+    *gbps = dt_jnum(f, "gbps");
+    *scope = dt_jstr(f, "scope", NULL);
+    if (!f || strcmp(dt_jstr(rf, "bound", "memory"), "compute") == 0)
         return NAN;
-    double pct = jnum(f, "copy_pct");
+    double pct = dt_jnum(f, "copy_pct");
     if (isfinite(pct) && pct >= 0)
         return pct / 100;
-    double ceil_gbps = jnum(rf, "copy_gbps");
+    double ceil_gbps = dt_jnum(rf, "copy_gbps");
     if (isfinite(*gbps) && isfinite(ceil_gbps) && ceil_gbps > 0 && *gbps >= 0)
         return *gbps / ceil_gbps;
     return NAN;
@@ -505,7 +490,7 @@ int dt_plot_has_roofline(const json_t *results) {
     json_t *c;
     double g;
     const char *sc;
-    json_array_foreach(jget(results, "cases"), i, c) {
+    json_array_foreach(dt_jget(results, "cases"), i, c) {
         if (isfinite(roof_frac(c, cand, &g, &sc)) || isfinite(roof_frac(c, base, &g, &sc)))
             return 1;
     }
@@ -521,7 +506,7 @@ dt_status dt_plot_roofline_svg(const json_t *results, char **svg, size_t *len, d
         return st;
     if (!dt_plot_has_roofline(results))
         return DT_OK;
-    const json_t *cases = jget(results, "cases");
+    const json_t *cases = dt_jget(results, "cases");
     const char *ids[2] = {cand, base};
     static const char *const colors[2] = {"#0072B2", "#E69F00"};
     size_t i, nrows = 0, label_chars = 4;
@@ -533,7 +518,7 @@ dt_status dt_plot_roofline_svg(const json_t *results, char **svg, size_t *len, d
         if (!isfinite(a) && !isfinite(bb))
             continue;
         nrows++;
-        size_t n = utf8_chars(jstr(c, "id", "?"));
+        size_t n = utf8_chars(dt_jstr(c, "id", "?"));
         label_chars = n > label_chars ? n : label_chars;
         if (isfinite(a) && a > fmax_seen)
             fmax_seen = a;
@@ -608,7 +593,7 @@ dt_status dt_plot_roofline_svg(const json_t *results, char **svg, size_t *len, d
         double top = rows_top + row_h * (double)row++;
         fprintf(o, "<text class=\"label\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" "
                    "fill=\"#111\">", x0 - 10, top + row_h / 2 + 4);
-        xml_text_n(o, jstr(c, "id", "?"), max_label);
+        xml_text_n(o, dt_jstr(c, "id", "?"), max_label);
         fputs("</text>\n", o);
         for (int f = 0; f < 2; f++) {
             double y = top + 5 + bar_h * f;
@@ -616,7 +601,7 @@ dt_status dt_plot_roofline_svg(const json_t *results, char **svg, size_t *len, d
                 continue;
             fprintf(o, "<rect class=\"bar\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" "
                        "fill=\"%s\"><title>", x0, y, RX(fr[f]) - x0, bar_h - 1, colors[f]);
-            xml_text(o, jstr(c, "id", "?"));
+            xml_text(o, dt_jstr(c, "id", "?"));
             fputs(" ", o);
             xml_text(o, ids[f]);
             fprintf(o, ": %.1f%% of copy", 100 * fr[f]);

@@ -2,6 +2,7 @@
  * section order and wording are specified in docs/results-format.md. */
 #define _GNU_SOURCE
 #include "report/dt_report_md.h"
+#include "report/dt_report_util.h"
 
 #include "report/dt_derive.h"
 #include "report/dt_plot.h"
@@ -9,82 +10,36 @@
 #include <math.h>
 #include <string.h>
 
-/* ---- lookups ---- */
-
-static const json_t *jget(const json_t *o, const char *k) {
-    return json_is_object(o) ? json_object_get(o, k) : NULL;
-}
-
-static double jnum(const json_t *o, const char *k) {
-    const json_t *v = jget(o, k);
-    return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
-static const char *jstr(const json_t *o, const char *k, const char *dflt) {
-    const char *s = json_string_value(jget(o, k));
-    return s ? s : dflt;
-}
-
 static const json_t *dscope(const json_t *cas, const char *scope) {
-    return jget(jget(jget(cas, "derived"), "scopes"), scope);
+    return dt_jget(dt_jget(dt_jget(cas, "derived"), "scopes"), scope);
 }
 
 /* derived.scopes.<scope>.<fw>.<stat> */
 static double dstat(const json_t *cas, const char *scope, const char *fw, const char *stat) {
-    return jnum(jget(dscope(cas, scope), fw), stat);
+    return dt_jnum(dt_jget(dscope(cas, scope), fw), stat);
 }
 
 /* A case is shown with numbers only when it is valid and every implementation is ok. */
 static int case_valid(const json_t *cas) {
-    if (!json_is_true(jget(cas, "valid")))
+    if (!json_is_true(dt_jget(cas, "valid")))
         return 0;
     const char *key;
     json_t *impl;
-    json_object_foreach((json_t *)jget(cas, "impl"), key, impl) {
-        const char *st = json_string_value(jget(impl, "status"));
+    json_object_foreach((json_t *)dt_jget(cas, "impl"), key, impl) {
+        const char *st = json_string_value(dt_jget(impl, "status"));
         if (st && strcmp(st, "ok") != 0)
             return 0;
     }
     return 1;
 }
 
-/* ---- formatting ---- */
+/* ---- formatting (dt_fnum, dt_fratio: report/dt_report_util.h) ---- */
 
-typedef char numbuf[48];
-
-/* About three significant digits; "—" for missing values. */
-static const char *fnum(numbuf b, double x) {
-    double a = fabs(x);
+static const char *fpct(dt_numbuf b, double x) {
     if (!isfinite(x))
-        snprintf(b, sizeof(numbuf), "—");
-    else if (a == 0)
-        snprintf(b, sizeof(numbuf), "0");
-    else if (a >= 100)
-        snprintf(b, sizeof(numbuf), "%.0f", x);
-    else if (a >= 10)
-        snprintf(b, sizeof(numbuf), "%.1f", x);
-    else if (a >= 1)
-        snprintf(b, sizeof(numbuf), "%.2f", x);
-    else if (a >= 0.001)
-        snprintf(b, sizeof(numbuf), "%#.3g", x);
+        snprintf(b, sizeof(dt_numbuf), "—");
     else
-        snprintf(b, sizeof(numbuf), "%.2e", x);
-    return b;
-}
-
-static const char *fratio(numbuf b, double x) {
-    if (isfinite(x) && fabs(x) < 10 && fabs(x) >= 0.001)
-        snprintf(b, sizeof(numbuf), "%.3f", x);
-    else
-        fnum(b, x);
-    return b;
-}
-
-static const char *fpct(numbuf b, double x) {
-    if (!isfinite(x))
-        snprintf(b, sizeof(numbuf), "—");
-    else
-        snprintf(b, sizeof(numbuf), "%.1f%%", 100 * x);
+        snprintf(b, sizeof(dt_numbuf), "%.1f%%", 100 * x);
     return b;
 }
 
@@ -111,22 +66,22 @@ static void md_text(FILE *o, const char *s) {
 
 /* "0.602 [0.581, 0.623]" from derived ratio, or "—". */
 static void ratio_cell(FILE *o, const json_t *so) {
-    const json_t *r = jget(so, "ratio");
-    numbuf a, b, c;
+    const json_t *r = dt_jget(so, "ratio");
+    dt_numbuf a, b, c;
     if (!r) {
         fputs("—", o);
         return;
     }
-    double lo = jnum(r, "ci_low"), hi = jnum(r, "ci_high");
+    double lo = dt_jnum(r, "ci_low"), hi = dt_jnum(r, "ci_high");
     if (isfinite(lo) && isfinite(hi))
-        fprintf(o, "%s [%s, %s]", fratio(a, jnum(r, "median")), fratio(b, lo), fratio(c, hi));
+        fprintf(o, "%s [%s, %s]", dt_fratio(a, dt_jnum(r, "median")), dt_fratio(b, lo), dt_fratio(c, hi));
     else
-        fprintf(o, "%s [no interval: %lld pairs]", fratio(a, jnum(r, "median")),
-                (long long)json_integer_value(jget(r, "pairs")));
+        fprintf(o, "%s [no interval: %lld pairs]", dt_fratio(a, dt_jnum(r, "median")),
+                (long long)json_integer_value(dt_jget(r, "pairs")));
 }
 
 static void verdict_cell(FILE *o, const json_t *so) {
-    const char *v = jstr(so, "verdict", NULL);
+    const char *v = dt_jstr(so, "verdict", NULL);
     if (!v)
         fputs("—", o);
     else if (strcmp(v, "faster") == 0 || strcmp(v, "slower") == 0)
@@ -157,9 +112,9 @@ static int any_scope(const json_t *cases, const char *scope) {
 /* ---- sections ---- */
 
 static void sec_assessment(FILE *o, const json_t *r) {
-    const json_t *as = jget(jget(r, "derived"), "assessment");
-    fprintf(o, "Assessment: **%s**", jstr(as, "level", "unassessed"));
-    const json_t *reasons = jget(as, "reasons");
+    const json_t *as = dt_jget(dt_jget(r, "derived"), "assessment");
+    fprintf(o, "Assessment: **%s**", dt_jstr(as, "level", "unassessed"));
+    const json_t *reasons = dt_jget(as, "reasons");
     size_t i;
     json_t *s;
     json_array_foreach(reasons, i, s) {
@@ -172,23 +127,23 @@ static void sec_assessment(FILE *o, const json_t *r) {
 static const json_t *framework(const json_t *r, const char *id) {
     size_t i;
     json_t *f;
-    json_array_foreach(jget(r, "frameworks"), i, f) {
-        if (strcmp(jstr(f, "id", ""), id) == 0)
+    json_array_foreach(dt_jget(r, "frameworks"), i, f) {
+        if (strcmp(dt_jstr(f, "id", ""), id) == 0)
             return f;
     }
     return NULL;
 }
 
 static void sec_what(FILE *o, const json_t *r, const char *cand, const char *base) {
-    const json_t *st = jget(r, "settings");
-    numbuf a, b;
+    const json_t *st = dt_jget(r, "settings");
+    dt_numbuf a, b;
     fputs("## What was run\n\n", o);
     fputs("Backend **", o);
-    md_text(o, jstr(st, "backend", "unknown"));
+    md_text(o, dt_jstr(st, "backend", "unknown"));
     fputs("**", o);
-    if (jget(st, "backend_choice")) {
+    if (dt_jget(st, "backend_choice")) {
         fputs(" (", o);
-        md_text(o, jstr(st, "backend_choice", ""));
+        md_text(o, dt_jstr(st, "backend_choice", ""));
         fputs(")", o);
     }
     fputs(". ", o);
@@ -198,97 +153,97 @@ static void sec_what(FILE *o, const json_t *r, const char *cand, const char *bas
         fprintf(o, "%s **", roles[f]);
         md_text(o, ids[f]);
         fputs("** = ", o);
-        md_text(o, jstr(fw, "framework", "?"));
+        md_text(o, dt_jstr(fw, "framework", "?"));
         fputs(" ", o);
-        md_text(o, jstr(fw, "framework_version", "?"));
+        md_text(o, dt_jstr(fw, "framework_version", "?"));
         fputs(f == 0 ? "; " : ". ", o);
     }
     fputs("Ratios are candidate/baseline of paired samples (< 1: the candidate is faster).\n\n",
           o);
     const json_t *v;
     fputs("Settings:", o);
-    if ((v = jget(st, "samples")) && json_is_integer(v))
+    if ((v = dt_jget(st, "samples")) && json_is_integer(v))
         fprintf(o, " %lld samples per scope,", (long long)json_integer_value(v));
-    if ((v = jget(st, "rounds")) && json_is_integer(v))
+    if ((v = dt_jget(st, "rounds")) && json_is_integer(v))
         fprintf(o, " %lld round%s,", (long long)json_integer_value(v),
                 json_integer_value(v) == 1 ? "" : "s");
-    if (isfinite(jnum(st, "sample_ms")))
-        fprintf(o, " sample %s ms,", fnum(a, jnum(st, "sample_ms")));
-    if (isfinite(jnum(st, "warmup_ms")))
-        fprintf(o, " warmup %s ms,", fnum(b, jnum(st, "warmup_ms")));
-    if ((v = jget(st, "seed")) && json_is_integer(v))
+    if (isfinite(dt_jnum(st, "sample_ms")))
+        fprintf(o, " sample %s ms,", dt_fnum(a, dt_jnum(st, "sample_ms")));
+    if (isfinite(dt_jnum(st, "warmup_ms")))
+        fprintf(o, " warmup %s ms,", dt_fnum(b, dt_jnum(st, "warmup_ms")));
+    if ((v = dt_jget(st, "seed")) && json_is_integer(v))
         fprintf(o, " seed %lld,", (long long)json_integer_value(v));
-    if ((v = jget(st, "threads")) && json_is_integer(v))
+    if ((v = dt_jget(st, "threads")) && json_is_integer(v))
         fprintf(o, " %lld thread%s,", (long long)json_integer_value(v),
                 json_integer_value(v) == 1 ? "" : "s");
     fprintf(o, " input views %s, device timing %s, quick %s",
-            json_is_true(jget(st, "input_views")) ? "on (strided)" : "off (contiguous)",
-            json_is_true(jget(st, "device_timing")) ? "on" : "off",
-            json_is_true(jget(st, "quick")) ? "on" : "off");
-    const json_t *bs = jget(st, "bootstrap");
+            json_is_true(dt_jget(st, "input_views")) ? "on (strided)" : "off (contiguous)",
+            json_is_true(dt_jget(st, "device_timing")) ? "on" : "off",
+            json_is_true(dt_jget(st, "quick")) ? "on" : "off");
+    const json_t *bs = dt_jget(st, "bootstrap");
     unsigned res;
     uint64_t seed;
     dt_derive_bootstrap_settings(r, &res, &seed);
     fprintf(o, "; bootstrap %u resamples, seed %llu%s.\n\n", res, (unsigned long long)seed,
             bs ? "" : " (defaults)");
 
-    const json_t *cnt = jget(jget(r, "derived"), "counts");
+    const json_t *cnt = dt_jget(dt_jget(r, "derived"), "counts");
     if (cnt)
         fprintf(o,
                 "Cases: %lld (%lld valid). E2E batch verdicts: %lld faster, %lld slower, "
                 "%lld indistinguishable, %lld insufficient, %lld invalid.\n\n",
-                (long long)json_integer_value(jget(cnt, "cases")),
-                (long long)json_integer_value(jget(cnt, "valid")),
-                (long long)json_integer_value(jget(cnt, "faster")),
-                (long long)json_integer_value(jget(cnt, "slower")),
-                (long long)json_integer_value(jget(cnt, "indistinguishable")),
-                (long long)json_integer_value(jget(cnt, "insufficient")),
-                (long long)json_integer_value(jget(cnt, "invalid")));
+                (long long)json_integer_value(dt_jget(cnt, "cases")),
+                (long long)json_integer_value(dt_jget(cnt, "valid")),
+                (long long)json_integer_value(dt_jget(cnt, "faster")),
+                (long long)json_integer_value(dt_jget(cnt, "slower")),
+                (long long)json_integer_value(dt_jget(cnt, "indistinguishable")),
+                (long long)json_integer_value(dt_jget(cnt, "insufficient")),
+                (long long)json_integer_value(dt_jget(cnt, "invalid")));
 
-    const json_t *env = jget(r, "environment"), *host = jget(env, "host"), *gpu = jget(env, "gpu");
+    const json_t *env = dt_jget(r, "environment"), *host = dt_jget(env, "host"), *gpu = dt_jget(env, "gpu");
     fputs("Machine: ", o);
-    md_text(o, jstr(host, "cpu", "unknown CPU"));
-    if (json_is_integer(jget(host, "cores")))
-        fprintf(o, ", %lld cores", (long long)json_integer_value(jget(host, "cores")));
-    if (jget(host, "os")) {
+    md_text(o, dt_jstr(host, "cpu", "unknown CPU"));
+    if (json_is_integer(dt_jget(host, "cores")))
+        fprintf(o, ", %lld cores", (long long)json_integer_value(dt_jget(host, "cores")));
+    if (dt_jget(host, "os")) {
         fputs(", ", o);
-        md_text(o, jstr(host, "os", ""));
+        md_text(o, dt_jstr(host, "os", ""));
     }
     fputs("; GPU: ", o);
     if (json_is_object(gpu)) {
-        md_text(o, jstr(gpu, "name", "unknown"));
-        if (jget(gpu, "driver")) {
+        md_text(o, dt_jstr(gpu, "name", "unknown"));
+        if (dt_jget(gpu, "driver")) {
             fputs(", driver ", o);
-            md_text(o, jstr(gpu, "driver", ""));
+            md_text(o, dt_jstr(gpu, "driver", ""));
         }
     } else {
         fputs("none", o);
     }
     fputs(".", o);
-    const json_t *tool = jget(r, "tool");
+    const json_t *tool = dt_jget(r, "tool");
     if (tool) {
         fputs(" Tool: ", o);
-        md_text(o, jstr(tool, "name", "dualtime"));
+        md_text(o, dt_jstr(tool, "name", "dualtime"));
         fputs(" ", o);
-        md_text(o, jstr(tool, "version", "?"));
+        md_text(o, dt_jstr(tool, "version", "?"));
         fputs(" (git ", o);
-        md_text(o, jstr(tool, "git_revision", "unknown"));
-        fputs(json_is_true(jget(tool, "git_dirty")) ? ", dirty tree)" : ")", o);
+        md_text(o, dt_jstr(tool, "git_revision", "unknown"));
+        fputs(json_is_true(dt_jget(tool, "git_dirty")) ? ", dirty tree)" : ")", o);
         fputs(".", o);
     }
-    if (jget(r, "started_at")) {
+    if (dt_jget(r, "started_at")) {
         fputs(" Started ", o);
-        md_text(o, jstr(r, "started_at", ""));
-        if (jget(r, "finished_at")) {
+        md_text(o, dt_jstr(r, "started_at", ""));
+        if (dt_jget(r, "finished_at")) {
             fputs(", finished ", o);
-            md_text(o, jstr(r, "finished_at", ""));
+            md_text(o, dt_jstr(r, "finished_at", ""));
         }
         fputs(".", o);
     }
-    if (!json_is_true(jget(r, "complete")))
+    if (!json_is_true(dt_jget(r, "complete")))
         fputs(" **The run is incomplete**: only the cases below were finished.", o);
     fputs("\n\n", o);
-    const json_t *cl = jget(r, "command_line");
+    const json_t *cl = dt_jget(r, "command_line");
     if (json_array_size(cl) > 0) {
         fputs("Command line: ", o);
         size_t i;
@@ -319,20 +274,20 @@ static void sec_main(FILE *o, const json_t *cases, const char *cand, const char 
     fputs(" Ratio [95% CI] | Verdict |\n|---|---:|---:|---:|---:|---:|---:|---|---|\n", o);
     size_t i;
     json_t *c;
-    numbuf b;
+    dt_numbuf b;
     json_array_foreach(cases, i, c) {
         fputs("| ", o);
-        md_text(o, jstr(c, "id", "?"));
+        md_text(o, dt_jstr(c, "id", "?"));
         if (!case_valid(c)) {
             fputs(" | — | — | — | — | — | — | FAILED | invalid |\n", o);
             continue;
         }
-        fprintf(o, " | %s", fnum(b, dstat(c, "e2e_batch", cand, "p50")));
-        fprintf(o, " | %s", fnum(b, dstat(c, "e2e_batch", base, "p50")));
-        fprintf(o, " | %s", fnum(b, dstat(c, "e2e_batch", cand, "p90")));
-        fprintf(o, " | %s", fnum(b, dstat(c, "e2e_batch", base, "p90")));
-        fprintf(o, " | %s", fnum(b, dstat(c, "e2e_single", cand, "p50")));
-        fprintf(o, " | %s | ", fnum(b, dstat(c, "e2e_single", base, "p50")));
+        fprintf(o, " | %s", dt_fnum(b, dstat(c, "e2e_batch", cand, "p50")));
+        fprintf(o, " | %s", dt_fnum(b, dstat(c, "e2e_batch", base, "p50")));
+        fprintf(o, " | %s", dt_fnum(b, dstat(c, "e2e_batch", cand, "p90")));
+        fprintf(o, " | %s", dt_fnum(b, dstat(c, "e2e_batch", base, "p90")));
+        fprintf(o, " | %s", dt_fnum(b, dstat(c, "e2e_single", cand, "p50")));
+        fprintf(o, " | %s | ", dt_fnum(b, dstat(c, "e2e_single", base, "p50")));
         ratio_cell(o, dscope(c, "e2e_batch"));
         fputs(" | ", o);
         verdict_cell(o, dscope(c, "e2e_batch"));
@@ -349,22 +304,22 @@ static void sec_setup(FILE *o, const json_t *cases, const char *ids[2]) {
     static const char *const phases[] = {"compile", "alloc", "upload", "cold_call", "download"};
     size_t i;
     json_t *c;
-    numbuf b;
+    dt_numbuf b;
     json_array_foreach(cases, i, c) {
         for (int f = 0; f < 2; f++) {
-            const json_t *impl = jget(jget(c, "impl"), ids[f]);
-            const json_t *sm = jget(impl, "setup_ms");
+            const json_t *impl = dt_jget(dt_jget(c, "impl"), ids[f]);
+            const json_t *sm = dt_jget(impl, "setup_ms");
             fputs("| ", o);
-            md_text(o, jstr(c, "id", "?"));
+            md_text(o, dt_jstr(c, "id", "?"));
             fputs(" | ", o);
             md_text(o, ids[f]);
             for (size_t p = 0; p < 5; p++)
-                fprintf(o, " | %s", fnum(b, jnum(sm, phases[p])));
-            const json_t *wu = jget(impl, "warmup");
-            fprintf(o, " | %s", fnum(b, jnum(wu, "ms")));
-            if (json_is_integer(jget(wu, "calls")))
-                fprintf(o, " (%lld calls)", (long long)json_integer_value(jget(wu, "calls")));
-            const json_t *reps = jget(jget(impl, "calibration"), "reps");
+                fprintf(o, " | %s", dt_fnum(b, dt_jnum(sm, phases[p])));
+            const json_t *wu = dt_jget(impl, "warmup");
+            fprintf(o, " | %s", dt_fnum(b, dt_jnum(wu, "ms")));
+            if (json_is_integer(dt_jget(wu, "calls")))
+                fprintf(o, " (%lld calls)", (long long)json_integer_value(dt_jget(wu, "calls")));
+            const json_t *reps = dt_jget(dt_jget(impl, "calibration"), "reps");
             if (json_is_integer(reps))
                 fprintf(o, " | %lld |\n", (long long)json_integer_value(reps));
             else
@@ -380,41 +335,41 @@ static void sec_correctness(FILE *o, const json_t *cases, const char *ids[2]) {
           "Output policy |\n|---|---|---:|---:|---:|---|---|\n", o);
     size_t i, j;
     json_t *c, *ck;
-    numbuf b, b2, b3;
+    dt_numbuf b, b2, b3;
     json_array_foreach(cases, i, c) {
-        const json_t *tol = jget(c, "tolerance");
+        const json_t *tol = dt_jget(c, "tolerance");
         for (int f = 0; f < 2; f++) {
-            const json_t *impl = jget(jget(c, "impl"), ids[f]);
+            const json_t *impl = dt_jget(dt_jget(c, "impl"), ids[f]);
             double maxerr = NAN, budget = NAN;
             size_t nck = 0, nok = 0;
-            json_array_foreach(jget(impl, "checks"), j, ck) {
+            json_array_foreach(dt_jget(impl, "checks"), j, ck) {
                 nck++;
-                nok += json_is_true(jget(ck, "ok"));
-                const json_t *orc = jget(ck, "oracle");
-                double e = jnum(orc, "max_abs_error"), u = jnum(orc, "max_budget_used");
+                nok += json_is_true(dt_jget(ck, "ok"));
+                const json_t *orc = dt_jget(ck, "oracle");
+                double e = dt_jnum(orc, "max_abs_error"), u = dt_jnum(orc, "max_budget_used");
                 if (isfinite(e) && (!isfinite(maxerr) || e > maxerr))
                     maxerr = e;
                 if (isfinite(u) && (!isfinite(budget) || u > budget))
                     budget = u;
             }
             fputs("| ", o);
-            md_text(o, jstr(c, "id", "?"));
+            md_text(o, dt_jstr(c, "id", "?"));
             fputs(" | ", o);
             md_text(o, ids[f]);
             fprintf(o, " | %zu/%zu%s | %s | %s | ", nok, nck, nok < nck || nck == 0 ? " ✗" : "",
-                    fnum(b, maxerr), fpct(b2, budget));
+                    dt_fnum(b, maxerr), fpct(b2, budget));
             if (tol) {
-                fprintf(o, "atol %s, rtol %s", fnum(b, jnum(tol, "atol")),
-                        fnum(b3, jnum(tol, "rtol")));
-                if (jget(tol, "scale")) {
+                fprintf(o, "atol %s, rtol %s", dt_fnum(b, dt_jnum(tol, "atol")),
+                        dt_fnum(b3, dt_jnum(tol, "rtol")));
+                if (dt_jget(tol, "scale")) {
                     fputs(", scale ", o);
-                    md_text(o, jstr(tol, "scale", ""));
+                    md_text(o, dt_jstr(tol, "scale", ""));
                 }
             } else {
                 fputs("—", o);
             }
             fputs(" | ", o);
-            md_text(o, jstr(impl, "output_policy", "—"));
+            md_text(o, dt_jstr(impl, "output_policy", "—"));
             fputs(" |\n", o);
         }
     }
@@ -428,7 +383,7 @@ static void sec_device(FILE *o, const json_t *cases, const char *cand, const cha
     int has_probe = any_scope(cases, "probe_batch") || any_scope(cases, "probe_single");
     size_t i;
     json_t *c;
-    numbuf b, b2;
+    dt_numbuf b, b2;
     if (has_ctl) {
         fputs("## Device control (µs per call, stream events)\n\n"
               "| Case | Framework | GPU batch µs/call | GPU single µs | E2E batch µs/call | "
@@ -436,26 +391,26 @@ static void sec_device(FILE *o, const json_t *cases, const char *cand, const cha
         json_array_foreach(cases, i, c) {
             for (int f = 0; f < 2; f++) {
                 fputs("| ", o);
-                md_text(o, jstr(c, "id", "?"));
+                md_text(o, dt_jstr(c, "id", "?"));
                 fputs(" | ", o);
                 md_text(o, ids[f]);
                 if (!case_valid(c)) {
                     fputs(" | FAILED | — | — | — | — |\n", o);
                     continue;
                 }
-                fprintf(o, " | %s", fnum(b, dstat(c, "control_batch", ids[f], "p50")));
-                fprintf(o, " | %s", fnum(b, dstat(c, "control_single", ids[f], "p50")));
-                fprintf(o, " | %s", fnum(b, dstat(c, "e2e_batch", ids[f], "p50")));
-                fprintf(o, " | %s", fnum(b, dstat(c, "e2e_single", ids[f], "p50")));
-                const json_t *poc = jget(jget(dscope(c, "probe_batch"), "probe_over_control"), ids[f]);
-                fprintf(o, " | %s |\n", fratio(b2, jnum(poc, "median")));
+                fprintf(o, " | %s", dt_fnum(b, dstat(c, "control_batch", ids[f], "p50")));
+                fprintf(o, " | %s", dt_fnum(b, dstat(c, "control_single", ids[f], "p50")));
+                fprintf(o, " | %s", dt_fnum(b, dstat(c, "e2e_batch", ids[f], "p50")));
+                fprintf(o, " | %s", dt_fnum(b, dstat(c, "e2e_single", ids[f], "p50")));
+                const json_t *poc = dt_jget(dt_jget(dscope(c, "probe_batch"), "probe_over_control"), ids[f]);
+                fprintf(o, " | %s |\n", dt_fratio(b2, dt_jnum(poc, "median")));
             }
         }
         fputs("\n| Case | GPU batch ratio [95% CI] | Verdict | GPU single ratio [95% CI] | "
               "Verdict |\n|---|---|---|---|---|\n", o);
         json_array_foreach(cases, i, c) {
             fputs("| ", o);
-            md_text(o, jstr(c, "id", "?"));
+            md_text(o, dt_jstr(c, "id", "?"));
             if (!case_valid(c)) {
                 fputs(" | FAILED | invalid | FAILED | invalid |\n", o);
                 continue;
@@ -479,23 +434,23 @@ static void sec_device(FILE *o, const json_t *cases, const char *cand, const cha
               "|---|---|---:|---:|---:|---:|---:|---:|\n", o);
         json_array_foreach(cases, i, c) {
             for (int f = 0; f < 2; f++) {
-                const json_t *pb = jget(jget(dscope(c, "probe_batch"), "probe"), ids[f]);
+                const json_t *pb = dt_jget(dt_jget(dscope(c, "probe_batch"), "probe"), ids[f]);
                 fputs("| ", o);
-                md_text(o, jstr(c, "id", "?"));
+                md_text(o, dt_jstr(c, "id", "?"));
                 fputs(" | ", o);
                 md_text(o, ids[f]);
                 if (!case_valid(c)) {
                     fputs(" | FAILED | — | — | — | — | — |\n", o);
                     continue;
                 }
-                fprintf(o, " | %s", fnum(b, dstat(c, "probe_batch", ids[f], "p50")));
-                fprintf(o, " | %s", fnum(b, jnum(pb, "kernel_sum_us_p50")));
-                fprintf(o, " | %s", fnum(b, jnum(pb, "kernel_span_us_p50")));
-                fprintf(o, " | %s", fnum(b, jnum(pb, "kernels_per_call_p50")));
-                const json_t *pcb = jget(jget(dscope(c, "probe_batch"), "probe_over_control"), ids[f]);
-                const json_t *pcs = jget(jget(dscope(c, "probe_single"), "probe_over_control"), ids[f]);
-                fprintf(o, " | %s", fratio(b, jnum(pcb, "median")));
-                fprintf(o, " | %s |\n", fratio(b2, jnum(pcs, "median")));
+                fprintf(o, " | %s", dt_fnum(b, dstat(c, "probe_batch", ids[f], "p50")));
+                fprintf(o, " | %s", dt_fnum(b, dt_jnum(pb, "kernel_sum_us_p50")));
+                fprintf(o, " | %s", dt_fnum(b, dt_jnum(pb, "kernel_span_us_p50")));
+                fprintf(o, " | %s", dt_fnum(b, dt_jnum(pb, "kernels_per_call_p50")));
+                const json_t *pcb = dt_jget(dt_jget(dscope(c, "probe_batch"), "probe_over_control"), ids[f]);
+                const json_t *pcs = dt_jget(dt_jget(dscope(c, "probe_single"), "probe_over_control"), ids[f]);
+                fprintf(o, " | %s", dt_fratio(b, dt_jnum(pcb, "median")));
+                fprintf(o, " | %s |\n", dt_fratio(b2, dt_jnum(pcs, "median")));
             }
         }
         fputs("\n### Per-kernel breakdown (probe batch, p50 per call)\n\n"
@@ -505,16 +460,16 @@ static void sec_device(FILE *o, const json_t *cases, const char *cand, const cha
         json_t *k;
         json_array_foreach(cases, i, c) {
             for (int f = 0; f < 2 && case_valid(c); f++) {
-                const json_t *pb = jget(jget(dscope(c, "probe_batch"), "probe"), ids[f]);
-                json_array_foreach(jget(pb, "kernels"), j, k) {
+                const json_t *pb = dt_jget(dt_jget(dscope(c, "probe_batch"), "probe"), ids[f]);
+                json_array_foreach(dt_jget(pb, "kernels"), j, k) {
                     fputs("| ", o);
-                    md_text(o, jstr(c, "id", "?"));
+                    md_text(o, dt_jstr(c, "id", "?"));
                     fputs(" | ", o);
                     md_text(o, ids[f]);
                     fputs(" | ", o);
-                    md_text(o, jstr(k, "name", "?"));
-                    fprintf(o, " | %s | %s |\n", fnum(b, jnum(k, "per_call_p50")),
-                            fnum(b2, jnum(k, "us_p50")));
+                    md_text(o, dt_jstr(k, "name", "?"));
+                    fprintf(o, " | %s | %s |\n", dt_fnum(b, dt_jnum(k, "per_call_p50")),
+                            dt_fnum(b2, dt_jnum(k, "us_p50")));
                     rows++;
                 }
             }
@@ -528,26 +483,26 @@ static void sec_device(FILE *o, const json_t *cases, const char *cand, const cha
 }
 
 /* "12.3 KiB" / "4.00 MiB" / "512 B". */
-static const char *fbytes(numbuf b, double x) {
-    numbuf t;
+static const char *fbytes(dt_numbuf b, double x) {
+    dt_numbuf t;
     if (!isfinite(x))
-        snprintf(b, sizeof(numbuf), "—");
+        snprintf(b, sizeof(dt_numbuf), "—");
     else if (x >= 1048576.0)
-        snprintf(b, sizeof(numbuf), "%s MiB", fnum(t, x / 1048576.0));
+        snprintf(b, sizeof(dt_numbuf), "%s MiB", dt_fnum(t, x / 1048576.0));
     else if (x >= 1024.0)
-        snprintf(b, sizeof(numbuf), "%s KiB", fnum(t, x / 1024.0));
+        snprintf(b, sizeof(dt_numbuf), "%s KiB", dt_fnum(t, x / 1024.0));
     else
-        snprintf(b, sizeof(numbuf), "%.0f B", x);
+        snprintf(b, sizeof(dt_numbuf), "%.0f B", x);
     return b;
 }
 
 /* "12.3%" with about three significant digits, or "—". */
-static const char *fpct_num(numbuf b, double pct) {
-    numbuf t;
+static const char *fpct_num(dt_numbuf b, double pct) {
+    dt_numbuf t;
     if (!isfinite(pct))
-        snprintf(b, sizeof(numbuf), "—");
+        snprintf(b, sizeof(dt_numbuf), "—");
     else
-        snprintf(b, sizeof(numbuf), "%s%%", fnum(t, pct));
+        snprintf(b, sizeof(dt_numbuf), "%s%%", dt_fnum(t, pct));
     return b;
 }
 
@@ -555,27 +510,27 @@ static const char *fpct_num(numbuf b, double pct) {
  * (environment.ceilings; numbers from cases[].derived.roofline). Absent when no copy
  * ceiling was measured. */
 static void sec_roofline(FILE *o, const json_t *r, const json_t *cases, const char *ids[2]) {
-    const json_t *ceil = jget(jget(r, "environment"), "ceilings");
-    double copy = jnum(ceil, "copy_gbps");
+    const json_t *ceil = dt_jget(dt_jget(r, "environment"), "ceilings");
+    double copy = dt_jnum(ceil, "copy_gbps");
     if (!(isfinite(copy) && copy > 0))
         return;
-    numbuf a, b, c;
-    double floor_us = jnum(ceil, "launch_sync_floor_us");
+    dt_numbuf a, b, c;
+    double floor_us = dt_jnum(ceil, "launch_sync_floor_us");
     fputs("## Rooflines (against ceilings measured in this run)\n\n", o);
     fputs("Ceilings measured once at the start of the run", o);
-    if (jget(ceil, "backend")) {
+    if (dt_jget(ceil, "backend")) {
         fputs(" on the ", o);
-        md_text(o, jstr(ceil, "backend", ""));
+        md_text(o, dt_jstr(ceil, "backend", ""));
         fputs(" backend", o);
     }
-    fprintf(o, ": copy bandwidth **%s GB/s** (bytes read + bytes written", fnum(a, copy));
-    if (isfinite(jnum(ceil, "copy_bytes")))
-        fprintf(o, ", copies of %s", fbytes(b, jnum(ceil, "copy_bytes")));
-    fprintf(o, "); launch+sync floor **%s µs**; queued launch %s µs per call.", fnum(a, floor_us),
-            fnum(c, jnum(ceil, "launch_queue_floor_us")));
-    if (jget(ceil, "method")) {
+    fprintf(o, ": copy bandwidth **%s GB/s** (bytes read + bytes written", dt_fnum(a, copy));
+    if (isfinite(dt_jnum(ceil, "copy_bytes")))
+        fprintf(o, ", copies of %s", fbytes(b, dt_jnum(ceil, "copy_bytes")));
+    fprintf(o, "); launch+sync floor **%s µs**; queued launch %s µs per call.", dt_fnum(a, floor_us),
+            dt_fnum(c, dt_jnum(ceil, "launch_queue_floor_us")));
+    if (dt_jget(ceil, "method")) {
         fputs(" Method: ", o);
-        md_text(o, jstr(ceil, "method", ""));
+        md_text(o, dt_jstr(ceil, "method", ""));
         fputs(".", o);
     }
     fputs("\n\nAchieved GB/s = the fewest bytes the op must move (every input read once, the "
@@ -590,11 +545,11 @@ static void sec_roofline(FILE *o, const json_t *r, const json_t *cases, const ch
     size_t i;
     json_t *cs;
     json_array_foreach(cases, i, cs) {
-        const json_t *rl = jget(jget(cs, "derived"), "roofline");
+        const json_t *rl = dt_jget(dt_jget(cs, "derived"), "roofline");
         for (int f = 0; f < 2; f++) {
-            const json_t *e = jget(jget(rl, "impl"), ids[f]);
+            const json_t *e = dt_jget(dt_jget(rl, "impl"), ids[f]);
             fputs("| ", o);
-            md_text(o, jstr(cs, "id", "?"));
+            md_text(o, dt_jstr(cs, "id", "?"));
             fputs(" | ", o);
             md_text(o, ids[f]);
             if (!case_valid(cs)) {
@@ -605,18 +560,18 @@ static void sec_roofline(FILE *o, const json_t *r, const json_t *cases, const ch
                 fputs(" | — | — | — | — | — | — |\n", o);
                 continue;
             }
-            const char *scope = jstr(e, "scope", "");
-            int compute = strcmp(jstr(rl, "bound", ""), "compute") == 0;
+            const char *scope = dt_jstr(e, "scope", "");
+            int compute = strcmp(dt_jstr(rl, "bound", ""), "compute") == 0;
             fprintf(o, " | %s | %s | %s",
                     strcmp(scope, "control_batch") == 0 ? "device control batch"
                     : strcmp(scope, "e2e_batch") == 0  ? "host E2E batch"
                                                        : "?",
-                    fnum(a, jnum(e, "us")), fbytes(b, jnum(rl, "min_bytes")));
+                    dt_fnum(a, dt_jnum(e, "us")), fbytes(b, dt_jnum(rl, "min_bytes")));
             if (compute)
-                fprintf(o, " | — | — | %s |\n", fnum(a, jnum(e, "tflops")));
+                fprintf(o, " | — | — | %s |\n", dt_fnum(a, dt_jnum(e, "tflops")));
             else
-                fprintf(o, " | %s | %s | — |\n", fnum(a, jnum(e, "gbps")),
-                        fpct_num(b, jnum(e, "copy_pct")));
+                fprintf(o, " | %s | %s | — |\n", dt_fnum(a, dt_jnum(e, "gbps")),
+                        fpct_num(b, dt_jnum(e, "copy_pct")));
         }
     }
     fputs("\n", o);
@@ -626,7 +581,7 @@ static void sec_roofline(FILE *o, const json_t *r, const json_t *cases, const ch
                "synchronized empty call (CUDA: an empty kernel; CPU: an empty function "
                "call), the least a single-call E2E can take on this machine. Small cases "
                "(M·N ≤ 131072): single-call E2E p50 and its multiple of the floor.\n\n",
-            fnum(a, floor_us));
+            dt_fnum(a, floor_us));
     fputs("| Case |", o);
     head_fw(o, ids[0], "single p50 µs");
     head_fw(o, ids[0], "/ floor");
@@ -635,14 +590,14 @@ static void sec_roofline(FILE *o, const json_t *r, const json_t *cases, const ch
     fputs("\n|---|---:|---:|---:|---:|\n", o);
     size_t rows = 0;
     json_array_foreach(cases, i, cs) {
-        const json_t *ef = jget(jget(jget(cs, "derived"), "roofline"), "e2e_floor");
+        const json_t *ef = dt_jget(dt_jget(dt_jget(cs, "derived"), "roofline"), "e2e_floor");
         if (!ef || !case_valid(cs))
             continue;
         fputs("| ", o);
-        md_text(o, jstr(cs, "id", "?"));
+        md_text(o, dt_jstr(cs, "id", "?"));
         for (int f = 0; f < 2; f++) {
-            const json_t *e = jget(ef, ids[f]);
-            fprintf(o, " | %s | %s", fnum(a, jnum(e, "single_us")), fnum(b, jnum(e, "over_floor")));
+            const json_t *e = dt_jget(ef, ids[f]);
+            fprintf(o, " | %s | %s", dt_fnum(a, dt_jnum(e, "single_us")), dt_fnum(b, dt_jnum(e, "over_floor")));
         }
         fputs(" |\n", o);
         rows++;
@@ -655,23 +610,23 @@ static void sec_roofline(FILE *o, const json_t *r, const json_t *cases, const ch
 static void print_failure_detail(FILE *o, const json_t *impl) {
     size_t j;
     json_t *ck;
-    json_array_foreach(jget(impl, "checks"), j, ck) {
-        if (json_is_true(jget(ck, "ok")))
+    json_array_foreach(dt_jget(impl, "checks"), j, ck) {
+        if (json_is_true(dt_jget(ck, "ok")))
             continue;
         fputs("- check ", o);
-        md_text(o, jstr(ck, "when", "?"));
+        md_text(o, dt_jstr(ck, "when", "?"));
         fputs(" failed", o);
-        const json_t *ar = jget(ck, "arena");
-        const char *fp = jstr(ar, "first_problem", "");
+        const json_t *ar = dt_jget(ck, "arena");
+        const char *fp = dt_jstr(ar, "first_problem", "");
         if (*fp) {
             fputs(": arena: ", o);
             md_text(o, fp);
         }
-        const json_t *orc = jget(ck, "oracle");
-        if (orc && !json_is_true(jget(orc, "ok"))) {
+        const json_t *orc = dt_jget(ck, "oracle");
+        if (orc && !json_is_true(dt_jget(orc, "ok"))) {
             fprintf(o, "; oracle: %lld failing elements",
-                    (long long)json_integer_value(jget(orc, "failures")));
-            const json_t *ff = jget(orc, "first_failure");
+                    (long long)json_integer_value(dt_jget(orc, "failures")));
+            const json_t *ff = dt_jget(orc, "first_failure");
             if (ff && !json_is_null(ff)) {
                 char *s = json_is_string(ff) ? NULL : json_dumps(ff, JSON_COMPACT | JSON_SORT_KEYS);
                 fputs(", first: ", o);
@@ -689,23 +644,23 @@ static void sec_failures(FILE *o, const json_t *cases, const char *ids[2]) {
     json_t *c;
     json_array_foreach(cases, i, c) {
         for (int f = 0; f < 2; f++) {
-            const json_t *impl = jget(jget(c, "impl"), ids[f]);
-            const char *st = jstr(impl, "status", impl ? "ok" : "missing");
+            const json_t *impl = dt_jget(dt_jget(c, "impl"), ids[f]);
+            const char *st = dt_jstr(impl, "status", impl ? "ok" : "missing");
             int bad_checks = 0;
             size_t j;
             json_t *ck;
-            json_array_foreach(jget(impl, "checks"), j, ck) bad_checks += !json_is_true(jget(ck, "ok"));
+            json_array_foreach(dt_jget(impl, "checks"), j, ck) bad_checks += !json_is_true(dt_jget(ck, "ok"));
             if (strcmp(st, "ok") == 0 && !bad_checks)
                 continue;
             nfail++;
             fputs("### ", o);
-            md_text(o, jstr(c, "id", "?"));
+            md_text(o, dt_jstr(c, "id", "?"));
             fputs(" — ", o);
             md_text(o, ids[f]);
             fputs("\n\n", o);
             fputs("Status: ", o);
             md_text(o, st);
-            const char *e = jstr(impl, "error", NULL);
+            const char *e = dt_jstr(impl, "error", NULL);
             if (e) {
                 fputs(". Error: ", o);
                 md_text(o, e);
@@ -714,7 +669,7 @@ static void sec_failures(FILE *o, const json_t *cases, const char *ids[2]) {
             print_failure_detail(o, impl);
             if (bad_checks)
                 fputs("\n", o);
-            const char *tail = jstr(impl, "stderr_tail", "");
+            const char *tail = dt_jstr(impl, "stderr_tail", "");
             if (*tail) {
                 fputs("stderr tail:\n\n", o);
                 fence(o, tail);
@@ -732,17 +687,17 @@ static void sec_failures(FILE *o, const json_t *cases, const char *ids[2]) {
             continue;
         int listed = 0;
         for (int f = 0; f < 2; f++) {
-            const json_t *impl = jget(jget(c, "impl"), ids[f]);
+            const json_t *impl = dt_jget(dt_jget(c, "impl"), ids[f]);
             size_t j;
             json_t *ck;
-            int bad = impl && strcmp(jstr(impl, "status", "ok"), "ok") != 0;
-            json_array_foreach(jget(impl, "checks"), j, ck) bad |= !json_is_true(jget(ck, "ok"));
+            int bad = impl && strcmp(dt_jstr(impl, "status", "ok"), "ok") != 0;
+            json_array_foreach(dt_jget(impl, "checks"), j, ck) bad |= !json_is_true(dt_jget(ck, "ok"));
             listed |= bad || !impl;
         }
         if (!listed) {
             nfail++;
             fputs("### ", o);
-            md_text(o, jstr(c, "id", "?"));
+            md_text(o, dt_jstr(c, "id", "?"));
             fputs("\n\nThe case is marked invalid; no implementation recorded a failure.\n\n", o);
         }
     }
@@ -765,24 +720,24 @@ static void sec_plots(FILE *o, const json_t *r) {
 /* ---- GPU clocks (NVML; cases[].clocks written by dt_clocks_record) ---- */
 
 /* A reading: whole numbers (MHz, °C) as they are, others with fnum's three digits. */
-static const char *fclk(numbuf b, double x) {
+static const char *fclk(dt_numbuf b, double x) {
     if (isfinite(x) && x == floor(x) && fabs(x) < 1e9)
-        snprintf(b, sizeof(numbuf), "%.0f", x);
+        snprintf(b, sizeof(dt_numbuf), "%.0f", x);
     else
-        fnum(b, x);
+        dt_fnum(b, x);
     return b;
 }
 
 /* "a→b" of one snapshot field of before/after; "—" for a missing value. */
 static void clocks_pair(FILE *o, const json_t *cl, const char *key) {
-    numbuf a, b;
-    fprintf(o, "%s→%s", fclk(a, jnum(jget(cl, "before"), key)),
-            fclk(b, jnum(jget(cl, "after"), key)));
+    dt_numbuf a, b;
+    fprintf(o, "%s→%s", fclk(a, dt_jnum(dt_jget(cl, "before"), key)),
+            fclk(b, dt_jnum(dt_jget(cl, "after"), key)));
 }
 
 /* Reason names of one snapshot, ", "-separated; "none" when empty, "—" when unread. */
 static void clocks_reasons(FILE *o, const json_t *snap) {
-    const json_t *rs = jget(snap, "throttle_reasons");
+    const json_t *rs = dt_jget(snap, "throttle_reasons");
     if (!json_is_array(rs)) {
         fputs("—", o);
         return;
@@ -804,7 +759,7 @@ typedef struct clocks_range {
 } clocks_range;
 
 static void clocks_range_add(clocks_range *r, const json_t *snap, const char *key) {
-    double x = jnum(snap, key);
+    double x = dt_jnum(snap, key);
     if (!isfinite(x))
         return;
     if (!isfinite(r->lo) || x < r->lo)
@@ -814,7 +769,7 @@ static void clocks_range_add(clocks_range *r, const json_t *snap, const char *ke
 }
 
 static void clocks_range_print(FILE *o, const clocks_range *r, const char *unit) {
-    numbuf a, b;
+    dt_numbuf a, b;
     if (!isfinite(r->lo))
         fprintf(o, "— %s", unit);
     else if (r->lo == r->hi)
@@ -827,16 +782,16 @@ static void sec_clocks(FILE *o, const json_t *r, const json_t *cases) {
     size_t i, j, ncl = 0, nmoved = 0;
     json_t *c, *rd;
     json_array_foreach(cases, i, c) {
-        if (!json_is_object(jget(c, "clocks")))
+        if (!json_is_object(dt_jget(c, "clocks")))
             continue;
         ncl++;
-        nmoved += json_is_true(jget(jget(c, "clocks"), "moved"));
+        nmoved += json_is_true(dt_jget(dt_jget(c, "clocks"), "moved"));
     }
-    const json_t *nvml = jget(jget(r, "environment"), "nvml");
+    const json_t *nvml = dt_jget(dt_jget(r, "environment"), "nvml");
     if (ncl == 0) {
-        if (json_is_object(nvml) && !json_is_true(jget(nvml, "available"))) {
+        if (json_is_object(nvml) && !json_is_true(dt_jget(nvml, "available"))) {
             fputs("## GPU clocks (NVML)\n\nNot read: ", o);
-            md_text(o, jstr(nvml, "reason", "NVML unavailable"));
+            md_text(o, dt_jstr(nvml, "reason", "NVML unavailable"));
             fputs(".\n\n", o);
         }
         return;
@@ -846,14 +801,14 @@ static void sec_clocks(FILE *o, const json_t *r, const json_t *cases) {
         clocks_range sm = {NAN, NAN}, mem = {NAN, NAN}, temp = {NAN, NAN}, pw = {NAN, NAN};
         size_t nread = 0;
         json_array_foreach(cases, i, c) {
-            const json_t *cl = jget(c, "clocks");
+            const json_t *cl = dt_jget(c, "clocks");
             if (!json_is_object(cl))
                 continue;
-            const json_t *rounds = jget(cl, "rounds");
+            const json_t *rounds = dt_jget(cl, "rounds");
             json_t *one = json_pack("[O]", (json_t *)cl); /* no rounds: the summary itself */
             json_array_foreach(json_is_array(rounds) ? (json_t *)rounds : one, j, rd) {
                 for (int k = 0; k < 2; k++) {
-                    const json_t *s = jget(rd, k ? "after" : "before");
+                    const json_t *s = dt_jget(rd, k ? "after" : "before");
                     if (!json_is_object(s))
                         continue;
                     nread++;
@@ -883,11 +838,11 @@ static void sec_clocks(FILE *o, const json_t *r, const json_t *cases) {
     fputs("| Case | SM MHz | Memory MHz | Temp °C | Power W | Throttle reasons | Moved |\n"
           "|---|---|---|---|---|---|---|\n", o);
     json_array_foreach(cases, i, c) {
-        const json_t *cl = jget(c, "clocks");
+        const json_t *cl = dt_jget(c, "clocks");
         if (!json_is_object(cl))
             continue;
         fputs("| ", o);
-        md_text(o, jstr(c, "id", "?"));
+        md_text(o, dt_jstr(c, "id", "?"));
         fputs(" | ", o);
         clocks_pair(o, cl, "sm_mhz");
         fputs(" | ", o);
@@ -897,19 +852,19 @@ static void sec_clocks(FILE *o, const json_t *r, const json_t *cases) {
         fputs(" | ", o);
         clocks_pair(o, cl, "power_w");
         fputs(" | ", o);
-        clocks_reasons(o, jget(cl, "before"));
+        clocks_reasons(o, dt_jget(cl, "before"));
         fputs("→", o);
-        clocks_reasons(o, jget(cl, "after"));
-        if (json_is_true(jget(cl, "moved"))) {
+        clocks_reasons(o, dt_jget(cl, "after"));
+        if (json_is_true(dt_jget(cl, "moved"))) {
             fputs(" | **yes**", o);
-            const json_t *rounds = jget(cl, "rounds");
+            const json_t *rounds = dt_jget(cl, "rounds");
             if (json_array_size(rounds) > 1)
                 fprintf(o, " (round %lld; %lld of %zu rounds)",
-                        (long long)json_integer_value(jget(cl, "round")),
-                        (long long)json_integer_value(jget(cl, "rounds_moved")),
+                        (long long)json_integer_value(dt_jget(cl, "round")),
+                        (long long)json_integer_value(dt_jget(cl, "rounds_moved")),
                         json_array_size(rounds));
             fputs(": ", o);
-            md_text(o, jstr(cl, "why", ""));
+            md_text(o, dt_jstr(cl, "why", ""));
             fputs(" |\n", o);
         } else {
             fputs(" | no |\n", o);
@@ -951,7 +906,7 @@ dt_status dt_report_md_write(const json_t *results, FILE *out, dt_err *err) {
     dt_status st = dt_derive_roles(results, &cand, &base, err);
     if (st != DT_OK)
         return st;
-    const json_t *cases = jget(results, "cases");
+    const json_t *cases = dt_jget(results, "cases");
     if (!json_is_array(cases))
         return dt_fail(err, DT_EINVAL, "results: cases is missing or not an array");
     const char *ids[2] = {cand, base};
