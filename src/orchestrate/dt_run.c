@@ -141,11 +141,13 @@ static dt_status fw_call(run_ctx *c, fw_case *f, const char *stage, json_t *req,
     return DT_OK;
 }
 
-static dt_status fw_run(run_ctx *c, fw_case *f, const char *stage, int64_t reps,
-                        int64_t *host_ns) {
+/* run(reps) with `prime` untimed calls before the timed part (0: none). */
+static dt_status fw_run_primed(run_ctx *c, fw_case *f, const char *stage, int64_t reps,
+                               int prime, int64_t *host_ns) {
     json_t *resp = NULL;
-    dt_status st = fw_call(c, f, stage, json_pack("{s:s,s:I}", "cmd", "run", "reps",
-                                                  (json_int_t)reps), &resp);
+    json_t *req = json_pack("{s:s,s:I}", "cmd", "run", "reps", (json_int_t)reps);
+    if (prime > 0) json_object_set_new(req, "prime", json_integer(prime));
+    dt_status st = fw_call(c, f, stage, req, &resp);
     if (st != DT_OK) return st;
     json_t *ns = json_object_get(resp, "host_ns");
     if (!json_is_integer(ns) || json_integer_value(ns) <= 0) {
@@ -156,6 +158,11 @@ static dt_status fw_run(run_ctx *c, fw_case *f, const char *stage, int64_t reps,
     *host_ns = json_integer_value(ns);
     json_decref(resp);
     return DT_OK;
+}
+
+static dt_status fw_run(run_ctx *c, fw_case *f, const char *stage, int64_t reps,
+                        int64_t *host_ns) {
+    return fw_run_primed(c, f, stage, reps, 0, host_ns);
 }
 
 static dt_status fw_copy(run_ctx *c, fw_case *f, const char *cmd, double *ms) {
@@ -283,10 +290,10 @@ static void take_samples(run_ctx *c, fw_case fw[2], int round, int flip, int sin
             if (!f->ok) continue;
             progress(c, f->id, single ? "single samples" : "batch samples");
             int64_t reps = single ? 1 : f->reps, ns = 0;
-            /* an untimed call first: on a GPU shared by two worker processes it takes the
-             * context switch away from the sample (docs/protocol.md, "Priming") */
-            if (fw_run(c, f, "prime", 1, &ns) != DT_OK) continue;
-            if (fw_run(c, f, scope, reps, &ns) != DT_OK) continue;
+            /* one untimed call right before, in the same request: on a GPU shared by two
+             * worker processes it takes the context switch away from the sample
+             * (docs/protocol.md, "Priming") */
+            if (fw_run_primed(c, f, scope, reps, 1, &ns) != DT_OK) continue;
             json_t *arr = json_object_get(json_object_get(f->impl, "samples"), scope);
             json_array_append_new(
                 arr, json_pack("{s:f,s:I,s:i,s:i,s:I}", "us", (double)ns / 1e3 / (double)reps,
@@ -394,10 +401,11 @@ static dt_status fw_device(run_ctx *c, fw_case *f, int probe, int64_t reps, json
     if (probe) f->w = f->pw;
     json_t *resp = NULL;
     dt_status st = fw_call(c, f, probe ? "probe sample" : "control sample",
-                           json_pack("{s:s,s:s,s:I,s:I,s:s}", "cmd", "device", "scope",
+                           json_pack("{s:s,s:s,s:I,s:I,s:s,s:i}", "cmd", "device", "scope",
                                      probe ? "probe" : "control", "reps", (json_int_t)reps,
                                      "capacity", (json_int_t)(reps * 16 + 64), "probe_kind",
-                                     c->cfg->probe_kind ? "serialized" : "concurrent"),
+                                     c->cfg->probe_kind ? "serialized" : "concurrent", "prime",
+                                     1),
                            &resp);
     f->w = saved;
     if (st != DT_OK) return st;
@@ -465,12 +473,6 @@ static void take_device_samples(run_ctx *c, fw_case fw[2], int round, int flip, 
                                           : (single ? "control_single" : "control_batch");
                 progress(c, f->id, scope);
                 json_t *res = NULL;
-                int64_t ns;
-                dt_worker *saved = f->w;
-                if (probe) f->w = f->pw;
-                dt_status pst = fw_run(c, f, "prime", 1, &ns);
-                f->w = saved;
-                if (pst != DT_OK) break;
                 if (fw_device(c, f, probe, reps, &res) != DT_OK) break;
                 json_t *samples = json_object_get(f->impl, "samples");
                 json_t *arr = json_object_get(samples, scope);

@@ -145,6 +145,15 @@ int main(void) {
     CHECK(dt_req_parse_reps(req, &reps, &err) == DT_EINVAL && strcmp(err.msg, "missing 'reps'") == 0);
     json_object_set_new(req, "reps", json_integer(8));
     CHECK(dt_req_parse_reps(req, &reps, &err) == DT_OK && reps == 8);
+    int64_t prime = -5;
+    CHECK(dt_req_parse_prime(req, &prime, &err) == DT_OK && prime == 0); /* absent */
+    json_object_set_new(req, "prime", json_integer(1));
+    CHECK(dt_req_parse_prime(req, &prime, &err) == DT_OK && prime == 1);
+    json_object_set_new(req, "prime", json_integer(17));
+    CHECK(dt_req_parse_prime(req, &prime, &err) == DT_EINVAL && strstr(err.msg, "prime=17 out of [0, 16]"));
+    json_object_set_new(req, "prime", json_integer(-1));
+    CHECK(dt_req_parse_prime(req, &prime, &err) == DT_EINVAL);
+    json_object_del(req, "prime");
     CHECK(dt_req_parse_device(req, &probe, &reps, &cap, &err) == DT_EINVAL && strstr(err.msg, "'scope' must be"));
     json_object_set_new(req, "scope", json_string("probe"));
     CHECK(dt_req_parse_device(req, &probe, &reps, &cap, &err) == DT_OK && probe == 1 && cap == 0);

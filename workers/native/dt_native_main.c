@@ -406,7 +406,15 @@ static void do_run(worker *w, json_t *req) {
         for (;;) pause();
     }
     dt_err err = {{0}};
-    int64_t host_ns = 0;
+    int64_t host_ns = 0, prime = 0;
+    if (dt_req_parse_prime(req, &prime, &err) != DT_OK) {
+        emit_error("run: %s", err.msg);
+        return;
+    }
+    if (prime > 0 && w->be->run(w->state, prime, &host_ns, &err) != DT_OK) {
+        emit_error("run (prime): %s", err.msg);
+        return;
+    }
     if (w->be->run(w->state, reps, &host_ns, &err) != DT_OK) {
         emit_error("run: %s", err.msg);
         return;
@@ -474,6 +482,15 @@ static void do_device(worker *w, json_t *req) {
     dt_err err = {{0}};
     if (dt_req_parse_device(req, &probe, &reps, &capacity, &err) != DT_OK) {
         emit_error("device: %s", err.msg);
+        return;
+    }
+    int64_t prime = 0, prime_ns = 0;
+    if (dt_req_parse_prime(req, &prime, &err) != DT_OK) {
+        emit_error("device: %s", err.msg);
+        return;
+    }
+    if (prime > 0 && w->be->run(w->state, prime, &prime_ns, &err) != DT_OK) {
+        emit_error("device (prime): %s", err.msg);
         return;
     }
     dt_timing_result res;

@@ -171,6 +171,16 @@ dt_status dt_req_parse_reps(const json_t *req, int64_t *reps, dt_err *err) {
     return DT_OK;
 }
 
+dt_status dt_req_parse_prime(const json_t *req, int64_t *prime, dt_err *err) {
+    *prime = 0;
+    if (!json_object_get(req, "prime")) return DT_OK;
+    if (dt_req_get_int(req, "prime", prime, err) != DT_OK) return DT_EINVAL;
+    if (*prime < 0 || *prime > DT_REQ_MAX_PRIME)
+        return dt_fail(err, DT_EINVAL, "prime=%lld out of [0, %d]", (long long)*prime,
+                       DT_REQ_MAX_PRIME);
+    return DT_OK;
+}
+
 dt_status dt_req_parse_device(const json_t *req, int *probe, int64_t *reps, int64_t *capacity,
                               dt_err *err) {
     *probe = 0;

@@ -53,6 +53,11 @@ dt_status dt_req_parse_prepare(const json_t *req, dt_req_cuda_check_fn cuda_chec
 /* The "reps" of a run or device request, in [1, DT_REQ_MAX_REPS]. */
 dt_status dt_req_parse_reps(const json_t *req, int64_t *reps, dt_err *err);
 
+/* Optional "prime": untimed calls made (and synchronized) right before the timed part
+ * of run or device (docs/protocol.md, "Priming"). 0 when absent; else 0..DT_REQ_MAX_PRIME. */
+#define DT_REQ_MAX_PRIME 16
+dt_status dt_req_parse_prime(const json_t *req, int64_t *prime, dt_err *err);
+
 /* A device request: *probe is 0 (scope control), 1 (probe, concurrent) or 2 (probe,
  * serialized); *capacity 0 when absent. */
 dt_status dt_req_parse_device(const json_t *req, int *probe, int64_t *reps, int64_t *capacity,

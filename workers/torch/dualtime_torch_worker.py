@@ -468,6 +468,19 @@ class WorkerError(Exception):
     """A request the worker refuses; its text becomes the response's error."""
 
 
+MAX_PRIME = 16
+
+
+def _req_prime(req):
+    """Optional "prime": untimed calls right before the timed part (docs/protocol.md)."""
+    v = _req_int(req, "prime", 0, required=False)
+    if v is None:
+        return 0
+    if v > MAX_PRIME:
+        raise WorkerError("'prime' is too large (%d > %d)" % (v, MAX_PRIME))
+    return v
+
+
 def _req_int(req, key, minimum=None, required=True):
     v = req.get(key)
     if v is None and not required:
@@ -762,8 +775,11 @@ class Worker:
         reps = _req_int(req, "reps", 1)
         if reps > MAX_REPS:
             raise WorkerError("'reps' is too large (%d)" % reps)
+        prime = _req_prime(req)
         call, sync, clock = case.call, case.sync, time.monotonic_ns
         with _inference_mode():
+            for _ in range(prime):
+                call()
             sync()
             t0 = clock()
             for _ in range(reps):
@@ -780,6 +796,12 @@ class Worker:
         reps = _req_int(req, "reps", 1)
         capacity = _req_int(req, "capacity", 0, required=False) or 0
         kind = req.get("probe_kind", "concurrent")
+        prime = _req_prime(req)
+        if prime:
+            with _inference_mode():
+                for _ in range(prime):
+                    case.call()
+                case.sync()
         if kind not in ("concurrent", "serialized"):
             raise WorkerError("'probe_kind' must be concurrent or serialized")
         return {"result": self.timing.measure(case, scope, reps, capacity, kind)}
@@ -788,6 +810,12 @@ class Worker:
         """{"cmd":"probe_process"}: this process serves only probe samples from now on
         (docs/protocol.md); the timing helper keeps CUPTI attached between them."""
         kind = req.get("probe_kind", "concurrent")
+        prime = _req_prime(req)
+        if prime:
+            with _inference_mode():
+                for _ in range(prime):
+                    case.call()
+                case.sync()
         if kind not in ("concurrent", "serialized"):
             raise WorkerError("probe_process: 'probe_kind' must be concurrent or serialized")
         try:
