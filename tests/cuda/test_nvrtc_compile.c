@@ -108,10 +108,13 @@ int main(int argc, char **argv) {
                         compile_case((dt_op)op, gemms[i][0], gemms[i][1], gemms[i][2], views,
                                      "sm_90", hdr);
                 }
-                /* v2 with the 16-deep K-step on the 128x128 tile */
+                /* v2's 128x128 tile: 16-deep K-step by default, 8 on request */
                 setenv("DUALTIME_GEMM_VARIANT", "v2", 1);
-                setenv("DUALTIME_GEMM_BK", "16", 1);
                 g_expect = "tile=128x128x16";
+                compile_case((dt_op)op, 4096, 4096, 4096, views, "sm_90", hdr);
+                compile_case((dt_op)op, 1537, 1539, 131, views, "sm_90", hdr);
+                setenv("DUALTIME_GEMM_BK", "8", 1);
+                g_expect = "tile=128x128x8";
                 compile_case((dt_op)op, 4096, 4096, 4096, views, "sm_90", hdr);
                 compile_case((dt_op)op, 1537, 1539, 131, views, "sm_90", hdr);
                 g_expect = NULL;
