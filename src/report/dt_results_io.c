@@ -101,7 +101,7 @@ static dt_status check_sample(const json_t *s, int device, const char *what, con
     json_t *k;
     char kw[512];
     json_array_foreach(ks, i, k) {
-        snprintf(kw, sizeof kw, "%s.kernels[%zu]", where, i);
+        snprintf(kw, sizeof kw, "%.480s.kernels[%zu]", where, i);
         if (!json_is_object(k))
             return dt_fail(err, DT_EINVAL, "%s: %s must be an object, found %s", what, kw,
                            type_name(k));
@@ -128,7 +128,7 @@ static dt_status check_impl(const json_t *impl, const char *what, const char *wh
     json_t *arr;
     char sw[400];
     json_object_foreach((json_t *)samples, scope, arr) {
-        snprintf(sw, sizeof sw, "%s.samples", where);
+        snprintf(sw, sizeof sw, "%.380s.samples", where);
         CHECK(want(arr, json_is_array(arr), what, "an array", sw, scope, err));
         int device = strncmp(scope, "e2e_", 4) != 0;
         size_t i, j;
