@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # End to end on the CPU: a clean run exits 0 with every case valid and a regenerable
 # report; each planted worker fault (crash, hang, garbage, wrong value, out-of-bounds
-# write, modified input, unwritten element) fails only its own case and the run exits 1.
+# write, modified input, unwritten element, a lost device context that makes the worker
+# exit) fails only its own case and the run exits 1.
 set -u
 B="$1"; D="$B/dualtime"
 /usr/bin/python3 -c 'import torch' 2>/dev/null || { echo "torch not importable by /usr/bin/python3: skip"; exit 77; }
@@ -74,6 +75,7 @@ fault wrong:add add_17x257 "check after cold call"
 fault oob:sum sum_17x257 "guard after 'out' changed"
 fault input:gemm gemm_32x32x32 "input 'a' changed"
 fault short:add add_17x257 "never written"
+fault lost:add add_17x257 "device context lost"
 
 # 3. no shared memory left behind by this test's runs
 ls /dev/shm 2>/dev/null | grep -q "^dualtime-$$-" && no "shared memory left" || ok

@@ -564,6 +564,8 @@ done:
     return st;
 }
 
+static int cuda_broken(void) { return g_cuda.context_lost; }
+
 static const dt_backend k_cuda_backend = {
     .name = "cuda",
     .available = cuda_available,
@@ -575,6 +577,7 @@ static const dt_backend k_cuda_backend = {
     .device = cuda_device,
     .release = cuda_release,
     .ceilings = cuda_ceilings,
+    .broken = cuda_broken,
 };
 
 __attribute__((visibility("default"))) const dt_backend *dt_cuda_backend(void) {

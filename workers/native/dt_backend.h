@@ -74,6 +74,11 @@ typedef struct dt_backend {
     dt_status (*device)(void *state, int probe, int64_t reps, int64_t capacity,
                         struct dt_timing_result *res, dt_err *err);
     void (*release)(void *state);
+    /* Optional: 1 once the backend can serve no further request in this process (a CUDA
+     * context lost to a kernel fault). The worker then answers the failed request and
+     * exits with status 3, so that the orchestrator starts a fresh worker for the next
+     * case and only the faulting case fails. NULL = never. */
+    int (*broken)(void);
     /* Measures the device's copy bandwidth and launch floors (no case needed; takes
      * well under 2 s). NULL when the backend cannot. */
     dt_status (*ceilings)(dt_ceilings *out, dt_err *err);

@@ -38,7 +38,8 @@ typedef enum fault_kind {
     FAULT_WRONG,
     FAULT_OOB,
     FAULT_INPUT,
-    FAULT_SHORT
+    FAULT_SHORT,
+    FAULT_LOST /* run fails as if the device context were lost (a CUDA kernel fault) */
 } fault_kind;
 
 typedef int (*dt_kernel_record_fn)(uint64_t i, dt_timing_kernel *out);
@@ -56,6 +57,7 @@ typedef struct worker {
     dt_set_persistent_fn set_persistent; /* dt_timing_set_persistent, likewise */
     dt_last_error_fn last_error;  /* dt_timing_last_error, likewise */
     fault_kind fault;            /* injected fault (tests only) */
+    int lost;                    /* the backend can serve nothing more: exit after answering */
     int fault_op;                /* op it applies to, -1 for none */
     /* the prepared case */
     int prepared;                /* 1 between a successful prepare and release */
@@ -109,7 +111,7 @@ static void parse_fault(worker *w) {
     static const struct { const char *name; fault_kind kind; } kinds[] = {
         {"segv", FAULT_SEGV}, {"hang", FAULT_HANG}, {"garbage", FAULT_GARBAGE},
         {"wrong", FAULT_WRONG}, {"oob", FAULT_OOB}, {"input", FAULT_INPUT},
-        {"short", FAULT_SHORT}};
+        {"short", FAULT_SHORT}, {"lost", FAULT_LOST}};
     const char *colon = strchr(f, ':');
     if (!colon) {
         fprintf(stderr, "dualtime-native-worker: ignoring DUALTIME_FAULT='%s' (want what:op)\n", f);
@@ -407,6 +409,11 @@ static void do_run(worker *w, json_t *req) {
     }
     dt_err err = {{0}};
     int64_t host_ns = 0, prime = 0;
+    if (fault_active(w, FAULT_LOST)) {
+        emit_error("run: injected fault: device context lost; this worker exits");
+        w->lost = 1;
+        return;
+    }
     if (dt_req_parse_prime(req, &prime, &err) != DT_OK) {
         emit_error("run: %s", err.msg);
         return;
@@ -632,6 +639,14 @@ static int handle_line(worker *w, const char *line, size_t len) {
         emit_error("unknown cmd '%s'", shown);
     }
     json_decref(req);
+    if (w->be && w->be->broken && w->be->broken()) w->lost = 1;
+    if (w->lost) {
+        fprintf(stderr, "dualtime-native-worker: the %s backend can serve nothing more in "
+                "this process (device context lost); exiting so a fresh worker takes over\n",
+                w->be ? w->be->name : "?");
+        fflush(stdout);
+        exit(3);
+    }
     return quit;
 }
 
