@@ -8,6 +8,7 @@
 #include "stats/dt_stats.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const json_t *framework_of(const json_t *r, const char *id) {
@@ -124,6 +125,46 @@ static const json_t *find_case(const json_t *r, const char *id) {
     return NULL;
 }
 
+const char *dt_compare_verdict(double ci_low, double ci_high, double threshold, double spread) {
+    if (!isfinite(ci_low) || !isfinite(ci_high)) return "insufficient";
+    if (ci_low > 1 + threshold && !(ci_low <= spread)) return "slower";
+    if (ci_high < 1 - threshold && !(ci_high >= 1 / spread)) return "faster";
+    if (ci_low > 1 + threshold || ci_high < 1 - threshold) return "within round spread";
+    return "unchanged";
+}
+
+/* Run-to-run spread of one framework's scope within one run: the largest over the
+ * smallest of its per-round medians (1 = steady); NAN with fewer than 2 rounds. A
+ * difference between two runs that is no larger than the differences between rounds of
+ * one run is not called a change. */
+static double round_spread(const json_t *c, const char *fw, const char *scope) {
+    const json_t *arr = dt_jget(dt_jget(dt_jget(dt_jget(c, "impl"), fw), "samples"), scope);
+    size_t n = json_array_size(arr), i;
+    if (n == 0) return NAN;
+    double lo = INFINITY, hi = -INFINITY;
+    int rounds = 0;
+    double *v = malloc(n * sizeof *v);
+    if (!v) return NAN;
+    for (int r = 0;; r++) {
+        size_t k = 0, seen_higher = 0;
+        const json_t *smp;
+        json_array_foreach(arr, i, smp) {
+            json_int_t sr = json_integer_value(dt_jget(smp, "round"));
+            if (sr == r) v[k++] = dt_jnum(smp, "us");
+            else if (sr > r) seen_higher = 1;
+        }
+        if (k) {
+            double m = dt_stats_median(v, k);
+            if (m < lo) lo = m;
+            if (m > hi) hi = m;
+            rounds++;
+        }
+        if (!seen_higher) break;
+    }
+    free(v);
+    return rounds >= 2 && lo > 0 ? hi / lo : NAN;
+}
+
 static int has_scope(const json_t *c, const char *fw, const char *scope) {
     return json_array_size(dt_jget(dt_jget(dt_jget(dt_jget(c, "impl"), fw), "samples"), scope)) > 0;
 }
@@ -165,15 +206,18 @@ dt_status dt_compare(const json_t *a, const json_t *b, double threshold, FILE *o
         fputs("Environments: comparable (same backend, GPU, CPU, threads, input views and "
               "baseline framework version).\n\n", out);
     }
-    dt_numbuf t1, t2;
+    dt_numbuf t1, t2, t3;
     fprintf(out,
             "B/A = median(B)/median(A) per framework, 95%% bootstrap interval (%u resamples, "
             "each run resampled independently). Threshold ±%s%%: slower when the interval "
-            "lies above %s, faster when below %s.\n\n",
+            "lies above %s, faster when below %s. Round spread = the largest over the "
+            "smallest per-round median within a run (the larger of A's and B's; runs with "
+            "`--rounds` ≥ 2): a B/A inside it is not called a change, since the same code "
+            "moves that much between rounds of one run.\n\n",
             resamples, dt_fnum(t1, 100 * threshold), dt_fratio(t2, 1 + threshold),
-            dt_fratio(t1, 1 - threshold));
-    fputs("| Case | Scope | Framework | A p50 µs | B p50 µs | B/A [95% CI] | Verdict |\n"
-          "|---|---|---|---:|---:|---|---|\n", out);
+            dt_fratio(t3, 1 - threshold));
+    fputs("| Case | Scope | Framework | A p50 µs | B p50 µs | B/A [95% CI] | Round spread | Verdict |\n"
+          "|---|---|---|---:|---:|---|---:|---|\n", out);
 
     size_t i, nslower = 0, nbase_slower = 0, only_a = 0;
     json_t *ca;
@@ -206,19 +250,12 @@ dt_status dt_compare(const json_t *a, const json_t *b, double threshold, FILE *o
                 if (na && nb &&
                     dt_stats_ratio_of_medians_interval(va, na, vb, nb, resamples, s2, &iv, &e2) != DT_OK)
                     iv.median = iv.ci_low = iv.ci_high = NAN; /* zero samples: no ratio */
-                const char *verdict;
-                if (invalid)
-                    verdict = "invalid";
-                else if (incomparable)
-                    verdict = "incomparable";
-                else if (!isfinite(iv.ci_low) || !isfinite(iv.ci_high))
-                    verdict = "insufficient";
-                else if (iv.ci_low > 1 + threshold)
-                    verdict = "slower";
-                else if (iv.ci_high < 1 - threshold)
-                    verdict = "faster";
-                else
-                    verdict = "unchanged";
+                double sa = round_spread(ca, ids_a[f], scope), sb = round_spread(cb, ids_b[f], scope);
+                double spread = isfinite(sa) && isfinite(sb) ? (sa > sb ? sa : sb) : NAN;
+                const char *verdict =
+                    invalid ? "invalid"
+                    : incomparable ? "incomparable"
+                    : dt_compare_verdict(iv.ci_low, iv.ci_high, threshold, spread);
                 int slower = strcmp(verdict, "slower") == 0;
                 if (slower && f == 0 && strncmp(scope, "probe_", 6) != 0) {
                     nslower++;
@@ -241,6 +278,7 @@ dt_status dt_compare(const json_t *a, const json_t *b, double threshold, FILE *o
                             dt_fratio(z, iv.ci_high));
                 else
                     fputs(dt_fratio(x, iv.median), out);
+                fprintf(out, " | %s", isfinite(spread) ? dt_fratio(x, spread) : "—");
                 fprintf(out, " | %s%s%s |\n", slower ? "**" : "", verdict, slower ? "**" : "");
                 free(va);
                 free(vb);
@@ -249,7 +287,7 @@ dt_status dt_compare(const json_t *a, const json_t *b, double threshold, FILE *o
         if (cd.len) {
             fputs("| ", out);
             md_text(out, id);
-            fputs(" | — | — | — | — | incomparable: ", out);
+            fputs(" | — | — | — | — | — | incomparable: ", out);
             md_text(out, cd.text);
             fputs(" | incomparable |\n", out);
         }

@@ -26,4 +26,11 @@
 dt_status dt_compare(const json_t *a, const json_t *b, double threshold, FILE *out,
                      int *regression, dt_err *err);
 
+/* The verdict of one B/A row from its 95% interval: "slower" when the interval lies
+ * above 1 + threshold and above the run-to-run spread (the larger per-round-median
+ * max/min of A and B; NAN when either run has one round: no gate), "faster"
+ * symmetrically, "within round spread" when only the spread holds it back, "unchanged"
+ * otherwise, "insufficient" without an interval. */
+const char *dt_compare_verdict(double ci_low, double ci_high, double threshold, double spread);
+
 #endif

@@ -44,7 +44,20 @@ static int row_has(const char *md, const char *prefix, const char *needle) {
     return hit && (!eol || hit < eol);
 }
 
+/* The verdict rule itself, with the round-spread gate. */
+static void test_verdict_rule(void) {
+    CHECK(strcmp(dt_compare_verdict(1.10, 1.20, 0.05, NAN), "slower") == 0);
+    CHECK(strcmp(dt_compare_verdict(1.10, 1.20, 0.05, 1.05), "slower") == 0);
+    CHECK(strcmp(dt_compare_verdict(1.10, 1.20, 0.05, 1.15), "within round spread") == 0);
+    CHECK(strcmp(dt_compare_verdict(1.03, 1.20, 0.05, NAN), "unchanged") == 0);
+    CHECK(strcmp(dt_compare_verdict(0.80, 0.90, 0.05, NAN), "faster") == 0);
+    CHECK(strcmp(dt_compare_verdict(0.80, 0.90, 0.05, 1.05), "faster") == 0);
+    CHECK(strcmp(dt_compare_verdict(0.80, 0.90, 0.05, 1.2), "within round spread") == 0);
+    CHECK(strcmp(dt_compare_verdict(NAN, NAN, 0.05, NAN), "insufficient") == 0);
+}
+
 int main(void) {
+    test_verdict_rule();
     json_t *a = run_with(101, 6.0, NULL);
     json_t *same = run_with(202, 6.0, NULL); /* a rerun: other jitter, same speeds */
     json_t *slow = run_with(303, 7.2, NULL); /* candidate 20% slower in add_17x257 */
@@ -78,6 +91,30 @@ int main(void) {
     }
     CHECK(ratio > 1.17 && ratio < 1.23);
     free(md);
+
+    /* A run whose own rounds differ by more than B/A: not a change. Round 1 of A's
+     * candidate add_17x257 e2e_batch samples is made 1.4x slower than round 0. */
+    {
+        json_t *noisy = json_deep_copy(a);
+        json_t *cas = json_array_get(json_object_get(noisy, "cases"), 0);
+        json_t *arr = json_object_get(
+            json_object_get(json_object_get(json_object_get(cas, "impl"), "native"), "samples"),
+            "e2e_batch");
+        size_t i;
+        json_t *smp;
+        json_array_foreach(arr, i, smp) {
+            if (json_integer_value(json_object_get(smp, "round")) == 1)
+                json_object_set_new(smp, "us",
+                                    json_real(1.4 * json_number_value(json_object_get(smp, "us"))));
+        }
+        md = compare(noisy, slow, &reg, &st);
+        /* the row shows A's round spread (1.4, jitter aside), and steady scopes of the
+         * same case still show the 20% regression */
+        CHECK(row_has(md, "| add\\_17x257 | e2e_batch | native |", "| 1.4"));
+        CHECK(row_has(md, "| add\\_17x257 | e2e_single | native |", "| **slower** |"));
+        free(md);
+        json_decref(noisy);
+    }
 
     /* a regression in the baseline is not the candidate's regression */
     md = compare(slow, a, &reg, &st); /* candidate got faster */
