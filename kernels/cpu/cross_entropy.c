@@ -7,18 +7,17 @@
 
 void dt_cpu_cross_entropy(int64_t m, int64_t n, const float *a, int64_t lda,
                           const int64_t *labels, float *out) {
-#pragma omp parallel for schedule(static) if (m * n >= DT_CPU_PAR_MIN_ELEMS / 4)
-    for (int64_t i = 0; i < m; i++) {
+    DT_CPU_FOR_ROWS(m * n >= DT_CPU_PAR_MIN_ELEMS / 4, i, m, {
         const float *x = a + i * lda;
         const int64_t lab = labels[i];
         float mx = x[0];
-#pragma omp simd reduction(max : mx)
+        _Pragma("omp simd reduction(max : mx)")
         for (int64_t j = 0; j < n; j++) mx = x[j] > mx ? x[j] : mx;
         double s = 0.0; /* float sums over chunks of 64 (vectorized), chunks in double */
         for (int64_t j0 = 0; j0 < n; j0 += 64) {
             const int64_t j1 = j0 + 64 < n ? j0 + 64 : n;
             float cs = 0.0f;
-#pragma omp simd reduction(+ : cs)
+            _Pragma("omp simd reduction(+ : cs)")
             for (int64_t j = j0; j < j1; j++) cs += dt_cpu_expf(x[j] - mx);
             s += (double)cs;
         }
@@ -27,5 +26,5 @@ void dt_cpu_cross_entropy(int64_t m, int64_t n, const float *a, int64_t lda,
             continue;
         }
         out[i] = (float)((double)mx + log(s) - (double)x[lab]);
-    }
+    });
 }

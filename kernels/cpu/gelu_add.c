@@ -7,13 +7,12 @@
 void dt_cpu_gelu_add(int64_t m, int64_t n, const float *a, int64_t lda, const float *b,
                      int64_t ldb, float *out) {
     const float inv_sqrt2 = 0.70710678118654752440f;
-#pragma omp parallel for schedule(static) if (m * n >= DT_CPU_PAR_MIN_ELEMS / 8)
-    for (int64_t i = 0; i < m; i++) {
+    DT_CPU_FOR_ROWS(m * n >= DT_CPU_PAR_MIN_ELEMS / 8, i, m, {
         const float *ar = a + i * lda, *br = b + i * ldb;
         float *o = out + i * n;
         for (int64_t j = 0; j < n; j++) {
             float x = ar[j] + br[j];
             o[j] = 0.5f * x * (1.0f + erff(x * inv_sqrt2));
         }
-    }
+    });
 }

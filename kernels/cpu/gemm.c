@@ -157,6 +157,36 @@ static dt_gemm_macro_fn pick_macro(void) {
     return macro_base;
 }
 
+/* The packed loop nest of dt_cpu_gemm. Called inside a parallel region by every thread
+ * (its `omp for` loops share the work), or directly by the calling thread alone (the
+ * orphaned `omp for` loops then run serially): a `#pragma omp parallel if (0)` region
+ * would cost libgomp about 3 us per call, more than a 32^3 product takes. */
+static void gemm_nest(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
+                      const float *b, int64_t ldb, float *out, float *bp,
+                      dt_gemm_macro_fn macro) {
+    float *ap = malloc((size_t)((MC + MR - 1) / MR * MR * KC) * sizeof(float));
+    if (!ap) abort();
+    for (int64_t jc = 0; jc < n; jc += NC) {
+        const int64_t nc = n - jc < NC ? n - jc : NC;
+        const int64_t npanels = (nc + NR - 1) / NR;
+        for (int64_t pc = 0; pc < k; pc += KC) {
+            const int64_t kc = k - pc < KC ? k - pc : KC;
+            const float *bs = b + pc * ldb + jc;
+#pragma omp for schedule(static)
+            for (int64_t q = 0; q < npanels; q++) pack_b_panel(q, nc, kc, bs, ldb, bp);
+            /* implicit barrier: the slice is packed */
+#pragma omp for schedule(dynamic, 1)
+            for (int64_t ic = 0; ic < m; ic += MC) {
+                const int64_t mc = m - ic < MC ? m - ic : MC;
+                pack_a(mc, kc, a + ic * lda + pc, lda, ap);
+                macro(mc, nc, kc, ap, bp, out + ic * n + jc, n, pc == 0);
+            }
+            /* implicit barrier: nobody still reads bp before it is repacked */
+        }
+    }
+    free(ap);
+}
+
 void dt_cpu_gemm(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const float *b,
                  int64_t ldb, float *out) {
     const int64_t nc_max = n < NC ? n : NC;
@@ -165,29 +195,11 @@ void dt_cpu_gemm(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, c
     float *bp = malloc((size_t)(npanels_max * NR * KC) * sizeof(float));
     const int par = (double)m * (double)n * (double)k >= 262144.0 && m > MR;
     if (!bp) abort(); /* out of memory is not an input error */
-#pragma omp parallel if (par)
-    {
-        float *ap = malloc((size_t)((MC + MR - 1) / MR * MR * KC) * sizeof(float));
-        if (!ap) abort();
-        for (int64_t jc = 0; jc < n; jc += NC) {
-            const int64_t nc = n - jc < NC ? n - jc : NC;
-            const int64_t npanels = (nc + NR - 1) / NR;
-            for (int64_t pc = 0; pc < k; pc += KC) {
-                const int64_t kc = k - pc < KC ? k - pc : KC;
-                const float *bs = b + pc * ldb + jc;
-#pragma omp for schedule(static)
-                for (int64_t q = 0; q < npanels; q++) pack_b_panel(q, nc, kc, bs, ldb, bp);
-                /* implicit barrier: the slice is packed */
-#pragma omp for schedule(dynamic, 1)
-                for (int64_t ic = 0; ic < m; ic += MC) {
-                    const int64_t mc = m - ic < MC ? m - ic : MC;
-                    pack_a(mc, kc, a + ic * lda + pc, lda, ap);
-                    macro(mc, nc, kc, ap, bp, out + ic * n + jc, n, pc == 0);
-                }
-                /* implicit barrier: nobody still reads bp before it is repacked */
-            }
-        }
-        free(ap);
+    if (par) {
+#pragma omp parallel
+        gemm_nest(m, n, k, a, lda, b, ldb, out, bp, macro);
+    } else {
+        gemm_nest(m, n, k, a, lda, b, ldb, out, bp, macro);
     }
     free(bp);
 }

@@ -7,14 +7,13 @@
 
 void dt_cpu_layernorm(int64_t m, int64_t n, const float *a, int64_t lda, const float *gamma,
                       const float *beta, float *out) {
-#pragma omp parallel for schedule(static) if (m * n >= DT_CPU_PAR_MIN_ELEMS)
-    for (int64_t i = 0; i < m; i++) {
+    DT_CPU_FOR_ROWS(m * n >= DT_CPU_PAR_MIN_ELEMS, i, m, {
         const float *x = a + i * lda;
         float *o = out + i * n;
         const float mf = (float)(dt_cpu_row_sum(x, n) / (double)n);
         const double v = dt_cpu_row_sumsq(x, n, mf);
         const float r = (float)(1.0 / sqrt(v / (double)n + 1e-5));
-#pragma omp simd
+        _Pragma("omp simd")
         for (int64_t j = 0; j < n; j++) o[j] = (x[j] - mf) * r * gamma[j] + beta[j];
-    }
+    });
 }

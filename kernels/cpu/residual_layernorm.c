@@ -7,16 +7,15 @@
 
 void dt_cpu_residual_layernorm(int64_t m, int64_t n, const float *a, int64_t lda,
                                const float *b, int64_t ldb, float *out) {
-#pragma omp parallel for schedule(static) if (m * n >= DT_CPU_PAR_MIN_ELEMS)
-    for (int64_t i = 0; i < m; i++) {
+    DT_CPU_FOR_ROWS(m * n >= DT_CPU_PAR_MIN_ELEMS, i, m, {
         const float *ar = a + i * lda, *br = b + i * ldb;
         float *o = out + i * n;
-#pragma omp simd
+        _Pragma("omp simd")
         for (int64_t j = 0; j < n; j++) o[j] = ar[j] + br[j];
         const float mf = (float)(dt_cpu_row_sum(o, n) / (double)n);
         const double v = dt_cpu_row_sumsq(o, n, mf);
         const float r = (float)(1.0 / sqrt(v / (double)n + 1e-5));
-#pragma omp simd
+        _Pragma("omp simd")
         for (int64_t j = 0; j < n; j++) o[j] = (o[j] - mf) * r;
-    }
+    });
 }

@@ -6,13 +6,12 @@
 
 void dt_cpu_rmsnorm(int64_t m, int64_t n, const float *a, int64_t lda, const float *gamma,
                     float *out) {
-#pragma omp parallel for schedule(static) if (m * n >= DT_CPU_PAR_MIN_ELEMS)
-    for (int64_t i = 0; i < m; i++) {
+    DT_CPU_FOR_ROWS(m * n >= DT_CPU_PAR_MIN_ELEMS, i, m, {
         const float *x = a + i * lda;
         float *o = out + i * n;
         const double ss = dt_cpu_row_sumsq(x, n, 0.0f);
         const float r = (float)(1.0 / sqrt(ss / (double)n + 1e-5));
-#pragma omp simd
+        _Pragma("omp simd")
         for (int64_t j = 0; j < n; j++) o[j] = x[j] * r * gamma[j];
-    }
+    });
 }

@@ -4,9 +4,8 @@
 #include "dt_cpu_kernels.h"
 
 void dt_cpu_sum(int64_t m, int64_t n, const float *a, int64_t lda, float *out) {
-#pragma omp parallel for schedule(static) if (m * n >= DT_CPU_PAR_MIN_ELEMS)
-    for (int64_t i = 0; i < m; i++) {
+    DT_CPU_FOR_ROWS(m * n >= DT_CPU_PAR_MIN_ELEMS, i, m, {
         const float *ar = a + i * lda;
         out[i] = (float)dt_cpu_row_sum(ar, n);
-    }
+    });
 }
