@@ -11,17 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const json_t *framework_of(const json_t *r, const char *id) {
-    size_t i;
-    json_t *f;
-    json_array_foreach(dt_jget(r, "frameworks"), i, f) {
-        const char *fid = json_string_value(dt_jget(f, "id"));
-        if (fid && strcmp(fid, id) == 0)
-            return f;
-    }
-    return NULL;
-}
-
 static void md_text(FILE *o, const char *s) {
     for (; s && *s; s++) {
         if (strchr("|\\*_`[]#~", *s)) {
@@ -82,7 +71,7 @@ static void run_diffs(const json_t *a, const json_t *b, const char *ids_a[2],
             json_decref(x);
             json_decref(y);
         }
-        const json_t *fa = framework_of(a, ids_a[f]), *fb = framework_of(b, ids_b[f]);
+        const json_t *fa = dt_framework(a, ids_a[f]), *fb = dt_framework(b, ids_b[f]);
         snprintf(what, sizeof what, "%s framework", roles[f]);
         diff_if(d, what, dt_jget(fa, "framework"), dt_jget(fb, "framework"));
         if (f == 1) {

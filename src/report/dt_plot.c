@@ -15,30 +15,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* A case gets markers only when it is valid and every implementation is ok. */
-static int case_valid(const json_t *cas) {
-    if (!json_is_true(dt_jget(cas, "valid")))
-        return 0;
-    const char *key;
-    json_t *impl;
-    json_object_foreach((json_t *)dt_jget(cas, "impl"), key, impl) {
-        const char *st = json_string_value(dt_jget(impl, "status"));
-        if (st && strcmp(st, "ok") != 0)
-            return 0;
-    }
-    return 1;
-}
-
-static const json_t *framework(const json_t *r, const char *id) {
-    size_t i;
-    json_t *f;
-    json_array_foreach(dt_jget(r, "frameworks"), i, f) {
-        if (strcmp(dt_jstr(f, "id", ""), id) == 0)
-            return f;
-    }
-    return NULL;
-}
-
 /* ---- SVG text ---- */
 
 /* Length in bytes of a valid UTF-8 sequence at s, 0 when invalid. */
@@ -255,7 +231,7 @@ dt_status dt_plot_ratios_svg(const json_t *results, char **svg, size_t *len, dt_
             if (!ro)
                 continue;
             present[s] = 1;
-            if (!case_valid(c))
+            if (!dt_case_shown(c))
                 continue;
             const char *keys[3] = {"median", "ci_low", "ci_high"};
             for (int k = 0; k < 3; k++) {
@@ -301,7 +277,7 @@ dt_status dt_plot_ratios_svg(const json_t *results, char **svg, size_t *len, dt_
     svg_open(o, W, H);
 
     /* Titles: framework ids, names and versions come from results.frameworks. */
-    const json_t *fc = framework(results, cand), *fb = framework(results, base);
+    const json_t *fc = dt_framework(results, cand), *fb = dt_framework(results, base);
     fputs("<title>", o);
     xml_text(o, cand);
     fputs(" / ", o);
@@ -408,7 +384,7 @@ dt_status dt_plot_ratios_svg(const json_t *results, char **svg, size_t *len, dt_
         }
         xml_text_n(o, id, max_label);
         fputs("</text>\n", o);
-        if (!case_valid(c)) {
+        if (!dt_case_shown(c)) {
             fprintf(o, "<text class=\"invalid\" x=\"%.1f\" y=\"%.1f\" fill=\"#b00020\" "
                        "font-style=\"italic\">invalid (failed a check: no ratio)</text>\n</g>\n",
                     x1 + 8, mid + 4);

@@ -19,20 +19,6 @@ static double dstat(const json_t *cas, const char *scope, const char *fw, const 
     return dt_jnum(dt_jget(dscope(cas, scope), fw), stat);
 }
 
-/* A case is shown with numbers only when it is valid and every implementation is ok. */
-static int case_valid(const json_t *cas) {
-    if (!json_is_true(dt_jget(cas, "valid")))
-        return 0;
-    const char *key;
-    json_t *impl;
-    json_object_foreach((json_t *)dt_jget(cas, "impl"), key, impl) {
-        const char *st = json_string_value(dt_jget(impl, "status"));
-        if (st && strcmp(st, "ok") != 0)
-            return 0;
-    }
-    return 1;
-}
-
 /* ---- formatting (dt_fnum, dt_fratio: report/dt_report_util.h) ---- */
 
 static const char *fpct(dt_numbuf b, double x) {
@@ -124,16 +110,6 @@ static void sec_assessment(FILE *o, const json_t *r) {
     fputs("\n\n", o);
 }
 
-static const json_t *framework(const json_t *r, const char *id) {
-    size_t i;
-    json_t *f;
-    json_array_foreach(dt_jget(r, "frameworks"), i, f) {
-        if (strcmp(dt_jstr(f, "id", ""), id) == 0)
-            return f;
-    }
-    return NULL;
-}
-
 static void sec_what(FILE *o, const json_t *r, const char *cand, const char *base) {
     const json_t *st = dt_jget(r, "settings");
     dt_numbuf a, b;
@@ -149,7 +125,7 @@ static void sec_what(FILE *o, const json_t *r, const char *cand, const char *bas
     fputs(". ", o);
     const char *ids[2] = {cand, base}, *roles[2] = {"Candidate", "baseline"};
     for (int f = 0; f < 2; f++) {
-        const json_t *fw = framework(r, ids[f]);
+        const json_t *fw = dt_framework(r, ids[f]);
         fprintf(o, "%s **", roles[f]);
         md_text(o, ids[f]);
         fputs("** = ", o);
@@ -278,7 +254,7 @@ static void sec_main(FILE *o, const json_t *cases, const char *cand, const char 
     json_array_foreach(cases, i, c) {
         fputs("| ", o);
         md_text(o, dt_jstr(c, "id", "?"));
-        if (!case_valid(c)) {
+        if (!dt_case_shown(c)) {
             fputs(" | — | — | — | — | — | — | FAILED | invalid |\n", o);
             continue;
         }
@@ -394,7 +370,7 @@ static void sec_device(FILE *o, const json_t *cases, const char *cand, const cha
                 md_text(o, dt_jstr(c, "id", "?"));
                 fputs(" | ", o);
                 md_text(o, ids[f]);
-                if (!case_valid(c)) {
+                if (!dt_case_shown(c)) {
                     fputs(" | FAILED | — | — | — | — |\n", o);
                     continue;
                 }
@@ -411,7 +387,7 @@ static void sec_device(FILE *o, const json_t *cases, const char *cand, const cha
         json_array_foreach(cases, i, c) {
             fputs("| ", o);
             md_text(o, dt_jstr(c, "id", "?"));
-            if (!case_valid(c)) {
+            if (!dt_case_shown(c)) {
                 fputs(" | FAILED | invalid | FAILED | invalid |\n", o);
                 continue;
             }
@@ -439,7 +415,7 @@ static void sec_device(FILE *o, const json_t *cases, const char *cand, const cha
                 md_text(o, dt_jstr(c, "id", "?"));
                 fputs(" | ", o);
                 md_text(o, ids[f]);
-                if (!case_valid(c)) {
+                if (!dt_case_shown(c)) {
                     fputs(" | FAILED | — | — | — | — | — |\n", o);
                     continue;
                 }
@@ -459,7 +435,7 @@ static void sec_device(FILE *o, const json_t *cases, const char *cand, const cha
         size_t rows = 0, j;
         json_t *k;
         json_array_foreach(cases, i, c) {
-            for (int f = 0; f < 2 && case_valid(c); f++) {
+            for (int f = 0; f < 2 && dt_case_shown(c); f++) {
                 const json_t *pb = dt_jget(dt_jget(dscope(c, "probe_batch"), "probe"), ids[f]);
                 json_array_foreach(dt_jget(pb, "kernels"), j, k) {
                     fputs("| ", o);
@@ -552,7 +528,7 @@ static void sec_roofline(FILE *o, const json_t *r, const json_t *cases, const ch
             md_text(o, dt_jstr(cs, "id", "?"));
             fputs(" | ", o);
             md_text(o, ids[f]);
-            if (!case_valid(cs)) {
+            if (!dt_case_shown(cs)) {
                 fputs(" | FAILED | — | — | — | — | — |\n", o);
                 continue;
             }
@@ -591,7 +567,7 @@ static void sec_roofline(FILE *o, const json_t *r, const json_t *cases, const ch
     size_t rows = 0;
     json_array_foreach(cases, i, cs) {
         const json_t *ef = dt_jget(dt_jget(dt_jget(cs, "derived"), "roofline"), "e2e_floor");
-        if (!ef || !case_valid(cs))
+        if (!ef || !dt_case_shown(cs))
             continue;
         fputs("| ", o);
         md_text(o, dt_jstr(cs, "id", "?"));
@@ -683,7 +659,7 @@ static void sec_failures(FILE *o, const json_t *cases, const char *ids[2]) {
         }
     }
     json_array_foreach(cases, i, c) {
-        if (case_valid(c))
+        if (dt_case_shown(c))
             continue;
         int listed = 0;
         for (int f = 0; f < 2; f++) {

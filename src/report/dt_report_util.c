@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 const json_t *dt_jget(const json_t *o, const char *k) {
     return json_is_object(o) ? json_object_get(o, k) : NULL;
@@ -16,6 +17,27 @@ double dt_jnum(const json_t *o, const char *k) {
 const char *dt_jstr(const json_t *o, const char *k, const char *dflt) {
     const char *s = json_string_value(dt_jget(o, k));
     return s ? s : dflt;
+}
+
+const json_t *dt_framework(const json_t *results, const char *id) {
+    size_t i;
+    json_t *f;
+    json_array_foreach(dt_jget(results, "frameworks"), i, f) {
+        const char *fid = json_string_value(dt_jget(f, "id"));
+        if (fid && strcmp(fid, id) == 0) return f;
+    }
+    return NULL;
+}
+
+int dt_case_shown(const json_t *cas) {
+    if (!json_is_true(dt_jget(cas, "valid"))) return 0;
+    const char *key;
+    json_t *impl;
+    json_object_foreach((json_t *)dt_jget(cas, "impl"), key, impl) {
+        const char *st = json_string_value(dt_jget(impl, "status"));
+        if (st && strcmp(st, "ok") != 0) return 0;
+    }
+    return 1;
 }
 
 const char *dt_fnum(dt_numbuf b, double x) {

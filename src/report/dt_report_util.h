@@ -14,6 +14,11 @@ double dt_jnum(const json_t *o, const char *k);
 /* o[k] as a string, dflt when missing or not a string. */
 const char *dt_jstr(const json_t *o, const char *k, const char *dflt);
 
+/* results.frameworks[] entry with this id, or NULL. */
+const json_t *dt_framework(const json_t *results, const char *id);
+/* A case is shown with numbers only when it is valid and every implementation is ok. */
+int dt_case_shown(const json_t *cas);
+
 typedef char dt_numbuf[48];
 /* About three significant digits; "—" for missing (non-finite) values. Returns b. */
 const char *dt_fnum(dt_numbuf b, double x);
