@@ -265,6 +265,16 @@ dt_status dt_results_validate(const json_t *r, const char *what, dt_err *err) {
 
 dt_status dt_results_load(const char *path, json_t **out, dt_err *err) {
     *out = NULL;
+    /* A bound before parsing: a hostile or runaway file is refused with a message rather
+     * than by running out of memory (a full H200 default-matrix run with device timing
+     * writes ~50 MB). */
+    struct stat sb;
+    if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode) && (uint64_t)sb.st_size > DT_RESULTS_MAX_BYTES)
+        return dt_fail(err, DT_EINVAL, "%s: %llu bytes is larger than results.json may be "
+                       "(%llu bytes)", path, (unsigned long long)sb.st_size,
+                       (unsigned long long)DT_RESULTS_MAX_BYTES);
+    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
+        return dt_fail(err, DT_EINVAL, "%s: not a regular file", path);
     json_error_t je;
     json_t *r = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
     if (!r) {

@@ -14,6 +14,7 @@
 #include "common/dt_common.h"
 
 #include <jansson.h>
+#include <stdint.h>
 
 #define DT_RESULTS_FORMAT "dualtime-results"
 #define DT_RESULTS_FORMAT_VERSION 1
@@ -22,7 +23,11 @@
  * after parsing). `what` names the source in messages (a path or "results"). */
 dt_status dt_results_validate(const json_t *results, const char *what, dt_err *err);
 
-/* Parses and validates path; on success *out is a new reference. */
+/* The largest results.json the loader reads (1 GiB); larger files are refused. */
+#define DT_RESULTS_MAX_BYTES ((uint64_t)1 << 30)
+
+/* Parses and validates path (a regular file of at most DT_RESULTS_MAX_BYTES); on success
+ * *out is a new reference. */
 dt_status dt_results_load(const char *path, json_t **out, dt_err *err);
 
 /* Writes `text` (len bytes) to path atomically (temp file in the same directory,

@@ -378,6 +378,17 @@ static void test_loader(const char *dir) {
     json_decref(back);
     snprintf(path, sizeof path, "%s/absent.json", dir);
     CHECK(dt_results_load(path, &back, &err) == DT_EIO && strstr(err.msg, "cannot read"));
+    /* oversized (a sparse file just over the bound) and not a regular file: refused
+     * before parsing, with the reason */
+    snprintf(path, sizeof path, "%s/huge.json", dir);
+    {
+        FILE *hf = fopen(path, "w");
+        CHECK(hf && ftruncate(fileno(hf), (off_t)DT_RESULTS_MAX_BYTES + 1) == 0);
+        if (hf) fclose(hf);
+    }
+    CHECK(dt_results_load(path, &back, &err) == DT_EINVAL && strstr(err.msg, "is larger than"));
+    unlink(path);
+    CHECK(dt_results_load(dir, &back, &err) == DT_EINVAL && strstr(err.msg, "not a regular file"));
     free(half);
     free(good);
     json_decref(r);
