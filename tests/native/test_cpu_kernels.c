@@ -10,20 +10,7 @@
 #include "data/dt_arena.h"
 #include "dt_cpu_kernels.h"
 #include "dt_test_ref.h"
-
-static int g_fail, g_pass;
-
-#define CHECK(cond, ...)                                                  \
-    do {                                                                  \
-        if (cond) {                                                       \
-            g_pass++;                                                     \
-        } else {                                                          \
-            g_fail++;                                                     \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);          \
-            fprintf(stderr, __VA_ARGS__);                                 \
-            fputc('\n', stderr);                                          \
-        }                                                                 \
-    } while (0)
+#include "../dt_check.h"
 
 static const void *ptr(const dt_case_layout *L, const uint8_t *base, const char *name,
                        int64_t *ld) {

@@ -20,21 +20,9 @@
 #include "data/dt_shm.h"
 #include "orchestrate/dt_ceilings.h"
 #include "dt_test_ref.h"
+#include "../dt_check.h"
 
-static int g_fail, g_pass;
 static const char *g_worker;
-
-#define CHECK(cond, ...)                                                  \
-    do {                                                                  \
-        if (cond) {                                                       \
-            g_pass++;                                                     \
-        } else {                                                          \
-            g_fail++;                                                     \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);          \
-            fprintf(stderr, __VA_ARGS__);                                 \
-            fputc('\n', stderr);                                          \
-        }                                                                 \
-    } while (0)
 
 typedef struct child {
     pid_t pid;

@@ -15,20 +15,7 @@
 
 #include "data/dt_arena.h"
 #include "plan/dt_ops.h"
-
-static int g_pass, g_fail;
-
-#define CHECK(cond, ...)                                                                    \
-    do {                                                                                    \
-        if (cond) {                                                                         \
-            g_pass++;                                                                       \
-        } else {                                                                            \
-            g_fail++;                                                                       \
-            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                 \
-            fprintf(stderr, __VA_ARGS__);                                                   \
-            fputc('\n', stderr);                                                            \
-        }                                                                                   \
-    } while (0)
+#include "../dt_check.h"
 
 static const int64_t k_shapes[][3] = {{1, 127, 0}, {17, 257, 0}, {4, 1024, 0},
                                       {3, 60, 0},  {2, 1, 0},    {127, 193, 61}};

@@ -17,20 +17,9 @@
 #include "data/dt_arena.h"
 #include "oracle/dt_oracle.h"
 #include "plan/dt_ops.h"
+#include "../dt_check.h"
 
-static int g_pass, g_fail, g_verbose;
-
-#define CHECK(cond, ...)                                                                    \
-    do {                                                                                    \
-        if (cond) {                                                                         \
-            g_pass++;                                                                       \
-        } else {                                                                            \
-            g_fail++;                                                                       \
-            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                 \
-            fprintf(stderr, __VA_ARGS__);                                                   \
-            fputc('\n', stderr);                                                            \
-        }                                                                                   \
-    } while (0)
+static int g_verbose;
 
 /* ---- FP32 reference implementations, reading and writing through the layout ---- */
 
