@@ -19,6 +19,18 @@ dt_status dt_ceilings_check(const json_t *c, dt_err *err) {
             return dt_fail(err, DT_EINVAL, "ceilings: '%s' = %g is not a positive finite number",
                            k_required[i], x);
     }
+    /* optional: older results.json files and other workers lack it */
+    const json_t *touch = json_object_get(c, "launch_sync_touch_floor_us");
+    if (touch) {
+        if (!json_is_number(touch))
+            return dt_fail(err, DT_EINVAL, "ceilings: 'launch_sync_touch_floor_us' is not a number");
+        double x = json_number_value(touch);
+        if (!isfinite(x) || x <= 0)
+            return dt_fail(err, DT_EINVAL,
+                           "ceilings: 'launch_sync_touch_floor_us' = %g is not a positive finite "
+                           "number",
+                           x);
+    }
     const json_t *m = json_object_get(c, "method");
     if (m && !json_is_string(m)) return dt_fail(err, DT_EINVAL, "ceilings: 'method' is not a string");
     return DT_OK;

@@ -17,10 +17,13 @@
 /* Sends {"cmd":"ceilings","backend":backend} to the running worker w and waits up to
  * timeout_s. On success *ceilings holds the answer's "ceilings" object, checked:
  * copy_gbps, copy_bytes, launch_sync_floor_us and launch_queue_floor_us are positive
- * finite numbers, method (if present) a string; "backend" is added when the worker did
- * not name it. Fails with DT_EWORKER (ok:false, e.g. a worker that does not offer
- * ceilings; the worker stays usable unless the transport failed, see dt_worker.h) or
- * DT_EINVAL (a malformed answer). */
+ * finite numbers; launch_sync_touch_floor_us (optional: older results.json files and
+ * other workers lack it; the host time of one synchronized call that reads and writes
+ * 512 bytes) is, when present, a positive finite number too; method (if present) a
+ * string; "backend" is added when the worker did not name it. Fails with DT_EWORKER
+ * (ok:false, e.g. a worker that does not offer ceilings; the worker stays usable unless
+ * the transport failed, see dt_worker.h) or DT_EINVAL (a malformed answer, the message
+ * naming the key). */
 dt_status dt_ceilings_measure(dt_worker *w, const char *backend, double timeout_s,
                               json_t **ceilings, dt_err *err);
 

@@ -482,7 +482,8 @@ static const char *str_or(const json_t *o, const char *key, const char *dflt) {
  * ceilings (results.environment.ceilings) and the p50s just derived into `so`: per
  * framework the control_batch p50 (device time) when present, else the e2e_batch p50
  * (host time); achieved GB/s = fewest bytes / time, % of the copy ceiling (memory-bound
- * ops), TFLOP/s; and for small cases single-call E2E p50 over the launch+sync floor.
+ * ops), TFLOP/s; and for small cases single-call E2E p50 over the launch+sync floor
+ * (and over the touch floor, launch_sync_touch_floor_us, when the ceilings have one).
  * Nothing is written when the ceilings have no copy_gbps or the case has no known op. */
 static void derive_roofline(const derive_ctx *cx, const json_t *ceil, const json_t *cas,
                             const json_t *so, json_t *derived) {
@@ -530,15 +531,22 @@ static void derive_roofline(const derive_ctx *cx, const json_t *ceil, const json
     }
     json_object_set_new(rl, "impl", impl);
     double floor_us = jnum(ceil, "launch_sync_floor_us", NAN);
+    double touch_us = jnum(ceil, "launch_sync_touch_floor_us", NAN); /* optional */
+    int touch = isfinite(touch_us) && touch_us > 0;
     if (isfinite(floor_us) && floor_us > 0 && m * n <= DT_DERIVE_SMALL_ELEMS) {
         json_t *ef = json_object();
         json_object_set_new(ef, "floor_us", json_real(floor_us));
+        if (touch)
+            json_object_set_new(ef, "touch_floor_us", json_real(touch_us));
         for (int f = 0; f < 2; f++) {
             double single = jnum(jpath2(jpath2(so, "e2e_single", NULL), ids[f], NULL), "p50", NAN);
             if (!(isfinite(single) && single > 0))
                 continue;
-            json_object_set_new(ef, ids[f], json_pack("{s:f,s:f}", "single_us", single,
-                                                      "over_floor", single / floor_us));
+            json_t *e = json_pack("{s:f,s:f}", "single_us", single, "over_floor",
+                                  single / floor_us);
+            if (touch)
+                json_object_set_new(e, "over_touch_floor", json_real(single / touch_us));
+            json_object_set_new(ef, ids[f], e);
         }
         json_object_set_new(rl, "e2e_floor", ef);
     }

@@ -502,8 +502,14 @@ static void sec_roofline(FILE *o, const json_t *r, const json_t *cases, const ch
     fprintf(o, ": copy bandwidth **%s GB/s** (bytes read + bytes written", dt_fnum(a, copy));
     if (isfinite(dt_jnum(ceil, "copy_bytes")))
         fprintf(o, ", copies of %s", fbytes(b, dt_jnum(ceil, "copy_bytes")));
-    fprintf(o, "); launch+sync floor **%s µs**; queued launch %s µs per call.", dt_fnum(a, floor_us),
+    fprintf(o, "); launch+sync floor **%s µs**; queued launch %s µs per call", dt_fnum(a, floor_us),
             dt_fnum(c, dt_jnum(ceil, "launch_queue_floor_us")));
+    double touch_us = dt_jnum(ceil, "launch_sync_touch_floor_us"); /* optional */
+    if (isfinite(touch_us) && touch_us > 0)
+        fprintf(o, "; touch floor, a one-block kernel that reads and writes 512 B (CPU: a "
+                   "call that copies 512 B): **%s µs**",
+                dt_fnum(a, touch_us));
+    fputs(".", o);
     if (dt_jget(ceil, "method")) {
         fputs(" Method: ", o);
         md_text(o, dt_jstr(ceil, "method", ""));
@@ -558,12 +564,22 @@ static void sec_roofline(FILE *o, const json_t *r, const json_t *cases, const ch
                "call), the least a single-call E2E can take on this machine. Small cases "
                "(M·N ≤ 131072): single-call E2E p50 and its multiple of the floor.\n\n",
             dt_fnum(a, floor_us));
+    /* optional (older results lack it): the touch floor and a column per framework */
+    int touch = isfinite(touch_us) && touch_us > 0;
+    if (touch)
+        fprintf(o, "Touch floor: **%s µs**, the host time of one synchronized call of a "
+                   "one-block kernel that reads and writes 512 B (CPU: a function call that "
+                   "copies 512 B), launch cost plus a real kernel's least memory latency; "
+                   "the \"/ touch floor\" columns are single-call E2E p50 over it.\n\n",
+                dt_fnum(a, touch_us));
     fputs("| Case |", o);
-    head_fw(o, ids[0], "single p50 µs");
-    head_fw(o, ids[0], "/ floor");
-    head_fw(o, ids[1], "single p50 µs");
-    head_fw(o, ids[1], "/ floor");
-    fputs("\n|---|---:|---:|---:|---:|\n", o);
+    for (int f = 0; f < 2; f++) {
+        head_fw(o, ids[f], "single p50 µs");
+        head_fw(o, ids[f], "/ floor");
+        if (touch)
+            head_fw(o, ids[f], "/ touch floor");
+    }
+    fputs(touch ? "\n|---|---:|---:|---:|---:|---:|---:|\n" : "\n|---|---:|---:|---:|---:|\n", o);
     size_t rows = 0;
     json_array_foreach(cases, i, cs) {
         const json_t *ef = dt_jget(dt_jget(dt_jget(cs, "derived"), "roofline"), "e2e_floor");
@@ -574,12 +590,15 @@ static void sec_roofline(FILE *o, const json_t *r, const json_t *cases, const ch
         for (int f = 0; f < 2; f++) {
             const json_t *e = dt_jget(ef, ids[f]);
             fprintf(o, " | %s | %s", dt_fnum(a, dt_jnum(e, "single_us")), dt_fnum(b, dt_jnum(e, "over_floor")));
+            if (touch)
+                fprintf(o, " | %s", dt_fnum(a, dt_jnum(e, "over_touch_floor")));
         }
         fputs(" |\n", o);
         rows++;
     }
     if (rows == 0)
-        fputs("| no small valid case | — | — | — | — |\n", o);
+        fputs(touch ? "| no small valid case | — | — | — | — | — | — |\n"
+                    : "| no small valid case | — | — | — | — |\n", o);
     fputs("\n", o);
 }
 

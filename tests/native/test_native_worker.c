@@ -266,7 +266,7 @@ static void test_ceilings(child *c) {
                                json_object_get(json_object_get(h, "backends"), "cuda"), "available"));
     json_decref(h);
     static const char *keys[] = {"copy_gbps", "copy_bytes", "launch_sync_floor_us",
-                                 "launch_queue_floor_us"};
+                                 "launch_queue_floor_us", "launch_sync_touch_floor_us"};
     for (int b = 0; b < 2; b++) {
         int64_t t0 = dt_now_ns();
         json_t *o = ask(c, b ? "{\"cmd\":\"ceilings\",\"backend\":\"cuda\"}"
@@ -287,12 +287,17 @@ static void test_ceilings(child *c) {
         CHECK(ceil_num(o, "copy_bytes") >= (1 << 20), "ceilings %s: copy_bytes too small", be);
         CHECK(ceil_num(o, "launch_sync_floor_us") >= ceil_num(o, "launch_queue_floor_us") * 0.5,
               "ceilings %s: sync floor far below the queued launch", be);
+        CHECK(ceil_num(o, "launch_sync_touch_floor_us") >= ceil_num(o, "launch_sync_floor_us") * 0.5,
+              "ceilings %s: touch floor %g us far below the empty floor %g us", be,
+              ceil_num(o, "launch_sync_touch_floor_us"), ceil_num(o, "launch_sync_floor_us"));
         CHECK(json_is_string(json_object_get(json_object_get(o, "ceilings"), "method")),
               "ceilings %s: no method", be);
         CHECK(s < 30, "ceilings %s took %.1f s", be, s);
-        fprintf(stderr, "  ceilings %s (%.2f s): copy %.1f GB/s, floor %.3f us, queue %.4f us\n",
+        fprintf(stderr,
+                "  ceilings %s (%.2f s): copy %.1f GB/s, floor %.3f us, queue %.4f us, touch "
+                "%.3f us\n",
                 be, s, ceil_num(o, "copy_gbps"), ceil_num(o, "launch_sync_floor_us"),
-                ceil_num(o, "launch_queue_floor_us"));
+                ceil_num(o, "launch_queue_floor_us"), ceil_num(o, "launch_sync_touch_floor_us"));
         json_decref(o);
     }
     expect(c, "{\"cmd\":\"ceilings\"}", 0, "ceilings without backend");
@@ -310,6 +315,8 @@ static void test_ceilings(child *c) {
     dt_status st = dt_ceilings_measure(&w, "cpu", 60, &cj, &err);
     CHECK(st == DT_OK, "dt_ceilings_measure cpu: %s", err.msg);
     CHECK(json_number_value(json_object_get(cj, "copy_gbps")) > 0, "measure: copy_gbps");
+    CHECK(json_number_value(json_object_get(cj, "launch_sync_touch_floor_us")) > 0,
+          "measure: launch_sync_touch_floor_us");
     CHECK(strcmp(json_string_value(json_object_get(cj, "backend")) ? json_string_value(json_object_get(cj, "backend")) : "", "cpu") == 0,
           "measure: backend not recorded");
     json_decref(cj);

@@ -253,15 +253,33 @@ static void spit(const char *path, const char *text) {
     fclose(f);
 }
 
+static void test_regenerate_one(const char *dir, int touch);
+
+/* Without ceilings, and with ceilings that carry the optional touch floor. */
 static void test_regenerate(const char *dir) {
+    test_regenerate_one(dir, 0);
+    test_regenerate_one(dir, 1);
+}
+
+static void test_regenerate_one(const char *dir, int touch) {
     json_t *r = derived_run(&CUDA_OK, 1, 1);
     char jpath[512], md1[512], md2[512];
     snprintf(jpath, sizeof jpath, "%s/results.json", dir);
     snprintf(md1, sizeof md1, "%s/results.md", dir);
     snprintf(md2, sizeof md2, "%s/results2.md", dir);
     dt_err err = {{0}};
+    if (touch) {
+        json_object_set_new(json_object_get(r, "environment"), "ceilings",
+                            json_pack("{s:f,s:i,s:f,s:f,s:f,s:s,s:s}", "copy_gbps", 20.0,
+                                      "copy_bytes", 268435456, "launch_sync_floor_us", 9.0,
+                                      "launch_queue_floor_us", 2.0,
+                                      "launch_sync_touch_floor_us", 11.0, "method", "hand-made",
+                                      "backend", "cuda"));
+        CHECK_MSG(dt_derive(r, &err) == DT_OK, err.msg);
+    }
     CHECK_MSG(dt_results_write_atomic(r, jpath, &err) == DT_OK, err.msg);
     char *m1 = md_of(r);
+    CHECK((strstr(m1, "/ touch floor |") != NULL) == touch);
     spit(md1, m1);
     CHECK_MSG(dt_report_regenerate(jpath, md2, &err) == DT_OK, err.msg);
     size_t n2 = 0;
@@ -566,6 +584,41 @@ static void test_roofline(void) {
     CHECK(strstr(md, "### E2E floor") != NULL);
     CHECK(strstr(md, "Launch+sync floor: **9.00 µs**") != NULL);
     CHECK(strstr(md, "| add\\_17x257 | 18.0 | 2.00 | 30.0 | 3.33 |") != NULL);
+    CHECK(strstr(md, "| add\\_1024x1024 | 18.0") == NULL);
+    /* no touch floor in these ceilings: the table as before, no touch column or text */
+    CHECK(strstr(md, "| Case | native single p50 µs | native / floor | torch single p50 µs | "
+                     "torch / floor |\n|---|---:|---:|---:|---:|\n") != NULL);
+    CHECK(strstr(md, "touch") == NULL);
+    CHECK(json_object_get(ef, "touch_floor_us") == NULL);
+    CHECK(json_object_get(json_object_get(ef, "native"), "over_touch_floor") == NULL);
+    free(md);
+    json_decref(r);
+
+    /* with the optional touch floor (12 us): derived multiples, the sentence, a column
+     * per framework */
+    o = CPU_OK;
+    r = fx_results(&o);
+    json_t *ct = ceilings_fixture();
+    json_object_set_new(ct, "launch_sync_touch_floor_us", json_real(12.0));
+    json_object_set_new(json_object_get(r, "environment"), "ceilings", ct);
+    small = fx_add_case(r, &o, "add_17x257", 6.0, 10.0, 0.0, 1);
+    big = fx_add_case(r, &o, "add_1024x1024", 6.0, 10.0, 0.0, 1);
+    set_shape(big, "add", 1024, 1024, 0);
+    CHECK_MSG(dt_derive(r, &err) == DT_OK, err.msg);
+    ef = json_object_get(roof_of(small), "e2e_floor");
+    CHECK(json_number_value(json_object_get(ef, "touch_floor_us")) == 12.0);
+    CHECK(near(json_number_value(json_object_get(json_object_get(ef, "native"), "over_touch_floor")), 1.5));
+    CHECK(near(json_number_value(json_object_get(json_object_get(ef, "torch"), "over_touch_floor")), 2.5));
+    CHECK(near(json_number_value(json_object_get(json_object_get(ef, "native"), "over_floor")), 2.0));
+    md = md_of(r);
+    CHECK(strstr(md, "; touch floor, a one-block kernel that reads and writes 512 B (CPU: a "
+                     "call that copies 512 B): **12.0 µs**.") != NULL);
+    CHECK(strstr(md, "Touch floor: **12.0 µs**, the host time of one synchronized call of a "
+                     "one-block kernel that reads and writes 512 B") != NULL);
+    CHECK(strstr(md, "| Case | native single p50 µs | native / floor | native / touch floor | "
+                     "torch single p50 µs | torch / floor | torch / touch floor |\n"
+                     "|---|---:|---:|---:|---:|---:|---:|\n") != NULL);
+    CHECK(strstr(md, "| add\\_17x257 | 18.0 | 2.00 | 1.50 | 30.0 | 3.33 | 2.50 |\n") != NULL);
     CHECK(strstr(md, "| add\\_1024x1024 | 18.0") == NULL);
     free(md);
     json_decref(r);

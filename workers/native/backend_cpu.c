@@ -211,6 +211,12 @@ static void par_copy(uint8_t *dst, const uint8_t *src, size_t n, int fill) {
 
 static void cpu_empty_call(void) {}
 
+#define CPU_TOUCH_BYTES 512         /* the touch floor's copy: 512 B read, 512 B written */
+#define CPU_TOUCH_BUF_BYTES 4096    /* each of its two buffers */
+
+/* The CPU analogue of the CUDA touch kernel: the least call that reads and writes memory. */
+static void cpu_touch_call(uint8_t *dst, const uint8_t *src) { memcpy(dst, src, CPU_TOUCH_BYTES); }
+
 static dt_status cpu_ceilings(dt_ceilings *out, dt_err *err) {
     memset(out, 0, sizeof *out);
     size_t bytes = CPU_COPY_BYTES;
@@ -260,15 +266,32 @@ static dt_status cpu_ceilings(dt_ceilings *out, dt_err *err) {
     }
     double sync_ns = median_of(t, CPU_SYNC_REPS);
     if (sync_ns < queue_ns) sync_ns = queue_ns; /* a coarse clock can read 0 */
+
+    /* touch floor: a call that copies 512 bytes between two small buffers, timed like
+     * the sync floor */
+    _Alignas(64) uint8_t tsrc[CPU_TOUCH_BUF_BYTES], tdst[CPU_TOUCH_BUF_BYTES];
+    memset(tsrc, 0x3c, sizeof tsrc);
+    memset(tdst, 0, sizeof tdst);
+    void (*volatile tp)(uint8_t *, const uint8_t *) = cpu_touch_call;
+    for (int r = 0; r < CPU_SYNC_WARMUP + CPU_SYNC_REPS; r++) {
+        int64_t t0 = dt_now_ns();
+        tp(tdst, tsrc);
+        double d = (double)(dt_now_ns() - t0);
+        if (r >= CPU_SYNC_WARMUP) t[r - CPU_SYNC_WARMUP] = d;
+    }
+    double touch_ns = median_of(t, CPU_SYNC_REPS);
+    if (touch_ns < queue_ns) touch_ns = queue_ns; /* a coarse clock can read 0 */
     out->launch_queue_floor_us = queue_ns / 1e3;
     out->launch_sync_floor_us = sync_ns / 1e3;
+    out->launch_sync_touch_floor_us = touch_ns / 1e3;
     snprintf(out->method, sizeof out->method,
              "cpu: parallel memcpy (%d OpenMP threads, one chunk each) of %zu MiB, median of "
              "%d after 1 warm-up, bytes read + written; floors: an empty function through a "
              "function pointer, t0;call;t1 median of %d (includes the clock read), and %d "
-             "calls back to back per call, median of %d",
+             "calls back to back per call, median of %d; touch floor: t0;call;t1 of a "
+             "function that copies %d B between two %d B buffers, median of %d",
              omp_get_max_threads(), bytes >> 20, CPU_COPY_REPS, CPU_SYNC_REPS, CPU_QUEUE_CALLS,
-             CPU_QUEUE_REPS);
+             CPU_QUEUE_REPS, CPU_TOUCH_BYTES, CPU_TOUCH_BUF_BYTES, CPU_SYNC_REPS);
     return DT_OK;
 }
 

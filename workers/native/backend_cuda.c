@@ -444,6 +444,13 @@ out:
 #define CEIL_QUEUE_REPS 5
 
 static const char k_empty_kernel[] = "extern \"C\" __global__ void dt_empty() {}\n";
+/* the touch floor: the smallest kernel that reads and writes memory, <<<1,32>>> moves
+ * 32 float4 = 512 bytes each way */
+#define CEIL_TOUCH_THREADS 32
+#define CEIL_TOUCH_BUF_BYTES ((size_t)4096)
+static const char k_touch_kernel[] =
+    "extern \"C\" __global__ void dt_touch(const float4 *src, float4 *dst) "
+    "{ dst[threadIdx.x] = src[threadIdx.x]; }\n";
 
 static int ceil_cmp(const void *pa, const void *pb) {
     double a = *(const double *)pa, b = *(const double *)pb;
@@ -455,12 +462,56 @@ static double ceil_median(double *v, int n) {
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+/* Compiles the one-kernel source src (no specialization) with NVRTC for this device and
+ * loads it: *mod (the caller unloads it) and its function `name`. */
+static dt_status load_tiny_kernel(const char *name, const char *src, CUmodule *mod,
+                                  CUfunction *fn, dt_err *err) {
+    dt_cuda_plan plan;
+    memset(&plan, 0, sizeof plan);
+    snprintf(plan.kernel_name, sizeof plan.kernel_name, "%s", name);
+    snprintf(plan.opts[0], sizeof plan.opts[0], "--gpu-architecture=%s", g_cuda.arch);
+    plan.nopts = 1;
+    char file[80], *image = NULL;
+    snprintf(file, sizeof file, "%s.cu", name);
+    size_t image_bytes = 0;
+    dt_status st = dt_cuda_nvrtc_compile(file, src, NULL, &plan, &image, &image_bytes, err);
+    if (st != DT_OK) return st;
+    CU_RUN(cuModuleLoadData(mod, image), err, st, out, name);
+    CU_RUN(cuModuleGetFunction(fn, *mod, name), err, st, out, name);
+out:
+    free(image);
+    return st;
+}
+
+/* Host time of one synchronized launch of fn <<<1, threads>>>: sync; t0; launch;
+ * cuStreamSynchronize; t1, median of CEIL_SYNC_REPS after CEIL_SYNC_WARMUP, in ns. */
+static dt_status ceil_single_launches(CUfunction fn, unsigned threads, CUstream stream,
+                                      void **args, const char *what, double *median_ns,
+                                      dt_err *err) {
+    double t[CEIL_SYNC_REPS];
+    dt_status st = DT_OK;
+    for (int r = 0; r < CEIL_SYNC_WARMUP + CEIL_SYNC_REPS; r++) {
+        CU_RUN(cuStreamSynchronize(stream), err, st, out, what);
+        int64_t t0 = dt_now_ns();
+        CU_RUN(cuLaunchKernel(fn, 1, 1, 1, threads, 1, 1, 0, stream, args, NULL), err, st, out,
+               what);
+        CU_RUN(cuStreamSynchronize(stream), err, st, out, what);
+        double d = (double)(dt_now_ns() - t0);
+        if (r >= CEIL_SYNC_WARMUP) t[r - CEIL_SYNC_WARMUP] = d;
+    }
+    *median_ns = ceil_median(t, CEIL_SYNC_REPS);
+out:
+    return st;
+}
+
 /* Copy bandwidth: cuMemcpyDtoDAsync of min(1 GiB, free/4) bytes between two device
  * buffers, each copy between two events on a non-blocking stream, median of 10 after 2
  * warm-ups, counting bytes read + bytes written (2 x size). Launch floors of the empty
  * kernel <<<1,1>>>: single = sync; t0; launch; cuStreamSynchronize; t1 (host clock),
  * median of 200 after 20 warm-ups; queue = 1000 launches back to back then one sync,
- * per launch, median of 5. Everything allocated here is freed before returning. */
+ * per launch, median of 5. Touch floor: the same single measurement of dt_touch
+ * <<<1,32>>> (512 bytes read, 512 written between two 4 KiB buffers). Everything
+ * allocated here is freed before returning. */
 static dt_status cuda_ceilings(dt_ceilings *out, dt_err *err) {
     memset(out, 0, sizeof *out);
     dt_status st = cuda_init(err);
@@ -468,9 +519,9 @@ static dt_status cuda_ceilings(dt_ceilings *out, dt_err *err) {
     CUdeviceptr src = 0, dst = 0;
     CUstream stream = NULL;
     CUevent ev0 = NULL, ev1 = NULL;
-    CUmodule mod = NULL;
-    CUfunction fn = NULL;
-    char *image = NULL;
+    CUmodule mod = NULL, tmod = NULL;
+    CUfunction fn = NULL, tfn = NULL;
+    CUdeviceptr tsrc = 0, tdst = 0;
     double t[CEIL_SYNC_REPS];
     size_t free_b = 0, total_b = 0;
 
@@ -509,27 +560,11 @@ static dt_status cuda_ceilings(dt_ceilings *out, dt_err *err) {
     src = dst = 0;
 
     /* the empty kernel */
-    dt_cuda_plan plan;
-    memset(&plan, 0, sizeof plan);
-    snprintf(plan.kernel_name, sizeof plan.kernel_name, "dt_empty");
-    snprintf(plan.opts[0], sizeof plan.opts[0], "--gpu-architecture=%s", g_cuda.arch);
-    plan.nopts = 1;
-    size_t image_bytes = 0;
-    st = dt_cuda_nvrtc_compile("dt_empty.cu", k_empty_kernel, NULL, &plan, &image, &image_bytes,
-                               err);
+    st = load_tiny_kernel("dt_empty", k_empty_kernel, &mod, &fn, err);
     if (st != DT_OK) goto done;
-    CU_RUN(cuModuleLoadData(&mod, image), err, st, done, "dt_empty");
-    CU_RUN(cuModuleGetFunction(&fn, mod, "dt_empty"), err, st, done, "dt_empty");
-    for (int r = 0; r < CEIL_SYNC_WARMUP + CEIL_SYNC_REPS; r++) {
-        CU_RUN(cuStreamSynchronize(stream), err, st, done, "dt_empty");
-        int64_t t0 = dt_now_ns();
-        CU_RUN(cuLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, stream, NULL, NULL), err, st, done,
-               "dt_empty");
-        CU_RUN(cuStreamSynchronize(stream), err, st, done, "dt_empty");
-        double d = (double)(dt_now_ns() - t0);
-        if (r >= CEIL_SYNC_WARMUP) t[r - CEIL_SYNC_WARMUP] = d;
-    }
-    double sync_ns = ceil_median(t, CEIL_SYNC_REPS);
+    double sync_ns = 0;
+    st = ceil_single_launches(fn, 1, stream, NULL, "dt_empty", &sync_ns, err);
+    if (st != DT_OK) goto done;
     for (int r = 0; r < 1 + CEIL_QUEUE_REPS; r++) { /* the first is a warm-up */
         CU_RUN(cuStreamSynchronize(stream), err, st, done, "dt_empty");
         int64_t t0 = dt_now_ns();
@@ -544,18 +579,39 @@ static dt_status cuda_ceilings(dt_ceilings *out, dt_err *err) {
         st = dt_fail(err, DT_EDEVICE, "ceilings: launch floor not measurable");
         goto done;
     }
+
+    /* the touch kernel: one block reads 512 B and writes 512 B */
+    st = load_tiny_kernel("dt_touch", k_touch_kernel, &tmod, &tfn, err);
+    if (st != DT_OK) goto done;
+    CU_RUN(cuMemAlloc(&tsrc, CEIL_TOUCH_BUF_BYTES), err, st, done, "dt_touch");
+    CU_RUN(cuMemAlloc(&tdst, CEIL_TOUCH_BUF_BYTES), err, st, done, "dt_touch");
+    CU_RUN(cuMemsetD8Async(tsrc, 0x3c, CEIL_TOUCH_BUF_BYTES, stream), err, st, done, "dt_touch");
+    CU_RUN(cuMemsetD8Async(tdst, 0, CEIL_TOUCH_BUF_BYTES, stream), err, st, done, "dt_touch");
+    void *targs[] = {&tsrc, &tdst};
+    double touch_ns = 0;
+    st = ceil_single_launches(tfn, CEIL_TOUCH_THREADS, stream, targs, "dt_touch", &touch_ns, err);
+    if (st != DT_OK) goto done;
+    if (!(touch_ns > 0)) {
+        st = dt_fail(err, DT_EDEVICE, "ceilings: touch floor not measurable");
+        goto done;
+    }
     out->launch_sync_floor_us = sync_ns / 1e3;
     out->launch_queue_floor_us = queue_ns / 1e3;
+    out->launch_sync_touch_floor_us = touch_ns / 1e3;
     snprintf(out->method, sizeof out->method,
              "cuda %s: cuMemcpyDtoDAsync of %zu MiB between events, median of %d after %d "
              "warm-ups, bytes read + written; floors: empty NVRTC kernel <<<1,1>>>, "
              "sync;t0;launch;cuStreamSynchronize;t1 median of %d, and %d launches then one "
-             "sync per launch, median of %d",
+             "sync per launch, median of %d; touch floor: the same single measurement of "
+             "dt_touch <<<1,%d>>> (float4 dst[i] = src[i], %d B read + %d B written)",
              g_cuda.arch, bytes >> 20, CEIL_COPY_REPS, CEIL_COPY_WARMUP, CEIL_SYNC_REPS,
-             CEIL_QUEUE_LAUNCHES, CEIL_QUEUE_REPS);
+             CEIL_QUEUE_LAUNCHES, CEIL_QUEUE_REPS, CEIL_TOUCH_THREADS, CEIL_TOUCH_THREADS * 16,
+             CEIL_TOUCH_THREADS * 16);
 done:
-    free(image);
     if (mod) cuModuleUnload(mod);
+    if (tmod) cuModuleUnload(tmod);
+    if (tsrc) cuMemFree(tsrc);
+    if (tdst) cuMemFree(tdst);
     if (src) cuMemFree(src);
     if (dst) cuMemFree(dst);
     if (ev0) cuEventDestroy(ev0);

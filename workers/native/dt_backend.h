@@ -51,6 +51,8 @@ typedef struct dt_ceilings {
     int64_t copy_bytes;           /* size of one copy's source (= its destination) */
     double launch_sync_floor_us;  /* one empty call: sync; t0; call; sync; t1 (median) */
     double launch_queue_floor_us; /* per call of many empty calls back to back, one sync */
+    double launch_sync_touch_floor_us; /* one call that reads and writes 512 bytes (CUDA:
+                                          dt_touch <<<1,32>>>), timed like the sync floor */
     char method[512];             /* how these were measured, one line */
 } dt_ceilings;
 

@@ -559,10 +559,12 @@ static void do_ceilings(worker *w, json_t *req) {
         return;
     }
     c.method[sizeof c.method - 1] = '\0';
-    json_t *o = json_pack("{s:b,s:{s:f,s:I,s:f,s:f,s:s}}", "ok", 1, "ceilings", "copy_gbps",
+    json_t *o = json_pack("{s:b,s:{s:f,s:I,s:f,s:f,s:f,s:s}}", "ok", 1, "ceilings", "copy_gbps",
                           c.copy_gbps, "copy_bytes", (json_int_t)c.copy_bytes,
                           "launch_sync_floor_us", c.launch_sync_floor_us,
-                          "launch_queue_floor_us", c.launch_queue_floor_us, "method", c.method);
+                          "launch_queue_floor_us", c.launch_queue_floor_us,
+                          "launch_sync_touch_floor_us", c.launch_sync_touch_floor_us, "method",
+                          c.method);
     if (!o) {
         emit_error("ceilings: internal: cannot encode the answer");
         return;
