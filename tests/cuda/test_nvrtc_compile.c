@@ -6,6 +6,8 @@
  * the entry. Also checks that a broken source fails with the NVRTC log in the error.
  * gemm is compiled in both variants (DUALTIME_GEMM_VARIANT=v1 gemm.cu, v2 gemm_v2.cu,
  * the default when unset) and with DUALTIME_GEMM_BK=16; a bad variant name must fail.
+ * The launch geometry of small row/elementwise problems (fill, DUALTIME_LAUNCH_FILL,
+ * DUALTIME_ROW_TPR) is checked through the plan summary; bad values must be refused.
  * Needs NVRTC only (no GPU, no libcuda). Run: ./test_nvrtc_compile [-v] */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 #include <nvrtc.h>
@@ -126,6 +128,43 @@ int main(int argc, char **argv) {
             }
         }
     }
+    /* small problems fill the SMs (few rows longer than 128: a 128-thread block per row,
+     * else fewer warps per block; elementwise: one item per thread);
+     * DUALTIME_LAUNCH_FILL=0 gives the v1 geometry; DUALTIME_ROW_TPR forces threads per row */
+    unsetenv("DUALTIME_LAUNCH_FILL");
+    unsetenv("DUALTIME_ROW_TPR");
+    static const struct { dt_op op; int64_t m, n; const char *fill, *tpr, *expect; } geo[] = {
+        {DT_OP_RMSNORM, 128, 1024, NULL, NULL, "block-per-row grid=128 block=128 "},
+        {DT_OP_SOFTMAX, 17, 257, NULL, NULL, "block-per-row grid=17 block=128 "},
+        {DT_OP_SOFTMAX, 1, 127, NULL, NULL, "warp-per-row grid=1 block=32 "},
+        {DT_OP_SUM, 100, 128, NULL, NULL, "warp-per-row grid=100 block=32 "},
+        {DT_OP_LAYERNORM, 8192, 1024, NULL, NULL, "warp-per-row grid=1024 block=256 "},
+        {DT_OP_LAYERNORM, 1024, 1024, NULL, NULL, "block-per-row grid=1024 block=128 "},
+        {DT_OP_LAYERNORM, 1056, 1024, NULL, NULL, "warp-per-row grid=132 block=256 "},
+        {DT_OP_LAYERNORM, 1048, 1024, NULL, NULL, "block-per-row grid=1048 block=128 "},
+        {DT_OP_RMSNORM, 128, 1024, "1", "32", "warp-per-row grid=128 block=32 "},
+        {DT_OP_ADD, 128, 1024, NULL, NULL, "grid=128 block=256 items/thread=1 "},
+        {DT_OP_GELU_ADD, 1024, 4096, NULL, NULL, "grid=1024 block=256 items/thread=4 "},
+        {DT_OP_RMSNORM, 128, 1024, "0", NULL, "warp-per-row grid=16 block=256 "},
+        {DT_OP_ADD, 128, 1024, "0", NULL, "grid=32 block=256 items/thread=4 "},
+        {DT_OP_SOFTMAX, 128, 1024, NULL, "128", "block-per-row grid=128 block=128 "},
+        {DT_OP_CROSS_ENTROPY, 64, 4096, NULL, "32", "warp-per-row grid=64 block=32 "},
+        {DT_OP_SUM, 128, 1024, "1", "256", "block-per-row grid=128 block=256 "},
+    };
+    for (size_t i = 0; i < sizeof geo / sizeof geo[0]; i++) {
+        if (geo[i].fill) setenv("DUALTIME_LAUNCH_FILL", geo[i].fill, 1);
+        if (geo[i].tpr) setenv("DUALTIME_ROW_TPR", geo[i].tpr, 1);
+        g_expect = geo[i].expect;
+        /* row geometry does not depend on alignment; elementwise items count float4s
+         * only when contiguous (views are scalar), so those are checked contiguous */
+        const int elementwise = geo[i].op == DT_OP_ADD || geo[i].op == DT_OP_GELU_ADD;
+        for (int views = 0; views < (elementwise ? 1 : 2); views++)
+            compile_case(geo[i].op, geo[i].m, geo[i].n, 0, views, "sm_90", hdr);
+        g_expect = NULL;
+        unsetenv("DUALTIME_LAUNCH_FILL");
+        unsetenv("DUALTIME_ROW_TPR");
+    }
+
     /* PTX path */
     compile_case(DT_OP_SOFTMAX, 17, 257, 0, 1, "compute_90", hdr);
     compile_case(DT_OP_GEMM, 127, 193, 61, 0, "compute_90", hdr);
@@ -135,10 +174,16 @@ int main(int argc, char **argv) {
 
     /* a bad variant name (or K-step) must be refused by the plan */
     {
-        static const char *bad[][2] = {{"DUALTIME_GEMM_VARIANT", "v3"}, {"DUALTIME_GEMM_BK", "12"}};
-        for (int i = 0; i < 2; i++) {
+        static const char *bad[][2] = {{"DUALTIME_GEMM_VARIANT", "v3"}, {"DUALTIME_GEMM_BK", "12"},
+                                       {"DUALTIME_LAUNCH_FILL", "yes"},
+                                       {"DUALTIME_ROW_TPR", "48"}, {"DUALTIME_ROW_TPR", "2048"},
+                                       {"DUALTIME_ROW_TPR", "64x"}};
+        for (int i = 0; i < (int)(sizeof bad / sizeof bad[0]); i++) {
             dt_case_layout L;
-            dt_layout_make(&L, DT_OP_GEMM, 4096, 4096, 4096, 0);
+            if (i < 2)
+                dt_layout_make(&L, DT_OP_GEMM, 4096, 4096, 4096, 0);
+            else
+                dt_layout_make(&L, DT_OP_SOFTMAX, 128, 1024, 0, 0);
             dt_cuda_plan p;
             setenv(bad[i][0], bad[i][1], 1);
             dt_status st = dt_cuda_plan_make(&L, "sm_90", 132, &p, &err);

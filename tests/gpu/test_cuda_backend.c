@@ -261,8 +261,9 @@ int main(int argc, char **argv) {
     const int quick = getenv("DUALTIME_GPU_TEST_QUICK") != NULL;
 
     static const int64_t rows[][2] = {{1, 127}, {17, 257}, {128, 1024}, {1024, 4096}, {8192, 8192}};
+    /* 1537x1539x131: v2's 128x128 tile (BK=16) with tails in M, N and K */
     static const int64_t gemms[][3] = {{127, 193, 61}, {513, 257, 129}, {1024, 1024, 1024},
-                                       {4096, 4096, 4096}};
+                                       {1537, 1539, 131}, {4096, 4096, 4096}};
     for (int op = 0; op < DT_OP_COUNT; op++) {
         const dt_op_info *info = dt_op_get((dt_op)op);
         if (!op_selected(info->name)) continue;

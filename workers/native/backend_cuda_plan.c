@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "backend_cuda_check.h"
@@ -30,6 +31,20 @@ static int64_t pow2_ceil(int64_t x) {
     int64_t p = 1;
     while (p < x) p <<= 1;
     return p;
+}
+
+/* DUALTIME_LAUNCH_FILL=1 (default) or 0: whether small row and elementwise problems
+ * shrink their blocks to occupy more SMs (docs/perf.md, "small shapes"); 0 is the v1
+ * geometry, kept so both can be timed in one device run. */
+static dt_status launch_fill_choice(int *fill, dt_err *err) {
+    const char *v = getenv("DUALTIME_LAUNCH_FILL");
+    *fill = 1;
+    if (!v || !*v) return DT_OK;
+    if (strcmp(v, "0") == 0)
+        *fill = 0;
+    else if (strcmp(v, "1") != 0)
+        return dt_fail(err, DT_EINVAL, "DUALTIME_LAUNCH_FILL=%s: expected 0 or 1", v);
+    return DT_OK;
 }
 
 static const char *k_source_names[DT_OP_COUNT] = {
@@ -144,11 +159,22 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
     const int vec = aligned ? 4 : 1;
     add_opt(p, "-DVEC=%d", vec);
 
+    int fill = 1;
+    dt_status fst = launch_fill_choice(&fill, err);
+    if (fst != DT_OK) return fst;
+
     if (L->op == DT_OP_ADD || L->op == DT_OP_GELU_ADD) {
-        const int block = 256, items = 4;
+        const int block = 256;
+        int items = 4;
+        int64_t total = m * (n / vec);
+        /* fill: fewer items per thread while the grid would leave SMs idle, so a small
+         * problem is spread over as many SMs as it has blocks' worth of work (one load
+         * round trip per thread instead of four) */
+        while (fill && items > 1 &&
+               (total + (int64_t)block * items - 1) / ((int64_t)block * items) < sm_count)
+            items /= 2;
         add_opt(p, "-DBLOCK=%d", block);
         add_opt(p, "-DITEMS=%d", items);
-        int64_t total = m * (n / vec);
         int64_t blocks = (total + (int64_t)block * items - 1) / ((int64_t)block * items);
         if (blocks > 0x7fffffffLL) return dt_fail(err, DT_EINVAL, "grid too large");
         set_launch(p, (unsigned)blocks, 1, block);
@@ -161,18 +187,40 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
         return DT_OK;
     }
 
-    /* Row ops: a warp per row for rows up to 1024, else a block per row sized so each
-     * thread holds at most 16 floats of the row (up to 1024 threads). Rows that do not
-     * fit 32 floats per thread in registers take the multi-pass path over global. */
+    /* Row ops: a warp per row for rows up to 1024 (a 128-thread block per row when there
+     * are few rows longer than 128), else a block per row sized so each thread holds at
+     * most 16 floats of the row (up to 1024 threads). Rows that do not fit 32 floats per
+     * thread in registers take the multi-pass path over global. */
     int tpr, block;
-    if (n <= 1024) {
+    if (n <= 1024 && fill && n > 128 && (m + 7) / 8 < sm_count) {
+        /* fill, few rows of 129..1024: a 128-thread block per row, so each row is spread
+         * over 4 warps and the grid over M SMs (H200, 128x1024 softmax: 2.43 -> 1.52 us
+         * per kernel against 128 one-warp blocks; docs/perf.md, "Small shapes") */
+        tpr = block = 128;
+    } else if (n <= 1024) {
         tpr = 32;
-        block = 256;
+        int rpb = 8; /* rows (warps) per block */
+        /* fill: fewer rows per block while the grid would leave SMs idle (1x127: one
+         * one-warp block instead of one block of 8 warps, 7 of them idle) */
+        while (fill && rpb > 1 && (m + rpb - 1) / rpb < sm_count) rpb /= 2;
+        block = 32 * rpb;
     } else {
         int64_t t = pow2_ceil((n + 15) / 16);
         if (t < 64) t = 64;
         if (t > 1024) t = 1024;
         tpr = block = (int)t;
+    }
+    const char *tpr_env = getenv("DUALTIME_ROW_TPR");
+    if (tpr_env && *tpr_env) {
+        char *end = NULL;
+        long t = strtol(tpr_env, &end, 10);
+        if (*end || t < 32 || t > 1024 || (t & (t - 1)))
+            return dt_fail(err, DT_EINVAL,
+                           "DUALTIME_ROW_TPR=%s: expected a power of two in 32..1024", tpr_env);
+        if (t != tpr) {
+            tpr = (int)t;
+            block = (int)t; /* 32: a warp per row, one row per block */
+        }
     }
     const int64_t per = (n + (int64_t)tpr * vec - 1) / ((int64_t)tpr * vec);
     const int inreg = L->op != DT_OP_SUM && per * vec <= 32;
