@@ -60,6 +60,8 @@ static const char *k_usage =
     "  --samples N             samples per scope (default 9)\n"
     "  --sample-ms MS          target duration of one batch sample (default 20)\n"
     "  --warmup-ms MS          warmup per framework and case (default 150)\n"
+    "  --prime N               untimed calls right before every timed sample, in the same\n"
+    "                          request (default 1, 0..16; docs/protocol.md, Priming)\n"
     "  --rounds N              repeat the plan, order rotated and reversed (default 1)\n"
     "  --seed N                input seed (default 1)\n"
     "  --threads N             CPU threads of both frameworks (default min(8, cores))\n"
@@ -236,7 +238,7 @@ static int cmd_compare(int argc, char **argv) {
 typedef struct run_args {
     const char *output, *backends, *operations, *row_shapes, *gemm_shapes, *python;
     const char *candidate_cmd, *baseline_cmd;
-    long long samples, rounds, seed, threads;
+    long long samples, rounds, seed, threads, prime;
     double sample_ms, warmup_ms, timeout_s;
     int quick, views, device_timing, capture_sources, quiet, probe_kind;
 } run_args;
@@ -288,9 +290,10 @@ static json_t *settings_json(const run_args *a, const char *backend, const char 
     for (int i = 0; i < DT_OP_COUNT; i++)
         if (ops[i]) json_array_append_new(opl, json_string(dt_op_get((dt_op)i)->name));
     return json_pack(
-        "{s:s,s:s,s:o,s:I,s:f,s:f,s:I,s:I,s:b,s:I,s:f,s:b,s:b,s:s,s:b,s:I,s:I,s:{s:I,s:I}}",
+        "{s:s,s:s,s:o,s:I,s:f,s:f,s:I,s:I,s:I,s:b,s:I,s:f,s:b,s:b,s:s,s:b,s:I,s:I,s:{s:I,s:I}}",
         "backend", backend, "backend_choice", choice, "operations", opl, "samples",
-        (json_int_t)a->samples, "sample_ms", a->sample_ms, "warmup_ms", a->warmup_ms, "rounds",
+        (json_int_t)a->samples, "sample_ms", a->sample_ms, "warmup_ms", a->warmup_ms, "prime",
+        (json_int_t)a->prime, "rounds",
         (json_int_t)a->rounds, "seed", (json_int_t)a->seed, "input_views", a->views, "threads",
         (json_int_t)a->threads, "timeout_s", a->timeout_s, "quick", a->quick, "device_timing",
         a->device_timing, "probe_kind", a->probe_kind ? "serialized" : "concurrent",
@@ -318,10 +321,11 @@ static int cmd_run(int argc, char **argv, int full_argc, char **full_argv, json_
     a.threads = ncpu > 8 ? 8 : (ncpu > 0 ? ncpu : 1);
     a.sample_ms = 20;
     a.warmup_ms = 150;
+    a.prime = 1;
     a.timeout_s = 180;
     enum { O_OUT = 1000, O_BACK, O_OPS, O_ROWS, O_GEMM, O_VIEWS, O_SAMPLES, O_SMS, O_WMS,
            O_CAP, O_QUICK, O_THREADS, O_TIMEOUT, O_SEED, O_ROUNDS, O_DEV, O_PROBE, O_PY,
-           O_CAND, O_BASE, O_QUIET, O_HELP };
+           O_CAND, O_BASE, O_QUIET, O_PRIME, O_HELP };
     static const struct option opts[] = {
         {"output", required_argument, 0, O_OUT},        {"backends", required_argument, 0, O_BACK},
         {"operations", required_argument, 0, O_OPS},    {"row-shapes", required_argument, 0, O_ROWS},
@@ -335,6 +339,7 @@ static int cmd_run(int argc, char **argv, int full_argc, char **full_argv, json_
         {"candidate-worker", required_argument, 0, O_CAND},
         {"baseline-worker", required_argument, 0, O_BASE},
         {"quiet", no_argument, 0, O_QUIET},             {"help", no_argument, 0, O_HELP},
+        {"prime", required_argument, 0, O_PRIME},
         {0, 0, 0, 0}};
     opterr = 0;
     optind = 1;
@@ -356,6 +361,9 @@ static int cmd_run(int argc, char **argv, int full_argc, char **full_argv, json_
             break;
         case O_WMS:
             if (parse_double("--warmup-ms", optarg, 0, 600000, &a.warmup_ms)) return EXIT_BAD;
+            break;
+        case O_PRIME:
+            if (parse_long("--prime", optarg, 0, 16, &a.prime)) return EXIT_BAD;
             break;
         case O_CAP: a.capture_sources = 1; break;
         case O_QUICK: a.quick = 1; break;
@@ -668,6 +676,7 @@ static int cmd_run(int argc, char **argv, int full_argc, char **full_argv, json_
     cfg.samples = (int)a.samples;
     cfg.sample_ms = a.sample_ms;
     cfg.warmup_ms = a.warmup_ms;
+    cfg.prime = (int)a.prime;
     cfg.rounds = (int)a.rounds;
     cfg.seed = (uint64_t)a.seed;
     cfg.threads = (int)a.threads;

@@ -58,6 +58,7 @@ typedef struct run_ctx {
     int cases_done, cases_total;
     int64_t t_start_ns;
     const char *current;
+    int floor_off;      /* the candidate worker has no floor call: asked no more */
 } run_ctx;
 
 dt_status dt_worker_start_hello(dt_worker *w, double timeout_s, json_t **hello, dt_err *err) {
@@ -279,21 +280,65 @@ static dt_status fw_calibrate(run_ctx *c, fw_case *f) {
     return DT_OK;
 }
 
+/* One floor sample (docs/protocol.md, "floor": the candidate worker's empty call, primed
+ * like a sample) into cases[].floor.samples, paired by (round, index) with the single
+ * samples that follow it. A worker without a floor call answers ok:false: that is
+ * recorded once (results.floor_unavailable) and no more are asked for in this run. */
+static void take_floor_sample(run_ctx *c, json_t *cj, fw_case *f, int round, int i) {
+    if (c->floor_off || !f->ok || !dt_worker_alive(f->w)) return;
+    json_t *req = json_pack("{s:s,s:I,s:i}", "cmd", "floor", "reps", (json_int_t)1, "prime",
+                            c->cfg->prime);
+    json_t *resp = NULL;
+    dt_err e;
+    progress(c, f->id, "floor samples");
+    dt_status st = dt_worker_call(f->w, req, c->cfg->timeout_s, &resp, &e);
+    json_decref(req);
+    json_t *ns = st == DT_OK ? json_object_get(resp, "host_ns") : NULL;
+    if (st == DT_OK && (!json_is_integer(ns) || json_integer_value(ns) <= 0)) {
+        st = dt_fail(&e, DT_EWORKER, "worker answered floor without a positive integer host_ns");
+    }
+    if (st != DT_OK) {
+        if (!dt_worker_alive(f->w)) {
+            fw_fail(f, "floor sample", e.msg);
+        } else {
+            c->floor_off = 1;
+            char line[DT_ERR_LEN + 64];
+            snprintf(line, sizeof line, "%s worker: %s", f->id, e.msg);
+            json_object_set_new(c->results, "floor_unavailable", json_string(line));
+        }
+        json_decref(resp);
+        return;
+    }
+    json_t *fl = json_object_get(cj, "floor");
+    if (!json_is_object(fl)) {
+        fl = json_pack("{s:s,s:[]}", "worker", f->id, "samples");
+        json_object_set_new(cj, "floor", fl);
+    }
+    json_array_append_new(json_object_get(fl, "samples"),
+                          json_pack("{s:f,s:i,s:i,s:I}", "us",
+                                    (double)json_integer_value(ns) / 1e3, "round", round, "index",
+                                    i, "position", (json_int_t)c->position++));
+    json_decref(resp);
+}
+
 /* Takes samples of one scope for both frameworks in ABBA order. flip reverses the
- * starting framework (alternate rounds). single: one call per sample. */
-static void take_samples(run_ctx *c, fw_case fw[2], int round, int flip, int single) {
+ * starting framework (alternate rounds). single: one call per sample, each pair of them
+ * preceded by a floor sample on the candidate's worker. */
+static void take_samples(run_ctx *c, json_t *cj, fw_case fw[2], int round, int flip,
+                         int single) {
     const char *scope = single ? "e2e_single" : "e2e_batch";
     for (int i = 0; i < c->cfg->samples; i++) {
+        if (single) take_floor_sample(c, cj, &fw[0], round, i);
         int first = ((i & 1) ^ flip) ? 1 : 0;
         for (int j = 0; j < 2; j++) {
             fw_case *f = &fw[first ^ j];
             if (!f->ok) continue;
             progress(c, f->id, single ? "single samples" : "batch samples");
             int64_t reps = single ? 1 : f->reps, ns = 0;
-            /* one untimed call right before, in the same request: on a GPU shared by two
-             * worker processes it takes the context switch away from the sample
-             * (docs/protocol.md, "Priming") */
-            if (fw_run_primed(c, f, scope, reps, 1, &ns) != DT_OK) continue;
+            /* untimed calls right before (--prime, default 1), in the same request: on a
+             * GPU shared by two worker processes they take the context switch away from
+             * the sample (docs/protocol.md, "Priming") */
+            if (fw_run_primed(c, f, scope, reps, c->cfg->prime, &ns) != DT_OK) continue;
             json_t *arr = json_object_get(json_object_get(f->impl, "samples"), scope);
             json_array_append_new(
                 arr, json_pack("{s:f,s:I,s:i,s:i,s:I}", "us", (double)ns / 1e3 / (double)reps,
@@ -405,7 +450,7 @@ static dt_status fw_device(run_ctx *c, fw_case *f, int probe, int64_t reps, json
                                      probe ? "probe" : "control", "reps", (json_int_t)reps,
                                      "capacity", (json_int_t)(reps * 16 + 64), "probe_kind",
                                      c->cfg->probe_kind ? "serialized" : "concurrent", "prime",
-                                     1),
+                                     c->cfg->prime),
                            &resp);
     f->w = saved;
     if (st != DT_OK) return st;
@@ -677,8 +722,8 @@ static void run_case(run_ctx *c, const dt_case_spec *spec, int round, int flip) 
     /* clocks bracket the timed part; warmup and calibration just ran the GPU, so both
      * snapshots see working clocks, not the idle clocks of the pause between cases */
     if (cfg->clocks) clocks_before = dt_clocks_read(cfg->clocks);
-    take_samples(c, fw, round, flip, 0);
-    take_samples(c, fw, round, flip, 1);
+    take_samples(c, cj, fw, round, flip, 0);
+    take_samples(c, cj, fw, round, flip, 1);
 
     if (cfg->device_timing) {
         for (int i = 0; i < 2; i++) {
@@ -756,6 +801,10 @@ static int64_t next_position(json_t *results) {
     json_t *cj, *arr, *smp, *impl;
     const char *k, *scope;
     json_array_foreach(json_object_get(results, "cases"), i, cj) {
+        json_array_foreach(json_object_get(json_object_get(cj, "floor"), "samples"), j, smp) {
+            int64_t p = json_integer_value(json_object_get(smp, "position"));
+            if (p > best) best = p;
+        }
         json_object_foreach(json_object_get(cj, "impl"), k, impl) {
             json_object_foreach(json_object_get(impl, "samples"), scope, arr) {
                 json_array_foreach(arr, j, smp) {
@@ -800,7 +849,9 @@ static void set_finished(json_t *results) {
 dt_status dt_run_plan(const dt_run_config *cfg, dt_worker *workers[4], json_t *results,
                       int *any_invalid, dt_err *err) {
     run_ctx c = {cfg, workers, results, next_position(results), 0,
-                 cfg->plan.count * cfg->rounds, dt_now_ns(), NULL};
+                 cfg->plan.count * cfg->rounds, dt_now_ns(), NULL,
+                 /* a resumed run keeps not asking a worker that had no floor call */
+                 json_object_get(results, "floor_unavailable") != NULL};
     *any_invalid = 0;
     int n = cfg->plan.count;
     for (int round = 0; round < cfg->rounds; round++) {

@@ -24,6 +24,7 @@ typedef struct dt_run_config {
     dt_plan plan;
     int samples;
     double sample_ms, warmup_ms;
+    int prime;              /* untimed calls before each timed sample, same request (0..16) */
     int rounds;
     uint64_t seed;
     int threads;

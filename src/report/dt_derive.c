@@ -115,7 +115,10 @@ dt_status dt_derive_roles(const json_t *results, const char **candidate_id,
 }
 
 double *dt_derive_scope_us(const json_t *cas, const char *fw_id, const char *scope, size_t *n) {
-    const json_t *arr = scope_samples(cas, fw_id, scope);
+    return dt_derive_array_us(scope_samples(cas, fw_id, scope), n);
+}
+
+double *dt_derive_array_us(const json_t *arr, size_t *n) {
     *n = 0;
     if (!arr || json_array_size(arr) == 0)
         return NULL;
@@ -482,9 +485,7 @@ static const char *str_or(const json_t *o, const char *key, const char *dflt) {
  * ceilings (results.environment.ceilings) and the p50s just derived into `so`: per
  * framework the control_batch p50 (device time) when present, else the e2e_batch p50
  * (host time); achieved GB/s = fewest bytes / time, % of the copy ceiling (memory-bound
- * ops), TFLOP/s; and for small cases single-call E2E p50 over the launch+sync floor
- * (and over the touch floor, launch_sync_touch_floor_us, when the ceilings have one).
- * Nothing is written when the ceilings have no copy_gbps or the case has no known op. */
+ * ops), TFLOP/s. Nothing is written when the ceilings have no copy_gbps or the case has no known op. */
 static void derive_roofline(const derive_ctx *cx, const json_t *ceil, const json_t *cas,
                             const json_t *so, json_t *derived) {
     double copy = jnum(ceil, "copy_gbps", NAN);
@@ -530,27 +531,78 @@ static void derive_roofline(const derive_ctx *cx, const json_t *ceil, const json
         json_object_set_new(impl, ids[f], e);
     }
     json_object_set_new(rl, "impl", impl);
+    json_object_set_new(derived, "roofline", rl);
+}
+
+/* cases[].derived.e2e_floor of one valid small case (M*N <= DT_DERIVE_SMALL_ELEMS;
+ * docs/results-format.md): per framework the single-call E2E p50 over the floor. With
+ * the case's own floor samples (cases[].floor, paired by round and index with the single
+ * samples) the multiple is the median of the paired ratios with its bootstrap interval;
+ * else the single p50 over the run's launch_sync_floor_us (environment.ceilings). Also
+ * over the touch floor when the ceilings have one. Nothing when neither floor exists. */
+static void derive_e2e_floor(const derive_ctx *cx, const json_t *ceil, const json_t *cas,
+                             const json_t *so, json_t *derived) {
+    const json_t *jm = json_object_get(cas, "m"), *jn = json_object_get(cas, "n");
+    if (!json_is_integer(jm) || !json_is_integer(jn))
+        return;
+    int64_t m = json_integer_value(jm), n = json_integer_value(jn);
+    if (m < 1 || n < 1)
+        return;
+    const char *ids[2] = {cx->cand, cx->base};
     double floor_us = jnum(ceil, "launch_sync_floor_us", NAN);
     double touch_us = jnum(ceil, "launch_sync_touch_floor_us", NAN); /* optional */
     int touch = isfinite(touch_us) && touch_us > 0;
-    if (isfinite(floor_us) && floor_us > 0 && m * n <= DT_DERIVE_SMALL_ELEMS) {
+    /* the case's own floor samples (cases[].floor), when the run took them */
+    const json_t *fsamp = jpath2(json_object_get(cas, "floor"), "samples", NULL);
+    size_t nf = 0;
+    double *fv = dt_derive_array_us(fsamp, &nf);
+    double case_floor = nf ? dt_stats_median(fv, nf) : NAN;
+    free(fv);
+    int paired = isfinite(case_floor) && case_floor > 0;
+    if (((isfinite(floor_us) && floor_us > 0) || paired) && m * n <= DT_DERIVE_SMALL_ELEMS) {
         json_t *ef = json_object();
-        json_object_set_new(ef, "floor_us", json_real(floor_us));
+        json_object_set_new(ef, "floor_us", jreal(floor_us));
+        json_object_set_new(ef, "floor_source", json_string(paired ? "paired" : "ceilings"));
+        if (paired)
+            json_object_set_new(ef, "case_floor_us", json_real(case_floor));
         if (touch)
             json_object_set_new(ef, "touch_floor_us", json_real(touch_us));
+        const char *cid = json_string_value(json_object_get(cas, "id"));
         for (int f = 0; f < 2; f++) {
             double single = jnum(jpath2(jpath2(so, "e2e_single", NULL), ids[f], NULL), "p50", NAN);
             if (!(isfinite(single) && single > 0))
                 continue;
-            json_t *e = json_pack("{s:f,s:f}", "single_us", single, "over_floor",
-                                  single / floor_us);
+            json_t *e = json_pack("{s:f}", "single_us", single);
+            if (paired) {
+                /* median of the paired ratios single / floor sample (same round and
+                 * index), with its bootstrap interval */
+                double *su = NULL, *fu = NULL;
+                size_t skipped = 0;
+                size_t np = pair_by_key(scope_samples(cas, ids[f], "e2e_single"), fsamp, &su,
+                                        &fu, &skipped);
+                dt_interval iv;
+                dt_err e2;
+                char scope[96];
+                snprintf(scope, sizeof scope, "e2e_floor/%s", ids[f]);
+                if (np > 0 &&
+                    dt_stats_paired_ratio_interval(su, fu, np, cx->resamples,
+                                                   dt_derive_scope_seed(cx->seed, cid ? cid : "",
+                                                                        scope),
+                                                   &iv, &e2) == DT_OK) {
+                    json_object_set_new(e, "over_floor", jreal(iv.median));
+                    json_object_set_new(e, "over_floor_ratio", interval_json(&iv, skipped));
+                }
+                free(su);
+                free(fu);
+            } else {
+                json_object_set_new(e, "over_floor", json_real(single / floor_us));
+            }
             if (touch)
                 json_object_set_new(e, "over_touch_floor", json_real(single / touch_us));
             json_object_set_new(ef, ids[f], e);
         }
-        json_object_set_new(rl, "e2e_floor", ef);
+        json_object_set_new(derived, "e2e_floor", ef);
     }
-    json_object_set_new(derived, "roofline", rl);
 }
 
 dt_status dt_derive(json_t *results, dt_err *err) {
@@ -600,8 +652,10 @@ dt_status dt_derive(json_t *results, dt_err *err) {
                 }
             }
         }
-        if (valid)
+        if (valid) {
             derive_roofline(&cx, ceil, cas, so, derived);
+            derive_e2e_floor(&cx, ceil, cas, so, derived);
+        }
         if (valid && !has_e2e)
             reasons_add(&cx.smoke, "%s: no e2e_batch samples", case_id);
         if (valid && is_cuda && !has_control)

@@ -44,6 +44,9 @@ dt_status dt_derive_roles(const json_t *results, const char **candidate_id,
 double *dt_derive_scope_us(const json_t *cas, const char *fw_id, const char *scope,
                            size_t *n);
 
+/* The same for any array of samples (e.g. cases[].floor.samples); arr may be NULL. */
+double *dt_derive_array_us(const json_t *arr, size_t *n);
+
 /* Bootstrap settings of a results object: settings.bootstrap.{resamples, seed}, or the
  * defaults of dt_stats.h when absent. */
 void dt_derive_bootstrap_settings(const json_t *results, unsigned *resamples,

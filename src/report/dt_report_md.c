@@ -50,9 +50,9 @@ static void md_text(FILE *o, const char *s) {
     }
 }
 
-/* "0.602 [0.581, 0.623]" from derived ratio, or "—". */
-static void ratio_cell(FILE *o, const json_t *so) {
-    const json_t *r = dt_jget(so, "ratio");
+/* "0.602 [0.581, 0.623]" from a derived interval object (median, ci_low, ci_high,
+ * pairs), or "—". */
+static void interval_cell(FILE *o, const json_t *r) {
     dt_numbuf a, b, c;
     if (!r) {
         fputs("—", o);
@@ -65,6 +65,9 @@ static void ratio_cell(FILE *o, const json_t *so) {
         fprintf(o, "%s [no interval: %lld pairs]", dt_fratio(a, dt_jnum(r, "median")),
                 (long long)json_integer_value(dt_jget(r, "pairs")));
 }
+
+/* The derived ratio of a scope. */
+static void ratio_cell(FILE *o, const json_t *so) { interval_cell(o, dt_jget(so, "ratio")); }
 
 static void verdict_cell(FILE *o, const json_t *so) {
     const char *v = dt_jstr(so, "verdict", NULL);
@@ -557,13 +560,52 @@ static void sec_roofline(FILE *o, const json_t *r, const json_t *cases, const ch
         }
     }
     fputs("\n", o);
-    if (!(isfinite(floor_us) && floor_us > 0))
+}
+
+/* E2E floor (docs/results-format.md): small cases' single-call E2E over the floor, the
+ * case's own paired floor samples when the run took them, else the ceilings' floor. */
+static void sec_e2e_floor(FILE *o, const json_t *r, const json_t *cases, const char *ids[2]) {
+    const json_t *ceil = dt_jget(dt_jget(r, "environment"), "ceilings");
+    double floor_us = dt_jnum(ceil, "launch_sync_floor_us");
+    double touch_us = dt_jnum(ceil, "launch_sync_touch_floor_us");
+    dt_numbuf a, b;
+    size_t i;
+    const json_t *cs;
+    int paired = 0; /* some case measured its own floor (cases[].floor) */
+    json_array_foreach(cases, i, cs) {
+        const json_t *ef = dt_jget(dt_jget(cs, "derived"), "e2e_floor");
+        paired |= strcmp(dt_jstr(ef, "floor_source", ""), "paired") == 0;
+    }
+    if (!(isfinite(floor_us) && floor_us > 0) && !paired) {
+        if (dt_jget(r, "floor_unavailable")) {
+            fputs("## E2E floor\n\nNo floor was measured: no ceilings, and no per-case floor "
+                  "samples: ", o);
+            md_text(o, dt_jstr(r, "floor_unavailable", ""));
+            fputs(".\n\n", o);
+        }
         return;
-    fprintf(o, "### E2E floor\n\nLaunch+sync floor: **%s µs**, the host time of one "
-               "synchronized empty call (CUDA: an empty kernel; CPU: an empty function "
-               "call), the least a single-call E2E can take on this machine. Small cases "
-               "(M·N ≤ 131072): single-call E2E p50 and its multiple of the floor.\n\n",
-            dt_fnum(a, floor_us));
+    }
+    fputs("## E2E floor\n\n", o);
+    if (isfinite(floor_us) && floor_us > 0)
+        fprintf(o, "Launch+sync floor: **%s µs**, the host time of one "
+                   "synchronized empty call (CUDA: an empty kernel; CPU: an empty function "
+                   "call), the least a single-call E2E can take on this machine. ",
+                dt_fnum(a, floor_us));
+    fputs("Small cases (M·N ≤ 131072): single-call E2E p50 and its multiple of the floor.",
+          o);
+    if (paired)
+        fputs(" Each case measured its own floor: before every pair of single-call samples "
+              "the candidate's worker timed one synchronized empty call, primed like the "
+              "samples (docs/protocol.md, `floor`); \"floor p50\" is their median and "
+              "\"/ floor\" the median of the paired ratios single / floor sample with its 95% "
+              "interval, so that drift between the floor and the samples cancels.",
+              o);
+    if (dt_jget(r, "floor_unavailable")) {
+        fputs(" No per-case floor samples: ", o);
+        md_text(o, dt_jstr(r, "floor_unavailable", ""));
+        fputs(".", o);
+    }
+    fputs("\n\n", o);
     /* optional (older results lack it): the touch floor and a column per framework */
     int touch = isfinite(touch_us) && touch_us > 0;
     if (touch)
@@ -573,32 +615,52 @@ static void sec_roofline(FILE *o, const json_t *r, const json_t *cases, const ch
                    "the \"/ touch floor\" columns are single-call E2E p50 over it.\n\n",
                 dt_fnum(a, touch_us));
     fputs("| Case |", o);
+    int ncol = 1;
+    if (paired) {
+        fputs(" floor p50 µs |", o);
+        ncol++;
+    }
     for (int f = 0; f < 2; f++) {
         head_fw(o, ids[f], "single p50 µs");
         head_fw(o, ids[f], "/ floor");
-        if (touch)
+        ncol += 2;
+        if (touch) {
             head_fw(o, ids[f], "/ touch floor");
+            ncol++;
+        }
     }
-    fputs(touch ? "\n|---|---:|---:|---:|---:|---:|---:|\n" : "\n|---|---:|---:|---:|---:|\n", o);
+    fputs("\n|---|", o);
+    for (int k = 1; k < ncol; k++)
+        fputs("---:|", o);
+    fputs("\n", o);
     size_t rows = 0;
     json_array_foreach(cases, i, cs) {
-        const json_t *ef = dt_jget(dt_jget(dt_jget(cs, "derived"), "roofline"), "e2e_floor");
+        const json_t *ef = dt_jget(dt_jget(cs, "derived"), "e2e_floor");
         if (!ef || !dt_case_shown(cs))
             continue;
         fputs("| ", o);
         md_text(o, dt_jstr(cs, "id", "?"));
+        if (paired)
+            fprintf(o, " | %s", dt_fnum(a, dt_jnum(ef, "case_floor_us")));
         for (int f = 0; f < 2; f++) {
             const json_t *e = dt_jget(ef, ids[f]);
-            fprintf(o, " | %s | %s", dt_fnum(a, dt_jnum(e, "single_us")), dt_fnum(b, dt_jnum(e, "over_floor")));
+            fprintf(o, " | %s | ", dt_fnum(a, dt_jnum(e, "single_us")));
+            if (dt_jget(e, "over_floor_ratio"))
+                interval_cell(o, dt_jget(e, "over_floor_ratio"));
+            else
+                fputs(dt_fnum(b, dt_jnum(e, "over_floor")), o);
             if (touch)
                 fprintf(o, " | %s", dt_fnum(a, dt_jnum(e, "over_touch_floor")));
         }
         fputs(" |\n", o);
         rows++;
     }
-    if (rows == 0)
-        fputs(touch ? "| no small valid case | — | — | — | — | — | — |\n"
-                    : "| no small valid case | — | — | — | — |\n", o);
+    if (rows == 0) {
+        fputs("| no small valid case |", o);
+        for (int k = 1; k < ncol; k++)
+            fputs(" — |", o);
+        fputs("\n", o);
+    }
     fputs("\n", o);
 }
 
@@ -919,6 +981,7 @@ dt_status dt_report_md_write(const json_t *results, FILE *out, dt_err *err) {
     sec_device(out, cases, cand, base);
     sec_clocks(out, results, cases);
     sec_roofline(out, results, cases, ids);
+    sec_e2e_floor(out, results, cases, ids);
     sec_failures(out, cases, ids);
     int device = 0;
     for (size_t k = 2; k < dt_derive_known_scope_count; k++)

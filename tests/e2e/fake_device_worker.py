@@ -3,7 +3,8 @@
 --threads), forwards every request, claims the cuda backend (prepared as cpu underneath)
 and answers `device` from a timed `run` of the real worker with a synthetic result:
 stream_ns = the run's host_ns; a probe adds per-call kernel records named after the
-wrapped framework. FAKE_DEVICE_FAULT=probe makes every probe request fail."""
+wrapped framework. FAKE_DEVICE_FAULT=probe makes every probe request fail;
+FAKE_DEVICE_FAULT=nofloor answers `floor` like a worker that has no such request."""
 import json, os, subprocess, sys
 
 def main():
@@ -23,6 +24,8 @@ def main():
             r["worker"] = "fake-" + r.get("worker", "x")
         elif cmd == "probe_process":
             r = {"ok": True, "persistent": True, "probe_kind": req.get("probe_kind", "concurrent")}
+        elif cmd == "floor" and os.environ.get("FAKE_DEVICE_FAULT") == "nofloor":
+            r = {"ok": False, "error": "unknown cmd 'floor'"}
         elif cmd == "prepare":
             req["backend"] = "cpu"
             r = ask(req)

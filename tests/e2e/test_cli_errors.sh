@@ -26,6 +26,8 @@ expect2 "--samples: '0'" run --output "$T/o" --backends cpu --samples 0
 expect2 "--samples: '-1'" run --output "$T/o" --backends cpu --samples -1
 expect2 "--samples: 'abc'" run --output "$T/o" --backends cpu --samples abc
 expect2 "--sample-ms: '0'" run --output "$T/o" --backends cpu --sample-ms 0
+expect2 "--prime: '17'" run --output "$T/o" --backends cpu --prime 17
+expect2 "--prime: '-1'" run --output "$T/o" --backends cpu --prime -1
 expect2 "--threads: '0'" run --output "$T/o" --backends cpu --threads 0
 expect2 "--rounds: '0'" run --output "$T/o" --backends cpu --rounds 0
 expect2 "--timeout: 'x'" run --output "$T/o" --backends cpu --timeout x
@@ -73,7 +75,7 @@ vals=("" " " "$long" "$huge" "0" "-1" "-0" "1e308" "1e-320" "inf" "nan" "-nan" "
       "add,add" "x" "1x" "1x1," ",1x1" "1x1x" "1x1x1x1" "0x0" "65536x65536" "65537x1" "$many"
       "1x1,1x1" "-1x5" "1X1" "cpu,cpu" "cpu,cuda" "cuda" "CPU" "--quick" "-" "--" "=" "--output"
       "0.000001" "1e9" "4096" "1e-9")
-flags=(--backends --operations --row-shapes --gemm-shapes --samples --sample-ms --warmup-ms
+flags=(--backends --operations --row-shapes --gemm-shapes --samples --sample-ms --warmup-ms --prime
        --threads --timeout --seed --rounds --probe-kind --output --python --bogus -x --quick=1
        --input-views --capture-sources --quiet --device-timing --samples= --row-shapes=)
 base=(run --output o --quick --backends cpu --operations add --row-shapes 1x1 --samples 1

@@ -14,13 +14,14 @@ SMALL=(--backends cpu --operations add,sum,gemm --row-shapes 17x257 --gemm-shape
        --samples 3 --sample-ms 2 --warmup-ms 5 --threads 1 --quiet --python /usr/bin/python3)
 
 # 1. a clean run
-"$D" run --output "$T/clean" "${SMALL[@]}" --input-views --seed 7; rc=$?
+"$D" run --output "$T/clean" "${SMALL[@]}" --input-views --seed 7 --prime 3; rc=$?
 [ $rc -eq 0 ] && ok || no "clean run exit $rc"
 /usr/bin/python3 - "$T/clean/results.json" <<'EOP' && ok || no "clean results.json content"
 import json, sys
 r = json.load(open(sys.argv[1]))
 assert r["format"] == "dualtime-results" and r["complete"] is True
 assert r["settings"]["seed"] == 7 and r["settings"]["input_views"] is True
+assert r["settings"]["prime"] == 3
 ids = [c["id"] for c in r["cases"]]
 assert ids == ["add_17x257_view", "sum_17x257_view", "gemm_32x32x32_view"], ids
 pos = []

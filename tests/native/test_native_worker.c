@@ -3,7 +3,8 @@
  * (contiguous and strided views) prepare/upload/run(1)/download, arena check and FP64
  * reference, then run(100) again; bad requests get ok:false and the worker survives
  * them; DUALTIME_FAULT faults are caught (segv kills the worker on run, garbage answers
- * non-JSON, wrong/oob/input/short fail the checks, hang does not answer); the ceilings
+ * non-JSON, wrong/oob/input/short fail the checks, hang does not answer); the floor
+ * request (timed like run, never runs the op, refused before prepare); the ceilings
  * request (cpu numbers, cuda refused without a GPU) directly and via dt_ceilings_measure.
  * Run: ctest -R test_native_worker (or test_native_worker build/dualtime-native-worker). */
 #define _GNU_SOURCE
@@ -195,6 +196,15 @@ static void arena_free(arena *a) {
     free(a->pristine);
 }
 
+/* req must answer ok with a positive integer host_ns. */
+static void expect_host_ns(child *c, const char *req, const char *name, const char *what) {
+    json_t *o = ask(c, req);
+    CHECK(is_ok(o) && json_is_integer(json_object_get(o, "host_ns")) &&
+              json_integer_value(json_object_get(o, "host_ns")) > 0,
+          "%s %s answer", name, what);
+    json_decref(o);
+}
+
 /* Full protocol round for one case on worker c. */
 static void case_round(child *c, dt_op op, int64_t m, int64_t n, int64_t k, int views) {
     arena a;
@@ -213,11 +223,7 @@ static void case_round(child *c, dt_op op, int64_t m, int64_t n, int64_t k, int 
     }
     json_decref(o);
     expect(c, "{\"cmd\":\"upload\"}", 1, "upload");
-    o = ask(c, "{\"cmd\":\"run\",\"reps\":1}");
-    CHECK(is_ok(o) && json_is_integer(json_object_get(o, "host_ns")) &&
-              json_integer_value(json_object_get(o, "host_ns")) > 0,
-          "%s run(1) answer", name);
-    json_decref(o);
+    expect_host_ns(c, "{\"cmd\":\"run\",\"reps\":1}", name, "run(1)");
     expect(c, "{\"cmd\":\"download\"}", 1, "download");
     char msg[256];
     int64_t bad = check_case(&a.L, a.shm.base, a.pristine, msg, sizeof msg);
@@ -230,6 +236,19 @@ static void case_round(child *c, dt_op op, int64_t m, int64_t n, int64_t k, int 
     bad = check_case(&a.L, a.shm.base, a.pristine, msg, sizeof msg);
     CHECK(bad == 0, "%s %lldx%lldx%lld views=%d warm: %lld bad: %s", name, (long long)m,
           (long long)n, (long long)k, views, (long long)bad, msg);
+    /* floor: the backend's empty call in this case's setting, timed like run; it must
+     * not run the op (poisoned outputs stay poisoned, byte for byte) */
+    dt_arena_poison_outputs(&a.L, a.shm.base);
+    uint8_t *before = dt_xmalloc((size_t)a.L.total_bytes);
+    memcpy(before, a.shm.base, (size_t)a.L.total_bytes);
+    expect(c, "{\"cmd\":\"upload\"}", 1, "upload");
+    expect_host_ns(c, "{\"cmd\":\"floor\",\"reps\":3,\"prime\":2}", name, "floor");
+    expect(c, "{\"cmd\":\"floor\",\"reps\":0}", 0, "floor reps 0");
+    expect(c, "{\"cmd\":\"floor\",\"reps\":1,\"prime\":17}", 0, "floor prime 17");
+    expect(c, "{\"cmd\":\"download\"}", 1, "download");
+    CHECK(memcmp(before, a.shm.base, (size_t)a.L.total_bytes) == 0,
+          "%s: the floor call changed the arena", name);
+    free(before);
     expect(c, "{\"cmd\":\"release\"}", 1, "release");
     arena_free(&a);
 }
@@ -355,6 +374,7 @@ static void test_bad_requests(child *c) {
     arena a;
     arena_make(&a, DT_OP_ADD, 17, 257, 0, 1);
     expect(c, "{\"cmd\":\"run\",\"reps\":1}", 0, "run before prepare");
+    expect(c, "{\"cmd\":\"floor\",\"reps\":1}", 0, "floor before prepare");
     expect(c, "{\"cmd\":\"upload\"}", 0, "upload before prepare");
     expect(c, "{\"cmd\":\"download\"}", 0, "download before prepare");
     expect(c, "{\"cmd\":\"release\"}", 0, "release before prepare");

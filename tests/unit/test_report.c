@@ -558,13 +558,14 @@ static void test_roofline(void) {
     CHECK(near(roof_num(small, "torch", "copy_pct"), 100 * 5.2428 / 20.0));  /* 26.2% */
     CHECK(near(roof_num(small, "native", "tflops"), 17.0 * 257 / 6e6));
     /* E2E floor: single p50 = 3 x batch = 18 and 30 us over a 9 us floor */
-    const json_t *ef = json_object_get(rl, "e2e_floor");
+    const json_t *ef = json_object_get(json_object_get(small, "derived"), "e2e_floor");
     CHECK(ef != NULL);
     CHECK(json_number_value(json_object_get(ef, "floor_us")) == 9.0);
     CHECK(near(json_number_value(json_object_get(json_object_get(ef, "native"), "over_floor")), 2.0));
     CHECK(near(json_number_value(json_object_get(json_object_get(ef, "torch"), "single_us")), 30.0));
     /* 1024x1024 is not small: no floor row */
-    CHECK(roof_of(big) != NULL && json_object_get(roof_of(big), "e2e_floor") == NULL);
+    CHECK(roof_of(big) != NULL &&
+          json_object_get(json_object_get(big, "derived"), "e2e_floor") == NULL);
     CHECK(near(roof_num(big, "native", "gbps"), 3.0 * 1024 * 1024 * 4 / 6000.0));
     /* gemm: compute bound, TFLOP/s = 2*64^3 / 6 us, no copy percentage */
     CHECK(strcmp(json_string_value(json_object_get(roof_of(gemm), "bound")), "compute") == 0);
@@ -581,7 +582,7 @@ static void test_roofline(void) {
     CHECK(strstr(md, "| add\\_17x257 | torch | host E2E batch | 10.0 | 51.2 KiB | 5.24 | 26.2% | — |") != NULL);
     CHECK(strstr(md, "| gemm\\_64x64x64 | native | host E2E batch | 6.00 | 48.0 KiB | — | — | 0.0874 |") != NULL);
     CHECK(strstr(md, "| add\\_fail | native | FAILED |") != NULL);
-    CHECK(strstr(md, "### E2E floor") != NULL);
+    CHECK(strstr(md, "## E2E floor") != NULL);
     CHECK(strstr(md, "Launch+sync floor: **9.00 µs**") != NULL);
     CHECK(strstr(md, "| add\\_17x257 | 18.0 | 2.00 | 30.0 | 3.33 |") != NULL);
     CHECK(strstr(md, "| add\\_1024x1024 | 18.0") == NULL);
@@ -605,7 +606,7 @@ static void test_roofline(void) {
     big = fx_add_case(r, &o, "add_1024x1024", 6.0, 10.0, 0.0, 1);
     set_shape(big, "add", 1024, 1024, 0);
     CHECK_MSG(dt_derive(r, &err) == DT_OK, err.msg);
-    ef = json_object_get(roof_of(small), "e2e_floor");
+    ef = json_object_get(json_object_get(small, "derived"), "e2e_floor");
     CHECK(json_number_value(json_object_get(ef, "touch_floor_us")) == 12.0);
     CHECK(near(json_number_value(json_object_get(json_object_get(ef, "native"), "over_touch_floor")), 1.5));
     CHECK(near(json_number_value(json_object_get(json_object_get(ef, "torch"), "over_touch_floor")), 2.5));
@@ -657,6 +658,80 @@ static void test_roofline(void) {
     }
 }
 
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double sorted_median(const double *v, size_t n) {
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* Paired floor samples (cases[].floor): the E2E floor multiple is the median of the
+ * paired ratios single / floor of the same (round, index), with an interval; an unpaired
+ * floor sample is left out; no ceilings are needed; the section says how it was made. */
+static void test_paired_floor(void) {
+    fx_run o = CPU_OK;
+    json_t *r = fx_results(&o);
+    json_t *c = fx_add_case(r, &o, "add_17x257", 6.0, 10.0, 0.02, 1);
+    const json_t *singles[2] = {
+        json_object_get(json_object_get(json_object_get(json_object_get(c, "impl"), "native"),
+                                        "samples"), "e2e_single"),
+        json_object_get(json_object_get(json_object_get(json_object_get(c, "impl"), "torch"),
+                                        "samples"), "e2e_single")};
+    size_t n = json_array_size(singles[0]);
+    CHECK(n >= 5 && n <= 60);
+    /* floor sample i = native single i / (1.02 + 0.01 * ((i * 7) % n)): known ratios */
+    json_t *fs = json_array();
+    double want[2][64], fl[64];
+    for (size_t i = 0; i < n; i++) {
+        const json_t *s0 = json_array_get(singles[0], i);
+        double ratio = 1.02 + 0.01 * (double)((i * 7) % n);
+        fl[i] = json_number_value(json_object_get(s0, "us")) / ratio;
+        json_array_append_new(fs, json_pack("{s:f,s:O,s:O,s:i}", "us", fl[i], "round",
+                                            json_object_get(s0, "round"), "index",
+                                            json_object_get(s0, "index"), "position", 1000 + (int)i));
+        for (int f = 0; f < 2; f++)
+            want[f][i] = json_number_value(json_object_get(json_array_get(singles[f], i), "us")) /
+                         fl[i];
+    }
+    /* a floor sample with no single sample of its index: must not be paired */
+    json_array_append_new(fs, json_pack("{s:f,s:i,s:i,s:i}", "us", 1e-3, "round", 0, "index",
+                                        999, "position", 2000));
+    json_object_set_new(c, "floor", json_pack("{s:s,s:o}", "worker", "native", "samples", fs));
+    dt_err err = {{0}};
+    CHECK_MSG(dt_derive(r, &err) == DT_OK, err.msg);
+    const json_t *ef = json_object_get(json_object_get(c, "derived"), "e2e_floor");
+    CHECK(ef != NULL);
+    CHECK(strcmp(json_string_value(json_object_get(ef, "floor_source")), "paired") == 0);
+    for (int f = 0; f < 2; f++) {
+        qsort(want[f], n, sizeof want[f][0], cmp_double);
+        const json_t *e = json_object_get(ef, f ? "torch" : "native");
+        const json_t *q = json_object_get(e, "over_floor_ratio");
+        CHECK(q != NULL);
+        CHECK(json_integer_value(json_object_get(q, "pairs")) == (json_int_t)n);
+        double med = json_number_value(json_object_get(q, "median"));
+        CHECK(near(med, sorted_median(want[f], n)));
+        CHECK(near(json_number_value(json_object_get(e, "over_floor")), med));
+        CHECK(json_number_value(json_object_get(q, "ci_low")) <= med &&
+              med <= json_number_value(json_object_get(q, "ci_high")));
+    }
+    /* the native ratios are 1.02 + 0.01 k for k = (7 i) mod n: with n coprime to 7 they are
+     * 1.02 .. 1.02 + 0.01 (n - 1), median 1.02 + 0.01 (n - 1) / 2 */
+    if (n % 7)
+        CHECK(near(sorted_median(want[0], n), 1.02 + 0.01 * (double)(n - 1) / 2));
+    fl[n] = 1e-3; /* the unpaired one counts for the case's floor median */
+    qsort(fl, n + 1, sizeof fl[0], cmp_double);
+    CHECK(near(json_number_value(json_object_get(ef, "case_floor_us")), sorted_median(fl, n + 1)));
+    char *md = md_of(r);
+    CHECK(strstr(md, "## E2E floor") != NULL);
+    CHECK(strstr(md, "Each case measured its own floor") != NULL);
+    CHECK(strstr(md, "| Case | floor p50 µs | native single p50 µs | native / floor |") != NULL);
+    CHECK(strstr(md, "Launch+sync floor:") == NULL); /* no ceilings in this run */
+    free(md);
+    json_decref(r);
+}
+
 int main(void) {
     char dir[] = "/tmp/dt_test_report.XXXXXX";
     if (!mkdtemp(dir)) {
@@ -667,6 +742,7 @@ int main(void) {
     test_verdicts_and_md();
     test_probe_pairs();
     test_roofline();
+    test_paired_floor();
     test_clocks_md(dir);
     test_regenerate(dir);
     test_loader(dir);

@@ -165,6 +165,19 @@ static dt_status cpu_run(void *state, int64_t reps, int64_t *host_ns, dt_err *er
     return DT_OK;
 }
 
+static void cpu_empty_call(void) {}
+
+/* The floor in a case's setting: t0; reps empty calls through a pointer; t1. */
+static dt_status cpu_floor(void *state, int64_t reps, int64_t *host_ns, dt_err *err) {
+    (void)state;
+    if (reps < 1) return dt_fail(err, DT_EINVAL, "reps must be >= 1, got %lld", (long long)reps);
+    void (*volatile fp)(void) = cpu_empty_call;
+    int64_t t0 = dt_now_ns();
+    for (int64_t r = 0; r < reps; r++) fp();
+    *host_ns = dt_now_ns() - t0;
+    return DT_OK;
+}
+
 static void cpu_release(void *state) { free(state); }
 
 /* ---- ceilings ---------------------------------------------------------------------- */
@@ -208,8 +221,6 @@ static void par_copy(uint8_t *dst, const uint8_t *src, size_t n, int fill) {
         }
     }
 }
-
-static void cpu_empty_call(void) {}
 
 #define CPU_TOUCH_BYTES 512         /* the touch floor's copy: 512 B read, 512 B written */
 #define CPU_TOUCH_BUF_BYTES 4096    /* each of its two buffers */
@@ -306,4 +317,5 @@ const dt_backend dt_backend_cpu = {
     .device = NULL,
     .release = cpu_release,
     .ceilings = cpu_ceilings,
+    .floor = cpu_floor,
 };

@@ -44,6 +44,8 @@ static struct {
     int ncache;
     cuda_cache_entry cache[DT_CUDA_CACHE_SLOTS];
     int context_lost;          /* a sticky error (kernel fault) was seen */
+    CUmodule empty_mod;        /* the floor's empty kernel (cuda_floor), loaded on demand */
+    CUfunction empty_fn;
     char lost_reason[200];
 } g_cuda;
 
@@ -361,24 +363,69 @@ out:
     return st;
 }
 
-static dt_status cuda_run(void *state, int64_t reps, int64_t *host_ns, dt_err *err) {
-    cuda_state *s = state;
+/* The empty kernel: the launch+sync floors (ceilings, cuda_floor). */
+static const char k_empty_kernel[] = "extern \"C\" __global__ void dt_empty() {}\n";
+
+/* Compiles the one-kernel source src (no specialization) with NVRTC for this device and
+ * loads it: *mod (the caller unloads it) and its function `name`. */
+static dt_status load_tiny_kernel(const char *name, const char *src, CUmodule *mod,
+                                  CUfunction *fn, dt_err *err) {
+    dt_cuda_plan plan;
+    memset(&plan, 0, sizeof plan);
+    snprintf(plan.kernel_name, sizeof plan.kernel_name, "%s", name);
+    snprintf(plan.opts[0], sizeof plan.opts[0], "--gpu-architecture=%s", g_cuda.arch);
+    plan.nopts = 1;
+    char file[80], *image = NULL;
+    snprintf(file, sizeof file, "%s.cu", name);
+    size_t image_bytes = 0;
+    dt_status st = dt_cuda_nvrtc_compile(file, src, NULL, &plan, &image, &image_bytes, err);
+    if (st != DT_OK) return st;
+    CU_RUN(cuModuleLoadData(mod, image), err, st, out, name);
+    CU_RUN(cuModuleGetFunction(fn, *mod, name), err, st, out, name);
+out:
+    free(image);
+    return st;
+}
+
+/* sync; t0; reps launches of fn on the case's stream; sync; t1 -> *host_ns. */
+static dt_status launch_timed(cuda_state *s, CUfunction fn, const unsigned grid[3],
+                              const unsigned block[3], unsigned shared_bytes, void **params,
+                              const char *name, int64_t reps, int64_t *host_ns, dt_err *err) {
     dt_status st = cuda_init(err);
     if (st != DT_OK) return st;
-    const dt_cuda_plan *p = &s->plan;
-    CU_RUN(cuStreamSynchronize(s->stream), err, st, out, p->kernel_name);
+    CU_RUN(cuStreamSynchronize(s->stream), err, st, out, name);
     int64_t t0 = dt_now_ns();
     for (int64_t i = 0; i < reps; i++)
-        CU_RUN(cuLaunchKernel(s->fn, p->grid[0], p->grid[1], p->grid[2], p->block[0],
-                              p->block[1], p->block[2], p->shared_bytes, s->stream, s->params,
-                              NULL),
-               err, st, out, p->kernel_name);
-    CU_RUN(cuStreamSynchronize(s->stream), err, st, out, p->kernel_name);
+        CU_RUN(cuLaunchKernel(fn, grid[0], grid[1], grid[2], block[0], block[1], block[2],
+                              shared_bytes, s->stream, params, NULL),
+               err, st, out, name);
+    CU_RUN(cuStreamSynchronize(s->stream), err, st, out, name);
     *host_ns = dt_now_ns() - t0;
     /* a fault of the last launch shows at the sync above; double-check the context */
-    CU_RUN(cuCtxSynchronize(), err, st, out, p->kernel_name);
+    CU_RUN(cuCtxSynchronize(), err, st, out, name);
 out:
     return st;
+}
+
+static dt_status cuda_run(void *state, int64_t reps, int64_t *host_ns, dt_err *err) {
+    cuda_state *s = state;
+    const dt_cuda_plan *p = &s->plan;
+    return launch_timed(s, s->fn, p->grid, p->block, p->shared_bytes, s->params, p->kernel_name,
+                        reps, host_ns, err);
+}
+
+/* The empty kernel on the case's stream (loaded once per process, with the context). */
+static dt_status cuda_floor(void *state, int64_t reps, int64_t *host_ns, dt_err *err) {
+    static const unsigned one[3] = {1, 1, 1};
+    dt_status st = cuda_init(err);
+    if (st != DT_OK) return st;
+    if (!g_cuda.empty_fn) {
+        st = load_tiny_kernel("dt_empty", k_empty_kernel, &g_cuda.empty_mod, &g_cuda.empty_fn,
+                              err);
+        if (st != DT_OK) return st;
+    }
+    return launch_timed(state, g_cuda.empty_fn, one, one, 0, NULL, "dt_empty", reps, host_ns,
+                        err);
 }
 
 static dt_status cuda_download(void *state, double *ms, dt_err *err) {
@@ -443,7 +490,6 @@ out:
 #define CEIL_QUEUE_LAUNCHES 1000
 #define CEIL_QUEUE_REPS 5
 
-static const char k_empty_kernel[] = "extern \"C\" __global__ void dt_empty() {}\n";
 /* the touch floor: the smallest kernel that reads and writes memory, <<<1,32>>> moves
  * 32 float4 = 512 bytes each way */
 #define CEIL_TOUCH_THREADS 32
@@ -460,27 +506,6 @@ static int ceil_cmp(const void *pa, const void *pb) {
 static double ceil_median(double *v, int n) {
     qsort(v, (size_t)n, sizeof *v, ceil_cmp);
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-/* Compiles the one-kernel source src (no specialization) with NVRTC for this device and
- * loads it: *mod (the caller unloads it) and its function `name`. */
-static dt_status load_tiny_kernel(const char *name, const char *src, CUmodule *mod,
-                                  CUfunction *fn, dt_err *err) {
-    dt_cuda_plan plan;
-    memset(&plan, 0, sizeof plan);
-    snprintf(plan.kernel_name, sizeof plan.kernel_name, "%s", name);
-    snprintf(plan.opts[0], sizeof plan.opts[0], "--gpu-architecture=%s", g_cuda.arch);
-    plan.nopts = 1;
-    char file[80], *image = NULL;
-    snprintf(file, sizeof file, "%s.cu", name);
-    size_t image_bytes = 0;
-    dt_status st = dt_cuda_nvrtc_compile(file, src, NULL, &plan, &image, &image_bytes, err);
-    if (st != DT_OK) return st;
-    CU_RUN(cuModuleLoadData(mod, image), err, st, out, name);
-    CU_RUN(cuModuleGetFunction(fn, *mod, name), err, st, out, name);
-out:
-    free(image);
-    return st;
 }
 
 /* Host time of one synchronized launch of fn <<<1, threads>>>: sync; t0; launch;
@@ -633,6 +658,7 @@ static const dt_backend k_cuda_backend = {
     .device = cuda_device,
     .release = cuda_release,
     .ceilings = cuda_ceilings,
+    .floor = cuda_floor,
     .broken = cuda_broken,
 };
 

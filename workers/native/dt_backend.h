@@ -84,6 +84,11 @@ typedef struct dt_backend {
     /* Measures the device's copy bandwidth and launch floors (no case needed; takes
      * well under 2 s). NULL when the backend cannot. */
     dt_status (*ceilings)(dt_ceilings *out, dt_err *err);
+    /* Optional: the launch+sync floor in this case's setting, for pairing with its
+     * single-call samples: sync; t0; reps empty calls (CUDA: an empty kernel <<<1,1>>> on
+     * the case's stream; CPU: an empty function through a pointer); sync; t1 -> *host_ns.
+     * NULL when the backend has none. */
+    dt_status (*floor)(void *state, int64_t reps, int64_t *host_ns, dt_err *err);
 } dt_backend;
 
 extern const dt_backend dt_backend_cpu;

@@ -435,6 +435,29 @@ static void do_run(worker *w, json_t *req) {
     emit(json_pack("{s:b,s:I}", "ok", 1, "host_ns", (json_int_t)host_ns));
 }
 
+/* {"cmd":"floor","reps":R,"prime":P}: the backend's empty call in this case's setting
+ * (docs/protocol.md, "floor"), timed like run: P untimed, then R timed -> host_ns. */
+static void do_floor(worker *w, json_t *req) {
+    if (!need_case(w, "floor", 1)) return;
+    if (!w->be->floor) {
+        emit_error("floor: the %s backend has no floor call", w->be->name);
+        return;
+    }
+    int64_t reps, prime = 0, host_ns = 0;
+    if (!get_reps(req, &reps, "floor")) return;
+    dt_err err = {{0}};
+    if (dt_req_parse_prime(req, &prime, &err) != DT_OK) {
+        emit_error("floor: %s", err.msg);
+        return;
+    }
+    if ((prime > 0 && w->be->floor(w->state, prime, &host_ns, &err) != DT_OK) ||
+        w->be->floor(w->state, reps, &host_ns, &err) != DT_OK) {
+        emit_error("floor: %s", err.msg);
+        return;
+    }
+    emit(json_pack("{s:b,s:I}", "ok", 1, "host_ns", (json_int_t)host_ns));
+}
+
 /* The device-scope result as a JSON object: the helper's fields plus up to nrecs kernel
  * records (recs may be NULL with nrecs 0). Units: ns. */
 static json_t *timing_result_json(const dt_timing_result *r, const dt_timing_kernel *recs,
@@ -619,6 +642,8 @@ static int handle_line(worker *w, const char *line, size_t len) {
         do_upload(w);
     } else if (strcmp(cmd, "run") == 0) {
         do_run(w, req);
+    } else if (strcmp(cmd, "floor") == 0) {
+        do_floor(w, req);
     } else if (strcmp(cmd, "download") == 0) {
         do_download(w);
     } else if (strcmp(cmd, "device") == 0) {
