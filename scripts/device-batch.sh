@@ -9,15 +9,7 @@
 # Usage (from a carried build): OUT=... bash scripts/device-batch.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
-B="${DT_BUILD_DIR:-build}"
-OUT="${OUT:-$PWD/device-out}"; mkdir -p "$OUT"
-W="$(mktemp -d /tmp/dt-batch.XXXXXX)"
-export LD_LIBRARY_PATH="$PWD/$B:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-S="$OUT/summary.txt"
-step() { local name="$1" limit="$2"; shift 2
-  local t0=$(date +%s); timeout "$limit" "$@" > "$W/$name.log" 2>&1; local r=$?
-  echo "== $name: exit $r ($(( $(date +%s) - t0 )) s)" | tee -a "$S"
-  tail -"${TAIL:-3}" "$W/$name.log" | cut -c1-300 | sed 's/^/   /' | tee -a "$S"; }
+. scripts/device-common.sh dt-batch
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv,noheader >> "$S" 2>&1
 step bench "${DT_BENCH_S:-240}" "$B/dualtime" run --backends cuda --device-timing --quiet --output "$W/run"
 [ -f "$W/run/results.md" ] && cp "$W/run/results.md" "$OUT/" && gzip -c "$W/run/results.json" > "$OUT/results.json.gz"
