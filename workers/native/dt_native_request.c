@@ -64,7 +64,7 @@ static dt_status check_buffers(const json_t *bufs, const dt_case_layout *L, int6
         const int64_t want[] = {B->rows, B->cols, B->row_stride, B->data_offset,
                                 B->region_offset, B->region_bytes};
         for (int k = 0; k < 6; k++) {
-            int64_t v;
+            int64_t v = 0; /* set by dt_req_get_int on success; GCC -O2 cannot see it */
             if (dt_req_get_int(jb, keys[k], &v, err) != DT_OK) {
                 char m[DT_ERR_LEN];
                 snprintf(m, sizeof m, "%s", err->msg);
@@ -109,7 +109,7 @@ dt_status dt_req_parse_prepare(const json_t *req, dt_req_cuda_check_fn cuda_chec
         return dt_fail(err, DT_EINVAL, "unknown backend '%s'", bname);
     }
 
-    int64_t m, n, k = 0;
+    int64_t m = 0, n = 0, k = 0;
     if (dt_req_get_int(req, "m", &m, err) != DT_OK || dt_req_get_int(req, "n", &n, err) != DT_OK)
         return DT_EINVAL;
     if (json_object_get(req, "k") && dt_req_get_int(req, "k", &k, err) != DT_OK) return DT_EINVAL;
