@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 
 #include "dt_backend.h"
+#include "../../src/stats/dt_stats.h"
 #include "dt_cpu_kernels.h"
 
 /* Per-case state: typed pointers into the arena, resolved once at prepare. */
@@ -189,16 +190,6 @@ static void cpu_release(void *state) { free(state); }
 #define CPU_SYNC_WARMUP 20
 #define CPU_SYNC_REPS 200
 
-static int cmp_double(const void *pa, const void *pb) {
-    double a = *(const double *)pa, b = *(const double *)pb;
-    return (a > b) - (a < b);
-}
-
-static double median_of(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 /* Thread t's page-aligned chunk [*lo, *hi) of n bytes split over nt threads. */
 static void chunk_of(size_t n, int t, int nt, size_t *lo, size_t *hi) {
     size_t c = ((n + (size_t)nt - 1) / (size_t)nt + 4095) & ~(size_t)4095;
@@ -252,7 +243,7 @@ static dt_status cpu_ceilings(dt_ceilings *out, dt_err *err) {
         par_copy(dst, src, bytes, 0);
         t[r] = (double)(dt_now_ns() - t0);
     }
-    double copy_ns = median_of(t, CPU_COPY_REPS);
+    double copy_ns = dt_stats_median(t, CPU_COPY_REPS);
     free(src);
     free(dst);
     if (!(copy_ns > 0))
@@ -267,7 +258,7 @@ static dt_status cpu_ceilings(dt_ceilings *out, dt_err *err) {
         for (int i = 0; i < CPU_QUEUE_CALLS; i++) fp();
         t[r] = (double)(dt_now_ns() - t0) / CPU_QUEUE_CALLS;
     }
-    double queue_ns = median_of(t, CPU_QUEUE_REPS);
+    double queue_ns = dt_stats_median(t, CPU_QUEUE_REPS);
     if (!(queue_ns > 0)) queue_ns = 1e-3; /* below the clock: report 1 ps, never 0 */
     for (int r = 0; r < CPU_SYNC_WARMUP + CPU_SYNC_REPS; r++) {
         int64_t t0 = dt_now_ns();
@@ -275,7 +266,7 @@ static dt_status cpu_ceilings(dt_ceilings *out, dt_err *err) {
         double d = (double)(dt_now_ns() - t0);
         if (r >= CPU_SYNC_WARMUP) t[r - CPU_SYNC_WARMUP] = d;
     }
-    double sync_ns = median_of(t, CPU_SYNC_REPS);
+    double sync_ns = dt_stats_median(t, CPU_SYNC_REPS);
     if (sync_ns < queue_ns) sync_ns = queue_ns; /* a coarse clock can read 0 */
 
     /* touch floor: a call that copies 512 bytes between two small buffers, timed like
@@ -290,7 +281,7 @@ static dt_status cpu_ceilings(dt_ceilings *out, dt_err *err) {
         double d = (double)(dt_now_ns() - t0);
         if (r >= CPU_SYNC_WARMUP) t[r - CPU_SYNC_WARMUP] = d;
     }
-    double touch_ns = median_of(t, CPU_SYNC_REPS);
+    double touch_ns = dt_stats_median(t, CPU_SYNC_REPS);
     if (touch_ns < queue_ns) touch_ns = queue_ns; /* a coarse clock can read 0 */
     out->launch_queue_floor_us = queue_ns / 1e3;
     out->launch_sync_floor_us = sync_ns / 1e3;

@@ -26,6 +26,7 @@
 #include "dualtime/dt_timing.h"
 #include "backend_cuda_plan.h"
 #include "dt_backend.h"
+#include "../../src/stats/dt_stats.h"
 
 #define DT_CUDA_CACHE_SLOTS 256
 
@@ -498,16 +499,6 @@ static const char k_touch_kernel[] =
     "extern \"C\" __global__ void dt_touch(const float4 *src, float4 *dst) "
     "{ dst[threadIdx.x] = src[threadIdx.x]; }\n";
 
-static int ceil_cmp(const void *pa, const void *pb) {
-    double a = *(const double *)pa, b = *(const double *)pb;
-    return (a > b) - (a < b);
-}
-
-static double ceil_median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, ceil_cmp);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 /* Host time of one synchronized launch of fn <<<1, threads>>>: sync; t0; launch;
  * cuStreamSynchronize; t1, median of CEIL_SYNC_REPS after CEIL_SYNC_WARMUP, in ns. */
 static dt_status ceil_single_launches(CUfunction fn, unsigned threads, CUstream stream,
@@ -524,7 +515,7 @@ static dt_status ceil_single_launches(CUfunction fn, unsigned threads, CUstream 
         double d = (double)(dt_now_ns() - t0);
         if (r >= CEIL_SYNC_WARMUP) t[r - CEIL_SYNC_WARMUP] = d;
     }
-    *median_ns = ceil_median(t, CEIL_SYNC_REPS);
+    *median_ns = dt_stats_median(t, CEIL_SYNC_REPS);
 out:
     return st;
 }
@@ -573,7 +564,7 @@ static dt_status cuda_ceilings(dt_ceilings *out, dt_err *err) {
         CU_RUN(cuEventElapsedTime(&ms, ev0, ev1), err, st, done, "ceilings copy");
         if (r >= CEIL_COPY_WARMUP) t[r - CEIL_COPY_WARMUP] = (double)ms;
     }
-    double copy_ms = ceil_median(t, CEIL_COPY_REPS);
+    double copy_ms = dt_stats_median(t, CEIL_COPY_REPS);
     if (!(copy_ms > 0)) {
         st = dt_fail(err, DT_EDEVICE, "ceilings: copy time not measurable (%g ms)", copy_ms);
         goto done;
@@ -599,7 +590,7 @@ static dt_status cuda_ceilings(dt_ceilings *out, dt_err *err) {
         CU_RUN(cuStreamSynchronize(stream), err, st, done, "dt_empty");
         if (r >= 1) t[r - 1] = (double)(dt_now_ns() - t0) / CEIL_QUEUE_LAUNCHES;
     }
-    double queue_ns = ceil_median(t, CEIL_QUEUE_REPS);
+    double queue_ns = dt_stats_median(t, CEIL_QUEUE_REPS);
     if (!(sync_ns > 0) || !(queue_ns > 0)) {
         st = dt_fail(err, DT_EDEVICE, "ceilings: launch floor not measurable");
         goto done;
