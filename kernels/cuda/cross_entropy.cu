@@ -30,19 +30,8 @@ dt_cross_entropy_f32(const float *__restrict__ a, const long long *__restrict__ 
     for (int i = 0; i < PER * VEC; i++) s += expf(v[i] - mx);
     s = dt_row_sum(s);
 #else
-    float m = -DT_INF, s = 0.0f;
-    for (int c = lane; c < N; c += TPR) {
-        const float x = __ldg(p + c);
-        if (x > m) {
-            s = s * expf(m - x) + 1.0f;
-            m = x;
-        } else {
-            s += expf(x - m);
-        }
-    }
-    const float mx = dt_row_max(m);
-    s = m == -DT_INF ? 0.0f : s * expf(m - mx);
-    s = dt_row_sum(s);
+    float mx;
+    const float s = dt_row_online_sumexp(p, lane, &mx);
 #endif
     if (lane == 0) out[row] = in_range ? (mx + logf(s)) - target : DT_NAN;
 }

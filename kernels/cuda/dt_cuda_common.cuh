@@ -116,6 +116,46 @@ __device__ __forceinline__ void dt_load_vec(const float *__restrict__ p, float (
                                             int lane) {
     dt_load_row(p, v, lane, 0.0f);
 }
+// Mean and biased variance of the row held in v (padding 0), variance as the mean of
+// (x - mean)^2: v becomes x - mean (padding stays 0) and the result is
+// 1 / sqrt(var + eps), for every thread of the row (layernorm, residual_layernorm).
+__device__ __forceinline__ float dt_row_center_rstd(float (&v)[PER * VEC], int lane, float eps) {
+    float s = 0.0f;
+#pragma unroll
+    for (int i = 0; i < PER * VEC; i++) s += v[i];
+    const float mean = dt_row_sum(s) / (float)N;
+    float d2 = 0.0f;
+#pragma unroll
+    for (int i = 0; i < PER; i++)
+#pragma unroll
+        for (int e = 0; e < VEC; e++) {
+            const float d = dt_col(i, e, lane) < N ? v[i * VEC + e] - mean : 0.0f;
+            v[i * VEC + e] = d;
+            d2 = fmaf(d, d, d2);
+        }
+    return 1.0f / sqrtf(dt_row_sum(d2) / (float)N + eps);
+}
+#else
+// One pass over a row in global memory (rows too long for registers): each thread keeps
+// a running max and a sum of exp(x - max) rescaled when the max grows, then the row
+// combines them. *mx gets the row max; the result is the row's sum of exp(x - *mx)
+// (softmax, cross_entropy).
+__device__ __forceinline__ float dt_row_online_sumexp(const float *__restrict__ p, int lane,
+                                                      float *mx) {
+    float m = -DT_INF, s = 0.0f;
+    for (int c = lane; c < N; c += TPR) {
+        const float x = __ldg(p + c);
+        if (x > m) {
+            s = s * expf(m - x) + 1.0f;
+            m = x;
+        } else {
+            s += expf(x - m);
+        }
+    }
+    *mx = dt_row_max(m);
+    s = m == -DT_INF ? 0.0f : s * expf(m - *mx);
+    return dt_row_sum(s);
+}
 #endif /* INREG */
 #endif /* TPR */
 

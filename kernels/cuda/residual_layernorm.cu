@@ -19,23 +19,9 @@ dt_residual_layernorm_f32(const float *__restrict__ a, const float *__restrict__
     float v[PER * VEC], w[PER * VEC];
     dt_load_row(pa, v, lane, 0.0f);
     dt_load_row(pb, w, lane, 0.0f);
-    float s = 0.0f;
 #pragma unroll
-    for (int i = 0; i < PER * VEC; i++) {
-        v[i] += w[i];
-        s += v[i];
-    }
-    const float mean = dt_row_sum(s) / (float)N;
-    float d2 = 0.0f;
-#pragma unroll
-    for (int i = 0; i < PER; i++)
-#pragma unroll
-        for (int e = 0; e < VEC; e++) {
-            const float d = dt_col(i, e, lane) < N ? v[i * VEC + e] - mean : 0.0f;
-            v[i * VEC + e] = d;
-            d2 = fmaf(d, d, d2);
-        }
-    const float r = 1.0f / sqrtf(dt_row_sum(d2) / (float)N + DT_EPS);
+    for (int i = 0; i < PER * VEC; i++) v[i] += w[i];
+    const float r = dt_row_center_rstd(v, lane, DT_EPS);
 #pragma unroll
     for (int i = 0; i < PER * VEC; i++) v[i] *= r;
     dt_store_row(q, v, lane);

@@ -31,19 +31,8 @@ dt_softmax_f32(const float *__restrict__ a, float *__restrict__ out) {
     for (int i = 0; i < PER * VEC; i++) v[i] = v[i] / s;
     dt_store_row(q, v, lane);
 #else
-    float m = -DT_INF, s = 0.0f;
-    for (int c = lane; c < N; c += TPR) {
-        const float x = __ldg(p + c);
-        if (x > m) {
-            s = s * expf(m - x) + 1.0f;
-            m = x;
-        } else {
-            s += expf(x - m);
-        }
-    }
-    const float mx = dt_row_max(m);
-    s = m == -DT_INF ? 0.0f : s * expf(m - mx);
-    s = dt_row_sum(s);
+    float mx;
+    const float s = dt_row_online_sumexp(p, lane, &mx);
     for (int c = lane; c < N; c += TPR) q[c] = expf(__ldg(p + c) - mx) / s;
 #endif
 }
