@@ -810,12 +810,6 @@ class Worker:
         """{"cmd":"probe_process"}: this process serves only probe samples from now on
         (docs/protocol.md); the timing helper keeps CUPTI attached between them."""
         kind = req.get("probe_kind", "concurrent")
-        prime = _req_prime(req)
-        if prime:
-            with _inference_mode():
-                for _ in range(prime):
-                    case.call()
-                case.sync()
         if kind not in ("concurrent", "serialized"):
             raise WorkerError("probe_process: 'probe_kind' must be concurrent or serialized")
         try:
