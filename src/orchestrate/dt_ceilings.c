@@ -7,30 +7,26 @@
 static const char *const k_required[] = {"copy_gbps", "copy_bytes", "launch_sync_floor_us",
                                          "launch_queue_floor_us"};
 
+/* c[key] must be a positive finite number; absent is fine unless required. */
+static dt_status check_positive(const json_t *c, const char *key, int required, dt_err *err) {
+    const json_t *v = json_object_get(c, key);
+    if (!v)
+        return required ? dt_fail(err, DT_EINVAL, "ceilings: missing '%s'", key) : DT_OK;
+    if (!json_is_number(v))
+        return dt_fail(err, DT_EINVAL, "ceilings: '%s' is not a number", key);
+    double x = json_number_value(v);
+    if (!isfinite(x) || x <= 0)
+        return dt_fail(err, DT_EINVAL, "ceilings: '%s' = %g is not a positive finite number",
+                       key, x);
+    return DT_OK;
+}
+
 dt_status dt_ceilings_check(const json_t *c, dt_err *err) {
     if (!json_is_object(c)) return dt_fail(err, DT_EINVAL, "ceilings: not an object");
-    for (size_t i = 0; i < sizeof k_required / sizeof k_required[0]; i++) {
-        const json_t *v = json_object_get(c, k_required[i]);
-        if (!v) return dt_fail(err, DT_EINVAL, "ceilings: missing '%s'", k_required[i]);
-        if (!json_is_number(v))
-            return dt_fail(err, DT_EINVAL, "ceilings: '%s' is not a number", k_required[i]);
-        double x = json_number_value(v);
-        if (!isfinite(x) || x <= 0)
-            return dt_fail(err, DT_EINVAL, "ceilings: '%s' = %g is not a positive finite number",
-                           k_required[i], x);
-    }
+    for (size_t i = 0; i < sizeof k_required / sizeof k_required[0]; i++)
+        if (check_positive(c, k_required[i], 1, err) != DT_OK) return DT_EINVAL;
     /* optional: older results.json files and other workers lack it */
-    const json_t *touch = json_object_get(c, "launch_sync_touch_floor_us");
-    if (touch) {
-        if (!json_is_number(touch))
-            return dt_fail(err, DT_EINVAL, "ceilings: 'launch_sync_touch_floor_us' is not a number");
-        double x = json_number_value(touch);
-        if (!isfinite(x) || x <= 0)
-            return dt_fail(err, DT_EINVAL,
-                           "ceilings: 'launch_sync_touch_floor_us' = %g is not a positive finite "
-                           "number",
-                           x);
-    }
+    if (check_positive(c, "launch_sync_touch_floor_us", 0, err) != DT_OK) return DT_EINVAL;
     const json_t *m = json_object_get(c, "method");
     if (m && !json_is_string(m)) return dt_fail(err, DT_EINVAL, "ceilings: 'method' is not a string");
     return DT_OK;

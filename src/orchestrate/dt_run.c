@@ -142,6 +142,14 @@ static dt_status fw_call(run_ctx *c, fw_case *f, const char *stage, json_t *req,
     return DT_OK;
 }
 
+/* The positive integer host_ns of a run or floor answer into *ns; 0 when it has none. */
+static int answer_host_ns(const json_t *resp, int64_t *ns) {
+    const json_t *v = json_object_get(resp, "host_ns");
+    if (!json_is_integer(v) || json_integer_value(v) <= 0) return 0;
+    *ns = json_integer_value(v);
+    return 1;
+}
+
 /* run(reps) with `prime` untimed calls before the timed part (0: none). */
 static dt_status fw_run_primed(run_ctx *c, fw_case *f, const char *stage, int64_t reps,
                                int prime, int64_t *host_ns) {
@@ -150,14 +158,12 @@ static dt_status fw_run_primed(run_ctx *c, fw_case *f, const char *stage, int64_
     if (prime > 0) json_object_set_new(req, "prime", json_integer(prime));
     dt_status st = fw_call(c, f, stage, req, &resp);
     if (st != DT_OK) return st;
-    json_t *ns = json_object_get(resp, "host_ns");
-    if (!json_is_integer(ns) || json_integer_value(ns) <= 0) {
-        json_decref(resp);
+    int have = answer_host_ns(resp, host_ns);
+    json_decref(resp);
+    if (!have) {
         fw_fail(f, stage, "worker answered run without a positive integer host_ns");
         return DT_EWORKER;
     }
-    *host_ns = json_integer_value(ns);
-    json_decref(resp);
     return DT_OK;
 }
 
@@ -293,10 +299,9 @@ static void take_floor_sample(run_ctx *c, json_t *cj, fw_case *f, int round, int
     progress(c, f->id, "floor samples");
     dt_status st = dt_worker_call(f->w, req, c->cfg->timeout_s, &resp, &e);
     json_decref(req);
-    json_t *ns = st == DT_OK ? json_object_get(resp, "host_ns") : NULL;
-    if (st == DT_OK && (!json_is_integer(ns) || json_integer_value(ns) <= 0)) {
+    int64_t ns = 0;
+    if (st == DT_OK && !answer_host_ns(resp, &ns))
         st = dt_fail(&e, DT_EWORKER, "worker answered floor without a positive integer host_ns");
-    }
     if (st != DT_OK) {
         if (!dt_worker_alive(f->w)) {
             fw_fail(f, "floor sample", e.msg);
@@ -315,9 +320,8 @@ static void take_floor_sample(run_ctx *c, json_t *cj, fw_case *f, int round, int
         json_object_set_new(cj, "floor", fl);
     }
     json_array_append_new(json_object_get(fl, "samples"),
-                          json_pack("{s:f,s:i,s:i,s:I}", "us",
-                                    (double)json_integer_value(ns) / 1e3, "round", round, "index",
-                                    i, "position", (json_int_t)c->position++));
+                          json_pack("{s:f,s:i,s:i,s:I}", "us", (double)ns / 1e3, "round",
+                                    round, "index", i, "position", (json_int_t)c->position++));
     json_decref(resp);
 }
 

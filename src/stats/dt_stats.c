@@ -102,6 +102,13 @@ static double resampled_median(const double *src, size_t n, double *scratch,
     return dt_stats_quantile_sorted(scratch, n, 0.5);
 }
 
+/* The 95% percentile interval of n bootstrap statistics r (sorted in place) into out. */
+static void percentile_interval(double *r, size_t n, dt_interval *out) {
+    dt_stats_sort(r, n);
+    out->ci_low = dt_stats_quantile_sorted(r, n, 0.025);
+    out->ci_high = dt_stats_quantile_sorted(r, n, 0.975);
+}
+
 dt_status dt_stats_paired_ratio_interval(const double *cand_us, const double *base_us,
                                          size_t n, unsigned resamples, uint64_t seed,
                                          dt_interval *out, dt_err *err) {
@@ -126,9 +133,7 @@ dt_status dt_stats_paired_ratio_interval(const double *cand_us, const double *ba
         uint64_t state = seed;
         for (unsigned b = 0; b < resamples; b++)
             meds[b] = resampled_median(ratios, n, scratch, &state);
-        dt_stats_sort(meds, resamples);
-        out->ci_low = dt_stats_quantile_sorted(meds, resamples, 0.025);
-        out->ci_high = dt_stats_quantile_sorted(meds, resamples, 0.975);
+        percentile_interval(meds, resamples, out);
         free(meds);
     }
     free(scratch);
@@ -159,9 +164,7 @@ dt_status dt_stats_ratio_of_medians_interval(const double *a_us, size_t na,
             double mb = resampled_median(b_us, nb, sb, &state);
             r[i] = mb / ma;
         }
-        dt_stats_sort(r, resamples);
-        out->ci_low = dt_stats_quantile_sorted(r, resamples, 0.025);
-        out->ci_high = dt_stats_quantile_sorted(r, resamples, 0.975);
+        percentile_interval(r, resamples, out);
         free(r);
         free(sb);
         free(sa);
