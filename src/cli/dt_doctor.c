@@ -6,13 +6,14 @@
 
 #include "cli/dt_sys.h"
 #include "common/dt_common.h"
+#include "common/dt_spawn.h"
+#include "orchestrate/dt_protocol.h"
+#include "session/dt_session.h"
 
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -21,8 +22,6 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #define DOC_EXIT_OK 0
@@ -58,90 +57,6 @@ static void line(const char *what, int ok, const char *fmt, ...) {
         if (*p == '\n' || *p == '\r') *p = ' ';
     printf("%-13s %-3s %s\n", what, ok ? "ok" : "no", msg);
     fflush(stdout);
-}
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-/* Runs argv (no shell) with `input` on its stdin (NULL: /dev/null), stdout and stderr
- * into out (NUL-terminated, truncated to len-1). Returns the exit status, 128+signal
- * when killed, -1 when it cannot start, -2 after timeout_s (the child is killed). */
-static int run_child(char *const argv[], const char *input, char *out, size_t len,
-                     double timeout_s) {
-    out[0] = '\0';
-    int po[2], pi[2] = {-1, -1};
-    if (pipe2(po, O_CLOEXEC) != 0) return -1;
-    if (input && pipe2(pi, O_CLOEXEC) != 0) {
-        close(po[0]);
-        close(po[1]);
-        return -1;
-    }
-    fflush(stdout);
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(po[0]);
-        close(po[1]);
-        if (input) {
-            close(pi[0]);
-            close(pi[1]);
-        }
-        return -1;
-    }
-    if (pid == 0) {
-        int in = input ? pi[0] : open("/dev/null", O_RDONLY);
-        if (in < 0 || dup2(in, 0) < 0 || dup2(po[1], 1) < 0 || dup2(po[1], 2) < 0) _exit(127);
-        execvp(argv[0], argv);
-        _exit(127);
-    }
-    close(po[1]);
-    if (input) {
-        close(pi[0]);
-        /* requests are tiny (far below a pipe's buffer): write them all and close */
-        size_t n = strlen(input), off = 0;
-        void (*old)(int) = signal(SIGPIPE, SIG_IGN);
-        while (off < n) {
-            ssize_t w = write(pi[1], input + off, n - off);
-            if (w < 0 && errno == EINTR) continue;
-            if (w <= 0) break;
-            off += (size_t)w;
-        }
-        signal(SIGPIPE, old);
-        close(pi[1]);
-    }
-    size_t got = 0;
-    double deadline = now_s() + timeout_s;
-    int timed_out = 0;
-    for (;;) {
-        double left = deadline - now_s();
-        if (left <= 0) {
-            timed_out = 1;
-            break;
-        }
-        struct pollfd pf = {.fd = po[0], .events = POLLIN};
-        int pr = poll(&pf, 1, (int)(left * 1000) + 1);
-        if (pr < 0 && errno == EINTR) continue;
-        if (pr <= 0) continue;
-        char buf[4096];
-        ssize_t k = read(po[0], buf, sizeof buf);
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) break;
-        size_t take = (size_t)k;
-        if (got + take > len - 1) take = len - 1 - got;
-        memcpy(out + got, buf, take);
-        got += take;
-    }
-    out[got] = '\0';
-    close(po[0]);
-    if (timed_out) kill(pid, SIGKILL);
-    int st = 0;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-    }
-    if (timed_out) return -2;
-    if (WIFSIGNALED(st)) return 128 + WTERMSIG(st);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
 /* The first line of text (for reasons), at most len-1 bytes. */
@@ -398,24 +313,12 @@ static void field(const char *out, const char *key, char *v, size_t len) {
 }
 
 static void check_torch(doctor *d) {
-    const char *cands[3];
-    int nc = 0;
-    const char *how;
-    if (d->python_arg) {
-        cands[nc++] = d->python_arg;
-        how = "--python";
-    } else if (getenv("DUALTIME_PYTHON")) {
-        cands[nc++] = getenv("DUALTIME_PYTHON");
-        how = "DUALTIME_PYTHON";
-    } else {
-        cands[nc++] = "python3";
-        cands[nc++] = "/usr/bin/python3";
-        how = "python3 on PATH, then /usr/bin/python3";
-    }
+    const char *cands[2], *how;
+    int nc = dt_session_python_candidates(d->python_arg, cands, &how);
     char tried[8192] = "";
     for (int i = 0; i < nc; i++) {
         char path[PATH_MAX];
-        if (dt_which(cands[i], path, sizeof path) != 0) {
+        if (dt_spawn_which(cands[i], path, sizeof path) != 0) {
             size_t l = strlen(tried);
             snprintf(tried + l, sizeof tried - l, "%s%s: not found", l ? "; " : "", cands[i]);
             continue;
@@ -423,7 +326,7 @@ static void check_torch(doctor *d) {
         if (strstr(tried, path)) continue;
         char *out = dt_xmalloc(DOC_OUT_BYTES);
         char *argv[] = {path, "-c", (char *)k_torch_probe, NULL};
-        int rc = run_child(argv, NULL, out, DOC_OUT_BYTES, d->timeout_s);
+        int rc = dt_spawn_capture(argv, NULL, 1, d->timeout_s, out, DOC_OUT_BYTES);
         char pyv[64], tv[64], cu[64], devs[512], why[300];
         field(out, "python", pyv, sizeof pyv);
         field(out, "torch", tv, sizeof tv);
@@ -500,20 +403,16 @@ static void check_native(doctor *d) {
     }
     char *out = dt_xmalloc(DOC_OUT_BYTES);
     char *argv[] = {path, NULL};
-    int rc = run_child(argv, "{\"cmd\":\"hello\"}\n{\"cmd\":\"quit\"}\n", out, DOC_OUT_BYTES,
-                       d->timeout_s);
-    /* the first line that parses as a JSON object is the hello answer; stderr is mixed in */
-    json_t *hello = NULL;
-    for (char *l = out; l && *l && !hello; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+    int rc = dt_spawn_capture(argv, "{\"cmd\":\"hello\"}\n{\"cmd\":\"quit\"}\n", 1,
+                              d->timeout_s, out, DOC_OUT_BYTES);
+    /* the first line that is a hello answer (ok:true) counts; stderr is mixed in */
+    dt_hello hello;
+    int have = 0;
+    for (char *l = out; l && *l && !have; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
         if (*l != '{') continue;
-        size_t n = strcspn(l, "\n");
-        hello = json_loadb(l, n, 0, NULL);
-        if (hello && !json_is_true(json_object_get(hello, "ok"))) {
-            json_decref(hello);
-            hello = NULL;
-        }
+        have = dt_hello_parse(l, strcspn(l, "\n"), &hello, NULL) == DT_OK;
     }
-    if (!hello) {
+    if (!have) {
         char why[300];
         if (rc == -2) snprintf(why, sizeof why, "did not answer within %.0f s", d->timeout_s);
         else if (rc > 128) snprintf(why, sizeof why, "killed by signal %d", rc - 128);
@@ -523,20 +422,17 @@ static void check_native(doctor *d) {
         free(out);
         return;
     }
-    json_t *be = json_object_get(hello, "backends");
-    json_t *cpu = json_object_get(be, "cpu"), *cuda = json_object_get(be, "cuda");
-    d->native_ok = json_is_true(json_object_get(cpu, "available"));
-    d->native_cuda_ok = json_is_true(json_object_get(cuda, "available"));
-    const char *reason = json_string_value(json_object_get(cuda, "reason"));
-    snprintf(d->native_cuda_why, sizeof d->native_cuda_why, "%s", reason ? reason : "?");
-    json_int_t threads = json_integer_value(json_object_get(json_object_get(hello, "env"), "threads"));
+    d->native_ok = hello.cpu.available;
+    d->native_cuda_ok = hello.cuda.available;
+    snprintf(d->native_cuda_why, sizeof d->native_cuda_why, "%s",
+             hello.cuda.reason ? hello.cuda.reason : "?");
     if (d->native_ok)
         line("native worker", 1, "%s: cpu backend available (%lld threads); cuda %s", path,
-             (long long)threads, d->native_cuda_ok ? "available" : "unavailable");
+             hello.threads < 0 ? 0LL : hello.threads, d->native_cuda_ok ? "available" : "unavailable");
     else
         line("native worker", 0, "%s answers but says its cpu backend is unavailable; fix: "
              "rebuild dualtime", path);
-    json_decref(hello);
+    dt_hello_free(&hello);
     free(out);
 }
 

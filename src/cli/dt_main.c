@@ -25,6 +25,7 @@
 #include "orchestrate/dt_ceilings.h"
 #include "orchestrate/dt_run.h"
 #include "orchestrate/dt_worker.h"
+#include "session/dt_session.h"
 #include "plan/dt_ops.h"
 #include "plan/dt_plan.h"
 #include "report/dt_compare.h"
@@ -113,28 +114,6 @@ static int parse_double(const char *flag, const char *text, double lo, double hi
     }
     *out = v;
     return 0;
-}
-
-/* Splits a worker command on spaces into argv (no shell, no quoting). */
-static int split_cmd(const char *flag, const char *text, char **argv, int max) {
-    char *copy = dt_xstrdup(text);
-    int n = 0;
-    for (char *save = NULL, *t = strtok_r(copy, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
-        if (n == max) {
-            free(copy);
-            return bad("%s: too many words in '%s'", flag, text), -1;
-        }
-        argv[n++] = dt_xstrdup(t);
-    }
-    free(copy);
-    argv[n] = NULL;
-    if (n == 0) return bad("%s: empty command", flag), -1;
-    char path[PATH_MAX];
-    if (dt_which(argv[0], path, sizeof path) != 0)
-        return bad("%s: '%s' is not an executable program", flag, argv[0]), -1;
-    free(argv[0]);
-    argv[0] = dt_xstrdup(path);
-    return n;
 }
 
 static int cmd_list(void) {
@@ -235,71 +214,208 @@ static int cmd_compare(int argc, char **argv) {
 
 /* ---- run -------------------------------------------------------------------------------- */
 
-typedef struct run_args {
+/* The run's command line, parsed and checked. */
+typedef struct run_settings {
     const char *output, *backends, *operations, *row_shapes, *gemm_shapes, *python;
     const char *candidate_cmd, *baseline_cmd;
     long long samples, rounds, seed, threads, prime;
     double sample_ms, warmup_ms, timeout_s;
     int quick, views, device_timing, capture_sources, quiet, probe_kind;
-} run_args;
+    const char *backend;   /* --backends checked: "cpu", "cuda" or NULL (automatic) */
+    int ops[DT_OP_COUNT];  /* selected operations */
+    dt_shape_list rows, gemms;
+} run_settings;
 
-/* Starts the baseline (PyTorch) worker with the first interpreter whose hello works. */
-static int start_torch_worker(const run_args *a, const char *exe_dir, dt_worker *w,
-                              json_t **hello, char *python_used, size_t plen) {
-    char script[PATH_MAX + 32];
-    snprintf(script, sizeof script, "%s/dualtime_torch_worker.py", exe_dir);
-    if (access(script, R_OK) != 0)
-        return bad("the PyTorch worker %s is missing (rebuild dualtime)", script);
-    const char *cands[4];
-    int nc = 0;
-    if (a->python) cands[nc++] = a->python;
-    else if (getenv("DUALTIME_PYTHON")) cands[nc++] = getenv("DUALTIME_PYTHON");
-    else {
-        cands[nc++] = "python3";
-        cands[nc++] = "/usr/bin/python3";
-    }
-    char threads[32];
-    snprintf(threads, sizeof threads, "%lld", a->threads);
-    char last[DT_ERR_LEN] = "no python3 found";
-    char tried[1024] = "";
-    for (int i = 0; i < nc; i++) {
-        char path[PATH_MAX];
-        if (dt_which(cands[i], path, sizeof path) != 0) {
-            if (a->python) return bad("--python: '%s' is not an executable program", a->python);
-            continue;
-        }
-        if (strstr(tried, path)) continue;
-        strncat(tried, path, sizeof tried - strlen(tried) - 2);
-        strcat(tried, " ");
-        char *argv[] = {path, script, "--threads", threads, NULL};
-        dt_worker_init(w, argv);
-        dt_err e;
-        if (dt_worker_start_hello(w, a->timeout_s, hello, &e) == DT_OK) {
-            snprintf(python_used, plen, "%s", path);
-            return 0;
-        }
-        snprintf(last, sizeof last, "%s", e.msg);
-        dt_worker_free(w);
-    }
-    return bad("no usable PyTorch worker (tried %s): %s", tried, last);
+/* Everything one `dualtime run` holds between its steps. */
+typedef struct run_job {
+    run_settings a;
+    int full_argc;
+    char **full_argv;
+    json_t *resume;        /* the interrupted run's results (borrowed), NULL for a new run */
+    char exe_dir[PATH_MAX];
+    char now[64];          /* start time, UTC ISO 8601 */
+    dt_session session;
+    dt_run_config cfg;
+    json_t *results;
+    dt_clocks *clocks;
+} run_job;
+
+static void settings_defaults(run_settings *a) {
+    memset(a, 0, sizeof *a);
+    a->samples = 9;
+    a->rounds = 1;
+    a->seed = 1;
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    a->threads = ncpu > 8 ? 8 : (ncpu > 0 ? ncpu : 1);
+    a->sample_ms = 20;
+    a->warmup_ms = 150;
+    a->prime = 1;
+    a->timeout_s = 180;
 }
 
-static json_t *settings_json(const run_args *a, const char *backend, const char *choice,
-                             const int ops[DT_OP_COUNT]) {
+enum { O_OUT = 1000, O_BACK, O_OPS, O_ROWS, O_GEMM, O_VIEWS, O_SAMPLES, O_SMS, O_WMS, O_CAP,
+       O_QUICK, O_THREADS, O_TIMEOUT, O_SEED, O_ROUNDS, O_DEV, O_PROBE, O_PY, O_CAND, O_BASE,
+       O_QUIET, O_PRIME, O_HELP };
+
+static const struct option k_run_opts[] = {
+    {"output", required_argument, 0, O_OUT},        {"backends", required_argument, 0, O_BACK},
+    {"operations", required_argument, 0, O_OPS},    {"row-shapes", required_argument, 0, O_ROWS},
+    {"gemm-shapes", required_argument, 0, O_GEMM},  {"input-views", no_argument, 0, O_VIEWS},
+    {"samples", required_argument, 0, O_SAMPLES},   {"sample-ms", required_argument, 0, O_SMS},
+    {"warmup-ms", required_argument, 0, O_WMS},     {"capture-sources", no_argument, 0, O_CAP},
+    {"quick", no_argument, 0, O_QUICK},             {"threads", required_argument, 0, O_THREADS},
+    {"timeout", required_argument, 0, O_TIMEOUT},   {"seed", required_argument, 0, O_SEED},
+    {"rounds", required_argument, 0, O_ROUNDS},     {"device-timing", no_argument, 0, O_DEV},
+    {"probe-kind", required_argument, 0, O_PROBE},  {"python", required_argument, 0, O_PY},
+    {"candidate-worker", required_argument, 0, O_CAND},
+    {"baseline-worker", required_argument, 0, O_BASE},
+    {"quiet", no_argument, 0, O_QUIET},             {"help", no_argument, 0, O_HELP},
+    {"prime", required_argument, 0, O_PRIME},
+    {0, 0, 0, 0}};
+
+/* One option with a number value into a; -1 when it is not one (message printed). */
+static int parse_number_opt(int c, const char *v, run_settings *a) {
+    switch (c) {
+    case O_SAMPLES: return parse_long("--samples", v, 1, 1001, &a->samples);
+    case O_SMS: return parse_double("--sample-ms", v, 0.001, 60000, &a->sample_ms);
+    case O_WMS: return parse_double("--warmup-ms", v, 0, 600000, &a->warmup_ms);
+    case O_PRIME: return parse_long("--prime", v, 0, 16, &a->prime);
+    case O_THREADS: return parse_long("--threads", v, 1, 1024, &a->threads);
+    case O_TIMEOUT: return parse_double("--timeout", v, 0.1, 86400, &a->timeout_s);
+    case O_SEED: return parse_long("--seed", v, 0, LLONG_MAX, &a->seed);
+    case O_ROUNDS: return parse_long("--rounds", v, 1, 1000, &a->rounds);
+    }
+    DT_ASSERT(0);
+    return -1;
+}
+
+/* The options of argv into a. Returns -1 to go on, else the exit status (0 for --help). */
+static int parse_run_args(int argc, char **argv, run_settings *a) {
+    opterr = 0;
+    optind = 1;
+    int c;
+    while ((c = getopt_long(argc, argv, "", k_run_opts, NULL)) != -1) {
+        switch (c) {
+        case O_OUT: a->output = optarg; break;
+        case O_BACK: a->backends = optarg; break;
+        case O_OPS: a->operations = optarg; break;
+        case O_ROWS: a->row_shapes = optarg; break;
+        case O_GEMM: a->gemm_shapes = optarg; break;
+        case O_VIEWS: a->views = 1; break;
+        case O_SAMPLES: case O_SMS: case O_WMS: case O_PRIME: case O_THREADS: case O_TIMEOUT:
+        case O_SEED: case O_ROUNDS:
+            if (parse_number_opt(c, optarg, a)) return EXIT_BAD;
+            break;
+        case O_CAP: a->capture_sources = 1; break;
+        case O_QUICK: a->quick = 1; break;
+        case O_DEV: a->device_timing = 1; break;
+        case O_PROBE:
+            if (strcmp(optarg, "concurrent") == 0) a->probe_kind = 0;
+            else if (strcmp(optarg, "serialized") == 0) a->probe_kind = 1;
+            else return bad("--probe-kind: '%s' is not concurrent or serialized", optarg);
+            break;
+        case O_PY: a->python = optarg; break;
+        case O_CAND: a->candidate_cmd = optarg; break;
+        case O_BASE: a->baseline_cmd = optarg; break;
+        case O_QUIET: a->quiet = 1; break;
+        case O_HELP: fputs(k_usage, stdout); return 0;
+        default:
+            if (optopt) return bad("option '%s' needs a value", argv[optind - 1]);
+            return bad("unknown option '%s' (see dualtime --help)", argv[optind - 1]);
+        }
+    }
+    if (optind < argc) return bad("unexpected argument '%s'", argv[optind]);
+    return -1;
+}
+
+/* Checks the parsed settings that need no worker: output, operations, shapes, backend.
+ * Returns -1 to go on, else EXIT_BAD (message printed). */
+static int check_run_settings(run_settings *a, int resuming) {
+    if (!a->output) return bad("--output DIR is required (a new directory for the results)");
+    if (!a->output[0]) return bad("--output: empty path");
+    struct stat st;
+    if (!resuming && stat(a->output, &st) == 0)
+        return bad("--output: '%s' already exists; dualtime never overwrites results "
+                   "(to finish an interrupted run: dualtime run --resume %s)", a->output, a->output);
+    dt_err e;
+    if (a->operations) {
+        if (dt_ops_parse(a->operations, a->ops, &e) != DT_OK) return bad("%s", e.msg);
+    } else {
+        for (int i = 0; i < DT_OP_COUNT; i++) a->ops[i] = 1;
+    }
+    if (a->row_shapes && dt_shapes_parse(a->row_shapes, 0, "--row-shapes", &a->rows, &e) != DT_OK)
+        return bad("%s", e.msg);
+    if (a->gemm_shapes &&
+        dt_shapes_parse(a->gemm_shapes, 1, "--gemm-shapes", &a->gemms, &e) != DT_OK)
+        return bad("%s", e.msg);
+    if (a->backends) {
+        if (strcmp(a->backends, "cpu") == 0 || strcmp(a->backends, "cuda") == 0)
+            a->backend = a->backends;
+        else if (strchr(a->backends, ','))
+            return bad("--backends: '%s': one backend per run (cpu or cuda); run twice for both",
+                       a->backends);
+        else
+            return bad("--backends: unknown backend '%s' (known: cpu, cuda)", a->backends);
+    }
+    if (a->device_timing && a->backend && strcmp(a->backend, "cpu") == 0)
+        return bad("--device-timing: the cpu backend has no device scopes; use --backends cuda");
+    return -1;
+}
+
+/* Starts the workers and builds the plan for the backend they settle on. */
+static int start_run(run_job *j) {
+    run_settings *a = &j->a;
+    if (dt_exe_dir(j->exe_dir, sizeof j->exe_dir) != 0)
+        return bad("cannot locate the dualtime binary");
+    dt_shm_sweep_stale();
+    dt_session_settings ss = {j->exe_dir, a->python, a->candidate_cmd, a->baseline_cmd,
+                              a->backend, (int)a->threads, a->timeout_s};
+    dt_err e;
+    if (dt_session_start(&j->session, &ss, &e) != DT_OK) return bad("%s", e.msg);
+    const char *backend = j->session.backend;
+    if (a->device_timing && strcmp(backend, "cuda") != 0)
+        return bad("--device-timing needs the cuda backend, and this run uses %s (%s)", backend,
+                   j->session.backend_choice);
+    if (!a->row_shapes) dt_shapes_default(backend, a->quick, 0, &a->rows);
+    if (!a->gemm_shapes) dt_shapes_default(backend, a->quick, 1, &a->gemms);
+    dt_plan_build(&j->cfg.plan, a->ops, &a->rows, &a->gemms, a->views);
+    if (j->cfg.plan.count == 0) return bad("nothing to run: the selected operations have no shapes");
+    return -1;
+}
+
+/* A resumed run must be the same comparison on the same backend. */
+static int check_resume(run_job *j) {
+    const char *backend = j->session.backend;
+    const char *was = json_string_value(
+        json_object_get(json_object_get(j->resume, "settings"), "backend"));
+    if (!was || strcmp(was, backend) != 0)
+        return bad("--resume: the run used backend %s, this machine chose %s", was ? was : "?",
+                   backend);
+    json_t *fw = json_object_get(j->resume, "frameworks");
+    const char *r0 = json_string_value(json_object_get(json_array_get(fw, 0), "id"));
+    const char *r1 = json_string_value(json_object_get(json_array_get(fw, 1), "id"));
+    const char *id0 = j->session.member[0].id, *id1 = j->session.member[1].id;
+    if (!r0 || !r1 || strcmp(r0, id0) != 0 || strcmp(r1, id1) != 0)
+        return bad("--resume: the run compared %s with %s, the workers here are %s and %s",
+                   r0 ? r0 : "?", r1 ? r1 : "?", id0, id1);
+    return -1;
+}
+
+static json_t *settings_json(const run_job *j) {
+    const run_settings *a = &j->a;
     json_t *opl = json_array();
     for (int i = 0; i < DT_OP_COUNT; i++)
-        if (ops[i]) json_array_append_new(opl, json_string(dt_op_get((dt_op)i)->name));
+        if (a->ops[i]) json_array_append_new(opl, json_string(dt_op_get((dt_op)i)->name));
     return json_pack(
         "{s:s,s:s,s:o,s:I,s:f,s:f,s:I,s:I,s:I,s:b,s:I,s:f,s:b,s:b,s:s,s:b,s:I,s:I,s:{s:I,s:I}}",
-        "backend", backend, "backend_choice", choice, "operations", opl, "samples",
-        (json_int_t)a->samples, "sample_ms", a->sample_ms, "warmup_ms", a->warmup_ms, "prime",
-        (json_int_t)a->prime, "rounds",
-        (json_int_t)a->rounds, "seed", (json_int_t)a->seed, "input_views", a->views, "threads",
-        (json_int_t)a->threads, "timeout_s", a->timeout_s, "quick", a->quick, "device_timing",
-        a->device_timing, "probe_kind", a->probe_kind ? "serialized" : "concurrent",
-        "capture_sources", a->capture_sources, "max_reps", (json_int_t)100000,
-        "device_reps_cap", (json_int_t)64, "bootstrap", "resamples", (json_int_t)2000, "seed",
-        (json_int_t)20261130);
+        "backend", j->session.backend, "backend_choice", j->session.backend_choice, "operations",
+        opl, "samples", (json_int_t)a->samples, "sample_ms", a->sample_ms, "warmup_ms",
+        a->warmup_ms, "prime", (json_int_t)a->prime, "rounds", (json_int_t)a->rounds, "seed",
+        (json_int_t)a->seed, "input_views", a->views, "threads", (json_int_t)a->threads,
+        "timeout_s", a->timeout_s, "quick", a->quick, "device_timing", a->device_timing,
+        "probe_kind", a->probe_kind ? "serialized" : "concurrent", "capture_sources",
+        a->capture_sources, "max_reps", (json_int_t)100000, "device_reps_cap", (json_int_t)64,
+        "bootstrap", "resamples", (json_int_t)2000, "seed", (json_int_t)20261130);
 }
 
 static void add_file(json_t *files, const char *what, const char *path) {
@@ -309,428 +425,227 @@ static void add_file(json_t *files, const char *what, const char *path) {
                                                "sha256", hex));
 }
 
-/* resume: NULL for a new run; else the loaded results.json of an interrupted run whose
- * recorded command line is being re-parsed (output = the run's directory). */
-static int cmd_run(int argc, char **argv, int full_argc, char **full_argv, json_t *resume,
-                   const char *resume_dir) {
-    run_args a = {0};
-    a.samples = 9;
-    a.rounds = 1;
-    a.seed = 1;
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    a.threads = ncpu > 8 ? 8 : (ncpu > 0 ? ncpu : 1);
-    a.sample_ms = 20;
-    a.warmup_ms = 150;
-    a.prime = 1;
-    a.timeout_s = 180;
-    enum { O_OUT = 1000, O_BACK, O_OPS, O_ROWS, O_GEMM, O_VIEWS, O_SAMPLES, O_SMS, O_WMS,
-           O_CAP, O_QUICK, O_THREADS, O_TIMEOUT, O_SEED, O_ROUNDS, O_DEV, O_PROBE, O_PY,
-           O_CAND, O_BASE, O_QUIET, O_PRIME, O_HELP };
-    static const struct option opts[] = {
-        {"output", required_argument, 0, O_OUT},        {"backends", required_argument, 0, O_BACK},
-        {"operations", required_argument, 0, O_OPS},    {"row-shapes", required_argument, 0, O_ROWS},
-        {"gemm-shapes", required_argument, 0, O_GEMM},  {"input-views", no_argument, 0, O_VIEWS},
-        {"samples", required_argument, 0, O_SAMPLES},   {"sample-ms", required_argument, 0, O_SMS},
-        {"warmup-ms", required_argument, 0, O_WMS},     {"capture-sources", no_argument, 0, O_CAP},
-        {"quick", no_argument, 0, O_QUICK},             {"threads", required_argument, 0, O_THREADS},
-        {"timeout", required_argument, 0, O_TIMEOUT},   {"seed", required_argument, 0, O_SEED},
-        {"rounds", required_argument, 0, O_ROUNDS},     {"device-timing", no_argument, 0, O_DEV},
-        {"probe-kind", required_argument, 0, O_PROBE},  {"python", required_argument, 0, O_PY},
-        {"candidate-worker", required_argument, 0, O_CAND},
-        {"baseline-worker", required_argument, 0, O_BASE},
-        {"quiet", no_argument, 0, O_QUIET},             {"help", no_argument, 0, O_HELP},
-        {"prime", required_argument, 0, O_PRIME},
-        {0, 0, 0, 0}};
-    opterr = 0;
-    optind = 1;
-    int c;
-    long long v;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        switch (c) {
-        case O_OUT: a.output = optarg; break;
-        case O_BACK: a.backends = optarg; break;
-        case O_OPS: a.operations = optarg; break;
-        case O_ROWS: a.row_shapes = optarg; break;
-        case O_GEMM: a.gemm_shapes = optarg; break;
-        case O_VIEWS: a.views = 1; break;
-        case O_SAMPLES:
-            if (parse_long("--samples", optarg, 1, 1001, &a.samples)) return EXIT_BAD;
-            break;
-        case O_SMS:
-            if (parse_double("--sample-ms", optarg, 0.001, 60000, &a.sample_ms)) return EXIT_BAD;
-            break;
-        case O_WMS:
-            if (parse_double("--warmup-ms", optarg, 0, 600000, &a.warmup_ms)) return EXIT_BAD;
-            break;
-        case O_PRIME:
-            if (parse_long("--prime", optarg, 0, 16, &a.prime)) return EXIT_BAD;
-            break;
-        case O_CAP: a.capture_sources = 1; break;
-        case O_QUICK: a.quick = 1; break;
-        case O_THREADS:
-            if (parse_long("--threads", optarg, 1, 1024, &a.threads)) return EXIT_BAD;
-            break;
-        case O_TIMEOUT:
-            if (parse_double("--timeout", optarg, 0.1, 86400, &a.timeout_s)) return EXIT_BAD;
-            break;
-        case O_SEED:
-            if (parse_long("--seed", optarg, 0, LLONG_MAX, &a.seed)) return EXIT_BAD;
-            break;
-        case O_ROUNDS:
-            if (parse_long("--rounds", optarg, 1, 1000, &v)) return EXIT_BAD;
-            a.rounds = v;
-            break;
-        case O_DEV: a.device_timing = 1; break;
-        case O_PROBE:
-            if (strcmp(optarg, "concurrent") == 0) a.probe_kind = 0;
-            else if (strcmp(optarg, "serialized") == 0) a.probe_kind = 1;
-            else return bad("--probe-kind: '%s' is not concurrent or serialized", optarg);
-            break;
-        case O_PY: a.python = optarg; break;
-        case O_CAND: a.candidate_cmd = optarg; break;
-        case O_BASE: a.baseline_cmd = optarg; break;
-        case O_QUIET: a.quiet = 1; break;
-        case O_HELP: fputs(k_usage, stdout); return 0;
-        default:
-            if (optopt) return bad("option '%s' needs a value", argv[optind - 1]);
-            return bad("unknown option '%s' (see dualtime --help)", argv[optind - 1]);
-        }
-    }
-    if (optind < argc) return bad("unexpected argument '%s'", argv[optind]);
-    if (resume) a.output = resume_dir;
-    if (!a.output) return bad("--output DIR is required (a new directory for the results)");
-    if (!a.output[0]) return bad("--output: empty path");
-    struct stat st;
-    if (!resume && stat(a.output, &st) == 0)
-        return bad("--output: '%s' already exists; dualtime never overwrites results "
-                   "(to finish an interrupted run: dualtime run --resume %s)", a.output, a.output);
-
-    int ops[DT_OP_COUNT];
-    dt_err e;
-    if (a.operations) {
-        if (dt_ops_parse(a.operations, ops, &e) != DT_OK) return bad("%s", e.msg);
-    } else {
-        for (int i = 0; i < DT_OP_COUNT; i++) ops[i] = 1;
-    }
-    dt_shape_list rows, gemms;
-    if (a.row_shapes && dt_shapes_parse(a.row_shapes, 0, "--row-shapes", &rows, &e) != DT_OK)
-        return bad("%s", e.msg);
-    if (a.gemm_shapes && dt_shapes_parse(a.gemm_shapes, 1, "--gemm-shapes", &gemms, &e) != DT_OK)
-        return bad("%s", e.msg);
-    const char *backend = NULL;
-    if (a.backends) {
-        if (strcmp(a.backends, "cpu") == 0 || strcmp(a.backends, "cuda") == 0)
-            backend = a.backends;
-        else if (strchr(a.backends, ','))
-            return bad("--backends: '%s': one backend per run (cpu or cuda); run twice for both",
-                       a.backends);
-        else
-            return bad("--backends: unknown backend '%s' (known: cpu, cuda)", a.backends);
-    }
-    if (a.device_timing && backend && strcmp(backend, "cpu") == 0)
-        return bad("--device-timing: the cpu backend has no device scopes; use --backends cuda");
-
-    char exe_dir[PATH_MAX];
-    if (dt_exe_dir(exe_dir, sizeof exe_dir) != 0) return bad("cannot locate the dualtime binary");
-    dt_shm_sweep_stale();
-
-    /* workers */
-    char threads[32];
-    snprintf(threads, sizeof threads, "%lld", a.threads);
-    dt_worker wk[2];
-    json_t *hello[2] = {NULL, NULL};
-    char python_used[PATH_MAX] = "";
-    {
-        char *argv0[DT_WORKER_MAX_ARGS + 1];
-        int n;
-        if (a.candidate_cmd) {
-            n = split_cmd("--candidate-worker", a.candidate_cmd, argv0, DT_WORKER_MAX_ARGS - 2);
-            if (n < 0) return EXIT_BAD;
-        } else {
-            char p[PATH_MAX + 32];
-            snprintf(p, sizeof p, "%s/dualtime-native-worker", exe_dir);
-            argv0[0] = dt_xstrdup(p);
-            n = 1;
-        }
-        argv0[n] = dt_xstrdup("--threads");
-        argv0[n + 1] = dt_xstrdup(threads);
-        argv0[n + 2] = NULL;
-        dt_worker_init(&wk[0], argv0);
-        for (int i = 0; argv0[i]; i++) free(argv0[i]);
-        if (dt_worker_start_hello(&wk[0], a.timeout_s, &hello[0], &e) != DT_OK)
-            return bad("candidate worker: %s", e.msg);
-    }
-    if (a.baseline_cmd) {
-        char *argv1[DT_WORKER_MAX_ARGS + 1];
-        int n = split_cmd("--baseline-worker", a.baseline_cmd, argv1, DT_WORKER_MAX_ARGS - 2);
-        if (n < 0) return EXIT_BAD;
-        argv1[n] = dt_xstrdup("--threads");
-        argv1[n + 1] = dt_xstrdup(threads);
-        argv1[n + 2] = NULL;
-        dt_worker_init(&wk[1], argv1);
-        for (int i = 0; argv1[i]; i++) free(argv1[i]);
-        if (dt_worker_start_hello(&wk[1], a.timeout_s, &hello[1], &e) != DT_OK) {
-            dt_worker_free(&wk[0]);
-            return bad("baseline worker: %s", e.msg);
-        }
-    } else if (start_torch_worker(&a, exe_dir, &wk[1], &hello[1], python_used,
-                                  sizeof python_used) != 0) {
-        dt_worker_free(&wk[0]);
-        return EXIT_BAD;
-    }
-
-    /* backend choice: explicit, never a silent fallback */
-    char choice[600];
-    int status = EXIT_BAD;
-    json_t *cuda0 = json_object_get(json_object_get(hello[0], "backends"), "cuda");
-    json_t *cuda1 = json_object_get(json_object_get(hello[1], "backends"), "cuda");
-    int gpu0 = json_is_true(json_object_get(cuda0, "available"));
-    int gpu1 = json_is_true(json_object_get(cuda1, "available"));
-    const char *why0 = json_string_value(json_object_get(cuda0, "reason"));
-    const char *why1 = json_string_value(json_object_get(cuda1, "reason"));
-    if (backend) {
-        snprintf(choice, sizeof choice, "requested (--backends %s)", backend);
-        for (int i = 0; i < 2; i++) {
-            json_t *b = json_object_get(json_object_get(hello[i], "backends"), backend);
-            if (!json_is_true(json_object_get(b, "available"))) {
-                const char *why = json_string_value(json_object_get(b, "reason"));
-                bad("--backends %s: the %s worker (%s) cannot run it: %s", backend,
-                    i ? "baseline" : "candidate",
-                    json_string_value(json_object_get(hello[i], "framework")),
-                    why ? why : "not offered");
-                goto out;
-            }
-        }
-    } else if (gpu0 && gpu1) {
-        backend = "cuda";
-        snprintf(choice, sizeof choice, "default: cuda (a GPU is usable by both workers)");
-    } else {
-        backend = "cpu";
-        snprintf(choice, sizeof choice, "default: cpu (no usable GPU: %s)",
-                 !gpu0 ? (why0 ? why0 : "candidate has no cuda") : (why1 ? why1 : "baseline has no cuda"));
-    }
-    if (a.device_timing && strcmp(backend, "cuda") != 0) {
-        bad("--device-timing needs the cuda backend, and this run uses %s (%s)", backend, choice);
-        goto out;
-    }
-
-    if (!a.row_shapes) dt_shapes_default(backend, a.quick, 0, &rows);
-    if (!a.gemm_shapes) dt_shapes_default(backend, a.quick, 1, &gemms);
-
-    dt_run_config cfg;
-    memset(&cfg, 0, sizeof cfg);
-    dt_plan_build(&cfg.plan, ops, &rows, &gemms, a.views);
-    if (cfg.plan.count == 0) {
-        bad("nothing to run: the selected operations have no shapes");
-        goto out;
-    }
-
-    /* ids */
-    const char *id0 = json_string_value(json_object_get(hello[0], "worker"));
-    const char *id1 = json_string_value(json_object_get(hello[1], "worker"));
-    if (!id0 || !id1 || !*id0 || !*id1 || strcmp(id0, id1) == 0) {
-        id0 = "candidate";
-        id1 = "baseline";
-    }
-
-    if (resume) {
-        const char *was = json_string_value(
-            json_object_get(json_object_get(resume, "settings"), "backend"));
-        if (!was || strcmp(was, backend) != 0) {
-            bad("--resume: the run used backend %s, this machine chose %s", was ? was : "?",
-                backend);
-            dt_plan_free(&cfg.plan);
-            goto out;
-        }
-        json_t *fw = json_object_get(resume, "frameworks");
-        const char *r0 = json_string_value(json_object_get(json_array_get(fw, 0), "id"));
-        const char *r1 = json_string_value(json_object_get(json_array_get(fw, 1), "id"));
-        if (!r0 || !r1 || strcmp(r0, id0) != 0 || strcmp(r1, id1) != 0) {
-            bad("--resume: the run compared %s with %s, the workers here are %s and %s",
-                r0 ? r0 : "?", r1 ? r1 : "?", id0, id1);
-            dt_plan_free(&cfg.plan);
-            goto out;
-        }
-    }
-
-    /* only now create the output directory */
-    if (!resume && mkdir(a.output, 0755) != 0) {
-        bad("--output: cannot create '%s': %s", a.output, strerror(errno));
-        dt_plan_free(&cfg.plan);
-        goto out;
-    }
-
-    json_t *cmdline = json_array();
-    for (int i = 0; i < full_argc; i++) json_array_append_new(cmdline, json_string(full_argv[i]));
-    char now[64];
-    time_t t = time(NULL);
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    strftime(now, sizeof now, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    char repo[PATH_MAX + 4];
-    snprintf(repo, sizeof repo, "%s/..", exe_dir);
-    json_t *git = dt_git_info(repo, DT_GIT_REV_BUILD);
+/* provenance.files: the binaries and scripts of this build, with their hashes. */
+static json_t *files_json(const char *exe_dir) {
+    static const char *const k_files[][2] = {
+        {"dualtime", "dualtime"},
+        {"native worker", "dualtime-native-worker"},
+        {"native CUDA backend", "libdualtime_cuda.so"},
+        {"device-timing helper", "libdualtime_timing.so"},
+        {"PyTorch worker", "dualtime_torch_worker.py"}};
     json_t *files = json_array();
-    char p[PATH_MAX + 64];
-    snprintf(p, sizeof p, "%s/dualtime", exe_dir);
-    add_file(files, "dualtime", p);
-    snprintf(p, sizeof p, "%s/dualtime-native-worker", exe_dir);
-    add_file(files, "native worker", p);
-    snprintf(p, sizeof p, "%s/libdualtime_cuda.so", exe_dir);
-    add_file(files, "native CUDA backend", p);
-    snprintf(p, sizeof p, "%s/libdualtime_timing.so", exe_dir);
-    add_file(files, "device-timing helper", p);
-    snprintf(p, sizeof p, "%s/dualtime_torch_worker.py", exe_dir);
-    add_file(files, "PyTorch worker", p);
+    for (size_t i = 0; i < sizeof k_files / sizeof k_files[0]; i++) {
+        char p[PATH_MAX + 64];
+        snprintf(p, sizeof p, "%s/%s", exe_dir, k_files[i][1]);
+        add_file(files, k_files[i][0], p);
+    }
+    return files;
+}
 
+static json_t *frameworks_json(const run_job *j) {
     json_t *fws = json_array();
-    const char *ids[2] = {id0, id1};
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < DT_SESSION_IMPLS; i++) {
+        const dt_session_member *m = &j->session.member[i];
         json_t *cmd = json_array();
-        for (int j = 0; wk[i].argv[j]; j++) json_array_append_new(cmd, json_string(wk[i].argv[j]));
+        const dt_worker *w = &m->worker[DT_STEP_MAIN];
+        for (int k = 0; w->argv[k]; k++) json_array_append_new(cmd, json_string(w->argv[k]));
+        json_t *hello = json_loads(m->hello.text, 0, NULL);
+        DT_ASSERT(hello);
         json_array_append_new(
-            fws, json_pack("{s:s,s:s,s:O,s:O,s:o,s:o}", "id", ids[i], "role",
-                           i ? "baseline" : "candidate", "framework",
-                           json_object_get(hello[i], "framework"), "framework_version",
-                           json_object_get(hello[i], "framework_version"), "command", cmd,
-                           "hello", hello[i]));
+            fws, json_pack("{s:s,s:s,s:O,s:O,s:o,s:o}", "id", m->id, "role", m->role,
+                           "framework", json_object_get(hello, "framework"),
+                           "framework_version", json_object_get(hello, "framework_version"),
+                           "command", cmd, "hello", hello));
     }
-    json_t *gpu = NULL; /* the candidate's description of the device, plus "name" */
-    if (strcmp(backend, "cuda") == 0 && json_is_object(json_object_get(cuda0, "info"))) {
-        gpu = json_deep_copy(json_object_get(cuda0, "info"));
-        json_t *nm = json_object_get(gpu, "gpu");
-        if (json_is_string(nm) && !json_object_get(gpu, "name")) json_object_set(gpu, "name", nm);
-    }
+    return fws;
+}
+
+/* The candidate's description of the device, plus "name" (cuda runs), or NULL. */
+static json_t *gpu_json(const run_job *j) {
+    const char *info = j->session.member[0].hello.cuda_info_json;
+    if (strcmp(j->session.backend, "cuda") != 0 || !info) return NULL;
+    json_t *gpu = json_loads(info, 0, NULL);
+    json_t *nm = json_object_get(gpu, "gpu");
+    if (json_is_string(nm) && !json_object_get(gpu, "name")) json_object_set(gpu, "name", nm);
+    return gpu;
+}
+
+/* The run-level part of results.json (no cases yet). */
+static json_t *results_json(const run_job *j) {
+    json_t *cmdline = json_array();
+    for (int i = 0; i < j->full_argc; i++)
+        json_array_append_new(cmdline, json_string(j->full_argv[i]));
+    char repo[PATH_MAX + 4];
+    snprintf(repo, sizeof repo, "%s/..", j->exe_dir);
+    json_t *git = dt_git_info(repo, DT_GIT_REV_BUILD);
+    json_t *gpu = gpu_json(j);
     json_t *results = json_pack(
         "{s:s,s:i,s:b,s:{s:s,s:s,s:O,s:O,s:s},s:o,s:s,s:s,s:o,s:o,s:{s:o,s:O,s:s},s:{s:o,s:[]},s:[]}",
         "format", "dualtime-results", "format_version", 1, "complete", 0, "tool", "name",
         "dualtime", "version", DT_VERSION, "git_revision", json_object_get(git, "revision"),
         "git_dirty", json_object_get(git, "dirty"), "git_source",
         json_string_value(json_object_get(git, "source")), "command_line", cmdline,
-        "started_at", now, "finished_at", now, "settings",
-        settings_json(&a, backend, choice, ops), "frameworks", fws, "environment", "host",
-        dt_host_info(), "gpu", gpu ? gpu : json_null(), "python", python_used, "provenance",
-        "files", files, "sources", "cases");
+        "started_at", j->now, "finished_at", j->now, "settings", settings_json(j), "frameworks",
+        frameworks_json(j), "environment", "host", dt_host_info(), "gpu",
+        gpu ? gpu : json_null(), "python", j->session.python, "provenance", "files",
+        files_json(j->exe_dir), "sources", "cases");
     json_decref(git);
     json_decref(gpu);
     DT_ASSERT(results);
-    {   /* device ceilings for the report's rooflines: the first worker offering them; never fatal */
-        json_t *ceil = NULL;
-        dt_err ce = {{0}}, ce2;
-        double cto = a.timeout_s < 60 ? a.timeout_s : 60;
-        if (dt_ceilings_measure(&wk[0], backend, cto, &ceil, &ce) != DT_OK && dt_worker_alive(&wk[1]))
-            dt_ceilings_measure(&wk[1], backend, cto, &ceil, &ce2);
-        json_object_set_new(json_object_get(results, "environment"), "ceilings",
-                            ceil ? ceil : json_pack("{s:s}", "error", ce.msg));
-    }
-    /* GPU clocks through NVML (dlopen; absent NVML is recorded, not fatal). NVML's index
-     * is not CUDA's ordinal in general: the PCI bus must match the worker's device. */
-    dt_clocks *clocks = NULL;
-    if (strcmp(backend, "cuda") == 0) {
-        const char *dev_env = getenv("DUALTIME_CUDA_DEVICE");
-        int dev_index = dev_env && *dev_env ? atoi(dev_env) : 0;
-        char why[DT_ERR_LEN];
-        json_t *nvml = NULL;
-        clocks = dt_clocks_open(dev_index, why, sizeof why);
-        if (clocks) {
-            nvml = dt_clocks_describe(clocks);
-            json_t *cuda_bus = json_object_get(gpu, "pci_bus");
-            json_t *nvml_bus = json_object_get(nvml, "pci_bus");
-            if (json_is_integer(cuda_bus) && json_is_integer(nvml_bus) &&
-                json_integer_value(cuda_bus) != json_integer_value(nvml_bus)) {
-                snprintf(why, sizeof why, "NVML device %d is on PCI bus %lld, the CUDA device on "
-                         "bus %lld (set DUALTIME_CUDA_DEVICE / CUDA_DEVICE_ORDER=PCI_BUS_ID)",
-                         dev_index, (long long)json_integer_value(nvml_bus),
-                         (long long)json_integer_value(cuda_bus));
-                dt_clocks_close(clocks);
-                clocks = NULL;
-            }
-        }
-        if (!nvml) nvml = json_object();
-        json_object_set_new(nvml, "available", json_boolean(clocks != NULL));
-        json_object_set_new(nvml, "reason", clocks ? json_null() : json_string(why));
-        json_object_set_new(json_object_get(results, "environment"), "nvml", nvml);
-        if (!a.quiet && !clocks)
-            fprintf(stderr, "dualtime: GPU clocks not read: %s\n", why);
-    }
-    if (resume) {
-        /* keep the interrupted run's record; note this resumption */
-        json_t *resumes = json_object_get(resume, "resumes");
-        if (!json_is_array(resumes)) {
-            resumes = json_array();
-            json_object_set_new(resume, "resumes", resumes);
-        }
-        json_array_append_new(resumes,
-                              json_pack("{s:s,s:O,s:O,s:O}", "at", now, "tool",
-                                        json_object_get(results, "tool"), "frameworks",
-                                        json_object_get(results, "frameworks"), "environment",
-                                        json_object_get(results, "environment")));
-        json_object_set_new(resume, "complete", json_false());
-        json_object_del(resume, "interrupted");
-        json_decref(results);
-        results = json_incref(resume);
-    }
+    return results;
+}
 
-    cfg.output_dir = a.output;
-    cfg.backend = backend;
-    cfg.samples = (int)a.samples;
-    cfg.sample_ms = a.sample_ms;
-    cfg.warmup_ms = a.warmup_ms;
-    cfg.prime = (int)a.prime;
-    cfg.rounds = (int)a.rounds;
-    cfg.seed = (uint64_t)a.seed;
-    cfg.threads = (int)a.threads;
-    cfg.timeout_s = a.timeout_s;
-    cfg.device_timing = a.device_timing;
-    cfg.probe_kind = a.probe_kind;
-    cfg.capture_sources = a.capture_sources;
-    cfg.max_reps = 100000;
-    cfg.device_reps_cap = 64;
-    cfg.progress = !a.quiet && isatty(2);
-    cfg.fw_ids[0] = id0;
-    cfg.fw_ids[1] = id1;
-    cfg.clocks = clocks;
+/* Device ceilings for the report's rooflines: the first worker offering them; never fatal. */
+static void add_ceilings(run_job *j) {
+    json_t *ceil = NULL;
+    dt_err ce = {{0}}, ce2;
+    double cto = j->a.timeout_s < 60 ? j->a.timeout_s : 60;
+    dt_worker *w0 = dt_session_worker(&j->session, 0, DT_STEP_MAIN);
+    dt_worker *w1 = dt_session_worker(&j->session, 1, DT_STEP_MAIN);
+    if (dt_ceilings_measure(w0, j->session.backend, cto, &ceil, &ce) != DT_OK &&
+        dt_worker_alive(w1))
+        dt_ceilings_measure(w1, j->session.backend, cto, &ceil, &ce2);
+    json_object_set_new(json_object_get(j->results, "environment"), "ceilings",
+                        ceil ? ceil : json_pack("{s:s}", "error", ce.msg));
+}
 
+/* GPU clocks through NVML (dlopen; absent NVML is recorded, not fatal). NVML's index is
+ * not CUDA's ordinal in general: the PCI bus must match the worker's device. */
+static void open_clocks(run_job *j) {
+    if (strcmp(j->session.backend, "cuda") != 0) return;
+    const char *dev_env = getenv("DUALTIME_CUDA_DEVICE");
+    int dev_index = dev_env && *dev_env ? atoi(dev_env) : 0;
+    char why[DT_ERR_LEN];
+    json_t *nvml = NULL;
+    j->clocks = dt_clocks_open(dev_index, why, sizeof why);
+    json_t *gpu = json_object_get(json_object_get(j->results, "environment"), "gpu");
+    if (j->clocks) {
+        nvml = dt_clocks_describe(j->clocks);
+        json_t *cuda_bus = json_object_get(gpu, "pci_bus");
+        json_t *nvml_bus = json_object_get(nvml, "pci_bus");
+        if (json_is_integer(cuda_bus) && json_is_integer(nvml_bus) &&
+            json_integer_value(cuda_bus) != json_integer_value(nvml_bus)) {
+            snprintf(why, sizeof why, "NVML device %d is on PCI bus %lld, the CUDA device on "
+                     "bus %lld (set DUALTIME_CUDA_DEVICE / CUDA_DEVICE_ORDER=PCI_BUS_ID)",
+                     dev_index, (long long)json_integer_value(nvml_bus),
+                     (long long)json_integer_value(cuda_bus));
+            dt_clocks_close(j->clocks);
+            j->clocks = NULL;
+        }
+    }
+    if (!nvml) nvml = json_object();
+    json_object_set_new(nvml, "available", json_boolean(j->clocks != NULL));
+    json_object_set_new(nvml, "reason", j->clocks ? json_null() : json_string(why));
+    json_object_set_new(json_object_get(j->results, "environment"), "nvml", nvml);
+    if (!j->a.quiet && !j->clocks) fprintf(stderr, "dualtime: GPU clocks not read: %s\n", why);
+}
+
+/* A resumed run keeps the interrupted run's record and notes this resumption. */
+static void merge_resume(run_job *j) {
+    json_t *resumes = json_object_get(j->resume, "resumes");
+    if (!json_is_array(resumes)) {
+        resumes = json_array();
+        json_object_set_new(j->resume, "resumes", resumes);
+    }
+    json_array_append_new(resumes, json_pack("{s:s,s:O,s:O,s:O}", "at", j->now, "tool",
+                                             json_object_get(j->results, "tool"), "frameworks",
+                                             json_object_get(j->results, "frameworks"),
+                                             "environment",
+                                             json_object_get(j->results, "environment")));
+    json_object_set_new(j->resume, "complete", json_false());
+    json_object_del(j->resume, "interrupted");
+    json_decref(j->results);
+    j->results = json_incref(j->resume);
+}
+
+static void fill_config(run_job *j) {
+    const run_settings *a = &j->a;
+    dt_run_config *cfg = &j->cfg;
+    cfg->output_dir = a->output;
+    cfg->backend = j->session.backend;
+    cfg->samples = (int)a->samples;
+    cfg->sample_ms = a->sample_ms;
+    cfg->warmup_ms = a->warmup_ms;
+    cfg->prime = (int)a->prime;
+    cfg->rounds = (int)a->rounds;
+    cfg->seed = (uint64_t)a->seed;
+    cfg->threads = (int)a->threads;
+    cfg->timeout_s = a->timeout_s;
+    cfg->device_timing = a->device_timing;
+    cfg->probe_kind = a->probe_kind;
+    cfg->capture_sources = a->capture_sources;
+    cfg->max_reps = 100000;
+    cfg->device_reps_cap = 64;
+    cfg->progress = !a->quiet && isatty(2);
+    cfg->fw_ids[0] = j->session.member[0].id;
+    cfg->fw_ids[1] = j->session.member[1].id;
+    cfg->clocks = j->clocks;
+}
+
+/* The run itself and its one summary line; returns the exit status. */
+static int run_and_summarize(run_job *j) {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = dt_run_request_stop;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
-
-    if (!a.quiet)
+    if (!j->a.quiet)
         fprintf(stderr, "dualtime: %d cases x %lld round(s) on %s (%s); results in %s\n",
-                cfg.plan.count, a.rounds, backend, choice, a.output);
-    /* probe instances: same commands, started only if device timing needs them */
-    dt_worker probe_wk[2];
-    dt_worker_init(&probe_wk[0], wk[0].argv);
-    dt_worker_init(&probe_wk[1], wk[1].argv);
-    dt_worker *wp[4] = {&wk[0], &wk[1], &probe_wk[0], &probe_wk[1]};
+                j->cfg.plan.count, j->a.rounds, j->session.backend, j->session.backend_choice,
+                j->a.output);
     int any_invalid = 0;
-    dt_status rs = dt_run_plan(&cfg, wp, results, &any_invalid, &e);
-    if (rs != DT_OK) {
+    dt_err e;
+    if (dt_run_plan(&j->cfg, &j->session, j->results, &any_invalid, &e) != DT_OK) {
         fprintf(stderr, "dualtime: %s\n", e.msg);
-        status = 1;
-    } else {
-        status = any_invalid ? 1 : 0;
-        json_t *ass = json_object_get(json_object_get(results, "derived"), "assessment");
-        const char *lvl = json_string_value(json_object_get(ass, "level"));
-        if (!a.quiet)
-            fprintf(stderr, "dualtime: %s: %s/results.md (assessment: %s)%s\n",
-                    any_invalid ? "done with FAILED cases" : "done", a.output,
-                    lvl ? lvl : "?", any_invalid ? "" : "");
+        return 1;
     }
-    json_decref(results);
-    dt_clocks_close(clocks);
-    dt_worker_free(&probe_wk[0]);
-    dt_worker_free(&probe_wk[1]);
-    dt_plan_free(&cfg.plan);
-    hello[0] = hello[1] = NULL; /* owned by results now */
-out:
-    json_decref(hello[0]);
-    json_decref(hello[1]);
-    dt_worker_free(&wk[0]);
-    dt_worker_free(&wk[1]);
-    return status;
+    json_t *ass = json_object_get(json_object_get(j->results, "derived"), "assessment");
+    const char *lvl = json_string_value(json_object_get(ass, "level"));
+    if (!j->a.quiet)
+        fprintf(stderr, "dualtime: %s: %s/results.md (assessment: %s)\n",
+                any_invalid ? "done with FAILED cases" : "done", j->a.output, lvl ? lvl : "?");
+    return any_invalid ? 1 : 0;
+}
+
+/* Starts the workers, records the run-level facts, runs. */
+static int run_job_go(run_job *j) {
+    int rc = start_run(j);
+    if (rc >= 0) return rc;
+    if (j->resume && (rc = check_resume(j)) >= 0) return rc;
+    /* only now create the output directory */
+    if (!j->resume && mkdir(j->a.output, 0755) != 0)
+        return bad("--output: cannot create '%s': %s", j->a.output, strerror(errno));
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(j->now, sizeof j->now, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    j->results = results_json(j);
+    add_ceilings(j);
+    open_clocks(j);
+    if (j->resume) merge_resume(j);
+    fill_config(j);
+    return run_and_summarize(j);
+}
+
+/* resume: NULL for a new run; else the loaded results.json of an interrupted run whose
+ * recorded command line is being re-parsed (output = the run's directory). */
+static int cmd_run(int argc, char **argv, int full_argc, char **full_argv, json_t *resume,
+                   const char *resume_dir) {
+    run_job *j = dt_xcalloc(1, sizeof *j);
+    settings_defaults(&j->a);
+    j->full_argc = full_argc;
+    j->full_argv = full_argv;
+    j->resume = resume;
+    int rc = parse_run_args(argc, argv, &j->a);
+    if (rc < 0 && resume) j->a.output = resume_dir;
+    if (rc < 0) rc = check_run_settings(&j->a, resume != NULL);
+    if (rc < 0) rc = run_job_go(j);
+    json_decref(j->results);
+    dt_clocks_close(j->clocks);
+    dt_session_stop(&j->session);
+    dt_plan_free(&j->cfg.plan);
+    free(j);
+    return rc;
 }
 
 /* dualtime run --resume DIR [--quiet]: finishes an interrupted run with its own recorded

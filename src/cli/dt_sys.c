@@ -6,15 +6,12 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <openssl/evp.h>
-#include <spawn.h>
 #include <string.h>
 #include <sys/utsname.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/dt_common.h"
-
-extern char **environ;
+#include "common/dt_spawn.h"
 
 int dt_exe_dir(char *buf, size_t len) {
     ssize_t n = readlink("/proc/self/exe", buf, len - 1);
@@ -45,56 +42,13 @@ int dt_file_sha256(const char *path, char out_hex[65]) {
     return 0;
 }
 
-int dt_which(const char *name, char *out, size_t len) {
-    if (strchr(name, '/')) {
-        if (access(name, X_OK) != 0) return -1;
-        snprintf(out, len, "%s", name);
-        return 0;
-    }
-    const char *path = getenv("PATH");
-    if (!path) path = "/usr/bin:/bin";
-    char *copy = dt_xstrdup(path);
-    int found = -1;
-    for (char *save = NULL, *d = strtok_r(copy, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
-        char cand[PATH_MAX];
-        snprintf(cand, sizeof cand, "%s/%s", *d ? d : ".", name);
-        if (access(cand, X_OK) == 0) {
-            snprintf(out, len, "%s", cand);
-            found = 0;
-            break;
-        }
-    }
-    free(copy);
-    return found;
-}
-
-int dt_capture(char *const argv[], char *out, size_t len) {
-    int p[2];
-    if (pipe2(p, O_CLOEXEC) != 0) return -1;
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, p[1], 1);
-    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-    pid_t pid;
-    int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    close(p[1]);
-    if (rc != 0) {
-        close(p[0]);
-        return -1;
-    }
-    size_t got = 0;
-    ssize_t k;
-    while ((k = read(p[0], out + got, len - 1 - got)) > 0) {
-        got += (size_t)k;
-        if (got >= len - 1) break;
-    }
-    out[got] = 0;
-    close(p[0]);
-    int st = 0;
-    waitpid(pid, &st, 0);
+/* Runs a short command (git) and keeps its stdout without trailing newlines; returns
+ * its exit status (negative when it could not run, see dt_spawn_capture). */
+static int capture(char *const argv[], char *out, size_t len) {
+    int rc = dt_spawn_capture(argv, NULL, 0, 0, out, len);
+    size_t got = strlen(out);
     while (got > 0 && (out[got - 1] == '\n' || out[got - 1] == '\r')) out[--got] = 0;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return rc;
 }
 
 static void read_field(const char *path, const char *key, char *out, size_t len) {
@@ -130,10 +84,10 @@ json_t *dt_host_info(void) {
 json_t *dt_git_info(const char *repo_dir, const char *build_rev) {
     char rev[128] = "", status[4096] = "";
     char *a1[] = {"git", "-C", (char *)repo_dir, "rev-parse", "HEAD", NULL};
-    if (dt_capture(a1, rev, sizeof rev) == 0 && strlen(rev) >= 40) {
+    if (capture(a1, rev, sizeof rev) == 0 && strlen(rev) >= 40) {
         char *a2[] = {"git", "-C", (char *)repo_dir, "status", "--porcelain",
                       "--untracked-files=no", NULL};
-        int rc = dt_capture(a2, status, sizeof status);
+        int rc = capture(a2, status, sizeof status);
         return json_pack("{s:s,s:b,s:s}", "revision", rev, "dirty", rc != 0 || status[0] != 0,
                          "source", "git");
     }

@@ -1,5 +1,5 @@
 /* dt_sys.h — small system facts the CLI records: paths next to the executable, file
- * hashes, host description, git state, PATH lookup. Fallible functions return 0/-1. */
+ * hashes, host description, git state (through the one spawner, common/dt_spawn.h). Fallible functions return 0/-1. */
 #ifndef DT_SYS_H
 #define DT_SYS_H
 
@@ -10,10 +10,6 @@
 int dt_exe_dir(char *buf, size_t len);
 /* SHA-256 of a file's contents as lowercase hex; -1 if unreadable. */
 int dt_file_sha256(const char *path, char out_hex[65]);
-/* Resolves a program name through PATH (or returns it if it contains '/'). */
-int dt_which(const char *name, char *out, size_t len);
-/* Runs argv (no shell) and captures up to len-1 bytes of stdout; returns exit status or -1. */
-int dt_capture(char *const argv[], char *out, size_t len);
 /* {"cpu":..., "cores":..., "os":..., "kernel":..., "hostname":...} */
 json_t *dt_host_info(void);
 /* {"revision":..., "dirty":bool, "source":"git"|"build"} for the tree at repo_dir. */

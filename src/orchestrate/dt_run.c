@@ -33,15 +33,12 @@ static volatile sig_atomic_t g_stop_signal;
 void dt_run_request_stop(int signo) { g_stop_signal = signo; }
 int dt_run_stop_requested(void) { return g_stop_signal != 0; }
 
-#define PROTOCOL_VERSION 1
-
 /* Per-framework state of the case being run. */
 typedef struct fw_case {
     int index;          /* 0 candidate, 1 baseline */
     const char *id;     /* framework id */
-    dt_worker *w;
-    dt_worker *pw;      /* probe worker (a second process), device timing only */
-    int probe_prepared; /* prepare on pw succeeded: release owed */
+    dt_worker *w[2];    /* [DT_STEP_MAIN], [DT_STEP_PROBE]: the session's workers */
+    int probe_prepared; /* prepare on the probe worker succeeded: release owed */
     dt_shm shm;         /* this framework's arena (the probe worker maps it too) */
     json_t *impl;       /* borrowed: cases[i].impl.<id> */
     int prepared;       /* prepare succeeded: release owed */
@@ -52,7 +49,7 @@ typedef struct fw_case {
 /* Everything the loop carries between cases. */
 typedef struct run_ctx {
     const dt_run_config *cfg;
-    dt_worker **workers;
+    dt_session *session;
     json_t *results;
     int64_t position;   /* global sample counter */
     int cases_done, cases_total;
@@ -60,33 +57,6 @@ typedef struct run_ctx {
     const char *current;
     int floor_off;      /* the candidate worker has no floor call: asked no more */
 } run_ctx;
-
-dt_status dt_worker_start_hello(dt_worker *w, double timeout_s, json_t **hello, dt_err *err) {
-    *hello = NULL;
-    dt_status st = dt_worker_start(w, err);
-    if (st != DT_OK) return st;
-    json_t *req = json_pack("{s:s}", "cmd", "hello");
-    json_t *resp = NULL;
-    /* starting a framework (importing torch, creating a CUDA context) can take far longer
-     * than one request: the start gets at least DT_WORKER_START_S */
-    st = dt_worker_call(w, req, timeout_s > DT_WORKER_START_S ? timeout_s : DT_WORKER_START_S,
-                        &resp, err);
-    json_decref(req);
-    if (st != DT_OK) {
-        json_decref(resp);
-        dt_worker_kill(w, "hello failed");
-        return st;
-    }
-    json_int_t proto = json_integer_value(json_object_get(resp, "protocol"));
-    if (proto != PROTOCOL_VERSION) {
-        json_decref(resp);
-        dt_worker_kill(w, "protocol mismatch");
-        return dt_fail(err, DT_EWORKER, "worker %s speaks protocol %lld, dualtime speaks %d",
-                       w->argv[0], (long long)proto, PROTOCOL_VERSION);
-    }
-    *hello = resp;
-    return DT_OK;
-}
 
 /* ---- progress --------------------------------------------------------------------- */
 
@@ -106,7 +76,8 @@ static void progress(run_ctx *c, const char *fw, const char *phase) {
 
 /* ---- worker requests ---------------------------------------------------------------- */
 
-static void fw_fail(fw_case *f, const char *stage, const char *msg) {
+/* Marks f failed (the first reason wins) with the stderr tail of its worker for step. */
+static void fw_fail(fw_case *f, dt_session_step step, const char *stage, const char *msg) {
     if (!f->ok && json_is_string(json_object_get(f->impl, "error"))) return; /* first wins */
     f->ok = 0;
     char line[700];
@@ -114,27 +85,27 @@ static void fw_fail(fw_case *f, const char *stage, const char *msg) {
     json_object_set_new(f->impl, "status", json_string("failed"));
     json_object_set_new(f->impl, "error", json_string(line));
     char tail[DT_STDERR_TAIL];
-    dt_worker_stderr_tail(f->w, tail, sizeof tail);
+    dt_worker_stderr_tail(f->w[step], tail, sizeof tail);
     json_object_set_new(f->impl, "stderr_tail", json_string(tail));
 }
 
-/* Sends req (consumed) to f's worker; on failure marks f failed with stage. */
-static dt_status fw_call(run_ctx *c, fw_case *f, const char *stage, json_t *req,
-                         json_t **resp) {
+/* Sends req (consumed) to f's worker for step; on failure marks f failed with stage. */
+static dt_status fw_call(run_ctx *c, fw_case *f, dt_session_step step, const char *stage,
+                         json_t *req, json_t **resp) {
     dt_err e;
     json_t *r = NULL;
     dt_status st;
     if (dt_run_stop_requested()) {
         st = dt_fail(&e, DT_EIO, "interrupted by signal %d", (int)g_stop_signal);
-    } else if (!dt_worker_alive(f->w)) {
+    } else if (!dt_worker_alive(f->w[step])) {
         st = dt_fail(&e, DT_EWORKER, "worker is not running");
     } else {
-        st = dt_worker_call(f->w, req, c->cfg->timeout_s, &r, &e);
+        st = dt_worker_call(f->w[step], req, c->cfg->timeout_s, &r, &e);
     }
     json_decref(req);
     if (st != DT_OK) {
         json_decref(r);
-        fw_fail(f, stage, e.msg);
+        fw_fail(f, step, stage, e.msg);
         return st;
     }
     if (resp) *resp = r;
@@ -151,30 +122,31 @@ static int answer_host_ns(const json_t *resp, int64_t *ns) {
 }
 
 /* run(reps) with `prime` untimed calls before the timed part (0: none). */
-static dt_status fw_run_primed(run_ctx *c, fw_case *f, const char *stage, int64_t reps,
-                               int prime, int64_t *host_ns) {
+static dt_status fw_run_primed(run_ctx *c, fw_case *f, dt_session_step step, const char *stage,
+                               int64_t reps, int prime, int64_t *host_ns) {
     json_t *resp = NULL;
     json_t *req = json_pack("{s:s,s:I}", "cmd", "run", "reps", (json_int_t)reps);
     if (prime > 0) json_object_set_new(req, "prime", json_integer(prime));
-    dt_status st = fw_call(c, f, stage, req, &resp);
+    dt_status st = fw_call(c, f, step, stage, req, &resp);
     if (st != DT_OK) return st;
     int have = answer_host_ns(resp, host_ns);
     json_decref(resp);
     if (!have) {
-        fw_fail(f, stage, "worker answered run without a positive integer host_ns");
+        fw_fail(f, step, stage, "worker answered run without a positive integer host_ns");
         return DT_EWORKER;
     }
     return DT_OK;
 }
 
-static dt_status fw_run(run_ctx *c, fw_case *f, const char *stage, int64_t reps,
-                        int64_t *host_ns) {
-    return fw_run_primed(c, f, stage, reps, 0, host_ns);
+static dt_status fw_run(run_ctx *c, fw_case *f, dt_session_step step, const char *stage,
+                        int64_t reps, int64_t *host_ns) {
+    return fw_run_primed(c, f, step, stage, reps, 0, host_ns);
 }
 
-static dt_status fw_copy(run_ctx *c, fw_case *f, const char *cmd, double *ms) {
+static dt_status fw_copy(run_ctx *c, fw_case *f, dt_session_step step, const char *cmd,
+                         double *ms) {
     json_t *resp = NULL;
-    dt_status st = fw_call(c, f, cmd, json_pack("{s:s}", "cmd", cmd), &resp);
+    dt_status st = fw_call(c, f, step, cmd, json_pack("{s:s}", "cmd", cmd), &resp);
     if (st != DT_OK) return st;
     *ms = json_number_value(json_object_get(resp, "ms"));
     json_decref(resp);
@@ -191,10 +163,11 @@ static dt_status fw_checked_call(run_ctx *c, fw_case *f, const char *when,
     dt_arena_poison_outputs(L, f->shm.base);
     double up_ms = 0, down_ms = 0;
     int64_t ns = 0;
-    if (fw_copy(c, f, "upload", &up_ms) != DT_OK) return DT_EWORKER;
-    if (fw_run(c, f, strcmp(when, "cold") == 0 ? "cold call" : "checked call", 1, &ns) != DT_OK)
+    if (fw_copy(c, f, DT_STEP_MAIN, "upload", &up_ms) != DT_OK) return DT_EWORKER;
+    if (fw_run(c, f, DT_STEP_MAIN, strcmp(when, "cold") == 0 ? "cold call" : "checked call", 1,
+               &ns) != DT_OK)
         return DT_EWORKER;
-    if (fw_copy(c, f, "download", &down_ms) != DT_OK) return DT_EWORKER;
+    if (fw_copy(c, f, DT_STEP_MAIN, "download", &down_ms) != DT_OK) return DT_EWORKER;
     if (setup) {
         json_object_set_new(setup, "upload", json_real(up_ms));
         json_object_set_new(setup, "cold_call", json_real((double)ns / 1e6));
@@ -235,7 +208,7 @@ static dt_status fw_checked_call(run_ctx *c, fw_case *f, const char *when,
     if (!ar.ok || !orp.ok) {
         char msg[600];
         snprintf(msg, sizeof msg, "%s", !ar.ok ? ar.first_problem : orp.first_failure);
-        fw_fail(f, strcmp(when, "cold") == 0 ? "check after cold call" : "check after timing",
+        fw_fail(f, DT_STEP_MAIN, strcmp(when, "cold") == 0 ? "check after cold call" : "check after timing",
                 msg);
         return DT_ECHECK;
     }
@@ -249,7 +222,7 @@ static dt_status fw_warmup(run_ctx *c, fw_case *f) {
     double target_ns = c->cfg->warmup_ms * 1e6;
     while ((double)(dt_now_ns() - t0) < target_ns) {
         int64_t ns;
-        if (fw_run(c, f, "warmup", batch, &ns) != DT_OK) return DT_EWORKER;
+        if (fw_run(c, f, DT_STEP_MAIN, "warmup", batch, &ns) != DT_OK) return DT_EWORKER;
         calls += batch;
         if (batch < 8) batch *= 2;
     }
@@ -267,7 +240,7 @@ static dt_status fw_calibrate(run_ctx *c, fw_case *f) {
     json_t *attempts = json_array();
     for (int a = 0; a < 8; a++) {
         int64_t ns;
-        if (fw_run(c, f, "calibration", r, &ns) != DT_OK) {
+        if (fw_run(c, f, DT_STEP_MAIN, "calibration", r, &ns) != DT_OK) {
             json_decref(attempts);
             return DT_EWORKER;
         }
@@ -291,20 +264,21 @@ static dt_status fw_calibrate(run_ctx *c, fw_case *f) {
  * samples that follow it. A worker without a floor call answers ok:false: that is
  * recorded once (results.floor_unavailable) and no more are asked for in this run. */
 static void take_floor_sample(run_ctx *c, json_t *cj, fw_case *f, int round, int i) {
-    if (c->floor_off || !f->ok || !dt_worker_alive(f->w)) return;
+    dt_worker *w = f->w[DT_STEP_MAIN];
+    if (c->floor_off || !f->ok || !dt_worker_alive(w)) return;
     json_t *req = json_pack("{s:s,s:I,s:i}", "cmd", "floor", "reps", (json_int_t)1, "prime",
                             c->cfg->prime);
     json_t *resp = NULL;
     dt_err e;
     progress(c, f->id, "floor samples");
-    dt_status st = dt_worker_call(f->w, req, c->cfg->timeout_s, &resp, &e);
+    dt_status st = dt_worker_call(w, req, c->cfg->timeout_s, &resp, &e);
     json_decref(req);
     int64_t ns = 0;
     if (st == DT_OK && !answer_host_ns(resp, &ns))
         st = dt_fail(&e, DT_EWORKER, "worker answered floor without a positive integer host_ns");
     if (st != DT_OK) {
-        if (!dt_worker_alive(f->w)) {
-            fw_fail(f, "floor sample", e.msg);
+        if (!dt_worker_alive(w)) {
+            fw_fail(f, DT_STEP_MAIN, "floor sample", e.msg);
         } else {
             c->floor_off = 1;
             char line[DT_ERR_LEN + 64];
@@ -342,7 +316,7 @@ static void take_samples(run_ctx *c, json_t *cj, fw_case fw[2], int round, int f
             /* untimed calls right before (--prime, default 1), in the same request: on a
              * GPU shared by two worker processes they take the context switch away from
              * the sample (docs/protocol.md, "Priming") */
-            if (fw_run_primed(c, f, scope, reps, c->cfg->prime, &ns) != DT_OK) continue;
+            if (fw_run_primed(c, f, DT_STEP_MAIN, scope, reps, c->cfg->prime, &ns) != DT_OK) continue;
             json_t *arr = json_object_get(json_object_get(f->impl, "samples"), scope);
             json_array_append_new(
                 arr, json_pack("{s:f,s:I,s:i,s:i,s:I}", "us", (double)ns / 1e3 / (double)reps,
@@ -446,22 +420,20 @@ static json_t *device_sample(json_t *res, int64_t reps, int round, int index, in
 
 /* One device region on worker w (control on the main worker, probe on the probe worker). */
 static dt_status fw_device(run_ctx *c, fw_case *f, int probe, int64_t reps, json_t **res) {
-    dt_worker *saved = f->w;
-    if (probe) f->w = f->pw;
+    dt_session_step step = probe ? DT_STEP_PROBE : DT_STEP_MAIN;
     json_t *resp = NULL;
-    dt_status st = fw_call(c, f, probe ? "probe sample" : "control sample",
+    dt_status st = fw_call(c, f, step, probe ? "probe sample" : "control sample",
                            json_pack("{s:s,s:s,s:I,s:I,s:s,s:i}", "cmd", "device", "scope",
                                      probe ? "probe" : "control", "reps", (json_int_t)reps,
                                      "capacity", (json_int_t)(reps * 16 + 64), "probe_kind",
                                      c->cfg->probe_kind ? "serialized" : "concurrent", "prime",
                                      c->cfg->prime),
                            &resp);
-    f->w = saved;
     if (st != DT_OK) return st;
     json_t *r = json_object_get(resp, "result");
     if (!json_is_object(r) || !(json_number_value(json_object_get(r, "stream_ns")) > 0)) {
         json_decref(resp);
-        fw_fail(f, probe ? "probe sample" : "control sample",
+        fw_fail(f, step, probe ? "probe sample" : "control sample",
                 "worker answered device without a positive result.stream_ns");
         return DT_EWORKER;
     }
@@ -473,36 +445,30 @@ static dt_status fw_device(run_ctx *c, fw_case *f, int probe, int64_t reps, json
 /* Starts (if needed) and prepares the probe worker of f on the same arena, then warms it. */
 static dt_status fw_probe_prepare(run_ctx *c, fw_case *f, json_t *prepare_req, int64_t reps) {
     dt_err e;
-    if (!dt_worker_alive(f->pw)) {
-        json_t *hello = NULL;
-        if (dt_worker_start_hello(f->pw, c->cfg->timeout_s, &hello, &e) != DT_OK) {
-            fw_fail(f, "start probe worker", e.msg);
-            return DT_EWORKER;
-        }
-        json_decref(hello);
+    int started = 0;
+    if (dt_session_ready(c->session, f->index, DT_STEP_PROBE, &started, &e) != DT_OK) {
+        fw_fail(f, DT_STEP_PROBE, "start probe worker", e.msg);
+        return DT_EWORKER;
+    }
+    if (started) {
         /* A dedicated probe process: CUPTI stays attached between probe regions, so the
          * warmup and prime calls pay its setup (docs/device-timing.md, persistent mode). */
-        dt_worker *saved_pw = f->w;
-        f->w = f->pw;
-        dt_status pst = fw_call(c, f, "probe worker probe_process",
+        dt_status pst = fw_call(c, f, DT_STEP_PROBE, "probe worker probe_process",
                                 json_pack("{s:s,s:s}", "cmd", "probe_process", "probe_kind",
                                           c->cfg->probe_kind ? "serialized" : "concurrent"),
                                 NULL);
-        f->w = saved_pw;
         if (pst != DT_OK) return pst;
     }
-    dt_worker *saved = f->w;
-    f->w = f->pw;
-    dt_status st = fw_call(c, f, "probe worker prepare", json_incref(prepare_req), NULL);
+    dt_status st =
+        fw_call(c, f, DT_STEP_PROBE, "probe worker prepare", json_incref(prepare_req), NULL);
     if (st == DT_OK) {
         f->probe_prepared = 1;
         double ms;
-        st = fw_copy(c, f, "upload", &ms);
+        st = fw_copy(c, f, DT_STEP_PROBE, "upload", &ms);
     }
     int64_t t0 = dt_now_ns(), ns;
     while (st == DT_OK && (double)(dt_now_ns() - t0) < c->cfg->warmup_ms * 1e6)
-        st = fw_run(c, f, "probe worker warmup", reps, &ns);
-    f->w = saved;
+        st = fw_run(c, f, DT_STEP_PROBE, "probe worker warmup", reps, &ns);
     return st;
 }
 
@@ -652,8 +618,8 @@ static void run_case(run_ctx *c, const dt_case_spec *spec, int round, int flip) 
     for (int i = 0; i < 2; i++) {
         fw[i].index = i;
         fw[i].id = cfg->fw_ids[i];
-        fw[i].w = c->workers[i];
-        fw[i].pw = c->workers[2 + i];
+        fw[i].w[DT_STEP_MAIN] = dt_session_worker(c->session, i, DT_STEP_MAIN);
+        fw[i].w[DT_STEP_PROBE] = dt_session_worker(c->session, i, DT_STEP_PROBE);
         fw[i].impl = json_object_get(impls, fw[i].id);
         /* a framework that failed in an earlier round stays failed */
         fw[i].ok = strcmp(json_string_value(json_object_get(fw[i].impl, "status")), "ok") == 0;
@@ -664,7 +630,7 @@ static void run_case(run_ctx *c, const dt_case_spec *spec, int round, int flip) 
     dt_err e;
     memset(&ref, 0, sizeof ref);
     if (dt_oracle_compute(&L, pristine, &ref, &e) != DT_OK) {
-        for (int i = 0; i < 2; i++) fw_fail(&fw[i], "oracle", e.msg);
+        for (int i = 0; i < 2; i++) fw_fail(&fw[i], DT_STEP_MAIN, "oracle", e.msg);
         goto done;
     }
 
@@ -672,16 +638,13 @@ static void run_case(run_ctx *c, const dt_case_spec *spec, int round, int flip) 
     for (int i = 0; i < 2; i++) {
         fw_case *f = &fw[i];
         if (!f->ok) continue;
-        if (!dt_worker_alive(f->w)) {
-            json_t *hello = NULL;
-            if (dt_worker_start_hello(f->w, cfg->timeout_s, &hello, &e) != DT_OK) {
-                fw_fail(f, "restart worker", e.msg);
-                continue;
-            }
-            json_decref(hello);
+        int restarted;
+        if (dt_session_ready(c->session, i, DT_STEP_MAIN, &restarted, &e) != DT_OK) {
+            fw_fail(f, DT_STEP_MAIN, "restart worker", e.msg);
+            continue;
         }
         if (dt_shm_create(&f->shm, L.total_bytes, &e) != DT_OK) {
-            fw_fail(f, "shared memory", e.msg);
+            fw_fail(f, DT_STEP_MAIN, "shared memory", e.msg);
             continue;
         }
         memcpy(f->shm.base, pristine, (size_t)L.total_bytes);
@@ -696,7 +659,7 @@ static void run_case(run_ctx *c, const dt_case_spec *spec, int round, int flip) 
         json_t *resp = NULL;
         json_decref(prepare_req[i]);
         prepare_req[i] = json_incref(req);
-        if (fw_call(c, f, "prepare", req, &resp) != DT_OK) continue;
+        if (fw_call(c, f, DT_STEP_MAIN, "prepare", req, &resp) != DT_OK) continue;
         f->prepared = 1;
         json_t *setup = json_object_get(f->impl, "setup_ms");
         if (round == 0) {
@@ -761,14 +724,10 @@ static void run_case(run_ctx *c, const dt_case_spec *spec, int round, int flip) 
 done:
     for (int i = 0; i < 2; i++) {
         fw_case *f = &fw[i];
-        if (f->prepared && dt_worker_alive(f->w))
-            fw_call(c, f, "release", json_pack("{s:s}", "cmd", "release"), NULL);
-        if (f->probe_prepared && dt_worker_alive(f->pw)) {
-            dt_worker *saved = f->w;
-            f->w = f->pw;
-            fw_call(c, f, "release", json_pack("{s:s}", "cmd", "release"), NULL);
-            f->w = saved;
-        }
+        if (f->prepared && dt_worker_alive(f->w[DT_STEP_MAIN]))
+            fw_call(c, f, DT_STEP_MAIN, "release", json_pack("{s:s}", "cmd", "release"), NULL);
+        if (f->probe_prepared && dt_worker_alive(f->w[DT_STEP_PROBE]))
+            fw_call(c, f, DT_STEP_PROBE, "release", json_pack("{s:s}", "cmd", "release"), NULL);
         json_decref(prepare_req[i]);
         dt_shm_destroy(&f->shm);
     }
@@ -850,9 +809,9 @@ static void set_finished(json_t *results) {
     json_object_set_new(results, "finished_at", json_string(buf));
 }
 
-dt_status dt_run_plan(const dt_run_config *cfg, dt_worker *workers[4], json_t *results,
+dt_status dt_run_plan(const dt_run_config *cfg, dt_session *session, json_t *results,
                       int *any_invalid, dt_err *err) {
-    run_ctx c = {cfg, workers, results, next_position(results), 0,
+    run_ctx c = {cfg, session, results, next_position(results), 0,
                  cfg->plan.count * cfg->rounds, dt_now_ns(), NULL,
                  /* a resumed run keeps not asking a worker that had no floor call */
                  json_object_get(results, "floor_unavailable") != NULL};

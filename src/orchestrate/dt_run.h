@@ -16,6 +16,7 @@
 #include "../common/dt_common.h"
 #include "../plan/dt_plan.h"
 #include "dt_worker.h"
+#include "../session/dt_session.h"
 #include "dt_clocks.h"
 
 typedef struct dt_run_config {
@@ -39,22 +40,14 @@ typedef struct dt_run_config {
     dt_clocks *clocks;      /* NVML (cuda runs); NULL: clocks are not read */
 } dt_run_config;
 
-/* Runs the plan. workers[0..1] are the candidate and baseline (started, hello done);
- * workers[2..3] are their probe instances (initialised, not started: started on demand
- * for device timing, so CUPTI never attaches to the process that takes host and control
- * samples). results must already hold the run-level fields (format, settings,
+/* Runs the plan with the session's workers (started, hello done; each member's probe
+ * worker is started on demand for device timing, so CUPTI never attaches to the process
+ * that takes host and control samples; a dead worker is restarted at the next case). results must already hold the run-level fields (format, settings,
  * frameworks, environment...) and an empty "cases" array. *any_invalid is set when a
  * case failed. Returns DT_OK unless the run could not go on at all (DIR unwritable,
  * interrupted: then DT_EIO with the reason). */
-dt_status dt_run_plan(const dt_run_config *cfg, dt_worker *workers[4], json_t *results,
+dt_status dt_run_plan(const dt_run_config *cfg, dt_session *session, json_t *results,
                       int *any_invalid, dt_err *err);
-
-/* Seconds a worker may take to start and answer hello (at least; --timeout if larger). */
-#define DT_WORKER_START_S 120.0
-
-/* Starts a worker and checks its hello (protocol version). On success *hello holds the
- * answer (caller decrefs). */
-dt_status dt_worker_start_hello(dt_worker *w, double timeout_s, json_t **hello, dt_err *err);
 
 /* Writes results.json (atomically) and results.md into dir after deriving statistics. */
 dt_status dt_run_write_outputs(json_t *results, const char *dir, dt_err *err);

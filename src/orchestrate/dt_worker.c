@@ -2,16 +2,15 @@
 #define _GNU_SOURCE
 #include "dt_worker.h"
 
+#include "../common/dt_spawn.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-extern char **environ;
 
 #define DT_MAX_RESPONSE (16u << 20)
 
@@ -31,50 +30,20 @@ static void close_fd(int *fd) {
 
 dt_status dt_worker_start(dt_worker *w, dt_err *err) {
     DT_ASSERT(w->pid == 0);
-    int in[2] = {-1, -1}, out[2] = {-1, -1}, er[2] = {-1, -1};
-    if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(er, O_CLOEXEC)) {
-        int e = errno;
-        for (int i = 0; i < 2; i++) {
-            if (in[i] >= 0) close(in[i]);
-            if (out[i] >= 0) close(out[i]);
-            if (er[i] >= 0) close(er[i]);
-        }
-        return dt_fail(err, DT_EIO, "pipe: %s", strerror(e));
-    }
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, in[0], 0);
-    posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-    posix_spawn_file_actions_adddup2(&fa, er[1], 2);
-    posix_spawnattr_t attr;
-    posix_spawnattr_init(&attr);
-    /* The worker gets its own process group so a terminal Ctrl-C reaches only us; we
-     * stop workers ourselves. */
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
-                                        POSIX_SPAWN_SETSIGDEF);
-    posix_spawnattr_setpgroup(&attr, 0);
-    sigset_t none, all;
-    sigemptyset(&none);
-    sigfillset(&all);
-    posix_spawnattr_setsigmask(&attr, &none);
-    posix_spawnattr_setsigdefault(&attr, &all);
-    pid_t pid = 0;
-    int rc = posix_spawn(&pid, w->argv[0], &fa, &attr, w->argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&attr);
-    close(in[0]);
-    close(out[1]);
-    close(er[1]);
-    if (rc != 0) {
-        close(in[1]);
-        close(out[0]);
-        close(er[0]);
-        return dt_fail(err, DT_EWORKER, "cannot start worker %s: %s", w->argv[0], strerror(rc));
-    }
-    w->pid = pid;
-    w->to_fd = in[1];
-    w->from_fd = out[0];
-    w->err_fd = er[0];
+    /* stdin/stdout/stderr are pipes; the worker gets its own process group so a terminal
+     * Ctrl-C reaches only us: we stop workers ourselves. */
+    dt_spawn_opts o = {DT_SPAWN_PIPE, DT_SPAWN_PIPE, DT_SPAWN_PIPE, 0, 1};
+    dt_child c;
+    dt_err e;
+    dt_status st = dt_spawn_start(w->argv, &o, &c, &e);
+    if (st == DT_EIO) return dt_fail(err, DT_EIO, "%s", e.msg);
+    if (st != DT_OK)
+        return dt_fail(err, DT_EWORKER, "cannot start worker %s: %s", w->argv[0],
+                       strerror(c.error));
+    w->pid = c.pid;
+    w->to_fd = c.in_fd;
+    w->from_fd = c.out_fd;
+    w->err_fd = c.err_fd;
     fcntl(w->from_fd, F_SETFL, O_NONBLOCK);
     fcntl(w->err_fd, F_SETFL, O_NONBLOCK);
     w->rlen = 0;

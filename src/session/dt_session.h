@@ -1,0 +1,89 @@
+/* dt_session.h — the workers of one run: which programs they are, starting them, the
+ * backend the run uses and why, and stopping them.
+ *
+ * A session has one member per implementation (index 0 the candidate, 1 the baseline).
+ * Each member has a main worker (checks, host and control samples) and a probe worker:
+ * a second process of the same command, started only when a step needs it (the CUPTI
+ * probe scopes), so CUPTI never attaches to the process that takes host samples. The
+ * step asks for the worker it needs (dt_session_worker); nobody swaps workers.
+ *
+ * The candidate is --candidate-worker or the native worker next to the dualtime binary;
+ * the baseline is --baseline-worker or the PyTorch worker script next to the binary, run
+ * by the first interpreter (dt_session_python_candidates: --python, else
+ * DUALTIME_PYTHON, else python3 on PATH then /usr/bin/python3) whose worker answers hello.
+ * Every command gets "--threads N" appended. Ids come from the workers' hellos
+ * ("candidate"/"baseline" when they are missing or equal); this module names no
+ * framework. The backend is the requested one (refused when a worker does not offer it)
+ * or, automatically, cuda when both offer it, else cpu; backend_choice says why.
+ *
+ * Used by `dualtime run` (dt_session_start) and `dualtime doctor` (the interpreter
+ * search). Ownership: the session owns its workers and hellos; dt_session_stop releases
+ * everything (safe on a zeroed or half-started session). Errors are one line in dt_err
+ * naming the option at fault. Never prints. Not thread-safe. */
+#ifndef DT_SESSION_H
+#define DT_SESSION_H
+
+#include <limits.h>
+
+#include "../common/dt_common.h"
+#include "../orchestrate/dt_protocol.h"
+#include "../orchestrate/dt_worker.h"
+
+#define DT_SESSION_IMPLS 2
+#define DT_SESSION_ID_LEN 64
+
+/* What starting a run's workers needs (from the command line). */
+typedef struct dt_session_settings {
+    const char *exe_dir;       /* directory of the dualtime binary and its workers */
+    const char *python;        /* --python, or NULL */
+    const char *candidate_cmd; /* --candidate-worker (split on spaces), or NULL */
+    const char *baseline_cmd;  /* --baseline-worker, or NULL */
+    const char *backend;       /* --backends: "cpu", "cuda", or NULL for automatic */
+    int threads;               /* --threads, passed to every worker */
+    double timeout_s;          /* --timeout: per request (hello: at least DT_WORKER_START_S) */
+} dt_session_settings;
+
+/* Which worker of a member a step needs. */
+typedef enum dt_session_step {
+    DT_STEP_MAIN = 0,  /* checks, warmup, calibration, host and control samples */
+    DT_STEP_PROBE = 1, /* the CUPTI probe scopes */
+} dt_session_step;
+
+/* One implementation of the run and its two worker processes. */
+typedef struct dt_session_member {
+    const char *role;           /* "candidate" or "baseline" */
+    char id[DT_SESSION_ID_LEN]; /* from hello (or the role) */
+    dt_worker worker[2];        /* [DT_STEP_MAIN], [DT_STEP_PROBE] (initialised, maybe not started) */
+    dt_hello hello;             /* the main worker's first hello */
+} dt_session_member;
+
+typedef struct dt_session {
+    int count;                                /* DT_SESSION_IMPLS once started */
+    dt_session_member member[DT_SESSION_IMPLS];
+    char python[PATH_MAX];                    /* interpreter of the PyTorch worker, "" if none */
+    char backend[16];                         /* "cpu" or "cuda" */
+    char backend_choice[600];                 /* why this backend */
+    double timeout_s;
+} dt_session;
+
+/* The interpreters to try for the PyTorch worker, in order, into cands (at most 2; the
+ * count is returned) and how they were chosen into *how ("--python", "DUALTIME_PYTHON",
+ * "python3 on PATH, then /usr/bin/python3"). python_arg: --python or NULL. */
+int dt_session_python_candidates(const char *python_arg, const char *cands[2], const char **how);
+
+/* Starts both members' main workers (hello checked), fixes the ids and chooses the
+ * backend. On failure everything started is stopped. */
+dt_status dt_session_start(dt_session *s, const dt_session_settings *set, dt_err *err);
+
+/* The worker of member i that step needs (started or not). */
+dt_worker *dt_session_worker(dt_session *s, int i, dt_session_step step);
+
+/* Makes sure the worker of member i for step runs: a stopped or dead one is started again
+ * and its hello checked (the answer is not kept). *started says whether it was. */
+dt_status dt_session_ready(dt_session *s, int i, dt_session_step step, int *started,
+                           dt_err *err);
+
+/* Stops every worker and frees the session's hellos. */
+void dt_session_stop(dt_session *s);
+
+#endif
