@@ -173,13 +173,19 @@ dt_status dt_stats_ratio_of_medians_interval(const double *a_us, size_t na,
 }
 
 dt_verdict dt_stats_verdict(int valid, const dt_interval *iv) {
+    return dt_stats_verdict_band(valid, iv, DT_STATS_MIN_PAIRS, DT_STATS_EQUIV_LOW,
+                                 DT_STATS_EQUIV_HIGH);
+}
+
+dt_verdict dt_stats_verdict_band(int valid, const dt_interval *iv, size_t min_pairs,
+                                 double equiv_low, double equiv_high) {
     if (!valid || !iv || iv->pairs == 0 || isnan(iv->median))
         return DT_VERDICT_INVALID;
-    if (iv->pairs < DT_STATS_MIN_PAIRS || isnan(iv->ci_low) || isnan(iv->ci_high))
+    if (iv->pairs < min_pairs || isnan(iv->ci_low) || isnan(iv->ci_high))
         return DT_VERDICT_INSUFFICIENT;
     if (iv->ci_low <= 1.0 && iv->ci_high >= 1.0)
         return DT_VERDICT_INDISTINGUISHABLE;
-    if (iv->ci_low >= DT_STATS_EQUIV_LOW && iv->ci_high <= DT_STATS_EQUIV_HIGH)
+    if (iv->ci_low >= equiv_low && iv->ci_high <= equiv_high)
         return DT_VERDICT_INDISTINGUISHABLE;
     if (iv->ci_high < 1.0)
         return DT_VERDICT_FASTER;

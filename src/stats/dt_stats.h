@@ -89,6 +89,13 @@ dt_status dt_stats_ratio_of_medians_interval(const double *a_us, size_t na,
  * side invalid) or iv == NULL or iv->pairs == 0 gives INVALID. */
 dt_verdict dt_stats_verdict(int valid, const dt_interval *iv);
 
+/* The same rule with explicit thresholds (a run's dt_policy): fewer than min_pairs pairs
+ * or no interval gives INSUFFICIENT; an interval inside [equiv_low, equiv_high] gives
+ * INDISTINGUISHABLE. dt_stats_verdict(valid, iv) is dt_stats_verdict_band(valid, iv,
+ * DT_STATS_MIN_PAIRS, DT_STATS_EQUIV_LOW, DT_STATS_EQUIV_HIGH). */
+dt_verdict dt_stats_verdict_band(int valid, const dt_interval *iv, size_t min_pairs,
+                                 double equiv_low, double equiv_high);
+
 /* "invalid", "insufficient", "indistinguishable", "faster", "slower". */
 const char *dt_stats_verdict_name(dt_verdict v);
 

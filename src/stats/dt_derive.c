@@ -1,0 +1,635 @@
+/* dt_derive.c — the derive step on the typed record: raw samples → summaries, paired
+ * ratios, verdicts, probe diagnostics, rooflines, E2E floors and the run assessment.
+ * Contract in dt_derive.h; the rules are docs/results-format.md's "Derived statistics". */
+#define _GNU_SOURCE
+#include "stats/dt_derive.h"
+
+#include "plan/dt_ops.h"
+#include "stats/dt_stats.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- small helpers ---- */
+
+static int pos_finite(double x) { return isfinite(x) && x > 0; }
+
+/* A printf-formatted owned string. */
+static char *str_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *str_printf(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    char *s = NULL;
+    if (vasprintf(&s, fmt, ap) < 0)
+        s = NULL;
+    va_end(ap);
+    return s ? s : dt_xstrdup("(reason lost: out of memory)");
+}
+
+/* Appends a formatted finding to a reason list. */
+static void reason_add(dt_strv *sv, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void reason_add(dt_strv *sv, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    char *s = NULL;
+    if (vasprintf(&s, fmt, ap) < 0)
+        s = NULL;
+    va_end(ap);
+    dt_strv_push(sv, s ? s : "(reason lost: out of memory)");
+    free(s);
+}
+
+/* A growing ", "-joined list for one reason ("native 3, torch 3"). */
+typedef struct joined {
+    char *s;
+} joined;
+
+static void joined_add(joined *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void joined_add(joined *j, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    char *item = NULL;
+    if (vasprintf(&item, fmt, ap) < 0)
+        item = NULL;
+    va_end(ap);
+    char *next = str_printf("%s%s%s", j->s ? j->s : "", j->s ? ", " : "", item ? item : "?");
+    free(item);
+    free(j->s);
+    j->s = next;
+}
+
+static uint64_t fnv1a(uint64_t h, const char *s) {
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= 0x100000001B3ull;
+    }
+    return h;
+}
+
+uint64_t dt_derive_seed(uint64_t run_seed, const char *case_id, const char *scope) {
+    uint64_t h = fnv1a(0xCBF29CE484222325ull, case_id);
+    h = fnv1a(h ^ 0x2F, scope);
+    uint64_t st = run_seed ^ h;
+    return dt_stats_splitmix64(&st);
+}
+
+/* The `us` of every sample, in stored order, in a fresh array (NULL when n == 0). */
+static double *samples_us(const dt_samples *s, size_t *n) {
+    *n = s->n;
+    if (s->n == 0)
+        return NULL;
+    double *v = dt_xmalloc(s->n * sizeof *v);
+    for (size_t i = 0; i < s->n; i++)
+        v[i] = s->v[i].us;
+    return v;
+}
+
+/* Pairs samples of x and y with equal (round, index), in x's order, each y sample used
+ * once; returns the pair count and fresh arrays of their `us` (caller frees). Pairs
+ * where either value is not positive are skipped and counted in *skipped. */
+static size_t pair_by_key(const dt_samples *x, const dt_samples *y, double **xo, double **yo,
+                          size_t *skipped) {
+    size_t n = 0;
+    *xo = *yo = NULL;
+    *skipped = 0;
+    if (x->n == 0 || y->n == 0)
+        return 0;
+    unsigned char *used = dt_xcalloc(y->n, 1);
+    *xo = dt_xmalloc(x->n * sizeof **xo);
+    *yo = dt_xmalloc(x->n * sizeof **yo);
+    for (size_t i = 0; i < x->n; i++) {
+        const dt_sample *a = &x->v[i];
+        for (size_t j = 0; j < y->n; j++) {
+            const dt_sample *b = &y->v[j];
+            if (used[j] || b->round != a->round || b->index != a->index)
+                continue;
+            used[j] = 1;
+            if (pos_finite(a->us) && pos_finite(b->us)) {
+                (*xo)[n] = a->us;
+                (*yo)[n] = b->us;
+                n++;
+            } else {
+                (*skipped)++;
+            }
+            break;
+        }
+    }
+    free(used);
+    return n;
+}
+
+static dt_rec_ratio rec_ratio(const dt_interval *iv, size_t skipped) {
+    return (dt_rec_ratio){.median = iv->median, .ci_low = iv->ci_low, .ci_high = iv->ci_high,
+                          .pairs = iv->pairs, .skipped_pairs = skipped};
+}
+
+/* ---- context ---- */
+
+typedef struct derive_ctx {
+    dt_record *r;
+    const dt_policy *p;
+    size_t *order;     /* report order of impls: candidates in record order, then baseline */
+    dt_strv smoke, audit;
+    int64_t max_round; /* largest round seen in any sample (-1: none) */
+} derive_ctx;
+
+static const char *impl_id(const derive_ctx *cx, size_t i) { return cx->r->impls[i].id; }
+
+/* A case is valid when it says so and every impl recorded it with status ok. */
+static int case_valid(const derive_ctx *cx, const dt_case *c) {
+    if (!c->valid)
+        return 0;
+    for (size_t i = 0; i < cx->r->n_impls; i++)
+        if (!c->impl[i].present || c->impl[i].status != DT_IMPL_OK)
+            return 0;
+    return 1;
+}
+
+static int scope_has_samples(const derive_ctx *cx, const dt_case *c, dt_scope s) {
+    if (dt_scope_is_host(s))
+        return 1; /* results.json always holds the host scopes, possibly empty */
+    for (size_t i = 0; i < cx->r->n_impls; i++)
+        if (c->impl[i].present && c->impl[i].samples[s].n > 0)
+            return 1;
+    return 0;
+}
+
+static const dt_samples *samples_of(const dt_case *c, size_t impl, dt_scope s) {
+    static const dt_samples none = {0};
+    return c->impl[impl].present ? &c->impl[impl].samples[s] : &none;
+}
+
+/* ---- probe summaries ---- */
+
+/* Median over samples of a probe field (per call: divided by the sample's reps; reps 0,
+ * not recorded, counts as 1). Samples without the field are left out; NaN when none. */
+typedef enum probe_field { PF_SUM, PF_SPAN, PF_COUNT_PER_CALL } probe_field;
+
+static double probe_field_median(const dt_samples *s, probe_field f) {
+    if (s->n == 0)
+        return NAN;
+    double *v = dt_xmalloc(s->n * sizeof *v);
+    size_t m = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        const dt_sample *x = &s->v[i];
+        if (!x->has_probe)
+            continue;
+        double reps = x->reps > 0 ? (double)x->reps : 1;
+        double y = f == PF_SUM    ? x->probe.kernel_sum_us
+                   : f == PF_SPAN ? x->probe.kernel_span_us
+                   : x->probe.kernel_count == DT_NULL_I64 ? NAN
+                                                          : (double)x->probe.kernel_count / reps;
+        if (isfinite(y))
+            v[m++] = y;
+    }
+    double med = dt_stats_median(v, m);
+    free(v);
+    return med;
+}
+
+typedef struct kname {
+    const char *name; /* borrowed */
+    size_t first;     /* first-seen order, for a stable sort */
+    double us_p50, per_call_p50;
+} kname;
+
+static int cmp_kname(const void *pa, const void *pb) {
+    const kname *a = pa, *b = pb;
+    if (a->us_p50 != b->us_p50)
+        return a->us_p50 > b->us_p50 ? -1 : 1;
+    return (a->first > b->first) - (a->first < b->first);
+}
+
+static const dt_probe_kernel *sample_kernels(const dt_sample *x, size_t *n) {
+    *n = x->has_probe && x->probe.has_kernels ? x->probe.n_kernels : 0;
+    return *n ? x->probe.kernels : NULL;
+}
+
+/* Distinct kernel names over the samples, first-seen order (fresh array). */
+static kname *kernel_names(const dt_samples *s, size_t *nk) {
+    kname *ks = NULL;
+    size_t cap = 0;
+    *nk = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        size_t nkern;
+        const dt_probe_kernel *k = sample_kernels(&s->v[i], &nkern);
+        for (size_t j = 0; j < nkern; j++) {
+            if (!k[j].name)
+                continue;
+            size_t q;
+            for (q = 0; q < *nk && strcmp(ks[q].name, k[j].name) != 0; q++)
+                ;
+            if (q < *nk)
+                continue;
+            if (*nk == cap) {
+                cap = cap ? 2 * cap : 8;
+                kname *nks = realloc(ks, cap * sizeof *nks);
+                DT_ASSERT(nks);
+                ks = nks;
+            }
+            ks[*nk] = (kname){.name = k[j].name, .first = *nk};
+            (*nk)++;
+        }
+    }
+    return ks;
+}
+
+/* Per kernel name: median over samples of its summed us and count/reps (a sample
+ * without that kernel counts as 0), sorted by us_p50, largest first. */
+static void probe_kernels(const dt_samples *s, dt_probe_summary *ps) {
+    size_t nk, ns = s->n;
+    kname *ks = kernel_names(s, &nk);
+    double *us = dt_xmalloc((ns ? ns : 1) * sizeof *us);
+    double *pc = dt_xmalloc((ns ? ns : 1) * sizeof *pc);
+    for (size_t q = 0; q < nk; q++) {
+        for (size_t i = 0; i < ns; i++) {
+            size_t nkern;
+            const dt_probe_kernel *k = sample_kernels(&s->v[i], &nkern);
+            double u = 0, c = 0, reps = s->v[i].reps > 0 ? (double)s->v[i].reps : 1;
+            for (size_t j = 0; j < nkern; j++)
+                if (k[j].name && strcmp(k[j].name, ks[q].name) == 0) {
+                    u += isfinite(k[j].us) ? k[j].us : 0;
+                    c += k[j].count == DT_NULL_I64 ? 0 : (double)k[j].count;
+                }
+            us[i] = u;
+            pc[i] = c / reps;
+        }
+        ks[q].us_p50 = dt_stats_median(us, ns);
+        ks[q].per_call_p50 = dt_stats_median(pc, ns);
+    }
+    if (nk > 1)
+        qsort(ks, nk, sizeof *ks, cmp_kname);
+    ps->kernels = nk ? dt_xcalloc(nk, sizeof *ps->kernels) : NULL;
+    ps->n_kernels = ps->cap_kernels = nk;
+    for (size_t q = 0; q < nk; q++)
+        ps->kernels[q] = (dt_probe_kernel_median){.name = dt_xstrdup(ks[q].name),
+                                                  .per_call_p50 = ks[q].per_call_p50,
+                                                  .us_p50 = ks[q].us_p50};
+    free(us);
+    free(pc);
+    free(ks);
+}
+
+static void probe_summary(const dt_samples *s, dt_probe_summary *ps) {
+    ps->present = 1;
+    ps->kernel_sum_us_p50 = probe_field_median(s, PF_SUM);
+    ps->kernel_span_us_p50 = probe_field_median(s, PF_SPAN);
+    ps->kernels_per_call_p50 = probe_field_median(s, PF_COUNT_PER_CALL);
+    probe_kernels(s, ps);
+}
+
+/* ---- one scope of one case ---- */
+
+static dt_scope control_of(dt_scope s) {
+    return s == DT_SCOPE_PROBE_BATCH ? DT_SCOPE_CONTROL_BATCH : DT_SCOPE_CONTROL_SINGLE;
+}
+
+/* Summaries and noise of every impl; for a valid case the too-few-samples and noise
+ * findings (one reason per case and scope, naming the impls concerned). */
+static void scope_summaries(derive_ctx *cx, dt_case *c, int valid, dt_scope s) {
+    dt_scope_derived *sd = &c->derived.scopes[s];
+    const dt_policy *p = cx->p;
+    for (size_t i = 0; i < cx->r->n_impls; i++) {
+        size_t n;
+        double *v = samples_us(samples_of(c, i, s), &n);
+        dt_summary sum = dt_stats_summarize(v, n);
+        free(v);
+        for (size_t q = 0; q < n; q++)
+            if (samples_of(c, i, s)->v[q].round > cx->max_round)
+                cx->max_round = samples_of(c, i, s)->v[q].round;
+        dt_scope_impl *si = &sd->impl[i];
+        si->summary = (dt_rec_summary){
+            .n = n, .p50 = sum.p50, .p90 = sum.p90, .min = sum.min, .max = sum.max,
+            .iqr = sum.iqr};
+        si->noise = (n > 0 && sum.p50 > 0) ? sum.iqr / sum.p50 : NAN;
+    }
+    if (!valid)
+        return;
+    joined few = {0}, noisy = {0};
+    for (size_t k = 0; k < cx->r->n_impls; k++) {
+        size_t i = cx->order[k];
+        if (sd->impl[i].summary.n < p->min_samples)
+            joined_add(&few, "%s %zu", impl_id(cx, i), sd->impl[i].summary.n);
+    }
+    if (few.s)
+        reason_add(&cx->smoke, "%s %s: too few samples (%s; need %zu)", c->id, dt_scope_name(s),
+                   few.s, p->min_samples);
+    for (size_t k = 0; k < cx->r->n_impls; k++) {
+        size_t i = cx->order[k];
+        double nz = sd->impl[i].noise;
+        if (isfinite(nz) && nz > p->max_noise)
+            joined_add(&noisy, "%s %.1f%%", impl_id(cx, i), 100 * nz);
+    }
+    if (noisy.s)
+        reason_add(&cx->audit, "%s %s: noise IQR/p50 above %.0f%% (%s)", c->id, dt_scope_name(s),
+                   100 * p->max_noise, noisy.s);
+    free(few.s);
+    free(noisy.s);
+}
+
+/* Each candidate's paired ratio to the baseline with its interval, and its verdict. */
+static dt_status scope_ratios(derive_ctx *cx, dt_case *c, int valid, dt_scope s,
+                              dt_err *err) {
+    dt_scope_derived *sd = &c->derived.scopes[s];
+    const dt_policy *p = cx->p;
+    uint64_t seed = dt_derive_seed(p->bootstrap_seed, c->id, dt_scope_name(s));
+    for (size_t j = 1; j < cx->r->n_impls; j++) {
+        double *cu = NULL, *bu = NULL;
+        size_t skipped = 0;
+        size_t np = pair_by_key(samples_of(c, j, s), samples_of(c, 0, s), &cu, &bu, &skipped);
+        dt_scope_vs *vs = &sd->vs[j];
+        vs->present = 1;
+        vs->verdict = DT_REC_VERDICT_INVALID;
+        if (valid && np > 0) {
+            dt_interval iv;
+            dt_status st = dt_stats_paired_ratio_interval(cu, bu, np, p->bootstrap_resamples,
+                                                          seed, &iv, err);
+            if (st != DT_OK) {
+                free(cu);
+                free(bu);
+                return st;
+            }
+            vs->has_ratio = 1;
+            vs->ratio = rec_ratio(&iv, skipped);
+            vs->verdict = (dt_rec_verdict)dt_stats_verdict_band(1, &iv, p->min_pairs_interval,
+                                                                p->equiv_low, p->equiv_high);
+        }
+        free(cu);
+        free(bu);
+    }
+    return DT_OK;
+}
+
+/* Probe scopes: per impl probe/control over (round, index) pairs and the probe medians;
+ * for a valid case a batch probe/control outside the policy's band is a finding. */
+static void scope_probe(derive_ctx *cx, dt_case *c, int valid, dt_scope s) {
+    dt_scope_derived *sd = &c->derived.scopes[s];
+    const dt_policy *p = cx->p;
+    for (size_t k = 0; k < cx->r->n_impls; k++) {
+        size_t i = cx->order[k];
+        double *pu = NULL, *cu = NULL;
+        size_t sk = 0;
+        size_t n = pair_by_key(samples_of(c, i, s), samples_of(c, i, control_of(s)), &pu, &cu,
+                               &sk);
+        double med = dt_stats_median_paired_ratio(pu, cu, n);
+        free(pu);
+        free(cu);
+        dt_scope_impl *si = &sd->impl[i];
+        si->has_probe_over_control = 1;
+        si->probe_over_control = med;
+        si->probe_over_control_pairs = n;
+        if (valid && s == DT_SCOPE_PROBE_BATCH && isfinite(med) &&
+            (med < p->probe_low || med > p->probe_high))
+            reason_add(&cx->audit, "%s: %s probe/control %.3f outside [%.2f, %.2f]", c->id,
+                       impl_id(cx, i), med, p->probe_low, p->probe_high);
+        if (samples_of(c, i, s)->n > 0)
+            probe_summary(samples_of(c, i, s), &si->probe);
+    }
+}
+
+static dt_status derive_scope(derive_ctx *cx, dt_case *c, int valid, dt_scope s, dt_err *err) {
+    c->derived.scopes[s].present = 1;
+    scope_summaries(cx, c, valid, s);
+    dt_status st = scope_ratios(cx, c, valid, s, err);
+    if (st != DT_OK)
+        return st;
+    if (dt_scope_is_probe(s))
+        scope_probe(cx, c, valid, s);
+    return DT_OK;
+}
+
+/* ---- rooflines and E2E floors ---- */
+
+/* A p50 of a derived scope, NaN when the scope was not derived. */
+static double scope_p50(const dt_case *c, dt_scope s, size_t impl) {
+    const dt_scope_derived *sd = &c->derived.scopes[s];
+    return sd->present && sd->impl[impl].summary.n > 0 ? sd->impl[impl].summary.p50 : NAN;
+}
+
+/* A usable ceilings value (NaN when the ceilings are absent or failed). */
+static double ceiling(const dt_ceilings_rec *ce, double v) {
+    return ce->present && !ce->error ? v : NAN;
+}
+
+/* The roofline of one valid case (docs/results-format.md): per impl the control_batch
+ * p50 when present, else the e2e_batch p50; GB/s over the fewest bytes, % of the copy
+ * ceiling (memory-bound ops), TFLOP/s. Nothing without a positive copy ceiling. */
+static void derive_roofline(const derive_ctx *cx, dt_case *c) {
+    const dt_ceilings_rec *ce = &cx->r->env.ceilings;
+    double copy = ceiling(ce, ce->copy_gbps);
+    if (!pos_finite(copy) || (int)c->op < 0 || (int)c->op >= DT_OP_COUNT)
+        return;
+    int gemm = dt_op_get(c->op)->is_gemm;
+    if (c->m < 1 || c->n < 1 || c->k < 0 || (gemm && c->k < 1))
+        return;
+    dt_roofline *rl = &c->derived.roofline;
+    rl->present = 1;
+    rl->min_bytes = (double)dt_op_min_bytes(c->op, c->m, c->n, c->k);
+    rl->flops = dt_op_flops(c->op, c->m, c->n, c->k);
+    rl->bound = gemm ? DT_BOUND_COMPUTE : DT_BOUND_MEMORY;
+    rl->copy_gbps = copy;
+    for (size_t i = 0; i < cx->r->n_impls; i++) {
+        dt_scope scope = DT_SCOPE_CONTROL_BATCH;
+        double us = scope_p50(c, scope, i);
+        if (!pos_finite(us)) {
+            scope = DT_SCOPE_E2E_BATCH;
+            us = scope_p50(c, scope, i);
+        }
+        if (!pos_finite(us))
+            continue;
+        dt_roofline_impl *ri = &rl->impl[i];
+        ri->present = 1;
+        ri->scope = scope;
+        ri->us = us;
+        ri->gbps = rl->min_bytes / (us * 1e3);
+        ri->copy_pct = gemm ? NAN : 100.0 * ri->gbps / copy;
+        ri->tflops = rl->flops / (us * 1e6);
+    }
+}
+
+/* The paired E2E floor multiple of one impl: median of single/floor over (round, index)
+ * pairs with its interval (seed from the case id and "e2e_floor/<impl id>"). */
+static void floor_paired(const derive_ctx *cx, const dt_case *c, size_t i,
+                         dt_e2e_floor_impl *fi) {
+    double *su = NULL, *fu = NULL;
+    size_t skipped = 0;
+    size_t np = pair_by_key(samples_of(c, i, DT_SCOPE_E2E_SINGLE), &c->floor, &su, &fu,
+                            &skipped);
+    char *scope = str_printf("e2e_floor/%s", impl_id(cx, i));
+    dt_interval iv;
+    dt_err e2 = {{0}};
+    if (np > 0 &&
+        dt_stats_paired_ratio_interval(su, fu, np, cx->p->bootstrap_resamples,
+                                       dt_derive_seed(cx->p->bootstrap_seed, c->id, scope), &iv,
+                                       &e2) == DT_OK) {
+        fi->over_floor = iv.median;
+        fi->has_over_floor_ratio = 1;
+        fi->over_floor_ratio = rec_ratio(&iv, skipped);
+    }
+    free(scope);
+    free(su);
+    free(fu);
+}
+
+/* The E2E floor of one valid small case (M*N <= policy.small_case_max_elems): per impl
+ * the single-call E2E p50 over the case's paired floor samples (when it has some) or over
+ * the run's launch+sync floor, and over the touch floor when measured. */
+static void derive_e2e_floor(const derive_ctx *cx, dt_case *c) {
+    const dt_ceilings_rec *ce = &cx->r->env.ceilings;
+    if (c->m < 1 || c->n < 1)
+        return;
+    double floor_us = ceiling(ce, ce->launch_sync_floor_us);
+    double touch_us = ceiling(ce, ce->launch_sync_touch_floor_us);
+    int touch = pos_finite(touch_us);
+    size_t nf = 0;
+    double *fv = samples_us(&c->floor, &nf);
+    double case_floor = nf ? dt_stats_median(fv, nf) : NAN;
+    free(fv);
+    int paired = pos_finite(case_floor);
+    if (!(pos_finite(floor_us) || paired) || c->m * c->n > cx->p->small_case_max_elems)
+        return;
+    dt_e2e_floor *ef = &c->derived.e2e_floor;
+    ef->present = 1;
+    ef->source = paired ? DT_FLOOR_PAIRED : DT_FLOOR_CEILINGS;
+    ef->floor_us = floor_us;
+    ef->case_floor_us = paired ? case_floor : NAN;
+    ef->touch_floor_us = touch ? touch_us : NAN;
+    for (size_t i = 0; i < cx->r->n_impls; i++) {
+        double single = scope_p50(c, DT_SCOPE_E2E_SINGLE, i);
+        if (!pos_finite(single))
+            continue;
+        dt_e2e_floor_impl *fi = &ef->impl[i];
+        fi->present = 1;
+        fi->single_us = single;
+        if (paired)
+            floor_paired(cx, c, i, fi);
+        else
+            fi->over_floor = single / floor_us;
+        if (touch)
+            fi->over_touch_floor = single / touch_us;
+    }
+}
+
+/* ---- the run ---- */
+
+/* Derives one case and adds its case-level findings and counts. */
+static dt_status derive_case(derive_ctx *cx, dt_case *c, int is_cuda, dt_err *err) {
+    dt_record *r = cx->r;
+    int valid = case_valid(cx, c);
+    c->derived.present = 1;
+    for (int s = 0; s < DT_SCOPE_COUNT; s++) {
+        if (!scope_has_samples(cx, c, (dt_scope)s))
+            continue;
+        dt_status st = derive_scope(cx, c, valid, (dt_scope)s, err);
+        if (st != DT_OK)
+            return st;
+    }
+    if (valid) {
+        derive_roofline(cx, c);
+        derive_e2e_floor(cx, c);
+        if (is_cuda && !c->derived.scopes[DT_SCOPE_CONTROL_BATCH].present)
+            reason_add(&cx->smoke, "%s: no device control (control_batch) in a cuda run", c->id);
+        if (c->clocks_moved)
+            reason_add(&cx->audit, "%s: GPU clocks moved during the case", c->id);
+    }
+    r->derived.n_valid += valid;
+    const dt_scope_derived *e2e = &c->derived.scopes[DT_SCOPE_E2E_BATCH];
+    for (size_t j = 1; j < r->n_impls; j++) {
+        dt_rec_verdict v = valid && e2e->present ? e2e->vs[j].verdict : DT_REC_VERDICT_INVALID;
+        r->derived.vs[j].n[v]++;
+    }
+    return DT_OK;
+}
+
+/* The assessment: run-level smoke findings, then the cases' smoke findings, then the
+ * method-audit findings; the lowest level that applies; a comparative run gets one
+ * reason saying what was satisfied. The stored list is capped at policy.max_reasons
+ * entries plus "... and N more". */
+static void assess(derive_ctx *cx, int is_cuda) {
+    dt_record *r = cx->r;
+    const dt_policy *p = cx->p;
+    dt_run_derived *d = &r->derived;
+    dt_strv all = {0};
+    if (!r->complete)
+        reason_add(&all, "run incomplete (complete is not true)");
+    if (r->n_cases == 0)
+        reason_add(&all, "no cases");
+    else if (d->n_valid == 0)
+        reason_add(&all, "no valid case");
+    long long rounds = r->settings.rounds > 0 ? (long long)r->settings.rounds
+                                              : (long long)cx->max_round + 1;
+    if (rounds < p->min_rounds)
+        reason_add(&all, "%lld round%s (< %d)", rounds, rounds == 1 ? "" : "s", p->min_rounds);
+    int smoke = all.n > 0 || cx->smoke.n > 0;
+    int audit = cx->audit.n > 0;
+    for (size_t k = 0; k < cx->smoke.n; k++)
+        dt_strv_push(&all, cx->smoke.v[k]);
+    for (size_t k = 0; k < cx->audit.n; k++)
+        dt_strv_push(&all, cx->audit.v[k]);
+    d->level = smoke ? DT_LEVEL_SMOKE : audit ? DT_LEVEL_METHOD_AUDIT : DT_LEVEL_COMPARATIVE;
+    if (!smoke && !audit) {
+        char *probe = is_cuda ? str_printf(", probe/control within [%.2f, %.2f]", p->probe_low,
+                                           p->probe_high)
+                              : dt_xstrdup("");
+        reason_add(&all, "%zu valid case%s, >= %zu samples per scope, %lld rounds%s, noise <= "
+                         "%.0f%%%s",
+                   d->n_valid, d->n_valid == 1 ? "" : "s", p->min_samples, rounds,
+                   is_cuda ? ", device control present" : "", 100 * p->max_noise, probe);
+        free(probe);
+    }
+    size_t shown = all.n > p->max_reasons ? p->max_reasons : all.n;
+    for (size_t k = 0; k < shown; k++)
+        dt_strv_push(&d->reasons, all.v[k]);
+    if (all.n > shown)
+        reason_add(&d->reasons, "... and %zu more", all.n - shown);
+    dt_strv_free(&all);
+}
+
+/* The policy to derive with: r->derived.policy with the run's bootstrap settings;
+ * refuses what dt_stats cannot compute. */
+static dt_status derive_policy(const dt_record *r, dt_policy *p, dt_err *err) {
+    *p = r->derived.policy;
+    p->bootstrap_resamples = r->settings.bootstrap_resamples;
+    p->bootstrap_seed = r->settings.bootstrap_seed;
+    if (r->n_impls == 0 || r->impls[0].role != DT_ROLE_BASELINE)
+        return dt_fail(err, DT_EINVAL, "derive: the record has no baseline implementation");
+    if (p->bootstrap_resamples == 0)
+        return dt_fail(err, DT_EINVAL, "derive: bootstrap resamples must be at least 1");
+    if (p->ci_level != 0.95 || p->min_pairs_interval != DT_STATS_MIN_PAIRS)
+        return dt_fail(err, DT_EINVAL,
+                       "derive: policy asks for a %g interval from %zu pairs; dt_stats computes "
+                       "95%% intervals from %d pairs", p->ci_level, p->min_pairs_interval,
+                       DT_STATS_MIN_PAIRS);
+    return DT_OK;
+}
+
+dt_status dt_derive_run(dt_record *r, dt_err *err) {
+    dt_policy policy;
+    dt_status st = derive_policy(r, &policy, err);
+    dt_record_derived_clear(r);
+    r->derived.policy = policy;
+    if (st != DT_OK)
+        return st;
+    derive_ctx cx = {.r = r, .p = &r->derived.policy, .max_round = -1};
+    cx.order = dt_xmalloc(r->n_impls * sizeof *cx.order);
+    for (size_t i = 1; i < r->n_impls; i++)
+        cx.order[i - 1] = i;
+    cx.order[r->n_impls - 1] = 0;
+    int is_cuda = r->settings.backend && strcmp(r->settings.backend, "cuda") == 0;
+    r->derived.n_cases = r->n_cases;
+    for (size_t i = 0; i < r->n_cases && st == DT_OK; i++)
+        st = derive_case(&cx, &r->cases[i], is_cuda, err);
+    if (st == DT_OK) {
+        assess(&cx, is_cuda);
+        r->derived.present = 1;
+    } else {
+        dt_record_derived_clear(r);
+        r->derived.policy = policy;
+    }
+    dt_strv_free(&cx.smoke);
+    dt_strv_free(&cx.audit);
+    free(cx.order);
+    return st;
+}

@@ -1,0 +1,49 @@
+/* dt_derive.h — the derive step on the typed run record: raw samples in, derived structs out.
+ *
+ * dt_derive_run() reads a dt_record's raw data (cases[].impl[].samples[scope], floor
+ * samples, validity, op and shape, environment.ceilings, settings) and fills every case's
+ * `derived` (per scope: each impl's summary and noise; each candidate's paired ratio to
+ * the baseline with a seeded bootstrap interval and its verdict; probe/control and probe
+ * kernel medians in probe scopes; the roofline; the E2E floor) and the run's `derived`
+ * (assessment level with its reasons, counts per candidate). The rules are those of
+ * docs/results-format.md ("Derived statistics"); every threshold comes from
+ * r->derived.policy, which the result keeps as the thresholds it used (its bootstrap
+ * resamples and seed are the run's settings.bootstrap).
+ *
+ * Implementations: impls[0] is the baseline, every other impl a candidate with its own
+ * ratio and verdict per scope (dt_scope_derived.vs[i]) and its own verdict counts
+ * (dt_run_derived.vs[i]). Lists that name implementations (reasons) name the
+ * candidates in record order, then the baseline — for a v1 run "candidate, baseline", as
+ * before. Host scopes (e2e_batch, e2e_single) are derived for every case (results.json
+ * always holds them, possibly empty: 0 samples reads as "too few samples"); device
+ * scopes where some impl has samples.
+ *
+ * Deterministic: the result depends only on the record (each interval's seed mixes the
+ * bootstrap seed with an FNV-1a hash of the case id and scope, so it does not depend on
+ * case order), so deriving a decoded record again reproduces it exactly, and a v1 record
+ * derives to the same numbers and reasons as src/report/dt_derive.c did.
+ *
+ * Ownership: r is modified in place; previous derived contents are freed and replaced,
+ * raw data is never modified. Units: microseconds per call. Thread-safety: reentrant
+ * (distinct records may be derived concurrently). Never includes jansson.h or cuda.h. */
+#ifndef DT_STATS_DERIVE_H
+#define DT_STATS_DERIVE_H
+
+#include "common/dt_common.h"
+#include "record/dt_record.h"
+
+#include <stdint.h>
+
+/* Fills r->derived and every r->cases[].derived (see above). Fails with DT_EINVAL when
+ * the record has no baseline (n_impls == 0 or impls[0] not a baseline) or when the
+ * policy asks for what dt_stats cannot do (bootstrap resamples 0, an interval level
+ * other than 95% or a minimum pair count other than DT_STATS_MIN_PAIRS); then the
+ * record's derived blocks are left cleared (present = 0). */
+dt_status dt_derive_run(dt_record *r, dt_err *err);
+
+/* The bootstrap seed of one (case, scope): run_seed mixed with an FNV-1a hash of both
+ * names, through one splitmix64 step. Scope is a scope name, or "e2e_floor/<impl id>"
+ * for the E2E floor intervals. */
+uint64_t dt_derive_seed(uint64_t run_seed, const char *case_id, const char *scope);
+
+#endif
