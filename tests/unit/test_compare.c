@@ -1,11 +1,15 @@
-/* test_compare.c — dt_compare on two synthetic runs: a planted 20% regression of the
+/* test_compare.c — dt_compare_runs + dt_format_compare_md on two synthetic runs (fixture
+ * JSON decoded by the codec into typed records): a planted 20% regression of the
  * candidate in one case is found (regression = 1, that case "slower"), an unchanged
  * rerun finds none, a changed environment or input makes rows "incomparable" and names
  * the difference. Run: ctest -R test_compare (no GPU needed). */
 #define _GNU_SOURCE
 #include "dt_results_fixture.h"
 
-#include "report/dt_compare.h"
+#include "format/dt_format_compare.h"
+#include "record/dt_record.h"
+#include "record/dt_record_json.h"
+#include "stats/dt_compare_runs.h"
 
 static const fx_run RUN = {.backend = "cpu", .samples = 9, .rounds = 2, .complete = 1,
                            .seed = 101};
@@ -21,15 +25,36 @@ static json_t *run_with(uint64_t seed, double add_cand_us, const char *baseline_
     return r;
 }
 
+/* The fixture JSON as a typed record through the codec (NULL: a failed check). */
+static dt_record *decode(const json_t *j) {
+    dt_err err = {{0}};
+    char *text = json_dumps(j, JSON_COMPACT);
+    dt_record *r = NULL;
+    dt_status st = dt_record_decode(text, strlen(text), "fixture", &r, &err);
+    free(text);
+    CHECK_MSG(st == DT_OK, err.msg);
+    return r;
+}
+
+/* compare A B at threshold 0.05 as Markdown; *regression from the typed result. */
 static char *compare(const json_t *a, const json_t *b, int *regression, dt_status *st) {
+    dt_record *ra = decode(a), *rb = decode(b);
+    dt_compare_result *res = NULL;
+    dt_err err = {{0}};
     char *buf = NULL;
     size_t n = 0;
-    FILE *m = open_memstream(&buf, &n);
-    dt_err err = {{0}};
-    *st = dt_compare(a, b, 0.05, m, regression, &err);
-    fclose(m);
+    *st = ra && rb ? dt_compare_runs(ra, rb, 0.05, &res, &err) : DT_EINVAL;
     CHECK_MSG(*st == DT_OK, err.msg);
-    return buf;
+    if (*st == DT_OK) {
+        *st = dt_format_compare_md(res, &buf, &n, &err);
+        CHECK_MSG(*st == DT_OK, err.msg);
+        CHECK(buf == NULL || strlen(buf) == n);
+    }
+    *regression = dt_compare_result_regression(res);
+    dt_compare_result_free(res);
+    dt_record_free(ra);
+    dt_record_free(rb);
+    return buf ? buf : dt_xstrdup("");
 }
 
 /* The row of case/scope/framework in the markdown, or NULL. */
@@ -44,16 +69,20 @@ static int row_has(const char *md, const char *prefix, const char *needle) {
     return hit && (!eol || hit < eol);
 }
 
+static const char *verdict(double lo, double hi, double t, double spread) {
+    return dt_cmp_verdict_name(dt_compare_runs_verdict(lo, hi, t, spread));
+}
+
 /* The verdict rule itself, with the round-spread gate. */
 static void test_verdict_rule(void) {
-    CHECK(strcmp(dt_compare_verdict(1.10, 1.20, 0.05, NAN), "slower") == 0);
-    CHECK(strcmp(dt_compare_verdict(1.10, 1.20, 0.05, 1.05), "slower") == 0);
-    CHECK(strcmp(dt_compare_verdict(1.10, 1.20, 0.05, 1.15), "within round spread") == 0);
-    CHECK(strcmp(dt_compare_verdict(1.03, 1.20, 0.05, NAN), "unchanged") == 0);
-    CHECK(strcmp(dt_compare_verdict(0.80, 0.90, 0.05, NAN), "faster") == 0);
-    CHECK(strcmp(dt_compare_verdict(0.80, 0.90, 0.05, 1.05), "faster") == 0);
-    CHECK(strcmp(dt_compare_verdict(0.80, 0.90, 0.05, 1.2), "within round spread") == 0);
-    CHECK(strcmp(dt_compare_verdict(NAN, NAN, 0.05, NAN), "insufficient") == 0);
+    CHECK(strcmp(verdict(1.10, 1.20, 0.05, NAN), "slower") == 0);
+    CHECK(strcmp(verdict(1.10, 1.20, 0.05, 1.05), "slower") == 0);
+    CHECK(strcmp(verdict(1.10, 1.20, 0.05, 1.15), "within round spread") == 0);
+    CHECK(strcmp(verdict(1.03, 1.20, 0.05, NAN), "unchanged") == 0);
+    CHECK(strcmp(verdict(0.80, 0.90, 0.05, NAN), "faster") == 0);
+    CHECK(strcmp(verdict(0.80, 0.90, 0.05, 1.05), "faster") == 0);
+    CHECK(strcmp(verdict(0.80, 0.90, 0.05, 1.2), "within round spread") == 0);
+    CHECK(strcmp(verdict(NAN, NAN, 0.05, NAN), "insufficient") == 0);
 }
 
 int main(void) {
@@ -166,7 +195,11 @@ int main(void) {
     json_decref(other);
 
     dt_err err;
-    CHECK(dt_compare(a, same, 1.5, stdout, &reg, &err) == DT_EINVAL);
+    dt_record *ra = decode(a), *rs = decode(same);
+    dt_compare_result *res = NULL;
+    CHECK(ra && rs && dt_compare_runs(ra, rs, 1.5, &res, &err) == DT_EINVAL && res == NULL);
+    dt_record_free(ra);
+    dt_record_free(rs);
 
     json_decref(a);
     json_decref(same);
