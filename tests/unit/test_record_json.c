@@ -476,9 +476,6 @@ static void test_malformed_v1(void) {
           "cases[0] (add_1x127).floor.samples[5] repeats round 0 index 0 of sample [0]");
     plant(cpu, "cases/0/floor/samples/1/index", json_integer(0),
           "floor.samples[1] repeats round 0 index 0 of sample [0]");
-    plant(cpu, "cases/0/derived/scopes/e2e_batch/verdict", json_string("great"),
-          "derived.scopes.e2e_batch.verdict is not a verdict");
-    plant(cpu, "derived/assessment/level", json_string("meh"), "derived.assessment.level must be");
     /* probe fields (device scopes) */
     const char *pb = "cases/0/impl/fake-native/samples/probe_batch/0/";
     char p[256];
@@ -544,6 +541,11 @@ static void test_malformed_v2(void) {
           "derived.policy.bootstrap_resamples must be an integer in [1, 1000000]");
     plant(v2, "cases/0/impl/native/samples/e2e_batch/0/us", json_real(-0.5),
           "cases[0] (add_1x127).impl.native.samples.e2e_batch[0].us must be finite and >= 0");
+    plant(v2, "cases/0/derived/scopes/e2e_batch/native/n", json_string("9"),
+          "cases[0] (add_1x127).derived.scopes.e2e_batch.native.n must be an integer");
+    plant(v2, "derived/assessment/level", json_string("meh"), "derived.assessment.level must be");
+    plant(v2, "cases/0/derived/scopes/e2e_batch/vs_baseline/native/ratio/pairs", NULL,
+          "e2e_batch.vs_baseline.native.ratio.pairs must be an integer");
     /* the good v2 text itself loads */
     dt_record *ok = NULL;
     CHECK(dt_record_decode(v2, n2, "v2", &ok, &err) == DT_OK, "%s", err.msg);
@@ -551,6 +553,41 @@ static void test_malformed_v2(void) {
     free(v2);
     free(cpu);
     dt_record_free(r);
+}
+
+/* A v1 derived block that does not decode is dropped, not refused (the old loader never
+ * read it; derive recomputes it). */
+static void test_v1_bad_derived(void) {
+    size_t len;
+    char *cpu = slurp(k_cpu, &len);
+    json_t *root = cpu ? json_loads(cpu, 0, NULL) : NULL;
+    if (!root) {
+        CHECK(0, "fixture");
+        free(cpu);
+        return;
+    }
+    set_at(root, "cases/3/derived/scopes/e2e_batch/verdict", json_string("great"));
+    char *t = json_dumps(root, 0);
+    dt_record *r = NULL;
+    dt_err err = {{0}};
+    CHECK(dt_record_decode(t, strlen(t), "v1", &r, &err) == DT_OK, "%s", err.msg);
+    CHECK(r && !r->derived.present && !r->cases[0].derived.present &&
+              !r->cases[3].derived.scopes[DT_SCOPE_E2E_BATCH].present,
+          "derived dropped");
+    CHECK(r && r->cases[3].impl[0].samples[DT_SCOPE_E2E_BATCH].n == 10, "raw data kept");
+    dt_record_free(r);
+    free(t);
+    json_decref(root);
+    root = json_loads(cpu, 0, NULL);
+    set_at(root, "derived/assessment/level", json_string("meh"));
+    t = json_dumps(root, 0);
+    r = NULL;
+    CHECK(dt_record_decode(t, strlen(t), "v1", &r, &err) == DT_OK && !r->derived.present, "%s",
+          err.msg);
+    dt_record_free(r);
+    free(t);
+    json_decref(root);
+    free(cpu);
 }
 
 /* Files: absent, oversized, not regular. */
@@ -585,6 +622,7 @@ int main(void) {
     test_hand_built();
     test_malformed_v1();
     test_malformed_v2();
+    test_v1_bad_derived();
     test_load_files();
     printf("%d passed, %d failed\n", g_pass, g_fail);
     return g_fail ? 1 : 0;
