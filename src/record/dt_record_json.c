@@ -1296,7 +1296,7 @@ static dt_status dec_policy(dec *d, const json_t *der) {
     p->bootstrap_resamples = d->r->settings.bootstrap_resamples;
     p->bootstrap_seed = d->r->settings.bootstrap_seed;
     const json_t *o;
-    TRY(get_obj(d, der, "policy", d->version >= 2 ? F_REQ : 0, &o));
+    TRY(get_obj(d, der, "policy", d->version >= 2 && der ? F_REQ : 0, &o));
     if (!o)
         return DT_OK;
     size_t m = path_key(d, "policy");

@@ -537,6 +537,30 @@ static void test_malformed_v2(void) {
     plant(v2, "derived/counts/vs_baseline/native/faster", NULL,
           "derived.counts.vs_baseline.native.faster must be an integer");
     plant(v2, "derived/policy", NULL, "derived.policy must be an object, found nothing");
+    { /* a run not derived yet: no derived block at all, which round-trips */
+        json_t *root = json_loads(v2, 0, NULL);
+        set_at(root, "derived", NULL);
+        set_at(root, "cases/0/derived", NULL);
+        char *t = json_dumps(root, 0);
+        dt_record *nd = NULL;
+        char *t2 = NULL, *t3 = NULL;
+        size_t n2b = 0, n3 = 0;
+        CHECK(dt_record_decode(t, strlen(t), "nd", &nd, &err) == DT_OK && !nd->derived.present &&
+                  !nd->cases[0].derived.present && nd->cases[1].derived.present,
+              "%s", err.msg);
+        dt_record *nd2 = NULL;
+        CHECK(nd && dt_record_encode(nd, &t2, &n2b, &err) == DT_OK &&
+                  dt_record_decode(t2, n2b, "nd2", &nd2, &err) == DT_OK &&
+                  dt_record_encode(nd2, &t3, &n3, &err) == DT_OK && n2b == n3 &&
+                  memcmp(t2, t3, n3) == 0,
+              "underived record not a fixed point: %s", err.msg);
+        dt_record_free(nd);
+        dt_record_free(nd2);
+        free(t);
+        free(t2);
+        free(t3);
+        json_decref(root);
+    }
     plant(v2, "derived/policy/bootstrap_resamples", json_integer(0),
           "derived.policy.bootstrap_resamples must be an integer in [1, 1000000]");
     plant(v2, "cases/0/impl/native/samples/e2e_batch/0/us", json_real(-0.5),
