@@ -49,12 +49,8 @@ static void check_same(const char *what, const char *old_text, const char *new_t
 }
 
 static dt_record *decode_json(const json_t *j, const char *what) {
-    dt_err err = {{0}};
-    char *text = json_dumps(j, JSON_COMPACT);
-    dt_record *r = NULL;
-    dt_status st = dt_record_decode(text, strlen(text), what, &r, &err);
-    free(text);
-    CHECK_MSG(st == DT_OK, err.msg);
+    dt_record *r = fx_record(j);
+    CHECK_MSG(r != NULL, what);
     return r;
 }
 

@@ -3,12 +3,14 @@
  * and derived by dt_derive_run, then charted. Checks well-formed XML (a small checker
  * below), one row per case, markers only for valid scopes, hollow markers without an
  * interval, x positions monotonic in the ratio and on a log scale, escaping of a case id
- * with '<&>', the roofline chart only with roofline data, and the links in results.md.
+ * with '<&>', the roofline chart only with roofline data, the links in results.md, and
+ * a run with two candidates (one ratio chart each, every implementation's bar).
  * Writing the files (plots/ next to results.md, atomically) is dt_outputs': those checks
  * run here when src/format/dt_outputs.h exists. The browser check is
  * tests/e2e/test_plots_browser.sh. Run: ctest -R test_plot. */
 #define _GNU_SOURCE
 #include "dt_results_fixture.h"
+#include "dt_fixture_multi.h"
 
 #include "format/dt_format_md.h"
 #include "format/dt_format_svg.h"
@@ -206,19 +208,17 @@ static char *ratios_of(const dt_record *r) {
 
 /* The fixture JSON as a typed record through the codec, derived. NULL (a failed check)
  * when either step fails. */
-static dt_record *derive(const json_t *j) {
-    dt_err err = {{0}};
-    char *text = json_dumps(j, JSON_COMPACT);
-    dt_record *r = NULL;
-    dt_status st = dt_record_decode(text, strlen(text), "fixture", &r, &err);
-    free(text);
-    CHECK_MSG(st == DT_OK, err.msg);
-    if (st != DT_OK)
+static dt_record *derived(dt_record *r) {
+    CHECK(r != NULL);
+    if (!r)
         return NULL;
-    st = dt_derive_run(r, &err);
+    dt_err err = {{0}};
+    dt_status st = dt_derive_run(r, &err);
     CHECK_MSG(st == DT_OK, err.msg);
     return r;
 }
+
+static dt_record *derive(const json_t *j) { return derived(fx_record(j)); }
 
 static double median_of(const dt_record *r, const dt_case *c, dt_scope s) {
     const dt_scope_derived *sd = &c->derived.scopes[s];
@@ -431,6 +431,67 @@ static void test_roofline(void) {
     dt_record_free(r);
 }
 
+
+/* Two candidates: a ratio chart per candidate (the first one's equal to the chart of the
+ * same run without the second), a roofline bar per implementation. */
+static void test_two_candidates(void) {
+    json_t *j = fx_results(&CUDA_OK);
+    json_object_set_new(json_object_get(j, "environment"), "ceilings",
+                        json_pack("{s:f,s:f}", "copy_gbps", 3000.0, "launch_sync_floor_us", 8.0));
+    fx_add_case(j, &CUDA_OK, "add_17x257", 6.0, 10.0, 0.02, 1);
+    fx_add_case(j, &CUDA_OK, "softmax_1x127", 12.0, 10.0, 0.02, 1);
+    fx_add_case(j, &CUDA_OK, "gemm_fail", 5.0, 10.0, 0.02, 0);
+    dt_record *one = derive(j);
+    dt_record *two = derived(fxm_with_candidate(j, "native2", "other-native", 0.5));
+    json_decref(j);
+    if (!one || !two) {
+        dt_record_free(one);
+        dt_record_free(two);
+        return;
+    }
+    CHECK(two->n_impls == 3 && strcmp(two->impls[2].id, "native2") == 0);
+    char *a = ratios_of(one), *b = ratios_of(two), *c = NULL, why[256];
+    CHECK_MSG(strcmp(a, b) == 0, "first candidate's chart changed by a second candidate");
+    size_t len = 0;
+    dt_err err = {{0}};
+    CHECK_MSG(dt_format_svg_ratios_vs(two, 2, &c, &len, &err) == DT_OK, err.msg);
+    if (c) {
+        CHECK_MSG(xml_well_formed(c, why), why);
+        CHECK(strstr(c, "<title>native2 / torch time ratio per case</title>") != NULL);
+        CHECK(strstr(c, "candidate native2 = other-native 0.2.0; baseline torch = pytorch") !=
+              NULL);
+        CHECK(count(c, "class=\"marker s-e2e_batch\"") == 2);
+        CHECK(count(c, "class=\"invalid\"") == 1);
+        /* native2 runs at half native's time: half the ratio in the tooltip */
+        const char *key = "<title>add_17x257 e2e_batch: ";
+        const char *ta = strstr(a, key), *tc = strstr(c, key);
+        double ma = ta ? strtod(ta + strlen(key), NULL) : NAN;
+        double mc = tc ? strtod(tc + strlen(key), NULL) : NAN;
+        CHECK_MSG(fabs(mc / ma - 0.5) < 0.01, "second candidate's ratio is not its own");
+    }
+    free(c);
+    c = NULL;
+    CHECK(dt_format_svg_ratios_vs(two, 0, &c, &len, &err) == DT_EINVAL && c == NULL);
+    CHECK(dt_format_svg_ratios_vs(two, 3, &c, &len, &err) == DT_EINVAL && c == NULL);
+    free(a);
+    free(b);
+    char *roof = NULL;
+    CHECK_MSG(dt_format_svg_roofline(two, &roof, &len, &err) == DT_OK, err.msg);
+    if (roof) {
+        CHECK_MSG(xml_well_formed(roof, why), why);
+        CHECK(count(roof, "class=\"bar\"") == 6); /* 2 valid cases x 3 implementations */
+        CHECK(count(roof, " (candidate)</text>") == 2 && count(roof, " (baseline)</text>") == 1);
+        CHECK(strstr(roof, "ceiling: native, native2 vs torch</text>") != NULL);
+        /* bars in display order: native, native2, torch */
+        const char *n1 = strstr(roof, "add_17x257 native:"), *n2 = strstr(roof, "add_17x257 native2:"),
+                   *t = strstr(roof, "add_17x257 torch:");
+        CHECK(n1 && n2 && t && n1 < n2 && n2 < t);
+    }
+    free(roof);
+    dt_record_free(one);
+    dt_record_free(two);
+}
+
 #ifdef HAVE_DT_OUTPUTS
 static char *slurp(const char *path) {
     FILE *f = fopen(path, "rb");
@@ -520,6 +581,7 @@ int main(void) {
     test_ratios_cpu();
     test_ratios_device_and_insufficient();
     test_roofline();
+    test_two_candidates();
 #ifdef HAVE_DT_OUTPUTS
     test_write_all(dir);
 #endif
