@@ -1,17 +1,15 @@
 /* dt_fixture_multi.h — runs with more than one candidate for the formatter tests
  * (test_plot.c, test_compare.c). Header-only, on top of dt_results_fixture.h (include
  * that first): today's fixtures are format-1 runs with one candidate; fxm_with_candidate
- * derives and encodes one with the codec (format 2, which holds any number of
- * candidates), drops the cases' derived blocks (the caller derives the new record), adds a
- * candidate whose samples are the first candidate's scaled by a factor, and decodes it
- * again. Ownership: the returned record is the caller's (dt_record_free); NULL, with a
- * message on stderr, when a step fails. */
+ * encodes one (not derived) with the codec as format 2, which holds any number of
+ * candidates, adds a candidate whose samples are the first candidate's scaled by a
+ * factor, and decodes it again; the caller derives it. Ownership: the returned record
+ * is the caller's (dt_record_free); NULL, with a message on stderr, when a step fails. */
 #ifndef DT_FIXTURE_MULTI_H
 #define DT_FIXTURE_MULTI_H
 
 #include "record/dt_record.h"
 #include "record/dt_record_json.h"
-#include "stats/dt_derive.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -40,9 +38,7 @@ static inline dt_record *fxm_with_candidate(const json_t *v1, const char *id,
     size_t len = 0;
     dt_err err = {{0}};
     json_t *j = NULL;
-    /* derived first: the codec reads a format-2 file's derived.policy even when nothing
-     * else is derived */
-    if (r && dt_derive_run(r, &err) == DT_OK && dt_record_encode(r, &text, &len, &err) == DT_OK)
+    if (r && dt_record_encode(r, &text, &len, &err) == DT_OK)
         j = json_loadb(text, len, 0, NULL);
     free(text);
     dt_record *out = NULL;
@@ -57,16 +53,12 @@ static inline dt_record *fxm_with_candidate(const json_t *v1, const char *id,
         size_t i;
         json_t *c;
         json_array_foreach(json_object_get(j, "cases"), i, c) {
-            json_object_del(c, "derived");
             json_t *impl = json_object_get(c, "impl");
             json_t *copy = json_deep_copy(json_object_get(impl, first_id));
             fxm_scale_samples(copy, factor);
             json_object_set_new(impl, id, copy);
         }
         json_array_append_new(fws, fw);
-        json_t *vs = json_object_get(json_object_get(json_object_get(j, "derived"), "counts"),
-                                     "vs_baseline");
-        json_object_set_new(vs, id, json_deep_copy(json_object_get(vs, first_id)));
         text = json_dumps(j, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
         if (!text || dt_record_decode(text, strlen(text), "fixture+candidate", &out, &err) != DT_OK)
             fprintf(stderr, "fxm_with_candidate: %s\n", text ? err.msg : "json_dumps failed");
