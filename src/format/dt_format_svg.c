@@ -297,7 +297,9 @@ static void ratio_header(FILE *o, const ratio_layout *L) {
     xml_text(o, L->cand_id);
     fputs(" / ", o);
     xml_text(o, L->base_id);
-    fputs(" time per call: median of paired ratios with 95% interval</text>\n", o);
+    dt_format_buf lv;
+    fprintf(o, " time per call: median of paired ratios with %s%% interval</text>\n",
+            dt_format_const(lv, 100 * L->r->derived.policy.ci_level));
     fputs("<text x=\"16\" y=\"44\" fill=\"#444\">candidate ", o);
     xml_text(o, L->cand_id);
     fputs(" = ", o);

@@ -354,6 +354,8 @@ dt_record *dt_record_new(void) {
     r->settings.bootstrap_resamples = p.bootstrap_resamples;
     r->settings.bootstrap_seed = p.bootstrap_seed;
     r->settings.sample_ms = r->settings.warmup_ms = r->settings.timeout_s = NAN;
+    r->settings.samples = r->settings.prime = r->settings.seed = DT_NULL_I64;
+    r->settings.threads = r->settings.max_reps = r->settings.device_reps_cap = DT_NULL_I64;
     r->env.host.cores = DT_NULL_I64;
     r->env.ceilings.copy_gbps = r->env.ceilings.launch_sync_floor_us = NAN;
     r->env.ceilings.launch_queue_floor_us = r->env.ceilings.launch_sync_touch_floor_us = NAN;

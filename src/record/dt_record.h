@@ -166,6 +166,7 @@ typedef struct dt_tool {
     char *git_source;   /* "git" | "build" | ... (NULL: absent) */
 } dt_tool;
 
+/* Numbers DT_NULL_I64 / NAN and strings NULL when absent (older files, a new record). */
 typedef struct dt_settings {
     char *backend;            /* "cpu" | "cuda" */
     char *backend_choice;     /* how the backend was chosen, one line */

@@ -33,6 +33,7 @@ typedef struct dec {
     char path[1024];  /* JSON path of the object being read, "" at the top */
     size_t len;
     dt_record *r;
+    int v1_derived_bad; /* a v1 derived block did not decode: all derived is dropped */
 } dec;
 
 /* Field flags. */
@@ -972,6 +973,25 @@ static dt_status dec_case_impls(dec *d, const json_t *cj, dt_case *c) {
 }
 
 static dt_status dec_case_derived(dec *d, const json_t *cj, dt_case *c);
+static dt_status dec_run_derived(dec *d, const json_t *root);
+
+/* A derived block (of a case when c, else of the run). Version 2: decoded and validated.
+ * Version 1: the old loader never looked at it and derive recomputes it, so one that
+ * does not decode is dropped (every derived block of the record, at the end), not
+ * refused. */
+static dt_status dec_derived_block(dec *d, const json_t *o, dt_case *c) {
+    if (d->version >= 2)
+        return c ? dec_case_derived(d, o, c) : dec_run_derived(d, o);
+    dt_err *saved = d->err, quiet;
+    size_t mark = d->len;
+    d->err = &quiet;
+    if ((c ? dec_case_derived(d, o, c) : dec_run_derived(d, o)) != DT_OK) {
+        d->v1_derived_bad = 1;
+        path_pop(d, mark);
+    }
+    d->err = saved;
+    return DT_OK;
+}
 
 static dt_status dec_case(dec *d, const json_t *cj, size_t index) {
     size_t m = path_push(d, "cases[%zu]", index);
@@ -1015,7 +1035,7 @@ static dt_status dec_case(dec *d, const json_t *cj, size_t index) {
     TRY(dec_case_impls(d, cj, c));
     TRY(dec_clocks(d, cj, c));
     TRY(dec_floor(d, cj, c));
-    TRY(dec_case_derived(d, cj, c));
+    TRY(dec_derived_block(d, cj, c));
     path_pop(d, m);
     return DT_OK;
 }
@@ -1276,7 +1296,7 @@ static dt_status dec_policy(dec *d, const json_t *der) {
     p->bootstrap_resamples = d->r->settings.bootstrap_resamples;
     p->bootstrap_seed = d->r->settings.bootstrap_seed;
     const json_t *o;
-    TRY(get_obj(d, der, "policy", d->version >= 2 ? F_REQ : 0, &o));
+    TRY(get_obj(d, der, "policy", d->version >= 2 && der ? F_REQ : 0, &o));
     if (!o)
         return DT_OK;
     size_t m = path_key(d, "policy");
@@ -1418,7 +1438,10 @@ static dt_status dec_run(dec *d, const json_t *root) {
     const json_t *res;
     TRY(get_arr(d, root, "resumes", F_NULL, &res));
     r->resumes_json = canonical(res);
-    return dec_run_derived(d, root);
+    TRY(dec_derived_block(d, root, NULL));
+    if (d->v1_derived_bad)
+        dt_record_derived_clear(r);
+    return DT_OK;
 }
 
 dt_status dt_record_decode(const char *text, size_t len, const char *what, dt_record **out,

@@ -1,11 +1,14 @@
 /* dt_results_fixture.h — hand-built results.json objects for report and compare tests
  * (no GPU, no workers). Header-only; included by tests/unit/test_report.c and
- * tests/unit/test_compare.c. Also a tiny check harness printing
- * "N tests, N passed, N failed". */
+ * tests/unit/test_compare.c. fx_record() turns a fixture into a typed dt_record through
+ * the codec (dt_record_decode), the way `dualtime report` reads a results.json. Also a
+ * tiny check harness printing "N tests, N passed, N failed". */
 #ifndef DT_RESULTS_FIXTURE_H
 #define DT_RESULTS_FIXTURE_H
 
 #include "common/dt_common.h"
+#include "record/dt_record.h"
+#include "record/dt_record_json.h"
 #include "stats/dt_stats.h"
 
 #include <jansson.h>
@@ -160,6 +163,20 @@ static inline json_t *fx_add_case(json_t *r, const fx_run *o, const char *id, do
     json_object_set_new(c, "impl", impl);
     json_array_append_new(json_object_get(r, "cases"), c);
     return c;
+}
+
+/* The fixture as a typed record: serialized and decoded by the codec (NULL, with the
+ * codec's message on stderr, when it refuses). The caller frees it (dt_record_free). */
+static inline dt_record *fx_record(const json_t *results) {
+    char *text = json_dumps(results, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
+    dt_record *rec = NULL;
+    dt_err err = {{0}};
+    if (!text || dt_record_decode(text, strlen(text), "fixture", &rec, &err) != DT_OK) {
+        fprintf(stderr, "fx_record: %s\n", text ? err.msg : "json_dumps failed");
+        rec = NULL;
+    }
+    free(text);
+    return rec;
 }
 
 #endif

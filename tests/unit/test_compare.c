@@ -1,11 +1,17 @@
-/* test_compare.c — dt_compare on two synthetic runs: a planted 20% regression of the
+/* test_compare.c — dt_compare_runs + dt_format_compare_md on two synthetic runs (fixture
+ * JSON decoded by the codec into typed records): a planted 20% regression of the
  * candidate in one case is found (regression = 1, that case "slower"), an unchanged
  * rerun finds none, a changed environment or input makes rows "incomparable" and names
- * the difference. Run: ctest -R test_compare (no GPU needed). */
+ * the difference; with two candidates, rows per implementation and the second
+ * candidate's own regression. Run: ctest -R test_compare (no GPU needed). */
 #define _GNU_SOURCE
 #include "dt_results_fixture.h"
+#include "dt_fixture_multi.h"
 
-#include "report/dt_compare.h"
+#include "format/dt_format_compare.h"
+#include "record/dt_record.h"
+#include "record/dt_record_json.h"
+#include "stats/dt_compare_runs.h"
 
 static const fx_run RUN = {.backend = "cpu", .samples = 9, .rounds = 2, .complete = 1,
                            .seed = 101};
@@ -21,15 +27,39 @@ static json_t *run_with(uint64_t seed, double add_cand_us, const char *baseline_
     return r;
 }
 
-static char *compare(const json_t *a, const json_t *b, int *regression, dt_status *st) {
+/* The fixture JSON as a typed record through the codec (NULL: a failed check). */
+static dt_record *decode(const json_t *j) {
+    dt_record *r = fx_record(j);
+    CHECK(r != NULL);
+    return r;
+}
+
+/* compare A B (records) at threshold 0.05 as Markdown; *regression from the result. */
+static char *compare_rec(const dt_record *ra, const dt_record *rb, int *regression,
+                         dt_status *st) {
+    dt_compare_result *res = NULL;
+    dt_err err = {{0}};
     char *buf = NULL;
     size_t n = 0;
-    FILE *m = open_memstream(&buf, &n);
-    dt_err err = {{0}};
-    *st = dt_compare(a, b, 0.05, m, regression, &err);
-    fclose(m);
+    *st = ra && rb ? dt_compare_runs(ra, rb, 0.05, &res, &err) : DT_EINVAL;
     CHECK_MSG(*st == DT_OK, err.msg);
-    return buf;
+    if (*st == DT_OK) {
+        *st = dt_format_compare_md(res, &buf, &n, &err);
+        CHECK_MSG(*st == DT_OK, err.msg);
+        CHECK(buf == NULL || strlen(buf) == n);
+    }
+    *regression = dt_compare_result_regression(res);
+    dt_compare_result_free(res);
+    return buf ? buf : dt_xstrdup("");
+}
+
+/* The same for two fixture runs (JSON), decoded by the codec. */
+static char *compare(const json_t *a, const json_t *b, int *regression, dt_status *st) {
+    dt_record *ra = decode(a), *rb = decode(b);
+    char *md = compare_rec(ra, rb, regression, st);
+    dt_record_free(ra);
+    dt_record_free(rb);
+    return md;
 }
 
 /* The row of case/scope/framework in the markdown, or NULL. */
@@ -44,20 +74,62 @@ static int row_has(const char *md, const char *prefix, const char *needle) {
     return hit && (!eol || hit < eol);
 }
 
+static const char *verdict(double lo, double hi, double t, double spread) {
+    return dt_cmp_verdict_name(dt_compare_runs_verdict(lo, hi, t, spread));
+}
+
 /* The verdict rule itself, with the round-spread gate. */
 static void test_verdict_rule(void) {
-    CHECK(strcmp(dt_compare_verdict(1.10, 1.20, 0.05, NAN), "slower") == 0);
-    CHECK(strcmp(dt_compare_verdict(1.10, 1.20, 0.05, 1.05), "slower") == 0);
-    CHECK(strcmp(dt_compare_verdict(1.10, 1.20, 0.05, 1.15), "within round spread") == 0);
-    CHECK(strcmp(dt_compare_verdict(1.03, 1.20, 0.05, NAN), "unchanged") == 0);
-    CHECK(strcmp(dt_compare_verdict(0.80, 0.90, 0.05, NAN), "faster") == 0);
-    CHECK(strcmp(dt_compare_verdict(0.80, 0.90, 0.05, 1.05), "faster") == 0);
-    CHECK(strcmp(dt_compare_verdict(0.80, 0.90, 0.05, 1.2), "within round spread") == 0);
-    CHECK(strcmp(dt_compare_verdict(NAN, NAN, 0.05, NAN), "insufficient") == 0);
+    CHECK(strcmp(verdict(1.10, 1.20, 0.05, NAN), "slower") == 0);
+    CHECK(strcmp(verdict(1.10, 1.20, 0.05, 1.05), "slower") == 0);
+    CHECK(strcmp(verdict(1.10, 1.20, 0.05, 1.15), "within round spread") == 0);
+    CHECK(strcmp(verdict(1.03, 1.20, 0.05, NAN), "unchanged") == 0);
+    CHECK(strcmp(verdict(0.80, 0.90, 0.05, NAN), "faster") == 0);
+    CHECK(strcmp(verdict(0.80, 0.90, 0.05, 1.05), "faster") == 0);
+    CHECK(strcmp(verdict(0.80, 0.90, 0.05, 1.2), "within round spread") == 0);
+    CHECK(strcmp(verdict(NAN, NAN, 0.05, NAN), "insufficient") == 0);
+}
+
+/* Two candidates: one row per implementation (candidates in order, then the baseline);
+ * a regression of the second candidate alone is found; a run without it is incomparable. */
+static void test_two_candidates(void) {
+    json_t *ja = run_with(101, 6.0, NULL), *jb = run_with(202, 6.0, NULL);
+    dt_record *a = fxm_with_candidate(ja, "native2", "other-native", 1.0);
+    dt_record *b = fxm_with_candidate(jb, "native2", "other-native", 1.3);
+    dt_record *b1 = fx_record(jb);
+    CHECK(a && b && b1 && a->n_impls == 3 && b->n_impls == 3);
+    int reg = -1;
+    dt_status st;
+    char *md = compare_rec(a, b, &reg, &st);
+    CHECK(reg == 1);
+    CHECK(strstr(md, "Environments: comparable") != NULL);
+    CHECK(row_has(md, "| add\\_17x257 | e2e_batch | native |", "| unchanged |"));
+    CHECK(row_has(md, "| add\\_17x257 | e2e_batch | native2 |", "| **slower** |"));
+    CHECK(row_has(md, "| sum\\_127x193 | e2e_single | native2 |", "| **slower** |"));
+    CHECK(row_has(md, "| add\\_17x257 | e2e_batch | torch |", "| unchanged |"));
+    const char *r1 = row(md, "| add\\_17x257 | e2e_batch | native |");
+    const char *r2 = row(md, "| add\\_17x257 | e2e_batch | native2 |");
+    const char *r3 = row(md, "| add\\_17x257 | e2e_batch | torch |");
+    CHECK(r1 && r2 && r3 && r1 < r2 && r2 < r3);
+    CHECK(strstr(md, "Result: **regression** of the candidate in 6 case/scope(s): ") != NULL);
+    free(md);
+    /* B without the second candidate: named, incomparable, no regression claimed */
+    md = compare_rec(a, b1, &reg, &st);
+    CHECK(reg == 0);
+    CHECK(strstr(md, "candidate 2 id differs (A \"native2\", B absent)") != NULL);
+    CHECK(row_has(md, "| add\\_17x257 | e2e_batch | native |", "| incomparable |"));
+    CHECK(row(md, "| add\\_17x257 | e2e_batch | native2 |") == NULL);
+    free(md);
+    dt_record_free(a);
+    dt_record_free(b);
+    dt_record_free(b1);
+    json_decref(ja);
+    json_decref(jb);
 }
 
 int main(void) {
     test_verdict_rule();
+    test_two_candidates();
     json_t *a = run_with(101, 6.0, NULL);
     json_t *same = run_with(202, 6.0, NULL); /* a rerun: other jitter, same speeds */
     json_t *slow = run_with(303, 7.2, NULL); /* candidate 20% slower in add_17x257 */
@@ -166,7 +238,11 @@ int main(void) {
     json_decref(other);
 
     dt_err err;
-    CHECK(dt_compare(a, same, 1.5, stdout, &reg, &err) == DT_EINVAL);
+    dt_record *ra = decode(a), *rs = decode(same);
+    dt_compare_result *res = NULL;
+    CHECK(ra && rs && dt_compare_runs(ra, rs, 1.5, &res, &err) == DT_EINVAL && res == NULL);
+    dt_record_free(ra);
+    dt_record_free(rs);
 
     json_decref(a);
     json_decref(same);

@@ -1,0 +1,1159 @@
+/* dt_format_md.c — results.md from a derived run record: one function per section, in
+ * the order of docs/results-format.md. Reads only; contract in dt_format_md.h. */
+#define _GNU_SOURCE
+#include "format/dt_format_md.h"
+
+#include "format/dt_format_svg.h"
+#include "format/dt_format_util.h"
+
+#include <math.h>
+#include <string.h>
+
+/* What every section reads: the stream, the record and the thresholds it was derived
+ * with (prose numbers come from here). */
+typedef struct md {
+    FILE *o;
+    const dt_record *r;
+    const dt_policy *pol;
+} md;
+
+static void text(const md *m, const char *s) { dt_format_md_text(m->o, s); }
+
+/* ---- reading the derived blocks (NULL / NaN where the record has nothing) ---- */
+
+static const dt_scope_derived *dscope(const dt_case *c, dt_scope s) {
+    const dt_scope_derived *sd = &c->derived.scopes[s];
+    return c->derived.present && sd->present ? sd : NULL;
+}
+
+static const dt_scope_impl *dimpl(const dt_case *c, dt_scope s, size_t i) {
+    const dt_scope_derived *sd = dscope(c, s);
+    return sd && sd->impl ? &sd->impl[i] : NULL;
+}
+
+/* Candidate k against the baseline in scope s. */
+static const dt_scope_vs *dvs(const dt_case *c, dt_scope s, size_t k) {
+    const dt_scope_derived *sd = dscope(c, s);
+    return sd && sd->vs && k > 0 && sd->vs[k].present ? &sd->vs[k] : NULL;
+}
+
+static double p50(const dt_case *c, dt_scope s, size_t i) {
+    const dt_scope_impl *si = dimpl(c, s, i);
+    return si && si->summary.n > 0 ? si->summary.p50 : NAN;
+}
+
+static double p90(const dt_case *c, dt_scope s, size_t i) {
+    const dt_scope_impl *si = dimpl(c, s, i);
+    return si && si->summary.n > 0 ? si->summary.p90 : NAN;
+}
+
+/* Probe/control of impl i in a probe scope, NaN when not derived. */
+static double probe_over_control(const dt_case *c, dt_scope s, size_t i) {
+    const dt_scope_impl *si = dimpl(c, s, i);
+    return si && si->has_probe_over_control ? si->probe_over_control : NAN;
+}
+
+static const dt_probe_summary *probe_of(const dt_case *c, size_t i) {
+    const dt_scope_impl *si = dimpl(c, DT_SCOPE_PROBE_BATCH, i);
+    return si && si->probe.present ? &si->probe : NULL;
+}
+
+static int any_scope(const dt_record *r, dt_scope s) {
+    for (size_t i = 0; i < r->n_cases; i++)
+        if (dscope(&r->cases[i], s))
+            return 1;
+    return 0;
+}
+
+static int have_i64(int64_t x) { return x != DT_NULL_I64; }
+
+/* ---- cells ---- */
+
+/* "0.602 [0.581, 0.623]", "0.602 [no interval: 2 pairs]", or "—" for NULL. */
+static void interval_cell(const md *m, const dt_rec_ratio *q) {
+    dt_format_buf a, b, c;
+    if (!q)
+        fputs("—", m->o);
+    else if (isfinite(q->ci_low) && isfinite(q->ci_high))
+        fprintf(m->o, "%s [%s, %s]", dt_format_ratio(a, q->median), dt_format_ratio(b, q->ci_low),
+                dt_format_ratio(c, q->ci_high));
+    else
+        fprintf(m->o, "%s [no interval: %zu pairs]", dt_format_ratio(a, q->median), q->pairs);
+}
+
+/* Candidate k's ratio in scope s. */
+static void ratio_cell(const md *m, const dt_case *c, dt_scope s, size_t k) {
+    const dt_scope_vs *vs = dvs(c, s, k);
+    interval_cell(m, vs && vs->has_ratio ? &vs->ratio : NULL);
+}
+
+static void verdict_cell(const md *m, const dt_case *c, dt_scope s, size_t k) {
+    const dt_scope_vs *vs = dvs(c, s, k);
+    if (!vs)
+        fputs("—", m->o);
+    else if (vs->verdict == DT_REC_VERDICT_FASTER || vs->verdict == DT_REC_VERDICT_SLOWER)
+        fprintf(m->o, "**%s**", dt_rec_verdict_name(vs->verdict));
+    else
+        fputs(dt_rec_verdict_name(vs->verdict), m->o);
+}
+
+/* A code fence longer than any backtick run in s. */
+static void fence(const md *m, const char *s) {
+    size_t run = 0, best = 0;
+    for (const char *p = s; *p; p++) {
+        run = *p == '`' ? run + 1 : 0;
+        if (run > best)
+            best = run;
+    }
+    for (size_t i = 0; i < (best < 3 ? 3 : best + 1); i++)
+        fputc('`', m->o);
+}
+
+/* " <impl id> <what> |" of a table head. */
+static void head_impl(const md *m, size_t i, const char *what) {
+    fputs(" ", m->o);
+    text(m, m->r->impls[i].id);
+    fprintf(m->o, " %s |", what);
+}
+
+/* "| <case id> | <impl id>" that opens a per-implementation row. */
+static void row_open(const md *m, const dt_case *c, size_t i) {
+    fputs("| ", m->o);
+    text(m, c->id);
+    fputs(" | ", m->o);
+    text(m, m->r->impls[i].id);
+}
+
+/* The interval level of the policy as a percentage ("95"). */
+static const char *ci_pct(dt_format_buf b, const md *m) {
+    return dt_format_const(b, 100 * m->pol->ci_level);
+}
+
+/* ---- title, assessment, what was run ---- */
+
+static void sec_title(const md *m) {
+    fputs("# dualtime results: ", m->o);
+    for (size_t k = 1; k < m->r->n_impls; k++) {
+        if (k > 1)
+            fputs(", ", m->o);
+        text(m, m->r->impls[k].id);
+    }
+    fputs(" vs ", m->o);
+    text(m, m->r->impls[0].id);
+    fputs("\n\n", m->o);
+}
+
+static void sec_assessment(const md *m) {
+    const dt_run_derived *d = &m->r->derived;
+    fprintf(m->o, "Assessment: **%s**", d->present ? dt_level_name(d->level) : "unassessed");
+    for (size_t i = 0; d->present && i < d->reasons.n; i++) {
+        fputs(i == 0 ? " — " : "; ", m->o);
+        text(m, d->reasons.v[i]);
+    }
+    fputs("\n\n", m->o);
+}
+
+/* Backend, then each implementation with its framework and version. */
+static void what_impls(const md *m) {
+    const dt_settings *st = &m->r->settings;
+    fputs("## What was run\n\nBackend **", m->o);
+    text(m, st->backend ? st->backend : "unknown");
+    fputs("**", m->o);
+    if (st->backend_choice) {
+        fputs(" (", m->o);
+        text(m, st->backend_choice);
+        fputs(")", m->o);
+    }
+    fputs(". ", m->o);
+    size_t n = m->r->n_impls;
+    for (size_t k = 0; k < n; k++) {
+        const dt_impl *im = &m->r->impls[dt_format_impl_at(m->r, k)];
+        const char *role = im->role == DT_ROLE_BASELINE ? "baseline" : k == 0 ? "Candidate" : "candidate";
+        fprintf(m->o, "%s **", role);
+        text(m, im->id);
+        fputs("** = ", m->o);
+        text(m, im->framework ? im->framework : "?");
+        fputs(" ", m->o);
+        text(m, im->framework_version ? im->framework_version : "?");
+        fputs(k + 1 < n ? "; " : ". ", m->o);
+    }
+    fputs("Ratios are candidate/baseline of paired samples (< 1: the candidate is faster).\n\n",
+          m->o);
+}
+
+static void what_settings(const md *m) {
+    const dt_settings *st = &m->r->settings;
+    dt_format_buf a;
+    FILE *o = m->o;
+    fputs("Settings:", o);
+    if (have_i64(st->samples))
+        fprintf(o, " %lld samples per scope,", (long long)st->samples);
+    if (have_i64(st->rounds) && st->rounds > 0) /* 0: an old file without rounds */
+        fprintf(o, " %lld round%s,", (long long)st->rounds, st->rounds == 1 ? "" : "s");
+    if (isfinite(st->sample_ms))
+        fprintf(o, " sample %s ms,", dt_format_num(a, st->sample_ms));
+    if (isfinite(st->warmup_ms))
+        fprintf(o, " warmup %s ms,", dt_format_num(a, st->warmup_ms));
+    if (have_i64(st->seed))
+        fprintf(o, " seed %lld,", (long long)st->seed);
+    if (have_i64(st->threads))
+        fprintf(o, " %lld thread%s,", (long long)st->threads, st->threads == 1 ? "" : "s");
+    fprintf(o, " input views %s, device timing %s, quick %s",
+            st->input_views ? "on (strided)" : "off (contiguous)", st->device_timing ? "on" : "off",
+            st->quick ? "on" : "off");
+    fprintf(o, "; bootstrap %u resamples, seed %llu.\n\n", st->bootstrap_resamples,
+            (unsigned long long)st->bootstrap_seed);
+}
+
+/* Case counts and, per candidate, the E2E batch verdict counts. */
+static void what_counts(const md *m) {
+    const dt_run_derived *d = &m->r->derived;
+    if (!d->present)
+        return;
+    fprintf(m->o, "Cases: %zu (%zu valid). ", d->n_cases, d->n_valid);
+    for (size_t k = 1; k < m->r->n_impls; k++) {
+        const size_t *n = d->vs[k].n;
+        if (m->r->n_impls > 2) {
+            fputs(k > 1 ? "; E2E batch verdicts of " : "E2E batch verdicts of ", m->o);
+            text(m, m->r->impls[k].id);
+            fputs(": ", m->o);
+        } else {
+            fputs("E2E batch verdicts: ", m->o);
+        }
+        fprintf(m->o, "%zu faster, %zu slower, %zu indistinguishable, %zu insufficient, %zu invalid",
+                n[DT_REC_VERDICT_FASTER], n[DT_REC_VERDICT_SLOWER],
+                n[DT_REC_VERDICT_INDISTINGUISHABLE], n[DT_REC_VERDICT_INSUFFICIENT],
+                n[DT_REC_VERDICT_INVALID]);
+    }
+    fputs(".\n\n", m->o);
+}
+
+static void what_tool_and_times(const md *m) {
+    const dt_record *r = m->r;
+    const dt_tool *t = &r->tool;
+    if (t->name || t->version || t->git_revision) {
+        fputs(" Tool: ", m->o);
+        text(m, t->name ? t->name : "dualtime");
+        fputs(" ", m->o);
+        text(m, t->version ? t->version : "?");
+        fputs(" (git ", m->o);
+        text(m, t->git_revision ? t->git_revision : "unknown");
+        fputs(t->git_dirty == 1 ? ", dirty tree)." : ").", m->o);
+    }
+    if (r->started_at) {
+        fputs(" Started ", m->o);
+        text(m, r->started_at);
+        if (r->finished_at) {
+            fputs(", finished ", m->o);
+            text(m, r->finished_at);
+        }
+        fputs(".", m->o);
+    }
+    if (!r->complete)
+        fputs(" **The run is incomplete**: only the cases below were finished.", m->o);
+    fputs("\n\n", m->o);
+}
+
+static void what_machine(const md *m) {
+    const dt_environment *env = &m->r->env;
+    fputs("Machine: ", m->o);
+    text(m, env->host.cpu ? env->host.cpu : "unknown CPU");
+    if (have_i64(env->host.cores))
+        fprintf(m->o, ", %lld cores", (long long)env->host.cores);
+    if (env->host.os) {
+        fputs(", ", m->o);
+        text(m, env->host.os);
+    }
+    fputs("; GPU: ", m->o);
+    if (env->gpu_json)
+        text(m, env->gpu_name ? env->gpu_name : "unknown");
+    else
+        fputs("none", m->o);
+    fputs(".", m->o);
+    what_tool_and_times(m);
+    const dt_strv *cl = &m->r->command_line;
+    if (cl->n > 0) {
+        fputs("Command line: ", m->o);
+        for (size_t i = 0; i < cl->n; i++) {
+            if (i)
+                fputc(' ', m->o);
+            text(m, cl->v[i]);
+        }
+        fputs("\n\n", m->o);
+    }
+}
+
+/* ---- host end-to-end, plots ---- */
+
+/* The E2E table of candidate k against the baseline. */
+static void main_table(const md *m, size_t k) {
+    FILE *o = m->o;
+    dt_format_buf b;
+    fputs("| Case |", o);
+    head_impl(m, k, "E2E batch p50");
+    head_impl(m, 0, "p50");
+    head_impl(m, k, "p90");
+    head_impl(m, 0, "p90");
+    head_impl(m, k, "single p50");
+    head_impl(m, 0, "single p50");
+    fprintf(o, " Ratio [%s%% CI] | Verdict |\n|---|---:|---:|---:|---:|---:|---:|---|---|\n",
+            ci_pct(b, m));
+    for (size_t i = 0; i < m->r->n_cases; i++) {
+        const dt_case *c = &m->r->cases[i];
+        fputs("| ", o);
+        text(m, c->id);
+        if (!dt_format_case_shown(m->r, c)) {
+            fputs(" | — | — | — | — | — | — | FAILED | invalid |\n", o);
+            continue;
+        }
+        fprintf(o, " | %s", dt_format_num(b, p50(c, DT_SCOPE_E2E_BATCH, k)));
+        fprintf(o, " | %s", dt_format_num(b, p50(c, DT_SCOPE_E2E_BATCH, 0)));
+        fprintf(o, " | %s", dt_format_num(b, p90(c, DT_SCOPE_E2E_BATCH, k)));
+        fprintf(o, " | %s", dt_format_num(b, p90(c, DT_SCOPE_E2E_BATCH, 0)));
+        fprintf(o, " | %s", dt_format_num(b, p50(c, DT_SCOPE_E2E_SINGLE, k)));
+        fprintf(o, " | %s | ", dt_format_num(b, p50(c, DT_SCOPE_E2E_SINGLE, 0)));
+        ratio_cell(m, c, DT_SCOPE_E2E_BATCH, k);
+        fputs(" | ", o);
+        verdict_cell(m, c, DT_SCOPE_E2E_BATCH, k);
+        fputs(" |\n", o);
+    }
+}
+
+static void sec_main(const md *m) {
+    fputs("## Host end-to-end (µs per call)\n\n", m->o);
+    for (size_t k = 1; k < m->r->n_impls; k++) {
+        if (k > 1)
+            fputs("\n", m->o);
+        main_table(m, k);
+    }
+    fputs("\nThe ratio and verdict are for E2E batch; single-call ratios are in results.json "
+          "(cases[].derived.scopes.e2e_single).\n\n", m->o);
+}
+
+/* Links to the charts that dt_outputs writes next to results.md. */
+static void sec_plots(const md *m) {
+    dt_format_buf b;
+    fprintf(m->o, "## Plots\n\nPer case, the candidate/baseline ratio of each scope with its %s%% "
+            "interval (log axis; left of 1: the candidate is faster; hollow: no interval).\n\n"
+            "![ratios](" DT_FORMAT_SVG_RATIOS ")\n\n", ci_pct(b, m));
+    if (dt_format_has_roofline(m->r))
+        fputs("Achieved bandwidth as % of the device copy ceiling:\n\n"
+              "![roofline](" DT_FORMAT_SVG_ROOFLINE ")\n\n", m->o);
+}
+
+/* ---- setup, correctness ---- */
+
+static void setup_row(const md *m, const dt_case *c, size_t i) {
+    const dt_case_impl *ci = &c->impl[i];
+    const dt_setup_ms *sm = &ci->setup_ms;
+    double phases[5] = {sm->compile, sm->alloc, sm->upload, sm->cold_call, sm->download};
+    int warm = ci->present && ci->has_warmup;
+    dt_format_buf b;
+    row_open(m, c, i);
+    for (size_t p = 0; p < 5; p++)
+        fprintf(m->o, " | %s", dt_format_num(b, ci->present ? phases[p] : NAN));
+    fprintf(m->o, " | %s", dt_format_num(b, warm ? ci->warmup_ms : NAN));
+    if (warm && have_i64(ci->warmup_calls))
+        fprintf(m->o, " (%lld calls)", (long long)ci->warmup_calls);
+    if (ci->present && ci->has_calibration && have_i64(ci->calib_reps))
+        fprintf(m->o, " | %lld |\n", (long long)ci->calib_reps);
+    else
+        fputs(" | — |\n", m->o);
+}
+
+static void sec_setup(const md *m) {
+    fputs("## Setup and cold-call phases (ms)\n\n"
+          "| Case | Framework | Compile | Alloc | Upload | Cold call | Download | Warmup | "
+          "Batch R |\n|---|---|---:|---:|---:|---:|---:|---:|---:|\n", m->o);
+    for (size_t i = 0; i < m->r->n_cases; i++)
+        for (size_t k = 0; k < m->r->n_impls; k++)
+            setup_row(m, &m->r->cases[i], dt_format_impl_at(m->r, k));
+    fputs("\n", m->o);
+}
+
+static void correctness_row(const md *m, const dt_case *c, size_t i) {
+    const dt_case_impl *ci = &c->impl[i];
+    double maxerr = NAN, budget = NAN;
+    size_t nck = 0, nok = 0;
+    for (size_t j = 0; ci->present && j < ci->n_checks; j++) {
+        const dt_check *ck = &ci->checks[j];
+        nck++;
+        nok += ck->ok != 0;
+        double e = ck->oracle.max_abs_error, u = ck->oracle.max_budget_used;
+        if (isfinite(e) && (!isfinite(maxerr) || e > maxerr))
+            maxerr = e;
+        if (isfinite(u) && (!isfinite(budget) || u > budget))
+            budget = u;
+    }
+    dt_format_buf b, b2;
+    row_open(m, c, i);
+    fprintf(m->o, " | %zu/%zu%s | %s | %s | ", nok, nck, nok < nck || nck == 0 ? " ✗" : "",
+            dt_format_num(b, maxerr), dt_format_pct(b2, budget));
+    if (isfinite(c->atol) || isfinite(c->rtol) || c->tol_scale) {
+        fprintf(m->o, "atol %s, rtol %s", dt_format_num(b, c->atol), dt_format_num(b2, c->rtol));
+        if (c->tol_scale) {
+            fputs(", scale ", m->o);
+            text(m, c->tol_scale);
+        }
+    } else {
+        fputs("—", m->o);
+    }
+    fputs(" | ", m->o);
+    text(m, ci->present && ci->output_policy ? ci->output_policy : "—");
+    fputs(" |\n", m->o);
+}
+
+static void sec_correctness(const md *m) {
+    fputs("## Correctness (FP64 oracle)\n\n"
+          "| Case | Framework | Checks passed | Max abs error | Budget used | Tolerance | "
+          "Output policy |\n|---|---|---:|---:|---:|---|---|\n", m->o);
+    for (size_t i = 0; i < m->r->n_cases; i++)
+        for (size_t k = 0; k < m->r->n_impls; k++)
+            correctness_row(m, &m->r->cases[i], dt_format_impl_at(m->r, k));
+    fputs("\nBudget used = max over elements of |out − ref| / (atol + rtol·scale); 100% is "
+          "the limit.\n\n", m->o);
+}
+
+/* ---- device control, kernel probe ---- */
+
+/* The control ratio table of candidate k against the baseline. */
+static void control_ratio_table(const md *m, size_t k) {
+    dt_format_buf b;
+    fprintf(m->o, "| Case | GPU batch ratio [%s%% CI] | Verdict | GPU single ratio [%s%% CI] | "
+            "Verdict |\n|---|---|---|---|---|\n", ci_pct(b, m), ci_pct(b, m));
+    for (size_t i = 0; i < m->r->n_cases; i++) {
+        const dt_case *c = &m->r->cases[i];
+        fputs("| ", m->o);
+        text(m, c->id);
+        if (!dt_format_case_shown(m->r, c)) {
+            fputs(" | FAILED | invalid | FAILED | invalid |\n", m->o);
+            continue;
+        }
+        fputs(" | ", m->o);
+        ratio_cell(m, c, DT_SCOPE_CONTROL_BATCH, k);
+        fputs(" | ", m->o);
+        verdict_cell(m, c, DT_SCOPE_CONTROL_BATCH, k);
+        fputs(" | ", m->o);
+        ratio_cell(m, c, DT_SCOPE_CONTROL_SINGLE, k);
+        fputs(" | ", m->o);
+        verdict_cell(m, c, DT_SCOPE_CONTROL_SINGLE, k);
+        fputs(" |\n", m->o);
+    }
+}
+
+static void sec_control(const md *m) {
+    if (!any_scope(m->r, DT_SCOPE_CONTROL_BATCH) && !any_scope(m->r, DT_SCOPE_CONTROL_SINGLE))
+        return;
+    fputs("## Device control (µs per call, stream events)\n\n"
+          "| Case | Framework | GPU batch µs/call | GPU single µs | E2E batch µs/call | "
+          "E2E single µs | Probe/control batch |\n|---|---|---:|---:|---:|---:|---:|\n", m->o);
+    dt_format_buf b;
+    for (size_t n = 0; n < m->r->n_cases; n++) {
+        const dt_case *c = &m->r->cases[n];
+        for (size_t k = 0; k < m->r->n_impls; k++) {
+            size_t i = dt_format_impl_at(m->r, k);
+            row_open(m, c, i);
+            if (!dt_format_case_shown(m->r, c)) {
+                fputs(" | FAILED | — | — | — | — |\n", m->o);
+                continue;
+            }
+            fprintf(m->o, " | %s", dt_format_num(b, p50(c, DT_SCOPE_CONTROL_BATCH, i)));
+            fprintf(m->o, " | %s", dt_format_num(b, p50(c, DT_SCOPE_CONTROL_SINGLE, i)));
+            fprintf(m->o, " | %s", dt_format_num(b, p50(c, DT_SCOPE_E2E_BATCH, i)));
+            fprintf(m->o, " | %s", dt_format_num(b, p50(c, DT_SCOPE_E2E_SINGLE, i)));
+            fprintf(m->o, " | %s |\n",
+                    dt_format_ratio(b, probe_over_control(c, DT_SCOPE_PROBE_BATCH, i)));
+        }
+    }
+    for (size_t k = 1; k < m->r->n_impls; k++) {
+        fputs("\n", m->o);
+        control_ratio_table(m, k);
+    }
+    fputs("\n", m->o);
+}
+
+static void probe_row(const md *m, const dt_case *c, size_t i) {
+    const dt_probe_summary *pb = probe_of(c, i);
+    dt_format_buf b;
+    row_open(m, c, i);
+    if (!dt_format_case_shown(m->r, c)) {
+        fputs(" | FAILED | — | — | — | — | — |\n", m->o);
+        return;
+    }
+    fprintf(m->o, " | %s", dt_format_num(b, p50(c, DT_SCOPE_PROBE_BATCH, i)));
+    fprintf(m->o, " | %s", dt_format_num(b, pb ? pb->kernel_sum_us_p50 : NAN));
+    fprintf(m->o, " | %s", dt_format_num(b, pb ? pb->kernel_span_us_p50 : NAN));
+    fprintf(m->o, " | %s", dt_format_num(b, pb ? pb->kernels_per_call_p50 : NAN));
+    fprintf(m->o, " | %s", dt_format_ratio(b, probe_over_control(c, DT_SCOPE_PROBE_BATCH, i)));
+    fprintf(m->o, " | %s |\n", dt_format_ratio(b, probe_over_control(c, DT_SCOPE_PROBE_SINGLE, i)));
+}
+
+/* Per kernel name of the probe batch scope, for shown cases. */
+static void probe_kernels(const md *m) {
+    fputs("\n### Per-kernel breakdown (probe batch, p50 per call)\n\n"
+          "| Case | Framework | Kernel | Launches/call | µs/call |\n"
+          "|---|---|---|---:|---:|\n", m->o);
+    size_t rows = 0;
+    dt_format_buf b, b2;
+    for (size_t n = 0; n < m->r->n_cases; n++) {
+        const dt_case *c = &m->r->cases[n];
+        for (size_t k = 0; k < m->r->n_impls && dt_format_case_shown(m->r, c); k++) {
+            size_t i = dt_format_impl_at(m->r, k);
+            const dt_probe_summary *pb = probe_of(c, i);
+            for (size_t j = 0; pb && j < pb->n_kernels; j++) {
+                const dt_probe_kernel_median *km = &pb->kernels[j];
+                row_open(m, c, i);
+                fputs(" | ", m->o);
+                text(m, km->name ? km->name : "?");
+                fprintf(m->o, " | %s | %s |\n", dt_format_num(b, km->per_call_p50),
+                        dt_format_num(b2, km->us_p50));
+                rows++;
+            }
+        }
+    }
+    if (rows == 0)
+        fputs("| — | — | no kernel records | — | — |\n", m->o);
+}
+
+static void sec_probe(const md *m) {
+    if (!any_scope(m->r, DT_SCOPE_PROBE_BATCH) && !any_scope(m->r, DT_SCOPE_PROBE_SINGLE))
+        return;
+    fputs("## Kernel probe diagnostics (CUPTI; µs per call)\n\n"
+          "| Case | Framework | Probe stream µs/call | Kernel sum | Kernel span | "
+          "Kernels/call | Probe/control batch | Probe/control single |\n"
+          "|---|---|---:|---:|---:|---:|---:|---:|\n", m->o);
+    for (size_t n = 0; n < m->r->n_cases; n++)
+        for (size_t k = 0; k < m->r->n_impls; k++)
+            probe_row(m, &m->r->cases[n], dt_format_impl_at(m->r, k));
+    probe_kernels(m);
+    fputs("\nProbe/control is the median over pairs (same round and index) of probe "
+          "stream time / control stream time: the observer effect of the probe. It is "
+          "never used to correct a number.\n\n", m->o);
+}
+
+/* ---- GPU clocks (NVML; dt_case.clock_rounds) ---- */
+
+static double i64_or_nan(int64_t x) { return have_i64(x) ? (double)x : NAN; }
+
+/* One reading of a snapshot: 0 SM MHz, 1 memory MHz, 2 temperature °C, 3 power W. */
+static double snap_field(const dt_clock_snapshot *s, int field) {
+    switch (field) {
+    case 0: return i64_or_nan(s->sm_mhz);
+    case 1: return i64_or_nan(s->mem_mhz);
+    case 2: return i64_or_nan(s->temp_c);
+    default: return s->power_w;
+    }
+}
+
+/* "a→b" of one field of a round's before/after; "—" for a missing value. */
+static void clocks_pair(const md *m, const dt_clock_round *cr, int field) {
+    dt_format_buf a, b;
+    fprintf(m->o, "%s→%s",
+            dt_format_reading(a, cr->has_before ? snap_field(&cr->before, field) : NAN),
+            dt_format_reading(b, cr->has_after ? snap_field(&cr->after, field) : NAN));
+}
+
+/* Reason names of one snapshot, ", "-separated; "none" when empty, "—" when unread. */
+static void clocks_reasons(const md *m, int has, const dt_clock_snapshot *s) {
+    if (!has || !s->has_throttle) {
+        fputs("—", m->o);
+        return;
+    }
+    if (s->throttle_reasons.n == 0)
+        fputs("none", m->o);
+    for (size_t i = 0; i < s->throttle_reasons.n; i++) {
+        if (i)
+            fputs(", ", m->o);
+        text(m, s->throttle_reasons.v[i]);
+    }
+}
+
+/* min/max of one field over readings. */
+typedef struct clocks_range {
+    double lo, hi;
+} clocks_range;
+
+static void clocks_range_add(clocks_range *g, double x) {
+    if (!isfinite(x))
+        return;
+    if (!isfinite(g->lo) || x < g->lo)
+        g->lo = x;
+    if (!isfinite(g->hi) || x > g->hi)
+        g->hi = x;
+}
+
+static void clocks_range_print(const md *m, const clocks_range *g, const char *unit) {
+    dt_format_buf a, b;
+    if (!isfinite(g->lo))
+        fprintf(m->o, "— %s", unit);
+    else if (g->lo == g->hi)
+        fprintf(m->o, "%s %s", dt_format_reading(a, g->lo), unit);
+    else
+        fprintf(m->o, "%s–%s %s", dt_format_reading(a, g->lo), dt_format_reading(b, g->hi), unit);
+}
+
+/* No case moved: one line with the ranges over every reading. */
+static void clocks_steady(const md *m, size_t ncl) {
+    clocks_range g[4] = {{NAN, NAN}, {NAN, NAN}, {NAN, NAN}, {NAN, NAN}};
+    size_t nread = 0;
+    for (size_t n = 0; n < m->r->n_cases; n++) {
+        const dt_case *c = &m->r->cases[n];
+        for (size_t j = 0; j < c->n_clock_rounds; j++) {
+            const dt_clock_round *cr = &c->clock_rounds[j];
+            for (int k = 0; k < 2; k++) {
+                if (!(k ? cr->has_after : cr->has_before))
+                    continue;
+                nread++;
+                for (int f = 0; f < 4; f++)
+                    clocks_range_add(&g[f], snap_field(k ? &cr->after : &cr->before, f));
+            }
+        }
+    }
+    if (ncl == 1)
+        fprintf(m->o, "Clocks steady in the one case with readings (%zu readings): SM ", nread);
+    else
+        fprintf(m->o, "Clocks steady in all %zu cases with readings (%zu readings): SM ", ncl,
+                nread);
+    clocks_range_print(m, &g[0], "MHz");
+    fputs(", memory ", m->o);
+    clocks_range_print(m, &g[1], "MHz");
+    fputs(", ", m->o);
+    clocks_range_print(m, &g[2], "°C");
+    fputs(", ", m->o);
+    clocks_range_print(m, &g[3], "W");
+    fputs("; no throttle reasons besides GPU idle and application clocks.\n\n", m->o);
+}
+
+static void clocks_row(const md *m, const dt_case *c) {
+    const dt_clock_round *cr = dt_case_clock_shown(c);
+    fputs("| ", m->o);
+    text(m, c->id);
+    for (int f = 0; f < 4; f++) {
+        fputs(" | ", m->o);
+        clocks_pair(m, cr, f);
+    }
+    fputs(" | ", m->o);
+    clocks_reasons(m, cr->has_before, &cr->before);
+    fputs("→", m->o);
+    clocks_reasons(m, cr->has_after, &cr->after);
+    if (!cr->moved) {
+        fputs(" | no |\n", m->o);
+        return;
+    }
+    fputs(" | **yes**", m->o);
+    if (c->n_clock_rounds > 1) {
+        size_t nmoved = 0;
+        for (size_t j = 0; j < c->n_clock_rounds; j++)
+            nmoved += c->clock_rounds[j].moved != 0;
+        fprintf(m->o, " (round %lld; %zu of %zu rounds)", (long long)cr->round, nmoved,
+                c->n_clock_rounds);
+    }
+    fputs(": ", m->o);
+    text(m, cr->why ? cr->why : "");
+    fputs(" |\n", m->o);
+}
+
+static void sec_clocks(const md *m) {
+    size_t ncl = 0, nmoved = 0;
+    for (size_t n = 0; n < m->r->n_cases; n++) {
+        const dt_clock_round *cr = dt_case_clock_shown(&m->r->cases[n]);
+        ncl += cr != NULL;
+        nmoved += cr && cr->moved;
+    }
+    const dt_nvml *nv = &m->r->env.nvml;
+    if (ncl == 0) {
+        if (nv->present && !nv->available) {
+            fputs("## GPU clocks (NVML)\n\nNot read: ", m->o);
+            text(m, nv->reason ? nv->reason : "NVML unavailable");
+            fputs(".\n\n", m->o);
+        }
+        return;
+    }
+    fputs("## GPU clocks (NVML)\n\n", m->o);
+    if (nmoved == 0) {
+        clocks_steady(m, ncl);
+        return;
+    }
+    fputs("| Case | SM MHz | Memory MHz | Temp °C | Power W | Throttle reasons | Moved |\n"
+          "|---|---|---|---|---|---|---|\n", m->o);
+    for (size_t n = 0; n < m->r->n_cases; n++)
+        if (m->r->cases[n].n_clock_rounds > 0)
+            clocks_row(m, &m->r->cases[n]);
+    dt_format_buf sm, temp;
+    fprintf(m->o, "\nReadings are taken before and after the timed part of each case and round; "
+            "a moved case shows the first round that moved. A case is flagged when the SM "
+            "clock changed by more than %s%%, the memory clock changed, the temperature rose "
+            "by more than %s °C, or a throttle reason other than GPU idle or application "
+            "clocks was active.\n\n",
+            dt_format_const(sm, 100 * m->pol->clocks_sm_tolerance),
+            dt_format_const(temp, m->pol->clocks_max_temp_rise_c));
+}
+
+/* ---- rooflines, E2E floor ---- */
+
+/* The ceilings sentence of the roofline section. */
+static void roofline_ceilings(const md *m, const dt_ceilings_rec *ce) {
+    dt_format_buf a, b;
+    fputs("Ceilings measured once at the start of the run", m->o);
+    if (ce->backend) {
+        fputs(" on the ", m->o);
+        text(m, ce->backend);
+        fputs(" backend", m->o);
+    }
+    fprintf(m->o, ": copy bandwidth **%s GB/s** (bytes read + bytes written",
+            dt_format_num(a, ce->copy_gbps));
+    if (have_i64(ce->copy_bytes))
+        fprintf(m->o, ", copies of %s", dt_format_bytes(b, (double)ce->copy_bytes));
+    fprintf(m->o, "); launch+sync floor **%s µs**; queued launch %s µs per call",
+            dt_format_num(a, ce->launch_sync_floor_us), dt_format_num(b, ce->launch_queue_floor_us));
+    double touch_us = ce->launch_sync_touch_floor_us; /* optional */
+    if (isfinite(touch_us) && touch_us > 0)
+        fprintf(m->o, "; touch floor, a one-block kernel that reads and writes 512 B (CPU: a "
+                "call that copies 512 B): **%s µs**", dt_format_num(a, touch_us));
+    fputs(".", m->o);
+    if (ce->method) {
+        fputs(" Method: ", m->o);
+        text(m, ce->method);
+        fputs(".", m->o);
+    }
+}
+
+static void roofline_row(const md *m, const dt_case *c, size_t i) {
+    const dt_roofline *rl = &c->derived.roofline;
+    const dt_roofline_impl *e =
+        c->derived.present && rl->present && rl->impl && rl->impl[i].present ? &rl->impl[i] : NULL;
+    dt_format_buf a, b;
+    row_open(m, c, i);
+    if (!dt_format_case_shown(m->r, c)) {
+        fputs(" | FAILED | — | — | — | — | — |\n", m->o);
+        return;
+    }
+    if (!e) {
+        fputs(" | — | — | — | — | — | — |\n", m->o);
+        return;
+    }
+    fprintf(m->o, " | %s | %s | %s",
+            e->scope == DT_SCOPE_CONTROL_BATCH ? "device control batch"
+            : e->scope == DT_SCOPE_E2E_BATCH   ? "host E2E batch"
+                                               : "?",
+            dt_format_num(a, e->us), dt_format_bytes(b, rl->min_bytes));
+    if (rl->bound == DT_BOUND_COMPUTE)
+        fprintf(m->o, " | — | — | %s |\n", dt_format_num(a, e->tflops));
+    else
+        fprintf(m->o, " | %s | %s | — |\n", dt_format_num(a, e->gbps),
+                dt_format_pct_num(b, e->copy_pct));
+}
+
+/* Rooflines against the ceilings the run measured (absent without a copy ceiling). */
+static void sec_roofline(const md *m) {
+    const dt_ceilings_rec *ce = &m->r->env.ceilings;
+    if (!(ce->present && isfinite(ce->copy_gbps) && ce->copy_gbps > 0))
+        return;
+    fputs("## Rooflines (against ceilings measured in this run)\n\n", m->o);
+    roofline_ceilings(m, ce);
+    fputs("\n\nAchieved GB/s = the fewest bytes the op must move (every input read once, the "
+          "output written once) / time per call; TFLOP/s = the op's FLOPs / time per call. "
+          "Time: the **device control batch p50** (stream events) where the case has one, "
+          "else the **host E2E batch p50**; the Time column says which. gemm shows TFLOP/s "
+          "only: no FLOP ceiling is measured. The copy ceiling is measured on buffers far "
+          "larger than the caches, so a case whose data stay in cache between calls can "
+          "exceed 100%.\n\n", m->o);
+    fputs("| Case | Framework | Time | µs/call | Fewest bytes | GB/s | % of copy ceiling | "
+          "TFLOP/s |\n|---|---|---|---:|---:|---:|---:|---:|\n", m->o);
+    for (size_t n = 0; n < m->r->n_cases; n++)
+        for (size_t k = 0; k < m->r->n_impls; k++)
+            roofline_row(m, &m->r->cases[n], dt_format_impl_at(m->r, k));
+    fputs("\n", m->o);
+}
+
+static const dt_e2e_floor *floor_of(const dt_case *c) {
+    return c->derived.present && c->derived.e2e_floor.present ? &c->derived.e2e_floor : NULL;
+}
+
+/* The prose above the E2E floor table. */
+static void floor_prose(const md *m, double floor_us, int paired, double touch_us) {
+    dt_format_buf a;
+    if (isfinite(floor_us) && floor_us > 0)
+        fprintf(m->o, "Launch+sync floor: **%s µs**, the host time of one "
+                "synchronized empty call (CUDA: an empty kernel; CPU: an empty function "
+                "call), the least a single-call E2E can take on this machine. ",
+                dt_format_num(a, floor_us));
+    fprintf(m->o, "Small cases (M·N ≤ %lld): single-call E2E p50 and its multiple of the floor.",
+            (long long)m->pol->small_case_max_elems);
+    if (paired)
+        fprintf(m->o, " Each case measured its own floor: before every pair of single-call "
+                "samples the candidate's worker timed one synchronized empty call, primed like "
+                "the samples (docs/protocol.md, `floor`); \"floor p50\" is their median and "
+                "\"/ floor\" the median of the paired ratios single / floor sample with its "
+                "%s%% interval, so that drift between the floor and the samples cancels.",
+                ci_pct(a, m));
+    if (m->r->floor_unavailable) {
+        fputs(" No per-case floor samples: ", m->o);
+        text(m, m->r->floor_unavailable);
+        fputs(".", m->o);
+    }
+    fputs("\n\n", m->o);
+    if (isfinite(touch_us) && touch_us > 0)
+        fprintf(m->o, "Touch floor: **%s µs**, the host time of one synchronized call of a "
+                "one-block kernel that reads and writes 512 B (CPU: a function call that "
+                "copies 512 B), launch cost plus a real kernel's least memory latency; "
+                "the \"/ touch floor\" columns are single-call E2E p50 over it.\n\n",
+                dt_format_num(a, touch_us));
+}
+
+/* The table head; returns the column count. */
+static int floor_head(const md *m, int paired, int touch) {
+    int ncol = 1;
+    fputs("| Case |", m->o);
+    if (paired) {
+        fputs(" floor p50 µs |", m->o);
+        ncol++;
+    }
+    for (size_t k = 0; k < m->r->n_impls; k++) {
+        size_t i = dt_format_impl_at(m->r, k);
+        head_impl(m, i, "single p50 µs");
+        head_impl(m, i, "/ floor");
+        ncol += 2;
+        if (touch) {
+            head_impl(m, i, "/ touch floor");
+            ncol++;
+        }
+    }
+    fputs("\n|---|", m->o);
+    for (int k = 1; k < ncol; k++)
+        fputs("---:|", m->o);
+    fputs("\n", m->o);
+    return ncol;
+}
+
+static void floor_row(const md *m, const dt_case *c, const dt_e2e_floor *ef, int paired,
+                      int touch) {
+    dt_format_buf a;
+    fputs("| ", m->o);
+    text(m, c->id);
+    if (paired)
+        fprintf(m->o, " | %s", dt_format_num(a, ef->case_floor_us));
+    for (size_t k = 0; k < m->r->n_impls; k++) {
+        size_t i = dt_format_impl_at(m->r, k);
+        const dt_e2e_floor_impl *e = ef->impl && ef->impl[i].present ? &ef->impl[i] : NULL;
+        fprintf(m->o, " | %s | ", dt_format_num(a, e ? e->single_us : NAN));
+        if (e && e->has_over_floor_ratio)
+            interval_cell(m, &e->over_floor_ratio);
+        else
+            fputs(dt_format_num(a, e ? e->over_floor : NAN), m->o);
+        if (touch)
+            fprintf(m->o, " | %s", dt_format_num(a, e ? e->over_touch_floor : NAN));
+    }
+    fputs(" |\n", m->o);
+}
+
+/* E2E floor (docs/results-format.md): small cases' single-call E2E over the floor, the
+ * case's own paired floor samples when the run took them, else the ceilings' floor. */
+static void sec_e2e_floor(const md *m) {
+    const dt_ceilings_rec *ce = &m->r->env.ceilings;
+    double floor_us = ce->present ? ce->launch_sync_floor_us : NAN;
+    double touch_us = ce->present ? ce->launch_sync_touch_floor_us : NAN;
+    int paired = 0; /* some case measured its own floor */
+    for (size_t n = 0; n < m->r->n_cases; n++) {
+        const dt_e2e_floor *ef = floor_of(&m->r->cases[n]);
+        paired |= ef && ef->source == DT_FLOOR_PAIRED;
+    }
+    if (!(isfinite(floor_us) && floor_us > 0) && !paired) {
+        if (m->r->floor_unavailable) {
+            fputs("## E2E floor\n\nNo floor was measured: no ceilings, and no per-case floor "
+                  "samples: ", m->o);
+            text(m, m->r->floor_unavailable);
+            fputs(".\n\n", m->o);
+        }
+        return;
+    }
+    fputs("## E2E floor\n\n", m->o);
+    floor_prose(m, floor_us, paired, touch_us);
+    int touch = isfinite(touch_us) && touch_us > 0;
+    int ncol = floor_head(m, paired, touch);
+    size_t rows = 0;
+    for (size_t n = 0; n < m->r->n_cases; n++) {
+        const dt_case *c = &m->r->cases[n];
+        const dt_e2e_floor *ef = floor_of(c);
+        if (!ef || !dt_format_case_shown(m->r, c))
+            continue;
+        floor_row(m, c, ef, paired, touch);
+        rows++;
+    }
+    if (rows == 0) {
+        fputs("| no small valid case |", m->o);
+        for (int k = 1; k < ncol; k++)
+            fputs(" — |", m->o);
+        fputs("\n", m->o);
+    }
+    fputs("\n", m->o);
+}
+
+/* ---- failures ---- */
+
+/* A real as jansson's compact dump writes it (%.17g, ".0" when integral, exponent
+ * without '+' or leading zeros), or null. */
+static void json_real_text(FILE *o, double x) {
+    char buf[64];
+    if (!isfinite(x)) {
+        fputs("null", o);
+        return;
+    }
+    int n = snprintf(buf, sizeof buf - 3, "%.17g", x);
+    if (!strchr(buf, '.') && !strchr(buf, 'e'))
+        memcpy(buf + n, ".0", 3);
+    char *e = strchr(buf, 'e');
+    if (e) {
+        char *start = e + 1, *end = e + 2;
+        if (*start == '-')
+            start++;
+        while (*end == '0')
+            end++;
+        if (end != start)
+            memmove(start, end, strlen(end) + 1);
+    }
+    fputs(buf, o);
+}
+
+static void json_int_text(FILE *o, int64_t x) {
+    if (have_i64(x))
+        fprintf(o, "%lld", (long long)x);
+    else
+        fputs("null", o);
+}
+
+/* A JSON string as jansson's dump escapes it. */
+static void json_string_text(FILE *o, const char *s) {
+    fputc('"', o);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        switch (*p) {
+        case '"': fputs("\\\"", o); break;
+        case '\\': fputs("\\\\", o); break;
+        case '\b': fputs("\\b", o); break;
+        case '\f': fputs("\\f", o); break;
+        case '\n': fputs("\\n", o); break;
+        case '\r': fputs("\\r", o); break;
+        case '\t': fputs("\\t", o); break;
+        default:
+            if (*p < 0x20)
+                fprintf(o, "\\u%04X", *p);
+            else
+                fputc(*p, o);
+        }
+    }
+    fputc('"', o);
+}
+
+/* The oracle's first failure as the old report printed it: the JSON object with sorted
+ * keys, compact (then escaped for Markdown like any text). */
+static void first_failure_text(const md *m, const dt_check_oracle *orc) {
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *j = open_memstream(&buf, &n);
+    if (!j)
+        return;
+    fputs("{\"bound\":", j);
+    json_real_text(j, orc->first_bound);
+    fputs(",\"col\":", j);
+    json_int_text(j, orc->first_col);
+    fputs(",\"ref\":", j);
+    json_real_text(j, orc->first_ref);
+    fputs(",\"row\":", j);
+    json_int_text(j, orc->first_row);
+    fputs(",\"text\":", j);
+    if (orc->first_text)
+        json_string_text(j, orc->first_text);
+    else
+        fputs("null", j);
+    fputs(",\"value\":", j);
+    json_real_text(j, orc->first_value);
+    fputc('}', j);
+    if (fclose(j) == 0)
+        text(m, buf);
+    free(buf);
+}
+
+static void failure_checks(const md *m, const dt_case_impl *ci) {
+    for (size_t j = 0; j < ci->n_checks; j++) {
+        const dt_check *ck = &ci->checks[j];
+        if (ck->ok)
+            continue;
+        fputs("- check ", m->o);
+        text(m, ck->when ? ck->when : "?");
+        fputs(" failed", m->o);
+        const char *fp = ck->arena.first_problem ? ck->arena.first_problem : "";
+        if (*fp) {
+            fputs(": arena: ", m->o);
+            text(m, fp);
+        }
+        const dt_check_oracle *orc = &ck->oracle;
+        if (!orc->ok && (have_i64(orc->elements) || have_i64(orc->failures))) { /* recorded */
+            fprintf(m->o, "; oracle: %lld failing elements",
+                    (long long)(have_i64(orc->failures) ? orc->failures : 0));
+            if (orc->has_first_failure) {
+                fputs(", first: ", m->o);
+                first_failure_text(m, orc);
+            }
+        }
+        fputs("\n", m->o);
+    }
+}
+
+static size_t bad_checks(const dt_case_impl *ci) {
+    size_t n = 0;
+    for (size_t j = 0; ci->present && j < ci->n_checks; j++)
+        n += !ci->checks[j].ok;
+    return n;
+}
+
+/* One implementation of one case that failed or has a failed check. */
+static void failure_impl(const md *m, const dt_case *c, size_t i) {
+    const dt_case_impl *ci = &c->impl[i];
+    size_t nbad = bad_checks(ci);
+    fputs("### ", m->o);
+    text(m, c->id);
+    fputs(" — ", m->o);
+    text(m, m->r->impls[i].id);
+    fputs("\n\nStatus: ", m->o);
+    text(m, ci->present ? dt_impl_status_name(ci->status) : "missing");
+    if (ci->present && ci->error) {
+        fputs(". Error: ", m->o);
+        text(m, ci->error);
+    }
+    fputs("\n\n", m->o);
+    if (ci->present)
+        failure_checks(m, ci);
+    if (nbad)
+        fputs("\n", m->o);
+    const char *tail = ci->present && ci->stderr_tail ? ci->stderr_tail : "";
+    if (*tail) {
+        fputs("stderr tail:\n\n", m->o);
+        fence(m, tail);
+        fputs("\n", m->o);
+        fputs(tail, m->o);
+        if (tail[strlen(tail) - 1] != '\n')
+            fputs("\n", m->o);
+        fence(m, tail);
+        fputs("\n\n", m->o);
+    }
+}
+
+static int impl_failed(const dt_case_impl *ci) {
+    return !ci->present || ci->status != DT_IMPL_OK || bad_checks(ci) > 0;
+}
+
+static void sec_failures(const md *m) {
+    fputs("## Failures\n\n", m->o);
+    size_t nfail = 0;
+    for (size_t n = 0; n < m->r->n_cases; n++)
+        for (size_t k = 0; k < m->r->n_impls; k++) {
+            size_t i = dt_format_impl_at(m->r, k);
+            if (impl_failed(&m->r->cases[n].impl[i])) {
+                failure_impl(m, &m->r->cases[n], i);
+                nfail++;
+            }
+        }
+    for (size_t n = 0; n < m->r->n_cases; n++) {
+        const dt_case *c = &m->r->cases[n];
+        if (dt_format_case_shown(m->r, c))
+            continue;
+        int listed = 0;
+        for (size_t i = 0; i < m->r->n_impls; i++)
+            listed |= impl_failed(&c->impl[i]);
+        if (!listed) {
+            nfail++;
+            fputs("### ", m->o);
+            text(m, c->id);
+            fputs("\n\nThe case is marked invalid; no implementation recorded a failure.\n\n", m->o);
+        }
+    }
+    if (nfail == 0)
+        fputs("None.\n\n", m->o);
+}
+
+/* ---- what the numbers do not establish ---- */
+
+/* "±2%" for a band symmetric around 1, else "[0.98, 1.03]". */
+static void equiv_band(const md *m) {
+    dt_format_buf a, b;
+    double lo = m->pol->equiv_low, hi = m->pol->equiv_high;
+    if (fabs((1 - lo) - (hi - 1)) < 1e-12)
+        fprintf(m->o, "±%s%%", dt_format_const(a, 100 * (hi - 1)));
+    else
+        fprintf(m->o, "[%s, %s]", dt_format_const(a, lo), dt_format_const(b, hi));
+}
+
+static void sec_limits(const md *m) {
+    int device = 0;
+    for (int s = DT_SCOPE_CONTROL_BATCH; s <= DT_SCOPE_PROBE_SINGLE; s++)
+        device |= any_scope(m->r, (dt_scope)s);
+    dt_format_buf b;
+    fputs("## What these numbers do not establish\n\n"
+          "- **Host E2E** is the time a caller waits per call: it includes Python or C "
+          "binding, argument checks, launch and queueing overhead and synchronization, so "
+          "it is not kernel time. Batch p50 amortizes completion over R calls; single "
+          "includes one full synchronization per call.\n", m->o);
+    if (device)
+        fputs("- **Device control** is the GPU interval between two stream events around "
+              "the calls: it includes every kernel, copy and in-stream gap between launches, "
+              "so it is not pure kernel time either.\n"
+              "- **Kernel probe** numbers come from CUPTI, which perturbs what it measures; "
+              "they are diagnostics shown next to the control, with the measured "
+              "probe/control ratio, and never replace or correct it.\n", m->o);
+    fprintf(m->o, "- **Ratios** are medians of paired candidate/baseline ratios (pairs share a "
+            "round and index), not ratios of means or of medians; the %s%% interval is a "
+            "bootstrap over pairs and only covers sample-to-sample noise of this run.\n"
+            "- **One machine, one run**: clocks, thermals, drivers, library versions and "
+            "other load are not varied; another machine or another day can rank the "
+            "implementations differently. \"indistinguishable\" means the interval contains "
+            "1 or stays within ", ci_pct(b, m));
+    equiv_band(m);
+    fputs(", not that the implementations are equal.\n"
+          "- Correctness is checked against an FP64 oracle on the deterministic inputs "
+          "listed in results.json, not on every possible input.\n", m->o);
+}
+
+/* ---- entry ---- */
+
+static void write_all(const md *m) {
+    sec_title(m);
+    sec_assessment(m);
+    what_impls(m);
+    what_settings(m);
+    what_counts(m);
+    what_machine(m);
+    sec_main(m);
+    sec_plots(m);
+    sec_setup(m);
+    sec_correctness(m);
+    sec_control(m);
+    sec_probe(m);
+    sec_clocks(m);
+    sec_roofline(m);
+    sec_e2e_floor(m);
+    sec_failures(m);
+    sec_limits(m);
+}
+
+dt_status dt_format_md(const dt_record *r, char **text, size_t *len, dt_err *err) {
+    *text = NULL;
+    *len = 0;
+    if (r->n_impls < 2 || r->impls[0].role != DT_ROLE_BASELINE)
+        return dt_fail(err, DT_EINVAL, "results.md: the run needs a baseline and a candidate "
+                                       "(%zu implementations)", r->n_impls);
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *o = open_memstream(&buf, &n);
+    if (!o)
+        return dt_fail(err, DT_EIO, "results.md: cannot open a memory stream");
+    md m = {.o = o, .r = r, .pol = &r->derived.policy};
+    write_all(&m);
+    int bad = ferror(o);
+    if (fclose(o) != 0 || bad) {
+        free(buf);
+        return dt_fail(err, DT_EIO, "results.md: memory stream failed");
+    }
+    *text = buf;
+    *len = n;
+    return DT_OK;
+}
