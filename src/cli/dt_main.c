@@ -12,6 +12,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -28,8 +29,12 @@
 #include "session/dt_session.h"
 #include "plan/dt_ops.h"
 #include "plan/dt_plan.h"
-#include "report/dt_compare.h"
-#include "report/dt_results_io.h"
+#include "format/dt_format_compare.h"
+#include "format/dt_outputs.h"
+#include "orchestrate/dt_protocol.h"
+#include "record/dt_record_json.h"
+#include "stats/dt_compare_runs.h"
+#include "stats/dt_derive.h"
 
 #ifndef DT_GIT_REV_BUILD
 #define DT_GIT_REV_BUILD "unknown"
@@ -174,8 +179,14 @@ static int cmd_report(int argc, char **argv) {
         else snprintf(md, sizeof md, "results.md");
         out = md;
     }
+    /* load, derive, write results.md and its plots; the input is never rewritten */
     dt_err e;
-    if (dt_report_regenerate(in, out, &e) != DT_OK) return bad("report: %s", e.msg);
+    dt_record *r = NULL;
+    dt_status st = dt_record_load(in, &r, &e);
+    if (st == DT_OK) st = dt_derive_run(r, &e);
+    if (st == DT_OK) st = dt_outputs_write_report(r, out, &e);
+    dt_record_free(r);
+    if (st != DT_OK) return bad("report: %s", e.msg);
     fprintf(stderr, "dualtime: wrote %s\n", out);
     return 0;
 }
@@ -198,16 +209,20 @@ static int cmd_compare(int argc, char **argv) {
     }
     if (!a || !b) return bad("compare: needs two results.json files (A then B)");
     dt_err e;
-    json_t *ja = NULL, *jb = NULL;
-    if (dt_results_load(a, &ja, &e) != DT_OK) return bad("compare: %s", e.msg);
-    if (dt_results_load(b, &jb, &e) != DT_OK) {
-        json_decref(ja);
-        return bad("compare: %s", e.msg);
-    }
-    int regression = 0;
-    dt_status st = dt_compare(ja, jb, threshold, stdout, &regression, &e);
-    json_decref(ja);
-    json_decref(jb);
+    dt_record *ra = NULL, *rb = NULL;
+    dt_compare_result *res = NULL;
+    char *text = NULL;
+    size_t len = 0;
+    dt_status st = dt_record_load(a, &ra, &e);
+    if (st == DT_OK) st = dt_record_load(b, &rb, &e);
+    if (st == DT_OK) st = dt_compare_runs(ra, rb, threshold, &res, &e);
+    if (st == DT_OK) st = dt_format_compare_md(res, &text, &len, &e);
+    int regression = st == DT_OK && dt_compare_result_regression(res);
+    if (st == DT_OK) fwrite(text, 1, len, stdout);
+    free(text);
+    dt_compare_result_free(res);
+    dt_record_free(ra);
+    dt_record_free(rb);
     if (st != DT_OK) return bad("compare: %s", e.msg);
     return regression ? 1 : 0;
 }
@@ -231,12 +246,12 @@ typedef struct run_job {
     run_settings a;
     int full_argc;
     char **full_argv;
-    json_t *resume;        /* the interrupted run's results (borrowed), NULL for a new run */
+    dt_record *resume;     /* the interrupted run's record (owned), NULL for a new run */
     char exe_dir[PATH_MAX];
     char now[64];          /* start time, UTC ISO 8601 */
     dt_session session;
     dt_run_config cfg;
-    json_t *results;
+    dt_record *results;    /* the run's record */
     dt_clocks *clocks;
 } run_job;
 
@@ -386,14 +401,14 @@ static int start_run(run_job *j) {
 /* A resumed run must be the same comparison on the same backend. */
 static int check_resume(run_job *j) {
     const char *backend = j->session.backend;
-    const char *was = json_string_value(
-        json_object_get(json_object_get(j->resume, "settings"), "backend"));
+    const char *was = j->resume->settings.backend;
     if (!was || strcmp(was, backend) != 0)
         return bad("--resume: the run used backend %s, this machine chose %s", was ? was : "?",
                    backend);
-    json_t *fw = json_object_get(j->resume, "frameworks");
-    const char *r0 = json_string_value(json_object_get(json_array_get(fw, 0), "id"));
-    const char *r1 = json_string_value(json_object_get(json_array_get(fw, 1), "id"));
+    /* the record keeps the baseline first; the session the candidate first */
+    const dt_record *r = j->resume;
+    const char *r0 = r->n_impls == 2 ? r->impls[1].id : NULL;
+    const char *r1 = r->n_impls == 2 ? r->impls[0].id : NULL;
     const char *id0 = j->session.member[0].id, *id1 = j->session.member[1].id;
     if (!r0 || !r1 || strcmp(r0, id0) != 0 || strcmp(r1, id1) != 0)
         return bad("--resume: the run compared %s with %s, the workers here are %s and %s",
@@ -401,112 +416,87 @@ static int check_resume(run_job *j) {
     return -1;
 }
 
-static json_t *settings_json(const run_job *j) {
+static void fill_settings(const run_job *j, dt_settings *s) {
     const run_settings *a = &j->a;
-    json_t *opl = json_array();
+    dt_record_set_str(&s->backend, j->session.backend);
+    dt_record_set_str(&s->backend_choice, j->session.backend_choice);
+    s->operations = dt_xcalloc(DT_OP_COUNT, sizeof *s->operations);
+    s->n_operations = 0;
     for (int i = 0; i < DT_OP_COUNT; i++)
-        if (a->ops[i]) json_array_append_new(opl, json_string(dt_op_get((dt_op)i)->name));
-    return json_pack(
-        "{s:s,s:s,s:o,s:I,s:f,s:f,s:I,s:I,s:I,s:b,s:I,s:f,s:b,s:b,s:s,s:b,s:I,s:I,s:{s:I,s:I}}",
-        "backend", j->session.backend, "backend_choice", j->session.backend_choice, "operations",
-        opl, "samples", (json_int_t)a->samples, "sample_ms", a->sample_ms, "warmup_ms",
-        a->warmup_ms, "prime", (json_int_t)a->prime, "rounds", (json_int_t)a->rounds, "seed",
-        (json_int_t)a->seed, "input_views", a->views, "threads", (json_int_t)a->threads,
-        "timeout_s", a->timeout_s, "quick", a->quick, "device_timing", a->device_timing,
-        "probe_kind", a->probe_kind ? "serialized" : "concurrent", "capture_sources",
-        a->capture_sources, "max_reps", (json_int_t)100000, "device_reps_cap", (json_int_t)64,
-        "bootstrap", "resamples", (json_int_t)2000, "seed", (json_int_t)20261130);
-}
-
-static void add_file(json_t *files, const char *what, const char *path) {
-    char hex[65];
-    if (dt_file_sha256(path, hex) == 0)
-        json_array_append_new(files, json_pack("{s:s,s:s,s:s}", "what", what, "path", path,
-                                               "sha256", hex));
+        if (a->ops[i]) s->operations[s->n_operations++] = (dt_op)i;
+    s->samples = a->samples;
+    s->sample_ms = a->sample_ms;
+    s->warmup_ms = a->warmup_ms;
+    s->prime = a->prime;
+    s->rounds = a->rounds;
+    s->seed = a->seed;
+    s->input_views = a->views;
+    s->threads = a->threads;
+    s->timeout_s = a->timeout_s;
+    s->quick = a->quick;
+    s->device_timing = a->device_timing;
+    dt_record_set_str(&s->probe_kind, a->probe_kind ? "serialized" : "concurrent");
+    s->capture_sources = a->capture_sources;
+    s->max_reps = DT_RUN_MAX_REPS;
+    s->device_reps_cap = DT_RUN_DEVICE_REPS_CAP;
+    s->bootstrap_resamples = 2000;
+    s->bootstrap_seed = 20261130;
 }
 
 /* provenance.files: the binaries and scripts of this build, with their hashes. */
-static json_t *files_json(const char *exe_dir) {
+static void add_files(dt_record *r, const char *exe_dir) {
     static const char *const k_files[][2] = {
         {"dualtime", "dualtime"},
         {"native worker", "dualtime-native-worker"},
         {"native CUDA backend", "libdualtime_cuda.so"},
         {"device-timing helper", "libdualtime_timing.so"},
         {"PyTorch worker", "dualtime_torch_worker.py"}};
-    json_t *files = json_array();
     for (size_t i = 0; i < sizeof k_files / sizeof k_files[0]; i++) {
-        char p[PATH_MAX + 64];
+        char p[PATH_MAX + 64], hex[65];
         snprintf(p, sizeof p, "%s/%s", exe_dir, k_files[i][1]);
-        add_file(files, k_files[i][0], p);
+        if (dt_file_sha256(p, hex) == 0) dt_record_prov_file_add(r, k_files[i][0], p, hex);
     }
-    return files;
 }
 
-static json_t *frameworks_json(const run_job *j) {
-    json_t *fws = json_array();
-    for (int i = 0; i < DT_SESSION_IMPLS; i++) {
-        const dt_session_member *m = &j->session.member[i];
-        json_t *cmd = json_array();
+/* The implementations: the record keeps the baseline first, then the candidate. */
+static void add_impls(const run_job *j, dt_record *r) {
+    for (int k = DT_SESSION_IMPLS - 1; k >= 0; k--) {
+        const dt_session_member *m = &j->session.member[k];
+        dt_impl *im = dt_record_impl_add(r, m->id, k == 1 ? DT_ROLE_BASELINE : DT_ROLE_CANDIDATE);
+        dt_record_set_str(&im->framework, m->hello.framework);
+        dt_record_set_str(&im->framework_version, m->hello.framework_version);
         const dt_worker *w = &m->worker[DT_STEP_MAIN];
-        for (int k = 0; w->argv[k]; k++) json_array_append_new(cmd, json_string(w->argv[k]));
-        json_t *hello = json_loads(m->hello.text, 0, NULL);
-        DT_ASSERT(hello);
-        json_array_append_new(
-            fws, json_pack("{s:s,s:s,s:O,s:O,s:o,s:o}", "id", m->id, "role", m->role,
-                           "framework", json_object_get(hello, "framework"),
-                           "framework_version", json_object_get(hello, "framework_version"),
-                           "command", cmd, "hello", hello));
+        for (int i = 0; w->argv[i]; i++) dt_strv_push(&im->command, w->argv[i]);
+        dt_record_set_str(&im->hello_json, m->hello.text);
     }
-    return fws;
 }
 
-/* The candidate's description of the device, plus "name" (cuda runs), or NULL. */
-static json_t *gpu_json(const run_job *j) {
-    const char *info = j->session.member[0].hello.cuda_info_json;
-    if (strcmp(j->session.backend, "cuda") != 0 || !info) return NULL;
-    json_t *gpu = json_loads(info, 0, NULL);
-    json_t *nm = json_object_get(gpu, "gpu");
-    if (json_is_string(nm) && !json_object_get(gpu, "name")) json_object_set(gpu, "name", nm);
-    return gpu;
-}
-
-/* The run-level part of results.json (no cases yet). */
-static json_t *results_json(const run_job *j) {
-    json_t *cmdline = json_array();
-    for (int i = 0; i < j->full_argc; i++)
-        json_array_append_new(cmdline, json_string(j->full_argv[i]));
+/* The run-level part of the record (no cases yet). */
+static dt_record *run_record(const run_job *j) {
+    dt_record *r = dt_record_new();
+    r->complete = 0;
+    dt_record_set_str(&r->tool.name, "dualtime");
+    dt_record_set_str(&r->tool.version, DT_VERSION);
     char repo[PATH_MAX + 4];
     snprintf(repo, sizeof repo, "%s/..", j->exe_dir);
-    json_t *git = dt_git_info(repo, DT_GIT_REV_BUILD);
-    json_t *gpu = gpu_json(j);
-    json_t *results = json_pack(
-        "{s:s,s:i,s:b,s:{s:s,s:s,s:O,s:O,s:s},s:o,s:s,s:s,s:o,s:o,s:{s:o,s:O,s:s},s:{s:o,s:[]},s:[]}",
-        "format", "dualtime-results", "format_version", 1, "complete", 0, "tool", "name",
-        "dualtime", "version", DT_VERSION, "git_revision", json_object_get(git, "revision"),
-        "git_dirty", json_object_get(git, "dirty"), "git_source",
-        json_string_value(json_object_get(git, "source")), "command_line", cmdline,
-        "started_at", j->now, "finished_at", j->now, "settings", settings_json(j), "frameworks",
-        frameworks_json(j), "environment", "host", dt_host_info(), "gpu",
-        gpu ? gpu : json_null(), "python", j->session.python, "provenance", "files",
-        files_json(j->exe_dir), "sources", "cases");
-    json_decref(git);
-    json_decref(gpu);
-    DT_ASSERT(results);
-    return results;
-}
-
-/* Device ceilings for the report's rooflines: the first worker offering them; never fatal. */
-static void add_ceilings(run_job *j) {
-    json_t *ceil = NULL;
-    dt_err ce = {{0}}, ce2;
-    double cto = j->a.timeout_s < 60 ? j->a.timeout_s : 60;
-    dt_worker *w0 = dt_session_worker(&j->session, 0, DT_STEP_MAIN);
-    dt_worker *w1 = dt_session_worker(&j->session, 1, DT_STEP_MAIN);
-    if (dt_ceilings_measure(w0, j->session.backend, cto, &ceil, &ce) != DT_OK &&
-        dt_worker_alive(w1))
-        dt_ceilings_measure(w1, j->session.backend, cto, &ceil, &ce2);
-    json_object_set_new(json_object_get(j->results, "environment"), "ceilings",
-                        ceil ? ceil : json_pack("{s:s}", "error", ce.msg));
+    dt_git_info(repo, DT_GIT_REV_BUILD, &r->tool);
+    for (int i = 0; i < j->full_argc; i++) dt_strv_push(&r->command_line, j->full_argv[i]);
+    dt_record_set_str(&r->started_at, j->now);
+    dt_record_set_str(&r->finished_at, j->now);
+    fill_settings(j, &r->settings);
+    r->derived.policy.bootstrap_resamples = r->settings.bootstrap_resamples;
+    r->derived.policy.bootstrap_seed = r->settings.bootstrap_seed;
+    add_impls(j, r);
+    dt_host_info(&r->env.host);
+    const dt_hello *h0 = &j->session.member[0].hello;
+    if (strcmp(j->session.backend, "cuda") == 0 && h0->cuda_info_json) {
+        /* the candidate's description of the device */
+        dt_record_set_str(&r->env.gpu_json, h0->cuda_info_json);
+        dt_record_set_str(&r->env.gpu_name, h0->cuda_name);
+    }
+    dt_record_set_str(&r->env.python, j->session.python);
+    add_files(r, j->exe_dir);
+    return r;
 }
 
 /* GPU clocks through NVML (dlopen; absent NVML is recorded, not fatal). NVML's index is
@@ -516,46 +506,45 @@ static void open_clocks(run_job *j) {
     const char *dev_env = getenv("DUALTIME_CUDA_DEVICE");
     int dev_index = dev_env && *dev_env ? atoi(dev_env) : 0;
     char why[DT_ERR_LEN];
-    json_t *nvml = NULL;
+    dt_nvml *nvml = &j->results->env.nvml;
+    nvml->present = 1;
     j->clocks = dt_clocks_open(dev_index, why, sizeof why);
-    json_t *gpu = json_object_get(json_object_get(j->results, "environment"), "gpu");
     if (j->clocks) {
-        nvml = dt_clocks_describe(j->clocks);
-        json_t *cuda_bus = json_object_get(gpu, "pci_bus");
-        json_t *nvml_bus = json_object_get(nvml, "pci_bus");
-        if (json_is_integer(cuda_bus) && json_is_integer(nvml_bus) &&
-            json_integer_value(cuda_bus) != json_integer_value(nvml_bus)) {
+        dt_clocks_describe(j->clocks, nvml);
+        int64_t cuda_bus = j->session.member[0].hello.cuda_pci_bus;
+        if (cuda_bus != DT_NULL_I64 && nvml->pci_bus != DT_NULL_I64 && cuda_bus != nvml->pci_bus) {
             snprintf(why, sizeof why, "NVML device %d is on PCI bus %lld, the CUDA device on "
                      "bus %lld (set DUALTIME_CUDA_DEVICE / CUDA_DEVICE_ORDER=PCI_BUS_ID)",
-                     dev_index, (long long)json_integer_value(nvml_bus),
-                     (long long)json_integer_value(cuda_bus));
+                     dev_index, (long long)nvml->pci_bus, (long long)cuda_bus);
             dt_clocks_close(j->clocks);
             j->clocks = NULL;
         }
     }
-    if (!nvml) nvml = json_object();
-    json_object_set_new(nvml, "available", json_boolean(j->clocks != NULL));
-    json_object_set_new(nvml, "reason", j->clocks ? json_null() : json_string(why));
-    json_object_set_new(json_object_get(j->results, "environment"), "nvml", nvml);
+    nvml->available = j->clocks != NULL;
+    dt_record_set_str(&nvml->reason, j->clocks ? NULL : why);
     if (!j->a.quiet && !j->clocks) fprintf(stderr, "dualtime: GPU clocks not read: %s\n", why);
 }
 
-/* A resumed run keeps the interrupted run's record and notes this resumption. */
-static void merge_resume(run_job *j) {
-    json_t *resumes = json_object_get(j->resume, "resumes");
-    if (!json_is_array(resumes)) {
-        resumes = json_array();
-        json_object_set_new(j->resume, "resumes", resumes);
+/* A resumed run keeps the interrupted run's record and notes this resumption (when,
+ * which tool, frameworks and environment). */
+static int merge_resume(run_job *j) {
+    char *text = NULL, *notes = NULL;
+    size_t len = 0;
+    dt_err e;
+    if (dt_record_encode(j->results, &text, &len, &e) != DT_OK ||
+        dt_protocol_resume_note(j->resume->resumes_json, j->now, text, &notes, &e) != DT_OK) {
+        free(text);
+        return bad("--resume: %s", e.msg);
     }
-    json_array_append_new(resumes, json_pack("{s:s,s:O,s:O,s:O}", "at", j->now, "tool",
-                                             json_object_get(j->results, "tool"), "frameworks",
-                                             json_object_get(j->results, "frameworks"),
-                                             "environment",
-                                             json_object_get(j->results, "environment")));
-    json_object_set_new(j->resume, "complete", json_false());
-    json_object_del(j->resume, "interrupted");
-    json_decref(j->results);
-    j->results = json_incref(j->resume);
+    free(text);
+    free(j->resume->resumes_json);
+    j->resume->resumes_json = notes;
+    j->resume->complete = 0;
+    j->resume->interrupted_signal = 0;
+    dt_record_free(j->results);
+    j->results = j->resume;
+    j->resume = NULL; /* owned as results now */
+    return -1;
 }
 
 static void fill_config(run_job *j) {
@@ -574,8 +563,8 @@ static void fill_config(run_job *j) {
     cfg->device_timing = a->device_timing;
     cfg->probe_kind = a->probe_kind;
     cfg->capture_sources = a->capture_sources;
-    cfg->max_reps = 100000;
-    cfg->device_reps_cap = 64;
+    cfg->max_reps = DT_RUN_MAX_REPS;
+    cfg->device_reps_cap = DT_RUN_DEVICE_REPS_CAP;
     cfg->progress = !a->quiet && isatty(2);
     cfg->fw_ids[0] = j->session.member[0].id;
     cfg->fw_ids[1] = j->session.member[1].id;
@@ -599,11 +588,11 @@ static int run_and_summarize(run_job *j) {
         fprintf(stderr, "dualtime: %s\n", e.msg);
         return 1;
     }
-    json_t *ass = json_object_get(json_object_get(j->results, "derived"), "assessment");
-    const char *lvl = json_string_value(json_object_get(ass, "level"));
+    const dt_run_derived *d = &j->results->derived;
     if (!j->a.quiet)
         fprintf(stderr, "dualtime: %s: %s/results.md (assessment: %s)\n",
-                any_invalid ? "done with FAILED cases" : "done", j->a.output, lvl ? lvl : "?");
+                any_invalid ? "done with FAILED cases" : "done", j->a.output,
+                d->present ? dt_level_name(d->level) : "?");
     return any_invalid ? 1 : 0;
 }
 
@@ -619,17 +608,19 @@ static int run_job_go(run_job *j) {
     struct tm tm;
     gmtime_r(&t, &tm);
     strftime(j->now, sizeof j->now, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    j->results = results_json(j);
-    add_ceilings(j);
+    j->results = run_record(j);
+    /* device ceilings for the report's rooflines: never fatal */
+    double cto = j->a.timeout_s < 60 ? j->a.timeout_s : 60;
+    dt_ceilings_measure(&j->session, j->session.backend, cto, &j->results->env.ceilings);
     open_clocks(j);
-    if (j->resume) merge_resume(j);
+    if (j->resume && (rc = merge_resume(j)) >= 0) return rc;
     fill_config(j);
     return run_and_summarize(j);
 }
 
-/* resume: NULL for a new run; else the loaded results.json of an interrupted run whose
- * recorded command line is being re-parsed (output = the run's directory). */
-static int cmd_run(int argc, char **argv, int full_argc, char **full_argv, json_t *resume,
+/* resume: NULL for a new run; else the decoded results.json of an interrupted run (taken
+ * over) whose recorded command line is being re-parsed (output = the run's directory). */
+static int cmd_run(int argc, char **argv, int full_argc, char **full_argv, dt_record *resume,
                    const char *resume_dir) {
     run_job *j = dt_xcalloc(1, sizeof *j);
     settings_defaults(&j->a);
@@ -640,7 +631,8 @@ static int cmd_run(int argc, char **argv, int full_argc, char **full_argv, json_
     if (rc < 0 && resume) j->a.output = resume_dir;
     if (rc < 0) rc = check_run_settings(&j->a, resume != NULL);
     if (rc < 0) rc = run_job_go(j);
-    json_decref(j->results);
+    dt_record_free(j->results);
+    dt_record_free(j->resume);
     dt_clocks_close(j->clocks);
     dt_session_stop(&j->session);
     dt_plan_free(&j->cfg.plan);
@@ -665,33 +657,25 @@ static int cmd_resume(int argc, char **argv) {
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/results.json", dir);
     dt_err e;
-    json_t *r = NULL;
-    if (dt_results_load(path, &r, &e) != DT_OK) return bad("--resume: %s", e.msg);
-    if (json_is_true(json_object_get(r, "complete"))) {
-        json_decref(r);
+    dt_record *r = NULL;
+    if (dt_record_load(path, &r, &e) != DT_OK) return bad("--resume: %s", e.msg);
+    if (r->complete) {
+        dt_record_free(r);
         fprintf(stderr, "dualtime: %s is complete; nothing to resume\n", dir);
         return 0;
     }
-    json_t *cl = json_object_get(r, "command_line");
-    size_t n = json_array_size(cl), start = 1;
-    if (n > 1 && strcmp(json_string_value(json_array_get(cl, 1)), "run") == 0) start = 2;
-    char **args = dt_xcalloc(n + 3, sizeof *args);
+    /* the recorded command line, re-parsed (its own "run" word dropped) */
+    const dt_strv *cl = &r->command_line;
+    size_t start = cl->n > 1 && strcmp(cl->v[1], "run") == 0 ? 2 : 1;
+    char **args = dt_xcalloc(cl->n + 3, sizeof *args);
     int na = 0;
     args[na++] = "run";
-    for (size_t i = start; i < n; i++) {
-        const char *v = json_string_value(json_array_get(cl, i));
-        if (!v) {
-            free(args);
-            json_decref(r);
-            return bad("--resume: %s has a malformed command_line", path);
-        }
-        args[na++] = (char *)v;
-    }
+    for (size_t i = start; i < cl->n; i++) args[na++] = cl->v[i];
     if (quiet) args[na++] = "--quiet";
     if (!quiet) fprintf(stderr, "dualtime: resuming %s\n", dir);
+    /* args point into r's command line: the run takes r over but frees it only at its end */
     int rc = cmd_run(na, args, na, args, r, dir);
     free(args);
-    json_decref(r);
     return rc;
 }
 

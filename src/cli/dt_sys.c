@@ -69,28 +69,34 @@ static void read_field(const char *path, const char *key, char *out, size_t len)
     fclose(fp);
 }
 
-json_t *dt_host_info(void) {
+void dt_host_info(dt_host *h) {
     char cpu[256], os[256], host[256] = "";
     read_field("/proc/cpuinfo", "model name", cpu, sizeof cpu);
     read_field("/etc/os-release", "PRETTY_NAME", os, sizeof os);
     gethostname(host, sizeof host - 1);
     struct utsname u;
     uname(&u);
-    return json_pack("{s:s,s:I,s:s,s:s,s:s,s:s}", "cpu", cpu, "cores",
-                     (json_int_t)sysconf(_SC_NPROCESSORS_ONLN), "os", os, "kernel", u.release,
-                     "machine", u.machine, "hostname", host);
+    dt_record_set_str(&h->cpu, cpu);
+    h->cores = sysconf(_SC_NPROCESSORS_ONLN);
+    dt_record_set_str(&h->os, os);
+    dt_record_set_str(&h->kernel, u.release);
+    dt_record_set_str(&h->machine, u.machine);
+    dt_record_set_str(&h->hostname, host);
 }
 
-json_t *dt_git_info(const char *repo_dir, const char *build_rev) {
+void dt_git_info(const char *repo_dir, const char *build_rev, dt_tool *t) {
     char rev[128] = "", status[4096] = "";
     char *a1[] = {"git", "-C", (char *)repo_dir, "rev-parse", "HEAD", NULL};
     if (capture(a1, rev, sizeof rev) == 0 && strlen(rev) >= 40) {
         char *a2[] = {"git", "-C", (char *)repo_dir, "status", "--porcelain",
                       "--untracked-files=no", NULL};
         int rc = capture(a2, status, sizeof status);
-        return json_pack("{s:s,s:b,s:s}", "revision", rev, "dirty", rc != 0 || status[0] != 0,
-                         "source", "git");
+        dt_record_set_str(&t->git_revision, rev);
+        t->git_dirty = rc != 0 || status[0] != 0;
+        dt_record_set_str(&t->git_source, "git");
+        return;
     }
-    return json_pack("{s:s,s:n,s:s}", "revision", build_rev, "dirty", "source",
-                     "build (no git checkout next to the binary)");
+    dt_record_set_str(&t->git_revision, build_rev);
+    t->git_dirty = -1;
+    dt_record_set_str(&t->git_source, "build (no git checkout next to the binary)");
 }

@@ -1,33 +1,22 @@
-/* dt_ceilings.h — asks a worker to measure the ceilings of the device it runs on (the
- * `ceilings` request of docs/protocol.md): copy bandwidth and launch floors, once per
- * run, stored by the CLI as results.environment.ceilings and read by the report's
- * roofline section (src/report/dt_derive.c, dt_report_md.c).
+/* dt_ceilings.h — the ceilings of the run's device (copy bandwidth and launch floors,
+ * the `ceilings` request of docs/protocol.md), measured once per run and stored in the
+ * record as environment.ceilings, read by the report's roofline and E2E floor sections.
  *
- * Ownership: on DT_OK *ceilings is a new object the caller owns (json_decref). A
- * failure is never fatal for a run: the caller records {"error": err.msg} instead.
- * Units: GB/s = 1e9 bytes per second, µs. Not thread-safe (one worker, one request). */
+ * The first member of the session that offers them answers (the candidate, else the
+ * baseline); the answer is checked by the protocol module (dt_protocol_ceilings). A
+ * refusal is never fatal for a run: the record keeps the reason instead (error).
+ * Ownership: the strings filled into *out are the record's. Units: GB/s = 1e9 bytes per
+ * second, µs. Not thread-safe (one worker, one request). */
 #ifndef DT_CEILINGS_H
 #define DT_CEILINGS_H
 
-#include <jansson.h>
-
 #include "common/dt_common.h"
-#include "orchestrate/dt_worker.h"
+#include "record/dt_record.h"
+#include "session/dt_session.h"
 
-/* Sends {"cmd":"ceilings","backend":backend} to the running worker w and waits up to
- * timeout_s. On success *ceilings holds the answer's "ceilings" object, checked:
- * copy_gbps, copy_bytes, launch_sync_floor_us and launch_queue_floor_us are positive
- * finite numbers; launch_sync_touch_floor_us (optional: older results.json files and
- * other workers lack it; the host time of one synchronized call that reads and writes
- * 512 bytes) is, when present, a positive finite number too; method (if present) a
- * string; "backend" is added when the worker did not name it. Fails with DT_EWORKER
- * (ok:false, e.g. a worker that does not offer ceilings; the worker stays usable unless
- * the transport failed, see dt_worker.h) or DT_EINVAL (a malformed answer, the message
- * naming the key). */
-dt_status dt_ceilings_measure(dt_worker *w, const char *backend, double timeout_s,
-                              json_t **ceilings, dt_err *err);
-
-/* The validation above, on an object already in hand (e.g. a loaded results.json). */
-dt_status dt_ceilings_check(const json_t *ceilings, dt_err *err);
+/* Asks the session's main workers in order (each up to timeout_s) until one answers;
+ * *out is present either way: with the values, or with error = the first refusal. */
+void dt_ceilings_measure(dt_session *s, const char *backend, double timeout_s,
+                         dt_ceilings_rec *out);
 
 #endif

@@ -209,82 +209,86 @@ void dt_clocks_close(dt_clocks *h) {
 
 /* ---- reading ---- */
 
-static json_t *reasons_json(unsigned long long mask) {
-    json_t *a = json_array();
+/* The names of the reason bits in mask (known names, then other_0x<bit>) into out. */
+static void reasons_names(unsigned long long mask, dt_strv *out) {
     unsigned long long known = 0;
     for (size_t i = 0; i < K_NREASONS; i++) {
         known |= k_reasons[i].bit;
-        if (mask & k_reasons[i].bit)
-            json_array_append_new(a, json_string(k_reasons[i].name));
+        if (mask & k_reasons[i].bit) dt_strv_push(out, k_reasons[i].name);
     }
     for (int b = 0; b < 64; b++) {
         unsigned long long bit = 1ULL << b;
         if ((mask & bit) && !(known & bit)) {
             char name[32];
             snprintf(name, sizeof name, "other_0x%llx", bit);
-            json_array_append_new(a, json_string(name));
+            dt_strv_push(out, name);
         }
     }
-    return a;
 }
 
-json_t *dt_clocks_read(dt_clocks *h) {
-    json_t *o = json_object();
+void dt_clocks_snapshot_init(dt_clock_snapshot *s) {
+    memset(s, 0, sizeof *s);
+    s->sm_mhz = s->mem_mhz = s->temp_c = s->pstate = DT_NULL_I64;
+    s->power_w = NAN;
+}
+
+void dt_clocks_read(dt_clocks *h, dt_clock_snapshot *s) {
+    dt_clocks_snapshot_init(s);
     unsigned int v = 0;
-    json_object_set_new(o, "sm_mhz",
-                        h && h->clock_info && h->clock_info(h->dev, NVML_CLOCK_SM, &v) == NVML_SUCCESS
-                            ? json_integer(v) : json_null());
-    json_object_set_new(o, "mem_mhz",
-                        h && h->clock_info && h->clock_info(h->dev, NVML_CLOCK_MEM, &v) == NVML_SUCCESS
-                            ? json_integer(v) : json_null());
-    json_object_set_new(o, "temp_c",
-                        h && h->temperature &&
-                                h->temperature(h->dev, NVML_TEMPERATURE_GPU, &v) == NVML_SUCCESS
-                            ? json_integer(v) : json_null());
-    json_object_set_new(o, "power_w",
-                        h && h->power_usage && h->power_usage(h->dev, &v) == NVML_SUCCESS
-                            ? json_real((double)v / 1000.0) : json_null());
+    if (h && h->clock_info && h->clock_info(h->dev, NVML_CLOCK_SM, &v) == NVML_SUCCESS)
+        s->sm_mhz = v;
+    if (h && h->clock_info && h->clock_info(h->dev, NVML_CLOCK_MEM, &v) == NVML_SUCCESS)
+        s->mem_mhz = v;
+    if (h && h->temperature && h->temperature(h->dev, NVML_TEMPERATURE_GPU, &v) == NVML_SUCCESS)
+        s->temp_c = v;
+    if (h && h->power_usage && h->power_usage(h->dev, &v) == NVML_SUCCESS)
+        s->power_w = (double)v / 1000.0;
     unsigned long long mask = 0;
     if (h && h->reasons && h->reasons(h->dev, &mask) == NVML_SUCCESS) {
-        json_object_set_new(o, "throttle_reasons", reasons_json(mask));
-        json_object_set_new(o, "throttle_mask", json_integer((json_int_t)mask));
-    } else {
-        json_object_set_new(o, "throttle_reasons", json_null());
-        json_object_set_new(o, "throttle_mask", json_null());
+        s->has_throttle = 1;
+        s->throttle_mask = mask;
+        reasons_names(mask, &s->throttle_reasons);
     }
     nvmlPstates_t ps = NVML_PSTATE_UNKNOWN;
-    json_object_set_new(o, "pstate",
-                        h && h->pstate && h->pstate(h->dev, &ps) == NVML_SUCCESS && ps >= 0 &&
-                                ps < NVML_PSTATE_UNKNOWN
-                            ? json_integer(ps) : json_null());
-    return o;
+    if (h && h->pstate && h->pstate(h->dev, &ps) == NVML_SUCCESS && ps >= 0 &&
+        ps < NVML_PSTATE_UNKNOWN)
+        s->pstate = ps;
 }
 
-/* A JSON string of at most len bytes of s, or null (not UTF-8, or s is NULL). */
-static json_t *str_or_null(const char *s, size_t len) {
-    json_t *v = s ? json_stringn(s, strnlen(s, len)) : NULL;
-    return v ? v : json_null();
+/* A copy of at most len bytes of s that is valid UTF-8, or NULL (not UTF-8, or NULL). */
+static char *str_or_null(const char *s, size_t len) {
+    if (!s) return NULL;
+    size_t n = strnlen(s, len);
+    char *c = dt_xmalloc(n + 1);
+    memcpy(c, s, n);
+    c[n] = 0;
+    if (!dt_clocks_utf8_valid(c)) {
+        free(c);
+        return NULL;
+    }
+    return c;
 }
 
-json_t *dt_clocks_describe(dt_clocks *h) {
-    json_t *o = json_object();
+void dt_clocks_describe(dt_clocks *h, dt_nvml *n) {
     char buf[256];
-    json_object_set_new(o, "library", h ? str_or_null(h->library, sizeof h->library) : json_null());
-    json_object_set_new(o, "device_index", h ? json_integer(h->device_index) : json_null());
-#define DEV_STRING(key, fn)                                                                \
-    json_object_set_new(o, key,                                                            \
-                        h && h->fn && h->fn(h->dev, buf, sizeof buf) == NVML_SUCCESS       \
-                            ? str_or_null(buf, sizeof buf)                                  \
-                            : json_null())
-#define SYS_STRING(key, fn)                                                                \
-    json_object_set_new(o, key,                                                            \
-                        h && h->fn && h->fn(buf, sizeof buf) == NVML_SUCCESS               \
-                            ? str_or_null(buf, sizeof buf)                                  \
-                            : json_null())
-    DEV_STRING("name", name);
-    DEV_STRING("uuid", uuid);
-    SYS_STRING("driver_version", driver_version);
-    SYS_STRING("nvml_version", nvml_version);
+    n->has_description = 1;
+    dt_record_set_str(&n->library, NULL);
+    n->library = h ? str_or_null(h->library, sizeof h->library) : NULL;
+    n->device_index = h ? h->device_index : DT_NULL_I64;
+#define DEV_STRING(field, fn)                                                              \
+    free(n->field);                                                                        \
+    n->field = h && h->fn && h->fn(h->dev, buf, sizeof buf) == NVML_SUCCESS                 \
+                   ? str_or_null(buf, sizeof buf)                                          \
+                   : NULL
+#define SYS_STRING(field, fn)                                                              \
+    free(n->field);                                                                        \
+    n->field = h && h->fn && h->fn(buf, sizeof buf) == NVML_SUCCESS                         \
+                   ? str_or_null(buf, sizeof buf)                                          \
+                   : NULL
+    DEV_STRING(name, name);
+    DEV_STRING(uuid, uuid);
+    SYS_STRING(driver_version, driver_version);
+    SYS_STRING(nvml_version, nvml_version);
 #undef DEV_STRING
 #undef SYS_STRING
     /* generous room in case a later version grows the struct */
@@ -293,15 +297,13 @@ json_t *dt_clocks_describe(dt_clocks *h) {
         char pad[512];
     } u;
     memset(&u, 0, sizeof u);
+    free(n->pci_bus_id);
+    n->pci_bus_id = NULL;
+    n->pci_bus = DT_NULL_I64;
     if (h && h->pci_info && h->pci_info(h->dev, &u.pci) == NVML_SUCCESS) {
-        json_object_set_new(o, "pci_bus_id",
-                            str_or_null(u.pci.busId, sizeof u.pci.busId));
-        json_object_set_new(o, "pci_bus", json_integer(u.pci.bus));
-    } else {
-        json_object_set_new(o, "pci_bus_id", json_null());
-        json_object_set_new(o, "pci_bus", json_null());
+        n->pci_bus_id = str_or_null(u.pci.busId, sizeof u.pci.busId);
+        n->pci_bus = u.pci.bus;
     }
-    return o;
 }
 
 /* ---- the rule ---- */
@@ -325,61 +327,45 @@ static void why_add(char *why, size_t len, const char *fmt, ...) {
     va_end(ap);
 }
 
-static int get_num(const json_t *o, const char *key, double *out) {
-    const json_t *v = json_object_get(o, key);
-    if (!json_is_number(v))
-        return 0;
-    *out = json_number_value(v);
-    return 1;
+/* Appends name to buf (", "-separated) unless it is harmless; counts it in *n. */
+static void bad_reason_add(const char *name, char *buf, size_t len, size_t *used, int *n) {
+    if (!name || strcmp(name, "gpu_idle") == 0 || strcmp(name, "applications_clocks_setting") == 0)
+        return;
+    int k = snprintf(buf + *used, len - *used, "%s%s", *n ? ", " : "", name);
+    if (k > 0 && (size_t)k < len - *used) *used += (size_t)k;
+    (*n)++;
 }
 
 /* Writes the reasons of snapshot s other than gpu_idle and applications_clocks_setting
- * into buf (", "-separated); returns how many. */
-static int bad_reasons(const json_t *s, char *buf, size_t len) {
+ * into buf (", "-separated); returns how many. The mask decides when it was read, else
+ * the names. */
+static int bad_reasons(const dt_clock_snapshot *s, char *buf, size_t len) {
     buf[0] = 0;
     int n = 0;
     size_t used = 0;
-    const json_t *mask = json_object_get(s, "throttle_mask");
-    if (json_is_integer(mask)) {
-        unsigned long long m = (unsigned long long)json_integer_value(mask);
-        m &= ~(DT_NVML_REASON_GPU_IDLE | DT_NVML_REASON_APPLICATIONS_CLOCKS_SETTING);
-        json_t *names = reasons_json(m);
-        size_t i;
-        json_t *v;
-        json_array_foreach(names, i, v) {
-            int k = snprintf(buf + used, len - used, "%s%s", n ? ", " : "", json_string_value(v));
-            if (k > 0 && (size_t)k < len - used)
-                used += (size_t)k;
-            n++;
-        }
-        json_decref(names);
+    if (s->has_throttle) {
+        dt_strv names = {0};
+        reasons_names(s->throttle_mask, &names);
+        for (size_t i = 0; i < names.n; i++) bad_reason_add(names.v[i], buf, len, &used, &n);
+        dt_strv_free(&names);
         return n;
     }
-    size_t i;
-    json_t *v;
-    json_array_foreach(json_object_get(s, "throttle_reasons"), i, v) {
-        const char *name = json_string_value(v);
-        if (!name || strcmp(name, "gpu_idle") == 0 ||
-            strcmp(name, "applications_clocks_setting") == 0)
-            continue;
-        int k = snprintf(buf + used, len - used, "%s%s", n ? ", " : "", name);
-        if (k > 0 && (size_t)k < len - used)
-            used += (size_t)k;
-        n++;
-    }
+    for (size_t i = 0; i < s->throttle_reasons.n; i++)
+        bad_reason_add(s->throttle_reasons.v[i], buf, len, &used, &n);
     return n;
 }
 
-int dt_clocks_moved(const json_t *before, const json_t *after, char *why, size_t len) {
+int dt_clocks_moved(const dt_clock_snapshot *before, const dt_clock_snapshot *after, char *why,
+                    size_t len) {
     if (why && len)
         why[0] = 0;
-    if (!json_is_object(before) || !json_is_object(after)) {
-        why_add(why, len, "%s", !json_is_object(before) ? "no reading before" : "no reading after");
+    if (!before || !after) {
+        why_add(why, len, "%s", !before ? "no reading before" : "no reading after");
         return 0;
     }
     int moved = 0;
-    double a, b;
-    if (get_num(before, "sm_mhz", &b) && get_num(after, "sm_mhz", &a)) {
+    if (before->sm_mhz != DT_NULL_I64 && after->sm_mhz != DT_NULL_I64) {
+        double b = (double)before->sm_mhz, a = (double)after->sm_mhz;
         double rel = b > 0 ? (a - b) / b : (a != b ? INFINITY : 0);
         if (fabs(rel) > DT_CLOCKS_SM_TOLERANCE) {
             moved = 1;
@@ -389,14 +375,17 @@ int dt_clocks_moved(const json_t *before, const json_t *after, char *why, size_t
                 why_add(why, len, "SM clock %.0f→%.0f MHz", b, a);
         }
     }
-    if (get_num(before, "mem_mhz", &b) && get_num(after, "mem_mhz", &a) && a != b) {
+    if (before->mem_mhz != DT_NULL_I64 && after->mem_mhz != DT_NULL_I64 &&
+        after->mem_mhz != before->mem_mhz) {
         moved = 1;
-        why_add(why, len, "memory clock %.0f→%.0f MHz", b, a);
+        why_add(why, len, "memory clock %lld→%lld MHz", (long long)before->mem_mhz,
+                (long long)after->mem_mhz);
     }
-    if (get_num(before, "temp_c", &b) && get_num(after, "temp_c", &a) &&
-        a - b > DT_CLOCKS_MAX_TEMP_RISE_C) {
+    if (before->temp_c != DT_NULL_I64 && after->temp_c != DT_NULL_I64 &&
+        after->temp_c - before->temp_c > DT_CLOCKS_MAX_TEMP_RISE_C) {
         moved = 1;
-        why_add(why, len, "temperature rose %.0f→%.0f °C", b, a);
+        why_add(why, len, "temperature rose %lld→%lld °C", (long long)before->temp_c,
+                (long long)after->temp_c);
     }
     char rb[400];
     if (bad_reasons(before, rb, sizeof rb) > 0) {
@@ -410,59 +399,51 @@ int dt_clocks_moved(const json_t *before, const json_t *after, char *why, size_t
     return moved;
 }
 
-/* why as a JSON string; a multi-byte character cut by truncation is dropped. */
-static json_t *why_json(const char *why) {
-    size_t n = strlen(why);
-    for (int k = 0; k < 4 && n > 0; k++, n--) {
-        json_t *v = json_stringn(why, n);
-        if (v)
-            return v;
+int dt_clocks_utf8_valid(const char *s) {
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        int n = *p < 0x80 ? 0 : (*p >> 5) == 6 ? 1 : (*p >> 4) == 14 ? 2 : (*p >> 3) == 30 ? 3 : -1;
+        if (n < 0) return 0;
+        p++;
+        for (int i = 0; i < n; i++, p++)
+            if ((*p & 0xC0) != 0x80) return 0;
     }
-    return json_string("");
+    return 1;
 }
 
-void dt_clocks_record(json_t *case_json, int round, json_t *before, json_t *after) {
-    if (!before)
-        before = json_null();
-    if (!after)
-        after = json_null();
+/* why cut to valid UTF-8: a multi-byte character cut by truncation is dropped. */
+static char *why_text(const char *why) {
+    size_t n = strlen(why);
+    char *c = dt_xstrdup(why);
+    for (int k = 0; k < 4 && n > 0; k++, n--) {
+        c[n] = 0;
+        if (dt_clocks_utf8_valid(c)) return c;
+    }
+    c[0] = 0;
+    return c;
+}
+
+void dt_clocks_record(dt_case *c, int round, dt_clock_snapshot *before, dt_clock_snapshot *after) {
     char why[512];
     int moved = dt_clocks_moved(before, after, why, sizeof why);
-    json_t *clocks = json_object_get(case_json, "clocks");
-    if (!json_is_object(clocks)) {
-        clocks = json_object();
-        json_object_set_new(case_json, "clocks", clocks);
-    }
-    json_t *rounds = json_object_get(clocks, "rounds");
-    if (!json_is_array(rounds)) {
-        rounds = json_array();
-        json_object_set_new(clocks, "rounds", rounds);
-    }
-    json_t *rec = json_object();
-    json_object_set_new(rec, "round", json_integer(round));
-    json_object_set_new(rec, "before", before);
-    json_object_set_new(rec, "after", after);
-    json_object_set_new(rec, "moved", json_boolean(moved));
-    json_object_set_new(rec, "why", why_json(why));
-    json_array_append_new(rounds, rec);
+    dt_clock_round cr;
+    memset(&cr, 0, sizeof cr);
+    cr.round = round;
+    cr.has_before = before != NULL;
+    cr.has_after = after != NULL;
+    if (before) cr.before = *before;
+    else dt_clocks_snapshot_init(&cr.before);
+    if (after) cr.after = *after;
+    else dt_clocks_snapshot_init(&cr.after);
+    cr.moved = moved;
+    cr.why = why_text(why);
+    dt_case_clock_round_add(c, &cr);
+    /* the snapshots' arrays belong to the case now */
+    if (before) dt_clocks_snapshot_init(before);
+    if (after) dt_clocks_snapshot_init(after);
+}
 
-    /* the summary: the first round that moved, else the latest */
-    const json_t *shown = rec;
-    int nmoved = 0;
-    size_t i;
-    json_t *r;
-    json_array_foreach(rounds, i, r) {
-        if (json_is_true(json_object_get(r, "moved"))) {
-            if (nmoved == 0)
-                shown = r;
-            nmoved++;
-        }
-    }
-    json_object_set(clocks, "before", json_object_get(shown, "before"));
-    json_object_set(clocks, "after", json_object_get(shown, "after"));
-    json_object_set(clocks, "moved", json_object_get(shown, "moved"));
-    json_object_set(clocks, "why", json_object_get(shown, "why"));
-    json_object_set(clocks, "round", json_object_get(shown, "round"));
-    json_object_set_new(clocks, "rounds_moved", json_integer(nmoved));
-    json_object_set_new(case_json, "clocks_moved", json_boolean(nmoved > 0));
+void dt_clocks_snapshot_free(dt_clock_snapshot *s) {
+    dt_strv_free(&s->throttle_reasons);
+    dt_clocks_snapshot_init(s);
 }

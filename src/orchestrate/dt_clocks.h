@@ -12,14 +12,16 @@
  * /usr/lib/wsl/lib. The device index is NVML's (it ignores CUDA_VISIBLE_DEVICES); the
  * device's PCI bus is in dt_clocks_describe so a caller can check it is the GPU in use.
  *
- * Ownership: dt_clocks_open returns a handle the caller closes; JSON results are new
- * references the caller owns. Units in names: MHz, °C, W. Not thread-safe per handle
- * (NVML itself is); a handle holds one NVML init reference. */
+ * Ownership: dt_clocks_open returns a handle the caller closes; snapshots and
+ * descriptions are filled into the caller's record structs (record/dt_record.h).
+ * Units in names: MHz, °C, W. Not thread-safe per handle (NVML itself is); a handle
+ * holds one NVML init reference. */
 #ifndef DT_CLOCKS_H
 #define DT_CLOCKS_H
 
-#include <jansson.h>
 #include <stddef.h>
+
+#include "../record/dt_record.h"
 
 typedef struct dt_clocks dt_clocks;
 
@@ -33,36 +35,47 @@ typedef struct dt_clocks dt_clocks;
  * path tried or the NVML call that failed; never prints, never exits. */
 dt_clocks *dt_clocks_open(int device_index, char *why, size_t len);
 
-/* One snapshot: {"sm_mhz": int, "mem_mhz": int, "temp_c": int, "power_w": real,
- * "throttle_reasons": ["sw_power_cap", ...], "throttle_mask": int, "pstate": int}.
- * Each field is null when its query fails (or the NVML call is missing); h == NULL
- * gives all nulls. Reason names: gpu_idle, applications_clocks_setting, sw_power_cap,
- * hw_slowdown, sync_boost, sw_thermal_slowdown, hw_thermal_slowdown,
- * hw_power_brake_slowdown, display_clock_setting, other_0x<bit> for unknown bits. */
-json_t *dt_clocks_read(dt_clocks *h);
+/* Empties s: integer fields DT_NULL_I64, power NAN, no throttle reading. */
+void dt_clocks_snapshot_init(dt_clock_snapshot *s);
+/* Frees s's reason names and empties it. */
+void dt_clocks_snapshot_free(dt_clock_snapshot *s);
 
-/* {"library": path opened, "device_index": n, "name": ..., "pci_bus_id": ...,
- * "driver_version": ..., "nvml_version": ...}; strings null when unknown. */
-json_t *dt_clocks_describe(dt_clocks *h);
+/* One snapshot into *s (owned by the caller: dt_clocks_snapshot_free or
+ * dt_clocks_record): sm_mhz, mem_mhz, temp_c, power_w, throttle_mask with its reason
+ * names (has_throttle), pstate. Each field is null (DT_NULL_I64 / NAN / has_throttle 0)
+ * when its query fails (or the NVML call is missing); h == NULL gives all nulls. Reason
+ * names: gpu_idle, applications_clocks_setting, sw_power_cap, hw_slowdown, sync_boost,
+ * sw_thermal_slowdown, hw_thermal_slowdown, hw_power_brake_slowdown,
+ * display_clock_setting, other_0x<bit> for unknown bits. */
+void dt_clocks_read(dt_clocks *h, dt_clock_snapshot *s);
+
+/* The description fields of environment.nvml (library opened, device_index, name, uuid,
+ * driver_version, nvml_version, pci_bus_id, pci_bus; null when unknown) into *n, with
+ * has_description set; available/reason are the caller's. */
+void dt_clocks_describe(dt_clocks *h, dt_nvml *n);
 
 /* Shuts NVML down (one reference) and unloads it. NULL is fine. */
 void dt_clocks_close(dt_clocks *h);
 
-/* Pure: 1 when the clocks moved between two snapshots (dt_clocks_read's shape), else 0.
+/* Pure: 1 when the clocks moved between two snapshots, else 0. NULL means no reading.
  * Moved: SM clock changed by more than DT_CLOCKS_SM_TOLERANCE (relative to before),
  * memory clock changed at all, temperature rose by more than DT_CLOCKS_MAX_TEMP_RISE_C,
  * or a reason other than gpu_idle / applications_clocks_setting is present in either
- * snapshot (from throttle_mask when it is an integer, else from throttle_reasons).
+ * snapshot (from throttle_mask when it was read, else from the reason names).
  * A null field is not compared. why (len bytes, may be NULL) gets every finding,
  * joined by "; " (e.g. "SM clock 1980→1755 MHz (-11.4%); after: sw_power_cap"), or
  * "" when steady, or "no reading before" / "no reading after" (then 0). */
-int dt_clocks_moved(const json_t *before, const json_t *after, char *why, size_t len);
+int dt_clocks_moved(const dt_clock_snapshot *before, const dt_clock_snapshot *after, char *why,
+                    size_t len);
 
-/* Records one round's readings in a case object (pure, no NVML): appends
- * {"round","before","after","moved","why"} to case.clocks.rounds, sets case.clocks
- * {"before","after","moved","why"} to the first round that moved (else to the latest
- * round), "rounds_moved" to the count, and case.clocks_moved to whether any round
- * moved. Takes ownership of before and after (NULL: stored as null). */
-void dt_clocks_record(json_t *case_json, int round, json_t *before, json_t *after);
+/* Records one round's readings in a case (pure, no NVML): appends a clock round (round,
+ * before, after, moved, why: valid UTF-8) to c; the case's summary (the first round
+ * that moved, else the latest) and clocks_moved follow from the record
+ * (dt_case_clock_shown). Takes the snapshots' contents (NULL: no reading) and leaves
+ * them empty. */
+void dt_clocks_record(dt_case *c, int round, dt_clock_snapshot *before, dt_clock_snapshot *after);
+
+/* 1 when s is valid UTF-8 (NVML strings and cut messages are checked before storing). */
+int dt_clocks_utf8_valid(const char *s);
 
 #endif

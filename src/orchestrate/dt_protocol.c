@@ -3,9 +3,46 @@
 #include "dt_protocol.h"
 
 #include <jansson.h>
+#include <math.h>
 #include <string.h>
 
 static char *dup_or_null(const char *s) { return s ? dt_xstrdup(s) : NULL; }
+
+/* Sends req (consumed) and reads the answer: it must be a JSON object with a boolean ok
+ * (else the worker is killed: it does not speak the protocol); ok:false becomes
+ * DT_EWORKER with the worker's error text (the worker stays usable). On DT_OK *resp is
+ * the answer (caller decrefs; resp NULL: dropped). */
+static dt_status call(dt_worker *w, json_t *req, double timeout_s, json_t **resp, dt_err *err) {
+    if (resp) *resp = NULL;
+    DT_ASSERT(req);
+    char *line = json_dumps(req, JSON_COMPACT);
+    json_decref(req);
+    DT_ASSERT(line);
+    char *answer = NULL;
+    dt_status st = dt_worker_request(w, line, timeout_s, &answer, err);
+    free(line);
+    if (st != DT_OK) return st;
+    json_error_t jerr;
+    json_t *obj = json_loads(answer, 0, &jerr);
+    if (!json_is_object(obj) || !json_is_boolean(json_object_get(obj, "ok"))) {
+        char what[200];
+        snprintf(what, sizeof what, "answered something that is not a protocol line: '%.80s'",
+                 answer);
+        json_decref(obj);
+        free(answer);
+        return dt_worker_fail(w, what, err);
+    }
+    free(answer);
+    if (!json_is_true(json_object_get(obj, "ok"))) {
+        const char *e = json_string_value(json_object_get(obj, "error"));
+        st = dt_fail(err, DT_EWORKER, "%s", e ? e : "worker answered ok:false without an error");
+        json_decref(obj);
+        return st;
+    }
+    if (resp) *resp = obj;
+    else json_decref(obj);
+    return DT_OK;
+}
 
 static void backend_of(const json_t *hello, const char *name, dt_hello_backend *b) {
     const json_t *o = json_object_get(json_object_get(hello, "backends"), name);
@@ -27,7 +64,18 @@ static void hello_fill(const json_t *o, dt_hello *h) {
     h->threads = json_is_integer(th) ? json_integer_value(th) : -1;
     const json_t *info = json_object_get(json_object_get(json_object_get(o, "backends"), "cuda"),
                                          "info");
-    if (json_is_object(info)) h->cuda_info_json = json_dumps(info, JSON_COMPACT);
+    h->cuda_pci_bus = DT_NULL_I64;
+    if (json_is_object(info)) {
+        /* the device description, plus "name" */
+        json_t *gpu = json_deep_copy(info);
+        json_t *nm = json_object_get(gpu, "gpu");
+        if (json_is_string(nm) && !json_object_get(gpu, "name")) json_object_set(gpu, "name", nm);
+        h->cuda_info_json = json_dumps(gpu, JSON_COMPACT);
+        h->cuda_name = dup_or_null(json_string_value(json_object_get(gpu, "name")));
+        const json_t *bus = json_object_get(gpu, "pci_bus");
+        if (json_is_integer(bus)) h->cuda_pci_bus = json_integer_value(bus);
+        json_decref(gpu);
+    }
     h->text = json_dumps(o, JSON_COMPACT);
     DT_ASSERT(h->text);
 }
@@ -58,6 +106,7 @@ void dt_hello_free(dt_hello *h) {
     free(h->cpu.reason);
     free(h->cuda.reason);
     free(h->cuda_info_json);
+    free(h->cuda_name);
     free(h->text);
     memset(h, 0, sizeof *h);
 }
@@ -66,13 +115,11 @@ dt_status dt_protocol_start(dt_worker *w, double timeout_s, dt_hello *hello, dt_
     memset(hello, 0, sizeof *hello);
     dt_status st = dt_worker_start(w, err);
     if (st != DT_OK) return st;
-    json_t *req = json_pack("{s:s}", "cmd", "hello");
     json_t *resp = NULL;
     /* starting a framework (importing torch, creating a CUDA context) can take far longer
      * than one request: the start gets at least DT_WORKER_START_S */
-    st = dt_worker_call(w, req, timeout_s > DT_WORKER_START_S ? timeout_s : DT_WORKER_START_S,
-                        &resp, err);
-    json_decref(req);
+    st = call(w, json_pack("{s:s}", "cmd", "hello"),
+              timeout_s > DT_WORKER_START_S ? timeout_s : DT_WORKER_START_S, &resp, err);
     if (st != DT_OK) {
         json_decref(resp);
         dt_worker_kill(w, "hello failed");
@@ -87,5 +134,321 @@ dt_status dt_protocol_start(dt_worker *w, double timeout_s, dt_hello *hello, dt_
     }
     hello_fill(resp, hello);
     json_decref(resp);
+    return DT_OK;
+}
+
+/* ---- prepare --------------------------------------------------------------------------- */
+
+static json_t *buffers_json(const dt_case_layout *L) {
+    json_t *a = json_array();
+    for (int b = 0; b < L->nbuffers; b++) {
+        const dt_buffer_layout *B = &L->buf[b];
+        json_array_append_new(
+            a, json_pack("{s:s,s:s,s:b,s:I,s:I,s:I,s:I,s:I,s:I}", "name", B->name, "dtype",
+                         B->dtype == DT_I64 ? "i64" : "f32", "is_output", B->is_output, "rows",
+                         (json_int_t)B->rows, "cols", (json_int_t)B->cols, "row_stride",
+                         (json_int_t)B->row_stride, "data_offset", (json_int_t)B->data_offset,
+                         "region_offset", (json_int_t)B->region_offset, "region_bytes",
+                         (json_int_t)B->region_bytes));
+    }
+    return a;
+}
+
+static double number_or_nan(const json_t *v) { return json_is_number(v) ? json_number_value(v) : NAN; }
+
+static void sources_fill(const json_t *arr, dt_prepare_answer *a) {
+    size_t n = json_array_size(arr);
+    if (n == 0) return;
+    a->sources = dt_xcalloc(n, sizeof *a->sources);
+    size_t i;
+    const json_t *s;
+    json_array_foreach(arr, i, s) {
+        dt_prepare_source *d = &a->sources[a->n_sources++];
+        d->sha256 = dup_or_null(json_string_value(json_object_get(s, "sha256")));
+        d->name = dup_or_null(json_string_value(json_object_get(s, "name")));
+        d->text = dup_or_null(json_string_value(json_object_get(s, "text")));
+        size_t k;
+        const json_t *o;
+        json_array_foreach(json_object_get(s, "options"), k, o) {
+            if (json_is_string(o)) dt_strv_push(&d->options, json_string_value(o));
+        }
+    }
+}
+
+dt_status dt_protocol_prepare(dt_worker *w, const dt_prepare_req *q, double timeout_s,
+                              dt_prepare_answer *ans, dt_err *err) {
+    if (ans) memset(ans, 0, sizeof *ans);
+    json_t *req = json_pack("{s:s,s:s,s:s,s:s,s:I,s:I,s:I,s:s,s:I,s:o,s:b}", "cmd", "prepare",
+                            "case", q->case_id, "op", q->op, "backend", q->backend, "m",
+                            (json_int_t)q->m, "n", (json_int_t)q->n, "k", (json_int_t)q->k,
+                            "shm", q->shm, "arena_bytes", (json_int_t)q->layout->total_bytes,
+                            "buffers", buffers_json(q->layout), "capture_sources",
+                            q->capture_sources);
+    json_t *resp = NULL;
+    dt_status st = call(w, req, timeout_s, ans ? &resp : NULL, err);
+    if (st != DT_OK || !ans) return st;
+    const json_t *sm = json_object_get(resp, "setup_ms");
+    ans->compile_ms = number_or_nan(json_object_get(sm, "compile"));
+    ans->alloc_ms = number_or_nan(json_object_get(sm, "alloc"));
+    ans->output_policy = dup_or_null(json_string_value(json_object_get(resp, "output_policy")));
+    ans->implementation = dup_or_null(json_string_value(json_object_get(resp, "implementation")));
+    sources_fill(json_object_get(resp, "sources"), ans);
+    json_decref(resp);
+    return DT_OK;
+}
+
+void dt_prepare_answer_free(dt_prepare_answer *a) {
+    for (size_t i = 0; i < a->n_sources; i++) {
+        free(a->sources[i].sha256);
+        free(a->sources[i].name);
+        free(a->sources[i].text);
+        dt_strv_free(&a->sources[i].options);
+    }
+    free(a->sources);
+    free(a->output_policy);
+    free(a->implementation);
+    memset(a, 0, sizeof *a);
+}
+
+/* ---- timed and untimed calls ------------------------------------------------------------ */
+
+/* A run or floor request; the answer's positive integer host_ns into *ns. */
+static dt_status timed_call(dt_worker *w, const char *cmd, int64_t reps, int prime,
+                            double timeout_s, int64_t *ns, dt_err *err) {
+    json_t *req = json_pack("{s:s,s:I}", "cmd", cmd, "reps", (json_int_t)reps);
+    if (prime > 0 || strcmp(cmd, "floor") == 0)
+        json_object_set_new(req, "prime", json_integer(prime));
+    json_t *resp = NULL;
+    dt_status st = call(w, req, timeout_s, &resp, err);
+    if (st != DT_OK) return st;
+    const json_t *v = json_object_get(resp, "host_ns");
+    int have = json_is_integer(v) && json_integer_value(v) > 0;
+    if (have) *ns = json_integer_value(v);
+    json_decref(resp);
+    if (!have)
+        return dt_fail(err, DT_EWORKER, "worker answered %s without a positive integer host_ns",
+                       cmd);
+    return DT_OK;
+}
+
+dt_status dt_protocol_run(dt_worker *w, int64_t reps, int prime, double timeout_s,
+                          int64_t *host_ns, dt_err *err) {
+    return timed_call(w, "run", reps, prime, timeout_s, host_ns, err);
+}
+
+dt_status dt_protocol_floor(dt_worker *w, int prime, double timeout_s, int64_t *host_ns,
+                            dt_err *err) {
+    return timed_call(w, "floor", 1, prime, timeout_s, host_ns, err);
+}
+
+dt_status dt_protocol_copy(dt_worker *w, const char *cmd, double timeout_s, double *ms,
+                           dt_err *err) {
+    json_t *resp = NULL;
+    dt_status st = call(w, json_pack("{s:s}", "cmd", cmd), timeout_s, &resp, err);
+    if (st != DT_OK) return st;
+    *ms = json_number_value(json_object_get(resp, "ms"));
+    json_decref(resp);
+    return DT_OK;
+}
+
+dt_status dt_protocol_release(dt_worker *w, double timeout_s, dt_err *err) {
+    return call(w, json_pack("{s:s}", "cmd", "release"), timeout_s, NULL, err);
+}
+
+dt_status dt_protocol_probe_process(dt_worker *w, const char *probe_kind, double timeout_s,
+                                    dt_err *err) {
+    return call(w, json_pack("{s:s,s:s}", "cmd", "probe_process", "probe_kind", probe_kind),
+                timeout_s, NULL, err);
+}
+
+/* ---- device ------------------------------------------------------------------------------ */
+
+static int64_t int_or_null(const json_t *v) {
+    if (json_is_integer(v)) return json_integer_value(v);
+    if (json_is_real(v)) return (int64_t)json_real_value(v);
+    return DT_NULL_I64;
+}
+
+/* Every kernel record of a probe region, compactly (a run keeps tens of thousands):
+ * t0 = the first start (host monotonic), names in first-seen order with their launch,
+ * rows of (name index, start - t0, end - t0, stream id). */
+static void records_fill(const json_t *recs, dt_probe_records *out) {
+    memset(out, 0, sizeof *out);
+    out->present = 1;
+    double t0 = 0;
+    size_t i;
+    const json_t *k;
+    json_array_foreach(recs, i, k) {
+        double st = json_number_value(json_object_get(k, "start_ns"));
+        if (i == 0 || st < t0) t0 = st;
+    }
+    out->t0_ns = (int64_t)t0;
+    json_array_foreach(recs, i, k) {
+        const char *name = json_string_value(json_object_get(k, "name"));
+        dt_probe_launch launch;
+        memset(&launch, 0, sizeof launch);
+        for (size_t d = 0; d < 3; d++) {
+            launch.grid[d] = json_integer_value(json_array_get(json_object_get(k, "grid"), d));
+            launch.block[d] = json_integer_value(json_array_get(json_object_get(k, "block"), d));
+        }
+        dt_probe_row row;
+        row.name_index = (int64_t)dt_probe_records_name(out, name ? name : "?", &launch);
+        row.start_ns = (int64_t)(json_number_value(json_object_get(k, "start_ns")) - t0);
+        row.end_ns = (int64_t)(json_number_value(json_object_get(k, "end_ns")) - t0);
+        row.stream_id = int_or_null(json_object_get(k, "stream_id"));
+        dt_probe_row_add(out, &row);
+    }
+}
+
+/* Per-kernel-name totals (per call), names in first-seen order. */
+static void kernels_fill(const json_t *recs, double reps, dt_probe *p) {
+    size_t n = json_array_size(recs), nn = 0;
+    const char **names = dt_xcalloc(n + 1, sizeof *names);
+    double *ns = dt_xcalloc(n + 1, sizeof *ns);
+    int64_t *count = dt_xcalloc(n + 1, sizeof *count);
+    size_t i;
+    const json_t *k;
+    json_array_foreach(recs, i, k) {
+        const char *name = json_string_value(json_object_get(k, "name"));
+        if (!name) continue;
+        size_t j = 0;
+        while (j < nn && strcmp(names[j], name) != 0) j++;
+        if (j == nn) names[nn++] = name;
+        ns[j] += json_number_value(json_object_get(k, "end_ns")) -
+                 json_number_value(json_object_get(k, "start_ns"));
+        count[j]++;
+    }
+    p->has_kernels = 1;
+    for (size_t j = 0; j < nn; j++) dt_probe_kernel_add(p, names[j], count[j], ns[j] / 1e3 / reps);
+    free(names);
+    free(ns);
+    free(count);
+}
+
+static void probe_fill(const json_t *res, double reps, dt_sample *smp) {
+    dt_probe *p = &smp->probe;
+    smp->has_probe = 1;
+    p->kernel_sum_us = json_number_value(json_object_get(res, "kernel_sum_ns")) / 1e3 / reps;
+    p->kernel_span_us = json_number_value(json_object_get(res, "kernel_span_ns")) / 1e3 / reps;
+    p->kernel_count = int_or_null(json_object_get(res, "kernel_count"));
+    p->launch_count = int_or_null(json_object_get(res, "launch_count"));
+    p->clock_offset_ns = number_or_nan(json_object_get(res, "clock_offset_ns"));
+    p->clock_uncertainty_ns = number_or_nan(json_object_get(res, "clock_uncertainty_ns"));
+    const json_t *recs = json_object_get(res, "kernels");
+    kernels_fill(recs, reps, p);
+    records_fill(recs, &p->records);
+}
+
+dt_status dt_protocol_device(dt_worker *w, int probe, int64_t reps, const char *probe_kind,
+                             int prime, double timeout_s, dt_sample *out, dt_err *err) {
+    *out = dt_sample_empty();
+    json_t *req = json_pack("{s:s,s:s,s:I,s:I,s:s,s:i}", "cmd", "device", "scope",
+                            probe ? "probe" : "control", "reps", (json_int_t)reps, "capacity",
+                            (json_int_t)(reps * 16 + 64), "probe_kind", probe_kind, "prime",
+                            prime);
+    json_t *resp = NULL;
+    dt_status st = call(w, req, timeout_s, &resp, err);
+    if (st != DT_OK) return st;
+    const json_t *r = json_object_get(resp, "result");
+    double stream_ns = json_number_value(json_object_get(r, "stream_ns"));
+    if (!json_is_object(r) || !(stream_ns > 0)) {
+        json_decref(resp);
+        return dt_fail(err, DT_EWORKER, "worker answered device without a positive result.stream_ns");
+    }
+    out->us = stream_ns / 1e3 / (double)reps;
+    out->reps = reps;
+    if (probe) probe_fill(r, (double)reps, out);
+    json_decref(resp);
+    return DT_OK;
+}
+
+/* ---- ceilings ----------------------------------------------------------------------------- */
+
+/* c[key] must be a positive finite number; absent is fine unless required (then NAN). */
+static dt_status positive(const json_t *c, const char *key, int required, double *out,
+                          dt_err *err) {
+    const json_t *v = json_object_get(c, key);
+    *out = NAN;
+    if (!v)
+        return required ? dt_fail(err, DT_EINVAL, "ceilings: missing '%s'", key) : DT_OK;
+    if (!json_is_number(v))
+        return dt_fail(err, DT_EINVAL, "ceilings: '%s' is not a number", key);
+    double x = json_number_value(v);
+    if (!isfinite(x) || x <= 0)
+        return dt_fail(err, DT_EINVAL, "ceilings: '%s' = %g is not a positive finite number",
+                       key, x);
+    *out = x;
+    return DT_OK;
+}
+
+static dt_status ceilings_from(const json_t *c, const char *backend, dt_ceilings_rec *out,
+                               dt_err *err) {
+    memset(out, 0, sizeof *out);
+    if (!json_is_object(c)) return dt_fail(err, DT_EINVAL, "ceilings: not an object");
+    double bytes;
+    if (positive(c, "copy_gbps", 1, &out->copy_gbps, err) != DT_OK ||
+        positive(c, "copy_bytes", 1, &bytes, err) != DT_OK ||
+        positive(c, "launch_sync_floor_us", 1, &out->launch_sync_floor_us, err) != DT_OK ||
+        positive(c, "launch_queue_floor_us", 1, &out->launch_queue_floor_us, err) != DT_OK ||
+        /* optional: older results.json files and other workers lack it */
+        positive(c, "launch_sync_touch_floor_us", 0, &out->launch_sync_touch_floor_us, err) != DT_OK)
+        return DT_EINVAL;
+    const json_t *m = json_object_get(c, "method");
+    if (m && !json_is_string(m)) return dt_fail(err, DT_EINVAL, "ceilings: 'method' is not a string");
+    out->copy_bytes = (int64_t)bytes;
+    out->method = dup_or_null(json_string_value(m));
+    const char *b = json_string_value(json_object_get(c, "backend"));
+    out->backend = dup_or_null(b ? b : backend);
+    out->present = 1;
+    return DT_OK;
+}
+
+dt_status dt_protocol_ceilings(dt_worker *w, const char *backend, double timeout_s,
+                               dt_ceilings_rec *out, dt_err *err) {
+    memset(out, 0, sizeof *out);
+    if (!backend) return dt_fail(err, DT_EINVAL, "ceilings: no backend");
+    json_t *req = json_pack("{s:s,s:s}", "cmd", "ceilings", "backend", backend);
+    if (!req) return dt_fail(err, DT_EINVAL, "ceilings: backend name is not UTF-8");
+    json_t *resp = NULL;
+    dt_status st = call(w, req, timeout_s, &resp, err);
+    if (st != DT_OK) return st;
+    st = ceilings_from(json_object_get(resp, "ceilings"), backend, out, err);
+    json_decref(resp);
+    return st;
+}
+
+dt_status dt_protocol_ceilings_parse(const char *text, size_t len, const char *backend,
+                                     dt_ceilings_rec *out, dt_err *err) {
+    memset(out, 0, sizeof *out);
+    json_t *c = json_loadb(text, len, 0, NULL);
+    if (!c) return dt_fail(err, DT_EINVAL, "ceilings: not JSON");
+    dt_status st = ceilings_from(c, backend, out, err);
+    json_decref(c);
+    return st;
+}
+
+/* ---- resumption notes --------------------------------------------------------------------- */
+
+dt_status dt_protocol_resume_note(const char *old_notes, const char *at, const char *run_json,
+                                  char **out, dt_err *err) {
+    *out = NULL;
+    json_t *notes = old_notes ? json_loads(old_notes, 0, NULL) : json_array();
+    json_t *run = json_loads(run_json, 0, NULL);
+    if (!json_is_array(notes) || !json_is_object(run)) {
+        json_decref(notes);
+        json_decref(run);
+        return dt_fail(err, DT_EINVAL, "resumption notes: not JSON");
+    }
+    json_t *note = json_pack("{s:s}", "at", at);
+    static const char *const k_keys[] = {"tool", "frameworks", "environment"};
+    for (size_t i = 0; i < 3; i++) {
+        json_t *v = json_object_get(run, k_keys[i]);
+        json_object_set(note, k_keys[i], v ? v : json_null());
+    }
+    json_array_append_new(notes, note);
+    *out = json_dumps(notes, JSON_COMPACT);
+    json_decref(notes);
+    json_decref(run);
+    DT_ASSERT(*out);
     return DT_OK;
 }

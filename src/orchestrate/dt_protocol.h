@@ -20,6 +20,8 @@
 
 #include "../common/dt_common.h"
 #include "dt_worker.h"
+#include "../data/dt_arena.h"
+#include "../record/dt_record.h"
 
 /* The protocol version this orchestrator speaks. */
 #define DT_PROTOCOL_VERSION 1
@@ -42,7 +44,10 @@ typedef struct dt_hello {
     char *framework_version; /* NULL when absent */
     dt_hello_backend cpu, cuda;
     long long threads;       /* env.threads, -1 when absent */
-    char *cuda_info_json;    /* backends.cuda.info (the device) as JSON text, NULL if none */
+    char *cuda_info_json;    /* backends.cuda.info (the device) as JSON text, with "name"
+                                added from its "gpu" when it has none; NULL if none */
+    char *cuda_name;         /* that "name", NULL if none */
+    int64_t cuda_pci_bus;    /* its integer "pci_bus", DT_NULL_I64 if none */
     char *text;              /* the whole answer, compact JSON */
 } dt_hello;
 
@@ -55,5 +60,84 @@ void dt_hello_free(dt_hello *h);
 /* Starts w, asks hello (timeout at least DT_WORKER_START_S) and checks the protocol
  * version (a mismatch kills the worker). On DT_OK *hello is filled (caller frees). */
 dt_status dt_protocol_start(dt_worker *w, double timeout_s, dt_hello *hello, dt_err *err);
+
+/* ---- prepare --------------------------------------------------------------------------- */
+
+/* What a prepare request carries (docs/protocol.md, "prepare"). */
+typedef struct dt_prepare_req {
+    const char *case_id, *op, *backend;
+    int64_t m, n, k;
+    const char *shm;              /* the arena's shared-memory name */
+    const dt_case_layout *layout; /* buffers and arena size */
+    int capture_sources;
+} dt_prepare_req;
+
+/* One run-time compiled source a prepare answer names. */
+typedef struct dt_prepare_source {
+    char *sha256;    /* NULL: the entry had none (it is then skipped by callers) */
+    char *name;      /* NULL: null */
+    dt_strv options; /* compile options */
+    char *text;      /* only with capture_sources; NULL otherwise */
+} dt_prepare_source;
+
+typedef struct dt_prepare_answer {
+    double compile_ms, alloc_ms; /* setup_ms.compile / .alloc; NAN: not given */
+    char *output_policy;         /* NULL: not given */
+    char *implementation;        /* NULL: not given */
+    dt_prepare_source *sources;
+    size_t n_sources;
+} dt_prepare_answer;
+
+/* Sends prepare; ans may be NULL (the probe worker's prepare). */
+dt_status dt_protocol_prepare(dt_worker *w, const dt_prepare_req *req, double timeout_s,
+                              dt_prepare_answer *ans, dt_err *err);
+void dt_prepare_answer_free(dt_prepare_answer *a);
+
+/* ---- timed and untimed calls ------------------------------------------------------------ */
+
+/* run: reps calls (after `prime` untimed ones, 0: none) -> *host_ns (a positive integer,
+ * else DT_EWORKER "worker answered run without a positive integer host_ns"). */
+dt_status dt_protocol_run(dt_worker *w, int64_t reps, int prime, double timeout_s,
+                          int64_t *host_ns, dt_err *err);
+/* floor: one primed empty call -> *host_ns (same rule as run, "... answered floor ..."). */
+dt_status dt_protocol_floor(dt_worker *w, int prime, double timeout_s, int64_t *host_ns,
+                            dt_err *err);
+/* upload or download (cmd) -> *ms (0 when not given). */
+dt_status dt_protocol_copy(dt_worker *w, const char *cmd, double timeout_s, double *ms,
+                           dt_err *err);
+/* release the prepared case. */
+dt_status dt_protocol_release(dt_worker *w, double timeout_s, dt_err *err);
+/* probe_process with probe_kind ("concurrent" or "serialized"). */
+dt_status dt_protocol_probe_process(dt_worker *w, const char *probe_kind, double timeout_s,
+                                    dt_err *err);
+
+/* device: one control or probe region of reps calls -> a sample with us (per call) set
+ * from result.stream_ns (which must be positive: else DT_EWORKER "worker answered device
+ * without a positive result.stream_ns") and, for a probe, its probe fields: per-call
+ * kernel sum/span, counts, clock offset, per-name kernel totals and every kernel record
+ * (compact rows relative to the first start). reps/round/index/position are the caller's
+ * to set. On DT_OK *out owns its arrays (push it with dt_samples_push). */
+dt_status dt_protocol_device(dt_worker *w, int probe, int64_t reps, const char *probe_kind,
+                             int prime, double timeout_s, dt_sample *out, dt_err *err);
+
+/* ceilings of the backend's device into *out (present, error NULL), checked: copy_gbps,
+ * copy_bytes, launch_sync_floor_us, launch_queue_floor_us positive finite numbers;
+ * launch_sync_touch_floor_us absent (NAN) or a positive finite number; method absent or
+ * a string; backend defaults to the one asked. DT_EINVAL for a malformed answer (the
+ * message names the key, "ceilings: ..."), DT_EWORKER for ok:false or transport. */
+dt_status dt_protocol_ceilings(dt_worker *w, const char *backend, double timeout_s,
+                               dt_ceilings_rec *out, dt_err *err);
+
+/* The resumption note of a resumed run: old_notes (a JSON array text, NULL: none) with
+ * one more entry {"at": at, "tool", "frameworks", "environment"} whose three objects are
+ * taken from run_json (this resumption's run-level results.json text, as the codec
+ * encodes it). *out is the new array text (caller frees). DT_EINVAL when a text does
+ * not parse. */
+dt_status dt_protocol_resume_note(const char *old_notes, const char *at, const char *run_json,
+                                  char **out, dt_err *err);
+
+/* The ceilings check above on JSON text (a stored object, a test's fixture). */
+dt_status dt_protocol_ceilings_parse(const char *text, size_t len, const char *backend,
+                                     dt_ceilings_rec *out, dt_err *err);
 
 #endif

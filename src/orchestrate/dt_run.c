@@ -1,14 +1,16 @@
 /* dt_run.c — the run loop (see dt_run.h). Order of one case, per round:
  *
  *   pristine arena + FP64 reference
- *   per framework: prepare → upload → cold call → download → check("cold")
- *   per framework: warmup (batches) → calibrate R
+ *   per implementation: prepare → upload → cold call → download → check("cold")
+ *   per implementation: warmup (batches) → calibrate R
  *   batch samples, ABBA-interleaved; single samples, ABBA-interleaved
- *   per framework: poison → upload → call → download → check("warm") → release
- *   write results.json + results.md
+ *   [device timing: control and probe samples, the probe on the probe worker]
+ *   per implementation: poison → upload → call → download → check("warm") → release
+ *   write results.json + results.md + plots (dt_outputs_write)
  *
- * A framework whose check fails is never timed; a worker that dies fails its case only
- * and is restarted at the next case. */
+ * Everything measured goes into the typed record (record/dt_record.h); requests and
+ * answers go through the protocol module. An implementation whose check fails is never
+ * timed; a worker that dies fails its case only and is restarted at the next case. */
 #define _GNU_SOURCE
 #include "dt_run.h"
 
@@ -22,26 +24,27 @@
 
 #include "../data/dt_arena.h"
 #include "../data/dt_shm.h"
+#include "../format/dt_outputs.h"
 #include "../oracle/dt_oracle.h"
-#include "../report/dt_derive.h"
-#include "../report/dt_plot.h"
-#include "../report/dt_report_md.h"
-#include "../report/dt_results_io.h"
+#include "../record/dt_record_json.h"
+#include "../stats/dt_derive.h"
+#include "dt_protocol.h"
 
 static volatile sig_atomic_t g_stop_signal;
 
 void dt_run_request_stop(int signo) { g_stop_signal = signo; }
 int dt_run_stop_requested(void) { return g_stop_signal != 0; }
 
-/* Per-framework state of the case being run. */
+/* Per-implementation state of the case being run. */
 typedef struct fw_case {
-    int index;          /* 0 candidate, 1 baseline */
-    const char *id;     /* framework id */
+    int index;          /* session member: 0 candidate, 1 baseline */
+    const char *id;     /* implementation id */
     dt_worker *w[2];    /* [DT_STEP_MAIN], [DT_STEP_PROBE]: the session's workers */
-    int probe_prepared; /* prepare on the probe worker succeeded: release owed */
-    dt_shm shm;         /* this framework's arena (the probe worker maps it too) */
-    json_t *impl;       /* borrowed: cases[i].impl.<id> */
+    dt_case_impl *ci;   /* this implementation's part of the case (in the record) */
+    dt_shm shm;         /* this implementation's arena (the probe worker maps it too) */
+    dt_prepare_req req; /* kept for the probe worker */
     int prepared;       /* prepare succeeded: release owed */
+    int probe_prepared; /* prepare on the probe worker succeeded: release owed */
     int ok;             /* still eligible for timing */
     int64_t reps;       /* calibrated batch size */
 } fw_case;
@@ -50,13 +53,29 @@ typedef struct fw_case {
 typedef struct run_ctx {
     const dt_run_config *cfg;
     dt_session *session;
-    json_t *results;
+    dt_record *r;
+    int ri[DT_SESSION_IMPLS]; /* record impl index of each session member */
     int64_t position;   /* global sample counter */
     int cases_done, cases_total;
     int64_t t_start_ns;
     const char *current;
     int floor_off;      /* the candidate worker has no floor call: asked no more */
 } run_ctx;
+
+/* One case in flight. */
+typedef struct case_run {
+    const dt_case_spec *spec;
+    dt_case *cj;        /* the case in the record */
+    dt_case_layout L;
+    uint8_t *pristine;
+    dt_oracle_ref ref;
+    int round, flip;
+    fw_case fw[DT_SESSION_IMPLS];
+} case_run;
+
+static const char *probe_kind_name(const dt_run_config *cfg) {
+    return cfg->probe_kind ? "serialized" : "concurrent";
+}
 
 /* ---- progress --------------------------------------------------------------------- */
 
@@ -78,64 +97,48 @@ static void progress(run_ctx *c, const char *fw, const char *phase) {
 
 /* Marks f failed (the first reason wins) with the stderr tail of its worker for step. */
 static void fw_fail(fw_case *f, dt_session_step step, const char *stage, const char *msg) {
-    if (!f->ok && json_is_string(json_object_get(f->impl, "error"))) return; /* first wins */
+    if (!f->ok && f->ci->error) return; /* first wins */
     f->ok = 0;
     char line[700];
     snprintf(line, sizeof line, "%s: %s", stage, msg);
-    json_object_set_new(f->impl, "status", json_string("failed"));
-    json_object_set_new(f->impl, "error", json_string(line));
+    f->ci->status = DT_IMPL_FAILED;
+    dt_record_set_str(&f->ci->error, line);
     char tail[DT_STDERR_TAIL];
     dt_worker_stderr_tail(f->w[step], tail, sizeof tail);
-    json_object_set_new(f->impl, "stderr_tail", json_string(tail));
+    dt_record_set_str(&f->ci->stderr_tail, tail);
 }
 
-/* Sends req (consumed) to f's worker for step; on failure marks f failed with stage. */
-static dt_status fw_call(run_ctx *c, fw_case *f, dt_session_step step, const char *stage,
-                         json_t *req, json_t **resp) {
-    dt_err e;
-    json_t *r = NULL;
-    dt_status st;
+/* The worker of f for step, when a request may go to it now; else f is failed with stage
+ * (interrupted, or the worker is not running) and NULL is returned. */
+static dt_worker *fw_worker(fw_case *f, dt_session_step step, const char *stage) {
     if (dt_run_stop_requested()) {
-        st = dt_fail(&e, DT_EIO, "interrupted by signal %d", (int)g_stop_signal);
-    } else if (!dt_worker_alive(f->w[step])) {
-        st = dt_fail(&e, DT_EWORKER, "worker is not running");
-    } else {
-        st = dt_worker_call(f->w[step], req, c->cfg->timeout_s, &r, &e);
+        char msg[64];
+        snprintf(msg, sizeof msg, "interrupted by signal %d", (int)g_stop_signal);
+        fw_fail(f, step, stage, msg);
+        return NULL;
     }
-    json_decref(req);
-    if (st != DT_OK) {
-        json_decref(r);
-        fw_fail(f, step, stage, e.msg);
-        return st;
+    if (!dt_worker_alive(f->w[step])) {
+        fw_fail(f, step, stage, "worker is not running");
+        return NULL;
     }
-    if (resp) *resp = r;
-    else json_decref(r);
-    return DT_OK;
+    return f->w[step];
 }
 
-/* The positive integer host_ns of a run or floor answer into *ns; 0 when it has none. */
-static int answer_host_ns(const json_t *resp, int64_t *ns) {
-    const json_t *v = json_object_get(resp, "host_ns");
-    if (!json_is_integer(v) || json_integer_value(v) <= 0) return 0;
-    *ns = json_integer_value(v);
-    return 1;
+/* A request's outcome: on failure f is failed with stage and the reason. */
+static dt_status fw_done(fw_case *f, dt_session_step step, const char *stage, dt_status st,
+                         const dt_err *e) {
+    if (st != DT_OK) fw_fail(f, step, stage, e->msg);
+    return st;
 }
 
 /* run(reps) with `prime` untimed calls before the timed part (0: none). */
 static dt_status fw_run_primed(run_ctx *c, fw_case *f, dt_session_step step, const char *stage,
                                int64_t reps, int prime, int64_t *host_ns) {
-    json_t *resp = NULL;
-    json_t *req = json_pack("{s:s,s:I}", "cmd", "run", "reps", (json_int_t)reps);
-    if (prime > 0) json_object_set_new(req, "prime", json_integer(prime));
-    dt_status st = fw_call(c, f, step, stage, req, &resp);
-    if (st != DT_OK) return st;
-    int have = answer_host_ns(resp, host_ns);
-    json_decref(resp);
-    if (!have) {
-        fw_fail(f, step, stage, "worker answered run without a positive integer host_ns");
-        return DT_EWORKER;
-    }
-    return DT_OK;
+    dt_worker *w = fw_worker(f, step, stage);
+    if (!w) return DT_EWORKER;
+    dt_err e;
+    dt_status st = dt_protocol_run(w, reps, prime, c->cfg->timeout_s, host_ns, &e);
+    return fw_done(f, step, stage, st, &e);
 }
 
 static dt_status fw_run(run_ctx *c, fw_case *f, dt_session_step step, const char *stage,
@@ -145,71 +148,77 @@ static dt_status fw_run(run_ctx *c, fw_case *f, dt_session_step step, const char
 
 static dt_status fw_copy(run_ctx *c, fw_case *f, dt_session_step step, const char *cmd,
                          double *ms) {
-    json_t *resp = NULL;
-    dt_status st = fw_call(c, f, step, cmd, json_pack("{s:s}", "cmd", cmd), &resp);
-    if (st != DT_OK) return st;
-    *ms = json_number_value(json_object_get(resp, "ms"));
-    json_decref(resp);
-    return DT_OK;
+    dt_worker *w = fw_worker(f, step, cmd);
+    if (!w) return DT_EWORKER;
+    dt_err e;
+    return fw_done(f, step, cmd, dt_protocol_copy(w, cmd, c->cfg->timeout_s, ms, &e), &e);
+}
+
+static void fw_release(run_ctx *c, fw_case *f, dt_session_step step) {
+    dt_worker *w = fw_worker(f, step, "release");
+    if (!w) return;
+    dt_err e;
+    fw_done(f, step, "release", dt_protocol_release(w, c->cfg->timeout_s, &e), &e);
 }
 
 /* ---- checks --------------------------------------------------------------------------- */
 
+/* One checked call's findings into a new check of f's case. */
+static void check_record(fw_case *f, const char *when, const dt_arena_report *ar,
+                         const dt_oracle_report *orp) {
+    dt_check *k = dt_case_impl_check_add(f->ci);
+    k->when = dt_xstrdup(when);
+    k->ok = ar->ok && orp->ok;
+    k->arena.guard_bytes_changed = ar->guard_bytes_changed;
+    k->arena.input_elems_changed = ar->input_elems_changed;
+    k->arena.output_unwritten = ar->output_unwritten;
+    k->arena.output_nonfinite = ar->output_nonfinite;
+    k->arena.first_problem = dt_xstrdup(ar->first_problem);
+    dt_check_oracle *o = &k->oracle;
+    o->ok = orp->ok;
+    o->elements = orp->elements;
+    o->failures = orp->failures;
+    /* no infinity in results: a NaN/Inf output or an inexact exact op is recorded as null */
+    o->max_abs_error = isfinite(orp->max_abs_error) ? orp->max_abs_error : NAN;
+    o->max_budget_used = isfinite(orp->max_budget_used) ? orp->max_budget_used : NAN;
+    if (!orp->ok) {
+        o->has_first_failure = 1;
+        o->first_row = orp->first_fail_row;
+        o->first_col = orp->first_fail_col;
+        o->first_value = isfinite(orp->first_fail_value) ? orp->first_fail_value : 0.0;
+        o->first_ref = orp->first_fail_ref;
+        o->first_bound = orp->first_fail_bound;
+        o->first_text = dt_xstrdup(orp->first_failure);
+    }
+}
+
 /* One checked call: poison, upload, call, download, check arena and oracle. Appends a
- * record to impl.checks. Returns DT_OK when everything passed. */
-static dt_status fw_checked_call(run_ctx *c, fw_case *f, const char *when,
-                                 const dt_case_layout *L, const uint8_t *pristine,
-                                 const dt_oracle_ref *ref, json_t *setup) {
-    dt_arena_poison_outputs(L, f->shm.base);
+ * check to the case; setup (round 0's cold call) gets the phase times. Returns DT_OK
+ * when everything passed. */
+static dt_status fw_checked_call(run_ctx *c, fw_case *f, const char *when, const case_run *cr,
+                                 int setup) {
+    dt_arena_poison_outputs(&cr->L, f->shm.base);
     double up_ms = 0, down_ms = 0;
     int64_t ns = 0;
+    int cold = strcmp(when, "cold") == 0;
     if (fw_copy(c, f, DT_STEP_MAIN, "upload", &up_ms) != DT_OK) return DT_EWORKER;
-    if (fw_run(c, f, DT_STEP_MAIN, strcmp(when, "cold") == 0 ? "cold call" : "checked call", 1,
-               &ns) != DT_OK)
+    if (fw_run(c, f, DT_STEP_MAIN, cold ? "cold call" : "checked call", 1, &ns) != DT_OK)
         return DT_EWORKER;
     if (fw_copy(c, f, DT_STEP_MAIN, "download", &down_ms) != DT_OK) return DT_EWORKER;
     if (setup) {
-        json_object_set_new(setup, "upload", json_real(up_ms));
-        json_object_set_new(setup, "cold_call", json_real((double)ns / 1e6));
-        json_object_set_new(setup, "download", json_real(down_ms));
+        f->ci->setup_ms.upload = up_ms;
+        f->ci->setup_ms.cold_call = (double)ns / 1e6;
+        f->ci->setup_ms.download = down_ms;
     }
     dt_arena_report ar;
-    dt_arena_check(L, f->shm.base, pristine, &ar);
+    dt_arena_check(&cr->L, f->shm.base, cr->pristine, &ar);
     dt_oracle_report orp;
-    dt_oracle_check(ref, L, f->shm.base, &orp);
-    json_t *rec = json_pack(
-        "{s:s,s:b,s:{s:I,s:I,s:I,s:I,s:s},s:{s:b,s:I,s:I,s:f,s:f}}", "when", when, "ok",
-        ar.ok && orp.ok, "arena", "guard_bytes_changed", (json_int_t)ar.guard_bytes_changed,
-        "input_elems_changed", (json_int_t)ar.input_elems_changed, "output_unwritten",
-        (json_int_t)ar.output_unwritten, "output_nonfinite", (json_int_t)ar.output_nonfinite,
-        "first_problem", ar.first_problem, "oracle", "ok", orp.ok, "elements",
-        (json_int_t)orp.elements, "failures", (json_int_t)orp.failures, "max_abs_error",
-        0.0, "max_budget_used", 0.0);
-    DT_ASSERT(rec);
-    json_t *oracle = json_object_get(rec, "oracle");
-    /* JSON has no infinity: a NaN/Inf output or an inexact exact op is recorded as null */
-    json_object_set_new(oracle, "max_abs_error",
-                        isfinite(orp.max_abs_error) ? json_real(orp.max_abs_error) : json_null());
-    json_object_set_new(oracle, "max_budget_used", isfinite(orp.max_budget_used)
-                                                       ? json_real(orp.max_budget_used)
-                                                       : json_null());
-    if (!orp.ok) {
-        json_object_set_new(oracle, "first_failure",
-                            json_pack("{s:I,s:I,s:f,s:f,s:f,s:s}", "row",
-                                      (json_int_t)orp.first_fail_row, "col",
-                                      (json_int_t)orp.first_fail_col, "value",
-                                      isfinite(orp.first_fail_value) ? orp.first_fail_value : 0.0,
-                                      "ref", orp.first_fail_ref, "bound", orp.first_fail_bound,
-                                      "text", orp.first_failure));
-    } else {
-        json_object_set_new(oracle, "first_failure", json_null());
-    }
-    json_array_append_new(json_object_get(f->impl, "checks"), rec);
+    dt_oracle_check(&cr->ref, &cr->L, f->shm.base, &orp);
+    check_record(f, when, &ar, &orp);
     if (!ar.ok || !orp.ok) {
         char msg[600];
         snprintf(msg, sizeof msg, "%s", !ar.ok ? ar.first_problem : orp.first_failure);
-        fw_fail(f, DT_STEP_MAIN, strcmp(when, "cold") == 0 ? "check after cold call" : "check after timing",
-                msg);
+        fw_fail(f, DT_STEP_MAIN, cold ? "check after cold call" : "check after timing", msg);
         return DT_ECHECK;
     }
     return DT_OK;
@@ -226,26 +235,25 @@ static dt_status fw_warmup(run_ctx *c, fw_case *f) {
         calls += batch;
         if (batch < 8) batch *= 2;
     }
-    json_object_set_new(f->impl, "warmup",
-                        json_pack("{s:f,s:I}", "ms", (double)(dt_now_ns() - t0) / 1e6, "calls",
-                                  (json_int_t)calls));
+    f->ci->has_warmup = 1;
+    f->ci->warmup_ms = (double)(dt_now_ns() - t0) / 1e6;
+    f->ci->warmup_calls = calls;
     return DT_OK;
 }
 
 /* Seed rule: from R = 1, up to 8 attempts; stop when a batch lasts >= 0.8 * sample_ms or
- * R reaches the cap; else R <- clamp(floor(R * target / elapsed), R + 1, cap). */
+ * R reaches the cap; else R <- clamp(floor(R * target / elapsed), R + 1, cap). The
+ * attempts are recorded only when calibration completes. */
 static dt_status fw_calibrate(run_ctx *c, fw_case *f) {
     double target_ns = c->cfg->sample_ms * 1e6;
     int64_t r = 1, cap = c->cfg->max_reps;
-    json_t *attempts = json_array();
+    dt_calib_attempt att[8];
+    int n = 0;
     for (int a = 0; a < 8; a++) {
         int64_t ns;
-        if (fw_run(c, f, DT_STEP_MAIN, "calibration", r, &ns) != DT_OK) {
-            json_decref(attempts);
-            return DT_EWORKER;
-        }
-        json_array_append_new(attempts, json_pack("{s:I,s:f}", "reps", (json_int_t)r,
-                                                  "us_per_call", (double)ns / 1e3 / (double)r));
+        if (fw_run(c, f, DT_STEP_MAIN, "calibration", r, &ns) != DT_OK) return DT_EWORKER;
+        att[n].reps = r;
+        att[n++].us_per_call = (double)ns / 1e3 / (double)r;
         if ((double)ns >= 0.8 * target_ns || r >= cap) break;
         double want = floor((double)r * target_ns / (double)(ns > 0 ? ns : 1));
         int64_t next = want > (double)cap ? cap : (int64_t)want;
@@ -254,214 +262,109 @@ static dt_status fw_calibrate(run_ctx *c, fw_case *f) {
         r = next;
     }
     f->reps = r;
-    json_object_set_new(f->impl, "calibration",
-                        json_pack("{s:o,s:I}", "attempts", attempts, "reps", (json_int_t)r));
+    for (int a = 0; a < n; a++) dt_case_impl_calib_add(f->ci, att[a].reps, att[a].us_per_call);
+    f->ci->has_calibration = 1;
+    f->ci->calib_reps = r;
     return DT_OK;
 }
 
+/* A host sample (or a floor sample: reps 0) at the next position. */
+static dt_sample host_sample(run_ctx *c, double us, int64_t reps, int round, int index) {
+    dt_sample s = dt_sample_empty();
+    s.us = us;
+    s.reps = reps;
+    s.round = round;
+    s.index = index;
+    s.position = c->position++;
+    return s;
+}
+
 /* One floor sample (docs/protocol.md, "floor": the candidate worker's empty call, primed
- * like a sample) into cases[].floor.samples, paired by (round, index) with the single
+ * like a sample) into the case's floor samples, paired by (round, index) with the single
  * samples that follow it. A worker without a floor call answers ok:false: that is
- * recorded once (results.floor_unavailable) and no more are asked for in this run. */
-static void take_floor_sample(run_ctx *c, json_t *cj, fw_case *f, int round, int i) {
+ * recorded once (floor_unavailable) and no more are asked for in this run. */
+static void take_floor_sample(run_ctx *c, case_run *cr, fw_case *f, int i) {
     dt_worker *w = f->w[DT_STEP_MAIN];
     if (c->floor_off || !f->ok || !dt_worker_alive(w)) return;
-    json_t *req = json_pack("{s:s,s:I,s:i}", "cmd", "floor", "reps", (json_int_t)1, "prime",
-                            c->cfg->prime);
-    json_t *resp = NULL;
     dt_err e;
     progress(c, f->id, "floor samples");
-    dt_status st = dt_worker_call(w, req, c->cfg->timeout_s, &resp, &e);
-    json_decref(req);
     int64_t ns = 0;
-    if (st == DT_OK && !answer_host_ns(resp, &ns))
-        st = dt_fail(&e, DT_EWORKER, "worker answered floor without a positive integer host_ns");
-    if (st != DT_OK) {
+    if (dt_protocol_floor(w, c->cfg->prime, c->cfg->timeout_s, &ns, &e) != DT_OK) {
         if (!dt_worker_alive(w)) {
             fw_fail(f, DT_STEP_MAIN, "floor sample", e.msg);
         } else {
             c->floor_off = 1;
             char line[DT_ERR_LEN + 64];
             snprintf(line, sizeof line, "%s worker: %s", f->id, e.msg);
-            json_object_set_new(c->results, "floor_unavailable", json_string(line));
+            dt_record_set_str(&c->r->floor_unavailable, line);
         }
-        json_decref(resp);
         return;
     }
-    json_t *fl = json_object_get(cj, "floor");
-    if (!json_is_object(fl)) {
-        fl = json_pack("{s:s,s:[]}", "worker", f->id, "samples");
-        json_object_set_new(cj, "floor", fl);
-    }
-    json_array_append_new(json_object_get(fl, "samples"),
-                          json_pack("{s:f,s:i,s:i,s:I}", "us", (double)ns / 1e3, "round",
-                                    round, "index", i, "position", (json_int_t)c->position++));
-    json_decref(resp);
+    if (cr->cj->floor_impl < 0) cr->cj->floor_impl = c->ri[f->index];
+    dt_sample s = host_sample(c, (double)ns / 1e3, 0, cr->round, i);
+    dt_samples_push(&cr->cj->floor, &s);
 }
 
-/* Takes samples of one scope for both frameworks in ABBA order. flip reverses the
- * starting framework (alternate rounds). single: one call per sample, each pair of them
+/* Takes samples of one scope for both implementations in ABBA order. flip reverses the
+ * starting one (alternate rounds). single: one call per sample, each pair of them
  * preceded by a floor sample on the candidate's worker. */
-static void take_samples(run_ctx *c, json_t *cj, fw_case fw[2], int round, int flip,
-                         int single) {
-    const char *scope = single ? "e2e_single" : "e2e_batch";
+static void take_samples(run_ctx *c, case_run *cr, int single) {
+    dt_scope scope = single ? DT_SCOPE_E2E_SINGLE : DT_SCOPE_E2E_BATCH;
     for (int i = 0; i < c->cfg->samples; i++) {
-        if (single) take_floor_sample(c, cj, &fw[0], round, i);
-        int first = ((i & 1) ^ flip) ? 1 : 0;
+        if (single) take_floor_sample(c, cr, &cr->fw[0], i);
+        int first = ((i & 1) ^ cr->flip) ? 1 : 0;
         for (int j = 0; j < 2; j++) {
-            fw_case *f = &fw[first ^ j];
+            fw_case *f = &cr->fw[first ^ j];
             if (!f->ok) continue;
             progress(c, f->id, single ? "single samples" : "batch samples");
             int64_t reps = single ? 1 : f->reps, ns = 0;
             /* untimed calls right before (--prime, default 1), in the same request: on a
              * GPU shared by two worker processes they take the context switch away from
              * the sample (docs/protocol.md, "Priming") */
-            if (fw_run_primed(c, f, DT_STEP_MAIN, scope, reps, c->cfg->prime, &ns) != DT_OK) continue;
-            json_t *arr = json_object_get(json_object_get(f->impl, "samples"), scope);
-            json_array_append_new(
-                arr, json_pack("{s:f,s:I,s:i,s:i,s:I}", "us", (double)ns / 1e3 / (double)reps,
-                               "reps", (json_int_t)reps, "round", round, "index", i,
-                               "position", (json_int_t)c->position++));
+            if (fw_run_primed(c, f, DT_STEP_MAIN, dt_scope_name(scope), reps, c->cfg->prime,
+                              &ns) != DT_OK)
+                continue;
+            dt_sample s = host_sample(c, (double)ns / 1e3 / (double)reps, reps, cr->round, i);
+            dt_samples_push(&f->ci->samples[scope], &s);
         }
     }
 }
-
 
 /* ---- device phase ---------------------------------------------------------------------- */
 
-/* Every kernel record of a probe sample, compactly (a run keeps tens of thousands):
- * {"t0_ns": first start (host monotonic), "names": [...], "launch": {name: {grid, block}},
- *  "rows": [[name index, start - t0 (ns), end - t0 (ns), stream id], ...]} */
-static json_t *compact_records(json_t *recs) {
-    json_t *names = json_array(), *launch = json_object(), *rows = json_array();
-    double t0 = 0;
-    size_t i;
-    json_t *k;
-    json_array_foreach(recs, i, k) {
-        double st = json_number_value(json_object_get(k, "start_ns"));
-        if (i == 0 || st < t0) t0 = st;
-    }
-    json_array_foreach(recs, i, k) {
-        const char *name = json_string_value(json_object_get(k, "name"));
-        if (!name) name = "?";
-        size_t idx = json_array_size(names), j;
-        json_t *nm;
-        json_array_foreach(names, j, nm) {
-            if (strcmp(json_string_value(nm), name) == 0) {
-                idx = j;
-                break;
-            }
-        }
-        if (idx == json_array_size(names)) {
-            json_array_append_new(names, json_string(name));
-            json_object_set_new(launch, name,
-                                json_pack("{s:O,s:O}", "grid", json_object_get(k, "grid"),
-                                          "block", json_object_get(k, "block")));
-        }
-        json_array_append_new(
-            rows, json_pack("[I,I,I,O]", (json_int_t)idx,
-                            (json_int_t)(json_number_value(json_object_get(k, "start_ns")) - t0),
-                            (json_int_t)(json_number_value(json_object_get(k, "end_ns")) - t0),
-                            json_object_get(k, "stream_id") ? json_object_get(k, "stream_id")
-                                                            : json_null()));
-    }
-    return json_pack("{s:I,s:o,s:o,s:o}", "t0_ns", (json_int_t)t0, "names", names, "launch",
-                     launch, "rows", rows);
-}
-
-/* Converts a worker's device result into a sample record (per-call microseconds). */
-static json_t *device_sample(json_t *res, int64_t reps, int round, int index, int64_t pos,
-                             int probe) {
-    double r = (double)reps;
-    json_t *smp = json_pack("{s:f,s:I,s:i,s:i,s:I}", "us",
-                            json_number_value(json_object_get(res, "stream_ns")) / 1e3 / r,
-                            "reps", (json_int_t)reps, "round", round, "index", index,
-                            "position", (json_int_t)pos);
-    if (!probe) return smp;
-    json_object_set_new(smp, "kernel_sum_us",
-                        json_real(json_number_value(json_object_get(res, "kernel_sum_ns")) / 1e3 / r));
-    json_object_set_new(smp, "kernel_span_us",
-                        json_real(json_number_value(json_object_get(res, "kernel_span_ns")) / 1e3 / r));
-    json_object_set(smp, "kernel_count", json_object_get(res, "kernel_count"));
-    json_object_set(smp, "launch_count", json_object_get(res, "launch_count"));
-    json_object_set(smp, "clock_offset_ns", json_object_get(res, "clock_offset_ns"));
-    json_object_set(smp, "clock_uncertainty_ns", json_object_get(res, "clock_uncertainty_ns"));
-    /* per-kernel-name totals (per call) plus every raw record */
-    json_t *by = json_object(), *recs = json_object_get(res, "kernels");
-    size_t i;
-    json_t *k;
-    json_array_foreach(recs, i, k) {
-        const char *name = json_string_value(json_object_get(k, "name"));
-        if (!name) continue;
-        double d = json_number_value(json_object_get(k, "end_ns")) -
-                   json_number_value(json_object_get(k, "start_ns"));
-        json_t *e = json_object_get(by, name);
-        if (!e) {
-            e = json_pack("{s:f,s:i}", "ns", 0.0, "count", 0);
-            json_object_set_new(by, name, e);
-        }
-        json_object_set_new(e, "ns", json_real(json_number_value(json_object_get(e, "ns")) + d));
-        json_object_set_new(e, "count", json_integer(json_integer_value(json_object_get(e, "count")) + 1));
-    }
-    json_t *kernels = json_array();
-    const char *name;
-    json_t *e;
-    json_object_foreach(by, name, e) {
-        json_array_append_new(kernels, json_pack("{s:s,s:f,s:I}", "name", name, "us",
-                                                 json_number_value(json_object_get(e, "ns")) / 1e3 / r,
-                                                 "count",
-                                                 json_integer_value(json_object_get(e, "count"))));
-    }
-    json_decref(by);
-    json_object_set_new(smp, "kernels", kernels);
-    json_object_set_new(smp, "records", compact_records(recs));
-    return smp;
-}
-
-/* One device region on worker w (control on the main worker, probe on the probe worker). */
-static dt_status fw_device(run_ctx *c, fw_case *f, int probe, int64_t reps, json_t **res) {
+/* One device region: control on the main worker, probe on the probe worker. */
+static dt_status fw_device(run_ctx *c, fw_case *f, int probe, int64_t reps, dt_sample *s) {
     dt_session_step step = probe ? DT_STEP_PROBE : DT_STEP_MAIN;
-    json_t *resp = NULL;
-    dt_status st = fw_call(c, f, step, probe ? "probe sample" : "control sample",
-                           json_pack("{s:s,s:s,s:I,s:I,s:s,s:i}", "cmd", "device", "scope",
-                                     probe ? "probe" : "control", "reps", (json_int_t)reps,
-                                     "capacity", (json_int_t)(reps * 16 + 64), "probe_kind",
-                                     c->cfg->probe_kind ? "serialized" : "concurrent", "prime",
-                                     c->cfg->prime),
-                           &resp);
-    if (st != DT_OK) return st;
-    json_t *r = json_object_get(resp, "result");
-    if (!json_is_object(r) || !(json_number_value(json_object_get(r, "stream_ns")) > 0)) {
-        json_decref(resp);
-        fw_fail(f, step, probe ? "probe sample" : "control sample",
-                "worker answered device without a positive result.stream_ns");
-        return DT_EWORKER;
-    }
-    *res = json_incref(r);
-    json_decref(resp);
-    return DT_OK;
+    const char *stage = probe ? "probe sample" : "control sample";
+    dt_worker *w = fw_worker(f, step, stage);
+    if (!w) return DT_EWORKER;
+    dt_err e;
+    dt_status st = dt_protocol_device(w, probe, reps, probe_kind_name(c->cfg), c->cfg->prime,
+                                      c->cfg->timeout_s, s, &e);
+    return fw_done(f, step, stage, st, &e);
 }
 
 /* Starts (if needed) and prepares the probe worker of f on the same arena, then warms it. */
-static dt_status fw_probe_prepare(run_ctx *c, fw_case *f, json_t *prepare_req, int64_t reps) {
+static dt_status fw_probe_prepare(run_ctx *c, fw_case *f, int64_t reps) {
     dt_err e;
     int started = 0;
     if (dt_session_ready(c->session, f->index, DT_STEP_PROBE, &started, &e) != DT_OK) {
         fw_fail(f, DT_STEP_PROBE, "start probe worker", e.msg);
         return DT_EWORKER;
     }
+    dt_worker *w;
+    dt_status st;
     if (started) {
         /* A dedicated probe process: CUPTI stays attached between probe regions, so the
          * warmup and prime calls pay its setup (docs/device-timing.md, persistent mode). */
-        dt_status pst = fw_call(c, f, DT_STEP_PROBE, "probe worker probe_process",
-                                json_pack("{s:s,s:s}", "cmd", "probe_process", "probe_kind",
-                                          c->cfg->probe_kind ? "serialized" : "concurrent"),
-                                NULL);
-        if (pst != DT_OK) return pst;
+        const char *stage = "probe worker probe_process";
+        if (!(w = fw_worker(f, DT_STEP_PROBE, stage))) return DT_EWORKER;
+        st = dt_protocol_probe_process(w, probe_kind_name(c->cfg), c->cfg->timeout_s, &e);
+        if (fw_done(f, DT_STEP_PROBE, stage, st, &e) != DT_OK) return st;
     }
-    dt_status st =
-        fw_call(c, f, DT_STEP_PROBE, "probe worker prepare", json_incref(prepare_req), NULL);
-    if (st == DT_OK) {
+    if (!(w = fw_worker(f, DT_STEP_PROBE, "probe worker prepare"))) return DT_EWORKER;
+    st = dt_protocol_prepare(w, &f->req, c->cfg->timeout_s, NULL, &e);
+    if (fw_done(f, DT_STEP_PROBE, "probe worker prepare", st, &e) == DT_OK) {
         f->probe_prepared = 1;
         double ms;
         st = fw_copy(c, f, DT_STEP_PROBE, "upload", &ms);
@@ -472,122 +375,82 @@ static dt_status fw_probe_prepare(run_ctx *c, fw_case *f, json_t *prepare_req, i
     return st;
 }
 
-/* Paired control/probe samples: per pair index i, frameworks in ABBA order, and within a
- * framework control first on even i, probe first on odd i. */
-static void take_device_samples(run_ctx *c, fw_case fw[2], int round, int flip, int single) {
+/* Paired control/probe samples: per pair index i, implementations in ABBA order, and
+ * within one, control first on even i, probe first on odd i. */
+static void take_device_samples(run_ctx *c, case_run *cr, int single) {
+    int64_t cap = c->cfg->device_reps_cap;
     for (int i = 0; i < c->cfg->samples; i++) {
-        int first = ((i & 1) ^ flip) ? 1 : 0;
+        int first = ((i & 1) ^ cr->flip) ? 1 : 0;
         for (int j = 0; j < 2; j++) {
-            fw_case *f = &fw[first ^ j];
+            fw_case *f = &cr->fw[first ^ j];
             if (!f->ok) continue;
-            int64_t reps = single ? 1 : (f->reps < c->cfg->device_reps_cap ? f->reps
-                                                                            : c->cfg->device_reps_cap);
+            int64_t reps = single ? 1 : (f->reps < cap ? f->reps : cap);
             for (int q = 0; q < 2; q++) {
                 int probe = (i & 1) ? (q == 0) : (q == 1);
-                const char *scope = probe ? (single ? "probe_single" : "probe_batch")
-                                          : (single ? "control_single" : "control_batch");
-                progress(c, f->id, scope);
-                json_t *res = NULL;
-                if (fw_device(c, f, probe, reps, &res) != DT_OK) break;
-                json_t *samples = json_object_get(f->impl, "samples");
-                json_t *arr = json_object_get(samples, scope);
-                if (!arr) {
-                    arr = json_array();
-                    json_object_set_new(samples, scope, arr);
-                }
-                json_array_append_new(arr, device_sample(res, reps, round, i, c->position++, probe));
-                json_decref(res);
+                dt_scope scope = probe ? (single ? DT_SCOPE_PROBE_SINGLE : DT_SCOPE_PROBE_BATCH)
+                                       : (single ? DT_SCOPE_CONTROL_SINGLE
+                                                 : DT_SCOPE_CONTROL_BATCH);
+                progress(c, f->id, dt_scope_name(scope));
+                dt_sample s;
+                if (fw_device(c, f, probe, reps, &s) != DT_OK) break;
+                s.round = cr->round;
+                s.index = i;
+                s.position = c->position++;
+                dt_samples_push(&f->ci->samples[scope], &s);
             }
         }
     }
 }
 
-/* ---- case JSON ---------------------------------------------------------------------------- */
+/* ---- the case in the record ------------------------------------------------------------- */
 
-static json_t *find_case(json_t *results, const char *id) {
-    json_t *cases = json_object_get(results, "cases");
-    size_t i;
-    json_t *v;
-    json_array_foreach(cases, i, v) {
-        if (strcmp(json_string_value(json_object_get(v, "id")), id) == 0) return v;
-    }
-    return NULL;
-}
-
-static json_t *new_impl(void) {
-    return json_pack("{s:s,s:n,s:s,s:s,s:s,s:{},s:[],s:{s:[],s:[]},s:[]}", "status", "ok",
-                     "error", "stderr_tail", "", "output_policy", "", "implementation", "",
-                     "setup_ms", "checks", "samples", "e2e_batch", "e2e_single", "sources");
-}
-
-static json_t *case_json(run_ctx *c, const dt_case_spec *spec, const dt_case_layout *L,
+/* Adds the case of spec to the record: op, shape, tolerance, input hashes. */
+static dt_case *case_new(run_ctx *c, const dt_case_spec *spec, const dt_case_layout *L,
                          const uint8_t *pristine) {
     const dt_op_info *info = dt_op_get(spec->op);
-    json_t *inputs = json_array();
+    dt_case *cj = dt_record_case_add(c->r, spec->id);
+    cj->op = spec->op;
+    cj->m = spec->m;
+    cj->n = spec->n;
+    cj->k = spec->k;
+    cj->views = spec->views;
+    dt_record_set_str(&cj->backend, c->cfg->backend);
+    cj->valid = 1;
+    cj->atol = info->atol;
+    cj->rtol = info->rtol;
+    dt_record_set_str(&cj->tol_scale, info->scale_doc);
     for (int b = 0; b < L->nbuffers; b++) {
         if (L->buf[b].is_output) continue;
         char hex[65];
         dt_buffer_sha256(L, b, pristine, hex);
-        json_array_append_new(inputs, json_pack("{s:s,s:s,s:I,s:I}", "name", L->buf[b].name,
-                                                "sha256", hex, "rows",
-                                                (json_int_t)L->buf[b].rows, "cols",
-                                                (json_int_t)L->buf[b].cols));
+        dt_case_input_add(cj, L->buf[b].name, hex, L->buf[b].rows, L->buf[b].cols);
     }
-    json_t *cj = json_pack(
-        "{s:s,s:s,s:I,s:I,s:I,s:b,s:s,s:b,s:{s:f,s:f,s:s},s:o,s:{}}", "id", spec->id, "op",
-        info->name, "m", (json_int_t)spec->m, "n", (json_int_t)spec->n, "k",
-        (json_int_t)spec->k, "views", spec->views, "backend", c->cfg->backend, "valid", 1,
-        "tolerance", "atol", info->atol, "rtol", info->rtol, "scale", info->scale_doc, "inputs",
-        inputs, "impl");
-    DT_ASSERT(cj);
-    for (int i = 0; i < 2; i++)
-        json_object_set_new(json_object_get(cj, "impl"), c->cfg->fw_ids[i], new_impl());
     return cj;
 }
 
-static json_t *buffers_json(const dt_case_layout *L) {
-    json_t *a = json_array();
-    for (int b = 0; b < L->nbuffers; b++) {
-        const dt_buffer_layout *B = &L->buf[b];
-        json_array_append_new(
-            a, json_pack("{s:s,s:s,s:b,s:I,s:I,s:I,s:I,s:I,s:I}", "name", B->name, "dtype",
-                         B->dtype == DT_I64 ? "i64" : "f32", "is_output", B->is_output, "rows",
-                         (json_int_t)B->rows, "cols", (json_int_t)B->cols, "row_stride",
-                         (json_int_t)B->row_stride, "data_offset", (json_int_t)B->data_offset,
-                         "region_offset", (json_int_t)B->region_offset, "region_bytes",
-                         (json_int_t)B->region_bytes));
-    }
-    return a;
+static int source_known(const dt_record *r, const char *sha) {
+    for (size_t j = 0; j < r->prov.n_sources; j++)
+        if (r->prov.sources[j].sha256 && strcmp(r->prov.sources[j].sha256, sha) == 0) return 1;
+    return 0;
 }
 
 /* Stores captured sources (once) under DIR/sources and records them in provenance. */
-static void keep_sources(run_ctx *c, fw_case *f, json_t *sources) {
-    size_t i;
-    json_t *s;
-    json_t *prov = json_object_get(json_object_get(c->results, "provenance"), "sources");
-    json_array_foreach(sources, i, s) {
-        const char *sha = json_string_value(json_object_get(s, "sha256"));
-        if (!sha) continue;
-        json_array_append_new(json_object_get(f->impl, "sources"), json_string(sha));
-        int known = 0;
-        size_t j;
-        json_t *p;
-        json_array_foreach(prov, j, p) {
-            if (strcmp(json_string_value(json_object_get(p, "sha256")), sha) == 0) known = 1;
-        }
-        if (known) continue;
-        json_array_append_new(prov, json_pack("{s:s,s:O,s:O,s:s}", "sha256", sha, "name",
-                                              json_object_get(s, "name"), "options",
-                                              json_object_get(s, "options"), "framework", f->id));
-        const char *text = json_string_value(json_object_get(s, "text"));
-        if (!c->cfg->capture_sources || !text) continue;
+static void keep_sources(run_ctx *c, fw_case *f, const dt_prepare_answer *ans) {
+    for (size_t i = 0; i < ans->n_sources; i++) {
+        const dt_prepare_source *s = &ans->sources[i];
+        if (!s->sha256) continue;
+        dt_strv_push(&f->ci->sources, s->sha256);
+        if (source_known(c->r, s->sha256)) continue;
+        dt_prov_source *p = dt_record_prov_source_add(c->r, s->sha256, s->name, f->id);
+        for (size_t k = 0; k < s->options.n; k++) dt_strv_push(&p->options, s->options.v[k]);
+        if (!c->cfg->capture_sources || !s->text) continue;
         char path[4096];
         snprintf(path, sizeof path, "%s/sources", c->cfg->output_dir);
         mkdir(path, 0755);
-        snprintf(path, sizeof path, "%s/sources/%s.cu", c->cfg->output_dir, sha);
+        snprintf(path, sizeof path, "%s/sources/%s.cu", c->cfg->output_dir, s->sha256);
         FILE *fp = fopen(path, "wx");
         if (fp) {
-            fputs(text, fp);
+            fputs(s->text, fp);
             fclose(fp);
         }
     }
@@ -595,282 +458,242 @@ static void keep_sources(run_ctx *c, fw_case *f, json_t *sources) {
 
 /* ---- one case ------------------------------------------------------------------------- */
 
-static void run_case(run_ctx *c, const dt_case_spec *spec, int round, int flip) {
+/* Arena, prepare and cold check of one implementation. */
+static void fw_setup(run_ctx *c, case_run *cr, fw_case *f) {
     const dt_run_config *cfg = c->cfg;
-    c->current = spec->id;
-    dt_case_layout L;
-    dt_layout_make(&L, spec->op, spec->m, spec->n, spec->k, spec->views);
-    uint8_t *pristine = dt_xmalloc((size_t)L.total_bytes);
-    progress(c, NULL, "inputs");
-    dt_arena_fill(&L, pristine, cfg->seed);
-
-    json_t *cj = find_case(c->results, spec->id);
-    if (!cj) {
-        cj = case_json(c, spec, &L, pristine);
-        json_array_append_new(json_object_get(c->results, "cases"), cj);
-    }
-    json_t *impls = json_object_get(cj, "impl");
-
-    fw_case fw[2];
-    memset(fw, 0, sizeof fw);
-    json_t *prepare_req[2] = {NULL, NULL}; /* kept for the probe workers */
-    json_t *clocks_before = NULL;          /* NVML snapshot before the timed part */
-    for (int i = 0; i < 2; i++) {
-        fw[i].index = i;
-        fw[i].id = cfg->fw_ids[i];
-        fw[i].w[DT_STEP_MAIN] = dt_session_worker(c->session, i, DT_STEP_MAIN);
-        fw[i].w[DT_STEP_PROBE] = dt_session_worker(c->session, i, DT_STEP_PROBE);
-        fw[i].impl = json_object_get(impls, fw[i].id);
-        /* a framework that failed in an earlier round stays failed */
-        fw[i].ok = strcmp(json_string_value(json_object_get(fw[i].impl, "status")), "ok") == 0;
-    }
-
-    progress(c, NULL, "FP64 reference");
-    dt_oracle_ref ref;
     dt_err e;
-    memset(&ref, 0, sizeof ref);
-    if (dt_oracle_compute(&L, pristine, &ref, &e) != DT_OK) {
-        for (int i = 0; i < 2; i++) fw_fail(&fw[i], DT_STEP_MAIN, "oracle", e.msg);
-        goto done;
+    int restarted;
+    if (dt_session_ready(c->session, f->index, DT_STEP_MAIN, &restarted, &e) != DT_OK) {
+        fw_fail(f, DT_STEP_MAIN, "restart worker", e.msg);
+        return;
     }
-
-    /* prepare and cold check, per framework */
-    for (int i = 0; i < 2; i++) {
-        fw_case *f = &fw[i];
-        if (!f->ok) continue;
-        int restarted;
-        if (dt_session_ready(c->session, i, DT_STEP_MAIN, &restarted, &e) != DT_OK) {
-            fw_fail(f, DT_STEP_MAIN, "restart worker", e.msg);
-            continue;
-        }
-        if (dt_shm_create(&f->shm, L.total_bytes, &e) != DT_OK) {
-            fw_fail(f, DT_STEP_MAIN, "shared memory", e.msg);
-            continue;
-        }
-        memcpy(f->shm.base, pristine, (size_t)L.total_bytes);
-        progress(c, f->id, "prepare");
-        json_t *req = json_pack("{s:s,s:s,s:s,s:s,s:I,s:I,s:I,s:s,s:I,s:o,s:b}", "cmd",
-                                "prepare", "case", spec->id, "op", dt_op_get(spec->op)->name,
-                                "backend", cfg->backend, "m", (json_int_t)spec->m, "n",
-                                (json_int_t)spec->n, "k", (json_int_t)spec->k, "shm",
-                                f->shm.name, "arena_bytes", (json_int_t)L.total_bytes,
-                                "buffers", buffers_json(&L), "capture_sources",
-                                cfg->capture_sources);
-        json_t *resp = NULL;
-        json_decref(prepare_req[i]);
-        prepare_req[i] = json_incref(req);
-        if (fw_call(c, f, DT_STEP_MAIN, "prepare", req, &resp) != DT_OK) continue;
-        f->prepared = 1;
-        json_t *setup = json_object_get(f->impl, "setup_ms");
-        if (round == 0) {
-            json_t *sm = json_object_get(resp, "setup_ms");
-            const char *k;
-            json_t *v;
-            json_object_foreach(sm, k, v) { json_object_set(setup, k, v); }
-            json_object_set(f->impl, "output_policy", json_object_get(resp, "output_policy"));
-            json_object_set(f->impl, "implementation", json_object_get(resp, "implementation"));
-            keep_sources(c, f, json_object_get(resp, "sources"));
-        }
-        json_decref(resp);
-        progress(c, f->id, "cold call + check");
-        fw_checked_call(c, f, "cold", &L, pristine, &ref, round == 0 ? setup : NULL);
+    if (dt_shm_create(&f->shm, cr->L.total_bytes, &e) != DT_OK) {
+        fw_fail(f, DT_STEP_MAIN, "shared memory", e.msg);
+        return;
     }
-
-    /* warmup and calibration, per framework */
-    for (int i = 0; i < 2; i++) {
-        fw_case *f = &fw[i];
-        if (!f->ok) continue;
-        progress(c, f->id, "warmup");
-        if (fw_warmup(c, f) != DT_OK) continue;
-        progress(c, f->id, "calibration");
-        fw_calibrate(c, f);
+    memcpy(f->shm.base, cr->pristine, (size_t)cr->L.total_bytes);
+    progress(c, f->id, "prepare");
+    const dt_case_spec *spec = cr->spec;
+    dt_prepare_req q = {spec->id, dt_op_get(spec->op)->name, cfg->backend, spec->m, spec->n,
+                        spec->k, f->shm.name, &cr->L, cfg->capture_sources};
+    f->req = q;
+    dt_worker *w = fw_worker(f, DT_STEP_MAIN, "prepare");
+    if (!w) return;
+    dt_prepare_answer ans;
+    dt_status st = dt_protocol_prepare(w, &f->req, cfg->timeout_s, &ans, &e);
+    if (fw_done(f, DT_STEP_MAIN, "prepare", st, &e) != DT_OK) return;
+    f->prepared = 1;
+    if (cr->round == 0) {
+        f->ci->setup_ms.compile = ans.compile_ms;
+        f->ci->setup_ms.alloc = ans.alloc_ms;
+        if (ans.output_policy) dt_record_set_str(&f->ci->output_policy, ans.output_policy);
+        if (ans.implementation) dt_record_set_str(&f->ci->implementation, ans.implementation);
+        keep_sources(c, f, &ans);
     }
+    dt_prepare_answer_free(&ans);
+    progress(c, f->id, "cold call + check");
+    fw_checked_call(c, f, "cold", cr, cr->round == 0);
+}
 
+/* The timed part: host samples, then (device timing) control and probe samples, the
+ * clocks bracketing them. */
+static void timed_part(run_ctx *c, case_run *cr) {
+    const dt_run_config *cfg = c->cfg;
     /* clocks bracket the timed part; warmup and calibration just ran the GPU, so both
      * snapshots see working clocks, not the idle clocks of the pause between cases */
-    if (cfg->clocks) clocks_before = dt_clocks_read(cfg->clocks);
-    take_samples(c, cj, fw, round, flip, 0);
-    take_samples(c, cj, fw, round, flip, 1);
-
+    dt_clock_snapshot before, after;
+    if (cfg->clocks) dt_clocks_read(cfg->clocks, &before);
+    take_samples(c, cr, 0);
+    take_samples(c, cr, 1);
     if (cfg->device_timing) {
         for (int i = 0; i < 2; i++) {
-            fw_case *f = &fw[i];
+            fw_case *f = &cr->fw[i];
             if (!f->ok) continue;
             progress(c, f->id, "probe worker prepare");
             int64_t rdev = f->reps < cfg->device_reps_cap ? f->reps : cfg->device_reps_cap;
-            fw_probe_prepare(c, f, prepare_req[i], rdev);
+            fw_probe_prepare(c, f, rdev);
         }
-        take_device_samples(c, fw, round, flip, 0);
-        take_device_samples(c, fw, round, flip, 1);
+        take_device_samples(c, cr, 0);
+        take_device_samples(c, cr, 1);
     }
-
     if (cfg->clocks) {
-        dt_clocks_record(cj, round, clocks_before, dt_clocks_read(cfg->clocks));
-        clocks_before = NULL; /* owned by cj now */
+        dt_clocks_read(cfg->clocks, &after);
+        dt_clocks_record(cr->cj, cr->round, &before, &after);
     }
-
-    /* checked call after timing */
-    for (int i = 0; i < 2; i++) {
-        fw_case *f = &fw[i];
-        if (!f->ok) continue;
-        progress(c, f->id, "check after timing");
-        if (fw_checked_call(c, f, "warm", &L, pristine, &ref, NULL) == DT_OK) {
-            char hex[65];
-            dt_buffer_sha256(&L, dt_layout_output(&L), f->shm.base, hex);
-            json_object_set_new(f->impl, "output_sha256", json_string(hex));
-        }
-    }
-
-done:
-    for (int i = 0; i < 2; i++) {
-        fw_case *f = &fw[i];
-        if (f->prepared && dt_worker_alive(f->w[DT_STEP_MAIN]))
-            fw_call(c, f, DT_STEP_MAIN, "release", json_pack("{s:s}", "cmd", "release"), NULL);
-        if (f->probe_prepared && dt_worker_alive(f->w[DT_STEP_PROBE]))
-            fw_call(c, f, DT_STEP_PROBE, "release", json_pack("{s:s}", "cmd", "release"), NULL);
-        json_decref(prepare_req[i]);
-        dt_shm_destroy(&f->shm);
-    }
-    dt_oracle_free(&ref);
-    free(pristine);
-    int valid = fw[0].ok && fw[1].ok;
-    for (int i = 0; i < 2; i++)
-        if (strcmp(json_string_value(json_object_get(fw[i].impl, "status")), "ok") != 0)
-            valid = 0;
-    json_object_set_new(cj, "valid", json_boolean(valid));
-    json_t *done_rounds = json_object_get(cj, "rounds_done");
-    if (!json_is_array(done_rounds)) {
-        done_rounds = json_array();
-        json_object_set_new(cj, "rounds_done", done_rounds);
-    }
-    json_array_append_new(done_rounds, json_integer(round));
 }
 
-/* Has (case id, round) been finished already (a resumed run)? */
-static int round_done(json_t *results, const char *id, int round) {
-    json_t *cj = find_case(results, id);
-    size_t i;
-    json_t *v;
-    json_array_foreach(json_object_get(cj, "rounds_done"), i, v) {
-        if (json_integer_value(v) == round) return 1;
+/* Checked call after timing, releases, validity and the round's bookkeeping. */
+static void case_finish(run_ctx *c, case_run *cr) {
+    for (int i = 0; i < 2; i++) {
+        fw_case *f = &cr->fw[i];
+        if (f->prepared && dt_worker_alive(f->w[DT_STEP_MAIN])) fw_release(c, f, DT_STEP_MAIN);
+        if (f->probe_prepared && dt_worker_alive(f->w[DT_STEP_PROBE]))
+            fw_release(c, f, DT_STEP_PROBE);
+        dt_shm_destroy(&f->shm);
     }
+    int valid = 1;
+    for (int i = 0; i < 2; i++)
+        if (!cr->fw[i].ok || cr->fw[i].ci->status != DT_IMPL_OK) valid = 0;
+    cr->cj->valid = valid;
+    dt_case_round_done_add(cr->cj, cr->round);
+}
+
+static void run_case(run_ctx *c, const dt_case_spec *spec, int round, int flip) {
+    c->current = spec->id;
+    case_run cr;
+    memset(&cr, 0, sizeof cr);
+    cr.spec = spec;
+    cr.round = round;
+    cr.flip = flip;
+    dt_layout_make(&cr.L, spec->op, spec->m, spec->n, spec->k, spec->views);
+    cr.pristine = dt_xmalloc((size_t)cr.L.total_bytes);
+    progress(c, NULL, "inputs");
+    dt_arena_fill(&cr.L, cr.pristine, c->cfg->seed);
+    int at = dt_record_case_find(c->r, spec->id);
+    cr.cj = at >= 0 ? &c->r->cases[at] : case_new(c, spec, &cr.L, cr.pristine);
+    for (int i = 0; i < 2; i++) {
+        fw_case *f = &cr.fw[i];
+        f->index = i;
+        f->id = c->cfg->fw_ids[i];
+        f->w[DT_STEP_MAIN] = dt_session_worker(c->session, i, DT_STEP_MAIN);
+        f->w[DT_STEP_PROBE] = dt_session_worker(c->session, i, DT_STEP_PROBE);
+        f->ci = &cr.cj->impl[c->ri[i]];
+        /* an implementation that failed in an earlier round stays failed */
+        f->ok = f->ci->status == DT_IMPL_OK;
+    }
+    progress(c, NULL, "FP64 reference");
+    dt_err e;
+    if (dt_oracle_compute(&cr.L, cr.pristine, &cr.ref, &e) != DT_OK) {
+        for (int i = 0; i < 2; i++) fw_fail(&cr.fw[i], DT_STEP_MAIN, "oracle", e.msg);
+    } else {
+        for (int i = 0; i < 2; i++)
+            if (cr.fw[i].ok) fw_setup(c, &cr, &cr.fw[i]);
+        for (int i = 0; i < 2; i++) { /* warmup and calibration */
+            fw_case *f = &cr.fw[i];
+            if (!f->ok) continue;
+            progress(c, f->id, "warmup");
+            if (fw_warmup(c, f) != DT_OK) continue;
+            progress(c, f->id, "calibration");
+            fw_calibrate(c, f);
+        }
+        timed_part(c, &cr);
+        for (int i = 0; i < 2; i++) { /* checked call after timing */
+            fw_case *f = &cr.fw[i];
+            if (!f->ok) continue;
+            progress(c, f->id, "check after timing");
+            if (fw_checked_call(c, f, "warm", &cr, 0) == DT_OK) {
+                char hex[65];
+                dt_buffer_sha256(&cr.L, dt_layout_output(&cr.L), f->shm.base, hex);
+                dt_record_set_str(&f->ci->output_sha256, hex);
+            }
+        }
+    }
+    case_finish(c, &cr);
+    dt_oracle_free(&cr.ref);
+    free(cr.pristine);
+}
+
+/* ---- the plan ---------------------------------------------------------------------------- */
+
+/* Has (case id, round) been finished already (a resumed run)? */
+static int round_done(const dt_record *r, const char *id, int round) {
+    int at = dt_record_case_find(r, id);
+    if (at < 0) return 0;
+    const dt_case *cj = &r->cases[at];
+    for (size_t i = 0; i < cj->n_rounds_done; i++)
+        if (cj->rounds_done[i] == round) return 1;
     return 0;
 }
 
+static void max_position(const dt_samples *s, int64_t *best) {
+    for (size_t i = 0; i < s->n; i++)
+        if (s->v[i].position > *best) *best = s->v[i].position;
+}
+
 /* The next free sample position: 1 + the largest stored (0 for a new run). */
-static int64_t next_position(json_t *results) {
+static int64_t next_position(const dt_record *r) {
     int64_t best = -1;
-    size_t i, j;
-    json_t *cj, *arr, *smp, *impl;
-    const char *k, *scope;
-    json_array_foreach(json_object_get(results, "cases"), i, cj) {
-        json_array_foreach(json_object_get(json_object_get(cj, "floor"), "samples"), j, smp) {
-            int64_t p = json_integer_value(json_object_get(smp, "position"));
-            if (p > best) best = p;
-        }
-        json_object_foreach(json_object_get(cj, "impl"), k, impl) {
-            json_object_foreach(json_object_get(impl, "samples"), scope, arr) {
-                json_array_foreach(arr, j, smp) {
-                    int64_t p = json_integer_value(json_object_get(smp, "position"));
-                    if (p > best) best = p;
-                }
-            }
-        }
+    for (size_t i = 0; i < r->n_cases; i++) {
+        const dt_case *cj = &r->cases[i];
+        max_position(&cj->floor, &best);
+        for (size_t k = 0; k < r->n_impls; k++)
+            for (int s = 0; s < DT_SCOPE_COUNT; s++) max_position(&cj->impl[k].samples[s], &best);
     }
     return best + 1;
 }
 
-/* ---- outputs ---------------------------------------------------------------------------- */
-
-dt_status dt_run_write_outputs(json_t *results, const char *dir, dt_err *err) {
-    dt_status st = dt_derive(results, err);
-    if (st != DT_OK) return st;
-    char path[4096];
-    snprintf(path, sizeof path, "%s/results.json", dir);
-    st = dt_results_write_atomic(results, path, err);
-    if (st != DT_OK) return st;
-    char *md = NULL;
-    size_t mdlen = 0;
-    st = dt_report_md_string(results, &md, &mdlen, err);
-    if (st != DT_OK) return st;
-    snprintf(path, sizeof path, "%s/results.md", dir);
-    st = dt_results_write_text_atomic(path, md, mdlen, err);
-    free(md);
-    if (st == DT_OK) st = dt_plot_write_all(results, dir, NULL, err);
-    return st;
-}
-
-static void set_finished(json_t *results) {
+static void set_finished(dt_record *r) {
     char buf[64];
     time_t t = time(NULL);
     struct tm tm;
     gmtime_r(&t, &tm);
     strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    json_object_set_new(results, "finished_at", json_string(buf));
+    dt_record_set_str(&r->finished_at, buf);
 }
 
-dt_status dt_run_plan(const dt_run_config *cfg, dt_session *session, json_t *results,
+/* After a signal: the results on disk (written after the last finished case, or before
+ * the first) are the run as it was before the interrupted case; they are written again
+ * marked interrupted, so a resume redoes that case from scratch. */
+static dt_status write_interrupted(run_ctx *c, dt_err *err) {
+    const dt_run_config *cfg = c->cfg;
+    if (cfg->progress) fputs("\n", stderr);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/results.json", cfg->output_dir);
+    dt_record *before = NULL;
+    dt_err e;
+    if (dt_record_load(path, &before, &e) == DT_OK) {
+        before->complete = 0;
+        before->interrupted_signal = (int)g_stop_signal;
+        set_finished(before);
+        if (dt_derive_run(before, &e) == DT_OK) dt_outputs_write(before, cfg->output_dir, &e);
+        dt_record_free(before);
+    }
+    return dt_fail(err, DT_EIO, "interrupted by signal %d after %d of %d cases; results so far "
+                   "are in %s", (int)g_stop_signal, c->cases_done, c->cases_total,
+                   cfg->output_dir);
+}
+
+/* Derives and writes the outputs of the run so far (complete or not). */
+static dt_status write_now(run_ctx *c, int complete, dt_err *err) {
+    c->r->complete = complete;
+    set_finished(c->r);
+    dt_status st = dt_derive_run(c->r, err);
+    return st == DT_OK ? dt_outputs_write(c->r, c->cfg->output_dir, err) : st;
+}
+
+dt_status dt_run_plan(const dt_run_config *cfg, dt_session *session, dt_record *r,
                       int *any_invalid, dt_err *err) {
-    run_ctx c = {cfg, session, results, next_position(results), 0,
-                 cfg->plan.count * cfg->rounds, dt_now_ns(), NULL,
+    run_ctx c = {cfg, session, r, {0, 0}, next_position(r), 0, cfg->plan.count * cfg->rounds,
+                 dt_now_ns(), NULL,
                  /* a resumed run keeps not asking a worker that had no floor call */
-                 json_object_get(results, "floor_unavailable") != NULL};
+                 r->floor_unavailable != NULL};
+    for (int i = 0; i < DT_SESSION_IMPLS; i++) {
+        c.ri[i] = dt_record_impl_find(r, cfg->fw_ids[i]);
+        DT_ASSERT(c.ri[i] >= 0);
+    }
     *any_invalid = 0;
+    /* the run as it stands before its first case, so an interruption has a state to keep */
+    dt_status st = write_now(&c, 0, err);
+    if (st != DT_OK) return st;
     int n = cfg->plan.count;
     for (int round = 0; round < cfg->rounds; round++) {
         for (int j = 0; j < n; j++) {
             /* rotate by the round; reverse in alternate rounds */
             int idx = (j + round) % n;
             if (round & 1) idx = n - 1 - idx;
-            if (round_done(results, cfg->plan.cases[idx].id, round)) {
+            if (round_done(r, cfg->plan.cases[idx].id, round)) {
                 c.cases_total--; /* finished before an interruption: kept as it is */
                 continue;
             }
-            /* an interrupted case is put back as it was, so a resume redoes it */
-            const char *cid = cfg->plan.cases[idx].id;
-            json_t *before = find_case(results, cid);
-            before = before ? json_deep_copy(before) : NULL;
             run_case(&c, &cfg->plan.cases[idx], round, round & 1);
-            if (dt_run_stop_requested()) {
-                json_t *cases = json_object_get(results, "cases");
-                size_t ci;
-                json_t *cv;
-                json_array_foreach(cases, ci, cv) {
-                    if (strcmp(json_string_value(json_object_get(cv, "id")), cid) == 0) {
-                        if (before) json_array_set(cases, ci, before);
-                        else json_array_remove(cases, ci);
-                        break;
-                    }
-                }
-            } else {
-                c.cases_done++;
-            }
-            json_decref(before);
-            set_finished(results);
-            json_object_set_new(results, "complete", json_false());
-            dt_status st = dt_run_write_outputs(results, cfg->output_dir, err);
-            if (st != DT_OK) return st;
-            if (dt_run_stop_requested()) {
-                if (cfg->progress) fputs("\n", stderr);
-                json_object_set_new(results, "complete", json_false());
-                json_object_set_new(results, "interrupted",
-                                    json_pack("{s:i}", "signal", (int)g_stop_signal));
-                dt_run_write_outputs(results, cfg->output_dir, err);
-                return dt_fail(err, DT_EIO, "interrupted by signal %d after %d of %d cases; "
-                               "results so far are in %s", (int)g_stop_signal, c.cases_done,
-                               c.cases_total, cfg->output_dir);
-            }
+            if (dt_run_stop_requested()) return write_interrupted(&c, err);
+            c.cases_done++;
+            if ((st = write_now(&c, 0, err)) != DT_OK) return st;
         }
     }
     if (cfg->progress) fputs("\r\033[K", stderr);
-    json_object_set_new(results, "complete", json_true());
-    set_finished(results);
-    dt_status st = dt_run_write_outputs(results, cfg->output_dir, err);
-    if (st != DT_OK) return st;
-    size_t i;
-    json_t *v;
-    json_array_foreach(json_object_get(results, "cases"), i, v) {
-        if (!json_is_true(json_object_get(v, "valid"))) *any_invalid = 1;
-    }
+    if ((st = write_now(&c, 1, err)) != DT_OK) return st;
+    for (size_t i = 0; i < r->n_cases; i++)
+        if (!r->cases[i].valid) *any_invalid = 1;
     return DT_OK;
 }

@@ -3,21 +3,25 @@
  * interleaved (ABBA) host samples, check again, and write results after every case.
  *
  * Policy lives here and only here (SPEC §4); workers only offer primitives. The two
- * frameworks are "candidate" (index 0) and "baseline" (index 1); their ids come from
- * the workers' hello answers, never from this code.
- * Ownership: the caller owns the config, the workers and the results tree; dt_run
- * fills the tree and writes DIR/results.json and DIR/results.md after every case.
- * Not thread-safe. */
+ * session members are the candidate (index 0) and the baseline (index 1); their ids come
+ * from the workers' hello answers (the session), never from this code. Measurements go
+ * into the typed record (record/dt_record.h), found there by implementation id.
+ * Ownership: the caller owns the config, the session and the record; dt_run fills the
+ * record and writes DIR/results.json, DIR/results.md and DIR/plots (dt_outputs_write)
+ * before the first case and after every case. Not thread-safe. */
 #ifndef DT_RUN_H
 #define DT_RUN_H
-
-#include <jansson.h>
 
 #include "../common/dt_common.h"
 #include "../plan/dt_plan.h"
 #include "dt_worker.h"
 #include "../session/dt_session.h"
 #include "dt_clocks.h"
+#include "../record/dt_record.h"
+
+/* Caps of the timing policy (recorded in settings). */
+#define DT_RUN_MAX_REPS 100000       /* host batch reps */
+#define DT_RUN_DEVICE_REPS_CAP 64    /* device batch reps */
 
 typedef struct dt_run_config {
     const char *output_dir; /* exists and is empty */
@@ -42,15 +46,15 @@ typedef struct dt_run_config {
 
 /* Runs the plan with the session's workers (started, hello done; each member's probe
  * worker is started on demand for device timing, so CUPTI never attaches to the process
- * that takes host and control samples; a dead worker is restarted at the next case). results must already hold the run-level fields (format, settings,
- * frameworks, environment...) and an empty "cases" array. *any_invalid is set when a
- * case failed. Returns DT_OK unless the run could not go on at all (DIR unwritable,
- * interrupted: then DT_EIO with the reason). */
-dt_status dt_run_plan(const dt_run_config *cfg, dt_session *session, json_t *results,
+ * that takes host and control samples; a dead worker is restarted at the next case).
+ * r must already hold the run-level fields (tool, settings, the implementations with the
+ * ids cfg->fw_ids, environment) and the cases of an interrupted run being resumed
+ * (their finished rounds are kept). *any_invalid is set when a case failed. Returns
+ * DT_OK unless the run could not go on at all (DIR unwritable, interrupted: then DT_EIO
+ * with the reason; the outputs then hold the run as it was before the interrupted case,
+ * marked interrupted). */
+dt_status dt_run_plan(const dt_run_config *cfg, dt_session *session, dt_record *r,
                       int *any_invalid, dt_err *err);
-
-/* Writes results.json (atomically) and results.md into dir after deriving statistics. */
-dt_status dt_run_write_outputs(json_t *results, const char *dir, dt_err *err);
 
 /* Set from a signal handler: the run stops at the next request and keeps what it has. */
 void dt_run_request_stop(int signo);

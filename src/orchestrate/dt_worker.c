@@ -133,35 +133,27 @@ static int write_all(int fd, const char *buf, size_t n) {
     return 0;
 }
 
-static dt_status worker_died(dt_worker *w, dt_err *err, const char *what) {
+dt_status dt_worker_fail(dt_worker *w, const char *what, dt_err *err) {
     char how[128];
     /* give the process a moment to be reaped so we can say how it ended */
     for (int i = 0; i < 50 && w->pid > 0; i++) {
         reap(w, 0);
         if (w->pid > 0) usleep(2000);
     }
-    if (w->pid > 0) dt_worker_kill(w, what);
-    else dt_worker_kill(w, what);
+    dt_worker_kill(w, what);
     describe_exit(w, how, sizeof how);
     return dt_fail(err, DT_EWORKER, "worker %s: %s (%s)", w->argv[0], what, how);
 }
 
-dt_status dt_worker_request(dt_worker *w, const json_t *request, double timeout_s,
-                            json_t **response, dt_err *err) {
-    *response = NULL;
+dt_status dt_worker_request(dt_worker *w, const char *line, double timeout_s, char **answer,
+                            dt_err *err) {
+    *answer = NULL;
     if (w->pid <= 0) return dt_fail(err, DT_EWORKER, "worker %s is not running", w->argv[0]);
-    char *line = json_dumps(request, JSON_COMPACT);
-    DT_ASSERT(line);
-    size_t n = strlen(line);
-    line = realloc(line, n + 2);
-    DT_ASSERT(line);
-    line[n] = '\n';
-    line[n + 1] = 0;
     /* A worker that died closes the pipe: write fails with EPIPE (SIGPIPE is ignored by
      * the CLI). */
-    int wr = write_all(w->to_fd, line, n + 1);
-    free(line);
-    if (wr != 0) return worker_died(w, err, "closed its input");
+    size_t n = strlen(line);
+    if (write_all(w->to_fd, line, n) != 0 || write_all(w->to_fd, "\n", 1) != 0)
+        return dt_worker_fail(w, "closed its input", err);
 
     int64_t deadline = dt_now_ns() + (int64_t)(timeout_s * 1e9);
     w->rlen = 0;
@@ -170,28 +162,19 @@ dt_status dt_worker_request(dt_worker *w, const json_t *request, double timeout_
         char *nl = w->rbuf ? memchr(w->rbuf, '\n', w->rlen) : NULL;
         if (nl) {
             *nl = 0;
-            json_error_t jerr;
-            json_t *obj = json_loads(w->rbuf, 0, &jerr);
-            if (!obj || !json_is_object(obj) || !json_is_boolean(json_object_get(obj, "ok"))) {
-                char what[200];
-                snprintf(what, sizeof what, "answered something that is not a protocol line: '%.80s'",
-                         w->rbuf);
-                json_decref(obj);
-                return worker_died(w, err, what);
-            }
-            *response = obj;
+            *answer = dt_xstrdup(w->rbuf);
             return DT_OK;
         }
         int64_t left_ms = (deadline - dt_now_ns()) / 1000000;
         if (left_ms <= 0) {
             char what[128];
             snprintf(what, sizeof what, "did not answer within %.0f s (--timeout)", timeout_s);
-            return worker_died(w, err, what);
+            return dt_worker_fail(w, what, err);
         }
         struct pollfd pf[2] = {{w->from_fd, POLLIN, 0}, {w->err_fd, POLLIN, 0}};
         int np = w->err_fd >= 0 ? 2 : 1;
         int pr = poll(pf, (nfds_t)np, left_ms > 1000 ? 1000 : (int)left_ms);
-        if (pr < 0 && errno != EINTR) return worker_died(w, err, "poll failed");
+        if (pr < 0 && errno != EINTR) return dt_worker_fail(w, "poll failed", err);
         if (np == 2 && (pf[1].revents & (POLLIN | POLLHUP))) drain_stderr(w);
         if (pf[0].revents & (POLLIN | POLLHUP | POLLERR)) {
             if (w->rcap - w->rlen < 65536) {
@@ -205,11 +188,11 @@ dt_status dt_worker_request(dt_worker *w, const json_t *request, double timeout_
                 w->rlen += (size_t)k;
                 w->rbuf[w->rlen] = 0;
                 if (w->rlen > DT_MAX_RESPONSE)
-                    return worker_died(w, err, "answered a line longer than 16 MiB");
+                    return dt_worker_fail(w, "answered a line longer than 16 MiB", err);
             } else if (k == 0) {
-                return worker_died(w, err, "closed its output (exited or crashed)");
+                return dt_worker_fail(w, "closed its output (exited or crashed)", err);
             } else if (errno != EAGAIN && errno != EINTR) {
-                return worker_died(w, err, "read from worker failed");
+                return dt_worker_fail(w, "read from worker failed", err);
             }
         }
         reap(w, 0);
@@ -223,37 +206,23 @@ dt_status dt_worker_request(dt_worker *w, const json_t *request, double timeout_
             }
             if (!(w->rbuf && memchr(w->rbuf, '\n', w->rlen))) {
                 drain_stderr(w);
-                return worker_died(w, err, "exited while serving a request");
+                return dt_worker_fail(w, "exited while serving a request", err);
             }
         }
     }
 }
 
-dt_status dt_worker_call(dt_worker *w, const json_t *request, double timeout_s,
-                         json_t **response, dt_err *err) {
-    dt_status st = dt_worker_request(w, request, timeout_s, response, err);
-    if (st != DT_OK) return st;
-    if (!json_is_true(json_object_get(*response, "ok"))) {
-        const char *e = json_string_value(json_object_get(*response, "error"));
-        st = dt_fail(err, DT_EWORKER, "%s", e ? e : "worker answered ok:false without an error");
-        return st;
-    }
-    return DT_OK;
-}
-
 void dt_worker_stop(dt_worker *w) {
     if (w->pid > 0) {
-        json_t *q = json_pack("{s:s}", "cmd", "quit");
-        json_t *r = NULL;
+        char *r = NULL;
         dt_err e;
-        if (dt_worker_request(w, q, 5.0, &r, &e) == DT_OK) {
-            json_decref(r);
+        if (dt_worker_request(w, "{\"cmd\":\"quit\"}", 5.0, &r, &e) == DT_OK) {
+            free(r);
             for (int i = 0; i < 250 && w->pid > 0; i++) {
                 reap(w, 0);
                 if (w->pid > 0) usleep(2000);
             }
         }
-        json_decref(q);
     }
     dt_worker_kill(w, "stopped");
 }

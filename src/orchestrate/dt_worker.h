@@ -1,18 +1,18 @@
-/* dt_worker.h — one worker process and the request/response channel to it
- * (docs/protocol.md).
+/* dt_worker.h — one worker process and the line channel to it (docs/protocol.md): the
+ * transport under orchestrate/dt_protocol, which gives the lines their meaning.
  *
- * The orchestrator starts a worker with posix_spawn (no shell), with stdin/stdout as
- * pipes and stderr captured into a 4 KiB tail. dt_worker_request() sends one JSON
- * request line and waits up to timeout_s for one JSON response line. A worker that
- * exits, closes its stdout, answers garbage or times out is killed (SIGKILL) and marked
- * dead; the caller records the error with the stderr tail and starts a fresh one.
+ * A worker is started through the one spawner (common/dt_spawn.h: no shell, stdin and
+ * stdout pipes, stderr captured into a 4 KiB tail, its own process group).
+ * dt_worker_request() sends one request line and waits up to timeout_s for one answer
+ * line. A worker that exits, closes its stdout, times out, or (dt_worker_fail, called by
+ * the protocol) answers garbage is killed (SIGKILL) and marked dead; the caller records
+ * the error with the stderr tail and starts a fresh one.
  *
  * Ownership: dt_worker owns its pipes and child; dt_worker_stop() releases them. The
- * response json_t is owned by the caller (json_decref). Not thread-safe. */
+ * answer text is the caller's (free). Not thread-safe. */
 #ifndef DT_WORKER_H
 #define DT_WORKER_H
 
-#include <jansson.h>
 #include <sys/types.h>
 
 #include "../common/dt_common.h"
@@ -36,15 +36,14 @@ typedef struct dt_worker {
 void dt_worker_init(dt_worker *w, char *const argv[]);
 /* Starts the process. */
 dt_status dt_worker_start(dt_worker *w, dt_err *err);
-/* Sends request (not consumed) and waits for a response object with "ok".
- * On DT_OK *response is set (may have ok:false; the caller inspects it). Any transport
+/* Sends one request line (no newline; it is added) and waits for one answer line: on
+ * DT_OK *answer is it (NUL-terminated, without the newline; caller frees). Any transport
  * failure kills the worker and returns DT_EWORKER with a message. */
-dt_status dt_worker_request(dt_worker *w, const json_t *request, double timeout_s,
-                            json_t **response, dt_err *err);
-/* Convenience: like dt_worker_request but also turns ok:false into DT_EWORKER with the
- * worker's error text, setting *dead = 0 (worker still usable) or 1. */
-dt_status dt_worker_call(dt_worker *w, const json_t *request, double timeout_s,
-                         json_t **response, dt_err *err);
+dt_status dt_worker_request(dt_worker *w, const char *line, double timeout_s, char **answer,
+                            dt_err *err);
+/* Kills w because of `what` (e.g. its answer is not a protocol line) and returns
+ * DT_EWORKER with "worker PROG: what (how it ended)". */
+dt_status dt_worker_fail(dt_worker *w, const char *what, dt_err *err);
 int dt_worker_alive(const dt_worker *w);
 /* Copies the stderr tail (oldest first) into buf, NUL-terminated. */
 void dt_worker_stderr_tail(dt_worker *w, char *buf, size_t len);

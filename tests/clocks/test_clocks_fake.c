@@ -11,7 +11,9 @@
 #include <dlfcn.h>
 #include <stdlib.h>
 
-static long long ival(const json_t *o, const char *k) { return json_integer_value(json_object_get(o, k)); }
+#include <math.h>
+
+static int str_is(const char *s, const char *want) { return s && strcmp(s, want) == 0; }
 
 int main(int argc, char **argv) {
     if (argc < 2) {
@@ -31,43 +33,45 @@ int main(int argc, char **argv) {
     if (!h) return fx_summary();
     CHECK(*inits == 1);
 
-    json_t *b = dt_clocks_read(h);
-    CHECK(ival(b, "sm_mhz") == 1980 && ival(b, "mem_mhz") == 2619 && ival(b, "temp_c") == 38);
-    CHECK(fabs(json_number_value(json_object_get(b, "power_w")) - 123.456) < 1e-9);
-    CHECK(ival(b, "throttle_mask") == 0 && json_array_size(json_object_get(b, "throttle_reasons")) == 0);
-    CHECK(ival(b, "pstate") == 0);
+    dt_clock_snapshot b, a;
+    dt_clocks_read(h, &b);
+    CHECK(b.sm_mhz == 1980 && b.mem_mhz == 2619 && b.temp_c == 38);
+    CHECK(fabs(b.power_w - 123.456) < 1e-9);
+    CHECK(b.has_throttle && b.throttle_mask == 0 && b.throttle_reasons.n == 0);
+    CHECK(b.pstate == 0);
 
-    /* the GPU ran hot and capped its power: the same rule as on constructed JSON */
+    /* the GPU ran hot and capped its power: the same rule as on constructed snapshots */
     setenv("FAKE_NVML_SM", "1755", 1);
     setenv("FAKE_NVML_TEMP", "52", 1);
     setenv("FAKE_NVML_REASONS", "0x5", 1); /* gpu_idle | sw_power_cap */
-    json_t *a = dt_clocks_read(h);
-    const json_t *rs = json_object_get(a, "throttle_reasons");
-    CHECK(json_array_size(rs) == 2 && strcmp(json_string_value(json_array_get(rs, 0)), "gpu_idle") == 0 &&
-          strcmp(json_string_value(json_array_get(rs, 1)), "sw_power_cap") == 0);
-    CHECK(dt_clocks_moved(b, a, why, sizeof why) == 1);
+    dt_clocks_read(h, &a);
+    const dt_strv *rs = &a.throttle_reasons;
+    CHECK(rs->n == 2 && strcmp(rs->v[0], "gpu_idle") == 0 && strcmp(rs->v[1], "sw_power_cap") == 0);
+    CHECK(dt_clocks_moved(&b, &a, why, sizeof why) == 1);
     CHECK_MSG(strcmp(why, "SM clock 1980→1755 MHz (-11.4%); temperature rose 38→52 °C; "
                           "after: sw_power_cap") == 0, why);
-    json_decref(a);
+    dt_clocks_snapshot_free(&a);
 
     /* failing queries read null, the others still read */
     setenv("FAKE_NVML_POWER_MW", "fail", 1);
     setenv("FAKE_NVML_REASONS", "fail", 1);
     setenv("FAKE_NVML_PSTATE", "32", 1); /* NVML_PSTATE_UNKNOWN */
-    a = dt_clocks_read(h);
-    CHECK(json_is_null(json_object_get(a, "power_w")) && json_is_null(json_object_get(a, "throttle_mask")) &&
-          json_is_null(json_object_get(a, "throttle_reasons")) && json_is_null(json_object_get(a, "pstate")));
-    CHECK(ival(a, "sm_mhz") == 1755);
-    json_decref(a);
-    json_decref(b);
+    dt_clocks_read(h, &a);
+    CHECK(isnan(a.power_w) && !a.has_throttle && a.throttle_reasons.n == 0 &&
+          a.pstate == DT_NULL_I64);
+    CHECK(a.sm_mhz == 1755);
+    dt_clocks_snapshot_free(&a);
+    dt_clocks_snapshot_free(&b);
 
-    json_t *d = dt_clocks_describe(h);
-    CHECK(strcmp(json_string_value(json_object_get(d, "name")), "Fake H200") == 0);
-    CHECK(strcmp(json_string_value(json_object_get(d, "driver_version")), "580.159.04") == 0);
-    CHECK(strcmp(json_string_value(json_object_get(d, "pci_bus_id")), "00000000:1B:00.0") == 0);
-    CHECK(ival(d, "pci_bus") == 0x1b && ival(d, "device_index") == 0);
-    CHECK(strstr(json_string_value(json_object_get(d, "library")), "fake_nvml") != NULL);
-    json_decref(d);
+    dt_record *r = dt_record_new();
+    dt_nvml *d = &r->env.nvml;
+    dt_clocks_describe(h, d);
+    CHECK(str_is(d->name, "Fake H200"));
+    CHECK(str_is(d->driver_version, "580.159.04"));
+    CHECK(str_is(d->pci_bus_id, "00000000:1B:00.0"));
+    CHECK(d->pci_bus == 0x1b && d->device_index == 0);
+    CHECK(d->library && strstr(d->library, "fake_nvml") != NULL);
+    dt_record_free(r);
     dt_clocks_close(h);
     CHECK(*inits == 0);
 

@@ -37,7 +37,8 @@ for c in r["cases"]:
         pos += [s["position"] for s in im["samples"]["e2e_batch"] + im["samples"]["e2e_single"]]
         assert im["calibration"]["reps"] >= 1
     assert len(c["inputs"][0]["sha256"]) == 64
-    assert c["derived"]["scopes"]["e2e_batch"]["verdict"] in ("faster", "slower", "indistinguishable")
+    # format 2: the candidate's verdict sits under vs_baseline.<candidate id>
+    assert c["derived"]["scopes"]["e2e_batch"]["vs_baseline"]["native"]["verdict"] in ("faster", "slower", "indistinguishable")
 assert len(pos) == len(set(pos)), "sample positions repeat"
 # ABBA: within a case, pair i alternates which framework went first
 c = r["cases"][0]
@@ -63,7 +64,8 @@ for c in r["cases"]:
         assert c["valid"] is False
         err = c["impl"]["native"]["error"]
         assert want in err, err
-        assert "ratio" not in c["derived"]["scopes"].get("e2e_batch", {}) or c["derived"]["scopes"]["e2e_batch"]["verdict"] == "invalid"
+        vs = c["derived"]["scopes"].get("e2e_batch", {}).get("vs_baseline", {}).get("native", {})
+        assert "ratio" not in vs or vs["verdict"] == "invalid"
     else:
         assert c["valid"] is True, (c["id"], c["impl"]["native"]["error"])
 EOP

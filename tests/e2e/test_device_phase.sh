@@ -52,13 +52,13 @@ for c in r["cases"]:
     ef = c["derived"]["e2e_floor"]
     assert ef["floor_source"] == "paired" and ef["case_floor_us"] > 0, ef
     for fw in ("fake-native", "fake-torch"):
-        q = ef[fw]["over_floor_ratio"]
+        q = ef["impl"][fw]["over_floor_ratio"]  # format 2: per implementation under impl
         assert q["pairs"] == 4 and q["ci_low"] <= q["median"] <= q["ci_high"], q
         pairs = sorted(y["us"] / x["us"] for x in fl["samples"]
                        for y in c["impl"][fw]["samples"]["e2e_single"] if y["index"] == x["index"])
         assert abs(q["median"] - (pairs[1] + pairs[2]) / 2) < 1e-9 * q["median"], (q, pairs)
     d = c["derived"]["scopes"]
-    assert "control_batch" in d and d["control_batch"]["verdict"] != "invalid"
+    assert "control_batch" in d and d["control_batch"]["vs_baseline"]["fake-native"]["verdict"] != "invalid"
     assert set(d["probe_batch"]["probe_over_control"]) == {"fake-native", "fake-torch"}
 EOP
 grep -q "## Device control" "$T/ok/results.md" && grep -q "Per-kernel breakdown" "$T/ok/results.md" && ok || no "device tables missing in results.md"

@@ -5,7 +5,7 @@
  * them; DUALTIME_FAULT faults are caught (segv kills the worker on run, garbage answers
  * non-JSON, wrong/oob/input/short fail the checks, hang does not answer); the floor
  * request (timed like run, never runs the op, refused before prepare); the ceilings
- * request (cpu numbers, cuda refused without a GPU) directly and via dt_ceilings_measure.
+ * request (cpu numbers, cuda refused without a GPU) directly and via dt_protocol_ceilings.
  * Run: ctest -R test_native_worker (or test_native_worker build/dualtime-native-worker). */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -19,7 +19,7 @@
 
 #include "data/dt_arena.h"
 #include "data/dt_shm.h"
-#include "orchestrate/dt_ceilings.h"
+#include "orchestrate/dt_protocol.h"
 #include "dt_test_ref.h"
 #include "../dt_check.h"
 
@@ -273,10 +273,17 @@ static void test_hello(child *c) {
 
 /* The ceilings request: cpu measures positive numbers; cuda answers ok:true only where
  * hello offers the cuda backend; bad backends are refused and the worker survives.
- * Then the same through the orchestrator's dt_ceilings_measure (a dt_worker). */
+ * Then the same through the orchestrator's protocol module (a dt_worker). */
 static double ceil_num(json_t *o, const char *key) {
     json_t *v = json_object_get(json_object_get(o, "ceilings"), key);
     return json_is_number(v) ? json_number_value(v) : -1;
+}
+
+static void ceilings_free(dt_ceilings_rec *c) {
+    free(c->error);
+    free(c->method);
+    free(c->backend);
+    memset(c, 0, sizeof *c);
 }
 
 static void test_ceilings(child *c) {
@@ -324,30 +331,27 @@ static void test_ceilings(child *c) {
     expect(c, "{\"cmd\":\"ceilings\",\"backend\":7}", 0, "ceilings non-string backend");
     expect(c, "{\"cmd\":\"hello\"}", 1, "hello after ceilings");
 
-    /* the orchestrator's side */
+    /* the orchestrator's side (the protocol module, a dt_worker) */
     char *argv[] = {(char *)g_worker, "--threads", "2", NULL};
     dt_worker w;
     dt_worker_init(&w, argv);
     dt_err err = {{0}};
     CHECK(dt_worker_start(&w, &err) == DT_OK, "start worker: %s", err.msg);
-    json_t *cj = NULL;
-    dt_status st = dt_ceilings_measure(&w, "cpu", 60, &cj, &err);
-    CHECK(st == DT_OK, "dt_ceilings_measure cpu: %s", err.msg);
-    CHECK(json_number_value(json_object_get(cj, "copy_gbps")) > 0, "measure: copy_gbps");
-    CHECK(json_number_value(json_object_get(cj, "launch_sync_touch_floor_us")) > 0,
-          "measure: launch_sync_touch_floor_us");
-    CHECK(strcmp(json_string_value(json_object_get(cj, "backend")) ? json_string_value(json_object_get(cj, "backend")) : "", "cpu") == 0,
-          "measure: backend not recorded");
-    json_decref(cj);
-    cj = NULL;
-    st = dt_ceilings_measure(&w, "cuda", 60, &cj, &err);
+    dt_ceilings_rec cr;
+    dt_status st = dt_protocol_ceilings(&w, "cpu", 60, &cr, &err);
+    CHECK(st == DT_OK, "dt_protocol_ceilings cpu: %s", err.msg);
+    CHECK(cr.copy_gbps > 0, "measure: copy_gbps");
+    CHECK(cr.launch_sync_touch_floor_us > 0, "measure: launch_sync_touch_floor_us");
+    CHECK(strcmp(cr.backend ? cr.backend : "", "cpu") == 0, "measure: backend not recorded");
+    ceilings_free(&cr);
+    st = dt_protocol_ceilings(&w, "cuda", 60, &cr, &err);
     if (!cuda) {
-        CHECK(st == DT_EWORKER && cj == NULL, "dt_ceilings_measure cuda without a GPU: status %d", st);
+        CHECK(st == DT_EWORKER && !cr.present, "dt_protocol_ceilings cuda without a GPU: status %d", st);
         CHECK(strstr(err.msg, "cuda") != NULL, "measure cuda error: %s", err.msg);
     } else {
-        CHECK(st == DT_OK, "dt_ceilings_measure cuda: %s", err.msg);
+        CHECK(st == DT_OK, "dt_protocol_ceilings cuda: %s", err.msg);
     }
-    json_decref(cj);
+    ceilings_free(&cr);
     CHECK(dt_worker_alive(&w), "worker died after a refused ceilings request");
     dt_worker_free(&w);
 
@@ -360,14 +364,15 @@ static void test_ceilings(child *c) {
         "{\"copy_gbps\":9,\"copy_bytes\":1,\"launch_sync_floor_us\":1,\"launch_queue_floor_us\":1,\"method\":3}",
         "[1]"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        json_t *j = json_loads(bad[i], 0, NULL);
-        CHECK(j && dt_ceilings_check(j, &err) == DT_EINVAL, "ceilings check accepted %s", bad[i]);
-        json_decref(j);
+        st = dt_protocol_ceilings_parse(bad[i], strlen(bad[i]), "cpu", &cr, &err);
+        CHECK(st == DT_EINVAL, "ceilings check accepted %s", bad[i]);
+        ceilings_free(&cr);
     }
-    json_t *good = json_loads("{\"copy_gbps\":9.5,\"copy_bytes\":1048576,\"launch_sync_floor_us\":"
-                              "8,\"launch_queue_floor_us\":2,\"method\":\"m\"}", 0, NULL);
-    CHECK(dt_ceilings_check(good, &err) == DT_OK, "ceilings check refused a good answer: %s", err.msg);
-    json_decref(good);
+    const char *good = "{\"copy_gbps\":9.5,\"copy_bytes\":1048576,\"launch_sync_floor_us\":"
+                       "8,\"launch_queue_floor_us\":2,\"method\":\"m\"}";
+    st = dt_protocol_ceilings_parse(good, strlen(good), "cpu", &cr, &err);
+    CHECK(st == DT_OK, "ceilings check refused a good answer: %s", err.msg);
+    ceilings_free(&cr);
 }
 
 static void test_bad_requests(child *c) {

@@ -1,27 +1,26 @@
-/* test_ceilings.c — dt_ceilings_check (src/orchestrate/dt_ceilings.h) on hand-made
- * objects, no worker: the four required keys, and the optional touch floor
+/* test_ceilings.c — the ceilings check of the protocol module
+ * (dt_protocol_ceilings_parse, src/orchestrate/dt_protocol.h) on hand-made objects, no
+ * worker: the four required keys, and the optional touch floor
  * (launch_sync_touch_floor_us): absent is fine (older results.json files), present it
  * must be a positive finite number and a refusal names it. */
-#include <jansson.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../dt_check.h"
-#include "orchestrate/dt_ceilings.h"
+#include "orchestrate/dt_protocol.h"
 
 #define BASE "\"copy_gbps\":9.5,\"copy_bytes\":1048576,\"launch_sync_floor_us\":8,\"launch_queue_floor_us\":2"
 
 /* The status of dt_ceilings_check on text; the message goes to msg. */
 static dt_status check_text(const char *text, char *msg, size_t msg_len) {
-    json_t *j = json_loads(text, 0, NULL);
-    if (!j) {
-        snprintf(msg, msg_len, "fixture is not JSON");
-        return DT_EINVAL;
-    }
     dt_err err = {{0}};
-    dt_status st = dt_ceilings_check(j, &err);
+    dt_ceilings_rec c;
+    dt_status st = dt_protocol_ceilings_parse(text, strlen(text), "cpu", &c, &err);
     snprintf(msg, msg_len, "%s", err.msg);
-    json_decref(j);
+    free(c.error);
+    free(c.method);
+    free(c.backend);
     return st;
 }
 

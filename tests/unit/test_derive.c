@@ -18,7 +18,7 @@
 #include "report/dt_derive.h"
 #include "report/dt_results_io.h"
 #include "stats/dt_derive.h"
-#include "orchestrate/dt_clocks.h"
+#include "dt_clocks_fixture.h" /* cases[].clocks for JSON fixtures */
 
 #include <math.h>
 #include <stdlib.h>
@@ -378,9 +378,9 @@ static void synth(const fx_run *o, int variant, const char *what) {
     if (variant & 8) { /* paired floor; clocks: steady in case 0, moved in this one */
         add_floor(c, o->cand_id ? o->cand_id : "native");
         for (int round = 0; round < 2; round++) {
-            dt_clocks_record(json_array_get(jget(r, "cases"), 0), round,
+            fx_clocks_record(json_array_get(jget(r, "cases"), 0), round,
                              clk_snap(1980, 40, 300.0, 0), clk_snap(1980, 41, 310.0, 0));
-            dt_clocks_record(c, round, clk_snap(1980, 40, 300.0, 0),
+            fx_clocks_record(c, round, clk_snap(1980, 40, 300.0, 0),
                              clk_snap(round ? 1700 : 1980, 45, 320.0, 0));
         }
     }

@@ -14,7 +14,7 @@
 #include "dt_results_fixture.h"
 
 #include "format/dt_format_md.h"
-#include "orchestrate/dt_clocks.h"
+#include "dt_clocks_fixture.h" /* cases[].clocks for JSON fixtures */
 #include "report/dt_derive.h"
 #include "report/dt_report_md.h"
 #include "report/dt_results_io.h"
@@ -253,20 +253,20 @@ static void test_clock_runs(void) {
         json_object_set_new(json_object_get(r, "environment"), "nvml",
                             json_pack("{s:b,s:n}", "available", 1, "reason"));
         for (int round = 0; round < 2; round++) {
-            dt_clocks_record(c0, round, clk_snap(1980, 2619, 38, 124.5, 0x1),
+            fx_clocks_record(c0, round, clk_snap(1980, 2619, 38, 124.5, 0x1),
                              clk_snap(1980, 2619, 41, 650.0, 0));
-            dt_clocks_record(c1, round, clk_snap(1975, 2619, 41, 300.0, 0),
+            fx_clocks_record(c1, round, clk_snap(1975, 2619, 41, 300.0, 0),
                              clk_snap(1980, 2619, 45, 612.0, 0x1));
         }
         if (moved)
-            dt_clocks_record(c0, 2, clk_snap(1980, 2619, 40, 300.0, 0),
+            fx_clocks_record(c0, 2, clk_snap(1980, 2619, 40, 300.0, 0),
                              clk_snap(1755, 2619, 52, 690.0, 0x4));
         same_md(moved ? "clocks_moved" : "clocks_steady", r);
     }
     /* one case with readings, one missing snapshot */
     json_t *r = fx_results(&CUDA_OK);
     json_t *c0 = fx_add_case(r, &CUDA_OK, "add_17x257", 6.0, 10.0, 0.02, 1);
-    dt_clocks_record(c0, 0, clk_snap(1980, 2619, 38, 124.5, 0x1), NULL);
+    fx_clocks_record(c0, 0, clk_snap(1980, 2619, 38, 124.5, 0x1), NULL);
     same_md("clocks_one", r);
     r = fx_results(&CUDA_OK);
     fx_add_case(r, &CUDA_OK, "add_17x257", 6.0, 10.0, 0.02, 1);

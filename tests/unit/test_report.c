@@ -8,7 +8,7 @@
 #include "report/dt_derive.h"
 #include "report/dt_report_md.h"
 #include "report/dt_results_io.h"
-#include "orchestrate/dt_clocks.h"
+#include "dt_clocks_fixture.h" /* cases[].clocks for JSON fixtures */
 
 #include <unistd.h>
 
@@ -434,9 +434,9 @@ static void test_clocks_md(const char *dir) {
     json_object_set_new(json_object_get(r, "environment"), "nvml",
                         json_pack("{s:b,s:n}", "available", 1, "reason"));
     for (int round = 0; round < 2; round++) {
-        dt_clocks_record(c0, round, clk_snap(1980, 2619, 38, 124.5, 0x1),
+        fx_clocks_record(c0, round, clk_snap(1980, 2619, 38, 124.5, 0x1),
                          clk_snap(1980, 2619, 41, 650.0, 0));
-        dt_clocks_record(c1, round, clk_snap(1975, 2619, 41, 300.0, 0),
+        fx_clocks_record(c1, round, clk_snap(1975, 2619, 41, 300.0, 0),
                          clk_snap(1980, 2619, 45, 612.0, 0x1));
     }
     dt_err err = {{0}};
@@ -463,7 +463,7 @@ static void test_clocks_md(const char *dir) {
     json_decref(back);
 
     /* one round of one case moved: a table, the moved row says why, method audit */
-    dt_clocks_record(c0, 2, clk_snap(1980, 2619, 40, 300.0, 0),
+    fx_clocks_record(c0, 2, clk_snap(1980, 2619, 40, 300.0, 0),
                      clk_snap(1755, 2619, 52, 690.0, 0x4));
     CHECK(dt_derive(r, &err) == DT_OK);
     CHECK_MSG(strcmp(level_of(r), "method audit") == 0, level_of(r));

@@ -1,0 +1,25 @@
+/* dt_outputs.h — the one "write everything" of a run directory, from a derived record:
+ * results.json (the codec's encoding, written atomically), results.md (dt_format_md,
+ * atomically) and the charts results.md links (plots/ratios.svg always,
+ * plots/roofline.svg when some case has roofline data; dt_format_svg). It serves
+ * `dualtime run` (after every case), `dualtime run --resume` (the same) and
+ * `dualtime report` (results.md and plots only: the input results.json is never
+ * rewritten, so a format-1 file stays as it is).
+ *
+ * The record must have been through dt_derive_run (stats/dt_derive.h); nothing here
+ * measures, derives or reads JSON. Ownership: nothing is retained. Errors: DT_EIO
+ * naming the file and the failed step; the files already written stay. Not
+ * thread-safe for one directory (two writers would race on the temporary files). */
+#ifndef DT_OUTPUTS_H
+#define DT_OUTPUTS_H
+
+#include "common/dt_common.h"
+#include "record/dt_record.h"
+
+/* DIR/results.json, DIR/results.md and the charts in DIR/plots. */
+dt_status dt_outputs_write(const dt_record *r, const char *dir, dt_err *err);
+
+/* results.md at md_path and the plots in the directory of md_path (`dualtime report`). */
+dt_status dt_outputs_write_report(const dt_record *r, const char *md_path, dt_err *err);
+
+#endif
