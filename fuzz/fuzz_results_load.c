@@ -1,12 +1,12 @@
 /* fuzz_results_load.c — libFuzzer harness for the results.json reader: arbitrary bytes go
- * to a temporary file and through dt_results_load(); an accepted file must also survive
- * dt_derive() and dt_report_md_string() (what `dualtime report` does with it).
- * Any crash, sanitizer report or leak is a bug. The bootstrap resample count is capped
- * at 200 before deriving so that one execution stays fast (the count is validated by
- * the loader, not by the statistics). Build: fuzz/run.sh (see docs/fuzzing.md). */
-#include "report/dt_derive.h"
-#include "report/dt_report_md.h"
-#include "report/dt_results_io.h"
+ * to a temporary file and through dt_record_load() (the codec); an accepted file must
+ * also survive dt_derive_run() and dt_format_md() (what `dualtime report` does with it)
+ * and encode again. Any crash, sanitizer report or leak is a bug. The bootstrap resample
+ * count is capped at 200 before deriving so that one execution stays fast (the count is
+ * validated by the loader, not by the statistics). Build: fuzz/run.sh (docs/fuzzing.md). */
+#include "format/dt_format_md.h"
+#include "record/dt_record_json.h"
+#include "stats/dt_derive.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -33,26 +33,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size && fwrite(data, 1, size, f) != size) abort();
     fclose(f);
 
-    json_t *r = NULL;
+    dt_record *r = NULL;
     dt_err err = {{0}};
-    if (dt_results_load(g_path, &r, &err) != DT_OK) {
+    if (dt_record_load(g_path, &r, &err) != DT_OK) {
         if (r || !err.msg[0]) abort(); /* a failure must say why and return nothing */
         return 0;
     }
-    json_t *bs = json_object_get(json_object_get(r, "settings"), "bootstrap");
-    json_t *rs = json_object_get(bs, "resamples");
-    if (json_is_integer(rs) && json_integer_value(rs) > 200)
-        json_object_set_new(bs, "resamples", json_integer(200));
-    if (dt_derive(r, &err) == DT_OK) {
+    if (r->settings.bootstrap_resamples > 200) r->settings.bootstrap_resamples = 200;
+    if (dt_derive_run(r, &err) == DT_OK) {
         char *md = NULL;
         size_t len = 0;
-        if (dt_report_md_string(r, &md, &len, &err) == DT_OK) {
+        if (dt_format_md(r, &md, &len, &err) == DT_OK) {
             if (!md || strlen(md) != len) abort();
         }
         free(md);
+        char *text = NULL;
+        if (dt_record_encode(r, &text, &len, &err) == DT_OK && (!text || strlen(text) != len))
+            abort();
+        free(text);
     } else if (!err.msg[0]) {
         abort();
     }
-    json_decref(r);
+    dt_record_free(r);
     return 0;
 }

@@ -156,14 +156,14 @@ static json_t *buffers_json(const dt_case_layout *L) {
 
 static double number_or_nan(const json_t *v) { return json_is_number(v) ? json_number_value(v) : NAN; }
 
-static void sources_fill(const json_t *arr, dt_prepare_answer *a) {
+static void sources_fill(const json_t *arr, dt_protocol_prepare_answer *a) {
     size_t n = json_array_size(arr);
     if (n == 0) return;
     a->sources = dt_xcalloc(n, sizeof *a->sources);
     size_t i;
     const json_t *s;
     json_array_foreach(arr, i, s) {
-        dt_prepare_source *d = &a->sources[a->n_sources++];
+        dt_protocol_source *d = &a->sources[a->n_sources++];
         d->sha256 = dup_or_null(json_string_value(json_object_get(s, "sha256")));
         d->name = dup_or_null(json_string_value(json_object_get(s, "name")));
         d->text = dup_or_null(json_string_value(json_object_get(s, "text")));
@@ -175,8 +175,8 @@ static void sources_fill(const json_t *arr, dt_prepare_answer *a) {
     }
 }
 
-dt_status dt_protocol_prepare(dt_worker *w, const dt_prepare_req *q, double timeout_s,
-                              dt_prepare_answer *ans, dt_err *err) {
+dt_status dt_protocol_prepare(dt_worker *w, const dt_protocol_prepare_req *q, double timeout_s,
+                              dt_protocol_prepare_answer *ans, dt_err *err) {
     if (ans) memset(ans, 0, sizeof *ans);
     json_t *req = json_pack("{s:s,s:s,s:s,s:s,s:I,s:I,s:I,s:s,s:I,s:o,s:b}", "cmd", "prepare",
                             "case", q->case_id, "op", q->op, "backend", q->backend, "m",
@@ -197,7 +197,7 @@ dt_status dt_protocol_prepare(dt_worker *w, const dt_prepare_req *q, double time
     return DT_OK;
 }
 
-void dt_prepare_answer_free(dt_prepare_answer *a) {
+void dt_protocol_prepare_answer_free(dt_protocol_prepare_answer *a) {
     for (size_t i = 0; i < a->n_sources; i++) {
         free(a->sources[i].sha256);
         free(a->sources[i].name);

@@ -64,34 +64,34 @@ dt_status dt_protocol_start(dt_worker *w, double timeout_s, dt_hello *hello, dt_
 /* ---- prepare --------------------------------------------------------------------------- */
 
 /* What a prepare request carries (docs/protocol.md, "prepare"). */
-typedef struct dt_prepare_req {
+typedef struct dt_protocol_prepare_req {
     const char *case_id, *op, *backend;
     int64_t m, n, k;
     const char *shm;              /* the arena's shared-memory name */
     const dt_case_layout *layout; /* buffers and arena size */
     int capture_sources;
-} dt_prepare_req;
+} dt_protocol_prepare_req;
 
 /* One run-time compiled source a prepare answer names. */
-typedef struct dt_prepare_source {
+typedef struct dt_protocol_source {
     char *sha256;    /* NULL: the entry had none (it is then skipped by callers) */
     char *name;      /* NULL: null */
     dt_strv options; /* compile options */
     char *text;      /* only with capture_sources; NULL otherwise */
-} dt_prepare_source;
+} dt_protocol_source;
 
-typedef struct dt_prepare_answer {
+typedef struct dt_protocol_prepare_answer {
     double compile_ms, alloc_ms; /* setup_ms.compile / .alloc; NAN: not given */
     char *output_policy;         /* NULL: not given */
     char *implementation;        /* NULL: not given */
-    dt_prepare_source *sources;
+    dt_protocol_source *sources;
     size_t n_sources;
-} dt_prepare_answer;
+} dt_protocol_prepare_answer;
 
 /* Sends prepare; ans may be NULL (the probe worker's prepare). */
-dt_status dt_protocol_prepare(dt_worker *w, const dt_prepare_req *req, double timeout_s,
-                              dt_prepare_answer *ans, dt_err *err);
-void dt_prepare_answer_free(dt_prepare_answer *a);
+dt_status dt_protocol_prepare(dt_worker *w, const dt_protocol_prepare_req *req, double timeout_s,
+                              dt_protocol_prepare_answer *ans, dt_err *err);
+void dt_protocol_prepare_answer_free(dt_protocol_prepare_answer *a);
 
 /* ---- timed and untimed calls ------------------------------------------------------------ */
 

@@ -42,7 +42,7 @@ typedef struct fw_case {
     dt_worker *w[2];    /* [DT_STEP_MAIN], [DT_STEP_PROBE]: the session's workers */
     dt_case_impl *ci;   /* this implementation's part of the case (in the record) */
     dt_shm shm;         /* this implementation's arena (the probe worker maps it too) */
-    dt_prepare_req req; /* kept for the probe worker */
+    dt_protocol_prepare_req req; /* kept for the probe worker */
     int prepared;       /* prepare succeeded: release owed */
     int probe_prepared; /* prepare on the probe worker succeeded: release owed */
     int ok;             /* still eligible for timing */
@@ -435,9 +435,9 @@ static int source_known(const dt_record *r, const char *sha) {
 }
 
 /* Stores captured sources (once) under DIR/sources and records them in provenance. */
-static void keep_sources(run_ctx *c, fw_case *f, const dt_prepare_answer *ans) {
+static void keep_sources(run_ctx *c, fw_case *f, const dt_protocol_prepare_answer *ans) {
     for (size_t i = 0; i < ans->n_sources; i++) {
-        const dt_prepare_source *s = &ans->sources[i];
+        const dt_protocol_source *s = &ans->sources[i];
         if (!s->sha256) continue;
         dt_strv_push(&f->ci->sources, s->sha256);
         if (source_known(c->r, s->sha256)) continue;
@@ -474,12 +474,12 @@ static void fw_setup(run_ctx *c, case_run *cr, fw_case *f) {
     memcpy(f->shm.base, cr->pristine, (size_t)cr->L.total_bytes);
     progress(c, f->id, "prepare");
     const dt_case_spec *spec = cr->spec;
-    dt_prepare_req q = {spec->id, dt_op_get(spec->op)->name, cfg->backend, spec->m, spec->n,
+    dt_protocol_prepare_req q = {spec->id, dt_op_get(spec->op)->name, cfg->backend, spec->m, spec->n,
                         spec->k, f->shm.name, &cr->L, cfg->capture_sources};
     f->req = q;
     dt_worker *w = fw_worker(f, DT_STEP_MAIN, "prepare");
     if (!w) return;
-    dt_prepare_answer ans;
+    dt_protocol_prepare_answer ans;
     dt_status st = dt_protocol_prepare(w, &f->req, cfg->timeout_s, &ans, &e);
     if (fw_done(f, DT_STEP_MAIN, "prepare", st, &e) != DT_OK) return;
     f->prepared = 1;
@@ -490,7 +490,7 @@ static void fw_setup(run_ctx *c, case_run *cr, fw_case *f) {
         if (ans.implementation) dt_record_set_str(&f->ci->implementation, ans.implementation);
         keep_sources(c, f, &ans);
     }
-    dt_prepare_answer_free(&ans);
+    dt_protocol_prepare_answer_free(&ans);
     progress(c, f->id, "cold call + check");
     fw_checked_call(c, f, "cold", cr, cr->round == 0);
 }
