@@ -1,8 +1,9 @@
 /* test_format_md_legacy.c — the typed results.md against the old writer, byte for byte.
  *
- * For hand-built runs (cpu, cuda with device scopes, failing and invalid cases, an
- * incomplete run, smoke and method-audit runs, rooflines and E2E floors with and without
- * the touch floor and paired floor samples, GPU clocks steady and moved, NVML absent)
+ * For hand-built runs (cpu, cuda with device scopes, failing, invalid and missing
+ * implementations, ratios without an interval, an oracle's first failure, an incomplete
+ * run, smoke and method-audit runs, rooflines and E2E floors with and without the touch
+ * floor and paired floor samples, GPU clocks steady and moved, NVML absent)
  * and for the stored results.json files of today's main (tests/data/results-v1-*.json),
  * the old path (dt_results_load -> dt_derive -> dt_report_md_string) and the new one
  * (dt_record_load -> dt_derive_run -> dt_format_md) must give the same bytes; the stored
@@ -179,6 +180,17 @@ static void test_basic_runs(void) {
     o.base_id = "theirs";
     o.baseline_version = "2.1 <rc>";
     same_md("other_ids", run_of(&o, 1, 0));
+    /* 2 pairs: a ratio without an interval, verdict insufficient */
+    o = CPU_OK;
+    o.samples = 1;
+    same_md("two_pairs", run_of(&o, 0, 0));
+    /* an invalid case where one implementation recorded nothing (status "missing"), and
+     * one marked invalid with no implementation failing */
+    json_t *mr = run_of(&CUDA_OK, 0, 1);
+    json_object_del(json_object_get(json_array_get(json_object_get(mr, "cases"), 2), "impl"),
+                    "torch");
+    json_object_set_new(json_array_get(json_object_get(mr, "cases"), 1), "valid", json_false());
+    same_md("missing_impl", mr);
     /* the reason list is capped */
     o = CPU_OK;
     o.samples = 2;
