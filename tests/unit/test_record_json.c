@@ -458,6 +458,17 @@ static void test_malformed_v1(void) {
           "e2e_single[0].position must be an integer");
     plant(cpu, "cases/1/impl/native/samples/e2e_single/1/index", json_integer(0),
           "impl.native.samples.e2e_single[1] repeats round 0 index 0 of sample [0]");
+    { /* two repeats, neither adjacent: the first in array order is named */
+        json_t *root = json_loads(cpu, 0, NULL);
+        set_at(root, "cases/1/impl/native/samples/e2e_single/9/round", json_integer(0));
+        set_at(root, "cases/1/impl/native/samples/e2e_single/9/index", json_integer(1));
+        set_at(root, "cases/1/impl/native/samples/e2e_single/7/round", json_integer(0));
+        char *t = json_dumps(root, 0);
+        expect_refusal_text(t, "impl.native.samples.e2e_single[7] repeats round 0 index 2 of "
+                               "sample [2]");
+        free(t);
+        json_decref(root);
+    }
     plant(cpu, "cases/0/m", json_integer((json_int_t)1 << 62),
           "cases[0] (add_1x127).m must be an integer in [1, 2147483648], found 4611686018427387904");
     plant(cpu, "cases/0/m", json_integer(-1), "cases[0] (add_1x127).m must be an integer in [1, "
