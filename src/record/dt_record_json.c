@@ -293,7 +293,7 @@ static dt_status dec_settings(dec *d, const json_t *root) {
     TRY(get_num(d, o, "sample_ms", F_NULL, 0, &s->sample_ms));
     TRY(get_num(d, o, "warmup_ms", F_NULL, 0, &s->warmup_ms));
     TRY(get_int(d, o, "prime", F_NULL, 0, INT32_MAX, &s->prime));
-    TRY(get_int(d, o, "rounds", 0, 1, INT32_MAX, &v));
+    TRY(get_int(d, o, "rounds", F_NULL, 1, INT32_MAX, &v));
     s->rounds = v == DT_NULL_I64 ? 0 : v;
     TRY(get_int(d, o, "seed", F_NULL, INT64_MIN, INT64_MAX, &s->seed));
     TRY(get_bool(d, o, "input_views", 0, 0, &s->input_views));

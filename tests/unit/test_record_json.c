@@ -625,6 +625,58 @@ static void test_v1_bad_derived(void) {
     free(cpu);
 }
 
+/* Deterministic mutations of a v2 text (one character of a number or a literal replaced):
+ * each decode either refuses with a message naming the source, or gives a record whose
+ * encoding is a fixed point. Nothing may crash or assert. */
+static void test_mutations(dt_record *r, int iterations, uint64_t seed) {
+    char *base = NULL;
+    size_t n = 0;
+    dt_err err = {{0}};
+    CHECK(dt_record_encode(r, &base, &n, &err) == DT_OK, "%s", err.msg);
+    dt_record_free(r);
+    if (!base)
+        return;
+    static const char subst[] = "0123456789-.eEn\"x";
+    uint64_t st = seed;
+    int refused = 0, accepted = 0, bad = 0;
+    char *t = dt_xmalloc(n + 1);
+    for (int it = 0; it < iterations; it++) {
+        memcpy(t, base, n + 1);
+        st = st * 6364136223846793005ull + 1442695040888963407ull;
+        size_t at = (size_t)(st >> 33) % n;
+        if (t[at] == '\n' || t[at] == ' ')
+            continue;
+        t[at] = subst[(st >> 17) % (sizeof subst - 1)];
+        dt_record *m = NULL;
+        if (dt_record_decode(t, n, "mut", &m, &err) != DT_OK) {
+            refused++;
+            bad += m != NULL || strncmp(err.msg, "mut: ", 5) != 0;
+            continue;
+        }
+        accepted++;
+        char *e1 = NULL, *e2 = NULL;
+        size_t n1 = 0, n2 = 0;
+        dt_record *m2 = NULL;
+        int fixed = dt_record_encode(m, &e1, &n1, &err) == DT_OK &&
+                    dt_record_decode(e1, n1, "mut2", &m2, &err) == DT_OK &&
+                    dt_record_encode(m2, &e2, &n2, &err) == DT_OK && n1 == n2 &&
+                    memcmp(e1, e2, n1) == 0;
+        if (!fixed) {
+            bad++;
+            fprintf(stderr, "mutation at %zu: not a fixed point (%s)\n", at, err.msg);
+        }
+        free(e1);
+        free(e2);
+        dt_record_free(m);
+        dt_record_free(m2);
+    }
+    CHECK(bad == 0, "%d bad outcomes", bad);
+    CHECK(refused > iterations / 30 && accepted > iterations / 30, "refused %d, accepted %d",
+          refused, accepted);
+    free(t);
+    free(base);
+}
+
 /* Files: absent, oversized, not regular. */
 static void test_load_files(void) {
     char dir[] = "/tmp/dt-test-record-XXXXXX";
@@ -658,6 +710,12 @@ int main(void) {
     test_malformed_v1();
     test_malformed_v2();
     test_v1_bad_derived();
+    test_mutations(hand_built(), 3000, 12345);
+    dt_record *dev = NULL;
+    dt_err err = {{0}};
+    CHECK(dt_record_load(k_dev, &dev, &err) == DT_OK, "%s", err.msg);
+    if (dev)
+        test_mutations(dev, 200, 777);
     test_load_files();
     printf("%d passed, %d failed\n", g_pass, g_fail);
     return g_fail ? 1 : 0;
