@@ -1202,6 +1202,8 @@ static dt_status dec_scope_vs(dec *d, const json_t *so, dt_scope_derived *sd) {
     for (size_t i = 1; i < d->r->n_impls; i++) {
         const char *id = d->r->impls[i].id;
         const json_t *e = json_object_get(vsj, id);
+        if (!e)
+            continue; /* not derived for this candidate: present stays 0 */
         size_t m = path_push(d, ".vs_baseline.%.200s", id);
         TRY(want(d, NULL, e, json_is_object(e), "an object"));
         dt_scope_vs *vs = &sd->vs[i];

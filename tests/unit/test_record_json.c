@@ -543,6 +543,8 @@ static void test_malformed_v2(void) {
     json_decref(root);
     plant(v2, "cases/0/derived/scopes/e2e_batch/vs_baseline", NULL,
           "cases[0] (add_1x127).derived.scopes.e2e_batch.vs_baseline must be an object");
+    plant(v2, "cases/0/derived/scopes/e2e_batch/vs_baseline/native", json_integer(1),
+          "cases[0] (add_1x127).derived.scopes.e2e_batch.vs_baseline.native must be an object");
     plant(v2, "cases/0/derived/scopes/e2e_batch/vs_baseline/native/verdict", json_string("x"),
           "derived.scopes.e2e_batch.vs_baseline.native.verdict is not a verdict");
     plant(v2, "derived/counts/vs_baseline/native/faster", NULL,
