@@ -63,6 +63,18 @@ static void test_v1_cpu(void) {
           "case 0");
     CHECK(c->n_inputs == 2 && c->inputs[1].cols == 127, "inputs");
     CHECK(c->n_rounds_done == 2 && c->rounds_done[1] == 1, "rounds_done");
+    CHECK(dt_case_round_is_done(c, 1) && !dt_case_round_is_done(c, 2), "round_is_done");
+    {
+        int64_t best = -1; /* the largest position, found the slow way */
+        for (size_t q = 0; q < r->n_cases; q++)
+            for (size_t i = 0; i < r->n_impls; i++)
+                for (int s = 0; s < DT_SCOPE_COUNT; s++)
+                    for (size_t j = 0; j < r->cases[q].impl[i].samples[s].n; j++)
+                        if (r->cases[q].impl[i].samples[s].v[j].position > best)
+                            best = r->cases[q].impl[i].samples[s].v[j].position;
+        CHECK(best > 0 && dt_record_next_position(r) == best + 1, "next position %lld",
+              (long long)dt_record_next_position(r));
+    }
     const dt_case_impl *nat = &c->impl[1];
     CHECK(nat->present && nat->status == DT_IMPL_OK && nat->error == NULL, "impl");
     CHECK(nat->samples[DT_SCOPE_E2E_BATCH].n == 10 && nat->samples[DT_SCOPE_E2E_SINGLE].n == 10,
