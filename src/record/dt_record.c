@@ -246,6 +246,13 @@ void dt_case_round_done_add(dt_case *c, int32_t round) {
     c->rounds_done[c->n_rounds_done++] = round;
 }
 
+int dt_case_round_is_done(const dt_case *c, int32_t round) {
+    for (size_t i = 0; i < c->n_rounds_done; i++)
+        if (c->rounds_done[i] == round)
+            return 1;
+    return 0;
+}
+
 dt_clock_round *dt_case_clock_round_add(dt_case *c, const dt_clock_round *cr) {
     GROW(c->clock_rounds, c->n_clock_rounds, c->cap_clock_rounds);
     c->clock_rounds[c->n_clock_rounds] = *cr;
@@ -421,6 +428,24 @@ int dt_record_case_find(const dt_record *r, const char *id) {
         if (strcmp(r->cases[i].id, id) == 0)
             return (int)i;
     return -1;
+}
+
+static int64_t max_position(const dt_samples *s, int64_t best) {
+    for (size_t i = 0; i < s->n; i++)
+        if (s->v[i].position > best)
+            best = s->v[i].position;
+    return best;
+}
+
+int64_t dt_record_next_position(const dt_record *r) {
+    int64_t best = -1;
+    for (size_t c = 0; c < r->n_cases; c++) {
+        best = max_position(&r->cases[c].floor, best);
+        for (size_t i = 0; i < r->n_impls; i++)
+            for (int s = 0; s < DT_SCOPE_COUNT; s++)
+                best = max_position(&r->cases[c].impl[i].samples[s], best);
+    }
+    return best + 1;
 }
 
 void dt_record_prov_file_add(dt_record *r, const char *what, const char *path,

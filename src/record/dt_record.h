@@ -553,6 +553,8 @@ typedef struct dt_case {
 dt_input *dt_case_input_add(dt_case *c, const char *name, const char *sha256, int64_t rows,
                             int64_t cols);
 void dt_case_round_done_add(dt_case *c, int32_t round);
+/* 1 when round is in c->rounds_done (a resumed run skips it). */
+int dt_case_round_is_done(const dt_case *c, int32_t round);
 /* Appends a round (struct copy; takes its strings/arrays) and updates clocks_moved. */
 dt_clock_round *dt_case_clock_round_add(dt_case *c, const dt_clock_round *cr);
 /* The round shown in the case summary: the first that moved, else the latest (NULL
@@ -615,6 +617,9 @@ int dt_record_impl_find(const dt_record *r, const char *id);
 dt_case *dt_record_case_add(dt_record *r, const char *id);
 /* Index of the case with this id, or -1. */
 int dt_record_case_find(const dt_record *r, const char *id);
+/* The next free sample position: 1 + the largest stored (any impl, scope or floor
+ * sample); 0 for a record without samples. */
+int64_t dt_record_next_position(const dt_record *r);
 
 void dt_record_prov_file_add(dt_record *r, const char *what, const char *path,
                              const char *sha256);

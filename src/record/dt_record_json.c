@@ -293,7 +293,7 @@ static dt_status dec_settings(dec *d, const json_t *root) {
     TRY(get_num(d, o, "sample_ms", F_NULL, 0, &s->sample_ms));
     TRY(get_num(d, o, "warmup_ms", F_NULL, 0, &s->warmup_ms));
     TRY(get_int(d, o, "prime", F_NULL, 0, INT32_MAX, &s->prime));
-    TRY(get_int(d, o, "rounds", 0, 1, INT32_MAX, &v));
+    TRY(get_int(d, o, "rounds", F_NULL, 1, INT32_MAX, &v));
     s->rounds = v == DT_NULL_I64 ? 0 : v;
     TRY(get_int(d, o, "seed", F_NULL, INT64_MIN, INT64_MAX, &s->seed));
     TRY(get_bool(d, o, "input_views", 0, 0, &s->input_views));
@@ -651,22 +651,65 @@ static dt_status dec_sample(dec *d, const json_t *s, int device, int floor, dt_s
     return device ? dec_probe(d, s, out) : DT_OK;
 }
 
+typedef struct pair_key {
+    int32_t round, index;
+    size_t at; /* array index */
+} pair_key;
+
+static int pair_key_cmp(const void *a, const void *b) {
+    const pair_key *x = a, *y = b;
+    if (x->round != y->round)
+        return x->round < y->round ? -1 : 1;
+    if (x->index != y->index)
+        return x->index < y->index ? -1 : 1;
+    return x->at < y->at ? -1 : x->at > y->at;
+}
+
+/* The first sample (in array order) whose (round, index) an earlier one has: its index
+ * in *at and the earlier one's in *first; 0 when all are distinct. O(n log n). */
+static int first_repeat(const dt_samples *s, size_t from, size_t *at, size_t *first) {
+    size_t n = s->n - from;
+    if (n < 2)
+        return 0;
+    pair_key *k = dt_xmalloc(n * sizeof *k);
+    for (size_t i = 0; i < n; i++)
+        k[i] = (pair_key){s->v[from + i].round, s->v[from + i].index, i};
+    qsort(k, n, sizeof *k, pair_key_cmp);
+    int found = 0;
+    for (size_t i = 1; i < n; i++) {
+        int same = k[i].round == k[i - 1].round && k[i].index == k[i - 1].index;
+        int group_start = i == 1 || k[i - 2].round != k[i - 1].round ||
+                          k[i - 2].index != k[i - 1].index;
+        /* k[i - 1] first of its group, k[i] its second (the group is sorted by at) */
+        if (same && group_start && (!found || k[i].at < *at)) {
+            *at = k[i].at;
+            *first = k[i - 1].at;
+            found = 1;
+        }
+    }
+    free(k);
+    return found;
+}
+
 /* An array of samples into *samples, refusing a repeated (round, index). */
 static dt_status dec_sample_array(dec *d, const json_t *arr, int device, int floor,
                                   dt_samples *samples) {
-    size_t i;
+    size_t i, from = samples->n;
     const json_t *s;
     json_array_foreach(arr, i, s) {
         size_t m = path_push(d, "[%zu]", i);
         dt_sample smp;
         dt_status st = dec_sample(d, s, device, floor, &smp);
-        dt_sample *p = dt_samples_push(samples, &smp); /* owned (and freed) from here */
+        dt_samples_push(samples, &smp); /* owned (and freed) from here */
         TRY(st);
-        for (size_t j = 0; j < i; j++)
-            if (samples->v[j].round == p->round && samples->v[j].index == p->index)
-                return fail_at(d, NULL, "repeats round %d index %d of sample [%zu]",
-                               (int)p->round, (int)p->index, j);
         path_pop(d, m);
+    }
+    size_t at = 0, first = 0;
+    if (first_repeat(samples, from, &at, &first)) {
+        const dt_sample *p = &samples->v[from + at];
+        path_push(d, "[%zu]", at);
+        return fail_at(d, NULL, "repeats round %d index %d of sample [%zu]", (int)p->round,
+                       (int)p->index, first);
     }
     return DT_OK;
 }
@@ -1159,6 +1202,8 @@ static dt_status dec_scope_vs(dec *d, const json_t *so, dt_scope_derived *sd) {
     for (size_t i = 1; i < d->r->n_impls; i++) {
         const char *id = d->r->impls[i].id;
         const json_t *e = json_object_get(vsj, id);
+        if (!e)
+            continue; /* not derived for this candidate: present stays 0 */
         size_t m = path_push(d, ".vs_baseline.%.200s", id);
         TRY(want(d, NULL, e, json_is_object(e), "an object"));
         dt_scope_vs *vs = &sd->vs[i];

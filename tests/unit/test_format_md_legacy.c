@@ -1,8 +1,9 @@
 /* test_format_md_legacy.c — the typed results.md against the old writer, byte for byte.
  *
- * For hand-built runs (cpu, cuda with device scopes, failing and invalid cases, an
- * incomplete run, smoke and method-audit runs, rooflines and E2E floors with and without
- * the touch floor and paired floor samples, GPU clocks steady and moved, NVML absent)
+ * For hand-built runs (cpu, cuda with device scopes, failing, invalid and missing
+ * implementations, ratios without an interval, an oracle's first failure, an incomplete
+ * run, smoke and method-audit runs, rooflines and E2E floors with and without the touch
+ * floor and paired floor samples, GPU clocks steady and moved, NVML absent)
  * and for the stored results.json files of today's main (tests/data/results-v1-*.json),
  * the old path (dt_results_load -> dt_derive -> dt_report_md_string) and the new one
  * (dt_record_load -> dt_derive_run -> dt_format_md) must give the same bytes; the stored
@@ -20,6 +21,7 @@
 #include "report/dt_results_io.h"
 #include "stats/dt_derive.h"
 
+#include <dirent.h>
 #include <unistd.h>
 
 static const fx_run CPU_OK = {.backend = "cpu", .samples = 9, .rounds = 2, .complete = 1,
@@ -179,6 +181,17 @@ static void test_basic_runs(void) {
     o.base_id = "theirs";
     o.baseline_version = "2.1 <rc>";
     same_md("other_ids", run_of(&o, 1, 0));
+    /* 2 pairs: a ratio without an interval, verdict insufficient */
+    o = CPU_OK;
+    o.samples = 1;
+    same_md("two_pairs", run_of(&o, 0, 0));
+    /* an invalid case where one implementation recorded nothing (status "missing"), and
+     * one marked invalid with no implementation failing */
+    json_t *mr = run_of(&CUDA_OK, 0, 1);
+    json_object_del(json_object_get(json_array_get(json_object_get(mr, "cases"), 2), "impl"),
+                    "torch");
+    json_object_set_new(json_array_get(json_object_get(mr, "cases"), 1), "valid", json_false());
+    same_md("missing_impl", mr);
     /* the reason list is capped */
     o = CPU_OK;
     o.samples = 2;
@@ -311,6 +324,44 @@ static void test_stored(const char *name) {
     free(b);
 }
 
+/* The fuzz corpus of the old loader: every file that both paths accept gives the same
+ * Markdown (files either path refuses are the codec tests' business). */
+static void test_corpus(void) {
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/fuzz/corpus/fuzz_results_load", DT_SOURCE_DIR);
+    DIR *d = opendir(dir);
+    CHECK(d != NULL);
+    struct dirent *e;
+    size_t compared = 0;
+    while (d && (e = readdir(d)) != NULL) {
+        size_t n = strlen(e->d_name);
+        if (n < 6 || strcmp(e->d_name + n - 5, ".json") != 0)
+            continue;
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        json_t *j = NULL;
+        dt_record *r = NULL;
+        dt_err err = {{0}};
+        int old_ok = dt_results_load(path, &j, &err) == DT_OK;
+        int new_ok = dt_record_load(path, &r, &err) == DT_OK;
+        json_decref(j);
+        dt_record_free(r);
+        if (!old_ok || !new_ok)
+            continue;
+        char *a = old_md(path), *b = new_md(path);
+        CHECK_MSG(a && b && strcmp(a, b) == 0, e->d_name);
+        if (a && b && strcmp(a, b) != 0)
+            show_diff(e->d_name, a, b);
+        compared++;
+        free(a);
+        free(b);
+    }
+    if (d)
+        closedir(d);
+    CHECK(compared >= 3);
+    printf("corpus: %zu files compared\n", compared);
+}
+
 int main(void) {
     if (!mkdtemp(g_dir)) {
         perror("mkdtemp");
@@ -322,6 +373,7 @@ int main(void) {
     test_first_failure();
     test_stored("results-v1-cpu");
     test_stored("results-v1-device");
+    test_corpus();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf %s", g_dir);
     if (system(cmd) != 0)

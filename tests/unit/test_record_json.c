@@ -63,6 +63,18 @@ static void test_v1_cpu(void) {
           "case 0");
     CHECK(c->n_inputs == 2 && c->inputs[1].cols == 127, "inputs");
     CHECK(c->n_rounds_done == 2 && c->rounds_done[1] == 1, "rounds_done");
+    CHECK(dt_case_round_is_done(c, 1) && !dt_case_round_is_done(c, 2), "round_is_done");
+    {
+        int64_t best = -1; /* the largest position, found the slow way */
+        for (size_t q = 0; q < r->n_cases; q++)
+            for (size_t i = 0; i < r->n_impls; i++)
+                for (int s = 0; s < DT_SCOPE_COUNT; s++)
+                    for (size_t j = 0; j < r->cases[q].impl[i].samples[s].n; j++)
+                        if (r->cases[q].impl[i].samples[s].v[j].position > best)
+                            best = r->cases[q].impl[i].samples[s].v[j].position;
+        CHECK(best > 0 && dt_record_next_position(r) == best + 1, "next position %lld",
+              (long long)dt_record_next_position(r));
+    }
     const dt_case_impl *nat = &c->impl[1];
     CHECK(nat->present && nat->status == DT_IMPL_OK && nat->error == NULL, "impl");
     CHECK(nat->samples[DT_SCOPE_E2E_BATCH].n == 10 && nat->samples[DT_SCOPE_E2E_SINGLE].n == 10,
@@ -458,6 +470,17 @@ static void test_malformed_v1(void) {
           "e2e_single[0].position must be an integer");
     plant(cpu, "cases/1/impl/native/samples/e2e_single/1/index", json_integer(0),
           "impl.native.samples.e2e_single[1] repeats round 0 index 0 of sample [0]");
+    { /* two repeats, neither adjacent: the first in array order is named */
+        json_t *root = json_loads(cpu, 0, NULL);
+        set_at(root, "cases/1/impl/native/samples/e2e_single/9/round", json_integer(0));
+        set_at(root, "cases/1/impl/native/samples/e2e_single/9/index", json_integer(1));
+        set_at(root, "cases/1/impl/native/samples/e2e_single/7/round", json_integer(0));
+        char *t = json_dumps(root, 0);
+        expect_refusal_text(t, "impl.native.samples.e2e_single[7] repeats round 0 index 2 of "
+                               "sample [2]");
+        free(t);
+        json_decref(root);
+    }
     plant(cpu, "cases/0/m", json_integer((json_int_t)1 << 62),
           "cases[0] (add_1x127).m must be an integer in [1, 2147483648], found 4611686018427387904");
     plant(cpu, "cases/0/m", json_integer(-1), "cases[0] (add_1x127).m must be an integer in [1, "
@@ -532,6 +555,8 @@ static void test_malformed_v2(void) {
     json_decref(root);
     plant(v2, "cases/0/derived/scopes/e2e_batch/vs_baseline", NULL,
           "cases[0] (add_1x127).derived.scopes.e2e_batch.vs_baseline must be an object");
+    plant(v2, "cases/0/derived/scopes/e2e_batch/vs_baseline/native", json_integer(1),
+          "cases[0] (add_1x127).derived.scopes.e2e_batch.vs_baseline.native must be an object");
     plant(v2, "cases/0/derived/scopes/e2e_batch/vs_baseline/native/verdict", json_string("x"),
           "derived.scopes.e2e_batch.vs_baseline.native.verdict is not a verdict");
     plant(v2, "derived/counts/vs_baseline/native/faster", NULL,
@@ -614,6 +639,58 @@ static void test_v1_bad_derived(void) {
     free(cpu);
 }
 
+/* Deterministic mutations of a v2 text (one character of a number or a literal replaced):
+ * each decode either refuses with a message naming the source, or gives a record whose
+ * encoding is a fixed point. Nothing may crash or assert. */
+static void test_mutations(dt_record *r, int iterations, uint64_t seed) {
+    char *base = NULL;
+    size_t n = 0;
+    dt_err err = {{0}};
+    CHECK(dt_record_encode(r, &base, &n, &err) == DT_OK, "%s", err.msg);
+    dt_record_free(r);
+    if (!base)
+        return;
+    static const char subst[] = "0123456789-.eEn\"x";
+    uint64_t st = seed;
+    int refused = 0, accepted = 0, bad = 0;
+    char *t = dt_xmalloc(n + 1);
+    for (int it = 0; it < iterations; it++) {
+        memcpy(t, base, n + 1);
+        st = st * 6364136223846793005ull + 1442695040888963407ull;
+        size_t at = (size_t)(st >> 33) % n;
+        if (t[at] == '\n' || t[at] == ' ')
+            continue;
+        t[at] = subst[(st >> 17) % (sizeof subst - 1)];
+        dt_record *m = NULL;
+        if (dt_record_decode(t, n, "mut", &m, &err) != DT_OK) {
+            refused++;
+            bad += m != NULL || strncmp(err.msg, "mut: ", 5) != 0;
+            continue;
+        }
+        accepted++;
+        char *e1 = NULL, *e2 = NULL;
+        size_t n1 = 0, n2 = 0;
+        dt_record *m2 = NULL;
+        int fixed = dt_record_encode(m, &e1, &n1, &err) == DT_OK &&
+                    dt_record_decode(e1, n1, "mut2", &m2, &err) == DT_OK &&
+                    dt_record_encode(m2, &e2, &n2, &err) == DT_OK && n1 == n2 &&
+                    memcmp(e1, e2, n1) == 0;
+        if (!fixed) {
+            bad++;
+            fprintf(stderr, "mutation at %zu: not a fixed point (%s)\n", at, err.msg);
+        }
+        free(e1);
+        free(e2);
+        dt_record_free(m);
+        dt_record_free(m2);
+    }
+    CHECK(bad == 0, "%d bad outcomes", bad);
+    CHECK(refused > iterations / 30 && accepted > iterations / 30, "refused %d, accepted %d",
+          refused, accepted);
+    free(t);
+    free(base);
+}
+
 /* Files: absent, oversized, not regular. */
 static void test_load_files(void) {
     char dir[] = "/tmp/dt-test-record-XXXXXX";
@@ -647,6 +724,12 @@ int main(void) {
     test_malformed_v1();
     test_malformed_v2();
     test_v1_bad_derived();
+    test_mutations(hand_built(), 3000, 12345);
+    dt_record *dev = NULL;
+    dt_err err = {{0}};
+    CHECK(dt_record_load(k_dev, &dev, &err) == DT_OK, "%s", err.msg);
+    if (dev)
+        test_mutations(dev, 200, 777);
     test_load_files();
     printf("%d passed, %d failed\n", g_pass, g_fail);
     return g_fail ? 1 : 0;

@@ -1,14 +1,20 @@
-/* test_report.c — derive + results.md + results.json I/O on hand-built results (no GPU):
- * assessment levels (smoke / method audit / comparative), verdicts, probe/control as a
- * median of pairs, Markdown sections and escaping, byte-identical regeneration, and the
+/* test_report.c — the typed path on hand-built results (no GPU): a fixture results.json is
+ * decoded by the codec (dt_record_decode), derived (dt_derive_run) and formatted
+ * (dt_format_md). Assessment levels (smoke / method audit / comparative), verdicts,
+ * probe/control as a median of pairs, rooflines and E2E floors, GPU clocks, Markdown
+ * sections and escaping, prose thresholds read from the record's policy, any number of
+ * implementations, byte-identical regeneration from a saved results.json, and the
  * loader's refusals of malformed input. Run: ctest -R test_report. */
 #define _GNU_SOURCE
 #include "dt_results_fixture.h"
 
-#include "report/dt_derive.h"
-#include "report/dt_report_md.h"
-#include "report/dt_results_io.h"
+#include "format/dt_format_md.h"
 #include "dt_clocks_fixture.h" /* cases[].clocks for JSON fixtures */
+#include "orchestrate/dt_clocks.h"
+#include "record/dt_file.h"
+#include "record/dt_record.h"
+#include "record/dt_record_json.h"
+#include "stats/dt_derive.h"
 
 #include <unistd.h>
 
@@ -17,35 +23,64 @@ static const fx_run CPU_OK = {.backend = "cpu", .samples = 9, .rounds = 2, .comp
 static const fx_run CUDA_OK = {.backend = "cuda", .samples = 9, .rounds = 2, .complete = 1,
                                .device = 1, .probe_factor = 1.02, .seed = 12};
 
-static const char *level_of(const json_t *r) {
-    return json_string_value(
-        json_object_get(json_object_get(json_object_get(r, "derived"), "assessment"), "level"));
+static const char *level_of(const dt_record *r) {
+    return r && r->derived.present ? dt_level_name(r->derived.level) : "unassessed";
 }
 
 /* 1 when some reason contains needle. */
-static int reason_has(const json_t *r, const char *needle) {
-    const json_t *rs =
-        json_object_get(json_object_get(json_object_get(r, "derived"), "assessment"), "reasons");
-    size_t i;
-    json_t *s;
-    json_array_foreach(rs, i, s) if (strstr(json_string_value(s), needle)) return 1;
+static int reason_has(const dt_record *r, const char *needle) {
+    for (size_t i = 0; r && i < r->derived.reasons.n; i++)
+        if (strstr(r->derived.reasons.v[i], needle))
+            return 1;
     return 0;
 }
 
-static const json_t *scope_of(const json_t *c, const char *scope) {
-    return json_object_get(json_object_get(json_object_get(c, "derived"), "scopes"), scope);
+static const dt_scope_derived *scope_of(const dt_case *c, dt_scope s) {
+    return c->derived.scopes[s].present ? &c->derived.scopes[s] : NULL;
 }
 
-static char *md_of(const json_t *r) {
+/* Index of an implementation by id (the fixture's ids come from its frameworks). */
+static size_t ix(const dt_record *r, const char *id) {
+    int i = dt_record_impl_find(r, id);
+    CHECK_MSG(i >= 0, id);
+    return i < 0 ? 0 : (size_t)i;
+}
+
+/* The first candidate's comparison with the baseline in scope s of case c. */
+static const dt_scope_vs *vs_of(const dt_case *c, dt_scope s) {
+    const dt_scope_derived *sd = scope_of(c, s);
+    return sd ? &sd->vs[1] : NULL;
+}
+
+static char *md_of(const dt_record *r) {
     char *t = NULL;
     size_t n = 0;
     dt_err err = {{0}};
-    dt_status st = dt_report_md_string(r, &t, &n, &err);
+    dt_status st = r ? dt_format_md(r, &t, &n, &err) : DT_EINVAL;
     CHECK_MSG(st == DT_OK, err.msg);
+    CHECK(!t || strlen(t) == n);
     return t ? t : dt_xstrdup("");
 }
 
-static json_t *derived_run(const fx_run *o, int noisy_case, int invalid_case) {
+/* Derives a record; returns it (NULL stays NULL). */
+static dt_record *derive(dt_record *r) {
+    dt_err err = {{0}};
+    CHECK(r != NULL);
+    if (r) {
+        dt_status st = dt_derive_run(r, &err);
+        CHECK_MSG(st == DT_OK, err.msg);
+    }
+    return r;
+}
+
+/* The fixture through the codec and the derive step; the JSON is released. */
+static dt_record *typed(json_t *j) {
+    dt_record *r = derive(fx_record(j));
+    json_decref(j);
+    return r;
+}
+
+static json_t *fixture_run(const fx_run *o, int noisy_case, int invalid_case) {
     json_t *r = fx_results(o);
     fx_add_case(r, o, "add_17x257", 6.0, 10.0, 0.02, 1);
     fx_add_case(r, o, "softmax_1x127", 10.0, 10.0, 0.02, 1);
@@ -53,21 +88,22 @@ static json_t *derived_run(const fx_run *o, int noisy_case, int invalid_case) {
         fx_add_case(r, o, "sum_127x193", 9.0, 10.0, 0.4, 1);
     if (invalid_case)
         fx_add_case(r, o, "gemm_fail", 5.0, 10.0, 0.02, 0);
-    dt_err err = {{0}};
-    dt_status st = dt_derive(r, &err);
-    CHECK_MSG(st == DT_OK, err.msg);
     return r;
+}
+
+static dt_record *derived_run(const fx_run *o, int noisy_case, int invalid_case) {
+    return typed(fixture_run(o, noisy_case, invalid_case));
 }
 
 static void test_levels(void) {
     /* comparative: cpu, enough samples and rounds, quiet */
-    json_t *r = derived_run(&CPU_OK, 0, 0);
+    dt_record *r = derived_run(&CPU_OK, 0, 0);
     CHECK_MSG(strcmp(level_of(r), "comparative") == 0, level_of(r));
-    json_decref(r);
+    dt_record_free(r);
     /* comparative on cuda with device scopes and probe/control 1.02 */
     r = derived_run(&CUDA_OK, 0, 0);
     CHECK_MSG(strcmp(level_of(r), "comparative") == 0, level_of(r));
-    json_decref(r);
+    dt_record_free(r);
 
     /* smoke: 3 samples, 1 round */
     fx_run o = CPU_OK;
@@ -77,87 +113,91 @@ static void test_levels(void) {
     CHECK(strcmp(level_of(r), "smoke") == 0);
     CHECK(reason_has(r, "add_17x257 e2e_batch: too few samples (native 3, torch 3; need 5)"));
     CHECK(reason_has(r, "1 round"));
-    json_decref(r);
+    dt_record_free(r);
     /* smoke: cuda run without device control */
     o = CUDA_OK;
     o.device = 0;
     r = derived_run(&o, 0, 0);
     CHECK(strcmp(level_of(r), "smoke") == 0);
     CHECK(reason_has(r, "add_17x257: no device control"));
-    json_decref(r);
+    dt_record_free(r);
     /* smoke: incomplete run */
     o = CPU_OK;
     o.complete = 0;
     r = derived_run(&o, 0, 0);
     CHECK(strcmp(level_of(r), "smoke") == 0);
     CHECK(reason_has(r, "incomplete"));
-    json_decref(r);
+    dt_record_free(r);
 
     /* method audit: a noisy case */
     r = derived_run(&CPU_OK, 1, 0);
     CHECK_MSG(strcmp(level_of(r), "method audit") == 0, level_of(r));
     CHECK(reason_has(r, "sum_127x193 e2e_batch: noise IQR/p50 above 10% (native "));
     /* the noisy case's e2e ratio must not be "faster" (true ratio 0.9, wide interval) */
-    const json_t *sc = scope_of(json_array_get(json_object_get(r, "cases"), 2), "e2e_batch");
-    CHECK(strcmp(json_string_value(json_object_get(sc, "verdict")), "faster") != 0);
-    json_decref(r);
+    const dt_scope_vs *sc = r ? vs_of(&r->cases[2], DT_SCOPE_E2E_BATCH) : NULL;
+    CHECK(sc && sc->verdict != DT_REC_VERDICT_FASTER);
+    dt_record_free(r);
     /* method audit: probe perturbs by 30% */
     o = CUDA_OK;
     o.probe_factor = 1.3;
     r = derived_run(&o, 0, 0);
     CHECK(strcmp(level_of(r), "method audit") == 0);
     CHECK(reason_has(r, "add_17x257: native probe/control 1.300"));
-    json_decref(r);
-    /* method audit: clocks moved */
-    r = fx_results(&CPU_OK);
-    json_t *c = fx_add_case(r, &CPU_OK, "add_1x127", 6.0, 10.0, 0.02, 1);
-    json_object_set_new(c, "clocks_moved", json_true());
-    dt_err err;
-    CHECK(dt_derive(r, &err) == DT_OK);
+    dt_record_free(r);
+    /* method audit: clocks moved (set on the typed case, as the clocks module does) */
+    json_t *j = fx_results(&CPU_OK);
+    fx_add_case(j, &CPU_OK, "add_1x127", 6.0, 10.0, 0.02, 1);
+    r = fx_record(j);
+    json_decref(j);
+    CHECK(r != NULL);
+    if (r)
+        r->cases[0].clocks_moved = 1;
+    derive(r);
     CHECK(strcmp(level_of(r), "method audit") == 0);
     CHECK(reason_has(r, "add_1x127: GPU clocks moved"));
-    json_decref(r);
+    dt_record_free(r);
 
     /* the reason list is capped */
     o = CPU_OK;
     o.samples = 2;
-    r = fx_results(&o);
+    j = fx_results(&o);
     for (int i = 0; i < 30; i++) {
         char id[32];
         snprintf(id, sizeof id, "case_%02d", i);
-        fx_add_case(r, &o, id, 6.0, 10.0, 0.02, 1);
+        fx_add_case(j, &o, id, 6.0, 10.0, 0.02, 1);
     }
-    CHECK(dt_derive(r, &err) == DT_OK);
-    const json_t *rs = json_object_get(json_object_get(json_object_get(r, "derived"), "assessment"), "reasons");
-    CHECK(json_array_size(rs) == DT_DERIVE_MAX_REASONS + 1);
-    CHECK(strstr(json_string_value(json_array_get(rs, DT_DERIVE_MAX_REASONS)), "... and ") != NULL);
-    json_decref(r);
+    r = typed(j);
+    CHECK(r && r->derived.reasons.n == r->derived.policy.max_reasons + 1);
+    CHECK(r && r->derived.policy.max_reasons == 20);
+    CHECK(r && r->derived.reasons.n > 20 &&
+          strstr(r->derived.reasons.v[r->derived.policy.max_reasons], "... and ") != NULL);
+    dt_record_free(r);
 }
 
 static void test_verdicts_and_md(void) {
-    json_t *r = derived_run(&CUDA_OK, 0, 1);
-    const json_t *cases = json_object_get(r, "cases");
-    const json_t *fast = scope_of(json_array_get(cases, 0), "e2e_batch");
-    const json_t *ratio = json_object_get(fast, "ratio");
-    CHECK(strcmp(json_string_value(json_object_get(fast, "verdict")), "faster") == 0);
-    double med = json_number_value(json_object_get(ratio, "median"));
+    dt_record *r = derived_run(&CUDA_OK, 0, 1);
+    if (!r)
+        return;
+    size_t nat = ix(r, "native"), tor = ix(r, "torch");
+    const dt_scope_vs *fast = vs_of(&r->cases[0], DT_SCOPE_E2E_BATCH);
+    CHECK(fast && fast->verdict == DT_REC_VERDICT_FASTER);
+    double med = fast ? fast->ratio.median : NAN;
     CHECK(med > 0.57 && med < 0.63);
-    CHECK(json_integer_value(json_object_get(ratio, "pairs")) == 18);
-    CHECK(json_integer_value(json_object_get(json_object_get(fast, "native"), "n")) == 18);
-    const json_t *same = scope_of(json_array_get(cases, 1), "e2e_batch");
-    CHECK(strcmp(json_string_value(json_object_get(same, "verdict")), "indistinguishable") == 0);
-    const json_t *bad = scope_of(json_array_get(cases, 2), "e2e_batch");
-    CHECK(strcmp(json_string_value(json_object_get(bad, "verdict")), "invalid") == 0);
-    CHECK(json_object_get(bad, "ratio") == NULL);
+    CHECK(fast && fast->ratio.pairs == 18);
+    CHECK(r->cases[0].derived.scopes[DT_SCOPE_E2E_BATCH].impl[nat].summary.n == 18);
+    const dt_scope_vs *same = vs_of(&r->cases[1], DT_SCOPE_E2E_BATCH);
+    CHECK(same && same->verdict == DT_REC_VERDICT_INDISTINGUISHABLE);
+    const dt_scope_vs *bad = vs_of(&r->cases[2], DT_SCOPE_E2E_BATCH);
+    CHECK(bad && bad->verdict == DT_REC_VERDICT_INVALID);
+    CHECK(bad && !bad->has_ratio);
     /* invalid cases do not stop a comparative assessment of the others */
     CHECK(strcmp(level_of(r), "comparative") == 0);
-    const json_t *pb = scope_of(json_array_get(cases, 0), "probe_batch");
-    double poc = json_number_value(
-        json_object_get(json_object_get(json_object_get(pb, "probe_over_control"), "torch"), "median"));
-    CHECK(fabs(poc - 1.02) < 1e-9);
-    const json_t *ks = json_object_get(json_object_get(json_object_get(pb, "probe"), "native"), "kernels");
-    CHECK(json_array_size(ks) == 2);
-    CHECK(strstr(json_string_value(json_object_get(json_array_get(ks, 0), "name")), "add_kernel"));
+    const dt_scope_derived *pb = scope_of(&r->cases[0], DT_SCOPE_PROBE_BATCH);
+    CHECK(pb && pb->impl[tor].has_probe_over_control);
+    CHECK(pb && fabs(pb->impl[tor].probe_over_control - 1.02) < 1e-9);
+    const dt_probe_summary *ks = pb ? &pb->impl[nat].probe : NULL;
+    CHECK(ks && ks->present && ks->n_kernels == 2);
+    CHECK(ks && ks->n_kernels > 0 && strstr(ks->kernels[0].name, "add_kernel"));
 
     char *md = md_of(r);
     CHECK(strncmp(md, "# dualtime results: native vs torch\n\nAssessment: **comparative** — ", 67) == 0);
@@ -180,9 +220,9 @@ static void test_verdicts_and_md(void) {
     CHECK(strstr(md, "## What these numbers do not establish") != NULL);
     CHECK(strstr(md, "CUPTI, which perturbs") != NULL);
     free(md);
-    json_decref(r);
+    dt_record_free(r);
 
-    /* framework ids come from the JSON, not from the code */
+    /* framework ids come from the record, not from the code */
     fx_run o = CPU_OK;
     o.cand_id = "mine";
     o.base_id = "theirs";
@@ -194,15 +234,15 @@ static void test_verdicts_and_md(void) {
     CHECK(strstr(md, "| torch") == NULL && strstr(md, "native E2E") == NULL);
     CHECK(strstr(md, "## Device control") == NULL); /* no device scopes on cpu */
     free(md);
-    json_decref(r);
+    dt_record_free(r);
 }
 
 /* probe/control is a median over (round, index) pairs, not a ratio of medians, and
  * pairing follows the keys, not the storage order. */
 static void test_probe_pairs(void) {
     fx_run o = CUDA_OK;
-    json_t *r = fx_results(&o);
-    json_t *c = fx_add_case(r, &o, "add_1x1", 5.0, 5.0, 0.01, 1);
+    json_t *j = fx_results(&o);
+    json_t *c = fx_add_case(j, &o, "add_1x1", 5.0, 5.0, 0.01, 1);
     json_t *sm = json_object_get(json_object_get(json_object_get(c, "impl"), "native"), "samples");
     json_object_set_new(sm, "control_batch",
                         json_pack("[{s:f,s:i,s:i,s:i},{s:f,s:i,s:i,s:i},{s:f,s:i,s:i,s:i}]",
@@ -214,15 +254,16 @@ static void test_probe_pairs(void) {
                                   "us", 150.0, "round", 0, "index", 2, "position", 105, "us", 1.1,
                                   "round", 0, "index", 0, "position", 101, "us", 30.0, "round",
                                   0, "index", 1, "position", 103));
-    dt_err err;
-    CHECK(dt_derive(r, &err) == DT_OK);
-    const json_t *e = json_object_get(
-        json_object_get(scope_of(c, "probe_batch"), "probe_over_control"), "native");
+    dt_record *r = typed(j);
+    if (!r)
+        return;
+    const dt_scope_derived *pb = scope_of(&r->cases[0], DT_SCOPE_PROBE_BATCH);
+    const dt_scope_impl *e = pb ? &pb->impl[ix(r, "native")] : NULL;
     /* pairs: 1.1/1, 30/10, 150/100 -> 1.1, 3, 1.5 -> median 1.5 (ratio of medians: 3) */
-    CHECK(fabs(json_number_value(json_object_get(e, "median")) - 1.5) < 1e-12);
-    CHECK(json_integer_value(json_object_get(e, "pairs")) == 3);
+    CHECK(e && fabs(e->probe_over_control - 1.5) < 1e-12);
+    CHECK(e && e->probe_over_control_pairs == 3);
     CHECK(reason_has(r, "add_1x1: native probe/control 1.500"));
-    json_decref(r);
+    dt_record_free(r);
 }
 
 static char *slurp(const char *path, size_t *n) {
@@ -253,6 +294,33 @@ static void spit(const char *path, const char *text) {
     fclose(f);
 }
 
+/* results.json text of a record (NULL on failure, with a failed check). */
+static char *encode(const dt_record *r) {
+    char *t = NULL;
+    size_t n = 0;
+    dt_err err = {{0}};
+    CHECK_MSG(r && dt_record_encode(r, &t, &n, &err) == DT_OK, err.msg);
+    return t;
+}
+
+/* `dualtime report` on the typed path: load a results.json, derive again, write
+ * results.md atomically. */
+static dt_status regenerate(const char *json_path, const char *md_path, dt_err *err) {
+    dt_record *r = NULL;
+    dt_status st = dt_record_load(json_path, &r, err);
+    if (st == DT_OK)
+        st = dt_derive_run(r, err);
+    char *t = NULL;
+    size_t n = 0;
+    if (st == DT_OK)
+        st = dt_format_md(r, &t, &n, err);
+    if (st == DT_OK)
+        st = dt_file_write_atomic(md_path, t, n, err);
+    free(t);
+    dt_record_free(r);
+    return st;
+}
+
 static void test_regenerate_one(const char *dir, int touch);
 
 /* Without ceilings, and with ceilings that carry the optional touch floor. */
@@ -262,36 +330,38 @@ static void test_regenerate(const char *dir) {
 }
 
 static void test_regenerate_one(const char *dir, int touch) {
-    json_t *r = derived_run(&CUDA_OK, 1, 1);
+    json_t *j = fixture_run(&CUDA_OK, 1, 1);
     char jpath[512], md1[512], md2[512];
     snprintf(jpath, sizeof jpath, "%s/results.json", dir);
     snprintf(md1, sizeof md1, "%s/results.md", dir);
     snprintf(md2, sizeof md2, "%s/results2.md", dir);
     dt_err err = {{0}};
-    if (touch) {
-        json_object_set_new(json_object_get(r, "environment"), "ceilings",
+    if (touch)
+        json_object_set_new(json_object_get(j, "environment"), "ceilings",
                             json_pack("{s:f,s:i,s:f,s:f,s:f,s:s,s:s}", "copy_gbps", 20.0,
                                       "copy_bytes", 268435456, "launch_sync_floor_us", 9.0,
                                       "launch_queue_floor_us", 2.0,
                                       "launch_sync_touch_floor_us", 11.0, "method", "hand-made",
                                       "backend", "cuda"));
-        CHECK_MSG(dt_derive(r, &err) == DT_OK, err.msg);
-    }
-    CHECK_MSG(dt_results_write_atomic(r, jpath, &err) == DT_OK, err.msg);
+    dt_record *r = typed(j);
+    CHECK_MSG(r && dt_record_save(r, jpath, &err) == DT_OK, err.msg);
     char *m1 = md_of(r);
     CHECK((strstr(m1, "/ touch floor |") != NULL) == touch);
     spit(md1, m1);
-    CHECK_MSG(dt_report_regenerate(jpath, md2, &err) == DT_OK, err.msg);
+    CHECK_MSG(regenerate(jpath, md2, &err) == DT_OK, err.msg);
     size_t n2 = 0;
     char *m2 = slurp(md2, &n2);
     CHECK(m2 != NULL && strlen(m1) == n2 && memcmp(m1, m2, n2) == 0);
-    /* the loaded JSON derives to exactly the same derived objects */
-    json_t *back = NULL;
-    CHECK_MSG(dt_results_load(jpath, &back, &err) == DT_OK, err.msg);
+    /* the loaded record derives to exactly the same derived results */
+    dt_record *back = NULL;
+    CHECK_MSG(dt_record_load(jpath, &back, &err) == DT_OK, err.msg);
     if (back) {
-        CHECK(dt_derive(back, &err) == DT_OK);
-        CHECK(json_equal(back, r));
-        json_decref(back);
+        CHECK(dt_derive_run(back, &err) == DT_OK);
+        char *ea = encode(r), *eb = encode(back);
+        CHECK(ea && eb && strcmp(ea, eb) == 0);
+        free(ea);
+        free(eb);
+        dt_record_free(back);
     }
     /* no temporary files are left behind */
     char cmd[600];
@@ -299,7 +369,7 @@ static void test_regenerate_one(const char *dir, int touch) {
     CHECK(system(cmd) != 0);
     free(m1);
     free(m2);
-    json_decref(r);
+    dt_record_free(r);
 }
 
 /* Writes text to dir/bad.json and expects the loader to refuse it with a message
@@ -308,9 +378,9 @@ static void expect_refusal(const char *dir, const char *text, const char *needle
     char path[512];
     snprintf(path, sizeof path, "%s/bad.json", dir);
     spit(path, text);
-    json_t *r = NULL;
+    dt_record *r = NULL;
     dt_err err = {{0}};
-    dt_status st = dt_results_load(path, &r, &err);
+    dt_status st = dt_record_load(path, &r, &err);
     CHECK_MSG(st != DT_OK && r == NULL, needle);
     CHECK_MSG(strstr(err.msg, needle) != NULL, err.msg);
 }
@@ -318,7 +388,7 @@ static void expect_refusal(const char *dir, const char *text, const char *needle
 static char *dump(const json_t *r) { return json_dumps(r, JSON_INDENT(1)); }
 
 static void test_loader(const char *dir) {
-    json_t *r = derived_run(&CPU_OK, 0, 0);
+    json_t *r = fixture_run(&CPU_OK, 0, 0);
     char *good = dump(r);
     size_t n = strlen(good);
     char *half = dt_xstrdup(good);
@@ -390,23 +460,24 @@ static void test_loader(const char *dir) {
     char path[512];
     snprintf(path, sizeof path, "%s/good.json", dir);
     spit(path, good);
-    json_t *back = NULL;
+    dt_record *back = NULL;
     dt_err err = {{0}};
-    CHECK_MSG(dt_results_load(path, &back, &err) == DT_OK, err.msg);
-    json_decref(back);
+    CHECK_MSG(dt_record_load(path, &back, &err) == DT_OK, err.msg);
+    dt_record_free(back);
+    back = NULL;
     snprintf(path, sizeof path, "%s/absent.json", dir);
-    CHECK(dt_results_load(path, &back, &err) == DT_EIO && strstr(err.msg, "cannot read"));
+    CHECK(dt_record_load(path, &back, &err) == DT_EIO && strstr(err.msg, "cannot read"));
     /* oversized (a sparse file just over the bound) and not a regular file: refused
      * before parsing, with the reason */
     snprintf(path, sizeof path, "%s/huge.json", dir);
     {
         FILE *hf = fopen(path, "w");
-        CHECK(hf && ftruncate(fileno(hf), (off_t)DT_RESULTS_MAX_BYTES + 1) == 0);
+        CHECK(hf && ftruncate(fileno(hf), (off_t)DT_RECORD_MAX_BYTES + 1) == 0);
         if (hf) fclose(hf);
     }
-    CHECK(dt_results_load(path, &back, &err) == DT_EINVAL && strstr(err.msg, "is larger than"));
+    CHECK(dt_record_load(path, &back, &err) == DT_EINVAL && strstr(err.msg, "is larger than"));
     unlink(path);
-    CHECK(dt_results_load(dir, &back, &err) == DT_EINVAL && strstr(err.msg, "not a regular file"));
+    CHECK(dt_record_load(dir, &back, &err) == DT_EINVAL && strstr(err.msg, "not a regular file"));
     free(half);
     free(good);
     json_decref(r);
@@ -426,12 +497,35 @@ static json_t *clk_snap(int sm, int mem, int temp, double power_w, long long mas
     return s;
 }
 
+static int snap_equal(const dt_clock_snapshot *a, const dt_clock_snapshot *b) {
+    int eq = a->sm_mhz == b->sm_mhz && a->mem_mhz == b->mem_mhz && a->temp_c == b->temp_c &&
+             a->power_w == b->power_w && a->has_throttle == b->has_throttle &&
+             a->throttle_mask == b->throttle_mask && a->pstate == b->pstate &&
+             a->throttle_reasons.n == b->throttle_reasons.n;
+    for (size_t i = 0; eq && i < a->throttle_reasons.n; i++)
+        eq = strcmp(a->throttle_reasons.v[i], b->throttle_reasons.v[i]) == 0;
+    return eq;
+}
+
+/* Every clock round of two cases is the same. */
+static int clocks_equal(const dt_case *a, const dt_case *b) {
+    int eq = a->n_clock_rounds == b->n_clock_rounds && a->clocks_moved == b->clocks_moved;
+    for (size_t i = 0; eq && i < a->n_clock_rounds; i++) {
+        const dt_clock_round *x = &a->clock_rounds[i], *y = &b->clock_rounds[i];
+        eq = x->round == y->round && x->moved == y->moved && x->has_before == y->has_before &&
+             x->has_after == y->has_after && strcmp(x->why ? x->why : "", y->why ? y->why : "") == 0 &&
+             (!x->has_before || snap_equal(&x->before, &y->before)) &&
+             (!x->has_after || snap_equal(&x->after, &y->after));
+    }
+    return eq;
+}
+
 static void test_clocks_md(const char *dir) {
     /* steady everywhere: one line with the ranges, no table */
-    json_t *r = fx_results(&CUDA_OK);
-    json_t *c0 = fx_add_case(r, &CUDA_OK, "add_17x257", 6.0, 10.0, 0.02, 1);
-    json_t *c1 = fx_add_case(r, &CUDA_OK, "softmax_1x127", 10.0, 10.0, 0.02, 1);
-    json_object_set_new(json_object_get(r, "environment"), "nvml",
+    json_t *j = fx_results(&CUDA_OK);
+    json_t *c0 = fx_add_case(j, &CUDA_OK, "add_17x257", 6.0, 10.0, 0.02, 1);
+    json_t *c1 = fx_add_case(j, &CUDA_OK, "softmax_1x127", 10.0, 10.0, 0.02, 1);
+    json_object_set_new(json_object_get(j, "environment"), "nvml",
                         json_pack("{s:b,s:n}", "available", 1, "reason"));
     for (int round = 0; round < 2; round++) {
         fx_clocks_record(c0, round, clk_snap(1980, 2619, 38, 124.5, 0x1),
@@ -439,8 +533,7 @@ static void test_clocks_md(const char *dir) {
         fx_clocks_record(c1, round, clk_snap(1975, 2619, 41, 300.0, 0),
                          clk_snap(1980, 2619, 45, 612.0, 0x1));
     }
-    dt_err err = {{0}};
-    CHECK_MSG(dt_derive(r, &err) == DT_OK, err.msg);
+    dt_record *r = derive(fx_record(j));
     CHECK_MSG(strcmp(level_of(r), "comparative") == 0, level_of(r));
     char *md = md_of(r);
     CHECK(strstr(md, "## GPU clocks (NVML)\n\nClocks steady in all 2 cases with readings (8 "
@@ -455,17 +548,18 @@ static void test_clocks_md(const char *dir) {
     /* the clocks survive a write and a load unchanged */
     char jpath[512];
     snprintf(jpath, sizeof jpath, "%s/clocks.json", dir);
-    CHECK_MSG(dt_results_write_atomic(r, jpath, &err) == DT_OK, err.msg);
-    json_t *back = NULL;
-    CHECK_MSG(dt_results_load(jpath, &back, &err) == DT_OK, err.msg);
-    CHECK(back && json_equal(json_object_get(json_array_get(json_object_get(back, "cases"), 0), "clocks"),
-                             json_object_get(c0, "clocks")));
-    json_decref(back);
+    dt_err err = {{0}};
+    CHECK_MSG(r && dt_record_save(r, jpath, &err) == DT_OK, err.msg);
+    dt_record *back = NULL;
+    CHECK_MSG(dt_record_load(jpath, &back, &err) == DT_OK, err.msg);
+    CHECK(r && back && r->cases[0].n_clock_rounds == 2 && clocks_equal(&back->cases[0], &r->cases[0]));
+    dt_record_free(back);
+    dt_record_free(r);
 
     /* one round of one case moved: a table, the moved row says why, method audit */
     fx_clocks_record(c0, 2, clk_snap(1980, 2619, 40, 300.0, 0),
                      clk_snap(1755, 2619, 52, 690.0, 0x4));
-    CHECK(dt_derive(r, &err) == DT_OK);
+    r = typed(j);
     CHECK_MSG(strcmp(level_of(r), "method audit") == 0, level_of(r));
     CHECK(reason_has(r, "add_17x257: GPU clocks moved"));
     md = md_of(r);
@@ -479,37 +573,63 @@ static void test_clocks_md(const char *dir) {
                      "none→gpu\\_idle | no |\n") != NULL);
     CHECK(strstr(md, "Clocks steady") == NULL);
     free(md);
-    json_decref(r);
+    dt_record_free(r);
 
     /* NVML absent on a cuda run: one line with the reason */
-    r = fx_results(&CUDA_OK);
-    fx_add_case(r, &CUDA_OK, "add_17x257", 6.0, 10.0, 0.02, 1);
-    json_object_set_new(json_object_get(r, "environment"), "nvml",
+    j = fx_results(&CUDA_OK);
+    fx_add_case(j, &CUDA_OK, "add_17x257", 6.0, 10.0, 0.02, 1);
+    json_object_set_new(json_object_get(j, "environment"), "nvml",
                         json_pack("{s:b,s:s}", "available", 0, "reason",
                                   "NVML not found (tried libnvidia-ml.so.1)"));
-    CHECK(dt_derive(r, &err) == DT_OK);
+    r = typed(j);
     md = md_of(r);
     CHECK(strstr(md, "## GPU clocks (NVML)\n\nNot read: NVML not found (tried "
                      "libnvidia-ml.so.1).\n\n") != NULL);
     free(md);
-    json_decref(r);
+    dt_record_free(r);
 
     /* a cpu run has no clocks section */
     r = derived_run(&CPU_OK, 0, 0);
     md = md_of(r);
     CHECK(strstr(md, "GPU clocks") == NULL);
     free(md);
-    json_decref(r);
+    dt_record_free(r);
 }
 
 /* ---- rooflines: environment.ceilings -> cases[].derived.roofline and the section ---- */
 
-static const json_t *roof_of(const json_t *c) {
-    return json_object_get(json_object_get(c, "derived"), "roofline");
+static const dt_roofline *roof_of(const dt_case *c) {
+    return c->derived.roofline.present ? &c->derived.roofline : NULL;
 }
 
-static double roof_num(const json_t *c, const char *fw, const char *key) {
-    return json_number_value(json_object_get(json_object_get(json_object_get(roof_of(c), "impl"), fw), key));
+/* The roofline entry of implementation `id` (NULL when absent). */
+static const dt_roofline_impl *roof_impl(const dt_record *r, const dt_case *c, const char *id) {
+    const dt_roofline *rl = roof_of(c);
+    size_t i = ix(r, id);
+    return rl && rl->impl[i].present ? &rl->impl[i] : NULL;
+}
+
+static double roof_num(const dt_record *r, const dt_case *c, const char *id, const char *key) {
+    const dt_roofline_impl *e = roof_impl(r, c, id);
+    if (!e)
+        return NAN;
+    if (strcmp(key, "us") == 0)
+        return e->us;
+    if (strcmp(key, "gbps") == 0)
+        return e->gbps;
+    if (strcmp(key, "copy_pct") == 0)
+        return e->copy_pct;
+    return e->tflops;
+}
+
+static const dt_e2e_floor *floor_of(const dt_case *c) {
+    return c->derived.e2e_floor.present ? &c->derived.e2e_floor : NULL;
+}
+
+static const dt_e2e_floor_impl *floor_impl(const dt_record *r, const dt_case *c, const char *id) {
+    const dt_e2e_floor *ef = floor_of(c);
+    size_t i = ix(r, id);
+    return ef && ef->impl[i].present ? &ef->impl[i] : NULL;
 }
 
 static int near(double a, double b) { return fabs(a - b) <= 1e-9 * fabs(b); }
@@ -528,52 +648,60 @@ static json_t *ceilings_fixture(void) {
                      "hand-made", "backend", "cpu");
 }
 
+/* A field of the floor entry of an implementation (NAN when absent). */
+static double floor_num(const dt_record *r, const dt_case *c, const char *id, const char *key) {
+    const dt_e2e_floor_impl *e = floor_impl(r, c, id);
+    if (!e)
+        return NAN;
+    if (strcmp(key, "single_us") == 0)
+        return e->single_us;
+    if (strcmp(key, "over_floor") == 0)
+        return e->over_floor;
+    return e->over_touch_floor;
+}
+
 static void test_roofline(void) {
     /* cpu: host E2E batch time; jitter 0 makes every sample exact */
     fx_run o = CPU_OK;
-    json_t *r = fx_results(&o);
-    json_object_set_new(json_object_get(r, "environment"), "ceilings", ceilings_fixture());
-    json_t *small = fx_add_case(r, &o, "add_17x257", 6.0, 10.0, 0.0, 1);
-    json_t *big = fx_add_case(r, &o, "add_1024x1024", 6.0, 10.0, 0.0, 1);
-    set_shape(big, "add", 1024, 1024, 0);
-    json_t *gemm = fx_add_case(r, &o, "gemm_64x64x64", 6.0, 10.0, 0.0, 1);
-    set_shape(gemm, "gemm", 64, 64, 64);
-    fx_add_case(r, &o, "add_fail", 6.0, 10.0, 0.0, 0);
-    dt_err err = {{0}};
-    CHECK_MSG(dt_derive(r, &err) == DT_OK, err.msg);
+    json_t *j = fx_results(&o);
+    json_object_set_new(json_object_get(j, "environment"), "ceilings", ceilings_fixture());
+    fx_add_case(j, &o, "add_17x257", 6.0, 10.0, 0.0, 1);
+    set_shape(fx_add_case(j, &o, "add_1024x1024", 6.0, 10.0, 0.0, 1), "add", 1024, 1024, 0);
+    set_shape(fx_add_case(j, &o, "gemm_64x64x64", 6.0, 10.0, 0.0, 1), "gemm", 64, 64, 64);
+    fx_add_case(j, &o, "add_fail", 6.0, 10.0, 0.0, 0);
+    dt_record *r = typed(j);
+    if (!r)
+        return;
+    const dt_case *small = &r->cases[0], *big = &r->cases[1], *gemm = &r->cases[2];
 
     /* add 17x257: a, b, out of 17*257 floats = 52428 bytes */
-    const json_t *rl = roof_of(small);
+    const dt_roofline *rl = roof_of(small);
     CHECK(rl != NULL);
-    CHECK(json_number_value(json_object_get(rl, "min_bytes")) == 52428.0);
-    CHECK(strcmp(json_string_value(json_object_get(rl, "bound")), "memory") == 0);
-    CHECK(json_number_value(json_object_get(rl, "copy_gbps")) == 20.0);
-    CHECK(strcmp(json_string_value(json_object_get(
-                     json_object_get(json_object_get(rl, "impl"), "native"), "scope")),
-                 "e2e_batch") == 0);
-    CHECK(near(roof_num(small, "native", "us"), 6.0));
-    CHECK(near(roof_num(small, "native", "gbps"), 52428.0 / 6000.0));        /* 8.738 GB/s */
-    CHECK(near(roof_num(small, "native", "copy_pct"), 100 * 52428.0 / 6000.0 / 20.0));
-    CHECK(near(roof_num(small, "torch", "gbps"), 52428.0 / 10000.0));        /* 5.243 GB/s */
-    CHECK(near(roof_num(small, "torch", "copy_pct"), 100 * 5.2428 / 20.0));  /* 26.2% */
-    CHECK(near(roof_num(small, "native", "tflops"), 17.0 * 257 / 6e6));
+    CHECK(rl && rl->min_bytes == 52428.0);
+    CHECK(rl && rl->bound == DT_BOUND_MEMORY);
+    CHECK(rl && rl->copy_gbps == 20.0);
+    CHECK(roof_impl(r, small, "native") && roof_impl(r, small, "native")->scope == DT_SCOPE_E2E_BATCH);
+    CHECK(near(roof_num(r, small, "native", "us"), 6.0));
+    CHECK(near(roof_num(r, small, "native", "gbps"), 52428.0 / 6000.0));        /* 8.738 GB/s */
+    CHECK(near(roof_num(r, small, "native", "copy_pct"), 100 * 52428.0 / 6000.0 / 20.0));
+    CHECK(near(roof_num(r, small, "torch", "gbps"), 52428.0 / 10000.0));        /* 5.243 GB/s */
+    CHECK(near(roof_num(r, small, "torch", "copy_pct"), 100 * 5.2428 / 20.0));  /* 26.2% */
+    CHECK(near(roof_num(r, small, "native", "tflops"), 17.0 * 257 / 6e6));
     /* E2E floor: single p50 = 3 x batch = 18 and 30 us over a 9 us floor */
-    const json_t *ef = json_object_get(json_object_get(small, "derived"), "e2e_floor");
+    const dt_e2e_floor *ef = floor_of(small);
     CHECK(ef != NULL);
-    CHECK(json_number_value(json_object_get(ef, "floor_us")) == 9.0);
-    CHECK(near(json_number_value(json_object_get(json_object_get(ef, "native"), "over_floor")), 2.0));
-    CHECK(near(json_number_value(json_object_get(json_object_get(ef, "torch"), "single_us")), 30.0));
+    CHECK(ef && ef->floor_us == 9.0);
+    CHECK(near(floor_num(r, small, "native", "over_floor"), 2.0));
+    CHECK(near(floor_num(r, small, "torch", "single_us"), 30.0));
     /* 1024x1024 is not small: no floor row */
-    CHECK(roof_of(big) != NULL &&
-          json_object_get(json_object_get(big, "derived"), "e2e_floor") == NULL);
-    CHECK(near(roof_num(big, "native", "gbps"), 3.0 * 1024 * 1024 * 4 / 6000.0));
+    CHECK(roof_of(big) != NULL && floor_of(big) == NULL);
+    CHECK(near(roof_num(r, big, "native", "gbps"), 3.0 * 1024 * 1024 * 4 / 6000.0));
     /* gemm: compute bound, TFLOP/s = 2*64^3 / 6 us, no copy percentage */
-    CHECK(strcmp(json_string_value(json_object_get(roof_of(gemm), "bound")), "compute") == 0);
-    CHECK(near(roof_num(gemm, "native", "tflops"), 2.0 * 64 * 64 * 64 / 6e6));
-    CHECK(json_object_get(json_object_get(json_object_get(roof_of(gemm), "impl"), "native"),
-                          "copy_pct") == NULL);
+    CHECK(roof_of(gemm) && roof_of(gemm)->bound == DT_BOUND_COMPUTE);
+    CHECK(near(roof_num(r, gemm, "native", "tflops"), 2.0 * 64 * 64 * 64 / 6e6));
+    CHECK(roof_impl(r, gemm, "native") && isnan(roof_impl(r, gemm, "native")->copy_pct));
     /* invalid case: nothing derived */
-    CHECK(roof_of(json_array_get(json_object_get(r, "cases"), 3)) == NULL);
+    CHECK(roof_of(&r->cases[3]) == NULL);
 
     char *md = md_of(r);
     CHECK(strstr(md, "## Rooflines (against ceilings measured in this run)") != NULL);
@@ -590,27 +718,29 @@ static void test_roofline(void) {
     CHECK(strstr(md, "| Case | native single p50 µs | native / floor | torch single p50 µs | "
                      "torch / floor |\n|---|---:|---:|---:|---:|\n") != NULL);
     CHECK(strstr(md, "touch") == NULL);
-    CHECK(json_object_get(ef, "touch_floor_us") == NULL);
-    CHECK(json_object_get(json_object_get(ef, "native"), "over_touch_floor") == NULL);
+    CHECK(ef && isnan(ef->touch_floor_us));
+    CHECK(floor_impl(r, small, "native") && isnan(floor_num(r, small, "native", "over_touch_floor")));
     free(md);
-    json_decref(r);
+    dt_record_free(r);
 
     /* with the optional touch floor (12 us): derived multiples, the sentence, a column
      * per framework */
     o = CPU_OK;
-    r = fx_results(&o);
+    j = fx_results(&o);
     json_t *ct = ceilings_fixture();
     json_object_set_new(ct, "launch_sync_touch_floor_us", json_real(12.0));
-    json_object_set_new(json_object_get(r, "environment"), "ceilings", ct);
-    small = fx_add_case(r, &o, "add_17x257", 6.0, 10.0, 0.0, 1);
-    big = fx_add_case(r, &o, "add_1024x1024", 6.0, 10.0, 0.0, 1);
-    set_shape(big, "add", 1024, 1024, 0);
-    CHECK_MSG(dt_derive(r, &err) == DT_OK, err.msg);
-    ef = json_object_get(json_object_get(small, "derived"), "e2e_floor");
-    CHECK(json_number_value(json_object_get(ef, "touch_floor_us")) == 12.0);
-    CHECK(near(json_number_value(json_object_get(json_object_get(ef, "native"), "over_touch_floor")), 1.5));
-    CHECK(near(json_number_value(json_object_get(json_object_get(ef, "torch"), "over_touch_floor")), 2.5));
-    CHECK(near(json_number_value(json_object_get(json_object_get(ef, "native"), "over_floor")), 2.0));
+    json_object_set_new(json_object_get(j, "environment"), "ceilings", ct);
+    fx_add_case(j, &o, "add_17x257", 6.0, 10.0, 0.0, 1);
+    set_shape(fx_add_case(j, &o, "add_1024x1024", 6.0, 10.0, 0.0, 1), "add", 1024, 1024, 0);
+    r = typed(j);
+    if (!r)
+        return;
+    small = &r->cases[0];
+    ef = floor_of(small);
+    CHECK(ef && ef->touch_floor_us == 12.0);
+    CHECK(near(floor_num(r, small, "native", "over_touch_floor"), 1.5));
+    CHECK(near(floor_num(r, small, "torch", "over_touch_floor"), 2.5));
+    CHECK(near(floor_num(r, small, "native", "over_floor"), 2.0));
     md = md_of(r);
     CHECK(strstr(md, "; touch floor, a one-block kernel that reads and writes 512 B (CPU: a "
                      "call that copies 512 B): **12.0 µs**.") != NULL);
@@ -622,39 +752,40 @@ static void test_roofline(void) {
     CHECK(strstr(md, "| add\\_17x257 | 18.0 | 2.00 | 1.50 | 30.0 | 3.33 | 2.50 |\n") != NULL);
     CHECK(strstr(md, "| add\\_1024x1024 | 18.0") == NULL);
     free(md);
-    json_decref(r);
+    dt_record_free(r);
 
     /* cuda with device control: the control batch p50 (0.8 x 6 us) is the time */
     o = CUDA_OK;
-    r = fx_results(&o);
-    json_object_set_new(json_object_get(r, "environment"), "ceilings", ceilings_fixture());
-    small = fx_add_case(r, &o, "add_17x257", 6.0, 10.0, 0.0, 1);
-    CHECK_MSG(dt_derive(r, &err) == DT_OK, err.msg);
-    CHECK(near(roof_num(small, "native", "us"), 4.8));
-    CHECK(near(roof_num(small, "native", "gbps"), 52428.0 / 4800.0));
-    CHECK(strcmp(json_string_value(json_object_get(
-                     json_object_get(json_object_get(roof_of(small), "impl"), "torch"), "scope")),
-                 "control_batch") == 0);
+    j = fx_results(&o);
+    json_object_set_new(json_object_get(j, "environment"), "ceilings", ceilings_fixture());
+    fx_add_case(j, &o, "add_17x257", 6.0, 10.0, 0.0, 1);
+    r = typed(j);
+    if (!r)
+        return;
+    small = &r->cases[0];
+    CHECK(near(roof_num(r, small, "native", "us"), 4.8));
+    CHECK(near(roof_num(r, small, "native", "gbps"), 52428.0 / 4800.0));
+    CHECK(roof_impl(r, small, "torch") && roof_impl(r, small, "torch")->scope == DT_SCOPE_CONTROL_BATCH);
     md = md_of(r);
     CHECK(strstr(md, "| add\\_17x257 | native | device control batch | 4.80 |") != NULL);
     free(md);
-    json_decref(r);
+    dt_record_free(r);
 
     /* no ceilings, or a failed measurement: no roofline, no section */
     for (int v = 0; v < 2; v++) {
         o = CPU_OK;
-        r = fx_results(&o);
+        j = fx_results(&o);
         if (v)
-            json_object_set_new(json_object_get(r, "environment"), "ceilings",
+            json_object_set_new(json_object_get(j, "environment"), "ceilings",
                                 json_pack("{s:s}", "error", "not offered"));
-        small = fx_add_case(r, &o, "add_17x257", 6.0, 10.0, 0.0, 1);
-        CHECK_MSG(dt_derive(r, &err) == DT_OK, err.msg);
-        CHECK(roof_of(small) == NULL);
+        fx_add_case(j, &o, "add_17x257", 6.0, 10.0, 0.0, 1);
+        r = typed(j);
+        CHECK(r && roof_of(&r->cases[0]) == NULL);
         md = md_of(r);
         CHECK(strstr(md, "Rooflines") == NULL);
         CHECK(strstr(md, "E2E floor") == NULL);
         free(md);
-        json_decref(r);
+        dt_record_free(r);
     }
 }
 
@@ -672,8 +803,8 @@ static double sorted_median(const double *v, size_t n) {
  * floor sample is left out; no ceilings are needed; the section says how it was made. */
 static void test_paired_floor(void) {
     fx_run o = CPU_OK;
-    json_t *r = fx_results(&o);
-    json_t *c = fx_add_case(r, &o, "add_17x257", 6.0, 10.0, 0.02, 1);
+    json_t *j = fx_results(&o);
+    json_t *c = fx_add_case(j, &o, "add_17x257", 6.0, 10.0, 0.02, 1);
     const json_t *singles[2] = {
         json_object_get(json_object_get(json_object_get(json_object_get(c, "impl"), "native"),
                                         "samples"), "e2e_single"),
@@ -699,22 +830,24 @@ static void test_paired_floor(void) {
     json_array_append_new(fs, json_pack("{s:f,s:i,s:i,s:i}", "us", 1e-3, "round", 0, "index",
                                         999, "position", 2000));
     json_object_set_new(c, "floor", json_pack("{s:s,s:o}", "worker", "native", "samples", fs));
-    dt_err err = {{0}};
-    CHECK_MSG(dt_derive(r, &err) == DT_OK, err.msg);
-    const json_t *ef = json_object_get(json_object_get(c, "derived"), "e2e_floor");
+    dt_record *r = typed(j);
+    if (!r)
+        return;
+    const dt_e2e_floor *ef = floor_of(&r->cases[0]);
     CHECK(ef != NULL);
-    CHECK(strcmp(json_string_value(json_object_get(ef, "floor_source")), "paired") == 0);
+    CHECK(ef && ef->source == DT_FLOOR_PAIRED);
     for (int f = 0; f < 2; f++) {
         qsort(want[f], n, sizeof want[f][0], cmp_double);
-        const json_t *e = json_object_get(ef, f ? "torch" : "native");
-        const json_t *q = json_object_get(e, "over_floor_ratio");
+        const dt_e2e_floor_impl *e = floor_impl(r, &r->cases[0], f ? "torch" : "native");
+        const dt_rec_ratio *q = e && e->has_over_floor_ratio ? &e->over_floor_ratio : NULL;
         CHECK(q != NULL);
-        CHECK(json_integer_value(json_object_get(q, "pairs")) == (json_int_t)n);
-        double med = json_number_value(json_object_get(q, "median"));
+        if (!q)
+            continue;
+        CHECK(q->pairs == n);
+        double med = q->median;
         CHECK(near(med, sorted_median(want[f], n)));
-        CHECK(near(json_number_value(json_object_get(e, "over_floor")), med));
-        CHECK(json_number_value(json_object_get(q, "ci_low")) <= med &&
-              med <= json_number_value(json_object_get(q, "ci_high")));
+        CHECK(near(e->over_floor, med));
+        CHECK(q->ci_low <= med && med <= q->ci_high);
     }
     /* the native ratios are 1.02 + 0.01 k for k = (7 i) mod n: with n coprime to 7 they are
      * 1.02 .. 1.02 + 0.01 (n - 1), median 1.02 + 0.01 (n - 1) / 2 */
@@ -722,14 +855,199 @@ static void test_paired_floor(void) {
         CHECK(near(sorted_median(want[0], n), 1.02 + 0.01 * (double)(n - 1) / 2));
     fl[n] = 1e-3; /* the unpaired one counts for the case's floor median */
     qsort(fl, n + 1, sizeof fl[0], cmp_double);
-    CHECK(near(json_number_value(json_object_get(ef, "case_floor_us")), sorted_median(fl, n + 1)));
+    CHECK(ef && near(ef->case_floor_us, sorted_median(fl, n + 1)));
     char *md = md_of(r);
     CHECK(strstr(md, "## E2E floor") != NULL);
     CHECK(strstr(md, "Each case measured its own floor") != NULL);
     CHECK(strstr(md, "| Case | floor p50 µs | native single p50 µs | native / floor |") != NULL);
     CHECK(strstr(md, "Launch+sync floor:") == NULL); /* no ceilings in this run */
     free(md);
-    json_decref(r);
+    dt_record_free(r);
+}
+
+/* ---- prose numbers come from the record's policy ---- */
+
+static void test_policy_prose(void) {
+    json_t *j = fixture_run(&CUDA_OK, 0, 0);
+    json_object_set_new(json_object_get(j, "environment"), "ceilings", ceilings_fixture());
+    json_t *c0 = json_array_get(json_object_get(j, "cases"), 0);
+    fx_clocks_record(c0, 0, clk_snap(1980, 2619, 40, 300.0, 0), clk_snap(1755, 2619, 52, 690.0, 0x4));
+    dt_record *r = typed(j);
+    if (!r)
+        return;
+    char *md = md_of(r);
+    CHECK(strstr(md, "| Ratio [95% CI] | Verdict |") != NULL);
+    CHECK(strstr(md, "| GPU batch ratio [95% CI] | Verdict | GPU single ratio [95% CI] |") != NULL);
+    CHECK(strstr(md, "each scope with its 95% interval (log axis") != NULL);
+    CHECK(strstr(md, "the 95% interval is a bootstrap over pairs") != NULL);
+    CHECK(strstr(md, "contains 1 or stays within ±2%, not that") != NULL);
+    CHECK(strstr(md, "Small cases (M·N ≤ 131072)") != NULL);
+    CHECK(strstr(md, "the SM clock changed by more than 2%, the memory") != NULL);
+    CHECK(strstr(md, "the temperature rose by more than 10 °C, or") != NULL);
+    free(md);
+    /* other constants in the record: the prose follows them */
+    dt_policy *p = &r->derived.policy;
+    p->ci_level = 0.90;
+    p->equiv_low = 0.97;
+    p->equiv_high = 1.03;
+    p->small_case_max_elems = 4096;
+    p->clocks_sm_tolerance = 0.05;
+    p->clocks_max_temp_rise_c = 15;
+    md = md_of(r);
+    CHECK(strstr(md, "| Ratio [90% CI] | Verdict |") != NULL);
+    CHECK(strstr(md, "| GPU batch ratio [90% CI] | Verdict | GPU single ratio [90% CI] |") != NULL);
+    CHECK(strstr(md, "each scope with its 90% interval (log axis") != NULL);
+    CHECK(strstr(md, "the 90% interval is a bootstrap over pairs") != NULL);
+    CHECK(strstr(md, "contains 1 or stays within ±3%, not that") != NULL);
+    CHECK(strstr(md, "Small cases (M·N ≤ 4096)") != NULL);
+    CHECK(strstr(md, "the SM clock changed by more than 5%, the memory") != NULL);
+    CHECK(strstr(md, "the temperature rose by more than 15 °C, or") != NULL);
+    CHECK(strstr(md, "[95% CI]") == NULL && strstr(md, "±2%") == NULL && strstr(md, "131072") == NULL);
+    free(md);
+    /* a band that is not symmetric around 1 is printed as the interval */
+    p->equiv_high = 1.05;
+    md = md_of(r);
+    CHECK(strstr(md, "contains 1 or stays within [0.97, 1.05], not that") != NULL);
+    free(md);
+    dt_record_free(r);
+}
+
+/* ---- any number of implementations: a record built by hand ---- */
+
+static void push_samples(dt_case_impl *ci, dt_scope s, double us, int64_t reps, int64_t *pos) {
+    for (int32_t round = 0; round < 2; round++)
+        for (int32_t i = 0; i < 9; i++) {
+            dt_sample x = dt_sample_empty();
+            x.us = us * (1.0 + 0.004 * (double)((i * 7 + round * 3) % 5 - 2));
+            x.reps = reps;
+            x.round = round;
+            x.index = i;
+            x.position = (*pos)++;
+            dt_samples_push(&ci->samples[s], &x);
+        }
+}
+
+/* Baseline torch (10 us), candidates native (6 us) and other (12 us); other fails the
+ * second case. */
+static dt_record *three_impl_run(void) {
+    dt_record *r = dt_record_new();
+    r->complete = 1;
+    dt_record_set_str(&r->settings.backend, "cpu");
+    r->settings.samples = 9;
+    r->settings.rounds = 2;
+    r->settings.seed = 1;
+    r->settings.threads = 2;
+    const char *ids[3] = {"torch", "native", "other"};
+    const char *fws[3][2] = {{"pytorch", "1.13.1"}, {"dualtime-native", "0.1.0"}, {"other-fw", "2.0"}};
+    double us[3] = {10.0, 6.0, 12.0};
+    for (int f = 0; f < 3; f++) {
+        dt_impl *im = dt_record_impl_add(r, ids[f], f ? DT_ROLE_CANDIDATE : DT_ROLE_BASELINE);
+        dt_record_set_str(&im->framework, fws[f][0]);
+        dt_record_set_str(&im->framework_version, fws[f][1]);
+    }
+    const char *cases[2] = {"add_17x257", "softmax_1x127"};
+    for (int n = 0; n < 2; n++) {
+        dt_case *c = dt_record_case_add(r, cases[n]);
+        c->op = (dt_op)dt_op_find(n ? "softmax" : "add");
+        c->m = n ? 1 : 17;
+        c->n = n ? 127 : 257;
+        dt_record_set_str(&c->backend, "cpu");
+        c->atol = c->rtol = 0;
+        int64_t pos = 0;
+        for (int f = 0; f < 3; f++) {
+            dt_case_impl *ci = &c->impl[f];
+            dt_record_set_str(&ci->output_policy, "preallocated");
+            dt_check *ck = dt_case_impl_check_add(ci);
+            dt_record_set_str(&ck->when, "cold");
+            ck->ok = ck->oracle.ok = 1;
+            ck->oracle.elements = c->m * c->n;
+            push_samples(ci, DT_SCOPE_E2E_BATCH, us[f], 100, &pos);
+            push_samples(ci, DT_SCOPE_E2E_SINGLE, 3 * us[f], 1, &pos);
+        }
+        if (n) {
+            c->valid = 0;
+            c->impl[2].status = DT_IMPL_FAILED;
+            dt_record_set_str(&c->impl[2].error, "boom");
+        }
+    }
+    return r;
+}
+
+static void test_three_impls(void) {
+    dt_record *r = derive(three_impl_run());
+    char *md = md_of(r);
+    const char *title = "# dualtime results: native, other vs torch\n\n";
+    CHECK(strncmp(md, title, strlen(title)) == 0);
+    CHECK(strstr(md, "Candidate **native** = dualtime-native 0.1.0; candidate **other** = "
+                     "other-fw 2.0; baseline **torch** = pytorch 1.13.1. ") != NULL);
+    CHECK(strstr(md, "Cases: 2 (1 valid). E2E batch verdicts of native: 1 faster, 0 slower, 0 "
+                     "indistinguishable, 0 insufficient, 1 invalid; E2E batch verdicts of other: "
+                     "0 faster, 1 slower, 0 indistinguishable, 0 insufficient, 1 invalid.\n\n") != NULL);
+    const char *tn = strstr(md, "| Case | native E2E batch p50 | torch p50 | native p90 |");
+    const char *to = strstr(md, "| Case | other E2E batch p50 | torch p50 | other p90 |");
+    CHECK(tn != NULL && to != NULL && tn < to);
+    CHECK(tn && to && strstr(tn, "**faster**") && strstr(tn, "**faster**") < to);
+    CHECK(to && strstr(to, "**slower**") != NULL);
+    /* per-implementation rows: the candidates in order, then the baseline */
+    const char *setup = strstr(md, "## Setup and cold-call phases");
+    const char *sn = setup ? strstr(setup, "| add\\_17x257 | native |") : NULL;
+    const char *so = setup ? strstr(setup, "| add\\_17x257 | other |") : NULL;
+    const char *sb = setup ? strstr(setup, "| add\\_17x257 | torch |") : NULL;
+    CHECK(sn != NULL && so != NULL && sb != NULL && sn < so && so < sb);
+    CHECK(strstr(md, "### softmax\\_1x127 — other\n\nStatus: failed. Error: boom\n\n") != NULL);
+    CHECK(strstr(md, "### softmax\\_1x127 — native") == NULL);
+    free(md);
+    dt_record_free(r);
+    /* a run without a candidate has no report */
+    r = dt_record_new();
+    dt_record_impl_add(r, "torch", DT_ROLE_BASELINE);
+    char *t = NULL;
+    size_t n = 0;
+    dt_err err = {{0}};
+    CHECK(dt_format_md(r, &t, &n, &err) == DT_EINVAL && t == NULL && strstr(err.msg, "candidate"));
+    dt_record_free(r);
+}
+
+/* Before the derive step the report says so (and still lists the raw parts). */
+static void test_underived(void) {
+    json_t *j = fixture_run(&CPU_OK, 0, 0);
+    dt_record *r = fx_record(j);
+    json_decref(j);
+    char *md = md_of(r);
+    CHECK(strstr(md, "Assessment: **unassessed**\n\n## What was run") != NULL);
+    CHECK(strstr(md, "Cases: ") == NULL);
+    CHECK(strstr(md, "| add\\_17x257 | — | — | — | — | — | — | — | — |\n") != NULL);
+    free(md);
+    dt_record_free(r);
+}
+
+/* The stored results.json files of today's main regenerate their stored results.md,
+ * also after a round trip through the current format. */
+static void test_stored(const char *name) {
+    char jpath[512], mpath[512];
+    snprintf(jpath, sizeof jpath, "%s/tests/data/%s.json", DT_SOURCE_DIR, name);
+    snprintf(mpath, sizeof mpath, "%s/tests/data/%s.md", DT_SOURCE_DIR, name);
+    size_t n = 0;
+    char *stored = slurp(mpath, &n);
+    CHECK_MSG(stored != NULL, mpath);
+    dt_record *r = NULL;
+    dt_err err = {{0}};
+    CHECK_MSG(dt_record_load(jpath, &r, &err) == DT_OK, err.msg);
+    derive(r);
+    char *md = md_of(r);
+    CHECK_MSG(stored && strcmp(md, stored) == 0, name);
+    char *v2 = encode(r);
+    dt_record *back = NULL;
+    CHECK_MSG(v2 && dt_record_decode(v2, strlen(v2), name, &back, &err) == DT_OK, err.msg);
+    derive(back);
+    char *md2 = md_of(back);
+    CHECK_MSG(stored && strcmp(md2, stored) == 0, name);
+    free(md2);
+    free(v2);
+    free(md);
+    free(stored);
+    dt_record_free(back);
+    dt_record_free(r);
 }
 
 int main(void) {
@@ -746,6 +1064,11 @@ int main(void) {
     test_clocks_md(dir);
     test_regenerate(dir);
     test_loader(dir);
+    test_policy_prose();
+    test_three_impls();
+    test_underived();
+    test_stored("results-v1-cpu");
+    test_stored("results-v1-device");
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0)
