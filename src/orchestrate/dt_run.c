@@ -598,28 +598,7 @@ static void run_case(run_ctx *c, const dt_case_spec *spec, int round, int flip) 
 /* Has (case id, round) been finished already (a resumed run)? */
 static int round_done(const dt_record *r, const char *id, int round) {
     int at = dt_record_case_find(r, id);
-    if (at < 0) return 0;
-    const dt_case *cj = &r->cases[at];
-    for (size_t i = 0; i < cj->n_rounds_done; i++)
-        if (cj->rounds_done[i] == round) return 1;
-    return 0;
-}
-
-static void max_position(const dt_samples *s, int64_t *best) {
-    for (size_t i = 0; i < s->n; i++)
-        if (s->v[i].position > *best) *best = s->v[i].position;
-}
-
-/* The next free sample position: 1 + the largest stored (0 for a new run). */
-static int64_t next_position(const dt_record *r) {
-    int64_t best = -1;
-    for (size_t i = 0; i < r->n_cases; i++) {
-        const dt_case *cj = &r->cases[i];
-        max_position(&cj->floor, &best);
-        for (size_t k = 0; k < r->n_impls; k++)
-            for (int s = 0; s < DT_SCOPE_COUNT; s++) max_position(&cj->impl[k].samples[s], &best);
-    }
-    return best + 1;
+    return at >= 0 && dt_case_round_is_done(&r->cases[at], round);
 }
 
 static void set_finished(dt_record *r) {
@@ -663,7 +642,7 @@ static dt_status write_now(run_ctx *c, int complete, dt_err *err) {
 
 dt_status dt_run_plan(const dt_run_config *cfg, dt_session *session, dt_record *r,
                       int *any_invalid, dt_err *err) {
-    run_ctx c = {cfg, session, r, {0, 0}, next_position(r), 0, cfg->plan.count * cfg->rounds,
+    run_ctx c = {cfg, session, r, {0, 0}, dt_record_next_position(r), 0, cfg->plan.count * cfg->rounds,
                  dt_now_ns(), NULL,
                  /* a resumed run keeps not asking a worker that had no floor call */
                  r->floor_unavailable != NULL};
