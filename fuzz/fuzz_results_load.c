@@ -4,6 +4,7 @@
  * and encode again. Any crash, sanitizer report or leak is a bug. The bootstrap resample
  * count is capped at 200 before deriving so that one execution stays fast (the count is
  * validated by the loader, not by the statistics). Build: fuzz/run.sh (docs/fuzzing.md). */
+#define _GNU_SOURCE
 #include "format/dt_format_md.h"
 #include "record/dt_record_json.h"
 #include "stats/dt_derive.h"
