@@ -1,9 +1,12 @@
 /* dt_main.c — the dualtime command line: the only place that prints results for a
  * person and chooses exit codes (0 all cases valid, 1 a case failed, 2 bad arguments or
- * environment).
+ * environment). `run` is: arguments into run_settings, the session (workers and backend,
+ * session/dt_session.h), the run-level record, the run loop (orchestrate/dt_run.h,
+ * which writes the outputs), one summary line. No framework is named here beyond the
+ * build's file list: ids come from the workers' hellos.
  *
  *   dualtime run --output DIR [options]     benchmark (also: dualtime --output DIR ...)
- *   dualtime report DIR/results.json        regenerate results.md from the raw JSON
+ *   dualtime report DIR/results.json        results.md and plots again from the raw JSON
  *   dualtime compare A/results.json B/results.json [--threshold 0.05]
  *   dualtime list                           ops, definitions, tolerances, default shapes
  */
@@ -22,17 +25,17 @@
 #include "cli/dt_sys.h"
 #include "common/dt_common.h"
 #include "data/dt_shm.h"
-#include "orchestrate/dt_clocks.h"
-#include "orchestrate/dt_ceilings.h"
-#include "orchestrate/dt_run.h"
-#include "orchestrate/dt_worker.h"
-#include "session/dt_session.h"
-#include "plan/dt_ops.h"
-#include "plan/dt_plan.h"
 #include "format/dt_format_compare.h"
 #include "format/dt_outputs.h"
+#include "orchestrate/dt_ceilings.h"
+#include "orchestrate/dt_clocks.h"
 #include "orchestrate/dt_protocol.h"
+#include "orchestrate/dt_run.h"
+#include "orchestrate/dt_worker.h"
+#include "plan/dt_ops.h"
+#include "plan/dt_plan.h"
 #include "record/dt_record_json.h"
+#include "session/dt_session.h"
 #include "stats/dt_compare_runs.h"
 #include "stats/dt_derive.h"
 
