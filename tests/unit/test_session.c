@@ -1,0 +1,115 @@
+/* test_session.c — the workers of a run (src/session/dt_session.h) with the build's
+ * native worker as both members: the interpreter search order, ids from the hellos (the
+ * roles when both are the same), the automatic backend and its reason, a requested
+ * backend a worker cannot run, commands that are not programs, and the probe worker as
+ * a second process of the same command started on demand and restarted when it dies.
+ * Skips (77) when the native worker is not next to the test's build. */
+#define _GNU_SOURCE
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../dt_check.h"
+#include "session/dt_session.h"
+
+static char g_build[PATH_MAX];
+static char g_native[PATH_MAX + 64];
+
+static void test_python_candidates(void) {
+    const char *c[2], *how;
+    unsetenv("DUALTIME_PYTHON");
+    CHECK(dt_session_python_candidates("/x/python", c, &how) == 1 && strcmp(c[0], "/x/python") == 0 &&
+              strcmp(how, "--python") == 0, "--python first");
+    setenv("DUALTIME_PYTHON", "/y/python", 1);
+    CHECK(dt_session_python_candidates(NULL, c, &how) == 1 && strcmp(c[0], "/y/python") == 0 &&
+              strcmp(how, "DUALTIME_PYTHON") == 0, "then DUALTIME_PYTHON");
+    unsetenv("DUALTIME_PYTHON");
+    CHECK(dt_session_python_candidates(NULL, c, &how) == 2 && strcmp(c[0], "python3") == 0 &&
+              strcmp(c[1], "/usr/bin/python3") == 0, "then python3, /usr/bin/python3");
+}
+
+static dt_session_settings settings(const char *backend) {
+    dt_session_settings s = {g_build, NULL, NULL, g_native, backend, 1, 30};
+    return s;
+}
+
+static void test_start(void) {
+    dt_session s;
+    dt_err err = {{0}};
+    dt_session_settings set = settings(NULL);
+    CHECK(dt_session_start(&s, &set, &err) == DT_OK, "start: %s", err.msg);
+    CHECK(s.count == 2 && strcmp(s.member[0].id, "candidate") == 0 &&
+              strcmp(s.member[1].id, "baseline") == 0, "same worker twice: ids are the roles");
+    CHECK(strcmp(s.member[0].hello.worker, "native") == 0, "hello kept");
+    if (!s.member[0].hello.cuda.available) {
+        CHECK(strcmp(s.backend, "cpu") == 0 && strstr(s.backend_choice, "default: cpu (no usable GPU: "),
+              "automatic: %s (%s)", s.backend, s.backend_choice);
+    }
+    CHECK(s.python[0] == 0, "no interpreter for a given baseline command");
+    dt_worker *m = dt_session_worker(&s, 0, DT_STEP_MAIN), *p = dt_session_worker(&s, 0, DT_STEP_PROBE);
+    CHECK(m != p && dt_worker_alive(m) && !dt_worker_alive(p), "probe worker not started yet");
+    CHECK(strstr(m->argv[0], "dualtime-native-worker") && strcmp(m->argv[1], "--threads") == 0 &&
+              strcmp(m->argv[2], "1") == 0 && strcmp(p->argv[0], m->argv[0]) == 0,
+          "same command, --threads appended");
+    int started = 0;
+    CHECK(dt_session_ready(&s, 0, DT_STEP_PROBE, &started, &err) == DT_OK && started &&
+              dt_worker_alive(p) && p->pid != m->pid, "probe worker on demand: %s", err.msg);
+    CHECK(dt_session_ready(&s, 0, DT_STEP_PROBE, &started, &err) == DT_OK && !started,
+          "already running");
+    dt_worker_kill(m, "test");
+    CHECK(dt_session_ready(&s, 0, DT_STEP_MAIN, &started, &err) == DT_OK && started &&
+              dt_worker_alive(m), "a dead worker restarts: %s", err.msg);
+    dt_session_stop(&s);
+    CHECK(!dt_worker_alive(&s.member[0].worker[DT_STEP_MAIN]), "stopped");
+}
+
+static void test_refusals(void) {
+    dt_session s;
+    dt_err err = {{0}};
+    dt_session_settings set = settings("cuda");
+    dt_status st = dt_session_start(&s, &set, &err);
+    if (st != DT_OK) /* no GPU here: refused, never a fallback */
+        CHECK(strstr(err.msg, "--backends cuda: the candidate worker (dualtime-native) cannot run it: "),
+              "%s", err.msg);
+    dt_session_stop(&s);
+    set = settings(NULL);
+    set.candidate_cmd = "dt-no-such-worker --x";
+    CHECK(dt_session_start(&s, &set, &err) == DT_EINVAL &&
+              strcmp(err.msg, "--candidate-worker: 'dt-no-such-worker' is not an executable program") == 0,
+          "%s", err.msg);
+    set.candidate_cmd = "   ";
+    CHECK(dt_session_start(&s, &set, &err) == DT_EINVAL &&
+              strcmp(err.msg, "--candidate-worker: empty command") == 0, "%s", err.msg);
+    set.candidate_cmd = "/bin/false";
+    CHECK(dt_session_start(&s, &set, &err) != DT_OK && strncmp(err.msg, "candidate worker: ", 18) == 0,
+          "a worker that exits: %s", err.msg);
+    set.candidate_cmd = NULL;
+    set.baseline_cmd = NULL;
+    set.exe_dir = "/nonexistent";
+    CHECK(dt_session_start(&s, &set, &err) != DT_OK, "no native worker there");
+}
+
+int main(void) {
+    signal(SIGPIPE, SIG_IGN);
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) return 77;
+    exe[n] = 0;
+    *strrchr(exe, '/') = 0; /* build/tests */
+    char *up = strrchr(exe, '/');
+    if (!up) return 77;
+    *up = 0; /* build */
+    snprintf(g_build, sizeof g_build, "%s", exe);
+    snprintf(g_native, sizeof g_native, "%s/dualtime-native-worker", g_build);
+    if (access(g_native, X_OK) != 0) {
+        printf("no native worker at %s: skip\n", g_native);
+        return 77;
+    }
+    test_python_candidates();
+    test_start();
+    test_refusals();
+    printf("test_session: %d passed, %d failed\n", g_pass, g_fail);
+    return g_fail ? 1 : 0;
+}
