@@ -7,7 +7,7 @@
 #include "cli/dt_sys.h"
 #include "common/dt_common.h"
 #include "common/dt_spawn.h"
-#include "orchestrate/dt_protocol.h"
+#include "session/dt_protocol.h"
 #include "session/dt_session.h"
 
 #include <dlfcn.h>

@@ -4,7 +4,7 @@
 
 #include <string.h>
 
-#include "orchestrate/dt_protocol.h"
+#include "session/dt_protocol.h"
 
 void dt_ceilings_measure(dt_session *s, const char *backend, double timeout_s,
                          dt_ceilings_rec *out) {

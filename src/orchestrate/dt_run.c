@@ -28,7 +28,7 @@
 #include "../oracle/dt_oracle.h"
 #include "../record/dt_record_json.h"
 #include "../stats/dt_derive.h"
-#include "dt_protocol.h"
+#include "../session/dt_protocol.h"
 
 static volatile sig_atomic_t g_stop_signal;
 

@@ -14,7 +14,6 @@
 
 #include "../common/dt_common.h"
 #include "../plan/dt_plan.h"
-#include "dt_worker.h"
 #include "../session/dt_session.h"
 #include "dt_clocks.h"
 #include "../record/dt_record.h"

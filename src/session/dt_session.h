@@ -26,8 +26,8 @@
 #include <limits.h>
 
 #include "../common/dt_common.h"
-#include "../orchestrate/dt_protocol.h"
-#include "../orchestrate/dt_worker.h"
+#include "dt_protocol.h"
+#include "dt_worker.h"
 
 #define DT_SESSION_IMPLS 2
 #define DT_SESSION_ID_LEN 64

@@ -19,7 +19,7 @@
 
 #include "data/dt_arena.h"
 #include "data/dt_shm.h"
-#include "orchestrate/dt_protocol.h"
+#include "session/dt_protocol.h"
 #include "dt_test_ref.h"
 #include "../dt_check.h"
 

@@ -1,5 +1,5 @@
 /* test_ceilings.c — the ceilings check of the protocol module
- * (dt_protocol_ceilings_parse, src/orchestrate/dt_protocol.h) on hand-made objects, no
+ * (dt_protocol_ceilings_parse, src/session/dt_protocol.h) on hand-made objects, no
  * worker: the four required keys, and the optional touch floor
  * (launch_sync_touch_floor_us): absent is fine (older results.json files), present it
  * must be a positive finite number and a refusal names it. */
@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "../dt_check.h"
-#include "orchestrate/dt_protocol.h"
+#include "session/dt_protocol.h"
 
 #define BASE "\"copy_gbps\":9.5,\"copy_bytes\":1048576,\"launch_sync_floor_us\":8,\"launch_queue_floor_us\":2"
 

@@ -1,4 +1,4 @@
-/* test_protocol.c — the orchestrator's protocol edge (src/orchestrate/dt_protocol.h)
+/* test_protocol.c — the orchestrator's protocol edge (src/session/dt_protocol.h)
  * against a scripted worker (/bin/sh answering fixed lines): hello into a struct (ids,
  * backends, the device description with its name, the text kept), the protocol version
  * check, run/floor answers and their host_ns rule, ok:false keeps the worker, garbage
@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "../dt_check.h"
-#include "orchestrate/dt_protocol.h"
+#include "session/dt_protocol.h"
 
 /* A worker that answers each request line by its cmd. */
 static const char k_script[] =

@@ -1,5 +1,5 @@
 /* dt_worker.h — one worker process and the line channel to it (docs/protocol.md): the
- * transport under orchestrate/dt_protocol, which gives the lines their meaning.
+ * transport under session/dt_protocol, which gives the lines their meaning.
  *
  * A worker is started through the one spawner (common/dt_spawn.h: no shell, stdin and
  * stdout pipes, stderr captured into a 4 KiB tail, its own process group).
