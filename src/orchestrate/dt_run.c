@@ -642,8 +642,8 @@ static dt_status write_now(run_ctx *c, int complete, dt_err *err) {
 
 dt_status dt_run_plan(const dt_run_config *cfg, dt_session *session, dt_record *r,
                       int *any_invalid, dt_err *err) {
-    run_ctx c = {cfg, session, r, {0, 0}, dt_record_next_position(r), 0, cfg->plan.count * cfg->rounds,
-                 dt_now_ns(), NULL,
+    run_ctx c = {cfg, session, r, {0, 0}, dt_record_next_position(r), 0,
+                 cfg->plan.count * cfg->rounds, dt_now_ns(), NULL,
                  /* a resumed run keeps not asking a worker that had no floor call */
                  r->floor_unavailable != NULL};
     for (int i = 0; i < DT_SESSION_IMPLS; i++) {
