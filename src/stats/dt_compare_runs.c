@@ -1,6 +1,8 @@
 /* dt_compare_runs.c — `dualtime compare A B` as computation: per case, scope and
- * implementation, B/A with a bootstrap interval, the round spread and a verdict; named
- * differences; cases in one run only; the regression flag. Contract in
+ * implementation, the change of each candidate's paired ratio to the baseline (B/A) with
+ * a bootstrap interval, the run-to-run spread, the smallest detectable change and a
+ * verdict; the baseline's own B/A as the machine's drift; named differences; refusals of
+ * runs that cannot be compared; the regression flag and exit status. Contract in
  * dt_compare_runs.h; the method is docs/results-format.md ("Comparing two runs"). */
 #define _GNU_SOURCE
 #include "stats/dt_compare_runs.h"
@@ -13,8 +15,8 @@
 #include <string.h>
 
 static const char *const k_verdict_names[DT_CMP_VERDICT_COUNT] = {
-    "unchanged", "slower", "faster", "within round spread", "insufficient", "invalid",
-    "incomparable"};
+    "unchanged", "slower",       "faster",         "within spread", "insufficient",
+    "invalid",   "incomparable", "machine slower", "machine faster"};
 
 const char *dt_cmp_verdict_name(dt_cmp_verdict v) {
     DT_ASSERT((int)v >= 0 && v < DT_CMP_VERDICT_COUNT);
@@ -29,6 +31,21 @@ dt_cmp_verdict dt_compare_runs_verdict(double ci_low, double ci_high, double thr
     if (ci_low > 1 + threshold || ci_high < 1 - threshold) return DT_CMP_WITHIN_SPREAD;
     return DT_CMP_UNCHANGED;
 }
+
+void dt_compare_runs_detectable(double ratio, double ci_low, double ci_high,
+                                double threshold, double spread, double *slower,
+                                double *faster) {
+    *slower = *faster = NAN;
+    if (!(ratio > 0) || !(ci_low > 0) || !(ci_high > 0) || !isfinite(ci_high))
+        return;
+    double up = 1 + threshold, down = 1 - threshold;
+    if (spread > up) up = spread;
+    if (spread > 0 && 1 / spread < down) down = 1 / spread;
+    *slower = up * ratio / ci_low;
+    *faster = down * ratio / ci_high;
+}
+
+static int pos_finite(double x) { return isfinite(x) && x > 0; }
 
 /* ---- values as JSON literal text (how a difference names them) ---- */
 
@@ -137,6 +154,19 @@ static void diffs_free(dt_compare_diffs *d) {
     memset(d, 0, sizeof *d);
 }
 
+/* "backend differs (A \"cpu\", B \"cuda\"); ..." (fresh string, "" for none). */
+char *dt_compare_diffs_join(const dt_compare_diffs *d) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *o = open_memstream(&buf, &len);
+    DT_ASSERT(o);
+    for (size_t i = 0; i < d->n; i++)
+        fprintf(o, "%s%s differs (A %s, B %s)", i ? "; " : "", d->v[i].what,
+                d->v[i].a ? d->v[i].a : "absent", d->v[i].b ? d->v[i].b : "absent");
+    DT_ASSERT(fclose(o) == 0);
+    return buf;
+}
+
 /* Name of the k-th implementation position: "candidate" (the first), "candidate 2" ...,
  * "baseline" (the last). */
 static void position_name(char *buf, size_t cap, size_t k, size_t n) {
@@ -199,53 +229,123 @@ static void case_diffs(const dt_case *ca, const dt_case *cb, dt_compare_diffs *d
     }
 }
 
-/* ---- samples ---- */
+/* ---- samples and pairs ---- */
 
-/* The us values of one scope of one implementation of a case (fresh array, NULL when
- * *n is 0). */
-static double *scope_us(const dt_case *c, size_t impl, dt_scope s, size_t *n) {
-    const dt_samples *sm = &c->impl[impl].samples[s];
-    *n = c->impl[impl].present ? sm->n : 0;
-    if (*n == 0)
-        return NULL;
-    double *v = dt_xmalloc(*n * sizeof *v);
-    for (size_t i = 0; i < *n; i++)
-        v[i] = sm->v[i].us;
-    return v;
+/* The (round, index) key of a sample, for sorting and finding pairs. */
+typedef struct pair_key {
+    int32_t round, index;
+    size_t at; /* index into the samples */
+} pair_key;
+
+static int cmp_key(const void *pa, const void *pb) {
+    const pair_key *a = pa, *b = pb;
+    if (a->round != b->round) return a->round < b->round ? -1 : 1;
+    if (a->index != b->index) return a->index < b->index ? -1 : 1;
+    return a->at < b->at ? -1 : a->at > b->at;
 }
 
-/* Run-to-run spread of one implementation's scope within one run: the largest over the
- * smallest of its per-round medians (1 = steady); NAN with fewer than 2 rounds. A
- * difference between two runs that is no larger than the differences between rounds of
- * one run is not called a change. */
-static double round_spread(const dt_case *c, size_t impl, dt_scope s) {
-    const dt_samples *sm = &c->impl[impl].samples[s];
-    size_t n = c->impl[impl].present ? sm->n : 0;
-    if (n == 0)
-        return NAN;
-    double lo = INFINITY, hi = -INFINITY;
-    int rounds = 0;
-    double *v = dt_xmalloc(n * sizeof *v);
-    for (int32_t r = 0;; r++) {
-        size_t k = 0;
-        int seen_higher = 0;
-        for (size_t i = 0; i < n; i++) {
-            if (sm->v[i].round == r)
-                v[k++] = sm->v[i].us;
-            else if (sm->v[i].round > r)
-                seen_higher = 1;
+/* One run's values of a row with the round each came from: candidate rows hold paired
+ * ratios, baseline rows the baseline's samples. */
+typedef struct round_values {
+    double *v;
+    int32_t *round;
+    size_t n;
+} round_values;
+
+static void rv_free(round_values *rv) {
+    free(rv->v);
+    free(rv->round);
+    memset(rv, 0, sizeof *rv);
+}
+
+static const dt_samples *samples_of(const dt_case *c, size_t impl, dt_scope s) {
+    static const dt_samples none = {0};
+    return c->impl[impl].present ? &c->impl[impl].samples[s] : &none;
+}
+
+/* Paired ratios cand/base over samples with equal (round, index), in the candidate's
+ * order, each baseline sample used once; pairs with a non-positive or non-finite value
+ * are left out (as derive does). */
+static round_values paired_ratios(const dt_samples *cand, const dt_samples *base) {
+    round_values rv = {0};
+    if (cand->n == 0 || base->n == 0)
+        return rv;
+    pair_key *keys = dt_xmalloc(base->n * sizeof *keys);
+    for (size_t j = 0; j < base->n; j++)
+        keys[j] = (pair_key){base->v[j].round, base->v[j].index, j};
+    qsort(keys, base->n, sizeof *keys, cmp_key);
+    unsigned char *used = dt_xcalloc(base->n, 1);
+    rv.v = dt_xmalloc(cand->n * sizeof *rv.v);
+    rv.round = dt_xmalloc(cand->n * sizeof *rv.round);
+    for (size_t i = 0; i < cand->n; i++) {
+        const dt_sample *x = &cand->v[i];
+        size_t lo = 0, hi = base->n; /* first key >= (round, index) */
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            const pair_key *k = &keys[mid];
+            if (k->round < x->round || (k->round == x->round && k->index < x->index))
+                lo = mid + 1;
+            else
+                hi = mid;
         }
-        if (k) {
-            double m = dt_stats_median(v, k);
-            if (m < lo) lo = m;
-            if (m > hi) hi = m;
-            rounds++;
-        }
-        if (!seen_higher)
+        for (; lo < base->n && keys[lo].round == x->round && keys[lo].index == x->index; lo++) {
+            if (used[lo])
+                continue;
+            used[lo] = 1;
+            double bu = base->v[keys[lo].at].us;
+            if (pos_finite(x->us) && pos_finite(bu)) {
+                rv.v[rv.n] = x->us / bu;
+                rv.round[rv.n++] = x->round;
+            }
             break;
+        }
     }
-    free(v);
-    return rounds >= 2 && lo > 0 ? hi / lo : NAN;
+    free(used);
+    free(keys);
+    return rv;
+}
+
+/* The positive finite samples of one implementation's scope with their rounds. */
+static round_values sample_values(const dt_samples *sm) {
+    round_values rv = {0};
+    if (sm->n == 0)
+        return rv;
+    rv.v = dt_xmalloc(sm->n * sizeof *rv.v);
+    rv.round = dt_xmalloc(sm->n * sizeof *rv.round);
+    for (size_t i = 0; i < sm->n; i++)
+        if (pos_finite(sm->v[i].us)) {
+            rv.v[rv.n] = sm->v[i].us;
+            rv.round[rv.n++] = sm->v[i].round;
+        }
+    return rv;
+}
+
+/* The largest over the smallest of the per-round medians of rv (1 = steady) and the
+ * number of rounds; NAN with fewer than 2 rounds. How much the same code moves between
+ * rounds of one run: a change no larger than that is not called one. */
+static double round_spread(const round_values *rv, int *rounds) {
+    *rounds = 0;
+    if (rv->n == 0)
+        return NAN;
+    pair_key *k = dt_xmalloc(rv->n * sizeof *k);
+    double *g = dt_xmalloc(rv->n * sizeof *g);
+    for (size_t i = 0; i < rv->n; i++)
+        k[i] = (pair_key){rv->round[i], 0, i};
+    qsort(k, rv->n, sizeof *k, cmp_key);
+    double lo = INFINITY, hi = -INFINITY;
+    for (size_t i = 0; i < rv->n;) {
+        size_t m = 0, j = i;
+        for (; j < rv->n && k[j].round == k[i].round; j++)
+            g[m++] = rv->v[k[j].at];
+        double med = dt_stats_median(g, m);
+        if (med < lo) lo = med;
+        if (med > hi) hi = med;
+        (*rounds)++;
+        i = j;
+    }
+    free(g);
+    free(k);
+    return *rounds >= 2 && lo > 0 ? hi / lo : NAN;
 }
 
 /* ---- rows ---- */
@@ -256,8 +356,8 @@ typedef struct cmp_ctx {
     double threshold;
     unsigned resamples;
     uint64_t seed;
-    size_t min_samples;    /* fewer on a side: no interval */
-    int run_incomparable;
+    size_t min_pairs;      /* fewer pairs (samples) in a run: no interval */
+    double spread_floor;   /* a run with one round: its spread */
 } cmp_ctx;
 
 static dt_compare_row *row_add(dt_compare_case *cc) {
@@ -271,45 +371,75 @@ static dt_compare_row *row_add(dt_compare_case *cc) {
     return row;
 }
 
+/* One run's side of a row: the implementation's own samples, and for a candidate its
+ * paired ratios to the baseline (into *rv: the values the change is computed from). */
+static void side_fill(const dt_case *c, size_t impl, dt_scope s, dt_compare_side *side,
+                      round_values *rv) {
+    const dt_samples *own = samples_of(c, impl, s);
+    round_values raw = sample_values(own);
+    side->n = own->n;
+    side->p50_us = dt_stats_median(raw.v, raw.n);
+    side->ratio = NAN;
+    if (impl == 0) {
+        *rv = raw;
+    } else {
+        rv_free(&raw);
+        *rv = paired_ratios(own, samples_of(c, 0, s));
+        side->pairs = rv->n;
+        side->ratio = dt_stats_median(rv->v, rv->n);
+    }
+    side->spread = round_spread(rv, &side->rounds);
+}
+
+/* The change, its interval, the spread, the detectable factors and the verdict. */
+static void row_judge(const cmp_ctx *cx, const dt_compare_case *cc, dt_compare_row *row,
+                      const round_values *ra, const round_values *rb, uint64_t seed) {
+    dt_interval iv = {NAN, NAN, NAN, 0};
+    dt_err e2;
+    if (ra->n && rb->n &&
+        dt_stats_ratio_of_medians_interval(ra->v, ra->n, rb->v, rb->n, cx->resamples, seed,
+                                           &iv, &e2) != DT_OK)
+        iv.median = iv.ci_low = iv.ci_high = NAN; /* cannot happen: values are positive */
+    if (ra->n < cx->min_pairs || rb->n < cx->min_pairs)
+        iv.ci_low = iv.ci_high = NAN;
+    row->change = iv.median;
+    row->ci_low = iv.ci_low;
+    row->ci_high = iv.ci_high;
+    double sa = isfinite(row->a.spread) ? row->a.spread : cx->spread_floor;
+    double sb = isfinite(row->b.spread) ? row->b.spread : cx->spread_floor;
+    row->spread = sa > sb ? sa : sb;
+    row->spread_measured = isfinite(row->a.spread) && isfinite(row->b.spread);
+    dt_compare_runs_detectable(row->change, row->ci_low, row->ci_high, cx->threshold,
+                               row->spread, &row->detectable_slower, &row->detectable_faster);
+    dt_cmp_verdict v = cc->invalid ? DT_CMP_INVALID
+                       : cc->diffs.n ? DT_CMP_INCOMPARABLE
+                       : dt_compare_runs_verdict(row->ci_low, row->ci_high, cx->threshold,
+                                                 row->spread);
+    if (row->role == DT_ROLE_BASELINE && v == DT_CMP_SLOWER) v = DT_CMP_MACHINE_SLOWER;
+    if (row->role == DT_ROLE_BASELINE && v == DT_CMP_FASTER) v = DT_CMP_MACHINE_FASTER;
+    row->verdict = v;
+}
+
 /* The row of display position k in scope s, when either side has samples there. */
 static void compare_row(const cmp_ctx *cx, const dt_case *ca, const dt_case *cb,
                         dt_compare_case *cc, dt_scope s, size_t k) {
     long ia = impl_at(cx->a, k, cx->npos), ib = impl_at(cx->b, k, cx->npos);
-    if (ia < 0 || ib < 0)
-        return; /* a position one run lacks: named as a run difference, no row */
-    size_t na, nb;
-    double *va = scope_us(ca, (size_t)ia, s, &na);
-    double *vb = scope_us(cb, (size_t)ib, s, &nb);
-    if (na == 0 && nb == 0)
+    DT_ASSERT(ia >= 0 && ib >= 0); /* run-level differences were refused */
+    if (samples_of(ca, (size_t)ia, s)->n == 0 && samples_of(cb, (size_t)ib, s)->n == 0)
         return;
-    dt_interval iv = {NAN, NAN, NAN, 0};
-    dt_err e2;
-    uint64_t s2 = dt_derive_seed(cx->seed, ca->id, dt_scope_name(s)) ^ (uint64_t)(k + 1);
-    if (na && nb &&
-        dt_stats_ratio_of_medians_interval(va, na, vb, nb, cx->resamples, s2, &iv, &e2) != DT_OK)
-        iv.median = iv.ci_low = iv.ci_high = NAN; /* no ratio */
-    if (na < cx->min_samples || nb < cx->min_samples)
-        iv.ci_low = iv.ci_high = NAN;
-    double sa = round_spread(ca, (size_t)ia, s), sb = round_spread(cb, (size_t)ib, s);
     dt_compare_row *row = row_add(cc);
     row->scope = s;
     row->impl_a = (size_t)ia;
     row->impl_b = (size_t)ib;
     row->role = cx->a->impls[ia].role;
     row->impl_id = dt_xstrdup(cx->a->impls[ia].id);
-    row->n_a = na;
-    row->n_b = nb;
-    row->a_p50_us = dt_stats_median(va, na);
-    row->b_p50_us = dt_stats_median(vb, nb);
-    row->ratio = iv.median;
-    row->ci_low = iv.ci_low;
-    row->ci_high = iv.ci_high;
-    row->spread = isfinite(sa) && isfinite(sb) ? (sa > sb ? sa : sb) : NAN;
-    row->verdict = cc->invalid ? DT_CMP_INVALID
-                   : cx->run_incomparable || cc->diffs.n ? DT_CMP_INCOMPARABLE
-                   : dt_compare_runs_verdict(iv.ci_low, iv.ci_high, cx->threshold, row->spread);
-    free(va);
-    free(vb);
+    round_values ra, rb;
+    side_fill(ca, (size_t)ia, s, &row->a, &ra);
+    side_fill(cb, (size_t)ib, s, &row->b, &rb);
+    uint64_t seed = dt_derive_seed(cx->seed, ca->id, dt_scope_name(s)) ^ (uint64_t)(k + 1);
+    row_judge(cx, cc, row, &ra, &rb, seed);
+    rv_free(&ra);
+    rv_free(&rb);
 }
 
 static void compare_case(const cmp_ctx *cx, const dt_case *ca, const dt_case *cb,
@@ -329,13 +459,88 @@ static void compare_case(const cmp_ctx *cx, const dt_case *ca, const dt_case *cb
             compare_row(cx, ca, cb, cc, (dt_scope)s, k);
     for (size_t i = 0; i < cc->n_rows; i++) {
         const dt_compare_row *row = &cc->rows[i];
-        if (row->verdict != DT_CMP_SLOWER)
-            continue;
-        if (row->role == DT_ROLE_CANDIDATE && !dt_scope_is_probe(row->scope))
+        res->n_verdict[row->verdict]++;
+        if (row->verdict == DT_CMP_SLOWER && !dt_scope_is_probe(row->scope))
             res->n_candidate_slower++;
-        if (row->role == DT_ROLE_BASELINE)
-            res->n_baseline_slower++;
+        if (row->verdict == DT_CMP_MACHINE_SLOWER || row->verdict == DT_CMP_MACHINE_FASTER)
+            res->n_baseline_moved++;
     }
+}
+
+/* ---- refusals ---- */
+
+/* Appends "; "-separated reasons to a memory stream. */
+static void reason(FILE *o, int *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void reason(FILE *o, int *n, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    if ((*n)++)
+        fputs("; ", o);
+    vfprintf(o, fmt, ap);
+    va_end(ap);
+}
+
+/* Shared case ids, and how many of them are comparable (same identity) and valid in both
+ * runs; *first_bad names the first shared case that is not (NULL: none). */
+static size_t shared_cases(const dt_record *a, const dt_record *b, size_t *usable,
+                           const char **first_bad) {
+    size_t shared = 0;
+    *usable = 0;
+    *first_bad = NULL;
+    for (size_t i = 0; i < a->n_cases; i++) {
+        int j = dt_record_case_find(b, a->cases[i].id);
+        if (j < 0)
+            continue;
+        shared++;
+        dt_compare_diffs d = {0};
+        case_diffs(&a->cases[i], &b->cases[j], &d);
+        if (d.n == 0 && a->cases[i].valid && b->cases[j].valid)
+            (*usable)++;
+        else if (!*first_bad)
+            *first_bad = a->cases[i].id;
+        diffs_free(&d);
+    }
+    return shared;
+}
+
+/* Every reason A and B cannot be compared, joined into a fresh string; NULL when they
+ * can. */
+static char *refusal(const dt_record *a, const dt_record *b, size_t npos) {
+    char *buf = NULL;
+    size_t len = 0;
+    int n = 0;
+    FILE *o = open_memstream(&buf, &len);
+    DT_ASSERT(o);
+    const dt_record *run[2] = {a, b};
+    for (int w = 0; w < 2; w++) {
+        if (!run[w]->complete)
+            reason(o, &n, "run %c is incomplete (complete is false: interrupted or still "
+                   "running; resume it first)", "AB"[w]);
+        if (run[w]->n_cases == 0)
+            reason(o, &n, "run %c has no cases", "AB"[w]);
+    }
+    dt_compare_diffs d = {0};
+    run_diffs(a, b, npos, &d);
+    if (d.n) {
+        char *t = dt_compare_diffs_join(&d);
+        reason(o, &n, "the environments differ: %s", t);
+        free(t);
+    }
+    diffs_free(&d);
+    size_t usable;
+    const char *bad;
+    size_t shared = shared_cases(a, b, &usable, &bad);
+    if (a->n_cases && b->n_cases && shared == 0)
+        reason(o, &n, "the runs share no case id (A has %zu cases, first %s; B has %zu, first "
+               "%s)", a->n_cases, a->cases[0].id, b->n_cases, b->cases[0].id);
+    else if (shared && usable == 0)
+        reason(o, &n, "none of the %zu shared cases is comparable and valid in both runs "
+               "(first: %s; differing inputs or shapes, or an invalid case)", shared, bad);
+    DT_ASSERT(fclose(o) == 0);
+    if (n)
+        return buf;
+    free(buf);
+    return NULL;
 }
 
 static char *dup_or_null(const char *s) { return s ? dt_xstrdup(s) : NULL; }
@@ -348,20 +553,29 @@ dt_status dt_compare_runs(const dt_record *a, const dt_record *b, double thresho
     if (a->n_impls < 2 || b->n_impls < 2)
         return dt_fail(err, DT_EINVAL, "compare: run %s has no candidate (%zu implementation(s))",
                        a->n_impls < 2 ? "A" : "B", a->n_impls < 2 ? a->n_impls : b->n_impls);
+    const dt_policy *p = &a->derived.policy;
     cmp_ctx cx = {a, b, a->n_impls > b->n_impls ? a->n_impls : b->n_impls, threshold,
-                  a->settings.bootstrap_resamples, a->settings.bootstrap_seed,
-                  a->derived.policy.compare_min_samples, 0};
+                  p->bootstrap_resamples, p->bootstrap_seed, p->compare_min_samples,
+                  1 + p->compare_threshold};
+    char *why = refusal(a, b, cx.npos);
+    if (why) {
+        dt_status st = dt_fail(err, DT_EINVAL, "compare: cannot compare: %s", why);
+        free(why);
+        return st;
+    }
+    if (cx.resamples == 0)
+        return dt_fail(err, DT_EINVAL, "compare: run A's policy has 0 bootstrap resamples");
     dt_compare_result *res = dt_xcalloc(1, sizeof *res);
     res->a_started_at = dup_or_null(a->started_at);
     res->a_git_revision = dup_or_null(a->tool.git_revision);
     res->b_started_at = dup_or_null(b->started_at);
     res->b_git_revision = dup_or_null(b->tool.git_revision);
     res->threshold = threshold;
-    res->ci_level = a->derived.policy.ci_level;
+    res->ci_level = p->ci_level;
     res->resamples = cx.resamples;
     res->seed = cx.seed;
-    run_diffs(a, b, cx.npos, &res->run_diffs);
-    cx.run_incomparable = res->run_diffs.n > 0;
+    res->min_pairs = cx.min_pairs;
+    res->spread_floor = cx.spread_floor;
     for (size_t i = 0; i < a->n_cases; i++) {
         int j = dt_record_case_find(b, a->cases[i].id);
         if (j < 0)
@@ -381,6 +595,12 @@ int dt_compare_result_regression(const dt_compare_result *res) {
     return res && res->regression;
 }
 
+int dt_compare_exit_status(dt_status st, const dt_compare_result *res) {
+    if (st != DT_OK || !res)
+        return 2;
+    return res->regression ? 1 : 0;
+}
+
 void dt_compare_result_free(dt_compare_result *res) {
     if (!res)
         return;
@@ -388,7 +608,6 @@ void dt_compare_result_free(dt_compare_result *res) {
     free(res->a_git_revision);
     free(res->b_started_at);
     free(res->b_git_revision);
-    diffs_free(&res->run_diffs);
     for (size_t i = 0; i < res->n_cases; i++) {
         dt_compare_case *cc = &res->cases[i];
         free(cc->id);

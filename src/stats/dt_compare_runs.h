@@ -1,33 +1,76 @@
 /* dt_compare_runs.h — the comparison of two runs (records A and B) as computation with a
- * typed result; dt_format_compare.h prints it (`dualtime compare A B`).
+ * typed result; dt_format_compare.h prints it as Markdown, record/dt_compare_json.h as
+ * JSON (`dualtime compare A B [--format md|json]`).
  *
- * Purpose. For every case id present in both runs, every scope with samples in either,
- * and every implementation position (the candidates impls[1..] in order, then the
- * baseline impls[0]; A's k-th implementation is compared with B's k-th), it estimates
- * B/A as the ratio of the medians of the two runs' samples, with a seeded bootstrap 95%
- * interval that resamples each run's samples independently (runs are not paired, so no
- * pairing by index is invented). Verdict per row (dt_compare_runs_verdict): "slower"
- * when the interval lies above 1+threshold and above the run-to-run round spread,
- * "faster" symmetrically, "within round spread" when only the spread holds it back,
- * "unchanged" otherwise, "insufficient" with fewer than the policy's
- * compare_min_samples samples on a side, "invalid" when the case is invalid in either
- * run, and "incomparable" when the runs' environments or the case's inputs differ
- * (backend, threads, input views, GPU name, CPU, an implementation's id, its framework,
- * the baseline framework's version; the case's op, m, n, k, views, backend, input
- * SHA-256s): each difference is named with both values. The candidates' versions may
- * differ: that is what a comparison is for. The result flags a regression when a
- * candidate row of a host or device-control scope (not a probe scope: a diagnostic) is
- * "slower"; a slower baseline is counted apart (the machine may have changed). Method
- * and rules: docs/results-format.md, "Comparing two runs".
+ * Purpose. A change of a candidate is judged on its paired ratio to the baseline in each
+ * run: the baseline runs beside the candidate in the same rounds, so it is the in-run
+ * control for whatever the machine did (clocks, load, a neighbour). For every case id
+ * present in both runs, every scope with samples in either, and every implementation
+ * position (the candidates impls[1..] in order, then the baseline impls[0]; A's k-th
+ * implementation is compared with B's k-th):
+ *  - candidate rows: in each run, ratio = the median of the paired ratios
+ *    candidate/baseline (pairs matched by (round, index), as derive does); the change is
+ *    ratio_B / ratio_A, with a percentile bootstrap interval that resamples the pairs of
+ *    each run independently (resamples and seed from A's policy; the seed mixed with the
+ *    case id, scope and position, so a row's interval does not depend on other rows);
+ *  - the run-to-run spread of a row: within each run, the largest over the smallest of
+ *    the per-round paired-ratio medians (runs with >= 2 rounds); the larger of A's and
+ *    B's. A run with one round has no measured spread: the floor 1 + A's
+ *    policy.compare_threshold is used for it and the row says so (spread_measured 0);
+ *  - verdict (dt_compare_runs_verdict): "slower" only when the interval lies entirely
+ *    above max(1 + threshold, spread), "faster" only when entirely below
+ *    min(1 - threshold, 1 / spread), "within spread" when the threshold alone would
+ *    have called it, "unchanged" otherwise; "insufficient" with fewer than the policy's
+ *    compare_min_samples pairs in either run; "invalid" when the case is invalid in
+ *    either run; "incomparable" when the case's identity differs (op, shape, views,
+ *    backend, an input's SHA-256), named in the case's diffs;
+ *  - the smallest detectable change (detectable_slower): D = max(1 + threshold, spread)
+ *    × ratio / ci_low — a true slowdown by a factor of D or more moves the interval's
+ *    low end (its width taken as it is, multiplicatively) above the gate, so it would be
+ *    called "slower". detectable_faster = min(1 - threshold, 1 / spread) × ratio /
+ *    ci_high symmetrically. NAN without an interval. Larger for noisier rows (a wider
+ *    interval, a larger spread);
+ *  - baseline rows: B/A = median(B samples) / median(A samples) of the baseline itself
+ *    (unpaired, bootstrap resampling each run's samples independently), the spread of its
+ *    per-round medians, and the verdicts "machine slower" / "machine faster" in place of
+ *    slower / faster: the baseline's code did not change (its version is checked), so
+ *    its move is the machine's drift, information and never a regression.
+ * The result flags a regression when a candidate row of a host or device-control scope
+ * (not a probe scope: a diagnostic) is "slower".
+ *
+ * Refusals (DT_EINVAL, *out NULL, the message naming what is missing or different): a
+ * threshold outside [0, 1); a run without a candidate; a run that is incomplete
+ * (`complete` false: interrupted or still running) or has no cases; runs that share no
+ * case id; run-level differences (backend, threads, input views, GPU name, CPU, an
+ * implementation's id or framework at a position, the baseline's framework version —
+ * each named with both values); and runs where no shared case is both comparable (same
+ * identity) and valid in both runs. The candidates' versions may differ: that is what a
+ * comparison is for.
+ *
+ * Exit status of `dualtime compare` (dt_compare_exit_status; only the CLI exits):
+ * 0 no change (no candidate row slower), 1 a regression, 2 the runs cannot be compared.
+ * The CLI's help text for the command (docs/results-format.md has the same):
+ *
+ *   dualtime compare A/results.json B/results.json [--threshold T] [--format md|json]
+ *     Compares run B against run A. Each candidate is judged on its paired ratio to
+ *     the baseline within each run (the baseline is the drift control): a change is
+ *     reported only when its 95% interval clears both the threshold (default 0.05)
+ *     and the run-to-run spread of the paired ratio between rounds. Every row states
+ *     the smallest change it could have detected. --format json prints the result as
+ *     JSON (docs/results-format.md); Markdown is the default.
+ *     Exit status: 0 no change, 1 a regression of a candidate, 2 the runs cannot be
+ *     compared (a run incomplete or empty, no shared case, or different backend, GPU,
+ *     CPU, threads, input views, implementations or baseline version).
  *
  * Inputs: raw samples and identity only (no derive step needed). Bootstrap resamples and
- * seed come from A's settings.bootstrap; compare_min_samples from A's policy
+ * seed, compare_min_samples, ci_level and the spread floor come from A's policy
  * (a->derived.policy); the threshold is the caller's (the CLI's --threshold, default
  * a->derived.policy.compare_threshold).
  *
  * Ownership: the result owns copies of every string it holds (A and B may be freed
- * after); free it with dt_compare_result_free. Units: microseconds per call; ratios and
- * spreads unitless. Thread-safety: reentrant. Never includes jansson.h or cuda.h. */
+ * after); free it with dt_compare_result_free. Units: microseconds per call; ratios,
+ * spreads and detectable factors unitless. Thread-safety: reentrant. Never includes
+ * jansson.h or cuda.h. */
 #ifndef DT_COMPARE_RUNS_H
 #define DT_COMPARE_RUNS_H
 
@@ -37,27 +80,36 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The verdict of one B/A row. */
+/* The verdict of one row. */
 typedef enum dt_cmp_verdict {
     DT_CMP_UNCHANGED = 0,    /* "unchanged" */
-    DT_CMP_SLOWER,           /* "slower": B is slower than A */
+    DT_CMP_SLOWER,           /* "slower": the candidate is slower in B (a regression) */
     DT_CMP_FASTER,           /* "faster" */
-    DT_CMP_WITHIN_SPREAD,    /* "within round spread" */
-    DT_CMP_INSUFFICIENT,     /* "insufficient": no interval */
+    DT_CMP_WITHIN_SPREAD,    /* "within spread": beyond the threshold, not the spread */
+    DT_CMP_INSUFFICIENT,     /* "insufficient": too few pairs (samples) for an interval */
     DT_CMP_INVALID,          /* "invalid": the case is invalid in A or B */
-    DT_CMP_INCOMPARABLE,     /* "incomparable": environments or inputs differ */
+    DT_CMP_INCOMPARABLE,     /* "incomparable": the case's identity differs */
+    DT_CMP_MACHINE_SLOWER,   /* "machine slower": a baseline row's B/A above the gate */
+    DT_CMP_MACHINE_FASTER,   /* "machine faster": a baseline row's B/A below the gate */
     DT_CMP_VERDICT_COUNT
 } dt_cmp_verdict;
 
 const char *dt_cmp_verdict_name(dt_cmp_verdict v);
 
-/* The verdict from a B/A 95% interval: SLOWER when ci_low > 1 + threshold and not
- * ci_low <= spread (spread: the larger per-round-median max/min of A and B; NAN when
- * either run has one round: no gate), FASTER when ci_high < 1 - threshold and not
- * ci_high >= 1/spread, WITHIN_SPREAD when only the spread holds either back, UNCHANGED
- * otherwise, INSUFFICIENT without an interval (a bound NAN). */
+/* The verdict from a change's 95% interval: SLOWER when ci_low > 1 + threshold and not
+ * ci_low <= spread, FASTER when ci_high < 1 - threshold and not ci_high >= 1/spread,
+ * WITHIN_SPREAD when only the spread holds either back, UNCHANGED otherwise,
+ * INSUFFICIENT without an interval (a bound NAN). spread NAN: no spread gate (rows
+ * always pass a finite one: measured, or the floor). */
 dt_cmp_verdict dt_compare_runs_verdict(double ci_low, double ci_high, double threshold,
                                        double spread);
+
+/* The smallest detectable slowdown and speed-up of a change estimate with its interval
+ * (see above): *slower = max(1 + threshold, spread) * ratio / ci_low, *faster =
+ * min(1 - threshold, 1 / spread) * ratio / ci_high; both NAN without an interval. */
+void dt_compare_runs_detectable(double ratio, double ci_low, double ci_high,
+                                double threshold, double spread, double *slower,
+                                double *faster);
 
 /* One named difference: `what` differs, with each run's value as JSON literal text
  * ("\"cpu\"", "2", "false", an inputs array); NULL = absent in that run. */
@@ -70,17 +122,33 @@ typedef struct dt_compare_diffs {
     size_t n, cap;
 } dt_compare_diffs;
 
+/* The differences as one line, "backend differs (A \"cpu\", B \"cuda\"); ..." ("absent"
+ * for a NULL value): a fresh string the caller frees ("" for none). */
+char *dt_compare_diffs_join(const dt_compare_diffs *d);
+
+/* One run's side of a row. */
+typedef struct dt_compare_side {
+    size_t n;          /* samples of this implementation in the scope */
+    double p50_us;     /* their median per call; NAN without samples */
+    size_t pairs;      /* candidate rows: (round, index) pairs with the baseline */
+    double ratio;      /* candidate rows: median paired ratio candidate/baseline; NAN */
+    int rounds;        /* rounds with data (pairs for candidates, samples for baseline) */
+    double spread;     /* max/min of per-round medians (of ratios for candidates, of the
+                          samples for the baseline); NAN with fewer than 2 rounds */
+} dt_compare_side;
+
 /* One row: one scope of one implementation position in one case. */
 typedef struct dt_compare_row {
     dt_scope scope;
     size_t impl_a, impl_b;  /* indexes into A's and B's impls (same display position) */
     dt_role role;           /* A's impls[impl_a].role */
     char *impl_id;          /* A's impls[impl_a].id (the table's Framework column) */
-    size_t n_a, n_b;        /* samples on each side */
-    double a_p50_us, b_p50_us; /* medians per call; NAN without samples */
-    double ratio;           /* B/A point estimate; NAN when a side has no samples */
-    double ci_low, ci_high; /* bootstrap 95% interval; NAN: insufficient */
-    double spread;          /* round spread (max of A's and B's); NAN: fewer than 2 rounds */
+    dt_compare_side a, b;
+    double change;          /* candidates: ratio_B / ratio_A; baseline: p50_B / p50_A */
+    double ci_low, ci_high; /* bootstrap interval of the change; NAN: insufficient */
+    double spread;          /* max of A's and B's spread, a missing one as spread_floor */
+    int spread_measured;    /* 1: both runs had >= 2 rounds; 0: the floor was used */
+    double detectable_slower, detectable_faster; /* NAN without an interval */
     dt_cmp_verdict verdict;
 } dt_compare_row;
 
@@ -88,7 +156,7 @@ typedef struct dt_compare_row {
 typedef struct dt_compare_case {
     char *id;
     int invalid;            /* invalid in A or in B */
-    dt_compare_diffs diffs; /* case-level differences (n 0: comparable inputs) */
+    dt_compare_diffs diffs; /* case-level differences (n 0: comparable) */
     dt_compare_row *rows;   /* scope order, then display order of implementations */
     size_t n_rows, cap_rows;
 } dt_compare_case;
@@ -98,24 +166,30 @@ typedef struct dt_compare_result {
     char *b_started_at, *b_git_revision;
     double threshold;                    /* the relative threshold used */
     double ci_level;                     /* 0.95 (A's policy) */
-    unsigned resamples;                  /* bootstrap resamples (A's settings) */
-    uint64_t seed;                       /* bootstrap seed (A's settings) */
-    dt_compare_diffs run_diffs;          /* run-level differences (n 0: comparable) */
+    unsigned resamples;                  /* bootstrap resamples (A's policy) */
+    uint64_t seed;                       /* bootstrap seed (A's policy) */
+    size_t min_pairs;                    /* A's policy.compare_min_samples */
+    double spread_floor;                 /* 1 + A's policy.compare_threshold */
     dt_compare_case *cases;              /* A's order */
     size_t n_cases, cap_cases;
     dt_strv only_a, only_b;              /* case ids in one run only, in that run's order */
+    size_t n_verdict[DT_CMP_VERDICT_COUNT]; /* rows per verdict */
     size_t n_candidate_slower;           /* candidate rows of non-probe scopes "slower" */
-    size_t n_baseline_slower;            /* baseline rows (any scope) "slower" */
+    size_t n_baseline_moved;             /* baseline rows "machine slower" or "faster" */
     int regression;                      /* n_candidate_slower > 0 */
 } dt_compare_result;
 
-/* Compares B against A (see above). DT_EINVAL when threshold is not in [0, 1) or a run
- * has no candidate (fewer than two implementations); *out is then NULL. */
+/* Compares B against A (see above); DT_EINVAL with *out NULL when they cannot be
+ * compared, the message naming why. */
 dt_status dt_compare_runs(const dt_record *a, const dt_record *b, double threshold,
                           dt_compare_result **out, dt_err *err);
 
 /* 1 when the result flags a certain regression of a candidate (the CLI's exit 1). */
 int dt_compare_result_regression(const dt_compare_result *res);
+
+/* The exit status the CLI gives a comparison: 2 when st (dt_compare_runs's status) is
+ * not DT_OK or res is NULL (cannot compare), 1 for a regression, 0 otherwise. */
+int dt_compare_exit_status(dt_status st, const dt_compare_result *res);
 
 /* Frees res and everything it owns. NULL is fine. */
 void dt_compare_result_free(dt_compare_result *res);

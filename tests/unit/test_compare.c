@@ -1,14 +1,22 @@
-/* test_compare.c — dt_compare_runs + dt_format_compare_md on two synthetic runs (fixture
- * JSON decoded by the codec into typed records): a planted 20% regression of the
- * candidate in one case is found (regression = 1, that case "slower"), an unchanged
- * rerun finds none, a changed environment or input makes rows "incomparable" and names
- * the difference; with two candidates, rows per implementation and the second
- * candidate's own regression. Run: ctest -R test_compare (no GPU needed). */
+/* test_compare.c — dt_compare_runs + dt_format_compare_md + dt_compare_result_encode.
+ * Fixture runs (JSON decoded by the codec): a planted 20% regression of the candidate in
+ * one case is found (regression = 1, that case "slower"), an unchanged rerun finds none,
+ * a run whose own rounds move more than the change does not call it, a changed input
+ * makes that case "incomparable" and names the difference, run-level differences are
+ * refused with the difference named; with two candidates, rows per implementation and
+ * the second candidate's own regression. Hand-built runs (dt_record API): the whole
+ * machine drifting (20% between runs, 10-45% per round at small shapes) is no change
+ * (exit 0); a planted 10% slowdown of the candidate only is a regression (exit 1); an
+ * identical rerun with other noise changes at most 2% of rows; incomplete, empty,
+ * disjoint, other-backend and all-incomparable runs are refused (exit 2) with the reason
+ * named; the detectable change is present and larger for noisier rows; the JSON parses
+ * back with the same rows. Run: ctest -R test_compare (no GPU needed). */
 #define _GNU_SOURCE
 #include "dt_results_fixture.h"
 #include "dt_fixture_multi.h"
 
 #include "format/dt_format_compare.h"
+#include "record/dt_compare_json.h"
 #include "record/dt_record.h"
 #include "record/dt_record_json.h"
 #include "stats/dt_compare_runs.h"
@@ -74,6 +82,19 @@ static int row_has(const char *md, const char *prefix, const char *needle) {
     return hit && (!eol || hit < eol);
 }
 
+/* compare A B (fixture JSON) is refused with DT_EINVAL, exit status 2, naming needle. */
+static void refused(const json_t *a, const json_t *b, const char *needle) {
+    dt_record *ra = decode(a), *rb = decode(b);
+    dt_compare_result *res = NULL;
+    dt_err err = {{0}};
+    dt_status st = ra && rb ? dt_compare_runs(ra, rb, 0.05, &res, &err) : DT_OK;
+    CHECK(st == DT_EINVAL && res == NULL && dt_compare_exit_status(st, res) == 2);
+    CHECK_MSG(strstr(err.msg, needle) != NULL, err.msg);
+    dt_compare_result_free(res);
+    dt_record_free(ra);
+    dt_record_free(rb);
+}
+
 static const char *verdict(double lo, double hi, double t, double spread) {
     return dt_cmp_verdict_name(dt_compare_runs_verdict(lo, hi, t, spread));
 }
@@ -82,11 +103,11 @@ static const char *verdict(double lo, double hi, double t, double spread) {
 static void test_verdict_rule(void) {
     CHECK(strcmp(verdict(1.10, 1.20, 0.05, NAN), "slower") == 0);
     CHECK(strcmp(verdict(1.10, 1.20, 0.05, 1.05), "slower") == 0);
-    CHECK(strcmp(verdict(1.10, 1.20, 0.05, 1.15), "within round spread") == 0);
+    CHECK(strcmp(verdict(1.10, 1.20, 0.05, 1.15), "within spread") == 0);
     CHECK(strcmp(verdict(1.03, 1.20, 0.05, NAN), "unchanged") == 0);
     CHECK(strcmp(verdict(0.80, 0.90, 0.05, NAN), "faster") == 0);
     CHECK(strcmp(verdict(0.80, 0.90, 0.05, 1.05), "faster") == 0);
-    CHECK(strcmp(verdict(0.80, 0.90, 0.05, 1.2), "within round spread") == 0);
+    CHECK(strcmp(verdict(0.80, 0.90, 0.05, 1.2), "within spread") == 0);
     CHECK(strcmp(verdict(NAN, NAN, 0.05, NAN), "insufficient") == 0);
 }
 
@@ -113,13 +134,15 @@ static void test_two_candidates(void) {
     CHECK(r1 && r2 && r3 && r1 < r2 && r2 < r3);
     CHECK(strstr(md, "Result: **regression** of the candidate in 6 case/scope(s): ") != NULL);
     free(md);
-    /* B without the second candidate: named, incomparable, no regression claimed */
-    md = compare_rec(a, b1, &reg, &st);
-    CHECK(reg == 0);
-    CHECK(strstr(md, "candidate 2 id differs (A \"native2\", B absent)") != NULL);
-    CHECK(row_has(md, "| add\\_17x257 | e2e_batch | native |", "| incomparable |"));
-    CHECK(row(md, "| add\\_17x257 | e2e_batch | native2 |") == NULL);
-    free(md);
+    /* B without the second candidate: refused (exit 2), the difference named */
+    {
+        dt_compare_result *res = NULL;
+        dt_err err = {{0}};
+        st = dt_compare_runs(a, b1, 0.05, &res, &err);
+        CHECK(st == DT_EINVAL && res == NULL && dt_compare_exit_status(st, res) == 2);
+        CHECK_MSG(strstr(err.msg, "candidate 2 id differs (A \"native2\", B absent)") != NULL,
+                  err.msg);
+    }
     dt_record_free(a);
     dt_record_free(b);
     dt_record_free(b1);
@@ -127,9 +150,407 @@ static void test_two_candidates(void) {
     json_decref(jb);
 }
 
+/* ---- hand-built runs: machine drift, planted slowdowns, reruns, refusals ---- */
+
+/* How a synthetic run is made: every case has a baseline at base_us per call and a
+ * candidate at cand_factor × that (planted × more in case `planted`), multiplied by the
+ * run's machine factor and, per round, by a drift common to both implementations
+ * (small cases only: up to `drift` above 1), and per sample by an independent noise of
+ * ±noise (uniform). */
+typedef struct hb_run {
+    int cases, rounds, samples;
+    double machine, drift, noise, noisy_noise; /* noisy_noise: the noise of case 1 */
+    int planted;                               /* case index slowed (-1: none) */
+    double planted_factor;
+    uint64_t seed;
+} hb_run;
+
+static double hb_unit(uint64_t *st) {
+    return (double)(dt_stats_splitmix64(st) >> 11) / 9007199254740992.0; /* [0, 1) */
+}
+
+static void hb_scope(dt_case *c, size_t impl, dt_scope s, const hb_run *o, double us,
+                     const double *round_drift, double noise, uint64_t *st, int64_t *pos) {
+    for (int r = 0; r < o->rounds; r++)
+        for (int i = 0; i < o->samples; i++) {
+            dt_sample x = dt_sample_empty();
+            x.us = us * round_drift[r] * (1 + noise * (2 * hb_unit(st) - 1));
+            x.reps = 100;
+            x.round = r;
+            x.index = i;
+            x.position = (*pos)++;
+            dt_samples_push(&c->impl[impl].samples[s], &x);
+        }
+}
+
+static dt_record *hb_record(const hb_run *o) {
+    dt_record *r = dt_record_new();
+    r->complete = 1;
+    dt_record_set_str(&r->started_at, "2026-12-01T09:00:00Z");
+    dt_record_set_str(&r->tool.git_revision, "abc123");
+    dt_record_set_str(&r->settings.backend, "cpu");
+    r->settings.threads = 2;
+    dt_record_set_str(&r->env.host.cpu, "Test CPU");
+    dt_impl *b = dt_record_impl_add(r, "torch", DT_ROLE_BASELINE);
+    dt_record_set_str(&b->framework, "pytorch");
+    dt_record_set_str(&b->framework_version, "1.13.1");
+    dt_impl *cd = dt_record_impl_add(r, "native", DT_ROLE_CANDIDATE);
+    dt_record_set_str(&cd->framework, "dualtime-native");
+    dt_record_set_str(&cd->framework_version, "0.1.0");
+    uint64_t st = o->seed;
+    int64_t pos = 0;
+    for (int k = 0; k < o->cases; k++) {
+        char id[32];
+        int small = k % 2 == 0; /* even cases: small shapes with round-to-round drift */
+        snprintf(id, sizeof id, "add_%dx%d", small ? 17 + k : 4096, small ? 257 : 4096 + k);
+        dt_case *c = dt_record_case_add(r, id);
+        c->op = DT_OP_ADD;
+        c->m = small ? 17 + k : 4096;
+        c->n = small ? 257 : 4096 + k;
+        c->k = 0;
+        dt_record_set_str(&c->backend, "cpu");
+        c->valid = 1;
+        dt_case_input_add(c, "a", "00ff", c->m, c->n);
+        double drift[16];
+        for (int q = 0; q < o->rounds && q < 16; q++)
+            drift[q] = 1 + (small ? o->drift * hb_unit(&st) : 0);
+        double noise = k == 1 && o->noisy_noise > 0 ? o->noisy_noise : o->noise;
+        double base = (small ? 5.0 : 900.0) * (1 + 0.1 * k) * o->machine;
+        double cand = 0.7 * base * (k == o->planted ? o->planted_factor : 1);
+        for (int s = DT_SCOPE_E2E_BATCH; s <= DT_SCOPE_E2E_SINGLE; s++) {
+            double f = s == DT_SCOPE_E2E_SINGLE ? 3 : 1;
+            hb_scope(c, 0, (dt_scope)s, o, f * base, drift, noise, &st, &pos);
+            hb_scope(c, 1, (dt_scope)s, o, f * cand, drift, noise, &st, &pos);
+        }
+    }
+    return r;
+}
+
+static const hb_run HB = {.cases = 24, .rounds = 3, .samples = 10, .machine = 1.0,
+                          .drift = 0.0, .noise = 0.03, .planted = -1, .planted_factor = 1.0,
+                          .seed = 1};
+
+/* Compares; returns the result (NULL on a refusal, *st and err set). */
+static dt_compare_result *hb_compare(const dt_record *a, const dt_record *b, dt_status *st,
+                                     dt_err *err) {
+    dt_compare_result *res = NULL;
+    *st = dt_compare_runs(a, b, a->derived.policy.compare_threshold, &res, err);
+    return res;
+}
+
+/* Rows (of candidates only, or of every implementation) with a verdict other than
+ * unchanged / within spread (a baseline's "machine slower" counts as a change). */
+static size_t hb_changed(const dt_compare_result *res, size_t *rows, int with_baseline) {
+    size_t changed = 0;
+    *rows = 0;
+    for (size_t i = 0; i < res->n_cases; i++)
+        for (size_t k = 0; k < res->cases[i].n_rows; k++) {
+            const dt_compare_row *row = &res->cases[i].rows[k];
+            if (row->role != DT_ROLE_CANDIDATE && !with_baseline)
+                continue;
+            (*rows)++;
+            changed += row->verdict != DT_CMP_UNCHANGED && row->verdict != DT_CMP_WITHIN_SPREAD;
+        }
+    return changed;
+}
+
+/* The whole machine drifts: both implementations 20% slower in B, and 10-45% per round
+ * at small shapes in both runs. The paired ratio cancels it: no change, exit 0; the
+ * baseline rows carry the drift as information. */
+static void test_machine_drift(void) {
+    hb_run oa = HB, ob = HB;
+    oa.drift = ob.drift = 0.45;
+    oa.seed = 11;
+    ob.seed = 12;
+    ob.machine = 1.2;
+    dt_record *a = hb_record(&oa), *b = hb_record(&ob);
+    dt_status st;
+    dt_err err = {{0}};
+    dt_compare_result *res = hb_compare(a, b, &st, &err);
+    CHECK_MSG(st == DT_OK && res, err.msg);
+    if (res) {
+        size_t rows, changed = hb_changed(res, &rows, 0);
+        CHECK(rows == 2 * 24 && changed == 0);
+        CHECK(res->regression == 0 && dt_compare_exit_status(st, res) == 0);
+        /* the drift is there: the large cases' baseline is 20% slower, and said so */
+        CHECK(res->n_verdict[DT_CMP_MACHINE_SLOWER] >= 2 * 12);
+        CHECK(res->n_verdict[DT_CMP_SLOWER] == 0 && res->n_verdict[DT_CMP_FASTER] == 0);
+        char *md = NULL;
+        size_t n;
+        CHECK(dt_format_compare_md(res, &md, &n, &err) == DT_OK && md);
+        CHECK(md && strstr(md, "no certain regression") != NULL);
+        CHECK(md && strstr(md, "| machine slower |") != NULL);
+        CHECK(md && strstr(md, "The baseline itself moved in ") != NULL);
+        free(md);
+    }
+    dt_compare_result_free(res);
+    dt_record_free(a);
+    dt_record_free(b);
+}
+
+/* A planted 10% slowdown of the candidate only, with 3% noise and the machine drifting
+ * per round: found in every non-probe scope of that case, for each of 10 noise seeds;
+ * no other candidate row changes. */
+static void test_planted_slowdown(void) {
+    int found = 0, others = 0;
+    for (uint64_t s = 0; s < 10; s++) {
+        hb_run oa = HB, ob = HB;
+        oa.drift = ob.drift = 0.3;
+        oa.seed = 100 + s;
+        ob.seed = 200 + s;
+        ob.planted = 4;
+        ob.planted_factor = 1.10;
+        dt_record *a = hb_record(&oa), *b = hb_record(&ob);
+        dt_status st;
+        dt_err err = {{0}};
+        dt_compare_result *res = hb_compare(a, b, &st, &err);
+        CHECK_MSG(st == DT_OK && res, err.msg);
+        if (res) {
+            CHECK(dt_compare_exit_status(st, res) == 1);
+            for (size_t i = 0; i < res->n_cases; i++)
+                for (size_t k = 0; k < res->cases[i].n_rows; k++) {
+                    const dt_compare_row *row = &res->cases[i].rows[k];
+                    if (row->role != DT_ROLE_CANDIDATE)
+                        continue;
+                    if (i == 4) {
+                        found += row->verdict == DT_CMP_SLOWER;
+                        CHECK(row->change > 1.05 && row->change < 1.15); /* 1.10 planted */
+                    } else {
+                        others += row->verdict != DT_CMP_UNCHANGED &&
+                                  row->verdict != DT_CMP_WITHIN_SPREAD;
+                    }
+                }
+        }
+        dt_compare_result_free(res);
+        dt_record_free(a);
+        dt_record_free(b);
+    }
+    CHECK(found == 10 * 2);
+    CHECK(others == 0);
+}
+
+/* An identical rerun, other noise: at least 98% of rows report no change (candidate
+ * rows, and all rows with the baselines' too), over 10 pairs of runs with drifting
+ * small shapes; each pair exits 0. */
+static void test_identical_rerun(void) {
+    size_t rows_all = 0, changed_all = 0, rows_with_base = 0, changed_with_base = 0;
+    int exits = 0;
+    for (uint64_t s = 0; s < 10; s++) {
+        hb_run oa = HB, ob = HB;
+        oa.drift = ob.drift = 0.45;
+        oa.seed = 300 + s;
+        ob.seed = 400 + s;
+        dt_record *a = hb_record(&oa), *b = hb_record(&ob);
+        dt_status st;
+        dt_err err = {{0}};
+        dt_compare_result *res = hb_compare(a, b, &st, &err);
+        CHECK_MSG(st == DT_OK && res, err.msg);
+        if (res) {
+            size_t rows, rows_b;
+            changed_all += hb_changed(res, &rows, 0);
+            rows_all += rows;
+            changed_with_base += hb_changed(res, &rows_b, 1);
+            rows_with_base += rows_b;
+            exits += dt_compare_exit_status(st, res);
+        }
+        dt_compare_result_free(res);
+        dt_record_free(a);
+        dt_record_free(b);
+    }
+    CHECK(rows_all == 10 * 2 * 24);
+    CHECK(changed_all * 50 <= rows_all); /* <= 2% */
+    CHECK(rows_with_base == 2 * rows_all && changed_with_base * 50 <= rows_with_base);
+    fprintf(stderr, "identical reruns: %zu of %zu candidate rows and %zu of %zu rows changed\n",
+            changed_all, rows_all, changed_with_base, rows_with_base);
+    CHECK(exits == 0);
+}
+
+/* What cannot be compared is refused (exit 2) with the reason named. */
+static void check_refused(const dt_record *a, const dt_record *b, const char *needle) {
+    dt_status st;
+    dt_err err = {{0}};
+    dt_compare_result *res = hb_compare(a, b, &st, &err);
+    CHECK_MSG(st == DT_EINVAL && res == NULL, needle);
+    CHECK_MSG(strstr(err.msg, needle) != NULL, err.msg);
+    CHECK(dt_compare_exit_status(st, res) == 2);
+    char *js = NULL;
+    size_t n = 0;
+    CHECK(dt_compare_refusal_encode(err.msg, &js, &n, &err) == DT_OK && js);
+    json_t *j = js ? json_loads(js, 0, NULL) : NULL;
+    CHECK(j && json_is_false(json_object_get(j, "comparable")) &&
+          json_integer_value(json_object_get(j, "exit_status")) == 2 &&
+          strstr(json_string_value(json_object_get(j, "reason")), needle) != NULL);
+    json_decref(j);
+    free(js);
+    dt_compare_result_free(res);
+}
+
+static void test_refusals(void) {
+    hb_run o = HB;
+    o.cases = 4;
+    dt_record *a = hb_record(&o), *b = hb_record(&o);
+    b->complete = 0;
+    check_refused(a, b, "run B is incomplete");
+    check_refused(b, a, "run A is incomplete");
+    dt_record *empty = dt_record_new();
+    empty->complete = 1;
+    dt_record_set_str(&empty->settings.backend, "cpu");
+    empty->settings.threads = 2;
+    dt_record_set_str(&empty->env.host.cpu, "Test CPU");
+    for (size_t i = 0; i < a->n_impls; i++) {
+        dt_impl *im = dt_record_impl_add(empty, a->impls[i].id, a->impls[i].role);
+        dt_record_set_str(&im->framework, a->impls[i].framework);
+        dt_record_set_str(&im->framework_version, a->impls[i].framework_version);
+    }
+    check_refused(a, empty, "run B has no cases");
+    b->complete = 1;
+    for (size_t i = 0; i < b->n_cases; i++) {
+        char id[32];
+        snprintf(id, sizeof id, "softmax_%zu", i);
+        dt_record_set_str(&b->cases[i].id, id);
+    }
+    check_refused(a, b, "the runs share no case id");
+    dt_record_free(b);
+    b = hb_record(&o);
+    dt_record_set_str(&b->settings.backend, "cuda");
+    check_refused(a, b, "backend differs (A \"cpu\", B \"cuda\")");
+    dt_record_free(b);
+    b = hb_record(&o);
+    for (size_t i = 0; i < b->n_cases; i++)
+        dt_record_set_str(&b->cases[i].inputs[0].sha256, "beef");
+    check_refused(a, b, "none of the 4 shared cases is comparable");
+    dt_record_free(b);
+    dt_record_free(empty);
+    dt_record_free(a);
+}
+
+/* The detectable change: present, above the gate, larger for a noisier row; one round
+ * uses the spread floor and says so. */
+static void test_detectable(void) {
+    hb_run oa = HB, ob = HB;
+    oa.noise = ob.noise = 0.01;
+    oa.noisy_noise = ob.noisy_noise = 0.15;
+    ob.seed = 2;
+    dt_record *a = hb_record(&oa), *b = hb_record(&ob);
+    dt_status st;
+    dt_err err = {{0}};
+    dt_compare_result *res = hb_compare(a, b, &st, &err);
+    CHECK_MSG(st == DT_OK && res, err.msg);
+    if (res && res->n_cases > 3) {
+        const dt_compare_row *quiet = &res->cases[3].rows[0], *noisy = &res->cases[1].rows[0];
+        CHECK(quiet->role == DT_ROLE_CANDIDATE && noisy->role == DT_ROLE_CANDIDATE);
+        CHECK(isfinite(quiet->detectable_slower) && isfinite(noisy->detectable_slower));
+        CHECK(quiet->detectable_slower >= 1 + res->threshold &&
+              quiet->detectable_slower >= quiet->spread);
+        CHECK(noisy->detectable_slower > quiet->detectable_slower + 0.02);
+        CHECK(noisy->detectable_faster < quiet->detectable_faster);
+        CHECK(quiet->spread_measured == 1);
+        /* the formula: gate times the interval's low half-width */
+        double gate = quiet->spread > 1 + res->threshold ? quiet->spread : 1 + res->threshold;
+        CHECK(fabs(quiet->detectable_slower - gate * quiet->change / quiet->ci_low) < 1e-12);
+        char *md = NULL;
+        size_t n;
+        CHECK(dt_format_compare_md(res, &md, &n, &err) == DT_OK && md);
+        CHECK(md && strstr(md, "| Spread | Detectable ≥ | Verdict |") != NULL);
+        free(md);
+    }
+    dt_compare_result_free(res);
+    dt_record_free(a);
+    dt_record_free(b);
+    /* one round: the spread is the policy's floor, marked */
+    oa.rounds = ob.rounds = 1;
+    a = hb_record(&oa);
+    b = hb_record(&ob);
+    res = hb_compare(a, b, &st, &err);
+    CHECK_MSG(st == DT_OK && res, err.msg);
+    if (res) {
+        const dt_compare_row *row = &res->cases[0].rows[0];
+        CHECK(row->spread_measured == 0 &&
+              row->spread == 1 + a->derived.policy.compare_threshold);
+        char *md = NULL;
+        size_t n;
+        CHECK(dt_format_compare_md(res, &md, &n, &err) == DT_OK && md);
+        CHECK(md && strstr(md, " (floor) |") != NULL);
+        free(md);
+    }
+    dt_compare_result_free(res);
+    dt_record_free(a);
+    dt_record_free(b);
+}
+
+/* --format json: the result parses back with the same rows. */
+static void test_json(void) {
+    hb_run oa = HB, ob = HB;
+    ob.seed = 9;
+    ob.planted = 2;
+    ob.planted_factor = 1.2;
+    dt_record *a = hb_record(&oa), *b = hb_record(&ob);
+    dt_status st;
+    dt_err err = {{0}};
+    dt_compare_result *res = hb_compare(a, b, &st, &err);
+    CHECK_MSG(st == DT_OK && res, err.msg);
+    char *js = NULL;
+    size_t n = 0;
+    CHECK_MSG(res && dt_compare_result_encode(res, &js, &n, &err) == DT_OK, err.msg);
+    json_error_t je;
+    json_t *j = js ? json_loadb(js, n, 0, &je) : NULL;
+    CHECK_MSG(j != NULL, js ? je.text : "no text");
+    if (j && res) {
+        CHECK(strcmp(json_string_value(json_object_get(j, "format")), "dualtime-compare") == 0);
+        CHECK(json_is_true(json_object_get(j, "comparable")));
+        CHECK(json_is_true(json_object_get(j, "regression")) == res->regression);
+        CHECK(json_integer_value(json_object_get(j, "exit_status")) == 1);
+        CHECK(json_real_value(json_object_get(json_object_get(j, "method"), "threshold")) ==
+              res->threshold);
+        json_t *cases = json_object_get(j, "cases");
+        CHECK(json_array_size(cases) == res->n_cases);
+        size_t same = 0, total = 0;
+        for (size_t i = 0; i < res->n_cases && i < json_array_size(cases); i++) {
+            json_t *jc = json_array_get(cases, i);
+            json_t *rows = json_object_get(jc, "rows");
+            CHECK(strcmp(json_string_value(json_object_get(jc, "id")), res->cases[i].id) == 0);
+            CHECK(json_array_size(rows) == res->cases[i].n_rows);
+            for (size_t k = 0; k < res->cases[i].n_rows && k < json_array_size(rows); k++) {
+                const dt_compare_row *r = &res->cases[i].rows[k];
+                json_t *jr = json_array_get(rows, k);
+                total++;
+                same += strcmp(json_string_value(json_object_get(jr, "scope")),
+                               dt_scope_name(r->scope)) == 0 &&
+                        strcmp(json_string_value(json_object_get(jr, "implementation")),
+                               r->impl_id) == 0 &&
+                        strcmp(json_string_value(json_object_get(jr, "verdict")),
+                               dt_cmp_verdict_name(r->verdict)) == 0 &&
+                        json_real_value(json_object_get(jr, "change")) == r->change &&
+                        json_real_value(json_object_get(jr, "ci_low")) == r->ci_low &&
+                        json_real_value(json_object_get(jr, "detectable_slower")) ==
+                            r->detectable_slower &&
+                        json_integer_value(json_object_get(json_object_get(jr, "a"), "pairs")) ==
+                            (json_int_t)r->a.pairs;
+            }
+        }
+        CHECK(total > 0 && same == total);
+        CHECK(strcmp(json_string_value(json_object_get(
+                         json_array_get(json_object_get(json_array_get(cases, 2), "rows"), 0),
+                         "verdict")),
+                     "slower") == 0);
+        CHECK(js[n - 1] == '\n' && strlen(js) == n);
+    }
+    json_decref(j);
+    free(js);
+    dt_compare_result_free(res);
+    dt_record_free(a);
+    dt_record_free(b);
+}
+
 int main(void) {
     test_verdict_rule();
     test_two_candidates();
+    test_machine_drift();
+    test_planted_slowdown();
+    test_identical_rerun();
+    test_refusals();
+    test_detectable();
+    test_json();
     json_t *a = run_with(101, 6.0, NULL);
     json_t *same = run_with(202, 6.0, NULL); /* a rerun: other jitter, same speeds */
     json_t *slow = run_with(303, 7.2, NULL); /* candidate 20% slower in add_17x257 */
@@ -157,7 +578,7 @@ int main(void) {
     double ratio = 0;
     if (r) {
         const char *p = r;
-        for (int bars = 0; *p && bars < 6; p++)
+        for (int bars = 0; *p && bars < 8; p++) /* the Change B/A column */
             bars += *p == '|';
         ratio = strtod(p, NULL);
     }
@@ -194,22 +615,13 @@ int main(void) {
     CHECK(row_has(md, "| add\\_17x257 | e2e_batch | native |", "| faster |"));
     free(md);
 
-    /* different baseline version: incomparable, named, no regression claimed */
+    /* different baseline version, different backend: refused (exit 2), named */
     json_t *other = run_with(303, 7.2, "2.4.0");
-    md = compare(a, other, &reg, &st);
-    CHECK(reg == 0);
-    CHECK(strstr(md, "**incomparable** — baseline framework\\_version differs (A \"1.13.1\", "
-                     "B \"2.4.0\")") != NULL);
-    CHECK(row_has(md, "| add\\_17x257 | e2e_batch | native |", "| incomparable |"));
-    free(md);
+    refused(a, other, "baseline framework_version differs (A \"1.13.1\", B \"2.4.0\")");
     json_decref(other);
-
-    /* different backend */
     other = run_with(303, 7.2, NULL);
     json_object_set_new(json_object_get(other, "settings"), "backend", json_string("cuda"));
-    md = compare(a, other, &reg, &st);
-    CHECK(reg == 0 && strstr(md, "backend differs (A \"cpu\", B \"cuda\")") != NULL);
-    free(md);
+    refused(a, other, "backend differs (A \"cpu\", B \"cuda\")");
     json_decref(other);
 
     /* different inputs in one case: that case only is incomparable */
