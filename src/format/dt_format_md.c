@@ -7,6 +7,7 @@
 #include "format/dt_format_util.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* What every section reads: the stream, the record and the thresholds it was derived
@@ -143,6 +144,13 @@ static void sec_title(const md *m) {
     fputs("\n\n", m->o);
 }
 
+/* Scopes in report order: host, held control, dispatch, graph, then the probe
+ * (diagnostics). */
+static const dt_scope k_scope_order[DT_SCOPE_COUNT] = {
+    DT_SCOPE_E2E_BATCH,      DT_SCOPE_E2E_SINGLE,      DT_SCOPE_CONTROL_BATCH,
+    DT_SCOPE_CONTROL_SINGLE, DT_SCOPE_DISPATCH_BATCH,  DT_SCOPE_DISPATCH_SINGLE,
+    DT_SCOPE_GRAPH_BATCH,    DT_SCOPE_PROBE_BATCH,     DT_SCOPE_PROBE_SINGLE};
+
 /* How many counted summary lines the headline shows (the rest: Assessment details). */
 #define MD_HEADLINE_GROUPS 4
 
@@ -158,14 +166,17 @@ static void sec_assessment(const md *m) {
     int any = 0;
     for (int l = DT_LEVEL_SMOKE; l <= DT_LEVEL_COMPARATIVE; l++) {
         int first = 1;
-        for (int s = 0; s < DT_SCOPE_COUNT; s++) {
+        for (size_t q = 0; q < DT_SCOPE_COUNT; q++) {
+            dt_scope s = k_scope_order[q];
             const dt_scope_assessment *sa = &d->scopes[s];
             if (!sa->present || (int)sa->level != l)
                 continue;
-            fprintf(m->o, "%s%s%s%s", first ? (any ? "; " : " — by scope: ") : ", ",
-                    first ? dt_level_name((dt_level)l) : "", first ? " " : "",
-                    dt_scope_name((dt_scope)s));
-            if (dt_scope_is_probe((dt_scope)s))
+            if (first)
+                fprintf(m->o, "%s%s: ", any ? "; " : " — by scope: ", dt_level_name((dt_level)l));
+            else
+                fputs(", ", m->o);
+            text(m, dt_scope_name(s));
+            if (dt_scope_is_probe(s))
                 fputs(" (diagnostic)", m->o);
             first = 0;
             any = 1;
@@ -196,25 +207,25 @@ static void sec_assessment_details(const md *m) {
     fprintf(m->o, "## Assessment details\n\nEach scope is assessed on its own: **smoke** when "
             "a case has fewer than %zu samples in it, the run has fewer than %d rounds or is "
             "incomplete, or a cuda case has no device control; **method audit** when its "
-            "noise (IQR/p50) is above %s%% or the GPU clocks moved; else **comparative**. "
+            "noise (IQR/p50) is above %s%% or the clocks moved (NVML); else **comparative**. "
             "Probe scopes are diagnostics: a probe/control outside [%s, %s] makes the probe "
             "scope a method audit, not the control's or the run's. The run's level is the "
             "lowest level of the scopes that carry verdicts (all but probe).\n\n",
             m->pol->min_samples, m->pol->min_rounds, dt_format_const(a, 100 * m->pol->max_noise),
             dt_format_const(b, m->pol->probe_low), dt_format_const(c, m->pol->probe_high));
-    fputs("| Scope | Level | Findings |\n|---|---|---|\n", m->o);
-    for (int s = 0; s < DT_SCOPE_COUNT; s++) {
+    fputs("| Scope | Level | Findings |\n|---|---|---:|\n", m->o);
+    for (size_t q = 0; q < DT_SCOPE_COUNT; q++) {
+        dt_scope s = k_scope_order[q];
         const dt_scope_assessment *sa = &d->scopes[s];
         if (!sa->present)
             continue;
-        fprintf(m->o, "| %s%s | %s | ", dt_scope_name((dt_scope)s),
-                dt_scope_is_probe((dt_scope)s) ? " (diagnostic)" : "", dt_level_name(sa->level));
-        for (size_t i = 0; i < sa->reasons.n; i++) {
-            if (i)
-                fputs("; ", m->o);
-            text(m, sa->reasons.v[i]);
-        }
-        fputs(sa->reasons.n ? " |\n" : "none |\n", m->o);
+        fputs("| ", m->o);
+        text(m, dt_scope_name(s));
+        size_t nr = sa->reasons.n; /* a capped list ends in "... and N more" */
+        if (nr && strncmp(sa->reasons.v[nr - 1], "... and ", 8) == 0)
+            nr = nr - 1 + strtoul(sa->reasons.v[nr - 1] + 8, NULL, 10);
+        fprintf(m->o, "%s | %s | %zu |\n", dt_scope_is_probe(s) ? " (diagnostic)" : "",
+                dt_level_name(sa->level), nr);
     }
     fputs("\nCounted:\n\n", m->o);
     for (size_t i = 0; i < d->summary.n; i++) {
@@ -584,7 +595,7 @@ static void control_ratio_table(const md *m, size_t k, dev_cols dc) {
     int ncol = 1;
     fputs("| Case |", m->o);
     if (dc.control) {
-        fprintf(m->o, " Held batch ratio [%s%% CI] | Verdict | Held single ratio [%s%% CI] | "
+        fprintf(m->o, " GPU batch ratio [%s%% CI] | Verdict | GPU single ratio [%s%% CI] | "
                 "Verdict |", pct, pct);
         ncol += 4;
     }
@@ -618,7 +629,7 @@ static void control_ratio_table(const md *m, size_t k, dev_cols dc) {
 /* What the device scopes of this run are, and what each does not establish. */
 static void control_prose(const md *m, dev_cols dc) {
     if (dc.control)
-        fputs("**Held control** (GPU held batch, held single): the stream waits on a host flag "
+        fputs("**Held control** (GPU held batch, held single; the GPU ratios): the stream waits on a host flag "
               "while the begin event, the calls and the end event are queued, then runs them "
               "back to back. It is the GPU time of the work alone, with no launch gaps; it "
               "does not include what a caller pays to feed the GPU.\n\n", m->o);

@@ -397,12 +397,23 @@ static void scope_summaries(derive_ctx *cx, dt_case *c, int valid, dt_scope s) {
     free(noisy.s);
 }
 
+/* The scope name that seeds a scope's bootstrap: its own, except that the dispatch scopes
+ * of a record from before held windows keep the name the file gave them (control_*), so
+ * that such a file derives to the intervals it was written with. */
+static const char *seed_name(const dt_record *r, dt_scope s) {
+    if (!r->settings.held_windows && s == DT_SCOPE_DISPATCH_BATCH)
+        return dt_scope_name(DT_SCOPE_CONTROL_BATCH);
+    if (!r->settings.held_windows && s == DT_SCOPE_DISPATCH_SINGLE)
+        return dt_scope_name(DT_SCOPE_CONTROL_SINGLE);
+    return dt_scope_name(s);
+}
+
 /* Each candidate's paired ratio to the baseline with its interval, and its verdict. */
 static dt_status scope_ratios(derive_ctx *cx, dt_case *c, int valid, dt_scope s,
                               dt_err *err) {
     dt_scope_derived *sd = &c->derived.scopes[s];
     const dt_policy *p = cx->p;
-    uint64_t seed = dt_derive_seed(p->bootstrap_seed, c->id, dt_scope_name(s));
+    uint64_t seed = dt_derive_seed(p->bootstrap_seed, c->id, seed_name(cx->r, s));
     for (size_t j = 1; j < cx->r->n_impls; j++) {
         double *cu = NULL, *bu = NULL;
         size_t skipped = 0;

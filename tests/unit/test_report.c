@@ -140,7 +140,11 @@ static void test_levels(void) {
     o = CUDA_OK;
     o.probe_factor = 1.3;
     r = derived_run(&o, 0, 0);
-    CHECK(strcmp(level_of(r), "method audit") == 0);
+    /* issue 12: the probe scope is the method audit, not the control or the run (the old
+     * report called the run a method audit) */
+    CHECK(r && r->derived.scopes[DT_SCOPE_PROBE_BATCH].level == DT_LEVEL_METHOD_AUDIT);
+    CHECK(r && r->derived.scopes[DT_SCOPE_CONTROL_BATCH].level == DT_LEVEL_COMPARATIVE);
+    CHECK(strcmp(level_of(r), "comparative") == 0);
     CHECK(reason_has(r, "add_17x257: native probe/control 1.300"));
     dt_record_free(r);
     /* method audit: clocks moved (set on the typed case, as the clocks module does) */
