@@ -8,6 +8,14 @@
  * the old path (dt_results_load -> dt_derive -> dt_report_md_string) and the new one
  * (dt_record_load -> dt_derive_run -> dt_format_md) must give the same bytes; the stored
  * files must also give their stored results.md (tests/data/results-v1-*.md).
+ * Issue 12 changed the report, which the old writer cannot know: the assessment headline
+ * (levels per scope, counted reasons), the device section (held control and dispatch; a
+ * v1 file's control shows as dispatch), the probe section (kinds; unheld probe note), the
+ * roofline prose, the new "Assessment details" and the limits. Those are MARKED CHANGED:
+ * only their presence is compared (same_unchanged); every other section — the title,
+ * What was run (the Settings line up to what issue 12 appends), host E2E, plots, setup,
+ * correctness, GPU clocks, E2E floor, failures — must still be byte-identical. The
+ * stored results.md files were regenerated with the new writer and must equal it.
  * The old path is src/report, deleted with the JSON tree: delete this test with it
  * (test_report.c keeps the typed assertions, and the comparison with the stored .md).
  * Run: ctest -R test_format_md_legacy. */
@@ -70,6 +78,76 @@ static void show_diff(const char *what, const char *a, const char *b) {
             la, a + s, lb, b + s);
 }
 
+/* The section of text that starts with the line `head` (a prefix), up to the next "## "
+ * heading or the end; NULL when absent. */
+static const char *section(const char *text, const char *head, size_t *len) {
+    const char *p = text;
+    size_t hl = strlen(head);
+    for (;;) {
+        if (strncmp(p, head, hl) == 0)
+            break;
+        p = strstr(p, "\n## ");
+        if (!p)
+            return NULL;
+        p++;
+    }
+    const char *e = strstr(p + 1, "\n## ");
+    *len = e ? (size_t)(e + 1 - p) : strlen(p);
+    return p;
+}
+
+/* Compares two sections line by line; a line of `a` starting with "Settings:" may be
+ * continued in b (issue 12 appends the device windows, probe kind and pinning). */
+static int same_lines(const char *a, size_t na, const char *b, size_t nb) {
+    const char *ea = a + na, *eb = b + nb;
+    while (a < ea && b < eb) {
+        const char *la = memchr(a, '\n', (size_t)(ea - a)), *lb = memchr(b, '\n', (size_t)(eb - b));
+        size_t ka = la ? (size_t)(la - a) : (size_t)(ea - a);
+        size_t kb = lb ? (size_t)(lb - b) : (size_t)(eb - b);
+        int ok = ka == kb && memcmp(a, b, ka) == 0;
+        if (!ok && strncmp(a, "Settings:", 9) == 0 && ka > 0 && a[ka - 1] == '.')
+            ok = kb >= ka && memcmp(a, b, ka - 1) == 0;
+        if (!ok)
+            return 0;
+        a += ka + 1;
+        b += kb + 1;
+    }
+    return a >= ea && b >= eb;
+}
+
+static const char *const k_unchanged[] = {
+    "## What was run", "## Host end-to-end", "## Plots", "## Setup and cold-call",
+    "## Correctness", "## GPU clocks", "## E2E floor", "## Failures"};
+static const char *const k_changed[] = {"## Device control", "## Kernel probe diagnostics",
+                                        "## Rooflines", "## What these numbers do not establish"};
+
+/* The old writer's and the typed Markdown agree on every section issue 12 left alone, and
+ * have the changed ones in the same places (see the file comment). */
+static void same_unchanged(const char *what, const char *a, const char *b) {
+    const char *ta = strchr(a, '\n'), *tb = strchr(b, '\n');
+    CHECK_MSG(ta && tb && ta - a == tb - b && memcmp(a, b, (size_t)(ta - a)) == 0, what);
+    for (size_t k = 0; k < sizeof k_unchanged / sizeof k_unchanged[0]; k++) {
+        size_t na = 0, nb = 0;
+        const char *sa = section(a, k_unchanged[k], &na), *sb = section(b, k_unchanged[k], &nb);
+        CHECK_MSG((sa != NULL) == (sb != NULL), k_unchanged[k]);
+        if (sa && sb && !same_lines(sa, na, sb, nb)) {
+            CHECK_MSG(0, what);
+            char *x = strndup(sa, na), *y = strndup(sb, nb);
+            show_diff(k_unchanged[k], x, y);
+            free(x);
+            free(y);
+        }
+    }
+    for (size_t k = 0; k < sizeof k_changed / sizeof k_changed[0]; k++) { /* marked changed */
+        size_t na = 0, nb = 0;
+        CHECK_MSG((section(a, k_changed[k], &na) != NULL) == (section(b, k_changed[k], &nb) != NULL),
+                  k_changed[k]);
+    }
+    size_t nd = 0;
+    CHECK_MSG(strstr(a, "Assessment: **unassessed**") != NULL ||
+                  section(b, "## Assessment details", &nd) != NULL, what);
+}
+
 /* The old writer's results.md of a results.json file (loaded, derived again). */
 static char *old_md(const char *path) {
     json_t *j = NULL;
@@ -121,11 +199,8 @@ static void same_md(const char *what, json_t *results) {
         }
     }
     CHECK_MSG(a && b, what);
-    if (a && b) {
-        CHECK_MSG(strcmp(a, b) == 0, what);
-        if (strcmp(a, b) != 0)
-            show_diff(what, a, b);
-    }
+    if (a && b)
+        same_unchanged(what, a, b);
     free(a);
     free(b);
     json_decref(results);
@@ -314,7 +389,7 @@ static void test_stored(const char *name) {
     char *a = old_md(jpath), *b = new_md(jpath);
     CHECK_MSG(stored && a && b, name);
     if (stored && a && b) {
-        CHECK_MSG(strcmp(a, stored) == 0, name);
+        same_unchanged(name, a, stored); /* stored: regenerated by the new writer */
         CHECK_MSG(strcmp(b, stored) == 0, name);
         if (strcmp(b, stored) != 0)
             show_diff(name, stored, b);
@@ -349,9 +424,9 @@ static void test_corpus(void) {
         if (!old_ok || !new_ok)
             continue;
         char *a = old_md(path), *b = new_md(path);
-        CHECK_MSG(a && b && strcmp(a, b) == 0, e->d_name);
-        if (a && b && strcmp(a, b) != 0)
-            show_diff(e->d_name, a, b);
+        CHECK_MSG(a && b, e->d_name);
+        if (a && b)
+            same_unchanged(e->d_name, a, b);
         compared++;
         free(a);
         free(b);
