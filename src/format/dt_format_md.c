@@ -555,9 +555,11 @@ static void held_floor_table(const md *m) {
                 fputs(" | — | — | — |\n", m->o);
                 continue;
             }
+            dt_format_buf c3;
             fprintf(m->o, " | %s | %s%s | %s |\n", dt_format_num(a, hi->control_batch_us),
-                    dt_format_num(b, hi->kernels_per_call), hi->kernels_from_probe ? "" : " (no probe)",
-                    dt_format_ratio(a, hi->over_touch_floor));
+                    dt_format_num(b, hi->kernels_per_call),
+                    hi->kernels_from_probe ? "" : " (no probe)",
+                    dt_format_ratio(c3, hi->over_touch_floor));
         }
     }
     if (rows)
