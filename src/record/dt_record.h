@@ -148,7 +148,8 @@ typedef struct dt_policy {
     unsigned bootstrap_resamples;  /* 2000 (settings.bootstrap.resamples when set) */
     uint64_t bootstrap_seed;       /* 20261130 (settings.bootstrap.seed when set) */
     double max_noise;              /* 0.10: IQR/p50 above => method audit */
-    double probe_low, probe_high;  /* 0.90, 1.10: probe/control outside => method audit */
+    double probe_low, probe_high;  /* 0.90, 1.10: probe/control outside => the probe
+                                      scope is a method audit */
     size_t min_samples;            /* 5: fewer samples in a scope => smoke */
     int min_rounds;                /* 2: fewer rounds => smoke */
     int64_t small_case_max_elems;  /* 131072: M*N at most this => e2e_floor derived */
