@@ -184,8 +184,12 @@ static void sec_assessment(const md *m) {
     }
     fputs(".\\\n", m->o);
     const dt_strv *sum = d->summary.n ? &d->summary : &d->reasons;
-    fputs(d->level == DT_LEVEL_COMPARATIVE && sum == &d->reasons ? "Why: " : "Main reasons: ",
-          m->o);
+    /* no finding at all: the one reason says what was satisfied */
+    int satisfied = d->level == DT_LEVEL_COMPARATIVE && d->reasons.n == 1 && sum->n == 1 &&
+                    strcmp(sum->v[0], d->reasons.v[0]) == 0;
+    for (int s = 0; satisfied && s < DT_SCOPE_COUNT; s++)
+        satisfied = !d->scopes[s].present || d->scopes[s].level == DT_LEVEL_COMPARATIVE;
+    fputs(satisfied ? "Why: " : "Main reasons: ", m->o);
     size_t shown = sum->n < MD_HEADLINE_GROUPS ? sum->n : MD_HEADLINE_GROUPS;
     for (size_t i = 0; i < shown; i++) {
         if (i)

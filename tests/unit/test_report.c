@@ -233,6 +233,7 @@ static void test_verdicts_and_md(void) {
     CHECK(strcmp(level_of(r), "comparative") == 0);
     md = md_of(r);
     CHECK(strstr(md, "# dualtime results: mine vs theirs") != NULL);
+    CHECK(strstr(md, "\\\nWhy: 2 valid cases, &gt;= 5 samples per scope, 2 rounds, noise &lt;= 10%.\\\n") != NULL);
     CHECK(strstr(md, "| mine E2E batch p50 | theirs p50 |") != NULL);
     CHECK(strstr(md, "| torch") == NULL && strstr(md, "native E2E") == NULL);
     CHECK(strstr(md, "## Device control") == NULL); /* no device scopes on cpu */
