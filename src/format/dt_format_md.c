@@ -7,6 +7,7 @@
 #include "format/dt_format_util.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* What every section reads: the stream, the record and the thresholds it was derived
@@ -143,14 +144,106 @@ static void sec_title(const md *m) {
     fputs("\n\n", m->o);
 }
 
+/* Scopes in report order: host, held control, dispatch, graph, then the probe
+ * (diagnostics). */
+static const dt_scope k_scope_order[DT_SCOPE_COUNT] = {
+    DT_SCOPE_E2E_BATCH,      DT_SCOPE_E2E_SINGLE,      DT_SCOPE_CONTROL_BATCH,
+    DT_SCOPE_CONTROL_SINGLE, DT_SCOPE_DISPATCH_BATCH,  DT_SCOPE_DISPATCH_SINGLE,
+    DT_SCOPE_GRAPH_BATCH,    DT_SCOPE_PROBE_BATCH,     DT_SCOPE_PROBE_SINGLE};
+
+/* How many counted summary lines the headline shows (the rest: Assessment details). */
+#define MD_HEADLINE_GROUPS 4
+
+/* The headline, at most three lines (SPEC §6): the run level with the scopes grouped by
+ * level, the main findings counted, and where the details are. */
 static void sec_assessment(const md *m) {
     const dt_run_derived *d = &m->r->derived;
     fprintf(m->o, "Assessment: **%s**", d->present ? dt_level_name(d->level) : "unassessed");
-    for (size_t i = 0; d->present && i < d->reasons.n; i++) {
-        fputs(i == 0 ? " — " : "; ", m->o);
-        text(m, d->reasons.v[i]);
+    if (!d->present) {
+        fputs("\n\n", m->o);
+        return;
     }
-    fputs("\n\n", m->o);
+    int any = 0;
+    for (int l = DT_LEVEL_SMOKE; l <= DT_LEVEL_COMPARATIVE; l++) {
+        int first = 1;
+        for (size_t q = 0; q < DT_SCOPE_COUNT; q++) {
+            dt_scope s = k_scope_order[q];
+            const dt_scope_assessment *sa = &d->scopes[s];
+            if (!sa->present || (int)sa->level != l)
+                continue;
+            if (first)
+                fprintf(m->o, "%s%s: ", any ? "; " : " — by scope: ", dt_level_name((dt_level)l));
+            else
+                fputs(", ", m->o);
+            text(m, dt_scope_name(s));
+            if (dt_scope_is_probe(s))
+                fputs(" (diagnostic)", m->o);
+            first = 0;
+            any = 1;
+        }
+    }
+    fputs(".\\\n", m->o);
+    const dt_strv *sum = d->summary.n ? &d->summary : &d->reasons;
+    /* no finding at all: the one reason says what was satisfied */
+    int satisfied = d->level == DT_LEVEL_COMPARATIVE && d->reasons.n == 1 && sum->n == 1 &&
+                    strcmp(sum->v[0], d->reasons.v[0]) == 0;
+    for (int s = 0; satisfied && s < DT_SCOPE_COUNT; s++)
+        satisfied = !d->scopes[s].present || d->scopes[s].level == DT_LEVEL_COMPARATIVE;
+    fputs(satisfied ? "Why: " : "Main reasons: ", m->o);
+    size_t shown = sum->n < MD_HEADLINE_GROUPS ? sum->n : MD_HEADLINE_GROUPS;
+    for (size_t i = 0; i < shown; i++) {
+        if (i)
+            fputs("; ", m->o);
+        text(m, sum->v[i]);
+    }
+    if (sum->n > shown)
+        fprintf(m->o, "; and %zu more kinds", sum->n - shown);
+    fputs(".\\\n", m->o);
+    fputs("Every finding, by scope: [Assessment details](#assessment-details).\n\n", m->o);
+}
+
+/* The full assessment: per scope its level and findings, the rule, every reason. */
+static void sec_assessment_details(const md *m) {
+    const dt_run_derived *d = &m->r->derived;
+    if (!d->present)
+        return;
+    dt_format_buf a, b, c;
+    fprintf(m->o, "## Assessment details\n\nEach scope is assessed on its own: **smoke** when "
+            "a case has fewer than %zu samples in it, the run has fewer than %d rounds or is "
+            "incomplete, or a cuda case has no device control; **method audit** when its "
+            "noise (IQR/p50) is above %s%% or the clocks moved (NVML); else **comparative**. "
+            "Probe scopes are diagnostics: a probe/control outside [%s, %s] makes the probe "
+            "scope a method audit, not the control's or the run's. The run's level is the "
+            "lowest level of the scopes that carry verdicts (all but probe).\n\n",
+            m->pol->min_samples, m->pol->min_rounds, dt_format_const(a, 100 * m->pol->max_noise),
+            dt_format_const(b, m->pol->probe_low), dt_format_const(c, m->pol->probe_high));
+    fputs("| Scope | Level | Findings |\n|---|---|---:|\n", m->o);
+    for (size_t q = 0; q < DT_SCOPE_COUNT; q++) {
+        dt_scope s = k_scope_order[q];
+        const dt_scope_assessment *sa = &d->scopes[s];
+        if (!sa->present)
+            continue;
+        fputs("| ", m->o);
+        text(m, dt_scope_name(s));
+        size_t nr = sa->reasons.n; /* a capped list ends in "... and N more" */
+        if (nr && strncmp(sa->reasons.v[nr - 1], "... and ", 8) == 0)
+            nr = nr - 1 + strtoul(sa->reasons.v[nr - 1] + 8, NULL, 10);
+        fprintf(m->o, "%s | %s | %zu |\n", dt_scope_is_probe(s) ? " (diagnostic)" : "",
+                dt_level_name(sa->level), nr);
+    }
+    fputs("\nCounted:\n\n", m->o);
+    for (size_t i = 0; i < d->summary.n; i++) {
+        fputs("- ", m->o);
+        text(m, d->summary.v[i]);
+        fputs("\n", m->o);
+    }
+    fputs("\nEvery finding:\n\n", m->o);
+    for (size_t i = 0; i < d->reasons.n; i++) {
+        fputs("- ", m->o);
+        text(m, d->reasons.v[i]);
+        fputs("\n", m->o);
+    }
+    fputs("\n", m->o);
 }
 
 /* Backend, then each implementation with its framework and version. */
@@ -175,6 +268,11 @@ static void what_impls(const md *m) {
         text(m, im->framework ? im->framework : "?");
         fputs(" ", m->o);
         text(m, im->framework_version ? im->framework_version : "?");
+        if (im->cpus) {
+            fputs(" (CPUs ", m->o);
+            text(m, im->cpus);
+            fputs(")", m->o);
+        }
         fputs(k + 1 < n ? "; " : ". ", m->o);
     }
     fputs("Ratios are candidate/baseline of paired samples (< 1: the candidate is faster).\n\n",
@@ -201,8 +299,25 @@ static void what_settings(const md *m) {
     fprintf(o, " input views %s, device timing %s, quick %s",
             st->input_views ? "on (strided)" : "off (contiguous)", st->device_timing ? "on" : "off",
             st->quick ? "on" : "off");
-    fprintf(o, "; bootstrap %u resamples, seed %llu.\n\n", st->bootstrap_resamples,
+    fprintf(o, "; bootstrap %u resamples, seed %llu", st->bootstrap_resamples,
             (unsigned long long)st->bootstrap_seed);
+    if (st->device_timing) {
+        fputs(st->held_windows ? "; device windows held (control, probe)"
+                               : "; device windows not held (a file from before held windows: "
+                                 "its control reads as dispatch)", o);
+        if (st->probe_kind) {
+            fputs("; probe kind ", o);
+            text(m, st->probe_kind);
+        }
+    }
+    if (st->pin >= 0)
+        fprintf(o, "; pinning %s", st->pin ? "on" : "off");
+    if (m->r->env.orchestrator_cpus) {
+        fputs(" (orchestrator CPUs ", o);
+        text(m, m->r->env.orchestrator_cpus);
+        fputs(")", o);
+    }
+    fputs(".\n\n", o);
 }
 
 /* Case counts and, per candidate, the E2E batch verdict counts. */
@@ -416,37 +531,144 @@ static void sec_correctness(const md *m) {
 
 /* ---- device control, kernel probe ---- */
 
-/* The control ratio table of candidate k against the baseline. */
-static void control_ratio_table(const md *m, size_t k) {
+/* Small cases' held control batch over (kernels per call x the held touch floor batch),
+ * derived.held_floor (absent without a held touch floor). */
+static void held_floor_table(const md *m) {
+    size_t rows = 0;
+    dt_format_buf a, b;
+    for (size_t n = 0; n < m->r->n_cases; n++) {
+        const dt_case *c = &m->r->cases[n];
+        const dt_held_floor *hf = &c->derived.held_floor;
+        if (!c->derived.present || !hf->present || !dt_format_case_shown(m->r, c))
+            continue;
+        if (rows++ == 0)
+            fprintf(m->o, "### Held control over the held touch floor (small cases)\n\n"
+                    "For each small case (M·N ≤ %lld): the held control batch p50 per call over "
+                    "(kernels per call × the held touch floor batch, **%s µs**: a one-block "
+                    "kernel that reads and writes 512 B, per call of a held batch). Kernels per "
+                    "call come from the probe (kernels/call p50) where measured, else 1. Near "
+                    "1: each kernel costs what the smallest real kernel costs in a held "
+                    "stream.\n\n| Case | Framework | Held batch µs/call | Kernels/call | "
+                    "/ (kernels × held touch floor) |\n|---|---|---:|---:|---:|\n",
+                    (long long)m->pol->small_case_max_elems, dt_format_num(a, hf->touch_floor_us));
+        for (size_t k = 0; k < m->r->n_impls; k++) {
+            size_t i = dt_format_impl_at(m->r, k);
+            const dt_held_floor_impl *hi = &hf->impl[i];
+            row_open(m, c, i);
+            if (!hi->present) {
+                fputs(" | — | — | — |\n", m->o);
+                continue;
+            }
+            dt_format_buf c3;
+            fprintf(m->o, " | %s | %s%s | %s |\n", dt_format_num(a, hi->control_batch_us),
+                    dt_format_num(b, hi->kernels_per_call),
+                    hi->kernels_from_probe ? "" : " (no probe)",
+                    dt_format_ratio(c3, hi->over_touch_floor));
+        }
+    }
+    if (rows)
+        fputs("\n", m->o);
+}
+
+/* Which device window scopes the run has: control (held), dispatch (unheld). */
+typedef struct dev_cols {
+    int control, dispatch;
+} dev_cols;
+
+static dev_cols device_cols(const dt_record *r) {
+    dev_cols d = {any_scope(r, DT_SCOPE_CONTROL_BATCH) || any_scope(r, DT_SCOPE_CONTROL_SINGLE),
+                  any_scope(r, DT_SCOPE_DISPATCH_BATCH) ||
+                      any_scope(r, DT_SCOPE_DISPATCH_SINGLE)};
+    return d;
+}
+
+/* " ratio | verdict" pairs of candidate k for a batch and a single scope. */
+static void ratio_pair(const md *m, const dt_case *c, dt_scope batch, dt_scope single, size_t k) {
+    dt_scope sc[2] = {batch, single};
+    for (int q = 0; q < 2; q++) {
+        fputs(" | ", m->o);
+        ratio_cell(m, c, sc[q], k);
+        fputs(" | ", m->o);
+        verdict_cell(m, c, sc[q], k);
+    }
+}
+
+/* The device ratio table of candidate k against the baseline: held control and
+ * dispatch, batch and single, each with its verdict. */
+static void control_ratio_table(const md *m, size_t k, dev_cols dc) {
     dt_format_buf b;
-    fprintf(m->o, "| Case | GPU batch ratio [%s%% CI] | Verdict | GPU single ratio [%s%% CI] | "
-            "Verdict |\n|---|---|---|---|---|\n", ci_pct(b, m), ci_pct(b, m));
+    const char *pct = ci_pct(b, m);
+    int ncol = 1;
+    fputs("| Case |", m->o);
+    if (dc.control) {
+        fprintf(m->o, " GPU batch ratio [%s%% CI] | Verdict | GPU single ratio [%s%% CI] | "
+                "Verdict |", pct, pct);
+        ncol += 4;
+    }
+    if (dc.dispatch) {
+        fprintf(m->o, " Dispatch batch ratio [%s%% CI] | Verdict | Dispatch single ratio "
+                "[%s%% CI] | Verdict |", pct, pct);
+        ncol += 4;
+    }
+    fputs("\n|---|", m->o);
+    for (int q = 1; q < ncol; q++)
+        fputs("---|", m->o);
+    fputs("\n", m->o);
     for (size_t i = 0; i < m->r->n_cases; i++) {
         const dt_case *c = &m->r->cases[i];
         fputs("| ", m->o);
         text(m, c->id);
         if (!dt_format_case_shown(m->r, c)) {
-            fputs(" | FAILED | invalid | FAILED | invalid |\n", m->o);
+            for (int q = 1; q < ncol; q += 2)
+                fputs(" | FAILED | invalid", m->o);
+            fputs(" |\n", m->o);
             continue;
         }
-        fputs(" | ", m->o);
-        ratio_cell(m, c, DT_SCOPE_CONTROL_BATCH, k);
-        fputs(" | ", m->o);
-        verdict_cell(m, c, DT_SCOPE_CONTROL_BATCH, k);
-        fputs(" | ", m->o);
-        ratio_cell(m, c, DT_SCOPE_CONTROL_SINGLE, k);
-        fputs(" | ", m->o);
-        verdict_cell(m, c, DT_SCOPE_CONTROL_SINGLE, k);
+        if (dc.control)
+            ratio_pair(m, c, DT_SCOPE_CONTROL_BATCH, DT_SCOPE_CONTROL_SINGLE, k);
+        if (dc.dispatch)
+            ratio_pair(m, c, DT_SCOPE_DISPATCH_BATCH, DT_SCOPE_DISPATCH_SINGLE, k);
         fputs(" |\n", m->o);
     }
 }
 
+/* What the device scopes of this run are, and what each does not establish. */
+static void control_prose(const md *m, dev_cols dc) {
+    if (dc.control)
+        fputs("**Held control** (GPU held batch, held single; the GPU ratios): the stream waits on a host flag "
+              "while the begin event, the calls and the end event are queued, then runs them "
+              "back to back. It is the GPU time of the work alone, with no launch gaps; it "
+              "does not include what a caller pays to feed the GPU.\n\n", m->o);
+    if (dc.dispatch)
+        fputs("**Dispatch** (dispatch batch, dispatch single): the same events without a hold, "
+              "as a caller feeds the GPU: launch gaps are included, so at launch-bound shapes "
+              "it measures the host's launch rate, not the kernels.\n\n", m->o);
+    if (!m->r->settings.held_windows)
+        fputs("This file was written before held windows: its device control samples were "
+              "unheld and are shown as **dispatch**, so that comparisons with newer runs "
+              "compare like with like.\n\n", m->o);
+}
+
 static void sec_control(const md *m) {
-    if (!any_scope(m->r, DT_SCOPE_CONTROL_BATCH) && !any_scope(m->r, DT_SCOPE_CONTROL_SINGLE))
+    dev_cols dc = device_cols(m->r);
+    if (!dc.control && !dc.dispatch)
         return;
-    fputs("## Device control (µs per call, stream events)\n\n"
-          "| Case | Framework | GPU batch µs/call | GPU single µs | E2E batch µs/call | "
-          "E2E single µs | Probe/control batch |\n|---|---|---:|---:|---:|---:|---:|\n", m->o);
+    fputs("## Device control and dispatch (µs per call, stream events)\n\n", m->o);
+    control_prose(m, dc);
+    fputs("| Case | Framework |", m->o);
+    int ncol = 2;
+    if (dc.control) {
+        fputs(" GPU held batch µs/call | GPU held single µs |", m->o);
+        ncol += 2;
+    }
+    if (dc.dispatch) {
+        fputs(" Dispatch batch µs/call | Dispatch single µs |", m->o);
+        ncol += 2;
+    }
+    fputs(" E2E batch µs/call | E2E single µs | Probe/control batch |\n|---|---|", m->o);
+    for (int q = 2; q < ncol + 3; q++)
+        fputs("---:|", m->o);
+    fputs("\n", m->o);
     dt_format_buf b;
     for (size_t n = 0; n < m->r->n_cases; n++) {
         const dt_case *c = &m->r->cases[n];
@@ -454,11 +676,20 @@ static void sec_control(const md *m) {
             size_t i = dt_format_impl_at(m->r, k);
             row_open(m, c, i);
             if (!dt_format_case_shown(m->r, c)) {
-                fputs(" | FAILED | — | — | — | — |\n", m->o);
+                fputs(" | FAILED", m->o);
+                for (int q = 3; q < ncol + 3; q++)
+                    fputs(" | —", m->o);
+                fputs(" |\n", m->o);
                 continue;
             }
-            fprintf(m->o, " | %s", dt_format_num(b, p50(c, DT_SCOPE_CONTROL_BATCH, i)));
-            fprintf(m->o, " | %s", dt_format_num(b, p50(c, DT_SCOPE_CONTROL_SINGLE, i)));
+            if (dc.control) {
+                fprintf(m->o, " | %s", dt_format_num(b, p50(c, DT_SCOPE_CONTROL_BATCH, i)));
+                fprintf(m->o, " | %s", dt_format_num(b, p50(c, DT_SCOPE_CONTROL_SINGLE, i)));
+            }
+            if (dc.dispatch) {
+                fprintf(m->o, " | %s", dt_format_num(b, p50(c, DT_SCOPE_DISPATCH_BATCH, i)));
+                fprintf(m->o, " | %s", dt_format_num(b, p50(c, DT_SCOPE_DISPATCH_SINGLE, i)));
+            }
             fprintf(m->o, " | %s", dt_format_num(b, p50(c, DT_SCOPE_E2E_BATCH, i)));
             fprintf(m->o, " | %s", dt_format_num(b, p50(c, DT_SCOPE_E2E_SINGLE, i)));
             fprintf(m->o, " | %s |\n",
@@ -467,9 +698,10 @@ static void sec_control(const md *m) {
     }
     for (size_t k = 1; k < m->r->n_impls; k++) {
         fputs("\n", m->o);
-        control_ratio_table(m, k);
+        control_ratio_table(m, k, dc);
     }
     fputs("\n", m->o);
+    held_floor_table(m);
 }
 
 static void probe_row(const md *m, const dt_case *c, size_t i) {
@@ -515,6 +747,34 @@ static void probe_kernels(const md *m) {
         fputs("| — | — | no kernel records | — | — |\n", m->o);
 }
 
+/* Per case and implementation: the probe kind used and the pilot's probe/control of
+ * each kind (probe kind auto); nothing when no implementation recorded a kind. */
+static void probe_kinds(const md *m) {
+    size_t rows = 0;
+    dt_format_buf a, b;
+    for (size_t n = 0; n < m->r->n_cases; n++) {
+        const dt_case *c = &m->r->cases[n];
+        for (size_t k = 0; k < m->r->n_impls; k++) {
+            size_t i = dt_format_impl_at(m->r, k);
+            const dt_case_impl *ci = &c->impl[i];
+            if (!ci->present || (!ci->probe_kind && !isfinite(ci->pilot_poc_concurrent) &&
+                                 !isfinite(ci->pilot_poc_serialized)))
+                continue;
+            if (rows++ == 0)
+                fputs("\n### Probe kind (pilot probe/control of each CUPTI kind)\n\n"
+                      "With probe kind auto the pilot measures both kinds and the case uses "
+                      "the one that perturbs it less (probe/control nearer 1).\n\n"
+                      "| Case | Framework | Kind used | Pilot concurrent | Pilot serialized |\n"
+                      "|---|---|---|---:|---:|\n", m->o);
+            row_open(m, c, i);
+            fputs(" | ", m->o);
+            text(m, ci->probe_kind ? ci->probe_kind : "—");
+            fprintf(m->o, " | %s | %s |\n", dt_format_ratio(a, ci->pilot_poc_concurrent),
+                    dt_format_ratio(b, ci->pilot_poc_serialized));
+        }
+    }
+}
+
 static void sec_probe(const md *m) {
     if (!any_scope(m->r, DT_SCOPE_PROBE_BATCH) && !any_scope(m->r, DT_SCOPE_PROBE_SINGLE))
         return;
@@ -526,9 +786,15 @@ static void sec_probe(const md *m) {
         for (size_t k = 0; k < m->r->n_impls; k++)
             probe_row(m, &m->r->cases[n], dt_format_impl_at(m->r, k));
     probe_kernels(m);
+    probe_kinds(m);
     fputs("\nProbe/control is the median over pairs (same round and index) of probe "
           "stream time / control stream time: the observer effect of the probe. It is "
-          "never used to correct a number.\n\n", m->o);
+          "never used to correct a number.", m->o);
+    if (m->r->probe_unheld)
+        fputs(" **This file's probe windows were not held** (written before held windows): "
+              "its probe/control compares unheld windows, CUPTI's host-side cost stretching "
+              "launch gaps included.", m->o);
+    fputs("\n\n", m->o);
 }
 
 /* ---- GPU clocks (NVML; dt_case.clock_rounds) ---- */
@@ -691,6 +957,25 @@ static void sec_clocks(const md *m) {
 
 /* ---- rooflines, E2E floor ---- */
 
+/* "; held empty-kernel floor 1.03 µs per call batched, 3.23 µs single; held touch
+ * floor ..." for the held floors present (nothing when none is). */
+static void held_floors_text(const md *m, const dt_ceilings_rec *ce) {
+    const char *what[2] = {"held empty-kernel floor", "held touch floor"};
+    double v[2][2] = {{ce->held_floor_batch_us, ce->held_floor_single_us},
+                      {ce->held_touch_floor_batch_us, ce->held_touch_floor_single_us}};
+    dt_format_buf a;
+    for (int q = 0; q < 2; q++) {
+        int batch = isfinite(v[q][0]), single = isfinite(v[q][1]);
+        if (!batch && !single)
+            continue;
+        fprintf(m->o, "; %s (stream events in a held window)", what[q]);
+        if (batch)
+            fprintf(m->o, " **%s µs** per call of a batch", dt_format_num(a, v[q][0]));
+        if (single)
+            fprintf(m->o, "%s **%s µs** as one call", batch ? "," : "", dt_format_num(a, v[q][1]));
+    }
+}
+
 /* The ceilings sentence of the roofline section. */
 static void roofline_ceilings(const md *m, const dt_ceilings_rec *ce) {
     dt_format_buf a, b;
@@ -710,6 +995,7 @@ static void roofline_ceilings(const md *m, const dt_ceilings_rec *ce) {
     if (isfinite(touch_us) && touch_us > 0)
         fprintf(m->o, "; touch floor, a one-block kernel that reads and writes 512 B (CPU: a "
                 "call that copies 512 B): **%s µs**", dt_format_num(a, touch_us));
+    held_floors_text(m, ce);
     fputs(".", m->o);
     if (ce->method) {
         fputs(" Method: ", m->o);
@@ -733,9 +1019,10 @@ static void roofline_row(const md *m, const dt_case *c, size_t i) {
         return;
     }
     fprintf(m->o, " | %s | %s | %s",
-            e->scope == DT_SCOPE_CONTROL_BATCH ? "device control batch"
-            : e->scope == DT_SCOPE_E2E_BATCH   ? "host E2E batch"
-                                               : "?",
+            e->scope == DT_SCOPE_CONTROL_BATCH    ? "device control batch"
+            : e->scope == DT_SCOPE_DISPATCH_BATCH ? "device dispatch batch"
+            : e->scope == DT_SCOPE_E2E_BATCH      ? "host E2E batch"
+                                                  : "?",
             dt_format_num(a, e->us), dt_format_bytes(b, rl->min_bytes));
     if (rl->bound == DT_BOUND_COMPUTE)
         fprintf(m->o, " | — | — | %s |\n", dt_format_num(a, e->tflops));
@@ -754,7 +1041,8 @@ static void sec_roofline(const md *m) {
     fputs("\n\nAchieved GB/s = the fewest bytes the op must move (every input read once, the "
           "output written once) / time per call; TFLOP/s = the op's FLOPs / time per call. "
           "Time: the **device control batch p50** (stream events) where the case has one, "
-          "else the **host E2E batch p50**; the Time column says which. gemm shows TFLOP/s "
+          "else the device dispatch batch p50 (files before held windows), else the **host "
+          "E2E batch p50**; the Time column says which. gemm shows TFLOP/s "
           "only: no FLOP ceiling is measured. The copy ceiling is measured on buffers far "
           "larger than the caches, so a case whose data stay in cache between calls can "
           "exceed 100%.\n\n", m->o);
@@ -799,6 +1087,14 @@ static void floor_prose(const md *m, double floor_us, int paired, double touch_u
                 "copies 512 B), launch cost plus a real kernel's least memory latency; "
                 "the \"/ touch floor\" columns are single-call E2E p50 over it.\n\n",
                 dt_format_num(a, touch_us));
+    const dt_ceilings_rec *ce = &m->r->env.ceilings;
+    if (ce->present && !ce->error &&
+        (isfinite(ce->held_floor_single_us) || isfinite(ce->held_touch_floor_single_us) ||
+         isfinite(ce->held_floor_batch_us) || isfinite(ce->held_touch_floor_batch_us))) {
+        fputs("Device floors for comparison (GPU time, not host time)", m->o);
+        held_floors_text(m, ce);
+        fputs(".\n\n", m->o);
+    }
 }
 
 /* The table head; returns the column count. */
@@ -1085,7 +1381,7 @@ static void equiv_band(const md *m) {
 
 static void sec_limits(const md *m) {
     int device = 0;
-    for (int s = DT_SCOPE_CONTROL_BATCH; s <= DT_SCOPE_PROBE_SINGLE; s++)
+    for (int s = DT_SCOPE_CONTROL_BATCH; s < DT_SCOPE_COUNT; s++)
         device |= any_scope(m->r, (dt_scope)s);
     dt_format_buf b;
     fputs("## What these numbers do not establish\n\n"
@@ -1095,8 +1391,10 @@ static void sec_limits(const md *m) {
           "includes one full synchronization per call.\n", m->o);
     if (device)
         fputs("- **Device control** is the GPU interval between two stream events around "
-              "the calls: it includes every kernel, copy and in-stream gap between launches, "
-              "so it is not pure kernel time either.\n"
+              "the calls in a held stream: it includes every kernel, copy and gap between "
+              "kernels the GPU itself leaves, so it is not pure kernel time either, and it "
+              "does not include launch cost. **Dispatch** is the same interval unheld: it "
+              "includes the host's launch gaps, so it is not GPU work time.\n"
               "- **Kernel probe** numbers come from CUPTI, which perturbs what it measures; "
               "they are diagnostics shown next to the control, with the measured "
               "probe/control ratio, and never replace or correct it.\n", m->o);
@@ -1132,6 +1430,7 @@ static void write_all(const md *m) {
     sec_roofline(m);
     sec_e2e_floor(m);
     sec_failures(m);
+    sec_assessment_details(m);
     sec_limits(m);
 }
 

@@ -142,12 +142,15 @@ typedef struct scope_style {
 } scope_style;
 
 /* Okabe-Ito colours: distinguishable with common colour-vision deficiencies. The probe
- * scopes are diagnostics and not plotted. */
+ * scopes are diagnostics and not plotted. Device control is the held window, dispatch
+ * the unheld one (files before held windows show their control as dispatch). */
 static const scope_style k_scopes[] = {
     {DT_SCOPE_E2E_BATCH, "host E2E batch", "#0072B2", 0},
     {DT_SCOPE_E2E_SINGLE, "host E2E single", "#E69F00", 1},
     {DT_SCOPE_CONTROL_BATCH, "device control batch", "#009E73", 2},
     {DT_SCOPE_CONTROL_SINGLE, "device control single", "#CC79A7", 3},
+    {DT_SCOPE_DISPATCH_BATCH, "device dispatch batch", "#D55E00", 4},
+    {DT_SCOPE_DISPATCH_SINGLE, "device dispatch single", "#56B4E9", 5},
 };
 #define N_SCOPES (sizeof k_scopes / sizeof k_scopes[0])
 
@@ -225,6 +228,15 @@ static void marker(FILE *o, const scope_style *s, double x, double y, int hollow
     case 2:
         r *= 1.25;
         fprintf(o, "d=\"M0,%.2fL%.2f,0L0,%.2fL%.2f,0Z\"", -r, r, r, -r);
+        break;
+    case 4: /* triangle pointing down */
+        r *= 1.2;
+        fprintf(o, "d=\"M0,%.2fL%.2f,%.2fL%.2f,%.2fZ\"", r, r, -0.8 * r, -r, -0.8 * r);
+        break;
+    case 5: /* hexagon */
+        fprintf(o, "d=\"M%.2f,0L%.2f,%.2fL%.2f,%.2fL%.2f,0L%.2f,%.2fL%.2f,%.2fZ\"", -r,
+                -0.5 * r, -0.87 * r, 0.5 * r, -0.87 * r, r, 0.5 * r, 0.87 * r, -0.5 * r,
+                0.87 * r);
         break;
     default:
         r *= 1.2;
@@ -316,18 +328,26 @@ static void ratio_header(FILE *o, const ratio_layout *L) {
     xml_text(o, or_dflt(L->r->settings.backend, "unknown"));
     fputs("</text>\n", o);
 
-    double lx = 16;
-    const double ly = 68;
+    double lx = 16, ly = 68;
     fputs("<g class=\"legend\">\n", o);
     for (size_t s = 0; s < N_SCOPES; s++) {
         if (!L->present[s])
             continue;
+        double need = 28 + 7.0 * (double)strlen(k_scopes[s].label) + 22;
+        if (lx > 16 && lx + need > L->W - 16) { /* a second legend row */
+            lx = 16;
+            ly += 16;
+        }
         fprintf(o, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
                    "stroke-width=\"1.5\"/>\n", lx, ly, lx + 22, ly, k_scopes[s].color);
         marker(o, &k_scopes[s], lx + 11, ly, 0, " legend");
         fprintf(o, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#222\">%s</text>\n", lx + 28, ly + 4,
                 k_scopes[s].label);
         lx += 28 + 7.0 * (double)strlen(k_scopes[s].label) + 22;
+    }
+    if (lx > 16 && lx + 230 > L->W - 16) {
+        lx = 16;
+        ly += 16;
     }
     marker(o, &k_scopes[0], lx + 4, ly, 1, " legend");
     fprintf(o, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#222\">hollow: &lt; %zu pairs, no "
@@ -580,9 +600,15 @@ static void roof_header(FILE *o, const roof_layout *L) {
     fputs(" vs ", o);
     xml_text(o, r->impls[0].id);
     fputs("</text>\n", o);
-    fputs("<text x=\"16\" y=\"44\" fill=\"#444\">GB/s = fewest bytes the op must move / p50 "
-          "time per call (device control batch where measured, else host E2E batch).</text>\n"
-          "<text x=\"16\" y=\"60\" fill=\"#444\">100% = the copy ceiling measured on this "
+    int dispatch = 0; /* some roofline time is dispatch (a file before held windows) */
+    for (size_t c = 0; c < r->n_cases; c++)
+        for (size_t i = 0; i < r->n_impls && r->cases[c].derived.roofline.present; i++)
+            dispatch |= r->cases[c].derived.roofline.impl[i].present &&
+                        r->cases[c].derived.roofline.impl[i].scope == DT_SCOPE_DISPATCH_BATCH;
+    fprintf(o, "<text x=\"16\" y=\"44\" fill=\"#444\">GB/s = fewest bytes the op must move / "
+            "p50 time per call (device control batch where measured, else %shost E2E "
+            "batch).</text>\n", dispatch ? "device dispatch batch, else " : "");
+    fputs("<text x=\"16\" y=\"60\" fill=\"#444\">100% = the copy ceiling measured on this "
           "machine; memory-bound ops only (GEMM is compute-bound and not shown).</text>\n", o);
     size_t srow = 0;
     for (size_t i = 0; i < r->n_cases; i++) {

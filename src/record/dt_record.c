@@ -225,6 +225,7 @@ static void case_impl_free(dt_case_impl *ci) {
         check_free(&ci->checks[i]);
     free(ci->checks);
     free(ci->output_sha256);
+    free(ci->probe_kind);
     for (int s = 0; s < DT_SCOPE_COUNT; s++)
         dt_samples_free(&ci->samples[s]);
     dt_strv_free(&ci->sources);
@@ -324,6 +325,16 @@ void dt_case_derived_clear(const dt_record *r, dt_case *c) {
         memset(&ef->impl[i], 0, sizeof ef->impl[i]);
         ef->impl[i].single_us = ef->impl[i].over_floor = ef->impl[i].over_touch_floor = NAN;
     }
+    dt_held_floor *hf = &d->held_floor;
+    if (!hf->impl)
+        hf->impl = dt_xcalloc(n ? n : 1, sizeof *hf->impl);
+    hf->present = 0;
+    hf->touch_floor_us = NAN;
+    for (size_t i = 0; i < n; i++) {
+        memset(&hf->impl[i], 0, sizeof hf->impl[i]);
+        hf->impl[i].control_batch_us = hf->impl[i].kernels_per_call = NAN;
+        hf->impl[i].over_touch_floor = NAN;
+    }
 }
 
 static void case_derived_free(const dt_record *r, dt_case *c) {
@@ -334,6 +345,7 @@ static void case_derived_free(const dt_record *r, dt_case *c) {
     }
     free(c->derived.roofline.impl);
     free(c->derived.e2e_floor.impl);
+    free(c->derived.held_floor.impl);
 }
 
 void dt_record_derived_clear(dt_record *r) {
@@ -341,6 +353,11 @@ void dt_record_derived_clear(dt_record *r) {
     d->present = 0;
     d->level = DT_LEVEL_SMOKE;
     dt_strv_free(&d->reasons);
+    dt_strv_free(&d->summary);
+    for (int s = 0; s < DT_SCOPE_COUNT; s++) {
+        dt_strv_free(&d->scopes[s].reasons);
+        memset(&d->scopes[s], 0, sizeof d->scopes[s]);
+    }
     d->n_cases = d->n_valid = 0;
     if (d->vs)
         memset(d->vs, 0, r->n_impls * sizeof *d->vs);
@@ -363,10 +380,14 @@ dt_record *dt_record_new(void) {
     r->settings.sample_ms = r->settings.warmup_ms = r->settings.timeout_s = NAN;
     r->settings.samples = r->settings.prime = r->settings.seed = DT_NULL_I64;
     r->settings.threads = r->settings.max_reps = r->settings.device_reps_cap = DT_NULL_I64;
+    r->settings.held_windows = 1;
+    r->settings.pin = -1;
     r->env.host.cores = DT_NULL_I64;
     r->env.ceilings.copy_gbps = r->env.ceilings.launch_sync_floor_us = NAN;
     r->env.ceilings.launch_queue_floor_us = r->env.ceilings.launch_sync_touch_floor_us = NAN;
     r->env.ceilings.copy_bytes = DT_NULL_I64;
+    r->env.ceilings.held_floor_batch_us = r->env.ceilings.held_floor_single_us = NAN;
+    r->env.ceilings.held_touch_floor_batch_us = r->env.ceilings.held_touch_floor_single_us = NAN;
     r->env.nvml.device_index = r->env.nvml.pci_bus = DT_NULL_I64;
     r->derived.policy = p;
     return r;
@@ -404,6 +425,7 @@ static void case_impl_init(dt_case_impl *ci) {
     ci->setup_ms.compile = ci->setup_ms.alloc = ci->setup_ms.upload = NAN;
     ci->setup_ms.cold_call = ci->setup_ms.download = NAN;
     ci->warmup_ms = NAN;
+    ci->pilot_poc_concurrent = ci->pilot_poc_serialized = NAN;
 }
 
 dt_case *dt_record_case_add(dt_record *r, const char *id) {
@@ -498,6 +520,7 @@ static void env_free(dt_environment *e) {
     free(e->gpu_json);
     free(e->gpu_name);
     free(e->python);
+    free(e->orchestrator_cpus);
     free(e->ceilings.error);
     free(e->ceilings.method);
     free(e->ceilings.backend);
@@ -550,6 +573,7 @@ void dt_record_free(dt_record *r) {
         free(r->impls[i].framework_version);
         dt_strv_free(&r->impls[i].command);
         free(r->impls[i].hello_json);
+        free(r->impls[i].cpus);
     }
     free(r->impls);
     env_free(&r->env);
@@ -557,6 +581,9 @@ void dt_record_free(dt_record *r) {
     free(r->floor_unavailable);
     free(r->resumes_json);
     dt_strv_free(&r->derived.reasons);
+    dt_strv_free(&r->derived.summary);
+    for (int s = 0; s < DT_SCOPE_COUNT; s++)
+        dt_strv_free(&r->derived.scopes[s].reasons);
     free(r->derived.vs);
     free(r);
 }

@@ -54,8 +54,12 @@ typedef struct dt_record dt_record;
 /* ---- small shared vocabularies ------------------------------------------------------- */
 
 /* Measurement scopes, in report order. Indexes dt_case_impl.samples and
- * dt_case_derived.scopes. The DISPATCH_* and GRAPH_* scopes are reserved for the next
- * issues (no worker produces them yet); the codec already reads and writes them. */
+ * dt_case_derived.scopes. Control and probe windows are HELD (the stream waits on a host
+ * flag while begin event, calls and end event are queued) in runs with
+ * settings.held_windows; dispatch is the unheld window. Files written before held windows
+ * (format 1, or held_windows absent/false) decode with their control_* samples as
+ * dispatch_* and their probe scopes marked unheld (dt_record.probe_unheld). GRAPH_* is
+ * reserved (no worker produces it yet); the codec already reads and writes it. */
 typedef enum dt_scope {
     DT_SCOPE_E2E_BATCH = 0,   /* "e2e_batch": host interval / reps */
     DT_SCOPE_E2E_SINGLE,      /* "e2e_single": one call's host interval */
@@ -63,8 +67,9 @@ typedef enum dt_scope {
     DT_SCOPE_CONTROL_SINGLE,  /* "control_single" */
     DT_SCOPE_PROBE_BATCH,     /* "probe_batch": stream events with CUPTI kernel records */
     DT_SCOPE_PROBE_SINGLE,    /* "probe_single" */
-    DT_SCOPE_DISPATCH_BATCH,  /* "dispatch_batch" (reserved) */
-    DT_SCOPE_DISPATCH_SINGLE, /* "dispatch_single" (reserved) */
+    DT_SCOPE_DISPATCH_BATCH,  /* "dispatch_batch": unheld stream events / reps, as a caller
+                                 feeds the GPU (launch gaps included) */
+    DT_SCOPE_DISPATCH_SINGLE, /* "dispatch_single" */
     DT_SCOPE_GRAPH_BATCH,     /* "graph_batch" (reserved) */
     DT_SCOPE_COUNT
 } dt_scope;
@@ -143,7 +148,8 @@ typedef struct dt_policy {
     unsigned bootstrap_resamples;  /* 2000 (settings.bootstrap.resamples when set) */
     uint64_t bootstrap_seed;       /* 20261130 (settings.bootstrap.seed when set) */
     double max_noise;              /* 0.10: IQR/p50 above => method audit */
-    double probe_low, probe_high;  /* 0.90, 1.10: probe/control outside => method audit */
+    double probe_low, probe_high;  /* 0.90, 1.10: probe/control outside => the probe
+                                      scope is a method audit */
     size_t min_samples;            /* 5: fewer samples in a scope => smoke */
     int min_rounds;                /* 2: fewer rounds => smoke */
     int64_t small_case_max_elems;  /* 131072: M*N at most this => e2e_floor derived */
@@ -183,7 +189,10 @@ typedef struct dt_settings {
     double timeout_s;
     int quick;
     int device_timing;
-    char *probe_kind;         /* "concurrent" | "serialized" (NULL: absent) */
+    char *probe_kind;         /* "concurrent" | "serialized" | "auto" (NULL: absent) */
+    int held_windows;         /* 1: control/probe windows are held (new runs; dt_record_new
+                                 sets 1); 0: an older file (absent/false): unheld */
+    int pin;                  /* --pin: 1 on, 0 off (--no-pin), -1 absent (older files) */
     int capture_sources;
     int64_t max_reps;         /* cap of batch reps */
     int64_t device_reps_cap;  /* cap of R_dev */
@@ -199,6 +208,8 @@ typedef struct dt_impl {
     char *framework_version; /* (NULL: absent) */
     dt_strv command;         /* the worker's argv */
     char *hello_json;        /* the worker's hello, canonical JSON text (NULL: absent) */
+    char *cpus;              /* the worker's CPU affinity, a CPU list "2-3" (NULL: absent,
+                                not pinned or not recorded) */
 } dt_impl;
 
 typedef struct dt_host {
@@ -225,6 +236,10 @@ typedef struct dt_ceilings_rec {
     double launch_sync_floor_us;       /* t0; empty call; sync; t1 */
     double launch_queue_floor_us;      /* back-to-back calls, per call */
     double launch_sync_touch_floor_us; /* NAN: absent (older files, other workers) */
+    /* Held device floors (stream events in a held window; NAN: absent): an empty kernel
+     * and the touch kernel, per call of a batch and as one call. */
+    double held_floor_batch_us, held_floor_single_us;
+    double held_touch_floor_batch_us, held_touch_floor_single_us;
     char *method;                      /* how it was measured (NULL: absent) */
     char *backend;                     /* NULL: absent */
 } dt_ceilings_rec;
@@ -235,6 +250,7 @@ typedef struct dt_environment {
                         text; NULL = null (CPU runs). Authoritative for encoding. */
     char *gpu_name;  /* its "name" (copied out for formatters and compare); NULL: none */
     char *python;    /* interpreter used for the PyTorch worker ("" none; NULL absent) */
+    char *orchestrator_cpus; /* the orchestrator's CPU affinity, a CPU list (NULL: absent) */
     dt_ceilings_rec ceilings;
     dt_nvml nvml;
 } dt_environment;
@@ -387,6 +403,11 @@ typedef struct dt_case_impl {
     char *output_sha256;    /* of the output (NULL: absent) */
     dt_samples samples[DT_SCOPE_COUNT];
     dt_strv sources;        /* sha256 of captured sources (provenance.sources) */
+    /* Probe kind (issue 12): the kind the probe samples used ("concurrent" | "serialized";
+     * NULL: absent) and, with kind auto, the pilot's probe/control ratio of each kind
+     * (NAN: not measured). */
+    char *probe_kind;
+    double pilot_poc_concurrent, pilot_poc_serialized;
 } dt_case_impl;
 
 /* Appends a zeroed check (strings NULL, doubles 0; set fields after) and returns it. */
@@ -512,11 +533,28 @@ typedef struct dt_e2e_floor {
     dt_e2e_floor_impl *impl; /* [n_impls] */
 } dt_e2e_floor;
 
+/* The held floor check of one impl (issue 12's target): held control batch per call over
+ * (kernels per call x the held touch floor batch). */
+typedef struct dt_held_floor_impl {
+    int present;
+    double control_batch_us;  /* control_batch p50 */
+    double kernels_per_call;  /* probe batch kernels/call p50 when present (> 0), else 1 */
+    int kernels_from_probe;   /* 1: kernels_per_call came from the probe */
+    double over_touch_floor;  /* control_batch_us / (kernels_per_call * touch_floor_us) */
+} dt_held_floor_impl;
+
+typedef struct dt_held_floor {
+    int present;                   /* valid small case, held touch floor batch measured */
+    double touch_floor_us;         /* environment.ceilings.held_touch_floor_batch_us */
+    dt_held_floor_impl *impl;      /* [n_impls] */
+} dt_held_floor;
+
 typedef struct dt_case_derived {
     int present;                              /* derive has run on this case */
     dt_scope_derived scopes[DT_SCOPE_COUNT];
     dt_roofline roofline;
     dt_e2e_floor e2e_floor;
+    dt_held_floor held_floor;
 } dt_case_derived;
 
 /* ---- a case -------------------------------------------------------------------------- */
@@ -569,10 +607,23 @@ typedef struct dt_verdict_counts {
     size_t n[DT_REC_VERDICT_COUNT]; /* cases per e2e_batch verdict, indexed by verdict */
 } dt_verdict_counts;
 
+/* The assessment of one scope over every case (SPEC §7). */
+typedef struct dt_scope_assessment {
+    int present;     /* some case derived the scope, or a finding names it */
+    dt_level level;  /* the lowest level its findings (and the run-wide ones) give */
+    dt_strv reasons; /* its own findings (capped at policy.max_reasons + 1); a comparative
+                        scope gets none */
+} dt_scope_assessment;
+
 typedef struct dt_run_derived {
     int present;              /* derive has run */
-    dt_level level;           /* the assessment: the lowest level that applies */
+    dt_level level;           /* the run's assessment: run-wide findings and the lowest
+                                 level of the scopes that carry verdicts (e2e, control,
+                                 dispatch, graph; probe scopes are diagnostics) */
     dt_strv reasons;          /* every finding (capped at policy.max_reasons + 1) */
+    dt_scope_assessment scopes[DT_SCOPE_COUNT];
+    dt_strv summary;          /* the findings counted, one line per kind, most severe
+                                 first ("noise > 10% in 12 small single-call scopes") */
     size_t n_cases, n_valid;  /* counts */
     dt_verdict_counts *vs;    /* [n_impls]; vs[0] (the baseline) unused */
     dt_policy policy;         /* the thresholds this derivation used */
@@ -596,6 +647,8 @@ struct dt_record {
     char *floor_unavailable;  /* the floor request was refused (NULL: absent) */
     int interrupted_signal;   /* 0: not interrupted; else the signal that stopped it */
     char *resumes_json;       /* resumption notes, canonical JSON array text (NULL: none) */
+    int probe_unheld;         /* the probe scopes' windows were not held: decoded from a
+                                 file written before held windows that has probe samples */
     dt_run_derived derived;
 };
 

@@ -34,7 +34,34 @@ typedef struct dec {
     size_t len;
     dt_record *r;
     int v1_derived_bad; /* a v1 derived block did not decode: all derived is dropped */
+    int unheld;         /* a file written before held windows (format 1, or
+                           settings.held_windows absent/false): control_* reads as
+                           dispatch_* */
 } dec;
+
+/* The scope a file's scope name `s` is stored as: in a file without held windows the
+ * control scopes were the unheld window, which is the dispatch scope now. */
+static int stored_scope(const dec *d, int s) {
+    if (d->unheld && s == DT_SCOPE_CONTROL_BATCH)
+        return DT_SCOPE_DISPATCH_BATCH;
+    if (d->unheld && s == DT_SCOPE_CONTROL_SINGLE)
+        return DT_SCOPE_DISPATCH_SINGLE;
+    return s;
+}
+
+/* In a file without held windows, an object holding both "control_x" and "dispatch_x"
+ * (which would land in one scope) is refused. */
+static dt_status unheld_clash(dec *d, const json_t *o, int s) {
+    if (!d->unheld || (s != DT_SCOPE_DISPATCH_BATCH && s != DT_SCOPE_DISPATCH_SINGLE))
+        return DT_OK;
+    const char *ctl = dt_scope_name(s == DT_SCOPE_DISPATCH_BATCH ? DT_SCOPE_CONTROL_BATCH
+                                                                 : DT_SCOPE_CONTROL_SINGLE);
+    if (!json_object_get(o, ctl))
+        return DT_OK;
+    return dt_fail(d->err, DT_EINVAL, "%s: %s holds both %s and %s, but the file has no held "
+                   "windows (settings.held_windows), where %s reads as %s", d->what, d->path,
+                   ctl, dt_scope_name(s), ctl, dt_scope_name(s));
+}
 
 /* Field flags. */
 enum {
@@ -302,6 +329,8 @@ static dt_status dec_settings(dec *d, const json_t *root) {
     TRY(get_bool(d, o, "quick", 0, 0, &s->quick));
     TRY(get_bool(d, o, "device_timing", 0, 0, &s->device_timing));
     TRY(get_str(d, o, "probe_kind", F_NULL, &s->probe_kind));
+    TRY(get_bool(d, o, "held_windows", F_NULL, 0, &s->held_windows));
+    TRY(get_bool(d, o, "pin", F_NULL, -1, &s->pin));
     TRY(get_bool(d, o, "capture_sources", 0, 0, &s->capture_sources));
     TRY(get_int(d, o, "max_reps", F_NULL, 1, INT64_MAX, &s->max_reps));
     TRY(get_int(d, o, "device_reps_cap", F_NULL, 1, INT64_MAX, &s->device_reps_cap));
@@ -384,6 +413,8 @@ static dt_status dec_frameworks(dec *d, const json_t *root) {
         if (st == DT_OK)
             st = get_strv(d, fw, "command", F_NULL, &im->command);
         if (st == DT_OK)
+            st = get_str(d, fw, "cpus", F_NULL, &im->cpus);
+        if (st == DT_OK)
             im->hello_json = canonical(json_object_get(fw, "hello"));
         path_pop(d, m);
     }
@@ -422,6 +453,12 @@ static dt_status dec_ceilings(dec *d, const json_t *env) {
         TRY(get_num(d, c, "launch_queue_floor_us", F_NULL, 0, &ce->launch_queue_floor_us));
         TRY(get_num(d, c, "launch_sync_touch_floor_us", F_NULL, 0,
                     &ce->launch_sync_touch_floor_us));
+        TRY(get_num(d, c, "held_floor_batch_us", F_NULL, 0, &ce->held_floor_batch_us));
+        TRY(get_num(d, c, "held_floor_single_us", F_NULL, 0, &ce->held_floor_single_us));
+        TRY(get_num(d, c, "held_touch_floor_batch_us", F_NULL, 0,
+                    &ce->held_touch_floor_batch_us));
+        TRY(get_num(d, c, "held_touch_floor_single_us", F_NULL, 0,
+                    &ce->held_touch_floor_single_us));
         TRY(get_str(d, c, "method", F_NULL, &ce->method));
         TRY(get_str(d, c, "backend", F_NULL, &ce->backend));
     }
@@ -468,6 +505,7 @@ static dt_status dec_environment(dec *d, const json_t *root) {
         path_pop(d, m2);
     }
     TRY(get_str(d, env, "python", F_NULL, &d->r->env.python));
+    TRY(get_str(d, env, "orchestrator_cpus", F_NULL, &d->r->env.orchestrator_cpus));
     TRY(dec_ceilings(d, env));
     TRY(dec_nvml(d, env));
     path_pop(d, m);
@@ -725,6 +763,10 @@ static dt_status dec_samples(dec *d, const json_t *impl, dt_case_impl *ci) {
         if (s < 0)
             return fail_at(d, scope, "is not a known scope");
         TRY(want(d, scope, arr, json_is_array(arr), "an array"));
+        TRY(unheld_clash(d, samples, s));
+        s = stored_scope(d, s);
+        if (dt_scope_is_probe((dt_scope)s) && d->unheld && json_array_size(arr) > 0)
+            d->r->probe_unheld = 1;
         size_t m2 = path_key(d, scope);
         TRY(dec_sample_array(d, arr, !dt_scope_is_host((dt_scope)s), 0, &ci->samples[s]));
         path_pop(d, m2);
@@ -818,6 +860,18 @@ static dt_status dec_setup_warmup_calib(dec *d, const json_t *impl, dt_case_impl
     return DT_OK;
 }
 
+/* The probe kind an impl's probe samples used and the pilot's ratio of each kind. */
+static dt_status dec_probe_kind(dec *d, const json_t *impl, dt_case_impl *ci) {
+    const json_t *o;
+    TRY(get_str(d, impl, "probe_kind", F_NULL, &ci->probe_kind));
+    TRY(get_obj(d, impl, "pilot_probe_over_control", F_NULL, &o));
+    size_t m = path_key(d, "pilot_probe_over_control");
+    TRY(get_num(d, o, "concurrent", F_NULL, 0, &ci->pilot_poc_concurrent));
+    TRY(get_num(d, o, "serialized", F_NULL, 0, &ci->pilot_poc_serialized));
+    path_pop(d, m);
+    return DT_OK;
+}
+
 static dt_status dec_case_impl(dec *d, const json_t *impl, dt_case_impl *ci) {
     if (!json_is_object(impl))
         return fail_at(d, NULL, "must be an object, found %s", type_name(impl));
@@ -845,7 +899,7 @@ static dt_status dec_case_impl(dec *d, const json_t *impl, dt_case_impl *ci) {
     TRY(get_str(d, impl, "output_sha256", F_NULL, &ci->output_sha256));
     TRY(dec_samples(d, impl, ci));
     TRY(get_strv(d, impl, "sources", F_NULL, &ci->sources));
-    return DT_OK;
+    return dec_probe_kind(d, impl, ci);
 }
 
 /* ---- clocks, floor ------------------------------------------------------------------- */
@@ -1225,6 +1279,8 @@ static dt_status dec_scopes(dec *d, const json_t *der, dt_case *c) {
         if (s < 0)
             return fail_at(d, NULL, "is not a known scope");
         TRY(want(d, NULL, so, json_is_object(so), "an object"));
+        TRY(unheld_clash(d, scopes, s));
+        s = stored_scope(d, s);
         dt_scope_derived *sd = &c->derived.scopes[s];
         sd->present = 1;
         for (size_t i = 0; i < d->r->n_impls; i++) {
@@ -1273,7 +1329,7 @@ static dt_status dec_roofline(dec *d, const json_t *der, dt_case *c) {
         free(scope);
         if (s < 0)
             return fail_at(d, "scope", "is not a known scope");
-        ri->scope = (dt_scope)s;
+        ri->scope = (dt_scope)stored_scope(d, s);
         TRY(get_num(d, e, "us", F_NULL, -INFINITY, &ri->us));
         TRY(get_num(d, e, "gbps", F_NULL, -INFINITY, &ri->gbps));
         TRY(get_num(d, e, "copy_pct", F_NULL, -INFINITY, &ri->copy_pct));
@@ -1321,6 +1377,34 @@ static dt_status dec_e2e_floor(dec *d, const json_t *der, dt_case *c) {
     return DT_OK;
 }
 
+static dt_status dec_held_floor(dec *d, const json_t *der, dt_case *c) {
+    const json_t *o, *impl;
+    TRY(get_obj(d, der, "held_floor", F_NULL, &o));
+    if (!o)
+        return DT_OK;
+    dt_held_floor *hf = &c->derived.held_floor;
+    size_t m = path_key(d, "held_floor");
+    hf->present = 1;
+    TRY(get_num(d, o, "touch_floor_us", F_NULL, -INFINITY, &hf->touch_floor_us));
+    TRY(get_obj(d, o, "impl", F_NULL, &impl));
+    for (size_t i = 0; i < d->r->n_impls; i++) {
+        const json_t *e = json_object_get(impl, d->r->impls[i].id);
+        if (!e)
+            continue;
+        size_t m2 = path_push(d, ".impl.%.200s", d->r->impls[i].id);
+        TRY(want(d, NULL, e, json_is_object(e), "an object"));
+        dt_held_floor_impl *hi = &hf->impl[i];
+        hi->present = 1;
+        TRY(get_num(d, e, "control_batch_us", F_NULL, -INFINITY, &hi->control_batch_us));
+        TRY(get_num(d, e, "kernels_per_call", F_NULL, -INFINITY, &hi->kernels_per_call));
+        TRY(get_bool(d, e, "kernels_from_probe", 0, 0, &hi->kernels_from_probe));
+        TRY(get_num(d, e, "over_touch_floor", F_NULL, -INFINITY, &hi->over_touch_floor));
+        path_pop(d, m2);
+    }
+    path_pop(d, m);
+    return DT_OK;
+}
+
 static dt_status dec_case_derived(dec *d, const json_t *cj, dt_case *c) {
     const json_t *der;
     TRY(get_obj(d, cj, "derived", F_NULL, &der));
@@ -1331,6 +1415,7 @@ static dt_status dec_case_derived(dec *d, const json_t *cj, dt_case *c) {
     TRY(dec_scopes(d, der, c));
     TRY(dec_roofline(d, der, c));
     TRY(dec_e2e_floor(d, der, c));
+    TRY(dec_held_floor(d, der, c));
     path_pop(d, m);
     return DT_OK;
 }
@@ -1401,6 +1486,39 @@ static dt_status dec_counts(dec *d, const json_t *counts) {
     return DT_OK;
 }
 
+/* One {level, reasons} into *out. */
+static dt_status dec_level_reasons(dec *d, const json_t *o, dt_level *level, dt_strv *reasons) {
+    char *name = NULL;
+    TRY(get_str(d, o, "level", F_REQ, &name));
+    int l = dt_level_find(name);
+    free(name);
+    if (l < 0)
+        return fail_at(d, "level", "must be \"smoke\", \"method audit\" or \"comparative\"");
+    *level = (dt_level)l;
+    return get_strv(d, o, "reasons", F_NULL, reasons);
+}
+
+/* assessment.scopes.<scope> = {level, reasons} (absent in files derived before issue 12).
+ * Scope names of a file without held windows map like its samples. */
+static dt_status dec_scope_assessments(dec *d, const json_t *as) {
+    const json_t *scopes, *so;
+    TRY(get_obj(d, as, "scopes", F_NULL, &scopes));
+    const char *name;
+    json_object_foreach((json_t *)scopes, name, so) {
+        int s = dt_scope_find(name);
+        size_t m = path_push(d, ".scopes.%.200s", name);
+        if (s < 0)
+            return fail_at(d, NULL, "is not a known scope");
+        TRY(want(d, NULL, so, json_is_object(so), "an object"));
+        TRY(unheld_clash(d, scopes, s));
+        dt_scope_assessment *sa = &d->r->derived.scopes[stored_scope(d, s)];
+        sa->present = 1;
+        TRY(dec_level_reasons(d, so, &sa->level, &sa->reasons));
+        path_pop(d, m);
+    }
+    return DT_OK;
+}
+
 static dt_status dec_run_derived(dec *d, const json_t *root) {
     const json_t *der, *as, *counts;
     TRY(get_obj(d, root, "derived", F_NULL, &der));
@@ -1422,6 +1540,8 @@ static dt_status dec_run_derived(dec *d, const json_t *root) {
         return fail_at(d, "level", "must be \"smoke\", \"method audit\" or \"comparative\"");
     rd->level = (dt_level)l;
     TRY(get_strv(d, as, "reasons", F_NULL, &rd->reasons));
+    TRY(get_strv(d, as, "summary", F_NULL, &rd->summary));
+    TRY(dec_scope_assessments(d, as));
     path_pop(d, m2);
     TRY(get_obj(d, der, "counts", F_REQ, &counts));
     TRY(dec_counts(d, counts));
@@ -1463,6 +1583,8 @@ static dt_status dec_run(dec *d, const json_t *root) {
     TRY(get_str(d, root, "started_at", F_NULL, &r->started_at));
     TRY(get_str(d, root, "finished_at", F_NULL, &r->finished_at));
     TRY(dec_settings(d, root));
+    d->unheld = d->version == 1 || !r->settings.held_windows;
+    r->settings.held_windows = !d->unheld;
     TRY(dec_frameworks(d, root));
     TRY(dec_environment(d, root));
     TRY(dec_provenance(d, root));
@@ -1596,6 +1718,9 @@ static json_t *enc_settings(enc *e, const dt_settings *s) {
     put(e, o, "quick", jbool(s->quick));
     put(e, o, "device_timing", jbool(s->device_timing));
     put_str(e, o, "probe_kind", s->probe_kind);
+    put(e, o, "held_windows", jbool(s->held_windows));
+    if (s->pin >= 0)
+        put(e, o, "pin", jbool(s->pin));
     put(e, o, "capture_sources", jbool(s->capture_sources));
     put(e, o, "max_reps", jint(s->max_reps));
     put(e, o, "device_reps_cap", jint(s->device_reps_cap));
@@ -1617,6 +1742,8 @@ static json_t *enc_frameworks(enc *e) {
         put_str(e, o, "framework_version", im->framework_version);
         put(e, o, "command", jstrv(e, &im->command));
         put(e, o, "hello", jembed(e, im->hello_json, "a framework's hello"));
+        if (im->cpus)
+            put_str(e, o, "cpus", im->cpus);
         append(e, a, o);
     }
     return a;
@@ -1633,6 +1760,10 @@ static json_t *enc_ceilings(enc *e, const dt_ceilings_rec *c) {
     put(e, o, "launch_sync_floor_us", jnum(c->launch_sync_floor_us));
     put(e, o, "launch_queue_floor_us", jnum(c->launch_queue_floor_us));
     put_num_opt(e, o, "launch_sync_touch_floor_us", c->launch_sync_touch_floor_us);
+    put_num_opt(e, o, "held_floor_batch_us", c->held_floor_batch_us);
+    put_num_opt(e, o, "held_floor_single_us", c->held_floor_single_us);
+    put_num_opt(e, o, "held_touch_floor_batch_us", c->held_touch_floor_batch_us);
+    put_num_opt(e, o, "held_touch_floor_single_us", c->held_touch_floor_single_us);
     put_str(e, o, "method", c->method);
     put_str(e, o, "backend", c->backend);
     return o;
@@ -1666,6 +1797,8 @@ static json_t *enc_environment(enc *e, const dt_environment *env) {
     put(e, o, "host", h);
     put(e, o, "gpu", jembed(e, env->gpu_json, "environment.gpu"));
     put_str(e, o, "python", env->python);
+    if (env->orchestrator_cpus)
+        put_str(e, o, "orchestrator_cpus", env->orchestrator_cpus);
     if (env->ceilings.present)
         put(e, o, "ceilings", enc_ceilings(e, &env->ceilings));
     if (env->nvml.present)
@@ -1843,6 +1976,14 @@ static json_t *enc_case_impl(enc *e, const dt_case_impl *ci) {
             put(e, samples, dt_scope_name((dt_scope)s), enc_samples(e, &ci->samples[s]));
     put(e, o, "samples", samples);
     put(e, o, "sources", jstrv(e, &ci->sources));
+    if (ci->probe_kind)
+        put_str(e, o, "probe_kind", ci->probe_kind);
+    if (isfinite(ci->pilot_poc_concurrent) || isfinite(ci->pilot_poc_serialized)) {
+        json_t *p = json_object();
+        put(e, p, "concurrent", jnum(ci->pilot_poc_concurrent));
+        put(e, p, "serialized", jnum(ci->pilot_poc_serialized));
+        put(e, o, "pilot_probe_over_control", p);
+    }
     return o;
 }
 
@@ -2012,6 +2153,24 @@ static json_t *enc_e2e_floor(enc *e, const dt_e2e_floor *ef) {
     return o;
 }
 
+static json_t *enc_held_floor(enc *e, const dt_held_floor *hf) {
+    json_t *o = json_object(), *impl = json_object();
+    put(e, o, "touch_floor_us", jnum(hf->touch_floor_us));
+    for (size_t i = 0; i < e->r->n_impls; i++) {
+        const dt_held_floor_impl *hi = &hf->impl[i];
+        if (!hi->present)
+            continue;
+        json_t *x = json_object();
+        put(e, x, "control_batch_us", jnum(hi->control_batch_us));
+        put(e, x, "kernels_per_call", jnum(hi->kernels_per_call));
+        put(e, x, "kernels_from_probe", jbool(hi->kernels_from_probe));
+        put(e, x, "over_touch_floor", jnum(hi->over_touch_floor));
+        put(e, impl, e->r->impls[i].id, x);
+    }
+    put(e, o, "impl", impl);
+    return o;
+}
+
 static json_t *enc_case_derived(enc *e, const dt_case_derived *cd) {
     json_t *o = json_object(), *scopes = json_object();
     for (int s = 0; s < DT_SCOPE_COUNT; s++)
@@ -2022,6 +2181,8 @@ static json_t *enc_case_derived(enc *e, const dt_case_derived *cd) {
         put(e, o, "roofline", enc_roofline(e, &cd->roofline));
     if (cd->e2e_floor.present)
         put(e, o, "e2e_floor", enc_e2e_floor(e, &cd->e2e_floor));
+    if (cd->held_floor.present)
+        put(e, o, "held_floor", enc_held_floor(e, &cd->held_floor));
     return o;
 }
 
@@ -2107,6 +2268,18 @@ static json_t *enc_run_derived(enc *e, const dt_run_derived *d) {
     put(e, o, "policy", enc_policy(e, &d->policy));
     put_str(e, as, "level", dt_level_name(d->level));
     put(e, as, "reasons", jstrv(e, &d->reasons));
+    put(e, as, "summary", jstrv(e, &d->summary));
+    json_t *scopes = json_object();
+    for (int s = 0; s < DT_SCOPE_COUNT; s++) {
+        const dt_scope_assessment *sa = &d->scopes[s];
+        if (!sa->present)
+            continue;
+        json_t *so = json_object();
+        put_str(e, so, "level", dt_level_name(sa->level));
+        put(e, so, "reasons", jstrv(e, &sa->reasons));
+        put(e, scopes, dt_scope_name((dt_scope)s), so);
+    }
+    put(e, as, "scopes", scopes);
     put(e, o, "assessment", as);
     put(e, counts, "cases", json_integer((json_int_t)d->n_cases));
     put(e, counts, "valid", json_integer((json_int_t)d->n_valid));

@@ -41,6 +41,64 @@ static void reason_add(dt_strv *sv, const char *fmt, ...) {
     free(s);
 }
 
+/* ---- findings: every reason of the assessment, with what it concerns ---- */
+
+/* Kinds of finding, in the order the counted summary lists them within a level. */
+typedef enum fkind {
+    FK_RUN = 0,   /* run-wide (incomplete, no cases, rounds): applies to every scope */
+    FK_FEW,       /* too few samples in one case x scope */
+    FK_NOCONTROL, /* a cuda case without device control */
+    FK_NOISE,     /* noise above the policy in one case x scope */
+    FK_CLOCKS,    /* GPU clocks moved during a case: every scope of it */
+    FK_PROBE,     /* probe/control outside the band: the probe batch scope */
+} fkind;
+
+typedef struct finding {
+    char *text;
+    dt_level level;  /* smoke or method audit */
+    fkind kind;
+    unsigned mask;   /* scopes concerned, bit 1 << scope */
+    size_t case_ix;  /* the case (not FK_RUN) */
+    int small;       /* the case is small (policy.small_case_max_elems) */
+} finding;
+
+typedef struct findings {
+    finding *v;
+    size_t n, cap;
+} findings;
+
+#define ALL_SCOPES ((1u << DT_SCOPE_COUNT) - 1u)
+#define PROBE_SCOPES ((1u << DT_SCOPE_PROBE_BATCH) | (1u << DT_SCOPE_PROBE_SINGLE))
+#define VERDICT_SCOPES (ALL_SCOPES & ~PROBE_SCOPES) /* the scopes the run level follows */
+
+static void finding_add(findings *fs, dt_level level, fkind kind, unsigned mask, size_t case_ix,
+                        int small, const char *fmt, ...) __attribute__((format(printf, 7, 8)));
+static void finding_add(findings *fs, dt_level level, fkind kind, unsigned mask, size_t case_ix,
+                        int small, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    char *t = NULL;
+    if (vasprintf(&t, fmt, ap) < 0)
+        t = NULL;
+    va_end(ap);
+    if (fs->n == fs->cap) {
+        fs->cap = fs->cap ? 2 * fs->cap : 16;
+        finding *nv = realloc(fs->v, fs->cap * sizeof *nv);
+        DT_ASSERT(nv);
+        fs->v = nv;
+    }
+    fs->v[fs->n++] = (finding){.text = t ? t : dt_xstrdup("(reason lost: out of memory)"),
+                               .level = level, .kind = kind, .mask = mask, .case_ix = case_ix,
+                               .small = small};
+}
+
+static void findings_free(findings *fs) {
+    for (size_t i = 0; i < fs->n; i++)
+        free(fs->v[i].text);
+    free(fs->v);
+    memset(fs, 0, sizeof *fs);
+}
+
 /* A growing ", "-joined list for one reason ("native 3, torch 3"). */
 typedef struct joined {
     char *s;
@@ -131,8 +189,10 @@ typedef struct derive_ctx {
     dt_record *r;
     const dt_policy *p;
     size_t *order;     /* report order of impls: candidates in record order, then baseline */
-    dt_strv smoke, audit;
+    findings smoke, audit; /* the cases' findings, in case order */
     int64_t max_round; /* largest round seen in any sample (-1: none) */
+    size_t case_ix;    /* the case being derived */
+    int small;         /* it is small (policy.small_case_max_elems) */
 } derive_ctx;
 
 static const char *impl_id(const derive_ctx *cx, size_t i) { return cx->r->impls[i].id; }
@@ -282,8 +342,14 @@ static void probe_summary(const dt_samples *s, dt_probe_summary *ps) {
 
 /* ---- one scope of one case ---- */
 
-static dt_scope control_of(dt_scope s) {
-    return s == DT_SCOPE_PROBE_BATCH ? DT_SCOPE_CONTROL_BATCH : DT_SCOPE_CONTROL_SINGLE;
+/* The scope a probe scope is paired with: the control of the same window kind, i.e.
+ * the held control, or in a file written before held windows (probe unheld) the unheld
+ * window that such files call control and the record stores as dispatch. */
+static dt_scope control_of(const dt_record *r, dt_scope s) {
+    int batch = s == DT_SCOPE_PROBE_BATCH;
+    if (!r->settings.held_windows)
+        return batch ? DT_SCOPE_DISPATCH_BATCH : DT_SCOPE_DISPATCH_SINGLE;
+    return batch ? DT_SCOPE_CONTROL_BATCH : DT_SCOPE_CONTROL_SINGLE;
 }
 
 /* Summaries and noise of every impl; for a valid case the too-few-samples and noise
@@ -314,8 +380,9 @@ static void scope_summaries(derive_ctx *cx, dt_case *c, int valid, dt_scope s) {
             joined_add(&few, "%s %zu", impl_id(cx, i), sd->impl[i].summary.n);
     }
     if (few.s)
-        reason_add(&cx->smoke, "%s %s: too few samples (%s; need %zu)", c->id, dt_scope_name(s),
-                   few.s, p->min_samples);
+        finding_add(&cx->smoke, DT_LEVEL_SMOKE, FK_FEW, 1u << s, cx->case_ix, cx->small,
+                    "%s %s: too few samples (%s; need %zu)", c->id, dt_scope_name(s), few.s,
+                    p->min_samples);
     for (size_t k = 0; k < cx->r->n_impls; k++) {
         size_t i = cx->order[k];
         double nz = sd->impl[i].noise;
@@ -323,10 +390,22 @@ static void scope_summaries(derive_ctx *cx, dt_case *c, int valid, dt_scope s) {
             joined_add(&noisy, "%s %.1f%%", impl_id(cx, i), 100 * nz);
     }
     if (noisy.s)
-        reason_add(&cx->audit, "%s %s: noise IQR/p50 above %.0f%% (%s)", c->id, dt_scope_name(s),
-                   100 * p->max_noise, noisy.s);
+        finding_add(&cx->audit, DT_LEVEL_METHOD_AUDIT, FK_NOISE, 1u << s, cx->case_ix,
+                    cx->small, "%s %s: noise IQR/p50 above %.0f%% (%s)", c->id,
+                    dt_scope_name(s), 100 * p->max_noise, noisy.s);
     free(few.s);
     free(noisy.s);
+}
+
+/* The scope name that seeds a scope's bootstrap: its own, except that the dispatch scopes
+ * of a record from before held windows keep the name the file gave them (control_*), so
+ * that such a file derives to the intervals it was written with. */
+static const char *seed_name(const dt_record *r, dt_scope s) {
+    if (!r->settings.held_windows && s == DT_SCOPE_DISPATCH_BATCH)
+        return dt_scope_name(DT_SCOPE_CONTROL_BATCH);
+    if (!r->settings.held_windows && s == DT_SCOPE_DISPATCH_SINGLE)
+        return dt_scope_name(DT_SCOPE_CONTROL_SINGLE);
+    return dt_scope_name(s);
 }
 
 /* Each candidate's paired ratio to the baseline with its interval, and its verdict. */
@@ -334,7 +413,7 @@ static dt_status scope_ratios(derive_ctx *cx, dt_case *c, int valid, dt_scope s,
                               dt_err *err) {
     dt_scope_derived *sd = &c->derived.scopes[s];
     const dt_policy *p = cx->p;
-    uint64_t seed = dt_derive_seed(p->bootstrap_seed, c->id, dt_scope_name(s));
+    uint64_t seed = dt_derive_seed(p->bootstrap_seed, c->id, seed_name(cx->r, s));
     for (size_t j = 1; j < cx->r->n_impls; j++) {
         double *cu = NULL, *bu = NULL;
         size_t skipped = 0;
@@ -371,8 +450,8 @@ static void scope_probe(derive_ctx *cx, dt_case *c, int valid, dt_scope s) {
         size_t i = cx->order[k];
         double *pu = NULL, *cu = NULL;
         size_t sk = 0;
-        size_t n = pair_by_key(samples_of(c, i, s), samples_of(c, i, control_of(s)), &pu, &cu,
-                               &sk);
+        size_t n = pair_by_key(samples_of(c, i, s), samples_of(c, i, control_of(cx->r, s)), &pu,
+                               &cu, &sk);
         double med = dt_stats_median_paired_ratio(pu, cu, n);
         free(pu);
         free(cu);
@@ -382,8 +461,9 @@ static void scope_probe(derive_ctx *cx, dt_case *c, int valid, dt_scope s) {
         si->probe_over_control_pairs = n;
         if (valid && s == DT_SCOPE_PROBE_BATCH && isfinite(med) &&
             (med < p->probe_low || med > p->probe_high))
-            reason_add(&cx->audit, "%s: %s probe/control %.3f outside [%.2f, %.2f]", c->id,
-                       impl_id(cx, i), med, p->probe_low, p->probe_high);
+            finding_add(&cx->audit, DT_LEVEL_METHOD_AUDIT, FK_PROBE, 1u << DT_SCOPE_PROBE_BATCH,
+                        cx->case_ix, cx->small, "%s: %s probe/control %.3f outside [%.2f, %.2f]",
+                        c->id, impl_id(cx, i), med, p->probe_low, p->probe_high);
         if (samples_of(c, i, s)->n > 0)
             probe_summary(samples_of(c, i, s), &si->probe);
     }
@@ -414,7 +494,8 @@ static double ceiling(const dt_ceilings_rec *ce, double v) {
 }
 
 /* The roofline of one valid case (docs/results-format.md): per impl the control_batch
- * p50 when present, else the e2e_batch p50; GB/s over the fewest bytes, % of the copy
+ * p50 when present, else the dispatch_batch p50 (files before held windows), else the
+ * e2e_batch p50; GB/s over the fewest bytes, % of the copy
  * ceiling (memory-bound ops), TFLOP/s. Nothing without a positive copy ceiling. */
 static void derive_roofline(const derive_ctx *cx, dt_case *c) {
     const dt_ceilings_rec *ce = &cx->r->env.ceilings;
@@ -430,13 +511,13 @@ static void derive_roofline(const derive_ctx *cx, dt_case *c) {
     rl->flops = dt_op_flops(c->op, c->m, c->n, c->k);
     rl->bound = gemm ? DT_BOUND_COMPUTE : DT_BOUND_MEMORY;
     rl->copy_gbps = copy;
+    static const dt_scope pref[3] = {DT_SCOPE_CONTROL_BATCH, DT_SCOPE_DISPATCH_BATCH,
+                                     DT_SCOPE_E2E_BATCH};
     for (size_t i = 0; i < cx->r->n_impls; i++) {
-        dt_scope scope = DT_SCOPE_CONTROL_BATCH;
-        double us = scope_p50(c, scope, i);
-        if (!pos_finite(us)) {
-            scope = DT_SCOPE_E2E_BATCH;
-            us = scope_p50(c, scope, i);
-        }
+        dt_scope scope = pref[0];
+        double us = NAN;
+        for (int q = 0; q < 3 && !pos_finite(us); q++)
+            us = scope_p50(c, scope = pref[q], i);
         if (!pos_finite(us))
             continue;
         dt_roofline_impl *ri = &rl->impl[i];
@@ -512,12 +593,46 @@ static void derive_e2e_floor(const derive_ctx *cx, dt_case *c) {
     }
 }
 
+/* The held floor check of one valid small case (issue 12's target): per impl the held
+ * control batch p50 over (kernels per call x the held touch floor batch); kernels per
+ * call from the probe batch (kernels/call p50) when present, else 1. */
+static void derive_held_floor(const derive_ctx *cx, dt_case *c) {
+    const dt_ceilings_rec *ce = &cx->r->env.ceilings;
+    double touch = ceiling(ce, ce->held_touch_floor_batch_us);
+    if (!pos_finite(touch) || !cx->small || !c->derived.scopes[DT_SCOPE_CONTROL_BATCH].present)
+        return;
+    dt_held_floor *hf = &c->derived.held_floor;
+    hf->present = 1;
+    hf->touch_floor_us = touch;
+    for (size_t i = 0; i < cx->r->n_impls; i++) {
+        double us = scope_p50(c, DT_SCOPE_CONTROL_BATCH, i);
+        if (!pos_finite(us))
+            continue;
+        const dt_scope_derived *pb = &c->derived.scopes[DT_SCOPE_PROBE_BATCH];
+        double kpc = pb->present && pb->impl[i].probe.present
+                         ? pb->impl[i].probe.kernels_per_call_p50 : NAN;
+        dt_held_floor_impl *hi = &hf->impl[i];
+        hi->present = 1;
+        hi->control_batch_us = us;
+        hi->kernels_from_probe = pos_finite(kpc);
+        hi->kernels_per_call = hi->kernels_from_probe ? kpc : 1.0;
+        hi->over_touch_floor = us / (hi->kernels_per_call * touch);
+    }
+}
+
 /* ---- the run ---- */
 
+static int case_small(const dt_policy *p, const dt_case *c) {
+    return c->m >= 1 && c->n >= 1 && c->m * c->n <= p->small_case_max_elems;
+}
+
 /* Derives one case and adds its case-level findings and counts. */
-static dt_status derive_case(derive_ctx *cx, dt_case *c, int is_cuda, dt_err *err) {
+static dt_status derive_case(derive_ctx *cx, size_t ci, int is_cuda, dt_err *err) {
     dt_record *r = cx->r;
+    dt_case *c = &r->cases[ci];
     int valid = case_valid(cx, c);
+    cx->case_ix = ci;
+    cx->small = case_small(cx->p, c);
     c->derived.present = 1;
     for (int s = 0; s < DT_SCOPE_COUNT; s++) {
         if (!scope_has_samples(cx, c, (dt_scope)s))
@@ -529,10 +644,21 @@ static dt_status derive_case(derive_ctx *cx, dt_case *c, int is_cuda, dt_err *er
     if (valid) {
         derive_roofline(cx, c);
         derive_e2e_floor(cx, c);
-        if (is_cuda && !c->derived.scopes[DT_SCOPE_CONTROL_BATCH].present)
-            reason_add(&cx->smoke, "%s: no device control (control_batch) in a cuda run", c->id);
+        derive_held_floor(cx, c);
+        /* device timing: the control, or in a file before held windows its dispatch */
+        int device = c->derived.scopes[DT_SCOPE_CONTROL_BATCH].present ||
+                     (!r->settings.held_windows &&
+                      c->derived.scopes[DT_SCOPE_DISPATCH_BATCH].present);
+        if (is_cuda && !device)
+            finding_add(&cx->smoke, DT_LEVEL_SMOKE, FK_NOCONTROL,
+                        (1u << DT_SCOPE_CONTROL_BATCH) | (1u << DT_SCOPE_CONTROL_SINGLE), ci,
+                        cx->small, "%s: no device control (control_batch) in a cuda run", c->id);
+        unsigned derived = 0; /* clocks concern every scope the case measured */
+        for (int s = 0; s < DT_SCOPE_COUNT; s++)
+            derived |= c->derived.scopes[s].present ? 1u << s : 0u;
         if (c->clocks_moved)
-            reason_add(&cx->audit, "%s: GPU clocks moved during the case", c->id);
+            finding_add(&cx->audit, DT_LEVEL_METHOD_AUDIT, FK_CLOCKS, derived, ci, cx->small,
+                        "%s: GPU clocks moved during the case", c->id);
     }
     r->derived.n_valid += valid;
     const dt_scope_derived *e2e = &c->derived.scopes[DT_SCOPE_E2E_BATCH];
@@ -543,48 +669,185 @@ static dt_status derive_case(derive_ctx *cx, dt_case *c, int is_cuda, dt_err *er
     return DT_OK;
 }
 
-/* The assessment: run-level smoke findings, then the cases' smoke findings, then the
- * method-audit findings; the lowest level that applies; a comparative run gets one
- * reason saying what was satisfied. The stored list is capped at policy.max_reasons
- * entries plus "... and N more". */
+/* Copies the texts of fs (those whose mask meets `mask`) into out, capped at
+ * policy.max_reasons entries plus "... and N more". */
+static void reasons_capped(const derive_ctx *cx, const findings *const *lists, size_t nlists,
+                           unsigned mask, dt_strv *out) {
+    size_t total = 0, shown = 0;
+    for (size_t l = 0; l < nlists; l++)
+        for (size_t k = 0; k < lists[l]->n; k++) {
+            if (!(lists[l]->v[k].mask & mask))
+                continue;
+            if (shown < cx->p->max_reasons) {
+                dt_strv_push(out, lists[l]->v[k].text);
+                shown++;
+            }
+            total++;
+        }
+    if (total > shown)
+        reason_add(out, "... and %zu more", total - shown);
+}
+
+/* One line of the counted summary: findings of one kind (and, for per-scope kinds, one
+ * size class, call kind and probe-or-not), in how many scopes or cases. */
+typedef struct sgroup {
+    fkind kind;
+    dt_level level;
+    int small, single, probe;
+    size_t count, last_case;
+    const char *text; /* FK_RUN: the finding itself */
+} sgroup;
+
+static int cmp_sgroup(const void *pa, const void *pb) {
+    const sgroup *a = pa, *b = pb;
+    if (a->level != b->level)
+        return a->level < b->level ? -1 : 1; /* smoke first */
+    if (a->probe != b->probe)
+        return a->probe - b->probe; /* diagnostics last */
+    if (a->kind != b->kind)
+        return a->kind < b->kind ? -1 : 1;
+    if (a->count != b->count)
+        return a->count > b->count ? -1 : 1;
+    return 0;
+}
+
+static void group_add(sgroup **gs, size_t *ng, const finding *f) {
+    int single = 0, probe = (f->mask & ~PROBE_SCOPES) == 0;
+    for (int s = 0; s < DT_SCOPE_COUNT; s++)
+        if ((f->mask & ALL_SCOPES) == (1u << s))
+            single = dt_scope_is_single((dt_scope)s);
+    int per_scope = f->kind == FK_FEW || f->kind == FK_NOISE;
+    for (size_t g = 0; f->kind != FK_RUN && g < *ng; g++) {
+        sgroup *x = &(*gs)[g];
+        if (x->kind != f->kind || x->probe != probe ||
+            (per_scope && (x->small != f->small || x->single != single)))
+            continue;
+        if (per_scope || x->last_case != f->case_ix) /* per case: distinct cases */
+            x->count++;
+        x->last_case = f->case_ix;
+        return;
+    }
+    *gs = realloc(*gs, (*ng + 1) * sizeof **gs);
+    DT_ASSERT(*gs);
+    (*gs)[(*ng)++] = (sgroup){.kind = f->kind, .level = f->level, .small = f->small,
+                              .single = single, .probe = probe, .count = 1,
+                              .last_case = f->case_ix, .text = f->text};
+}
+
+/* "12 small single-call scopes", "3 large batch probe scopes (diagnostic)" */
+static char *group_line(const dt_policy *p, const sgroup *g) {
+    const char *pl = g->count == 1 ? "" : "s";
+    const char *diag = g->probe ? " (probe: diagnostic)" : "";
+    char *where = str_printf("%zu %s %s%s scope%s%s", g->count, g->small ? "small" : "large",
+                             g->single ? "single-call" : "batch", g->probe ? " probe" : "", pl,
+                             g->probe ? " (diagnostic)" : "");
+    char *line;
+    switch (g->kind) {
+    case FK_FEW: line = str_printf("too few samples (< %zu) in %s", p->min_samples, where); break;
+    case FK_NOISE: line = str_printf("noise > %g%% in %s", 100 * p->max_noise, where); break;
+    case FK_NOCONTROL:
+        line = str_printf("no device control in %zu case%s of a cuda run", g->count, pl);
+        break;
+    case FK_CLOCKS: line = str_printf("GPU clocks moved in %zu case%s", g->count, pl); break;
+    case FK_PROBE:
+        line = str_printf("probe/control outside [%.2f, %.2f] in %zu case%s%s", p->probe_low,
+                          p->probe_high, g->count, pl, diag);
+        break;
+    default: line = dt_xstrdup(g->text); break;
+    }
+    free(where);
+    return line;
+}
+
+/* The counted summary of every finding (run-wide first), one line per group. */
+static void summarize(const derive_ctx *cx, const findings *const *lists, size_t nlists) {
+    sgroup *gs = NULL;
+    size_t ng = 0;
+    for (size_t l = 0; l < nlists; l++)
+        for (size_t k = 0; k < lists[l]->n; k++)
+            group_add(&gs, &ng, &lists[l]->v[k]);
+    if (ng > 1)
+        qsort(gs, ng, sizeof *gs, cmp_sgroup);
+    for (size_t g = 0; g < ng; g++) {
+        char *line = group_line(cx->p, &gs[g]);
+        dt_strv_push(&cx->r->derived.summary, line);
+        free(line);
+    }
+    free(gs);
+}
+
+/* Per scope: present when some case derived it or a finding names it; its level the
+ * lowest of its findings and the run-wide ones; its own findings as reasons. */
+static void assess_scopes(derive_ctx *cx, const findings *run, const findings *const *lists,
+                          size_t nlists) {
+    dt_run_derived *d = &cx->r->derived;
+    for (int s = 0; s < DT_SCOPE_COUNT; s++) {
+        dt_scope_assessment *sa = &d->scopes[s];
+        unsigned bit = 1u << s;
+        for (size_t i = 0; i < cx->r->n_cases && !sa->present; i++)
+            sa->present = cx->r->cases[i].derived.scopes[s].present;
+        sa->level = DT_LEVEL_COMPARATIVE;
+        for (size_t k = 0; k < run->n; k++)
+            if (run->v[k].level < sa->level)
+                sa->level = run->v[k].level;
+        for (size_t l = 0; l < nlists; l++)
+            for (size_t k = 0; k < lists[l]->n; k++)
+                if (lists[l]->v[k].mask & bit) {
+                    sa->present = 1;
+                    if (lists[l]->v[k].level < sa->level)
+                        sa->level = lists[l]->v[k].level;
+                }
+        if (sa->present)
+            reasons_capped(cx, lists, nlists, bit, &sa->reasons);
+    }
+}
+
+/* The assessment (SPEC §7). Findings: run-wide smoke, then the cases' smoke findings,
+ * then their method-audit findings; the run's reasons list them all in that order
+ * (capped at policy.max_reasons plus "... and N more"). Each scope gets the lowest level
+ * of the findings that concern it and of the run-wide ones; the run gets the lowest
+ * level over the scopes that carry verdicts (every scope but probe_*: a perturbing or
+ * noisy probe makes the probe scope a method audit, not the control's or the run's). A
+ * run without any finding gets one reason saying what was satisfied. */
 static void assess(derive_ctx *cx, int is_cuda) {
     dt_record *r = cx->r;
     const dt_policy *p = cx->p;
     dt_run_derived *d = &r->derived;
-    dt_strv all = {0};
+    findings run = {0};
     if (!r->complete)
-        reason_add(&all, "run incomplete (complete is not true)");
+        finding_add(&run, DT_LEVEL_SMOKE, FK_RUN, ALL_SCOPES, 0, 0,
+                    "run incomplete (complete is not true)");
     if (r->n_cases == 0)
-        reason_add(&all, "no cases");
+        finding_add(&run, DT_LEVEL_SMOKE, FK_RUN, ALL_SCOPES, 0, 0, "no cases");
     else if (d->n_valid == 0)
-        reason_add(&all, "no valid case");
+        finding_add(&run, DT_LEVEL_SMOKE, FK_RUN, ALL_SCOPES, 0, 0, "no valid case");
     long long rounds = r->settings.rounds > 0 ? (long long)r->settings.rounds
                                               : (long long)cx->max_round + 1;
     if (rounds < p->min_rounds)
-        reason_add(&all, "%lld round%s (< %d)", rounds, rounds == 1 ? "" : "s", p->min_rounds);
-    int smoke = all.n > 0 || cx->smoke.n > 0;
-    int audit = cx->audit.n > 0;
-    for (size_t k = 0; k < cx->smoke.n; k++)
-        dt_strv_push(&all, cx->smoke.v[k]);
-    for (size_t k = 0; k < cx->audit.n; k++)
-        dt_strv_push(&all, cx->audit.v[k]);
-    d->level = smoke ? DT_LEVEL_SMOKE : audit ? DT_LEVEL_METHOD_AUDIT : DT_LEVEL_COMPARATIVE;
-    if (!smoke && !audit) {
+        finding_add(&run, DT_LEVEL_SMOKE, FK_RUN, ALL_SCOPES, 0, 0, "%lld round%s (< %d)",
+                    rounds, rounds == 1 ? "" : "s", p->min_rounds);
+    const findings *lists[3] = {&run, &cx->smoke, &cx->audit};
+    d->level = DT_LEVEL_COMPARATIVE;
+    for (size_t l = 0; l < 3; l++)
+        for (size_t k = 0; k < lists[l]->n; k++)
+            if ((lists[l]->v[k].mask & VERDICT_SCOPES) && lists[l]->v[k].level < d->level)
+                d->level = lists[l]->v[k].level;
+    assess_scopes(cx, &run, lists + 1, 2);
+    if (run.n + cx->smoke.n + cx->audit.n == 0) {
         char *probe = is_cuda ? str_printf(", probe/control within [%.2f, %.2f]", p->probe_low,
                                            p->probe_high)
                               : dt_xstrdup("");
-        reason_add(&all, "%zu valid case%s, >= %zu samples per scope, %lld rounds%s, noise <= "
-                         "%.0f%%%s",
+        reason_add(&d->reasons, "%zu valid case%s, >= %zu samples per scope, %lld rounds%s, "
+                                "noise <= %.0f%%%s",
                    d->n_valid, d->n_valid == 1 ? "" : "s", p->min_samples, rounds,
                    is_cuda ? ", device control present" : "", 100 * p->max_noise, probe);
         free(probe);
+        dt_strv_push(&d->summary, d->reasons.v[0]);
+    } else {
+        reasons_capped(cx, lists, 3, ALL_SCOPES, &d->reasons);
+        summarize(cx, lists, 3);
     }
-    size_t shown = all.n > p->max_reasons ? p->max_reasons : all.n;
-    for (size_t k = 0; k < shown; k++)
-        dt_strv_push(&d->reasons, all.v[k]);
-    if (all.n > shown)
-        reason_add(&d->reasons, "... and %zu more", all.n - shown);
-    dt_strv_free(&all);
+    findings_free(&run);
 }
 
 /* The policy to derive with: r->derived.policy with the run's bootstrap settings;
@@ -620,7 +883,7 @@ dt_status dt_derive_run(dt_record *r, dt_err *err) {
     int is_cuda = r->settings.backend && strcmp(r->settings.backend, "cuda") == 0;
     r->derived.n_cases = r->n_cases;
     for (size_t i = 0; i < r->n_cases && st == DT_OK; i++)
-        st = derive_case(&cx, &r->cases[i], is_cuda, err);
+        st = derive_case(&cx, i, is_cuda, err);
     if (st == DT_OK) {
         assess(&cx, is_cuda);
         r->derived.present = 1;
@@ -628,8 +891,8 @@ dt_status dt_derive_run(dt_record *r, dt_err *err) {
         dt_record_derived_clear(r);
         r->derived.policy = policy;
     }
-    dt_strv_free(&cx.smoke);
-    dt_strv_free(&cx.audit);
+    findings_free(&cx.smoke);
+    findings_free(&cx.audit);
     free(cx.order);
     return st;
 }

@@ -4,8 +4,11 @@
  * samples, validity, op and shape, environment.ceilings, settings) and fills every case's
  * `derived` (per scope: each impl's summary and noise; each candidate's paired ratio to
  * the baseline with a seeded bootstrap interval and its verdict; probe/control and probe
- * kernel medians in probe scopes; the roofline; the E2E floor) and the run's `derived`
- * (assessment level with its reasons, counts per candidate). The rules are those of
+ * kernel medians in probe scopes — paired with the held control, or in a record from
+ * before held windows with dispatch; the roofline; the E2E floor; the held floor check of
+ * small cases) and the run's `derived` (assessment per scope and for the run with every
+ * reason and the counted summary — probe scopes are diagnostics and do not lower the run
+ * — and counts per candidate). The rules are those of
  * docs/results-format.md ("Derived statistics"); every threshold comes from
  * r->derived.policy, which the result keeps as the thresholds it used (its bootstrap
  * resamples and seed are the run's settings.bootstrap).

@@ -1,8 +1,11 @@
 /* dt_results_fixture.h — hand-built results.json objects for report and compare tests
  * (no GPU, no workers). Header-only; included by tests/unit/test_report.c and
  * tests/unit/test_compare.c. fx_record() turns a fixture into a typed dt_record through
- * the codec (dt_record_decode), the way `dualtime report` reads a results.json. Also a
- * tiny check harness printing "N tests, N passed, N failed". */
+ * the codec (dt_record_decode), the way `dualtime report` reads a results.json, and then
+ * makes it a run with held windows (fx_as_held): the fixture is written in format 1,
+ * whose control samples decode as dispatch (they were unheld), while the tests built on
+ * it are about the control of a new run. fx_record_unheld() keeps the old-file reading.
+ * Also a tiny check harness printing "N tests, N passed, N failed". */
 #ifndef DT_RESULTS_FIXTURE_H
 #define DT_RESULTS_FIXTURE_H
 
@@ -165,9 +168,37 @@ static inline json_t *fx_add_case(json_t *r, const fx_run *o, const char *id, do
     return c;
 }
 
-/* The fixture as a typed record: serialized and decoded by the codec (NULL, with the
- * codec's message on stderr, when it refuses). The caller frees it (dt_record_free). */
+/* A decoded old-format record as a run with held windows records it: its dispatch
+ * samples (the old unheld control) become control samples, settings.held_windows 1 and
+ * the probe no longer marked unheld. Derived blocks are cleared (derive again). */
+static inline dt_record *fx_as_held(dt_record *rec) {
+    if (!rec || rec->settings.held_windows)
+        return rec;
+    for (size_t c = 0; c < rec->n_cases; c++)
+        for (size_t i = 0; i < rec->n_impls; i++) {
+            dt_samples *sm = rec->cases[c].impl[i].samples;
+            for (int q = 0; q < 2; q++) {
+                dt_samples tmp = sm[DT_SCOPE_CONTROL_BATCH + q];
+                sm[DT_SCOPE_CONTROL_BATCH + q] = sm[DT_SCOPE_DISPATCH_BATCH + q];
+                sm[DT_SCOPE_DISPATCH_BATCH + q] = tmp;
+            }
+        }
+    rec->settings.held_windows = 1;
+    rec->probe_unheld = 0;
+    dt_record_derived_clear(rec);
+    return rec;
+}
+
+/* The fixture as the codec reads it (an old-format file: control is dispatch). */
+static inline dt_record *fx_record_unheld(const json_t *results);
+
+/* The fixture as a typed record of a held-window run (see above; NULL, with the codec's
+ * message on stderr, when the codec refuses). The caller frees it (dt_record_free). */
 static inline dt_record *fx_record(const json_t *results) {
+    return fx_as_held(fx_record_unheld(results));
+}
+
+static inline dt_record *fx_record_unheld(const json_t *results) {
     char *text = json_dumps(results, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
     dt_record *rec = NULL;
     dt_err err = {{0}};

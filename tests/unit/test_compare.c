@@ -20,6 +20,7 @@
 #include "record/dt_record.h"
 #include "record/dt_record_json.h"
 #include "stats/dt_compare_runs.h"
+#include "stats/dt_derive.h"
 
 static const fx_run RUN = {.backend = "cpu", .samples = 9, .rounds = 2, .complete = 1,
                            .seed = 101};
@@ -540,6 +541,51 @@ static void test_json(void) {
     dt_compare_result_free(res);
     dt_record_free(a);
     dt_record_free(b);
+/* Issue 12: an old file (its unheld control read as dispatch) against a new run of the
+ * same numbers (held control, and dispatch = the same unheld data): dispatch is compared
+ * with dispatch, unchanged; the new run's control has no counterpart in the old file. */
+static void test_across_versions(void) {
+    fx_run o = RUN;
+    o.backend = "cuda";
+    o.device = 1;
+    o.probe_factor = 1.0;
+    json_t *j = fx_results(&o);
+    fx_add_case(j, &o, "add_17x257", 6.0, 10.0, 0.02, 1);
+    dt_record *old = fx_record_unheld(j), *cur = fx_record(j);
+    json_decref(j);
+    CHECK(old && cur);
+    if (!old || !cur) {
+        dt_record_free(old);
+        dt_record_free(cur);
+        return;
+    }
+    for (size_t i = 0; i < cur->n_impls; i++)
+        for (int q = 0; q < 2; q++) {
+            dt_case_impl *ci = &cur->cases[0].impl[i];
+            for (size_t k = 0; k < ci->samples[DT_SCOPE_CONTROL_BATCH + q].n; k++)
+                dt_samples_push(&ci->samples[DT_SCOPE_DISPATCH_BATCH + q],
+                                &ci->samples[DT_SCOPE_CONTROL_BATCH + q].v[k]);
+        }
+    dt_err err = {{0}};
+    CHECK(dt_derive_run(old, &err) == DT_OK && dt_derive_run(cur, &err) == DT_OK);
+    dt_compare_result *res = NULL;
+    CHECK_MSG(dt_compare_runs(old, cur, 0.05, &res, &err) == DT_OK, err.msg);
+    int found = 0;
+    for (size_t k = 0; res && res->n_cases == 1 && k < res->cases[0].n_rows; k++) {
+        const dt_compare_row *row = &res->cases[0].rows[k];
+        if (row->scope == DT_SCOPE_DISPATCH_BATCH && row->role == DT_ROLE_CANDIDATE) {
+            found = 1;
+            CHECK(row->a.n == 18 && row->b.n == 18 && row->a.p50_us == row->b.p50_us &&
+                  row->verdict == DT_CMP_UNCHANGED);
+        }
+        if (row->scope == DT_SCOPE_CONTROL_BATCH)
+            CHECK(row->a.n == 0 && row->b.n == 18); /* held control: new in B */
+    }
+    CHECK(found);
+    CHECK(res && !dt_compare_result_regression(res));
+    dt_compare_result_free(res);
+    dt_record_free(old);
+    dt_record_free(cur);
 }
 
 int main(void) {
@@ -551,6 +597,7 @@ int main(void) {
     test_refusals();
     test_detectable();
     test_json();
+    test_across_versions();
     json_t *a = run_with(101, 6.0, NULL);
     json_t *same = run_with(202, 6.0, NULL); /* a rerun: other jitter, same speeds */
     json_t *slow = run_with(303, 7.2, NULL); /* candidate 20% slower in add_17x257 */

@@ -571,6 +571,55 @@ static void test_write_all(const char *dir) {
 }
 #endif
 
+/* Issue 12: the ratio chart plots the dispatch scopes (a file before held windows shows
+ * its control as dispatch; a run with both shows all six scopes, the legend on two rows,
+ * still within the chart). */
+static void test_ratios_dispatch(void) {
+    json_t *j = fx_results(&CUDA_OK);
+    fx_add_case(j, &CUDA_OK, "add_17x257", 6.0, 10.0, 0.02, 1);
+    fx_add_case(j, &CUDA_OK, "softmax_1x127", 12.0, 10.0, 0.02, 1);
+    dt_record *r = derived(fx_record_unheld(j));
+    char *svg = r ? ratios_of(r) : dt_xstrdup("");
+    char why[256];
+    CHECK_MSG(xml_well_formed(svg, why), why);
+    CHECK(count(svg, "class=\"marker s-dispatch_batch\"") == 2);
+    CHECK(count(svg, "class=\"marker s-dispatch_single\"") == 2);
+    CHECK(count(svg, "s-control_") == 0);
+    CHECK(strstr(svg, "device dispatch batch") && strstr(svg, "device dispatch single") &&
+          !strstr(svg, "device control batch"));
+    free(svg);
+    dt_record_free(r);
+    /* held control and dispatch in one run */
+    r = fx_record(j);
+    for (size_t c = 0; r && c < r->n_cases; c++)
+        for (size_t i = 0; i < r->n_impls; i++)
+            for (int q = 0; q < 2; q++) {
+                dt_case_impl *ci = &r->cases[c].impl[i];
+                for (size_t k = 0; k < ci->samples[DT_SCOPE_CONTROL_BATCH + q].n; k++) {
+                    dt_sample x = ci->samples[DT_SCOPE_CONTROL_BATCH + q].v[k];
+                    x.us *= 2;
+                    dt_samples_push(&ci->samples[DT_SCOPE_DISPATCH_BATCH + q], &x);
+                }
+            }
+    r = derived(r);
+    svg = r ? ratios_of(r) : dt_xstrdup("");
+    CHECK_MSG(xml_well_formed(svg, why), why);
+    const char *scopes[6] = {"e2e_batch", "e2e_single", "control_batch", "control_single",
+                             "dispatch_batch", "dispatch_single"};
+    for (int s = 0; s < 6; s++) {
+        char key[64];
+        snprintf(key, sizeof key, "class=\"marker s-%s\"", scopes[s]);
+        CHECK_MSG(count(svg, key) == 2, scopes[s]);
+        snprintf(key, sizeof key, "class=\"marker s-%s legend\"", scopes[s]);
+        CHECK_MSG(count(svg, key) == (s == 0 ? 2 : 1), scopes[s]); /* + the hollow sample */
+    }
+    /* the legend wrapped: a marker on a second row (y 84), none beyond the width */
+    CHECK(strstr(svg, ",84.00)") != NULL);
+    free(svg);
+    dt_record_free(r);
+    json_decref(j);
+}
+
 int main(void) {
     char dir[] = "/tmp/dt_test_plot.XXXXXX";
     if (!mkdtemp(dir)) {
@@ -578,6 +627,7 @@ int main(void) {
         return 1;
     }
     test_checker();
+    test_ratios_dispatch();
     test_ratios_cpu();
     test_ratios_device_and_insufficient();
     test_roofline();

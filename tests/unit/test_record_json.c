@@ -125,7 +125,18 @@ static void test_v1_device(void) {
                   p->records.rows[1].stream_id == 7,
               "records");
     }
-    CHECK(!c->impl[1].samples[DT_SCOPE_CONTROL_BATCH].v[0].has_probe, "control has no probe");
+    /* a v1 file's control samples were unheld: they load as dispatch, its probe stays
+     * probe, marked unheld */
+    CHECK(c->impl[1].samples[DT_SCOPE_CONTROL_BATCH].n == 0 &&
+              c->impl[1].samples[DT_SCOPE_CONTROL_SINGLE].n == 0, "v1: no held control");
+    CHECK(c->impl[1].samples[DT_SCOPE_DISPATCH_BATCH].n == 8 &&
+              c->impl[1].samples[DT_SCOPE_DISPATCH_SINGLE].n > 0, "v1: control reads as dispatch");
+    CHECK(!r->settings.held_windows && r->probe_unheld, "v1: unheld windows, probe marked");
+    CHECK(c->impl[1].samples[DT_SCOPE_DISPATCH_BATCH].n &&
+              !c->impl[1].samples[DT_SCOPE_DISPATCH_BATCH].v[0].has_probe,
+          "control has no probe");
+    CHECK(!c->derived.scopes[DT_SCOPE_CONTROL_BATCH].present &&
+              c->derived.scopes[DT_SCOPE_DISPATCH_BATCH].present, "v1 derived: dispatch");
     const dt_scope_derived *sd = &c->derived.scopes[DT_SCOPE_PROBE_BATCH];
     CHECK(sd->present && sd->impl[1].has_probe_over_control &&
               near(sd->impl[1].probe_over_control, 1.0004383697770407) &&
@@ -169,7 +180,12 @@ static void test_fixed_point(const char *path) {
     const char *scope;
     json_t *arr;
     int same = s1 && s2;
-    json_object_foreach(s1, scope, arr) same = same && json_equal(arr, json_object_get(s2, scope));
+    json_object_foreach(s1, scope, arr) { /* v1 control_* is dispatch_* in v2 */
+        const char *v2 = strcmp(scope, "control_batch") == 0    ? "dispatch_batch"
+                         : strcmp(scope, "control_single") == 0 ? "dispatch_single"
+                                                                : scope;
+        same = same && json_equal(arr, json_object_get(s2, v2));
+    }
     CHECK(same, "%s: samples differ after v1 -> v2", path);
     json_decref(j1);
     json_decref(j2);
@@ -715,12 +731,122 @@ static void test_load_files(void) {
     rmdir(dir);
 }
 
+/* ---- issue 12: held windows, held floors, probe kinds, pinning, per-scope assessment ---- */
+
+static void test_issue12_fields(void) {
+    dt_record *r = hand_built();
+    dt_err err = {{0}};
+    r->settings.pin = 1;
+    dt_record_set_str(&r->settings.probe_kind, "auto");
+    dt_record_set_str(&r->env.orchestrator_cpus, "0-1");
+    dt_record_set_str(&r->impls[1].cpus, "2-3");
+    dt_ceilings_rec *ce = &r->env.ceilings;
+    ce->present = 1;
+    ce->held_floor_batch_us = 1.03;
+    ce->held_floor_single_us = 3.25;
+    ce->held_touch_floor_batch_us = 1.5; /* held_touch_floor_single_us stays NAN: absent */
+    dt_case *c = &r->cases[0];
+    dt_record_set_str(&c->impl[1].probe_kind, "serialized");
+    c->impl[1].pilot_poc_concurrent = 1.44;
+    c->impl[1].pilot_poc_serialized = 1.0125;
+    c->impl[0].pilot_poc_concurrent = 1.09; /* serialized not measured */
+    dt_held_floor *hf = &c->derived.held_floor;
+    hf->present = 1;
+    hf->touch_floor_us = 1.5;
+    hf->impl[1] = (dt_held_floor_impl){1, 3.0, 2.0, 1, 1.0};
+    dt_scope_assessment *sa = &r->derived.scopes[DT_SCOPE_PROBE_BATCH];
+    sa->present = 1;
+    sa->level = DT_LEVEL_METHOD_AUDIT;
+    dt_strv_push(&sa->reasons, "gemm: native probe/control 1.300 outside [0.90, 1.10]");
+    r->derived.scopes[DT_SCOPE_E2E_BATCH].present = 1;
+    r->derived.scopes[DT_SCOPE_E2E_BATCH].level = DT_LEVEL_COMPARATIVE;
+    dt_strv_push(&r->derived.summary, "probe/control outside [0.90, 1.10] in 1 case");
+    char *t1 = NULL, *t2 = NULL;
+    size_t n1 = 0, n2 = 0;
+    dt_record *b = NULL;
+    CHECK(dt_record_encode(r, &t1, &n1, &err) == DT_OK, "%s", err.msg);
+    CHECK(t1 && strstr(t1, "\"held_windows\": true") && strstr(t1, "\"held_touch_floor_batch_us\"") &&
+              !strstr(t1, "held_touch_floor_single_us"), "held keys written, absent one left out");
+    CHECK(t1 && dt_record_decode(t1, n1, "issue12", &b, &err) == DT_OK, "%s", err.msg);
+    if (b) {
+        CHECK(b->settings.held_windows == 1 && b->settings.pin == 1 && !b->probe_unheld, "flags");
+        CHECK(strcmp(b->settings.probe_kind, "auto") == 0, "probe kind setting");
+        CHECK(strcmp(b->env.orchestrator_cpus, "0-1") == 0 && strcmp(b->impls[1].cpus, "2-3") == 0 &&
+                  b->impls[0].cpus == NULL, "cpus");
+        const dt_ceilings_rec *bc = &b->env.ceilings;
+        CHECK(bc->held_floor_batch_us == 1.03 && bc->held_floor_single_us == 3.25 &&
+                  bc->held_touch_floor_batch_us == 1.5 && isnan(bc->held_touch_floor_single_us),
+              "held floors round trip");
+        const dt_case *bcase = &b->cases[0];
+        CHECK(strcmp(bcase->impl[1].probe_kind, "serialized") == 0 &&
+                  bcase->impl[1].pilot_poc_concurrent == 1.44 &&
+                  bcase->impl[1].pilot_poc_serialized == 1.0125 && !bcase->impl[0].probe_kind &&
+                  bcase->impl[0].pilot_poc_concurrent == 1.09 &&
+                  isnan(bcase->impl[0].pilot_poc_serialized) &&
+                  isnan(bcase->impl[2].pilot_poc_concurrent),
+              "probe kind fields round trip");
+        const dt_held_floor *bh = &bcase->derived.held_floor;
+        CHECK(bh->present && bh->touch_floor_us == 1.5 && bh->impl[1].present &&
+                  bh->impl[1].over_touch_floor == 1.0 && bh->impl[1].kernels_from_probe &&
+                  !bh->impl[0].present, "held floor derived round trip");
+        const dt_scope_assessment *ba = &b->derived.scopes[DT_SCOPE_PROBE_BATCH];
+        CHECK(ba->present && ba->level == DT_LEVEL_METHOD_AUDIT && ba->reasons.n == 1 &&
+                  b->derived.scopes[DT_SCOPE_E2E_BATCH].present &&
+                  !b->derived.scopes[DT_SCOPE_CONTROL_BATCH].present &&
+                  b->derived.summary.n == 1, "per-scope assessment round trip");
+        CHECK(dt_record_encode(b, &t2, &n2, &err) == DT_OK && n1 == n2 && memcmp(t1, t2, n1) == 0,
+              "issue-12 record is not a fixed point");
+    }
+    dt_record_free(b);
+    b = NULL;
+    /* a v2 file written before held windows: no held_windows key; its control is dispatch */
+    json_t *j = t1 ? json_loads(t1, 0, NULL) : NULL;
+    json_t *settings = json_object_get(j, "settings");
+    json_object_del(settings, "held_windows");
+    json_t *smp = json_object_get(json_object_get(json_object_get(json_array_get(
+        json_object_get(j, "cases"), 0), "impl"), "torch"), "samples");
+    json_object_set_new(smp, "control_batch",
+                        json_pack("[{s:f,s:i,s:i,s:i,s:i}]", "us", 2.0, "reps", 64, "round", 0,
+                                  "index", 0, "position", 9));
+    json_object_del(json_object_get(j, "derived"), "assessment");
+    json_object_set_new(json_object_get(j, "derived"), "assessment",
+                        json_pack("{s:s,s:[]}", "level", "smoke", "reasons"));
+    char *t3 = json_dumps(j, JSON_COMPACT);
+    CHECK(t3 && dt_record_decode(t3, strlen(t3), "old v2", &b, &err) == DT_OK, "%s", err.msg);
+    if (b) {
+        const dt_case_impl *ci = &b->cases[0].impl[0];
+        CHECK(!b->settings.held_windows && b->probe_unheld, "old v2: unheld, probe marked");
+        CHECK(ci->samples[DT_SCOPE_CONTROL_BATCH].n == 0 &&
+                  ci->samples[DT_SCOPE_DISPATCH_BATCH].n == 1 &&
+                  ci->samples[DT_SCOPE_DISPATCH_BATCH].v[0].us == 2.0, "old v2: control is dispatch");
+        CHECK(!b->derived.scopes[DT_SCOPE_PROBE_BATCH].present && b->derived.summary.n == 0,
+              "assessment without scopes decodes");
+    }
+    dt_record_free(b);
+    b = NULL;
+    /* ... and one that also has dispatch_batch is refused, naming both */
+    json_object_set_new(smp, "dispatch_batch",
+                        json_pack("[{s:f,s:i,s:i,s:i,s:i}]", "us", 2.0, "reps", 64, "round", 0,
+                                  "index", 1, "position", 10));
+    free(t3);
+    t3 = json_dumps(j, JSON_COMPACT);
+    CHECK(t3 && dt_record_decode(t3, strlen(t3), "clash", &b, &err) == DT_EINVAL &&
+              strstr(err.msg, "both control_batch and dispatch_batch"), "%s", err.msg);
+    dt_record_free(b);
+    json_decref(j);
+    free(t3);
+    free(t1);
+    free(t2);
+    dt_record_free(r);
+}
+
 int main(void) {
     test_v1_cpu();
     test_v1_device();
     test_fixed_point(k_cpu);
     test_fixed_point(k_dev);
     test_hand_built();
+    test_issue12_fields();
     test_malformed_v1();
     test_malformed_v2();
     test_v1_bad_derived();

@@ -141,7 +141,11 @@ static void test_levels(void) {
     o = CUDA_OK;
     o.probe_factor = 1.3;
     r = derived_run(&o, 0, 0);
-    CHECK(strcmp(level_of(r), "method audit") == 0);
+    /* issue 12: the probe scope is the method audit, not the control or the run (the old
+     * report called the run a method audit) */
+    CHECK(r && r->derived.scopes[DT_SCOPE_PROBE_BATCH].level == DT_LEVEL_METHOD_AUDIT);
+    CHECK(r && r->derived.scopes[DT_SCOPE_CONTROL_BATCH].level == DT_LEVEL_COMPARATIVE);
+    CHECK(strcmp(level_of(r), "comparative") == 0);
     CHECK(reason_has(r, "add_17x257: native probe/control 1.300"));
     dt_record_free(r);
     /* method audit: clocks moved (set on the typed case, as the clocks module does) */
@@ -230,6 +234,7 @@ static void test_verdicts_and_md(void) {
     CHECK(strcmp(level_of(r), "comparative") == 0);
     md = md_of(r);
     CHECK(strstr(md, "# dualtime results: mine vs theirs") != NULL);
+    CHECK(strstr(md, "\\\nWhy: 2 valid cases, &gt;= 5 samples per scope, 2 rounds, noise &lt;= 10%.\\\n") != NULL);
     CHECK(strstr(md, "| mine E2E batch p50 | theirs p50 |") != NULL);
     CHECK(strstr(md, "| torch") == NULL && strstr(md, "native E2E") == NULL);
     CHECK(strstr(md, "## Device control") == NULL); /* no device scopes on cpu */
@@ -1050,6 +1055,240 @@ static void test_stored(const char *name) {
     dt_record_free(r);
 }
 
+/* ---- issue 12: dispatch scopes, held floors, per-scope assessment ---- */
+
+static int summary_has(const dt_record *r, const char *needle) {
+    for (size_t i = 0; r && i < r->derived.summary.n; i++)
+        if (strstr(r->derived.summary.v[i], needle))
+            return 1;
+    return 0;
+}
+
+/* Old-format device data read as dispatch derive exactly like the same data read as a
+ * held control; the report says which it shows; a run with both shows both. */
+static void test_dispatch_scopes(void) {
+    json_t *j = fixture_run(&CUDA_OK, 0, 0);
+    dt_record *ru = derive(fx_record_unheld(j)), *rh = derive(fx_record(j));
+    json_decref(j);
+    if (!ru || !rh)
+        return;
+    CHECK(!ru->settings.held_windows && ru->probe_unheld && rh->settings.held_windows);
+    for (size_t c = 0; c < ru->n_cases; c++)
+        for (int q = 0; q < 2; q++) {
+            const dt_scope_derived *d = &ru->cases[c].derived.scopes[DT_SCOPE_DISPATCH_BATCH + q];
+            const dt_scope_derived *h = &rh->cases[c].derived.scopes[DT_SCOPE_CONTROL_BATCH + q];
+            CHECK(d->present && h->present &&
+                  !ru->cases[c].derived.scopes[DT_SCOPE_CONTROL_BATCH + q].present &&
+                  !rh->cases[c].derived.scopes[DT_SCOPE_DISPATCH_BATCH + q].present);
+            for (size_t i = 0; d->present && h->present && i < ru->n_impls; i++)
+                CHECK(d->impl[i].summary.n == h->impl[i].summary.n &&
+                      d->impl[i].summary.p50 == h->impl[i].summary.p50 &&
+                      d->impl[i].summary.p90 == h->impl[i].summary.p90 &&
+                      d->impl[i].noise == h->impl[i].noise);
+            CHECK(d->present && h->present && d->vs[1].verdict == h->vs[1].verdict &&
+                  d->vs[1].ratio.median == h->vs[1].ratio.median &&
+                  d->vs[1].ratio.ci_low == h->vs[1].ratio.ci_low &&
+                  d->vs[1].ratio.ci_high == h->vs[1].ratio.ci_high);
+            const dt_scope_derived *pu = &ru->cases[c].derived.scopes[DT_SCOPE_PROBE_BATCH + q];
+            const dt_scope_derived *ph = &rh->cases[c].derived.scopes[DT_SCOPE_PROBE_BATCH + q];
+            CHECK(pu->present && ph->present &&
+                  pu->impl[1].probe_over_control == ph->impl[1].probe_over_control &&
+                  pu->impl[1].probe_over_control_pairs == 18);
+        }
+    CHECK(strcmp(level_of(ru), "comparative") == 0 && !reason_has(ru, "no device control"));
+    CHECK(ru->derived.scopes[DT_SCOPE_DISPATCH_BATCH].present &&
+          !ru->derived.scopes[DT_SCOPE_CONTROL_BATCH].present);
+    char *md = md_of(ru);
+    CHECK(strstr(md, "| Dispatch batch µs/call | Dispatch single µs |") != NULL);
+    CHECK(strstr(md, "GPU held batch") == NULL);
+    CHECK(strstr(md, "| Dispatch batch ratio [95% CI] | Verdict | Dispatch single ratio [95% CI] | "
+                     "Verdict |") != NULL);
+    CHECK(strstr(md, "This file was written before held windows") != NULL);
+    CHECK(strstr(md, "**This file's probe windows were not held**") != NULL);
+    CHECK(strstr(md, "device windows not held") != NULL);
+    free(md);
+    md = md_of(rh);
+    CHECK(strstr(md, "| GPU held batch µs/call | GPU held single µs | E2E batch µs/call |") != NULL);
+    CHECK(strstr(md, "Dispatch batch") == NULL && strstr(md, "not held") == NULL);
+    CHECK(strstr(md, "It is the GPU time of the work alone, with no launch gaps") != NULL);
+    free(md);
+    /* a held run that also measured dispatch, the candidate 1.5x slower there */
+    for (size_t c = 0; c < rh->n_cases; c++)
+        for (size_t i = 0; i < rh->n_impls; i++)
+            for (int q = 0; q < 2; q++) {
+                dt_case_impl *ci = &rh->cases[c].impl[i];
+                const dt_samples *ctl = &ci->samples[DT_SCOPE_CONTROL_BATCH + q];
+                for (size_t k = 0; k < ctl->n; k++) {
+                    dt_sample x = ctl->v[k];
+                    x.us *= i == 1 ? 1.5 : 1.0;
+                    x.position += 1000;
+                    dt_samples_push(&ci->samples[DT_SCOPE_DISPATCH_BATCH + q], &x);
+                }
+            }
+    derive(rh);
+    const dt_scope_derived *db = &rh->cases[0].derived.scopes[DT_SCOPE_DISPATCH_BATCH];
+    const dt_scope_derived *cb = &rh->cases[0].derived.scopes[DT_SCOPE_CONTROL_BATCH];
+    CHECK(db->present && cb->present &&
+          fabs(db->vs[1].ratio.median - 1.5 * cb->vs[1].ratio.median) < 1e-9 &&
+          db->vs[1].verdict == DT_REC_VERDICT_FASTER && cb->vs[1].verdict == DT_REC_VERDICT_FASTER);
+    const dt_scope_derived *d1 = &rh->cases[1].derived.scopes[DT_SCOPE_DISPATCH_BATCH];
+    CHECK(d1->present && d1->vs[1].verdict == DT_REC_VERDICT_SLOWER); /* 1.0 -> 1.5 */
+    CHECK(rh->derived.scopes[DT_SCOPE_DISPATCH_SINGLE].present);
+    md = md_of(rh);
+    CHECK(strstr(md, "| GPU held batch µs/call | GPU held single µs | Dispatch batch µs/call | "
+                     "Dispatch single µs | E2E batch µs/call | E2E single µs | Probe/control batch |\n"
+                     "|---|---|---:|---:|---:|---:|---:|---:|---:|\n") != NULL);
+    CHECK(strstr(md, "| GPU batch ratio [95% CI] | Verdict | GPU single ratio [95% CI] | Verdict | "
+                     "Dispatch batch ratio [95% CI] |") != NULL);
+    CHECK(strstr(md, "as a caller feeds the GPU: launch gaps are included") != NULL);
+    free(md);
+    dt_record_free(ru);
+    dt_record_free(rh);
+}
+
+/* derived.held_floor: small cases' held control batch over (kernels/call x held touch
+ * floor batch); kernels per call from the probe, else 1; shown in results.md. */
+static void test_held_floor(void) {
+    json_t *j = fx_results(&CUDA_OK);
+    json_t *ce = ceilings_fixture();
+    json_object_set_new(ce, "held_floor_batch_us", json_real(1.0));
+    json_object_set_new(ce, "held_floor_single_us", json_real(3.0));
+    json_object_set_new(ce, "held_touch_floor_batch_us", json_real(2.0));
+    json_object_set_new(json_object_get(j, "environment"), "ceilings", ce);
+    fx_add_case(j, &CUDA_OK, "add_17x257", 6.0, 10.0, 0.0, 1);
+    set_shape(fx_add_case(j, &CUDA_OK, "add_1024x1024", 6.0, 10.0, 0.0, 1), "add", 1024, 1024, 0);
+    dt_record *r = typed(j);
+    if (!r)
+        return;
+    const dt_held_floor *hf = &r->cases[0].derived.held_floor;
+    size_t nat = ix(r, "native"), tor = ix(r, "torch");
+    CHECK(hf->present && hf->touch_floor_us == 2.0);
+    CHECK(hf->present && hf->impl[nat].present && near(hf->impl[nat].control_batch_us, 4.8) &&
+          hf->impl[nat].kernels_from_probe && near(hf->impl[nat].kernels_per_call, 2.0) &&
+          near(hf->impl[nat].over_touch_floor, 1.2));
+    CHECK(hf->present && near(hf->impl[tor].over_touch_floor, 2.0));
+    CHECK(!r->cases[1].derived.held_floor.present); /* not a small case */
+    char *md = md_of(r);
+    CHECK(strstr(md, "### Held control over the held touch floor (small cases)") != NULL);
+    CHECK(strstr(md, "| add\\_17x257 | native | 4.80 | 2.00 | 1.200 |\n") != NULL);
+    CHECK(strstr(md, "| add\\_1024x1024 | native | 4.80 | 2.00 |") == NULL);
+    CHECK(strstr(md, "; held empty-kernel floor (stream events in a held window) **1.00 µs** per "
+                     "call of a batch, **3.00 µs** as one call; held touch floor (stream events "
+                     "in a held window) **2.00 µs** per call of a batch.") != NULL);
+    free(md);
+    /* without probe samples: 1 kernel per call */
+    for (size_t i = 0; i < r->n_impls; i++)
+        dt_samples_free(&r->cases[0].impl[i].samples[DT_SCOPE_PROBE_BATCH]);
+    derive(r);
+    hf = &r->cases[0].derived.held_floor;
+    CHECK(hf->present && !hf->impl[nat].kernels_from_probe &&
+          hf->impl[nat].kernels_per_call == 1.0 && near(hf->impl[nat].over_touch_floor, 2.4));
+    md = md_of(r);
+    CHECK(strstr(md, "| add\\_17x257 | native | 4.80 | 1.00 (no probe) | 2.400 |\n") != NULL);
+    free(md);
+    dt_record_free(r);
+    /* no held touch floor: no check */
+    r = derived_run(&CUDA_OK, 0, 0);
+    CHECK(r && !r->cases[0].derived.held_floor.present);
+    md = md_of(r);
+    CHECK(strstr(md, "held touch floor") == NULL);
+    free(md);
+    dt_record_free(r);
+}
+
+/* The headline lines: from after the title to the first section. */
+static size_t headline_lines(const char *md, char **out) {
+    const char *a = strstr(md, "\n\n"), *b = strstr(md, "\n\n## ");
+    *out = a && b && b > a ? strndup(a + 2, (size_t)(b - a - 2)) : dt_xstrdup("");
+    size_t n = **out ? 1 : 0;
+    for (const char *p = *out; *p; p++)
+        n += *p == '\n';
+    return n;
+}
+
+static void test_scope_assessment(void) {
+    /* a noisy single-call scope makes only that scope a method audit */
+    json_t *j = fixture_run(&CUDA_OK, 0, 0);
+    dt_record *r = fx_record(j);
+    json_decref(j);
+    if (!r)
+        return;
+    dt_samples *cs = &r->cases[0].impl[0].samples[DT_SCOPE_CONTROL_SINGLE];
+    for (size_t k = 0; k < cs->n; k += 2)
+        cs->v[k].us *= 1.6;
+    derive(r);
+    const dt_scope_assessment *sc = r->derived.scopes;
+    CHECK(sc[DT_SCOPE_CONTROL_SINGLE].present &&
+          sc[DT_SCOPE_CONTROL_SINGLE].level == DT_LEVEL_METHOD_AUDIT &&
+          sc[DT_SCOPE_CONTROL_SINGLE].reasons.n == 1);
+    CHECK(sc[DT_SCOPE_E2E_BATCH].level == DT_LEVEL_COMPARATIVE &&
+          sc[DT_SCOPE_E2E_SINGLE].level == DT_LEVEL_COMPARATIVE &&
+          sc[DT_SCOPE_CONTROL_BATCH].level == DT_LEVEL_COMPARATIVE &&
+          sc[DT_SCOPE_PROBE_BATCH].level == DT_LEVEL_COMPARATIVE && sc[DT_SCOPE_E2E_BATCH].present);
+    CHECK(strcmp(level_of(r), "method audit") == 0); /* control single carries verdicts */
+    CHECK(summary_has(r, "noise > 10% in 1 small single-call scope"));
+    char *md = md_of(r), *head = NULL;
+    CHECK(headline_lines(md, &head) <= 3);
+    CHECK(strstr(head, "method audit: control\\_single; comparative: e2e\\_batch, e2e\\_single, "
+                       "control\\_batch, probe\\_batch (diagnostic), probe\\_single (diagnostic)") != NULL);
+    CHECK(strstr(head, "Main reasons: noise &gt; 10% in 1 small single-call scope.") != NULL);
+    CHECK(strstr(md, "## Assessment details") != NULL &&
+          strstr(md, "| control\\_single | method audit | 1 |") != NULL);
+    free(head);
+    free(md);
+    dt_record_free(r);
+
+    /* a perturbing probe: the probe scope is the audit; control and the run comparative */
+    fx_run o = CUDA_OK;
+    o.probe_factor = 1.3;
+    r = derived_run(&o, 0, 0);
+    sc = r ? r->derived.scopes : NULL;
+    CHECK(sc && sc[DT_SCOPE_PROBE_BATCH].level == DT_LEVEL_METHOD_AUDIT &&
+          sc[DT_SCOPE_PROBE_BATCH].reasons.n == 4 &&
+          sc[DT_SCOPE_CONTROL_BATCH].level == DT_LEVEL_COMPARATIVE &&
+          sc[DT_SCOPE_CONTROL_SINGLE].level == DT_LEVEL_COMPARATIVE);
+    CHECK(strcmp(level_of(r), "comparative") == 0);
+    CHECK(summary_has(r, "probe/control outside [0.90, 1.10] in 2 cases (probe: diagnostic)"));
+    md = md_of(r);
+    CHECK(headline_lines(md, &head) <= 3);
+    CHECK(strncmp(head, "Assessment: **comparative** — by scope: method audit: probe\\_batch "
+                        "(diagnostic); comparative: ", 83) == 0);
+    free(head);
+    free(md);
+    dt_record_free(r);
+
+    /* many findings: at most three lines, counted, the details in their own section */
+    o = CPU_OK;
+    o.samples = 2;
+    j = fx_results(&o);
+    for (int i = 0; i < 30; i++) {
+        char id[32];
+        snprintf(id, sizeof id, "case_%02d", i);
+        fx_add_case(j, &o, id, 6.0, 10.0, 0.02, 1);
+    }
+    r = typed(j);
+    CHECK(summary_has(r, "too few samples (< 5) in 30 small batch scopes"));
+    CHECK(summary_has(r, "too few samples (< 5) in 30 small single-call scopes"));
+    CHECK(r && r->derived.summary.n == 2);
+    md = md_of(r);
+    size_t nl = headline_lines(md, &head);
+    CHECK(nl >= 2 && nl <= 3);
+    CHECK(strstr(head, "Assessment: **smoke** — by scope: smoke: e2e\\_batch, e2e\\_single.") != NULL);
+    CHECK(strstr(head, "too few samples (&lt; 5) in 30 small batch scopes; too few samples "
+                       "(&lt; 5) in 30 small single-call scopes") != NULL);
+    CHECK(strstr(head, "case\\_05") == NULL);
+    CHECK(strstr(md, "- case\\_05 e2e\\_batch: too few samples (native 4, torch 4; need 5)\n") != NULL);
+    free(head);
+    free(md);
+    /* the counted lines take their thresholds from the policy */
+    if (r) {
+        r->derived.policy.min_samples = 7;
+        derive(r);
+        CHECK(summary_has(r, "too few samples (< 7) in 30 small batch scopes"));
+    }
+    dt_record_free(r);
+}
+
 int main(void) {
     char dir[] = "/tmp/dt_test_report.XXXXXX";
     if (!mkdtemp(dir)) {
@@ -1067,6 +1306,9 @@ int main(void) {
     test_policy_prose();
     test_three_impls();
     test_underived();
+    test_dispatch_scopes();
+    test_held_floor();
+    test_scope_assessment();
     test_stored("results-v1-cpu");
     test_stored("results-v1-device");
     char cmd[600];
