@@ -5,7 +5,7 @@
  *   dualtime run --output DIR [options]     benchmark (also: dualtime --output DIR ...)
  *   dualtime report DIR/results.json        regenerate results.md from the raw JSON
  *   dualtime compare A/results.json B/results.json [--threshold 0.05]
- *   dualtime list                           ops, definitions, tolerances, default shapes
+ *   dualtime list [--json]                  ops, definitions, tolerances, default shapes
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -26,6 +26,7 @@
 #include "orchestrate/dt_run.h"
 #include "orchestrate/dt_worker.h"
 #include "plan/dt_ops.h"
+#include "plan/dt_ops_json.h"
 #include "plan/dt_plan.h"
 #include "report/dt_compare.h"
 #include "report/dt_results_io.h"
@@ -41,7 +42,7 @@ static const char *k_usage =
     "       dualtime run --resume DIR            finish an interrupted run\n"
     "       dualtime report RESULTS.json [--output results.md]\n"
     "       dualtime compare A/results.json B/results.json [--threshold 0.05]\n"
-    "       dualtime list                      ops, definitions, tolerances, default shapes\n"
+    "       dualtime list [--json]             ops, definitions, tolerances, default shapes\n"
     "       dualtime doctor                    what this machine can run, and the fix if not\n"
     "\n"
     "dualtime benchmarks its native kernels against PyTorch: host end-to-end time, GPU\n"
@@ -137,7 +138,20 @@ static int split_cmd(const char *flag, const char *text, char **argv, int max) {
     return n;
 }
 
-static int cmd_list(void) {
+/* `dualtime list --json`: the registry as one JSON document (src/plan/dt_ops_json.h). */
+static int list_json(void) {
+    json_t *doc = dt_ops_list_json();
+    /* 15 digits: the tolerances are short decimal literals, printed as written */
+    int rc = json_dumpf(doc, stdout, JSON_INDENT(1) | JSON_PRESERVE_ORDER |
+                                         JSON_REAL_PRECISION(15)) == 0 ? 0 : 1;
+    json_decref(doc);
+    putchar('\n');
+    return rc;
+}
+
+static int cmd_list(int argc, char **argv) {
+    if (argc == 1 && strcmp(argv[0], "--json") == 0) return list_json();
+    if (argc > 0) return bad("list: unknown argument '%s' (only --json)", argv[0]);
     printf("Operations (FP32; rows are the last axis; pass rule |out-ref| <= atol + rtol*scale):\n\n");
     printf("%-20s %-52s %-8s %-8s %s\n", "op", "definition", "atol", "rtol", "scale");
     for (int i = 0; i < DT_OP_COUNT; i++) {
@@ -803,7 +817,7 @@ int main(int argc, char **argv) {
         return cmd_run(argc, argv, argc, argv, NULL, NULL);
     if (strcmp(cmd, "report") == 0) return cmd_report(argc - 2, argv + 2);
     if (strcmp(cmd, "compare") == 0) return cmd_compare(argc - 2, argv + 2);
-    if (strcmp(cmd, "list") == 0) return cmd_list();
+    if (strcmp(cmd, "list") == 0) return cmd_list(argc - 2, argv + 2);
     if (strcmp(cmd, "doctor") == 0) return dt_doctor_main(argc - 2, argv + 2);
     return bad("unknown command '%s' (run, report, compare, list, doctor; see dualtime --help)", cmd);
 }

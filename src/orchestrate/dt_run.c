@@ -23,6 +23,7 @@
 #include "../data/dt_arena.h"
 #include "../data/dt_shm.h"
 #include "../oracle/dt_oracle.h"
+#include "../plan/dt_ops_json.h"
 #include "../report/dt_derive.h"
 #include "../report/dt_plot.h"
 #include "../report/dt_report_md.h"
@@ -65,7 +66,10 @@ dt_status dt_worker_start_hello(dt_worker *w, double timeout_s, json_t **hello, 
     *hello = NULL;
     dt_status st = dt_worker_start(w, err);
     if (st != DT_OK) return st;
-    json_t *req = json_pack("{s:s}", "cmd", "hello");
+    /* the op table travels with hello: a worker that is not C learns the ops from it
+     * (docs/protocol.md, "The op table"); the native worker reads the registry itself */
+    json_t *req = json_pack("{s:s,s:i,s:o}", "cmd", "hello", "protocol", PROTOCOL_VERSION,
+                            "ops", dt_ops_json());
     json_t *resp = NULL;
     /* starting a framework (importing torch, creating a CUDA context) can take far longer
      * than one request: the start gets at least DT_WORKER_START_S */
