@@ -8,7 +8,7 @@
  *   dualtime run --output DIR [options]     benchmark (also: dualtime --output DIR ...)
  *   dualtime report DIR/results.json        results.md and plots again from the raw JSON
  *   dualtime compare A/results.json B/results.json [--threshold 0.05]
- *   dualtime list                           ops, definitions, tolerances, default shapes
+ *   dualtime list [--json]                  ops, definitions, tolerances, default shapes
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -31,6 +31,7 @@
 #include "orchestrate/dt_clocks.h"
 #include "orchestrate/dt_run.h"
 #include "plan/dt_ops.h"
+#include "session/dt_ops_json.h"
 #include "plan/dt_plan.h"
 #include "record/dt_record_json.h"
 #include "session/dt_protocol.h"
@@ -50,7 +51,7 @@ static const char *k_usage =
     "       dualtime run --resume DIR            finish an interrupted run\n"
     "       dualtime report RESULTS.json [--output results.md]\n"
     "       dualtime compare A/results.json B/results.json [--threshold 0.05]\n"
-    "       dualtime list                      ops, definitions, tolerances, default shapes\n"
+    "       dualtime list [--json]             ops, definitions, tolerances, default shapes\n"
     "       dualtime doctor                    what this machine can run, and the fix if not\n"
     "\n"
     "dualtime benchmarks its native kernels against PyTorch: host end-to-end time, GPU\n"
@@ -124,7 +125,18 @@ static int parse_double(const char *flag, const char *text, double lo, double hi
     return 0;
 }
 
-static int cmd_list(void) {
+/* `dualtime list --json`: the registry as one JSON document (session/dt_ops_json.h). */
+static int list_json(void) {
+    char *text = dt_ops_list_json_text();
+    if (!text) return bad("list --json: cannot encode the op table");
+    int rc = fputs(text, stdout) < 0 ? 1 : 0;
+    free(text);
+    return rc;
+}
+
+static int cmd_list(int argc, char **argv) {
+    if (argc == 1 && strcmp(argv[0], "--json") == 0) return list_json();
+    if (argc > 0) return bad("list: unknown argument '%s' (only --json)", argv[0]);
     printf("Operations (FP32; rows are the last axis; pass rule |out-ref| <= atol + rtol*scale):\n\n");
     printf("%-20s %-52s %-8s %-8s %s\n", "op", "definition", "atol", "rtol", "scale");
     for (int i = 0; i < DT_OP_COUNT; i++) {
@@ -705,7 +717,7 @@ int main(int argc, char **argv) {
         return cmd_run(argc, argv, argc, argv, NULL, NULL);
     if (strcmp(cmd, "report") == 0) return cmd_report(argc - 2, argv + 2);
     if (strcmp(cmd, "compare") == 0) return cmd_compare(argc - 2, argv + 2);
-    if (strcmp(cmd, "list") == 0) return cmd_list();
+    if (strcmp(cmd, "list") == 0) return cmd_list(argc - 2, argv + 2);
     if (strcmp(cmd, "doctor") == 0) return dt_doctor_main(argc - 2, argv + 2);
     return bad("unknown command '%s' (run, report, compare, list, doctor; see dualtime --help)", cmd);
 }

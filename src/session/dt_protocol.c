@@ -1,6 +1,7 @@
 /* dt_protocol.c — protocol requests and answers as C structs (contract in dt_protocol.h). */
 #define _GNU_SOURCE
 #include "dt_protocol.h"
+#include "dt_ops_json.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -118,7 +119,10 @@ dt_status dt_protocol_start(dt_worker *w, double timeout_s, dt_hello *hello, dt_
     json_t *resp = NULL;
     /* starting a framework (importing torch, creating a CUDA context) can take far longer
      * than one request: the start gets at least DT_WORKER_START_S */
-    st = call(w, json_pack("{s:s}", "cmd", "hello"),
+    /* the op table travels with hello: a worker that is not C learns the ops from it
+     * (docs/protocol.md, "The op table"); the native worker reads the registry itself */
+    st = call(w, json_pack("{s:s,s:i,s:o}", "cmd", "hello", "protocol", DT_PROTOCOL_VERSION,
+                           "ops", dt_ops_json()),
               timeout_s > DT_WORKER_START_S ? timeout_s : DT_WORKER_START_S, &resp, err);
     if (st != DT_OK) {
         json_decref(resp);

@@ -4,7 +4,12 @@
  * with their reasons, and close releasing NVML. Run: ctest -R test_clocks_fake
  * (argument: the fake library's path). */
 #define _GNU_SOURCE
-#include "dt_results_fixture.h"
+#include "../dt_check.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "orchestrate/dt_clocks.h"
 
@@ -23,14 +28,14 @@ int main(int argc, char **argv) {
     setenv("DT_NVML_LIBRARY", argv[1], 1);
     void *fake = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL); /* same instance dt_clocks gets */
     CHECK_MSG(fake != NULL, dlerror());
-    if (!fake) return fx_summary();
+    if (!fake) return dt_check_summary("test_clocks_fake");
     int *inits = (int *)dlsym(fake, "fake_nvml_inits");
     CHECK(inits != NULL && *inits == 0);
 
     char why[512] = "";
     dt_clocks *h = dt_clocks_open(0, why, sizeof why);
     CHECK_MSG(h != NULL, why);
-    if (!h) return fx_summary();
+    if (!h) return dt_check_summary("test_clocks_fake");
     CHECK(*inits == 1);
 
     dt_clock_snapshot b, a;
@@ -86,5 +91,5 @@ int main(int argc, char **argv) {
     CHECK_MSG(strstr(why, "nvmlInit_v2 failed") && strstr(why, "Driver Not Loaded (9)"), why);
     CHECK(*inits == 0);
     dlclose(fake);
-    return fx_summary();
+    return dt_check_summary("test_clocks_fake");
 }

@@ -13,9 +13,10 @@
 #include <nvrtc.h>
 #include <string.h>
 
+#include "../dt_check.h"
 #include "backend_cuda_plan.h"
 
-static int g_fail, g_pass, g_verbose;
+static int g_verbose;
 static const char *g_expect; /* substring the plan summary must contain (NULL: none) */
 
 static int contains(const char *hay, size_t n, const char *needle) {
@@ -35,43 +36,27 @@ static void compile_case(dt_op op, int64_t m, int64_t n, int64_t k, int views, c
     char label[128];
     snprintf(label, sizeof label, "%s %lldx%lldx%lld views=%d %s", dt_op_get(op)->name,
              (long long)m, (long long)n, (long long)k, views, arch);
-    if (dt_cuda_plan_make(&L, arch, 132, &p, &err) != DT_OK) {
-        printf("FAIL plan %s: %s\n", label, err.msg);
-        g_fail++;
-        return;
-    }
-    if (g_expect && !strstr(p.summary, g_expect)) {
-        printf("FAIL plan %s: summary lacks \"%s\": %s\n", label, g_expect, p.summary);
-        g_fail++;
-        return;
-    }
     char *src = NULL, *image = NULL;
     size_t bytes = 0;
-    if (dt_cuda_source_load(p.source_name, &src, NULL, &err) != DT_OK) {
-        printf("FAIL source %s: %s\n", label, err.msg);
-        g_fail++;
-        return;
-    }
+    REQUIRE(dt_cuda_plan_make(&L, arch, 132, &p, &err) == DT_OK, "plan %s: %s", label, err.msg);
+    REQUIRE(!g_expect || strstr(p.summary, g_expect), "plan %s: summary lacks \"%s\": %s", label,
+            g_expect, p.summary);
+    REQUIRE(dt_cuda_source_load(p.source_name, &src, NULL, &err) == DT_OK, "source %s: %s",
+            label, err.msg);
     int64_t t0 = dt_now_ns();
     dt_status st = dt_cuda_nvrtc_compile(p.source_name, src, hdr, &p, &image, &bytes, &err);
     double ms = (double)(dt_now_ns() - t0) / 1e6;
-    if (st != DT_OK) {
-        printf("FAIL compile %s: %s\n", label, err.msg);
-        g_fail++;
-    } else if (bytes == 0 || !contains(image, bytes, p.kernel_name)) {
-        printf("FAIL image %s: %zu bytes, symbol %s %s\n", label, bytes, p.kernel_name,
-               bytes ? "missing" : "-");
-        g_fail++;
+    REQUIRE(st == DT_OK, "compile %s: %s", label, err.msg);
+    REQUIRE(bytes > 0 && contains(image, bytes, p.kernel_name), "image %s: %zu bytes, symbol %s %s",
+            label, bytes, p.kernel_name, bytes ? "missing" : "-");
+    if (g_verbose) {
+        printf("ok   %-44s %7zu bytes %7.1f ms  %s\n     opts:", label, bytes, ms, p.summary);
+        for (int i = 0; i < p.nopts; i++) printf(" %s", p.opts[i]);
+        printf("\n");
     } else {
-        g_pass++;
-        if (g_verbose) {
-            printf("ok   %-44s %7zu bytes %7.1f ms  %s\n     opts:", label, bytes, ms, p.summary);
-            for (int i = 0; i < p.nopts; i++) printf(" %s", p.opts[i]);
-            printf("\n");
-        } else {
-            printf("ok   %-44s %7zu bytes %7.1f ms  %s\n", label, bytes, ms, p.summary);
-        }
+        printf("ok   %-44s %7zu bytes %7.1f ms  %s\n", label, bytes, ms, p.summary);
     }
+done:
     free(src);
     free(image);
 }
@@ -83,10 +68,9 @@ int main(int argc, char **argv) {
     printf("NVRTC %d.%d, %d embedded kernel files\n", maj, min, dt_cuda_embedded_count);
     char *hdr = NULL;
     dt_err err;
-    if (dt_cuda_source_load(DT_CUDA_COMMON_HEADER, &hdr, NULL, &err) != DT_OK) {
-        printf("FAIL: %s\n", err.msg);
-        return 1;
-    }
+    const int have_hdr = dt_cuda_source_load(DT_CUDA_COMMON_HEADER, &hdr, NULL, &err) == DT_OK;
+    CHECK(have_hdr, "%s: %s", DT_CUDA_COMMON_HEADER, err.msg);
+    if (!have_hdr) return dt_check_summary("test_nvrtc_compile");
     /* every row/elementwise op: tails, warp- and block-per-row, large, multi-pass rows */
     static const int64_t rows[][2] = {{1, 127}, {17, 257}, {128, 1024}, {1024, 4096},
                                       {8192, 8192}, {3, 20000}, {4, 40000}};
@@ -188,14 +172,10 @@ int main(int argc, char **argv) {
             setenv(bad[i][0], bad[i][1], 1);
             dt_status st = dt_cuda_plan_make(&L, "sm_90", 132, &p, &err);
             unsetenv(bad[i][0]);
-            if (st != DT_EINVAL || !strstr(err.msg, bad[i][0])) {
-                printf("FAIL %s=%s: status %d, message: %s\n", bad[i][0], bad[i][1], (int)st,
-                       st == DT_OK ? "-" : err.msg);
-                g_fail++;
-            } else {
-                printf("ok   %s=%s refused: %s\n", bad[i][0], bad[i][1], err.msg);
-                g_pass++;
-            }
+            const int refused = st == DT_EINVAL && strstr(err.msg, bad[i][0]);
+            CHECK(refused, "%s=%s: status %d, message: %s", bad[i][0], bad[i][1], (int)st,
+                  st == DT_OK ? "-" : err.msg);
+            if (refused) printf("ok   %s=%s refused: %s\n", bad[i][0], bad[i][1], err.msg);
         }
     }
 
@@ -210,16 +190,11 @@ int main(int argc, char **argv) {
         dt_status st = dt_cuda_nvrtc_compile(
             "broken.cu", "extern \"C\" __global__ void dt_add_f32() { undeclared_thing = 1; }",
             hdr, &p, &image, &bytes, &err);
-        if (st == DT_OK || !strstr(err.msg, "undeclared_thing")) {
-            printf("FAIL broken source: status %d, message: %s\n", (int)st, err.msg);
-            g_fail++;
-        } else {
-            printf("ok   broken source reports: %.160s\n", err.msg);
-            g_pass++;
-        }
+        const int reported = st != DT_OK && strstr(err.msg, "undeclared_thing");
+        CHECK(reported, "broken source: status %d, message: %s", (int)st, err.msg);
+        if (reported) printf("ok   broken source reports: %.160s\n", err.msg);
         free(image);
     }
     free(hdr);
-    printf("%d tests, %d passed, %d failed\n", g_pass + g_fail, g_pass, g_fail);
-    return g_fail ? 1 : 0;
+    return dt_check_summary("test_nvrtc_compile");
 }

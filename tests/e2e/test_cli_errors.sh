@@ -50,6 +50,25 @@ EOS
 chmod +x "$T/notorch"
 expect2 "apt-get install --no-install-recommends python3-torch" run --output "$T/o" --backends cpu --python "$T/notorch"
 expect2 "report: " report "$T/nonexistent.json"
+expect2 "list: unknown argument '--bogus'" list --bogus
+# `list --json` is the registry the text list shows: same ops, order and tolerances
+"$D" list --json > "$T/ops.json" && "$D" list > "$T/ops.txt" &&
+  /usr/bin/python3 - "$T/ops.json" "$T/ops.txt" <<'EOS'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+text = open(sys.argv[2]).read()
+assert doc["format"] == "dualtime-ops" and doc["version"] == 1, doc.get("format")
+assert len(doc["ops"]) == 9, len(doc["ops"])
+for o in doc["ops"]:
+    b = o["buffers"]
+    assert b[-1]["name"] == "out" and b[-1]["is_output"] and not any(x["is_output"] for x in b[:-1]), o
+    assert all(x["dtype"] in ("f32", "i64") and x["rows"] in "MNK1" and x["cols"] in "MNK1" for x in b), o
+    assert ("%-20s %-52s %-8g %-8g" % (o["name"], o["definition"], o["atol"], o["rtol"])) in text, o["name"]
+for be in ("cpu", "cuda"):
+    s = doc["shapes"][be]
+    assert s["rows"] and s["gemm"] and all(len(x) == 2 for x in s["rows"]) and all(len(x) == 3 for x in s["gemm"]), s
+EOS
+if [ $? -eq 0 ]; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL: dualtime list --json"; fi
 echo "{\"format\":\"other\"}" > "$T/foreign.json"
 expect2 "report: " report "$T/foreign.json"
 # Hostile argument vectors (about 200, seeded so a failure reproduces): long strings,

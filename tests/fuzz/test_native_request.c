@@ -1,22 +1,14 @@
 /* test_native_request.c — the native worker's request parser without a process
  * (workers/native/dt_native_request.h): framing errors, every prepare field against the
  * layout, run/device limits, and hostile values (huge numbers, long names, duplicate
- * keys). Prints "N tests, N passed, N failed"; exit 1 on a failure. */
+ * keys). Checks through tests/dt_check.h; exit 1 on a failure. */
 #include "../../workers/native/dt_native_request.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int total, failed;
-#define CHECK(cond)                                                                      \
-    do {                                                                                 \
-        total++;                                                                         \
-        if (!(cond)) {                                                                   \
-            failed++;                                                                    \
-            fprintf(stderr, "%s:%d: FAILED: %s\n", __FILE__, __LINE__, #cond);           \
-        }                                                                                \
-    } while (0)
+#include "../dt_check.h"
 
 /* Parses line; returns its error message ("" when it parsed) into msg. */
 static dt_status line_err(const char *line, char *msg) {
@@ -167,6 +159,5 @@ int main(void) {
     CHECK(dt_req_parse_device(req, &probe, &reps, &cap, &err) == DT_EINVAL && strstr(err.msg, "'probe_kind' must be"));
     json_decref(req);
 
-    printf("%d tests, %d passed, %d failed\n", total, total - failed, failed);
-    return failed ? 1 : 0;
+    return dt_check_summary("test_native_request");
 }

@@ -6,7 +6,8 @@
  * Then: the compile cache (a repeated case must hit), an NVRTC error (broken source via
  * DUALTIME_KERNEL_DIR comes back with the log), and a planted kernel fault (an illegal
  * address must come back as an error, not a crash; it runs last because it kills the
- * context). Exit 77 when the module cannot load or there is no device; 1 on any failure.
+ * context). Checks through tests/dt_check.h (REQUIRE: a failed check ends its case).
+ * Exit 77 when the module cannot load or there is no device; 1 on any failure.
  *
  * Run: test_cuda_backend build/libdualtime_cuda.so
  *   DUALTIME_GPU_TEST_QUICK=1   skip the 8192x8192 and 4096^3 cases
@@ -19,21 +20,9 @@
 
 #include "../../src/oracle/dt_oracle.h"
 #include "dt_backend.h"
+#include "../dt_check.h"
 
-static int g_fail, g_pass;
 static const dt_backend *g_be;
-
-#define CHECK(cond, ...)                                                               \
-    do {                                                                               \
-        if (!(cond)) {                                                                 \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                \
-            printf(__VA_ARGS__);                                                       \
-            printf("\n");                                                              \
-            fflush(stdout);                                                            \
-            g_fail++;                                                                  \
-            goto done;                                                                 \
-        }                                                                              \
-    } while (0)
 
 static int op_selected(const char *name) {
     const char *sel = getenv("DUALTIME_GPU_TEST_OPS");
@@ -72,41 +61,41 @@ static void run_case(dt_op op, int64_t m, int64_t n, int64_t k, int views) {
     dt_status s;
 
     s = dt_oracle_compute(&L, pristine, &ref, &err);
-    CHECK(s == DT_OK, "%s: oracle: %s", label, err.msg);
+    REQUIRE(s == DT_OK, "%s: oracle: %s", label, err.msg);
     s = g_be->prepare(&st, &L, arena, 1, &pi, &err);
-    CHECK(s == DT_OK, "%s: prepare: %s", label, err.msg);
-    CHECK(pi.nsources >= 1 && pi.sources[0].text && strlen(pi.sources[0].sha256) == 64,
+    REQUIRE(s == DT_OK, "%s: prepare: %s", label, err.msg);
+    REQUIRE(pi.nsources >= 1 && pi.sources[0].text && strlen(pi.sources[0].sha256) == 64,
           "%s: source records missing", label);
     s = g_be->upload(st, &up_ms, &err);
-    CHECK(s == DT_OK, "%s: upload: %s", label, err.msg);
+    REQUIRE(s == DT_OK, "%s: upload: %s", label, err.msg);
     s = g_be->run(st, 1, &ns1, &err);
-    CHECK(s == DT_OK, "%s: run 1: %s [%s]", label, err.msg, pi.implementation);
+    REQUIRE(s == DT_OK, "%s: run 1: %s [%s]", label, err.msg, pi.implementation);
     s = g_be->download(st, &down_ms, &err);
-    CHECK(s == DT_OK, "%s: download: %s", label, err.msg);
+    REQUIRE(s == DT_OK, "%s: download: %s", label, err.msg);
     dt_arena_check(&L, arena, pristine, &arep);
-    CHECK(arep.ok, "%s: arena check after 1 call: %s [%s]", label, arep.first_problem,
+    REQUIRE(arep.ok, "%s: arena check after 1 call: %s [%s]", label, arep.first_problem,
           pi.implementation);
     dt_oracle_check(&ref, &L, arena, &orep);
-    CHECK(orep.ok, "%s: oracle after 1 call: %lld/%lld bad, max err %.3g, budget %.3g: %s [%s]",
+    REQUIRE(orep.ok, "%s: oracle after 1 call: %lld/%lld bad, max err %.3g, budget %.3g: %s [%s]",
           label, (long long)orep.failures, (long long)orep.elements, orep.max_abs_error,
           orep.max_budget_used, orep.first_failure, pi.implementation);
 
     /* 100 calls back to back, from a re-poisoned output */
     dt_arena_poison_outputs(&L, arena);
     s = g_be->upload(st, &up_ms, &err);
-    CHECK(s == DT_OK, "%s: upload 2: %s", label, err.msg);
+    REQUIRE(s == DT_OK, "%s: upload 2: %s", label, err.msg);
     /* DUALTIME_GPU_TEST_REPS: fewer repeated calls (compute-sanitizer runs are slow) */
     const char *reps_env = getenv("DUALTIME_GPU_TEST_REPS");
     int64_t reps = reps_env ? atoll(reps_env) : 100;
     if (reps < 1) reps = 1;
     s = g_be->run(st, reps, &ns100, &err);
-    CHECK(s == DT_OK, "%s: run 100: %s [%s]", label, err.msg, pi.implementation);
+    REQUIRE(s == DT_OK, "%s: run 100: %s [%s]", label, err.msg, pi.implementation);
     s = g_be->download(st, &down_ms, &err);
-    CHECK(s == DT_OK, "%s: download 2: %s", label, err.msg);
+    REQUIRE(s == DT_OK, "%s: download 2: %s", label, err.msg);
     dt_arena_check(&L, arena, pristine, &arep);
-    CHECK(arep.ok, "%s: arena check after 100 calls: %s", label, arep.first_problem);
+    REQUIRE(arep.ok, "%s: arena check after 100 calls: %s", label, arep.first_problem);
     dt_oracle_check(&ref, &L, arena, &orep100);
-    CHECK(orep100.ok, "%s: oracle after 100 calls: max err %.3g: %s", label,
+    REQUIRE(orep100.ok, "%s: oracle after 100 calls: max err %.3g: %s", label,
           orep100.max_abs_error, orep100.first_failure);
     {
         double us = (double)ns100 / (double)reps / 1e3;
@@ -118,7 +107,6 @@ static void run_case(dt_op op, int64_t m, int64_t n, int64_t k, int views) {
                gflops, pi.compile_ms, pi.alloc_ms, up_ms, pi.implementation);
         fflush(stdout);
     }
-    g_pass++;
 done:
     if (st) g_be->release(st);
     dt_oracle_free(&ref);
@@ -151,15 +139,14 @@ static void cache_case(void) {
     dt_prepare_info pi;
     dt_err err = {{0}};
     dt_status s = g_be->prepare(&st, &L, arena, 0, &pi, &err);
-    CHECK(s == DT_OK, "cache: prepare 1: %s", err.msg);
+    REQUIRE(s == DT_OK, "cache: prepare 1: %s", err.msg);
     g_be->release(st);
     st = NULL;
     s = g_be->prepare(&st, &L, arena, 0, &pi, &err);
-    CHECK(s == DT_OK, "cache: prepare 2: %s", err.msg);
-    CHECK(strstr(pi.implementation, "cache=hit") != NULL, "cache: no hit: %s", pi.implementation);
-    CHECK(pi.sources[0].text == NULL, "cache: text captured though capture_sources=0");
+    REQUIRE(s == DT_OK, "cache: prepare 2: %s", err.msg);
+    REQUIRE(strstr(pi.implementation, "cache=hit") != NULL, "cache: no hit: %s", pi.implementation);
+    REQUIRE(pi.sources[0].text == NULL, "cache: text captured though capture_sources=0");
     printf("ok   compile cache: second prepare %s, compile %.3f ms\n", "hit", pi.compile_ms);
-    g_pass++;
 done:
     if (st) g_be->release(st);
     free(arena);
@@ -174,17 +161,16 @@ static void compile_error_case(const char *dir) {
     void *st = NULL;
     dt_prepare_info pi;
     dt_err err = {{0}};
-    CHECK(write_file(dir, "softmax.cu",
+    REQUIRE(write_file(dir, "softmax.cu",
                      "extern \"C\" __global__ void dt_softmax_f32(const float *a, float *o)"
                      " { o[0] = planted_compile_error; }\n") == 0,
           "cannot write to %s", dir);
     setenv("DUALTIME_KERNEL_DIR", dir, 1);
     dt_status s = g_be->prepare(&st, &L, arena, 0, &pi, &err);
     unsetenv("DUALTIME_KERNEL_DIR");
-    CHECK(s != DT_OK, "compile error: prepare succeeded");
-    CHECK(strstr(err.msg, "planted_compile_error") != NULL, "compile error: no log: %s", err.msg);
+    REQUIRE(s != DT_OK, "compile error: prepare succeeded");
+    REQUIRE(strstr(err.msg, "planted_compile_error") != NULL, "compile error: no log: %s", err.msg);
     printf("ok   compile error reported: %.200s\n", err.msg);
-    g_pass++;
 done:
     unsetenv("DUALTIME_KERNEL_DIR");
     remove_file(dir, "softmax.cu");
@@ -204,7 +190,7 @@ static void fault_case(const char *dir) {
     dt_err err = {{0}};
     double ms;
     int64_t ns;
-    CHECK(write_file(dir, "add.cu",
+    REQUIRE(write_file(dir, "add.cu",
                      "extern \"C\" __global__ void dt_add_f32(const float *a, const float *b,"
                      " float *out) {\n"
                      "  volatile float *far = out + (1ull << 42) + threadIdx.x; /* planted */\n"
@@ -213,22 +199,20 @@ static void fault_case(const char *dir) {
     setenv("DUALTIME_KERNEL_DIR", dir, 1);
     dt_status s = g_be->prepare(&st, &L, arena, 0, &pi, &err);
     unsetenv("DUALTIME_KERNEL_DIR");
-    CHECK(s == DT_OK, "fault: prepare: %s", err.msg);
-    CHECK(strstr(pi.implementation, "DUALTIME_KERNEL_DIR") != NULL, "fault: source not from dir");
+    REQUIRE(s == DT_OK, "fault: prepare: %s", err.msg);
+    REQUIRE(strstr(pi.implementation, "DUALTIME_KERNEL_DIR") != NULL, "fault: source not from dir");
     s = g_be->upload(st, &ms, &err);
-    CHECK(s == DT_OK, "fault: upload: %s", err.msg);
+    REQUIRE(s == DT_OK, "fault: upload: %s", err.msg);
     s = g_be->run(st, 3, &ns, &err);
-    CHECK(s == DT_EDEVICE, "fault: run returned %d (%s)", (int)s, s ? err.msg : "ok");
-    CHECK(strstr(err.msg, "CUDA_ERROR_") != NULL, "fault: no CUresult name in: %s", err.msg);
+    REQUIRE(s == DT_EDEVICE, "fault: run returned %d (%s)", (int)s, s ? err.msg : "ok");
+    REQUIRE(strstr(err.msg, "CUDA_ERROR_") != NULL, "fault: no CUresult name in: %s", err.msg);
     printf("ok   planted fault reported: %.300s\n", err.msg);
-    g_pass++;
     g_be->release(st);
     st = NULL;
     /* the context is gone: the next prepare must fail, not crash */
     s = g_be->prepare(&st, &L, arena, 0, &pi, &err);
-    CHECK(s != DT_OK, "fault: prepare after fault succeeded");
+    REQUIRE(s != DT_OK, "fault: prepare after fault succeeded");
     printf("ok   prepare after fault refused: %.200s\n", err.msg);
-    g_pass++;
 done:
     unsetenv("DUALTIME_KERNEL_DIR");
     remove_file(dir, "add.cu");
@@ -288,15 +272,13 @@ int main(int argc, char **argv) {
 
     cache_case();
     char dir[] = "/tmp/dt_cuda_test_XXXXXX";
-    if (!mkdtemp(dir)) {
-        printf("FAIL: mkdtemp\n");
-        g_fail++;
-    } else {
+    const int made = mkdtemp(dir) != NULL;
+    CHECK(made, "mkdtemp %s", dir);
+    if (made) {
         compile_error_case(dir);
         /* the planted illegal address would be (rightly) reported by compute-sanitizer */
         if (!getenv("DUALTIME_GPU_TEST_NO_FAULT")) fault_case(dir); /* last: kills the context */
         rmdir(dir);
     }
-    printf("%d tests, %d passed, %d failed\n", g_pass + g_fail, g_pass, g_fail);
-    return g_fail ? 1 : 0;
+    return dt_check_summary("test_cuda_backend");
 }

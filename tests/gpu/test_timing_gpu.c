@@ -56,23 +56,11 @@ int main(int argc, char **argv) {
 #include <string.h>
 
 #include "dualtime/dt_timing.h"
+#include "../dt_check.h"
 
-static int g_run, g_failed;
-
-/* A check of the test: prints PASS/FAIL with what was seen. */
-#define EXPECT(cond, ...)                                                                \
-    do {                                                                                 \
-        g_run++;                                                                         \
-        if (cond) {                                                                      \
-            printf("PASS  ");                                                            \
-        } else {                                                                         \
-            g_failed++;                                                                  \
-            printf("FAIL  %s:%d (%s)  ", __FILE__, __LINE__, #cond);                     \
-        }                                                                                \
-        printf(__VA_ARGS__);                                                             \
-        printf("\n");                                                                    \
-        fflush(stdout);                                                                  \
-    } while (0)
+/* A check of the test: tests/dt_check.h's CHECK under this file's name, verbose (every
+ * check prints PASS or FAIL with what was seen; main sets g_check_verbose). */
+#define EXPECT(...) CHECK(__VA_ARGS__)
 
 /* Setup calls of the test itself: a failure here aborts the test (exit 1). */
 #define CK(call)                                                                         \
@@ -189,6 +177,7 @@ static int expect_error(int ok, const char *needle) {
 int dt_timing_gpu_test(void);
 int dt_timing_gpu_test(void) {
     setvbuf(stdout, NULL, _IOLBF, 0);
+    g_check_verbose = 1;
     CUresult rc = cuInit(0);
     int ndev = 0;
     if (rc != CUDA_SUCCESS || cuDeviceGetCount(&ndev) != CUDA_SUCCESS || ndev == 0) {
@@ -595,7 +584,8 @@ int dt_timing_gpu_test(void) {
            "(%.2fx control before), regions 2..: median %.3f (%.2fx)\n",
            pers_first, pers_first / ctl_small_before, pers_later,
            pers_later / ctl_small_before);
-    printf("\n%d tests, %d passed, %d failed\n", g_run, g_run - g_failed, g_failed);
+    printf("\n");
+    const int status = dt_check_summary("test_timing_gpu");
 
     cuMemFree(small_a);
     cuMemFree(small_b);
@@ -604,6 +594,6 @@ int dt_timing_gpu_test(void) {
     cuStreamDestroy(g_s2);
     cuModuleUnload(mod);
     cuDevicePrimaryCtxRelease(dev);
-    return g_failed ? 1 : 0;
+    return status;
 }
 #endif /* DT_TIMING_GPU_LAUNCHER */

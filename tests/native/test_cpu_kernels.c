@@ -136,7 +136,6 @@ int main(void) {
         CHECK(worst < 3e-7, "dt_cpu_expf relative error %.3g", worst);
         CHECK(dt_cpu_expf(-1000.0f) < 1e-37f && dt_cpu_expf(0.0f) == 1.0f, "dt_cpu_expf ends");
     }
-    printf("test_cpu_kernels (%s): %d checks, %d passed, %d failed\n", dt_cpu_gemm_describe(),
-           g_pass + g_fail, g_pass, g_fail);
-    return g_fail ? 1 : 0;
+    printf("gemm: %s\n", dt_cpu_gemm_describe());
+    return dt_check_summary("test_cpu_kernels");
 }

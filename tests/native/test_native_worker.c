@@ -544,7 +544,5 @@ int main(int argc, char **argv) {
     static const char *faults[] = {"segv", "hang", "garbage", "wrong", "oob", "input", "short"};
     for (size_t i = 0; i < sizeof faults / sizeof faults[0]; i++) test_fault(faults[i]);
 
-    printf("test_native_worker: %d checks, %d passed, %d failed\n", g_pass + g_fail, g_pass,
-           g_fail);
-    return g_fail ? 1 : 0;
+    return dt_check_summary("test_native_worker");
 }

@@ -9,17 +9,7 @@
 #include <string.h>
 
 #include "timing/dt_timing_logic.h"
-
-static int g_run, g_failed;
-
-#define CHECK(cond)                                                                      \
-    do {                                                                                 \
-        g_run++;                                                                         \
-        if (!(cond)) {                                                                   \
-            g_failed++;                                                                  \
-            fprintf(stderr, "%s:%d: FAILED: %s\n", __FILE__, __LINE__, #cond);           \
-        }                                                                                \
-    } while (0)
+#include "../dt_check.h"
 
 /* A region under construction: up to 8 launches and records. */
 typedef struct fixture {
@@ -58,12 +48,8 @@ static void expect_fail(fixture *f, const char *needle, int line) {
     dt_tl_summary s;
     char err[512] = "untouched";
     int ok = dt_tl_validate(&f->r, &s, err, sizeof err);
-    g_run++;
-    if (ok || !strstr(err, needle) || s.kernel_count != 0 || s.kernel_sum_ns != 0) {
-        g_failed++;
-        fprintf(stderr, "%s:%d: FAILED: expected failure containing \"%s\", got ok=%d "
-                        "err=\"%s\"\n", __FILE__, line, needle, ok, err);
-    }
+    CHECK_AT(line, !ok && strstr(err, needle) && s.kernel_count == 0 && s.kernel_sum_ns == 0,
+             "expected failure containing \"%s\", got ok=%d err=\"%s\"", needle, ok, err);
 }
 #define EXPECT_FAIL(f, needle) expect_fail((f), (needle), __LINE__)
 
@@ -374,6 +360,5 @@ int main(void) {
     test_alt_id();
     test_fail_rules();
     test_calibration();
-    printf("%d tests, %d passed, %d failed\n", g_run, g_run - g_failed, g_failed);
-    return g_failed ? 1 : 0;
+    return dt_check_summary("test_timing_logic");
 }

@@ -7,9 +7,11 @@ sentinel 0xC433E000, output poison 0x7FC0DEAD), drives the worker over its proto
 (docs/protocol.md) and checks, for every op, contiguous and with input views: outputs
 against a float64 reference with the op's tolerance (src/plan/dt_ops.c), guards and
 padding intact, inputs unchanged; plus the error paths. CUDA is tested too when the
-worker reports it available.
+worker reports it available. The op table (buffer roles, dtypes, tolerances) comes from
+`dualtime list --json` and reaches the worker in hello's "ops", as the orchestrator
+sends it (docs/protocol.md, "The op table"); nothing of it is copied here.
 
-Run: python3 test_torch_worker.py [path/to/dualtime_torch_worker.py]
+Run: python3 test_torch_worker.py [path/to/dualtime_torch_worker.py [path/to/dualtime]]
 Exit: 0 pass, 1 fail, 77 skip (torch not importable by this interpreter).
 """
 import json
@@ -25,6 +27,8 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORKER = (sys.argv[1] if len(sys.argv) > 1 else
           os.path.join(HERE, "..", "..", "workers", "torch", "dualtime_torch_worker.py"))
+DUALTIME = (sys.argv[2] if len(sys.argv) > 2 else
+            os.path.join(HERE, "..", "..", "build", "dualtime"))
 TIMEOUT_S = 120
 GUARD, ALIGN = 256, 256
 SENTINEL, POISON = 0xC433E000, 0x7FC0DEAD
@@ -35,24 +39,27 @@ except Exception as exc:
     print("SKIP: torch not importable by %s: %s" % (sys.executable, exc))
     sys.exit(77)
 
-# (name, dtype, rows dim, cols dim, is_output, viewable), as in src/plan/dt_ops.c
-MAT = lambda nm, r, c: (nm, "f32", r, c, False, True)  # noqa: E731
-VEC = lambda nm, c: (nm, "f32", "1", c, False, False)  # noqa: E731
-OUT = lambda r, c: ("out", "f32", r, c, True, False)  # noqa: E731
-OPS = {
-    "add": ([MAT("a", "M", "N"), MAT("b", "M", "N"), OUT("M", "N")], 0.0, 0.0),
-    "gelu_add": ([MAT("a", "M", "N"), MAT("b", "M", "N"), OUT("M", "N")], 2e-6, 2e-5),
-    "sum": ([MAT("a", "M", "N"), OUT("M", "1")], 1e-5, 1e-5),
-    "softmax": ([MAT("a", "M", "N"), OUT("M", "N")], 2e-6, 2e-5),
-    "rmsnorm": ([MAT("a", "M", "N"), VEC("gamma", "N"), OUT("M", "N")], 2e-6, 2e-5),
-    "layernorm": ([MAT("a", "M", "N"), VEC("gamma", "N"), VEC("beta", "N"), OUT("M", "N")],
-                  1e-5, 2e-5),
-    "residual_layernorm": ([MAT("a", "M", "N"), MAT("b", "M", "N"), OUT("M", "N")],
-                           1e-5, 2e-5),
-    "cross_entropy": ([MAT("a", "M", "N"), ("labels", "i64", "M", "1", False, False),
-                       OUT("M", "1")], 2e-6, 2e-5),
-    "gemm": ([MAT("a", "M", "K"), MAT("b", "K", "N"), OUT("M", "N")], 1e-4, 1e-4),
-}
+
+def load_table():
+    """`dualtime list --json` -> (its "ops" array as sent in hello, {name: (roles, atol,
+    rtol, gemm)}) with roles (name, dtype, rows dim, cols dim, is_output, viewable)."""
+    try:
+        text = subprocess.run([DUALTIME, "list", "--json"], stdout=subprocess.PIPE,
+                              check=True, timeout=TIMEOUT_S).stdout
+    except (OSError, subprocess.SubprocessError) as exc:
+        print("FAIL: cannot run %s list --json: %s" % (DUALTIME, exc))
+        sys.exit(1)
+    doc = json.loads(text)
+    ops = {}
+    for o in doc["ops"]:
+        roles = [(b["name"], b["dtype"], b["rows"], b["cols"], b["is_output"], b["viewable"])
+                 for b in o["buffers"]]
+        ops[o["name"]] = (roles, o["atol"], o["rtol"], o["gemm"])
+    return doc["ops"], ops
+
+
+OPS_JSON, OPS = load_table()
+HELLO = {"cmd": "hello", "protocol": 1, "ops": OPS_JSON}
 
 FAILS = []
 
@@ -385,6 +392,31 @@ def error_paths(w, backends):
         shm.close()
 
 
+def hello_paths():
+    """The op table's own paths: no table -> prepare refused; a malformed table or another
+    protocol -> hello refused; an op the worker has no torch call for -> named in hello."""
+    w = Worker()
+    r = w.ask({"cmd": "hello"})
+    check(r["ok"] and r.get("ops", {}).get("received") == 0, "hello without ops: %r" % r)
+    r = w.ask({"cmd": "prepare", "op": "add", "backend": "cpu", "m": 1, "n": 1})
+    check(not r["ok"] and "no op table" in r.get("error", ""), "prepare without table: %r" % r)
+    bad = lambda req, what: check(not w.ask(req)["ok"], what + " must fail")  # noqa: E731
+    bad({"cmd": "hello", "ops": []}, "hello with an empty table")
+    bad({"cmd": "hello", "ops": "add"}, "hello with a string table")
+    bad({"cmd": "hello", "protocol": 2, "ops": OPS_JSON}, "hello in protocol 2")
+    broken = json.loads(json.dumps(OPS_JSON))
+    broken[0]["buffers"][0]["dtype"] = "f16"
+    bad({"cmd": "hello", "ops": broken}, "hello with dtype f16")
+    broken = json.loads(json.dumps(OPS_JSON))
+    broken[0]["buffers"].reverse()
+    bad({"cmd": "hello", "ops": broken}, "hello with the output first")
+    extra = json.loads(json.dumps(OPS_JSON)) + [dict(OPS_JSON[0], name="frob")]
+    r = w.ask({"cmd": "hello", "ops": extra})
+    check(r["ok"] and r["ops"]["without_torch_call"] == ["frob"], "op without a call: %r" % r)
+    w.finish()
+    print("ok   op table paths", flush=True)
+
+
 def missing_torch():
     """Under -S (no site-packages) torch is usually not importable: hello must say why."""
     probe = subprocess.run([sys.executable, "-S", "-c", "import torch"],
@@ -393,7 +425,7 @@ def missing_torch():
         print("note: torch importable even with -S; missing-torch path not tested")
         return
     w = Worker(["-S"])
-    r = w.ask({"cmd": "hello"})
+    r = w.ask(HELLO)
     check(not r["ok"] and "PyTorch is not importable by" in r.get("error", "")
           and "python3-torch" in r["error"], "hello without torch: %r" % r)
     r = w.ask({"cmd": "prepare"})
@@ -404,9 +436,12 @@ def missing_torch():
 
 def main():
     w = Worker()
-    hello = w.ask({"cmd": "hello"})
+    hello_paths()
+    hello = w.ask(HELLO)
     if not check(hello["ok"], "hello: %r" % hello):
         return 1
+    check(hello.get("ops") == {"received": len(OPS), "without_torch_call": []},
+          "hello: every op of the table has a torch call: %r" % hello.get("ops"))
     check(hello.get("protocol") == 1 and hello.get("worker") == "torch"
           and hello.get("framework") == "pytorch", "hello identity")
     check(hello["backends"]["cpu"]["available"] is True, "cpu available")
@@ -428,7 +463,7 @@ def main():
     seed = 100
     for backend in backends:
         for op in OPS:
-            shapes = ([(17, 33, 61), (1, 127, 5), (16, 16, 1), (64, 64, 64)] if op == "gemm"
+            shapes = ([(17, 33, 61), (1, 127, 5), (16, 16, 1), (64, 64, 64)] if OPS[op][3]
                       else [(1, 127, 0), (17, 257, 0), (4, 64, 0)])
             for (m, n, k) in shapes:
                 for views in (False, True):

@@ -290,6 +290,5 @@ int main(void) {
         }
     }
     test_check_speed();
-    printf("test_arena: %d passed, %d failed\n", g_pass, g_fail);
-    return g_fail ? 1 : 0;
+    return dt_check_summary("test_arena");
 }

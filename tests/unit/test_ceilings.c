@@ -56,6 +56,5 @@ int main(void) {
                               msg, sizeof msg);
     CHECK(st == DT_EINVAL && strstr(msg, "launch_queue_floor_us") != NULL,
           "missing launch_queue_floor_us: status %d, '%s'", (int)st, msg);
-    printf("test_ceilings: %d checks, %d passed, %d failed\n", g_pass + g_fail, g_pass, g_fail);
-    return g_fail ? 1 : 0;
+    return dt_check_summary("test_ceilings");
 }

@@ -3,7 +3,11 @@
  * where NVML is absent (this machine) or succeeding where it is present. No GPU needed.
  * Run: ctest -R test_clocks. */
 #define _GNU_SOURCE
-#include "dt_results_fixture.h"
+#include "../dt_check.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "orchestrate/dt_clocks.h"
 
@@ -228,5 +232,5 @@ int main(void) {
     test_rule();
     test_record();
     test_open();
-    return fx_summary();
+    return dt_check_summary("test_clocks");
 }

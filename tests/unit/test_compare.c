@@ -541,6 +541,8 @@ static void test_json(void) {
     dt_compare_result_free(res);
     dt_record_free(a);
     dt_record_free(b);
+}
+
 /* Issue 12: an old file (its unheld control read as dispatch) against a new run of the
  * same numbers (held control, and dispatch = the same unheld data): dispatch is compared
  * with dispatch, unchanged; the new run's control has no counterpart in the old file. */

@@ -394,6 +394,5 @@ int main(int argc, char **argv) {
             }
         }
     test_known_values();
-    printf("test_oracle: %d passed, %d failed\n", g_pass, g_fail);
-    return g_fail ? 1 : 0;
+    return dt_check_summary("test_oracle");
 }

@@ -2,7 +2,10 @@
  * interpolation, summaries, median of paired ratios, the seeded bootstrap interval and
  * the verdict rule (including a noisy case that must not be called faster).
  * Run: ctest -R test_stats (no GPU needed). */
-#include "dt_results_fixture.h"
+#include "../dt_check.h"
+
+#include <math.h>
+#include <string.h>
 
 #include "stats/dt_stats.h"
 
@@ -128,5 +131,5 @@ int main(void) {
     test_bootstrap();
     test_noisy_not_faster();
     test_verdict_rule();
-    return fx_summary();
+    return dt_check_summary("test_stats");
 }

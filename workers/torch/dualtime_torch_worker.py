@@ -4,8 +4,10 @@
 Speaks docs/protocol.md (version 1): one JSON request per line on stdin, exactly one
 JSON response per line on stdout, free text on stderr. Tensors live in the case's
 shared-memory arena (/dev/shm/<name>); every buffer is a strided view of that arena
-(CPU) or of one device mirror with identical offsets (CUDA). What each op calls and
-its output policy: docs/torch-worker.md.
+(CPU) or of one device mirror with identical offsets (CUDA). The op table (names,
+buffer roles, dtypes) is not copied here: it arrives in hello's "ops" (built from
+src/plan/dt_ops.c; `dualtime list --json` prints the same array). What each op calls
+and its output policy: docs/torch-worker.md.
 
 Run: python3 dualtime_torch_worker.py --threads N    (--threads N are the last args)
 Needs only the standard library and torch (1.13 or 2.x). The thread pools are set
@@ -15,6 +17,7 @@ worker still answers: hello and every other request get ok:false with an install
 import json
 import mmap
 import ctypes
+import functools
 import os
 import sys
 import time
@@ -210,27 +213,46 @@ def _softmax_out_fn():
 
 
 # --- ops ------------------------------------------------------------------------------
-# Buffer roles per op, in the registry's order (src/plan/dt_ops.c):
-#   (name, dtype, rows dim, cols dim, is_output)
+# The op table (names, buffer roles in order, dtypes, dims) is not kept here: the
+# orchestrator sends it in hello's "ops" (docs/protocol.md, "The op table"; the same array
+# `dualtime list --json` prints under "ops"). What stays here is per-op torch code:
+# _BUILDERS maps an op name to the function that binds its torch call.
 
-OPS = {
-    "add": [("a", "f32", "M", "N", False), ("b", "f32", "M", "N", False),
-            ("out", "f32", "M", "N", True)],
-    "gelu_add": [("a", "f32", "M", "N", False), ("b", "f32", "M", "N", False),
-                 ("out", "f32", "M", "N", True)],
-    "sum": [("a", "f32", "M", "N", False), ("out", "f32", "M", "1", True)],
-    "softmax": [("a", "f32", "M", "N", False), ("out", "f32", "M", "N", True)],
-    "rmsnorm": [("a", "f32", "M", "N", False), ("gamma", "f32", "1", "N", False),
-                ("out", "f32", "M", "N", True)],
-    "layernorm": [("a", "f32", "M", "N", False), ("gamma", "f32", "1", "N", False),
-                  ("beta", "f32", "1", "N", False), ("out", "f32", "M", "N", True)],
-    "residual_layernorm": [("a", "f32", "M", "N", False), ("b", "f32", "M", "N", False),
-                           ("out", "f32", "M", "N", True)],
-    "cross_entropy": [("a", "f32", "M", "N", False), ("labels", "i64", "M", "1", False),
-                      ("out", "f32", "M", "1", True)],
-    "gemm": [("a", "f32", "M", "K", False), ("b", "f32", "K", "N", False),
-             ("out", "f32", "M", "N", True)],
-}
+DIMS = ("M", "N", "K", "1")
+DTYPES = ("f32", "i64")
+
+
+def _parse_table(ops):
+    """The hello's "ops" array -> {name: {"gemm": bool, "roles": [(name, dtype, rows dim,
+    cols dim, is_output)]}}; raises WorkerError on anything malformed."""
+    if not isinstance(ops, list) or not ops:
+        raise WorkerError("hello: 'ops' must be a non-empty list of op objects")
+    table = {}
+    for o in ops:
+        if not isinstance(o, dict) or not isinstance(o.get("name"), str) or not o["name"]:
+            raise WorkerError("hello: every op must be an object with a name")
+        name, bufs = o["name"], o.get("buffers")
+        if name in table:
+            raise WorkerError("hello: op '%s' given twice" % name)
+        if not isinstance(bufs, list) or len(bufs) < 2:
+            raise WorkerError("hello: op '%s': 'buffers' must list its inputs and output" % name)
+        roles = []
+        for b in bufs:
+            ok = (isinstance(b, dict) and isinstance(b.get("name"), str) and b["name"]
+                  and b.get("dtype") in DTYPES and b.get("rows") in DIMS
+                  and b.get("cols") in DIMS and isinstance(b.get("is_output"), bool))
+            if not ok:
+                raise WorkerError("hello: op '%s': bad buffer %s" % (name, _one_line(b, 200)))
+            roles.append((b["name"], b["dtype"], b["rows"], b["cols"], b["is_output"]))
+        names = [r[0] for r in roles]
+        if len(set(names)) != len(names):
+            raise WorkerError("hello: op '%s': a buffer name is given twice" % name)
+        if [r[4] for r in roles] != [False] * (len(roles) - 1) + [True]:
+            raise WorkerError("hello: op '%s': inputs first, then the single output" % name)
+        if "a" not in names or names[-1] != "out":
+            raise WorkerError("hello: op '%s': needs an input 'a' and the output 'out'" % name)
+        table[name] = {"gemm": bool(o.get("gemm")), "roles": roles}
+    return table
 
 
 FUNCTIONAL = "functional"
@@ -251,81 +273,101 @@ def _functional(fn, target, desc):
     return call, FUNCTIONAL, desc + " [result allocated by torch; copied to the output only for checks]", publish
 
 
-def _build_call(op, t, v1, m, n, dev):
-    """The op's callable (no arguments) over the bound views, its output policy and a
-    description of the torch calls. t: 2-D views by name; v1: 1-D views (vectors and
-    M x 1 buffers). Extra preallocated tensors live on device dev."""
-    import functools
-    a, out = t["a"], t["out"]
-    if op == "add":
-        return (functools.partial(torch.add, a, t["b"], out=out), "out=",
-                "torch.add(a, b, out=out)")
-    if op == "gelu_add":
-        b = t["b"]
-        tmp = torch.empty((m, n), dtype=torch.float32, device=dev)
-        add = torch.add
-        if _has_gelu_out():
-            gelu = torch._C._nn.gelu
+# Each builder: (t: 2-D views by name, v1: 1-D views of vectors and M x 1 buffers, m, n,
+# dev: the device of extra preallocated tensors) -> (callable, output policy, description
+# [, publish]).
 
-            def call():
-                add(a, b, out=tmp)
-                gelu(tmp, out=out)
-            return (call, "out=",
-                    "torch.add(a, b, out=tmp); torch._C._nn.gelu(tmp, out=out) "
-                    "[exact erf GELU, tmp preallocated]")
-        gelu_f = F.gelu
+def _build_add(t, v1, m, n, dev):
+    return (functools.partial(torch.add, t["a"], t["b"], out=t["out"]), "out=",
+            "torch.add(a, b, out=out)")
 
-        def fn():
+
+def _build_gelu_add(t, v1, m, n, dev):
+    a, b, out = t["a"], t["b"], t["out"]
+    tmp = torch.empty((m, n), dtype=torch.float32, device=dev)
+    add = torch.add
+    if _has_gelu_out():
+        gelu = torch._C._nn.gelu
+
+        def call():
             add(a, b, out=tmp)
-            return gelu_f(tmp)
-        return _functional(fn, out, "torch.add(a, b, out=tmp); F.gelu(tmp) [exact erf GELU]")
-    if op == "sum":
-        return (functools.partial(torch.sum, a, 1, out=v1["out"]), "out=",
-                "torch.sum(a, dim=1, out=out)")
-    if op == "softmax":
-        best = _softmax_out_fn()
-        if best is not None:
-            fn, desc = best
-            return functools.partial(fn, a, out), "out=", desc
-        sm = torch.softmax
-        return _functional(lambda: sm(a, 1), out, "torch.softmax(a, dim=1)")
-    if op == "rmsnorm":
-        g = v1["gamma"]
-        if hasattr(F, "rms_norm"):
-            rms = F.rms_norm
-            shape = (n,)
+            gelu(tmp, out=out)
+        return (call, "out=",
+                "torch.add(a, b, out=tmp); torch._C._nn.gelu(tmp, out=out) "
+                "[exact erf GELU, tmp preallocated]")
+    gelu_f = F.gelu
 
-            return _functional(lambda: rms(a, shape, g, EPS), out,
-                               "F.rms_norm(a, (N,), gamma, eps=1e-5)")
-        rsqrt = torch.rsqrt
+    def fn():
+        add(a, b, out=tmp)
+        return gelu_f(tmp)
+    return _functional(fn, out, "torch.add(a, b, out=tmp); F.gelu(tmp) [exact erf GELU]")
 
-        return _functional(lambda: a * rsqrt(a.pow(2).mean(-1, keepdim=True) + EPS) * g, out,
-                           "a * torch.rsqrt(a.pow(2).mean(-1, keepdim=True) + 1e-5) * gamma "
-                           "[composed: no F.rms_norm before torch 2.4]")
-    if op == "layernorm":
-        g, be = v1["gamma"], v1["beta"]
-        ln = F.layer_norm
+
+def _build_sum(t, v1, m, n, dev):
+    return (functools.partial(torch.sum, t["a"], 1, out=v1["out"]), "out=",
+            "torch.sum(a, dim=1, out=out)")
+
+
+def _build_softmax(t, v1, m, n, dev):
+    a, out = t["a"], t["out"]
+    best = _softmax_out_fn()
+    if best is not None:
+        fn, desc = best
+        return functools.partial(fn, a, out), "out=", desc
+    sm = torch.softmax
+    return _functional(lambda: sm(a, 1), out, "torch.softmax(a, dim=1)")
+
+
+def _build_rmsnorm(t, v1, m, n, dev):
+    a, out, g = t["a"], t["out"], v1["gamma"]
+    if hasattr(F, "rms_norm"):
+        rms = F.rms_norm
         shape = (n,)
 
-        return _functional(lambda: ln(a, shape, g, be, EPS), out,
-                           "F.layer_norm(a, (N,), gamma, beta, 1e-5)")
-    if op == "residual_layernorm":
-        b = t["b"]
-        ln = F.layer_norm
-        shape = (n,)
+        return _functional(lambda: rms(a, shape, g, EPS), out,
+                           "F.rms_norm(a, (N,), gamma, eps=1e-5)")
+    rsqrt = torch.rsqrt
 
-        return _functional(lambda: ln(a + b, shape, None, None, EPS), out,
-                           "F.layer_norm(a + b, (N,), None, None, 1e-5)")
-    if op == "cross_entropy":
-        lab, o1 = v1["labels"], v1["out"]
-        ce = F.cross_entropy
+    return _functional(lambda: a * rsqrt(a.pow(2).mean(-1, keepdim=True) + EPS) * g, out,
+                       "a * torch.rsqrt(a.pow(2).mean(-1, keepdim=True) + 1e-5) * gamma "
+                       "[composed: no F.rms_norm before torch 2.4]")
 
-        return _functional(lambda: ce(a, lab, reduction="none"), o1,
-                           "F.cross_entropy(a, labels, reduction='none')")
-    if op == "gemm":
-        return (functools.partial(torch.mm, a, t["b"], out=out), "out=",
-                "torch.mm(a, b, out=out) [TF32 off]")
-    raise ValueError("unknown op '%s'" % op)
+
+def _build_layernorm(t, v1, m, n, dev):
+    a, out, g, be = t["a"], t["out"], v1["gamma"], v1["beta"]
+    ln = F.layer_norm
+    shape = (n,)
+
+    return _functional(lambda: ln(a, shape, g, be, EPS), out,
+                       "F.layer_norm(a, (N,), gamma, beta, 1e-5)")
+
+
+def _build_residual_layernorm(t, v1, m, n, dev):
+    a, b, out = t["a"], t["b"], t["out"]
+    ln = F.layer_norm
+    shape = (n,)
+
+    return _functional(lambda: ln(a + b, shape, None, None, EPS), out,
+                       "F.layer_norm(a + b, (N,), None, None, 1e-5)")
+
+
+def _build_cross_entropy(t, v1, m, n, dev):
+    a, lab, o1 = t["a"], v1["labels"], v1["out"]
+    ce = F.cross_entropy
+
+    return _functional(lambda: ce(a, lab, reduction="none"), o1,
+                       "F.cross_entropy(a, labels, reduction='none')")
+
+
+def _build_gemm(t, v1, m, n, dev):
+    return (functools.partial(torch.mm, t["a"], t["b"], out=t["out"]), "out=",
+            "torch.mm(a, b, out=out) [TF32 off]")
+
+
+_BUILDERS = {"add": _build_add, "gelu_add": _build_gelu_add, "sum": _build_sum,
+             "softmax": _build_softmax, "rmsnorm": _build_rmsnorm,
+             "layernorm": _build_layernorm, "residual_layernorm": _build_residual_layernorm,
+             "cross_entropy": _build_cross_entropy, "gemm": _build_gemm}
 
 
 # --- device timing (placeholder) -------------------------------------------------------
@@ -564,6 +606,7 @@ class Worker:
         self.case = None
         self.timing = DeviceTiming()
         self.cuda_ready = False  # CUDA context created (first cuda prepare)
+        self.table = None        # the op table from hello's "ops" (_parse_table)
 
     # hello ---------------------------------------------------------------------------
     def hello(self, req):
@@ -571,6 +614,12 @@ class Worker:
             raise WorkerError(STARTUP_ERROR)
         if TORCH_ERROR:
             raise WorkerError(TORCH_ERROR)
+        proto = req.get("protocol", PROTOCOL)
+        if proto != PROTOCOL:
+            raise WorkerError("the orchestrator speaks protocol %r, this worker %d"
+                              % (proto, PROTOCOL))
+        if "ops" in req:
+            self.table = _parse_table(req["ops"])
         cuda_ok = bool(torch.cuda.is_available())
         cuda = {"available": cuda_ok}
         if not cuda_ok:
@@ -610,8 +659,10 @@ class Worker:
                 env["device_count"] = torch.cuda.device_count()
             except Exception as exc:
                 env["device"] = "unknown: %s" % _one_line(exc, 200)
+        ops = {"received": len(self.table or {}),
+               "without_torch_call": [op for op in (self.table or {}) if op not in _BUILDERS]}
         return {"protocol": PROTOCOL, "worker": WORKER, "framework": "pytorch",
-                "framework_version": torch.__version__,
+                "framework_version": torch.__version__, "ops": ops,
                 "backends": {"cpu": {"available": True}, "cuda": cuda},
                 "device_timing": (self.timing.load(cuda_ok), self.timing.hello())[1],
                 "env": env}
@@ -619,14 +670,19 @@ class Worker:
     # prepare -------------------------------------------------------------------------
     def _validate(self, req):
         op = req.get("op")
-        if not isinstance(op, str) or op not in OPS:
-            raise WorkerError("unknown op %r (known: %s)" % (op, ", ".join(OPS)))
+        if self.table is None:
+            raise WorkerError("no op table: the hello request carries it as 'ops' "
+                              "(docs/protocol.md)")
+        if not isinstance(op, str) or op not in self.table:
+            raise WorkerError("unknown op %r (known: %s)" % (op, ", ".join(self.table)))
+        if op not in _BUILDERS:
+            raise WorkerError("op %s: this worker has no torch call for it" % op)
         backend = req.get("backend")
         if backend not in ("cpu", "cuda"):
             raise WorkerError("unknown backend %r (cpu or cuda)" % (backend,))
         m = _req_int(req, "m", 1)
         n = _req_int(req, "n", 1)
-        k = _req_int(req, "k", 1) if op == "gemm" else 0
+        k = _req_int(req, "k", 1) if self.table[op]["gemm"] else 0
         dims = {"M": m, "N": n, "K": k, "1": 1}
         shm = req.get("shm")
         if (not isinstance(shm, str) or not shm.startswith(SHM_PREFIX) or "/" in shm[1:]
@@ -637,7 +693,7 @@ class Worker:
         bufs = req.get("buffers")
         if not isinstance(bufs, list):
             raise WorkerError("'buffers' must be a list")
-        roles = OPS[op]
+        roles = self.table[op]["roles"]
         byname = {}
         for b in bufs:
             if not isinstance(b, dict) or not isinstance(b.get("name"), str):
@@ -729,7 +785,7 @@ class Worker:
                 elif cols == 1:
                     case.views1d[name] = st.as_strided((rows,), (stride,), eoff)
             dev = base.device
-            built = _build_call(op, case.views, case.views1d, m, n, dev)
+            built = _BUILDERS[op](case.views, case.views1d, m, n, dev)
             case.call, policy, impl = built[:3]
             case.publish = built[3] if len(built) > 3 else None
             case.sync()
