@@ -27,6 +27,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/dt_cuda_check.h"
 #include "dualtime/dt_timing.h"
 #include "timing/dt_timing_logic.h"
 
@@ -123,26 +124,12 @@ static void tm_set_error(const char *fmt, ...) {
     va_end(ap);
 }
 
-/* The check macro family: one failure path for the driver API and CUPTI, reporting
- * file:line, the call as text, the error name and string. 1 = ok, 0 = failed. */
-static int tm_check_cu(CUresult rc, const char *call, const char *file, int line) {
-    if (rc == CUDA_SUCCESS) return 1;
-    const char *name = NULL, *str = NULL;
-    if (cuGetErrorName(rc, &name) != CUDA_SUCCESS || !name) name = "unknown";
-    if (cuGetErrorString(rc, &str) != CUDA_SUCCESS || !str) str = "unknown";
-    tm_set_error("%s:%d: %s failed: %s (%d): %s", file, line, call, name, (int)rc, str);
-    return 0;
-}
-static int tm_check_cupti(CUptiResult rc, const char *call, const char *file, int line) {
-    if (rc == CUPTI_SUCCESS) return 1;
-    const char *name = NULL, *str = NULL;
-    if (cuptiGetResultString(rc, &name) != CUPTI_SUCCESS || !name) name = "unknown";
-    if (cuptiGetErrorMessage(rc, &str) != CUPTI_SUCCESS || !str) str = "unknown";
-    tm_set_error("%s:%d: %s failed: %s (%d): %s", file, line, call, name, (int)rc, str);
-    return 0;
-}
-#define TM_CU(call) tm_check_cu((call), #call, __FILE__, __LINE__)
-#define TM_CUPTI(call) tm_check_cupti((call), #call, __FILE__, __LINE__)
+/* Driver and CUPTI calls go through the one check-macro family (src/common/
+ * dt_cuda_check.h): a failure keeps "file:line: call failed: NAME (code): string" as the
+ * first error. 1 = ok, 0 = failed. */
+static void tm_error_sink(const char *line) { tm_set_error("%s", line); }
+#define TM_CU(call) DT_CUDA_OK(cu, call, tm_error_sink)
+#define TM_CUPTI(call) DT_CUDA_OK(cupti, call, tm_error_sink)
 
 /* ---- CUPTI activity buffers ------------------------------------------------------ */
 
@@ -289,7 +276,8 @@ static int tm_wait_event(CUevent ev, uint32_t timeout_ms, int *timed_out) {
     for (;;) {
         CUresult rc = cuEventQuery(ev);
         if (rc == CUDA_SUCCESS) return 1;
-        if (rc != CUDA_ERROR_NOT_READY) return TM_CU(rc);
+        if (rc != CUDA_ERROR_NOT_READY)
+            return dt_cu_ok(rc, "cuEventQuery(ev)", __FILE__, __LINE__, tm_error_sink);
         uint64_t waited = tm_now_ns() - t0;
         if (waited > (uint64_t)timeout_ms * 1000000ull) {
             *timed_out = 1;
@@ -310,7 +298,8 @@ static int tm_calibrate(dt_tl_calib *out) {
     uint64_t h0 = tm_now_ns();
     CUptiResult rc = cuptiGetTimestamp(&cupti);
     uint64_t h1 = tm_now_ns();
-    if (!TM_CUPTI(rc)) return 0;
+    if (!dt_cupti_ok(rc, "cuptiGetTimestamp(&cupti)", __FILE__, __LINE__, tm_error_sink))
+        return 0;
     char e[256];
     if (!dt_tl_calib_bracket(h0, cupti, h1, out, e, sizeof e)) {
         tm_set_error("%s", e);

@@ -55,6 +55,7 @@ int main(int argc, char **argv) {
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/dt_cuda_check.h"
 #include "dualtime/dt_timing.h"
 
 static int g_run, g_failed;
@@ -74,28 +75,10 @@ static int g_run, g_failed;
         fflush(stdout);                                                                  \
     } while (0)
 
-/* Setup calls of the test itself: a failure here aborts the test (exit 1). */
-#define CK(call)                                                                         \
-    do {                                                                                 \
-        CUresult rc_ = (call);                                                           \
-        if (rc_ != CUDA_SUCCESS) {                                                       \
-            const char *n_ = NULL, *s_ = NULL;                                           \
-            cuGetErrorName(rc_, &n_);                                                    \
-            cuGetErrorString(rc_, &s_);                                                  \
-            fprintf(stderr, "%s:%d: %s failed: %s: %s\n", __FILE__, __LINE__, #call,     \
-                    n_ ? n_ : "unknown", s_ ? s_ : "unknown");                           \
-            exit(1);                                                                     \
-        }                                                                                \
-    } while (0)
-#define NV(call)                                                                         \
-    do {                                                                                 \
-        nvrtcResult rc_ = (call);                                                        \
-        if (rc_ != NVRTC_SUCCESS) {                                                      \
-            fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call,         \
-                    nvrtcGetErrorString(rc_));                                           \
-            exit(1);                                                                     \
-        }                                                                                \
-    } while (0)
+/* Setup calls of the test itself: a failure here aborts the test (exit 1) with the one
+ * check family's line (src/common/dt_cuda_check.h). */
+#define CK(call) DT_CUDA_OR_EXIT(cu, call)
+#define NV(call) DT_CUDA_OR_EXIT(nvrtc, call)
 
 static const char *k_source =
     "extern \"C\" __global__ void dt_inc(float *x, int n) {\n"

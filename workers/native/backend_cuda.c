@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend_cuda_check.h"
+#include "../../src/common/dt_cuda_check.h"
 #include "dualtime/dt_timing.h"
 #include "backend_cuda_plan.h"
 #include "dt_backend.h"
@@ -77,23 +77,25 @@ static void note_sticky(CUresult r, const char *what) {
     case CUDA_ERROR_HARDWARE_STACK_ERROR:
     case CUDA_ERROR_ASSERT:
     case CUDA_ERROR_LAUNCH_TIMEOUT: {
-        const char *name = NULL;
-        if (cuGetErrorName(r, &name) != CUDA_SUCCESS || !name) name = "unknown";
+        const char *name = NULL, *str = NULL;
+        dt_cuda_describe_cu(r, &name, &str);
         g_cuda.context_lost = 1;
-        snprintf(g_cuda.lost_reason, sizeof g_cuda.lost_reason, "%s in %s", name, what);
+        snprintf(g_cuda.lost_reason, sizeof g_cuda.lost_reason, "%s in %s",
+                 name ? name : "unknown", what);
         break;
     }
     default: break;
     }
 }
 
-/* Like DT_CU_GOTO, but also records sticky errors and appends a hint. */
+/* Like DT_CUDA_GOTO(cu, ...), but also records sticky errors and appends a hint. */
 #define CU_RUN(call, err, st, label, what)                                            \
     do {                                                                              \
         CUresult r__ = (call);                                                        \
-        if (r__ != CUDA_SUCCESS) {                                                    \
+        char t__[DT_CUDA_CHECK_TEXT_LEN];                                             \
+        if (!dt_cu_check(r__, #call, __FILE__, __LINE__, t__, sizeof t__)) {          \
             note_sticky(r__, (what));                                                 \
-            (st) = dt_cu_fail((err), r__, #call, __FILE__, __LINE__);                 \
+            (st) = dt_fail((err), DT_EDEVICE, "%s", t__);                             \
             if (g_cuda.context_lost) {                                                \
                 size_t l__ = strlen((err)->msg);                                      \
                 snprintf((err)->msg + l__, sizeof (err)->msg - l__,                   \
@@ -108,21 +110,21 @@ static dt_status cuda_init(dt_err *err) {
         return dt_fail(err, DT_EDEVICE,
                        "CUDA context unusable after %s; restart the worker", g_cuda.lost_reason);
     if (g_cuda.ready) {
-        DT_CU_TRY(cuCtxSetCurrent(g_cuda.ctx), err);
+        DT_CUDA_TRY(cu, cuCtxSetCurrent(g_cuda.ctx), err);
         return DT_OK;
     }
     int ordinal = 0;
     const char *env = getenv("DUALTIME_CUDA_DEVICE");
     if (env && *env) ordinal = atoi(env);
-    DT_CU_TRY(cuInit(0), err);
-    DT_CU_TRY(cuDeviceGet(&g_cuda.dev, ordinal), err);
-    DT_CU_TRY(cuDevicePrimaryCtxRetain(&g_cuda.ctx, g_cuda.dev), err);
-    DT_CU_TRY(cuCtxSetCurrent(g_cuda.ctx), err);
-    DT_CU_TRY(cuDeviceGetAttribute(&g_cuda.sm_count, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+    DT_CUDA_TRY(cu, cuInit(0), err);
+    DT_CUDA_TRY(cu, cuDeviceGet(&g_cuda.dev, ordinal), err);
+    DT_CUDA_TRY(cu, cuDevicePrimaryCtxRetain(&g_cuda.ctx, g_cuda.dev), err);
+    DT_CUDA_TRY(cu, cuCtxSetCurrent(g_cuda.ctx), err);
+    DT_CUDA_TRY(cu, cuDeviceGetAttribute(&g_cuda.sm_count, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
                                    g_cuda.dev), err);
-    DT_CU_TRY(cuDeviceGetAttribute(&g_cuda.cc_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+    DT_CUDA_TRY(cu, cuDeviceGetAttribute(&g_cuda.cc_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
                                    g_cuda.dev), err);
-    DT_CU_TRY(cuDeviceGetAttribute(&g_cuda.cc_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+    DT_CUDA_TRY(cu, cuDeviceGetAttribute(&g_cuda.cc_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
                                    g_cuda.dev), err);
     const char *arch = getenv("DUALTIME_CUDA_ARCH"); /* e.g. compute_90 for PTX */
     if (arch && *arch)
@@ -134,20 +136,9 @@ static dt_status cuda_init(dt_err *err) {
 }
 
 static int cuda_available(char *reason, size_t reason_len) {
-    CUresult r = cuInit(0);
-    const char *name = NULL;
-    if (r != CUDA_SUCCESS) {
-        if (cuGetErrorName(r, &name) != CUDA_SUCCESS || !name) name = "unknown";
-        snprintf(reason, reason_len, "cuInit failed: %s (%d)", name, (int)r);
-        return 0;
-    }
+    if (!DT_CUDA_CHECK(cu, cuInit(0), reason, reason_len)) return 0;
     int count = 0;
-    r = cuDeviceGetCount(&count);
-    if (r != CUDA_SUCCESS) {
-        if (cuGetErrorName(r, &name) != CUDA_SUCCESS || !name) name = "unknown";
-        snprintf(reason, reason_len, "cuDeviceGetCount failed: %s (%d)", name, (int)r);
-        return 0;
-    }
+    if (!DT_CUDA_CHECK(cu, cuDeviceGetCount(&count), reason, reason_len)) return 0;
     if (count < 1) {
         snprintf(reason, reason_len, "no CUDA device");
         return 0;
@@ -465,13 +456,12 @@ static dt_status cuda_device(void *state, int probe, int64_t reps, int64_t capac
         CUresult r = cuLaunchKernel(s->fn, p->grid[0], p->grid[1], p->grid[2], p->block[0],
                                     p->block[1], p->block[2], p->shared_bytes, s->stream,
                                     s->params, NULL);
-        if (r != CUDA_SUCCESS) {
+        char t[DT_CUDA_CHECK_TEXT_LEN];
+        if (!dt_cu_check(r, "cuLaunchKernel", __FILE__, __LINE__, t, sizeof t)) {
             dt_timing_result junk;
             dt_timing_end(&junk); /* closes the region; its error is secondary */
-            const char *name = NULL;
-            cuGetErrorName(r, &name);
-            return dt_fail(err, DT_EDEVICE, "cuLaunchKernel(%s) in a timing region: %s",
-                           p->kernel_name, name ? name : "unknown");
+            return dt_fail(err, DT_EDEVICE, "%s (kernel %s, in a timing region)", t,
+                           p->kernel_name);
         }
     }
     if (!dt_timing_end(res))
