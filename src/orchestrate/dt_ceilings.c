@@ -6,6 +6,11 @@
 
 static const char *const k_required[] = {"copy_gbps", "copy_bytes", "launch_sync_floor_us",
                                          "launch_queue_floor_us"};
+/* Optional: older results.json files and other workers lack them. The held floors are
+ * event intervals of held windows (docs/protocol.md, "ceilings"). */
+static const char *const k_optional[] = {"launch_sync_touch_floor_us", "held_launch_floor_us",
+                                         "held_launch_batch_floor_us", "held_touch_floor_us",
+                                         "held_touch_batch_floor_us"};
 
 /* c[key] must be a positive finite number; absent is fine unless required. */
 static dt_status check_positive(const json_t *c, const char *key, int required, dt_err *err) {
@@ -25,8 +30,8 @@ dt_status dt_ceilings_check(const json_t *c, dt_err *err) {
     if (!json_is_object(c)) return dt_fail(err, DT_EINVAL, "ceilings: not an object");
     for (size_t i = 0; i < sizeof k_required / sizeof k_required[0]; i++)
         if (check_positive(c, k_required[i], 1, err) != DT_OK) return DT_EINVAL;
-    /* optional: older results.json files and other workers lack it */
-    if (check_positive(c, "launch_sync_touch_floor_us", 0, err) != DT_OK) return DT_EINVAL;
+    for (size_t i = 0; i < sizeof k_optional / sizeof k_optional[0]; i++)
+        if (check_positive(c, k_optional[i], 0, err) != DT_OK) return DT_EINVAL;
     const json_t *m = json_object_get(c, "method");
     if (m && !json_is_string(m)) return dt_fail(err, DT_EINVAL, "ceilings: 'method' is not a string");
     return DT_OK;

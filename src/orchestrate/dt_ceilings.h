@@ -19,7 +19,10 @@
  * copy_gbps, copy_bytes, launch_sync_floor_us and launch_queue_floor_us are positive
  * finite numbers; launch_sync_touch_floor_us (optional: older results.json files and
  * other workers lack it; the host time of one synchronized call that reads and writes
- * 512 bytes) is, when present, a positive finite number too; method (if present) a
+ * 512 bytes) and the held floors held_launch_floor_us, held_launch_batch_floor_us,
+ * held_touch_floor_us, held_touch_batch_floor_us (optional likewise: event intervals of
+ * held windows around one / per call of a batch of the empty and the touch kernel) are,
+ * when present, positive finite numbers too; method (if present) a
  * string; "backend" is added when the worker did not name it. Fails with DT_EWORKER
  * (ok:false, e.g. a worker that does not offer ceilings; the worker stays usable unless
  * the transport failed, see dt_worker.h) or DT_EINVAL (a malformed answer, the message
