@@ -189,15 +189,15 @@ int dt_timing_set_persistent(int on);
  * begin_control/begin_probe, which must be on the same stream, is held. Prepares the
  * flag for the current context (once: mapped pinned memory, and the wait method: a
  * trial cuStreamWaitValue32 on a scratch stream, the spin kernel if refused) and starts
- * the watchdog thread. Refused (0, last_error) inside an open region, when a hold is
- * already asked for ("nested hold"), or when the device cannot map host memory. A begin
- * that fails drops the hold. 1/0. */
+ * the watchdog thread. Refused (0, last_error) when a hold is already asked for ("nested
+ * hold"), when the device cannot map host memory, and inside an open region (which then
+ * fails too, like a nested begin). A begin that fails drops the hold. 1/0. */
 int dt_timing_hold(void *stream);
 /* Releases the open region's hold now, before end ("early": the window then includes
  * the host's queueing after this call, result.held = 0). end() releases by itself right
  * after queuing the end event: call this only to unblock the stream early. Refused (0)
- * without a held region ("release without hold") and after the watchdog released it
- * (the timeout reason). 1/0. */
+ * without a held region ("release without hold"; an open unheld region then fails) and
+ * after the watchdog released it (the timeout reason). 1/0. */
 int dt_timing_release(void);
 /* Outside a region only; 0 keeps (or restores) the default. timeout_ms: the watchdog's
  * timeout (default 1000, at most 600000); method: a dt_timing_hold_method (0 = automatic:

@@ -1019,8 +1019,9 @@ TM_EXPORT int dt_timing_end(dt_timing_result *result) {
 
 TM_EXPORT int dt_timing_hold(void *stream) {
     if (g_tm.active) {
-        tm_set_error("hold inside an open region: hold comes before begin (the open region "
-                     "is unaffected)");
+        /* Like a nested begin: refused, and the open region fails too. */
+        tm_set_error("hold inside an open region: hold comes before begin; the open region "
+                     "fails");
         return 0;
     }
     g_tm.err[0] = '\0';
