@@ -525,11 +525,15 @@ static const char tm_warm_ptx[] =
  * kernel launch after CUPTI attaches blocks the launching thread ~2.6 ms, whatever the
  * kernel; inside the region that would inflate the probe's stream interval. So begin
  * launches one empty kernel (not collected: collecting is still 0) and waits for it.
- * Its record is NOT flushed here: a forced flush hands CUPTI's current activity buffer
- * back, so the region's first launch had to set up a new one inside the window (the
- * 345-620 us that every probe single call read on the H200, issue 12); the record
- * stays in the buffer and is discarded at end's flush (its correlation id lies below
- * the region's floor). The module stays loaded in the context (no CUPTI state). */
+ * The force-flush comes BEFORE that launch, never after it: a forced flush hands CUPTI's
+ * current activity buffer back, and when it ended the warm-up (as it did) the region's
+ * first launch had to set up a new buffer inside the window (the 345-620 us that every
+ * probe single call read on the H200, issue 12). Flushing first still delivers the
+ * records of untimed work before the region (persistent mode: many, which would
+ * otherwise be processed under g_tm.mu while the region launches), and the warm-up then
+ * pays the new buffer; its own record stays there and is discarded at end's flush (its
+ * correlation id lies below the region's floor). The module stays loaded in the
+ * context (no CUPTI state). */
 static int tm_warm_up(void) {
     if (g_tm.warm_ctx != g_tm.ctx) {
         g_tm.warm_fn = NULL;
@@ -539,7 +543,8 @@ static int tm_warm_up(void) {
             return 0;
         g_tm.warm_ctx = g_tm.ctx;
     }
-    return TM_CU(cuLaunchKernel(g_tm.warm_fn, 1, 1, 1, 1, 1, 1, 0, g_tm.stream, NULL, NULL)) &&
+    return TM_CUPTI(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED)) &&
+           TM_CU(cuLaunchKernel(g_tm.warm_fn, 1, 1, 1, 1, 1, 1, 0, g_tm.stream, NULL, NULL)) &&
            TM_CU(cuStreamSynchronize(g_tm.stream));
 }
 
