@@ -275,6 +275,12 @@ static void test_hello(child *c) {
     CHECK(json_integer_value(json_object_get(json_object_get(o, "env"), "threads")) == 2,
           "env.threads != 2 with --threads 2");
     CHECK(strcmp(json_string_value(json_object_get(o, "worker")), "native") == 0, "worker name");
+    /* held windows need eager module loading: the worker asks for it unless told */
+    const char *ml = json_string_value(json_object_get(json_object_get(o, "env"),
+                                                       "cuda_module_loading"));
+    const char *mine = getenv("CUDA_MODULE_LOADING");
+    CHECK(ml && strcmp(ml, mine ? mine : "EAGER") == 0, "env.cuda_module_loading = %s",
+          ml ? ml : "(missing)");
     json_decref(o);
 }
 

@@ -277,6 +277,10 @@ static void do_hello(worker *w) {
         emit_error("internal: cannot build hello");
         return;
     }
+    /* how the driver loads modules (EAGER unless the caller set it: held windows) */
+    const char *loading = getenv("CUDA_MODULE_LOADING");
+    json_object_set_new(json_object_get(o, "env"), "cuda_module_loading",
+                        json_string(loading ? loading : "unset"));
     emit(o);
 }
 
