@@ -66,7 +66,8 @@
 extern "C" {
 #endif
 
-#define DT_TIMING_ABI_VERSION 2u /* 2: held windows (hold, release, configure_hold, result.held...) */
+/* 2: held windows (hold, release, configure_hold, result.held .. hold_queue_ns) */
+#define DT_TIMING_ABI_VERSION 2u
 
 enum dt_timing_scope { DT_TIMING_CONTROL = 0, DT_TIMING_PROBE = 1 };
 /* CUPTI activity kind of a probe. */

@@ -9,10 +9,10 @@
  * record (its time is its start), a 32-bit wait (polls the host word until
  * (int32_t)(*addr - v) >= 0, as CU_STREAM_WAIT_VALUE_GEQ; the stream is free from when it
  * saw it), a kernel (takes fake_cuda_kernel_ns of virtual time), and the helper's spin
- * kernel "dt_timing_hold_spin" (polls its flag like the wait, with its backstop). Synchronizing calls (cuStreamSynchronize,
- * cuCtxSynchronize, the helper's waits) block the host until the queues drain: a sync
- * inside a hold blocks until something writes the flag, exactly the deadlock the
- * watchdog exists for. Device pointers of mapped host memory are the host pointers.
+ * kernel "dt_timing_hold_spin" (polls its flag like the wait, with its backstop).
+ * Synchronizing calls (cuStreamSynchronize, cuCtxSynchronize, the helper's waits) block
+ * the host until the queues drain: a sync inside a hold blocks until something writes
+ * the flag, exactly the deadlock the watchdog exists for. Device pointers of mapped host memory are the host pointers.
  * Knobs (fake_cuda.h): no context, no host mapping, refuse stream memory operations.
  * CUPTI calls all fail (CUPTI_ERROR_NOT_INITIALIZED): probes cannot begin here. */
 #define _GNU_SOURCE

@@ -123,14 +123,14 @@ static dt_status cuda_init(dt_err *err) {
     DT_CUDA_TRY(cu, cuDeviceGet(&g_cuda.dev, ordinal), err);
     DT_CUDA_TRY(cu, cuDevicePrimaryCtxRetain(&g_cuda.ctx, g_cuda.dev), err);
     DT_CUDA_TRY(cu, cuCtxSetCurrent(g_cuda.ctx), err);
-    DT_CUDA_TRY(cu,
-                cuDeviceGetAttribute(&g_cuda.sm_count, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, g_cuda.dev),
+    DT_CUDA_TRY(cu, cuDeviceGetAttribute(&g_cuda.sm_count,
+                                         CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, g_cuda.dev),
                 err);
-    DT_CUDA_TRY(cu,
-                cuDeviceGetAttribute(&g_cuda.cc_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, g_cuda.dev),
+    DT_CUDA_TRY(cu, cuDeviceGetAttribute(&g_cuda.cc_major,
+                                         CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, g_cuda.dev),
                 err);
-    DT_CUDA_TRY(cu,
-                cuDeviceGetAttribute(&g_cuda.cc_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, g_cuda.dev),
+    DT_CUDA_TRY(cu, cuDeviceGetAttribute(&g_cuda.cc_minor,
+                                         CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, g_cuda.dev),
                 err);
     const char *arch = getenv("DUALTIME_CUDA_ARCH"); /* e.g. compute_90 for PTX */
     if (arch && *arch)
@@ -703,8 +703,8 @@ static dt_status cuda_ceilings(dt_ceilings *out, dt_err *err) {
                  "; held floors: event interval of a held window (dt_timing_hold, %s) "
                  "around 1 launch and per launch of %d, of dt_empty and dt_touch, median of "
                  "%d after %d",
-                 dt_timing_hold_method_name(g_cuda.hold_method), CEIL_HELD_BATCH, CEIL_HELD_REPS,
-                 CEIL_HELD_WARMUP);
+                 dt_timing_hold_method_name(g_cuda.hold_method), CEIL_HELD_BATCH,
+                 CEIL_HELD_REPS, CEIL_HELD_WARMUP);
     else
         snprintf(held_note, sizeof held_note, "; held floors unavailable: %.300s", herr.msg);
     snprintf(out->method, sizeof out->method,
