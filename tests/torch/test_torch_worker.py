@@ -383,6 +383,12 @@ def error_paths(w, backends):
         r = w.ask({"cmd": "device", "scope": "control", "reps": 1, "capacity": 16})
         check(not r["ok"] and "device timing not available" in r.get("error", ""),
               "device refused without device timing: %r" % r)
+        r = w.ask({"cmd": "device", "scope": "control", "reps": 1, "hold": "yes"})
+        check(not r["ok"] and "'hold' must be true or false" in r.get("error", ""),
+              "device with a non-boolean hold refused: %r" % r)
+        r = w.ask({"cmd": "device", "scope": "control", "reps": 1, "hold": True})
+        check(not r["ok"] and "device timing not available" in r.get("error", ""),
+              "held device refused without device timing: %r" % r)
         r = w.ask({"cmd": "run", "reps": 3})
         check(r["ok"] and r["host_ns"] > 0, "run still works after errors")
         check(w.ask({"cmd": "release"})["ok"], "release")
@@ -583,9 +589,6 @@ def main():
     backends = ["cpu"] + (["cuda"] if cuda["available"] else [])
     error_paths(w, backends)
     print("ok   error paths", flush=True)
-    if "cuda" in backends:
-        r = w.ask({"cmd": "device", "scope": "control", "reps": 1, "hold": "yes"})
-        check(not r["ok"], "device with a non-boolean hold must fail: %r" % r)
     seed = 100
     for backend in backends:
         for op in OPS:
