@@ -533,10 +533,12 @@ static double device_per_call_us(child *c, const char *scope, int reps, int hold
                                  const char *what) {
     double v[64];
     char req[256];
+    /* probes: the serialized kind, the one the probe worker below was started with */
     snprintf(req, sizeof req,
              "{\"cmd\":\"device\",\"scope\":\"%s\",\"reps\":%d,\"capacity\":%d,\"hold\":%s,"
-             "\"prime\":1}",
-             scope, reps, 16 * reps + 64, hold ? "true" : "false");
+             "\"prime\":1%s}",
+             scope, reps, 16 * reps + 64, hold ? "true" : "false",
+             strcmp(scope, "probe") == 0 ? ",\"probe_kind\":\"serialized\"" : "");
     for (int s = 0; s < samples && s < 64; s++) {
         json_t *o = ask(c, req);
         json_t *r = json_object_get(o, "result");
