@@ -219,7 +219,7 @@ static struct {
     double unheld_batch, held_batch, unheld_single, held_single, spin_batch, spin_single;
     double sync_fail_ms, watchdog_ms;
     double ctl_large_batch, ctl_large_single, probe_large_batch[2], probe_large_single[2];
-    double unheld_probe_single[2], unheld_ctl_single;
+    double unheld_probe_single[2], unheld_ctl_single, old_flush_probe_single[2];
     uint32_t method;
 } g_held;
 
@@ -319,6 +319,27 @@ static void held_control_section(CUdeviceptr small, int n_small, int samples) {
            dt_timing_last_error());
 }
 
+/* Unheld single probe regions of one large increment, each after a prime launch. */
+static int unheld_probe_singles(CUdeviceptr large, int n_large, int samples, int kind,
+                                double *us) {
+    int failed = 0;
+    for (int s = 0; s < samples; s++) {
+        dt_timing_result r;
+        launch_inc(g_s1, large, n_large);
+        CK(cuStreamSynchronize(g_s1));
+        us[s] = NAN;
+        if (dt_timing_begin_probe(g_s1, 8, (uint32_t)kind)) {
+            launch_inc(g_s1, large, n_large);
+            if (dt_timing_end(&r) && r.kernel_count == 1) us[s] = r.stream_ns / 1e3;
+        }
+        if (isnan(us[s])) {
+            printf("      unheld probe single failed: %s\n", dt_timing_last_error());
+            failed++;
+        }
+    }
+    return failed;
+}
+
 /* Section 8: held probe vs held control for the large kernel, the probe in persistent
  * mode as the orchestrator's probe workers run it (a prime launch before every region,
  * so that per-module first-launch costs are paid outside), both kinds; and the unheld
@@ -342,21 +363,13 @@ static void held_probe_section(CUdeviceptr large, int n_large, int samples) {
         g_held.probe_large_batch[kind] = median(tmp, samples);
         f += held_samples(large, n_large, 1, samples, kind, 0, tmp);
         g_held.probe_large_single[kind] = median(tmp, samples);
-        for (int s = 0; s < samples; s++) { /* unheld single, primed */
-            dt_timing_result r;
-            launch_inc(g_s1, large, n_large);
-            CK(cuStreamSynchronize(g_s1));
-            tmp[s] = NAN;
-            if (dt_timing_begin_probe(g_s1, 8, (uint32_t)kind)) {
-                launch_inc(g_s1, large, n_large);
-                if (dt_timing_end(&r) && r.kernel_count == 1) tmp[s] = r.stream_ns / 1e3;
-            }
-            if (isnan(tmp[s])) {
-                printf("      unheld probe single failed: %s\n", dt_timing_last_error());
-                f++;
-            }
-        }
+        f += unheld_probe_singles(large, n_large, samples, kind, tmp);
         g_held.unheld_probe_single[kind] = median(tmp, samples);
+        /* the old order (force-flush after the warm-up), for the diagnosis */
+        setenv("DUALTIME_TIMING_FLUSH_AFTER_WARMUP", "1", 1);
+        f += unheld_probe_singles(large, n_large, samples, kind, tmp);
+        unsetenv("DUALTIME_TIMING_FLUSH_AFTER_WARMUP");
+        g_held.old_flush_probe_single[kind] = median(tmp, samples);
         EXPECT(dt_timing_set_persistent(DT_TIMING_PERSISTENT_OFF), "persistent off");
     }
     double rb0 = g_held.probe_large_batch[0] / g_held.ctl_large_batch;
@@ -816,6 +829,12 @@ int dt_timing_gpu_test(void) {
            g_held.probe_large_single[1], g_held.probe_large_single[1] / g_held.ctl_large_single,
            g_held.unheld_ctl_single, g_held.unheld_probe_single[0],
            g_held.unheld_probe_single[1]);
+    printf("\nUnheld single probe (persistent mode, us): flush before the warm-up (now) "
+           "concurrent %.3f, serialized %.3f; flush after it (the old order) concurrent %.3f, "
+           "serialized %.3f; unheld control %.3f.\n",
+           g_held.unheld_probe_single[0], g_held.unheld_probe_single[1],
+           g_held.old_flush_probe_single[0], g_held.old_flush_probe_single[1],
+           g_held.unheld_ctl_single);
     printf("\nPlanted cuCtxSynchronize inside a 200 ms hold returned after %.1f ms; an "
            "unreleased, unended hold let its stream run after %.1f ms.\n",
            g_held.sync_fail_ms, g_held.watchdog_ms);
