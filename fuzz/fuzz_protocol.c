@@ -58,10 +58,11 @@ static void one_line(const char *line, size_t len, int cuda_ok) {
             abort();
         }
     } else if (strcmp(cmd, "device") == 0) {
-        int probe;
+        int probe, hold;
         int64_t reps, cap;
-        if (dt_req_parse_device(req, &probe, &reps, &cap, &err) == DT_OK) {
-            if (probe < 0 || probe > 2 || reps < 1 || cap < 0 || cap > DT_REQ_MAX_CAPACITY)
+        if (dt_req_parse_device(req, &probe, &reps, &cap, &hold, &err) == DT_OK) {
+            if (probe < 0 || probe > 2 || reps < 1 || cap < 0 || cap > DT_REQ_MAX_CAPACITY ||
+                (hold != 0 && hold != 1))
                 abort();
         } else if (!err.msg[0]) {
             abort();

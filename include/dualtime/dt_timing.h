@@ -39,6 +39,20 @@
  * begin tears CUPTI down and attaches it again. Control regions are refused while the
  * mode is on (CUPTI would perturb them).
  *
+ * Held windows (ABI 2): dt_timing_hold(stream) before begin makes the region held: right
+ * before its begin event (after the probe's warm-up and calibration) the stream is made
+ * to wait on a host-written flag in mapped pinned memory (cuStreamWaitValue32, or a spin
+ * kernel where stream memory operations are refused), so the begin event, the caller's
+ * calls and the end event queue while the GPU waits; end() queues the end event and only
+ * then releases the flag, so the event pair holds the GPU's work and not the host's
+ * launch rate. A watchdog thread releases a hold after its timeout (default 1000 ms,
+ * dt_timing_configure_hold): a call that synchronizes on the host inside the hold (lazy
+ * module loading on a kernel's first launch, an allocator freeing memory, a device
+ * synchronize) then returns, and the region fails closed ("hold timed out after N ms:
+ * the calls synchronized on the host inside the hold ..."), never hangs. Warm every
+ * kernel of the calls (and load modules eagerly) before holding. Unheld regions are
+ * unchanged (the "dispatch" scope: what the GPU sees as the caller feeds it).
+ *
  * Units: nanoseconds. Thread-safety: one region at a time per process; the functions
  * must be called from one thread (launches may come from any thread). Ownership:
  * records live in the helper until the next begin; copy them out with
@@ -52,7 +66,8 @@
 extern "C" {
 #endif
 
-#define DT_TIMING_ABI_VERSION 1u
+/* 2: held windows (hold, release, configure_hold, result.held .. hold_queue_ns) */
+#define DT_TIMING_ABI_VERSION 2u
 
 enum dt_timing_scope { DT_TIMING_CONTROL = 0, DT_TIMING_PROBE = 1 };
 /* CUPTI activity kind of a probe. */
@@ -75,6 +90,22 @@ enum dt_timing_clock_source {
                                      converted by subtracting clock_offset_ns */
 };
 
+/* How a held region's stream waits for the flag (dt_timing_configure_hold, result). */
+enum dt_timing_hold_method {
+    DT_TIMING_HOLD_NONE = 0,       /* result: not held; configure: automatic choice */
+    DT_TIMING_HOLD_WAIT_VALUE = 1, /* cuStreamWaitValue32 (GEQ) on mapped pinned memory */
+    DT_TIMING_HOLD_SPIN_KERNEL = 2 /* a one-thread kernel polling the flag (fallback where
+                                      stream memory operations are refused) */
+};
+
+/* The protocol's name of a dt_timing_hold_method ("none", "wait_value", "spin_kernel").
+ * Header-only (no symbol of the ABI). */
+static inline const char *dt_timing_hold_method_name(uint32_t method) {
+    return method == DT_TIMING_HOLD_WAIT_VALUE    ? "wait_value"
+           : method == DT_TIMING_HOLD_SPIN_KERNEL ? "spin_kernel"
+                                                  : "none";
+}
+
 /* One kernel execution seen by the probe. */
 typedef struct dt_timing_kernel {
     char name[256];          /* kernel name as CUPTI reports it (C++ names stay mangled),
@@ -88,7 +119,8 @@ typedef struct dt_timing_kernel {
     uint32_t pad_;           /* zero */
 } dt_timing_kernel;
 
-/* Result of one region. On failure every field is zero except abi_version and scope. */
+/* Result of one region. On failure every field is zero except abi_version and scope.
+ * ABI 2 appended held .. hold_queue_ns (ABI 1 ended at region_stream_id, pad_). */
 typedef struct dt_timing_result {
     uint32_t abi_version;      /* DT_TIMING_ABI_VERSION */
     uint32_t scope;            /* dt_timing_scope */
@@ -114,7 +146,14 @@ typedef struct dt_timing_result {
     uint64_t other_stream_kernels; /* probe: records whose stream_id != region_stream_id */
     uint32_t region_stream_id; /* probe: CUPTI stream id of the region's stream;
                                   UINT32_MAX if CUPTI could not tell */
-    uint32_t pad_;             /* zero */
+    uint32_t held;             /* 1: the region was held and end released it after
+                                  queuing the end event (the window holds only the GPU's
+                                  work); 0: unheld, or released early (dt_timing_release) */
+    uint32_t hold_method;      /* dt_timing_hold_method of a held region, else 0 */
+    uint32_t hold_timeout_ms;  /* the watchdog's timeout of a held region, else 0 */
+    uint32_t pad_;             /* zero (144 bytes in all, naturally aligned) */
+    uint64_t hold_queue_ns;    /* held: host time from the stream's wait being queued to
+                                  its release (what the host took to queue the calls) */
 } dt_timing_result;
 
 uint32_t dt_timing_abi_version(void);
@@ -145,6 +184,27 @@ int dt_timing_configure(uint64_t activity_buffer_bytes, uint32_t max_activity_bu
  * 1/0; on failure CUPTI is left detached, the mode as requested (the next probe begin
  * attaches again) and last_error says why. */
 int dt_timing_set_persistent(int on);
+
+/* Held windows (ABI 2; see the top of this header and docs/device-timing.md).
+ * dt_timing_hold: outside a region only, with the caller's context current: the next
+ * begin_control/begin_probe, which must be on the same stream, is held. Prepares the
+ * flag for the current context (once: mapped pinned memory, and the wait method: a
+ * trial cuStreamWaitValue32 on a scratch stream, the spin kernel if refused) and starts
+ * the watchdog thread. Refused (0, last_error) when a hold is already asked for ("nested
+ * hold"), when the device cannot map host memory, and inside an open region (which then
+ * fails too, like a nested begin). A begin that fails drops the hold. 1/0. */
+int dt_timing_hold(void *stream);
+/* Releases the open region's hold now, before end ("early": the window then includes
+ * the host's queueing after this call, result.held = 0). end() releases by itself right
+ * after queuing the end event: call this only to unblock the stream early. Refused (0)
+ * without a held region ("release without hold"; an open unheld region then fails) and
+ * after the watchdog released it (the timeout reason). 1/0. */
+int dt_timing_release(void);
+/* Outside a region only; 0 keeps (or restores) the default. timeout_ms: the watchdog's
+ * timeout (default 1000, at most 600000); method: a dt_timing_hold_method (0 = automatic:
+ * wait value where the device takes it, else the spin kernel; 1, 2 force one; a forced
+ * wait value the device refuses makes hold fail). Takes effect at the next hold. 1/0. */
+int dt_timing_configure_hold(uint32_t timeout_ms, uint32_t method);
 
 #ifdef __cplusplus
 }

@@ -395,7 +395,13 @@ static dt_status ceilings_from(const json_t *c, const char *backend, dt_ceilings
         positive(c, "launch_sync_floor_us", 1, &out->launch_sync_floor_us, err) != DT_OK ||
         positive(c, "launch_queue_floor_us", 1, &out->launch_queue_floor_us, err) != DT_OK ||
         /* optional: older results.json files and other workers lack it */
-        positive(c, "launch_sync_touch_floor_us", 0, &out->launch_sync_touch_floor_us, err) != DT_OK)
+        positive(c, "launch_sync_touch_floor_us", 0, &out->launch_sync_touch_floor_us, err) != DT_OK ||
+        /* optional: held windows around one call / per call of a batch of the empty and
+         * the touch kernel (docs/protocol.md, "ceilings") */
+        positive(c, "held_launch_floor_us", 0, &out->held_floor_single_us, err) != DT_OK ||
+        positive(c, "held_launch_batch_floor_us", 0, &out->held_floor_batch_us, err) != DT_OK ||
+        positive(c, "held_touch_floor_us", 0, &out->held_touch_floor_single_us, err) != DT_OK ||
+        positive(c, "held_touch_batch_floor_us", 0, &out->held_touch_floor_batch_us, err) != DT_OK)
         return DT_EINVAL;
     const json_t *m = json_object_get(c, "method");
     if (m && !json_is_string(m)) return dt_fail(err, DT_EINVAL, "ceilings: 'method' is not a string");

@@ -27,7 +27,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/dt_cuda_check.h"
 #include "dualtime/dt_timing.h"
+#include "timing/dt_timing_hold.h"
 #include "timing/dt_timing_logic.h"
 
 #define TM_EXPORT __attribute__((visibility("default")))
@@ -39,6 +41,11 @@
 #define TM_CLOCK_TOL_NS 10000.0
 /* Slack on the region's host window for kernel records (CUPTI interpolates GPU times). */
 #define TM_WINDOW_SLACK_NS 1000000ull
+/* The hold's watchdog timeout unless dt_timing_configure_hold says otherwise. */
+#define TM_DEFAULT_HOLD_TIMEOUT_MS 1000u
+/* Activity buffers kept for reuse (pre-faulted), so that a request inside a region costs
+ * a list pop instead of an allocation and page faults. */
+#define TM_BUFFER_POOL 8
 
 /* The one process context of the helper. */
 static struct {
@@ -87,13 +94,35 @@ static struct {
     uint64_t buffer_bytes;      /* * activity buffer size */
     uint32_t max_buffers;       /* * 0 = unlimited */
     uint32_t timeout_ms;        /* end's wait for the end event */
+    /* Activity buffer pool (guarded by mu). */
+    uint8_t *pool[TM_BUFFER_POOL]; /* * free buffers of pool_bytes each, pages touched */
+    int npool;                  /* * buffers in pool */
+    uint64_t pool_bytes;        /* * their size (a configure with another size empties it) */
+    /* Held windows (dt_timing_hold.c has the state machine and the watchdog). */
+    dt_hold hold;               /* the process's one hold */
+    int hold_ready;             /* hold initialized and its watchdog started */
+    int region_held;            /* the open region engaged the hold */
+    uint32_t hold_timeout_ms;   /* dt_timing_configure_hold (default 1000) */
+    uint32_t hold_method_req;   /* dt_timing_hold_method asked for (0 = automatic) */
+    CUcontext flag_ctx;         /* context the flag and the method were set up in */
+    uint32_t *flag_host;        /* the flag: mapped pinned host memory, host pointer */
+    CUdeviceptr flag_dev;       /* its device pointer */
+    uint32_t hold_method;       /* method chosen in flag_ctx (dt_timing_hold_method) */
+    uint32_t flag_method_req;   /* hold_method_req the choice was made under */
+    CUmodule spin_mod;          /* the spin kernel's module (flag_ctx), when needed */
+    CUfunction spin_fn;
     char err[TM_ERR_LEN];       /* first error since the last begin */
 } g_tm = {
     .mu = PTHREAD_MUTEX_INITIALIZER,
     .region_stream_id = UINT32_MAX,
     .buffer_bytes = TM_DEFAULT_BUFFER_BYTES,
     .timeout_ms = TM_DEFAULT_TIMEOUT_MS,
+    .hold_timeout_ms = TM_DEFAULT_HOLD_TIMEOUT_MS,
 };
+
+_Static_assert(sizeof(dt_timing_result) == 144, "dt_timing_result is 144 bytes (ABI 2)");
+
+static void tm_hold_drop(void); /* held windows, below */
 
 /* Per launching thread: the runtime launch in progress, so that the nested driver
  * launch callback it may trigger is folded into it instead of counted twice. */
@@ -123,40 +152,50 @@ static void tm_set_error(const char *fmt, ...) {
     va_end(ap);
 }
 
-/* The check macro family: one failure path for the driver API and CUPTI, reporting
- * file:line, the call as text, the error name and string. 1 = ok, 0 = failed. */
-static int tm_check_cu(CUresult rc, const char *call, const char *file, int line) {
-    if (rc == CUDA_SUCCESS) return 1;
-    const char *name = NULL, *str = NULL;
-    if (cuGetErrorName(rc, &name) != CUDA_SUCCESS || !name) name = "unknown";
-    if (cuGetErrorString(rc, &str) != CUDA_SUCCESS || !str) str = "unknown";
-    tm_set_error("%s:%d: %s failed: %s (%d): %s", file, line, call, name, (int)rc, str);
-    return 0;
-}
-static int tm_check_cupti(CUptiResult rc, const char *call, const char *file, int line) {
-    if (rc == CUPTI_SUCCESS) return 1;
-    const char *name = NULL, *str = NULL;
-    if (cuptiGetResultString(rc, &name) != CUPTI_SUCCESS || !name) name = "unknown";
-    if (cuptiGetErrorMessage(rc, &str) != CUPTI_SUCCESS || !str) str = "unknown";
-    tm_set_error("%s:%d: %s failed: %s (%d): %s", file, line, call, name, (int)rc, str);
-    return 0;
-}
-#define TM_CU(call) tm_check_cu((call), #call, __FILE__, __LINE__)
-#define TM_CUPTI(call) tm_check_cupti((call), #call, __FILE__, __LINE__)
+/* Driver and CUPTI calls go through the one check-macro family (src/common/
+ * dt_cuda_check.h): a failure keeps "file:line: call failed: NAME (code): string" as the
+ * first error. 1 = ok, 0 = failed. */
+static void tm_error_sink(const char *line) { tm_set_error("%s", line); }
+#define TM_CU(call) DT_CUDA_OK(cu, call, tm_error_sink)
+#define TM_CUPTI(call) DT_CUDA_OK(cupti, call, tm_error_sink)
 
 /* ---- CUPTI activity buffers ------------------------------------------------------ */
 
+/* Buffers come from a pool of pre-faulted ones (refilled by tm_buffer_completed): CUPTI
+ * asks for a buffer on the launching thread when it needs one, which can be inside a
+ * region; a fresh 4 MiB allocation there costs page faults in the window. */
 static void CUPTIAPI tm_buffer_requested(uint8_t **buffer, size_t *size,
                                          size_t *max_num_records) {
     pthread_mutex_lock(&g_tm.mu);
     size_t bytes = (size_t)g_tm.buffer_bytes;
     int refuse = g_tm.max_buffers && g_tm.buffers_given >= g_tm.max_buffers;
     if (!refuse) g_tm.buffers_given++;
+    uint8_t *b = NULL;
+    if (!refuse && g_tm.npool > 0 && g_tm.pool_bytes == bytes) b = g_tm.pool[--g_tm.npool];
     pthread_mutex_unlock(&g_tm.mu);
     *max_num_records = 0;
     /* A refused buffer makes CUPTI drop records: counted and reported, never hidden. */
-    *buffer = refuse ? NULL : aligned_alloc(8, (bytes + 7) & ~(size_t)7);
+    if (!refuse && !b) {
+        b = aligned_alloc(8, (bytes + 7) & ~(size_t)7);
+        if (b) memset(b, 0, bytes); /* fault the pages in now */
+    }
+    *buffer = refuse ? NULL : b;
     *size = *buffer ? bytes : 0;
+}
+
+/* Returns a delivered buffer of size bytes to the pool (or frees it). */
+static void tm_buffer_recycle(uint8_t *buffer, size_t size) {
+    pthread_mutex_lock(&g_tm.mu);
+    if (g_tm.pool_bytes != g_tm.buffer_bytes) { /* the size changed: empty the pool */
+        while (g_tm.npool > 0) free(g_tm.pool[--g_tm.npool]);
+        g_tm.pool_bytes = g_tm.buffer_bytes;
+    }
+    if (size == g_tm.pool_bytes && g_tm.npool < TM_BUFFER_POOL) {
+        g_tm.pool[g_tm.npool++] = buffer;
+        buffer = NULL;
+    }
+    pthread_mutex_unlock(&g_tm.mu);
+    free(buffer);
 }
 
 static void tm_copy_kernel(dt_timing_kernel *k, const CUpti_ActivityKernel10 *a) {
@@ -176,7 +215,6 @@ static void tm_copy_kernel(dt_timing_kernel *k, const CUpti_ActivityKernel10 *a)
 
 static void CUPTIAPI tm_buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t *buffer,
                                          size_t size, size_t valid_size) {
-    (void)size;
     pthread_mutex_lock(&g_tm.mu);
     CUpti_Activity *rec = NULL;
     while (valid_size > 0 &&
@@ -201,7 +239,7 @@ static void CUPTIAPI tm_buffer_completed(CUcontext ctx, uint32_t stream_id, uint
         g_tm.collecting)
         g_tm.dropped += dropped;
     pthread_mutex_unlock(&g_tm.mu);
-    free(buffer);
+    tm_buffer_recycle(buffer, size);
 }
 
 /* ---- launch callbacks ------------------------------------------------------------- */
@@ -289,7 +327,8 @@ static int tm_wait_event(CUevent ev, uint32_t timeout_ms, int *timed_out) {
     for (;;) {
         CUresult rc = cuEventQuery(ev);
         if (rc == CUDA_SUCCESS) return 1;
-        if (rc != CUDA_ERROR_NOT_READY) return TM_CU(rc);
+        if (rc != CUDA_ERROR_NOT_READY)
+            return dt_cu_ok(rc, "cuEventQuery(ev)", __FILE__, __LINE__, tm_error_sink);
         uint64_t waited = tm_now_ns() - t0;
         if (waited > (uint64_t)timeout_ms * 1000000ull) {
             *timed_out = 1;
@@ -310,7 +349,8 @@ static int tm_calibrate(dt_tl_calib *out) {
     uint64_t h0 = tm_now_ns();
     CUptiResult rc = cuptiGetTimestamp(&cupti);
     uint64_t h1 = tm_now_ns();
-    if (!TM_CUPTI(rc)) return 0;
+    if (!dt_cupti_ok(rc, "cuptiGetTimestamp(&cupti)", __FILE__, __LINE__, tm_error_sink))
+        return 0;
     char e[256];
     if (!dt_tl_calib_bracket(h0, cupti, h1, out, e, sizeof e)) {
         tm_set_error("%s", e);
@@ -432,6 +472,7 @@ static void tm_close_region(void) {
  * the untimed work before the next region runs under the probe again); an error there
  * is hidden behind the first one and shows at the next begin. */
 static void tm_teardown(void) {
+    tm_hold_drop();
     tm_detach();
     tm_close_region();
     if (g_tm.persistent && !tm_attach(g_tm.persist_kind)) tm_detach();
@@ -455,9 +496,10 @@ static int tm_begin_common(void *stream, uint32_t scope) {
     g_tm.ctx = NULL;
     g_tm.region_stream_id = UINT32_MAX;
     memset(&g_tm.cal_begin, 0, sizeof g_tm.cal_begin);
-    if (!TM_CU(cuCtxGetCurrent(&g_tm.ctx))) return 0;
-    if (!g_tm.ctx) {
-        tm_set_error("no CUDA context is current on the calling thread");
+    g_tm.region_held = 0;
+    if (!TM_CU(cuCtxGetCurrent(&g_tm.ctx)) || !g_tm.ctx) {
+        if (!g_tm.err[0]) tm_set_error("no CUDA context is current on the calling thread");
+        tm_hold_drop();
         return 0;
     }
     return 1;
@@ -482,8 +524,16 @@ static const char tm_warm_ptx[] =
 /* Pays CUPTI's per-session setup outside the region. Measured on the H200: the first
  * kernel launch after CUPTI attaches blocks the launching thread ~2.6 ms, whatever the
  * kernel; inside the region that would inflate the probe's stream interval. So begin
- * launches one empty kernel (not collected: collecting is still 0), waits for it and
- * flushes its record away. The module stays loaded in the context (no CUPTI state). */
+ * launches one empty kernel (not collected: collecting is still 0) and waits for it.
+ * The force-flush comes BEFORE that launch, never after it: a forced flush hands CUPTI's
+ * current activity buffer back, and when it ended the warm-up (as it did) the region's
+ * first launch had to set up a new buffer inside the window (the 345-620 us that every
+ * probe single call read on the H200, issue 12). Flushing first still delivers the
+ * records of untimed work before the region (persistent mode: many, which would
+ * otherwise be processed under g_tm.mu while the region launches), and the warm-up then
+ * pays the new buffer; its own record stays there and is discarded at end's flush (its
+ * correlation id lies below the region's floor). The module stays loaded in the
+ * context (no CUPTI state). */
 static int tm_warm_up(void) {
     if (g_tm.warm_ctx != g_tm.ctx) {
         g_tm.warm_fn = NULL;
@@ -493,9 +543,198 @@ static int tm_warm_up(void) {
             return 0;
         g_tm.warm_ctx = g_tm.ctx;
     }
-    return TM_CU(cuLaunchKernel(g_tm.warm_fn, 1, 1, 1, 1, 1, 1, 0, g_tm.stream, NULL, NULL)) &&
+    /* DUALTIME_TIMING_FLUSH_AFTER_WARMUP=1 (diagnosis only: the GPU test measures both
+     * orders side by side) restores the old order, flush after the warm-up. */
+    const char *old = getenv("DUALTIME_TIMING_FLUSH_AFTER_WARMUP");
+    int flush_after = old && strcmp(old, "1") == 0;
+    return (flush_after || TM_CUPTI(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED))) &&
+           TM_CU(cuLaunchKernel(g_tm.warm_fn, 1, 1, 1, 1, 1, 1, 0, g_tm.stream, NULL, NULL)) &&
            TM_CU(cuStreamSynchronize(g_tm.stream)) &&
-           TM_CUPTI(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
+           (!flush_after || TM_CUPTI(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED)));
+}
+
+/* ---- held windows ------------------------------------------------------------------ */
+
+/* The spin kernel (fallback hold): one thread polls the mapped flag until the cyclic
+ * test (int32_t)(flag - value) >= 0 holds, as cuStreamWaitValue32 GEQ does, or until
+ * timeout_ns of %globaltimer have passed (a backstop: the host watchdog releases first). */
+static const char tm_spin_ptx[] =
+    ".version 7.0\n.target sm_70\n.address_size 64\n"
+    ".visible .entry dt_timing_hold_spin(.param .u64 p_flag, .param .u32 p_value,\n"
+    "    .param .u64 p_timeout)\n{\n"
+    "\t.reg .pred %p<3>;\n\t.reg .b32 %r<4>;\n\t.reg .b64 %rd<6>;\n"
+    "\tld.param.u64 %rd1, [p_flag];\n\tld.param.u32 %r1, [p_value];\n"
+    "\tld.param.u64 %rd2, [p_timeout];\n\tcvta.to.global.u64 %rd1, %rd1;\n"
+    "\tmov.u64 %rd3, %globaltimer;\n"
+    "SPIN:\n\tld.volatile.global.u32 %r2, [%rd1];\n\tsub.s32 %r3, %r2, %r1;\n"
+    "\tsetp.ge.s32 %p1, %r3, 0;\n\t@%p1 bra DONE;\n"
+    "\tmov.u64 %rd4, %globaltimer;\n\tsub.u64 %rd5, %rd4, %rd3;\n"
+    "\tsetp.lt.u64 %p2, %rd5, %rd2;\n\t@%p2 bra SPIN;\n"
+    "DONE:\n\tret;\n}\n";
+
+static uint64_t tm_hold_clock(void *ctx) {
+    (void)ctx;
+    return tm_now_ns();
+}
+/* The flag store (host memory the device reads): sequentially consistent. */
+static void tm_hold_write(void *ctx, uint32_t value) {
+    (void)ctx;
+    if (g_tm.flag_host) __atomic_store_n(g_tm.flag_host, value, __ATOMIC_SEQ_CST);
+}
+
+/* Chooses the wait method in the current context: the one asked for, or (automatic)
+ * a trial cuStreamWaitValue32 on an already-satisfied value on a scratch stream; the
+ * spin kernel where the driver refuses it. (CUDA 12+ has no device attribute for
+ * 32-bit waits: they are always on where the driver supports them; the trial is the
+ * test. CAN_MAP_HOST_MEMORY, which both methods need, is checked before.) */
+static int tm_hold_choose_method(void) {
+    g_tm.hold_method = DT_TIMING_HOLD_NONE;
+    if (g_tm.hold_method_req != DT_TIMING_HOLD_SPIN_KERNEL) {
+        CUstream scratch = NULL;
+        if (!TM_CU(cuStreamCreate(&scratch, CU_STREAM_NON_BLOCKING))) return 0;
+        uint32_t now = __atomic_load_n(g_tm.flag_host, __ATOMIC_SEQ_CST);
+        CUresult r = cuStreamWaitValue32(scratch, g_tm.flag_dev, now, CU_STREAM_WAIT_VALUE_GEQ);
+        int ok = r == CUDA_SUCCESS && TM_CU(cuStreamSynchronize(scratch));
+        TM_CU(cuStreamDestroy(scratch));
+        if (ok) {
+            g_tm.hold_method = DT_TIMING_HOLD_WAIT_VALUE;
+            return 1;
+        }
+        if (r == CUDA_SUCCESS) return 0; /* the synchronize failed: error kept */
+        if (g_tm.hold_method_req == DT_TIMING_HOLD_WAIT_VALUE)
+            return dt_cu_ok(r, "cuStreamWaitValue32(trial)", __FILE__, __LINE__,
+                            tm_error_sink);
+    }
+    if (!g_tm.spin_fn) {
+        if (!TM_CU(cuModuleLoadData(&g_tm.spin_mod, tm_spin_ptx)) ||
+            !TM_CU(cuModuleGetFunction(&g_tm.spin_fn, g_tm.spin_mod, "dt_timing_hold_spin"))) {
+            g_tm.spin_mod = NULL;
+            g_tm.spin_fn = NULL;
+            return 0;
+        }
+    }
+    g_tm.hold_method = DT_TIMING_HOLD_SPIN_KERNEL;
+    return 1;
+}
+
+/* Makes the hold usable in ctx: the watchdog started, the flag allocated in mapped
+ * pinned memory (its value the last released sequence), the method chosen. Once per
+ * context (and again after configure_hold changed the method). */
+static int tm_hold_prepare(CUcontext ctx) {
+    char e[512];
+    if (!g_tm.hold_ready) {
+        if (!dt_hold_init(&g_tm.hold, tm_hold_clock, tm_hold_write, NULL)) {
+            tm_set_error("cannot initialise the hold (pthread)");
+            return 0;
+        }
+        g_tm.hold_ready = 1;
+    }
+    if (!dt_hold_start_watchdog(&g_tm.hold, e, sizeof e)) {
+        tm_set_error("%s", e);
+        return 0;
+    }
+    if (g_tm.flag_ctx == ctx && g_tm.flag_host && g_tm.flag_method_req == g_tm.hold_method_req)
+        return 1;
+    if (g_tm.flag_ctx != ctx || !g_tm.flag_host) {
+        CUdevice dev;
+        int can_map = 0;
+        if (!TM_CU(cuCtxGetDevice(&dev)) ||
+            !TM_CU(cuDeviceGetAttribute(&can_map, CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY, dev)))
+            return 0;
+        if (!can_map) {
+            tm_set_error("hold refused: the device cannot map host memory "
+                         "(CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY = 0), so no flag can hold "
+                         "its stream");
+            return 0;
+        }
+        /* The old context's flag stays allocated: freeing it needs that context. */
+        void *p = NULL;
+        g_tm.flag_host = NULL;
+        g_tm.flag_ctx = NULL;
+        g_tm.spin_mod = NULL;
+        g_tm.spin_fn = NULL;
+        if (!TM_CU(cuMemHostAlloc(&p, 64, CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE)))
+            return 0;
+        if (!TM_CU(cuMemHostGetDevicePointer(&g_tm.flag_dev, p, 0))) {
+            cuMemFreeHost(p);
+            return 0;
+        }
+        g_tm.flag_host = p;
+        __atomic_store_n(g_tm.flag_host, g_tm.hold.seq, __ATOMIC_SEQ_CST);
+        g_tm.flag_ctx = ctx;
+    }
+    g_tm.flag_method_req = g_tm.hold_method_req;
+    if (!tm_hold_choose_method()) {
+        g_tm.flag_method_req = UINT32_MAX; /* choose again next time */
+        return 0;
+    }
+    return 1;
+}
+
+/* Drops the hold of a region that will not run (a failed begin, end without begin, a
+ * teardown): writes the flag if it was engaged, so no stream stays blocked. */
+static void tm_hold_drop(void) {
+    if (g_tm.hold_ready) dt_hold_cancel(&g_tm.hold);
+    g_tm.region_held = 0;
+}
+
+/* Right before the begin event: an armed hold makes the stream wait for the flag (the
+ * wait, or the spin kernel, goes first on the stream). 1 when not armed. */
+static int tm_hold_engage(void) {
+    if (!g_tm.hold_ready || !dt_hold_armed(&g_tm.hold)) return 1;
+    char e[512];
+    uint32_t v = 0;
+    if (g_tm.flag_ctx != g_tm.ctx) {
+        tm_set_error("the hold was asked for in another CUDA context than the region's");
+        tm_hold_drop();
+        return 0;
+    }
+    if (!dt_hold_engage(&g_tm.hold, g_tm.stream, &v, e, sizeof e)) {
+        tm_set_error("%s", e);
+        tm_hold_drop();
+        return 0;
+    }
+    g_tm.region_held = 1;
+    int ok;
+    if (g_tm.hold_method == DT_TIMING_HOLD_WAIT_VALUE) {
+        ok = TM_CU(cuStreamWaitValue32(g_tm.stream, g_tm.flag_dev, v, CU_STREAM_WAIT_VALUE_GEQ));
+    } else {
+        uint64_t backstop_ns = (2ull * g_tm.hold.timeout_ms + 1000ull) * 1000000ull;
+        void *args[] = {&g_tm.flag_dev, &v, &backstop_ns};
+        ok = TM_CU(cuLaunchKernel(g_tm.spin_fn, 1, 1, 1, 1, 1, 1, 0, g_tm.stream, args, NULL));
+    }
+    if (!ok) tm_hold_drop();
+    return ok;
+}
+
+/* In end, right after the end event was queued: releases the flag. 0 (error set) when
+ * the watchdog had released it (the timeout reason). 1 when not held. */
+static int tm_hold_release_at_end(void) {
+    if (!g_tm.region_held) return 1;
+    char e[512];
+    if (!dt_hold_release(&g_tm.hold, 0, e, sizeof e)) {
+        tm_set_error("%s", e);
+        return 0;
+    }
+    return 1;
+}
+
+/* In end, after the end event completed: closes the hold, fills the result's hold
+ * fields (held only when released in time after the end event). 0 with the reason. */
+static int tm_hold_finish(dt_timing_result *r) {
+    if (!g_tm.region_held) return 1;
+    g_tm.region_held = 0;
+    dt_hold_outcome o;
+    char e[512];
+    int ok = dt_hold_finish(&g_tm.hold, &o, e, sizeof e);
+    if (!ok) tm_set_error("%s", e);
+    if (r) {
+        r->held = (uint32_t)o.held;
+        r->hold_method = g_tm.hold_method;
+        r->hold_timeout_ms = o.timeout_ms;
+        r->hold_queue_ns = o.queued_ns;
+    }
+    return ok;
 }
 
 TM_EXPORT uint32_t dt_timing_abi_version(void) { return DT_TIMING_ABI_VERSION; }
@@ -558,11 +797,12 @@ TM_EXPORT int dt_timing_begin_control(void *stream) {
         tm_set_error("control region refused: persistent probe mode is on in this process "
                      "(dt_timing_set_persistent), CUPTI stays attached and would perturb "
                      "the control; run controls in a process without probes");
+        tm_hold_drop();
         return 0;
     }
     if (!tm_begin_common(stream, DT_TIMING_CONTROL)) return 0;
     g_tm.active = 1;
-    if (!tm_begin_events()) {
+    if (!tm_hold_engage() || !tm_begin_events()) {
         tm_teardown();
         return 0;
     }
@@ -573,11 +813,13 @@ TM_EXPORT int dt_timing_begin_probe(void *stream, uint32_t capacity, uint32_t pr
     if (!tm_begin_common(stream, DT_TIMING_PROBE)) return 0;
     if (capacity == 0 || capacity > TM_MAX_CAPACITY) {
         tm_set_error("probe capacity %" PRIu32 " outside 1..%u", capacity, TM_MAX_CAPACITY);
+        tm_hold_drop();
         return 0;
     }
     if (probe_kind != DT_TIMING_PROBE_CONCURRENT && probe_kind != DT_TIMING_PROBE_SERIALIZED) {
         tm_set_error("unknown probe kind %" PRIu32 " (0 = concurrent, 1 = serialized)",
                      probe_kind);
+        tm_hold_drop();
         return 0;
     }
     g_tm.probe_kind = probe_kind;
@@ -587,6 +829,7 @@ TM_EXPORT int dt_timing_begin_probe(void *stream, uint32_t capacity, uint32_t pr
         free(launches);
         free(records);
         tm_set_error("cannot allocate storage for %" PRIu32 " launches/records", capacity);
+        tm_hold_drop();
         return 0;
     }
     pthread_mutex_lock(&g_tm.mu);
@@ -619,6 +862,10 @@ TM_EXPORT int dt_timing_begin_probe(void *stream, uint32_t capacity, uint32_t pr
         (void)cuptiActivityGetNumDroppedRecords(NULL, 0, &d);
     }
     ok = ok && tm_calibrate(&g_tm.cal_begin);
+    /* The hold goes on the stream before the floor: a spin kernel's record then lies
+     * below it and is discarded. Everything of the probe's own (attach, warm-up,
+     * calibration) is done by now, outside the events. */
+    ok = ok && tm_hold_engage();
     if (ok) {
         /* From here every launch is the region's, and every record of a launch before
          * (the warm-up included) has a smaller correlation id. */
@@ -639,9 +886,14 @@ TM_EXPORT int dt_timing_begin_probe(void *stream, uint32_t capacity, uint32_t pr
 /* Waits for the end event, then reads the event interval. 0 on failure. */
 static int tm_end_events(double *stream_ns, uint64_t *host_end_ns) {
     int timed_out = 0;
-    if (!TM_CU(cuEventRecord(g_tm.ev_end, g_tm.stream))) return 0;
+    int recorded = TM_CU(cuEventRecord(g_tm.ev_end, g_tm.stream));
+    /* A held stream is released only now, with the end event queued behind the calls
+     * (and in any case: never wait on a stream that still waits for us). */
+    int released = tm_hold_release_at_end();
+    if (!recorded) return 0;
     int ok = tm_wait_event(g_tm.ev_end, g_tm.timeout_ms, &timed_out);
     *host_end_ns = tm_now_ns();
+    if (!released) return 0;
     if (timed_out) {
         tm_set_error("incomplete work: the region's stream had not reached the end event "
                      "%" PRIu32 " ms after end was called (end then waited for it before "
@@ -656,6 +908,13 @@ static int tm_end_events(double *stream_ns, uint64_t *host_end_ns) {
     return 1;
 }
 
+static void tm_copy_hold_fields(dt_timing_result *dst, const dt_timing_result *src) {
+    dst->held = src->held;
+    dst->hold_method = src->hold_method;
+    dst->hold_timeout_ms = src->hold_timeout_ms;
+    dst->hold_queue_ns = src->hold_queue_ns;
+}
+
 TM_EXPORT int dt_timing_end(dt_timing_result *result) {
     if (result) {
         memset(result, 0, sizeof *result);
@@ -663,6 +922,7 @@ TM_EXPORT int dt_timing_end(dt_timing_result *result) {
     }
     if (!g_tm.active) {
         snprintf(g_tm.err, sizeof g_tm.err, "end without begin: no region is open");
+        tm_hold_drop(); /* a hold asked for without a begin */
         return 0;
     }
     uint32_t scope = g_tm.scope;
@@ -674,6 +934,9 @@ TM_EXPORT int dt_timing_end(dt_timing_result *result) {
     uint64_t host_end_ns = 0;
     int ok = !g_tm.err[0];
     ok = tm_end_events(&stream_ns, &host_end_ns) && ok;
+    dt_timing_result hold_fields;
+    memset(&hold_fields, 0, sizeof hold_fields);
+    ok = tm_hold_finish(&hold_fields) && ok;
 
     if (scope == DT_TIMING_CONTROL) {
         tm_teardown();
@@ -687,6 +950,7 @@ TM_EXPORT int dt_timing_end(dt_timing_result *result) {
         result->stream_ns = stream_ns;
         result->host_begin_ns = g_tm.host_begin_ns;
         result->host_end_ns = host_end_ns;
+        tm_copy_hold_fields(result, &hold_fields);
         return 1;
     }
 
@@ -759,6 +1023,60 @@ TM_EXPORT int dt_timing_end(dt_timing_result *result) {
     result->records_stored = stored;
     result->other_stream_kernels = sum.other_stream_kernels;
     result->region_stream_id = g_tm.region_stream_id;
+    tm_copy_hold_fields(result, &hold_fields);
+    return 1;
+}
+
+TM_EXPORT int dt_timing_hold(void *stream) {
+    if (g_tm.active) {
+        /* Like a nested begin: refused, and the open region fails too. */
+        tm_set_error("hold inside an open region: hold comes before begin; the open region "
+                     "fails");
+        return 0;
+    }
+    g_tm.err[0] = '\0';
+    CUcontext ctx = NULL;
+    if (!TM_CU(cuCtxGetCurrent(&ctx))) return 0;
+    if (!ctx) {
+        tm_set_error("hold: no CUDA context is current on the calling thread");
+        return 0;
+    }
+    if (!tm_hold_prepare(ctx)) return 0;
+    char e[512];
+    if (!dt_hold_arm(&g_tm.hold, stream, g_tm.hold_timeout_ms, e, sizeof e)) {
+        tm_set_error("%s", e);
+        return 0;
+    }
+    return 1;
+}
+
+TM_EXPORT int dt_timing_release(void) {
+    char e[512];
+    if (!g_tm.active || !g_tm.region_held) {
+        tm_set_error("release without hold: no held region is open");
+        return 0;
+    }
+    if (!dt_hold_release(&g_tm.hold, 1, e, sizeof e)) {
+        tm_set_error("%s", e);
+        return 0;
+    }
+    return 1;
+}
+
+TM_EXPORT int dt_timing_configure_hold(uint32_t timeout_ms, uint32_t method) {
+    if (g_tm.active) {
+        tm_set_error("dt_timing_configure_hold called inside an open region");
+        return 0;
+    }
+    if (timeout_ms > DT_HOLD_MAX_TIMEOUT_MS || method > DT_TIMING_HOLD_SPIN_KERNEL) {
+        snprintf(g_tm.err, sizeof g_tm.err,
+                 "dt_timing_configure_hold(%" PRIu32 ", %" PRIu32 "): timeout at most %u ms, "
+                 "method 0 = automatic, 1 = wait value, 2 = spin kernel",
+                 timeout_ms, method, DT_HOLD_MAX_TIMEOUT_MS);
+        return 0;
+    }
+    g_tm.hold_timeout_ms = timeout_ms ? timeout_ms : TM_DEFAULT_HOLD_TIMEOUT_MS;
+    g_tm.hold_method_req = method;
     return 1;
 }
 

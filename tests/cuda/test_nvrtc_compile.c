@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "../dt_check.h"
+#include "../../src/common/dt_cuda_check.h"
 #include "backend_cuda_plan.h"
 
 static int g_verbose;
@@ -194,6 +195,23 @@ int main(int argc, char **argv) {
         CHECK(reported, "broken source: status %d, message: %s", (int)st, err.msg);
         if (reported) printf("ok   broken source reports: %.160s\n", err.msg);
         free(image);
+    }
+
+    /* the one check family's NVRTC part (src/common/dt_cuda_check.h), without a driver:
+     * a refused call gives file:line, the call, the name, the code and a description */
+    {
+        char line[DT_CUDA_CHECK_TEXT_LEN];
+        int ok = DT_CUDA_CHECK(nvrtc, nvrtcCreateProgram(NULL, "x", "x.cu", 0, NULL, NULL),
+                               line, sizeof line);
+        if (ok || !strstr(line, "test_nvrtc_compile.c:") ||
+            !strstr(line, "nvrtcCreateProgram(NULL, \"x\", \"x.cu\", 0, NULL, NULL) failed: "
+                          "NVRTC_ERROR_INVALID_PROGRAM (4): invalid program")) {
+            printf("FAIL nvrtc check line: ok=%d: %s\n", ok, line);
+            g_fail++;
+        } else {
+            printf("ok   nvrtc check line: %s\n", line);
+            g_pass++;
+        }
     }
     free(hdr);
     return dt_check_summary("test_nvrtc_compile");

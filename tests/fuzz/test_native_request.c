@@ -127,7 +127,7 @@ int main(void) {
     /* run and device */
     req = json_pack("{s:s,s:I}", "cmd", "run", "reps", (json_int_t)DT_REQ_MAX_REPS + 1);
     int64_t reps, cap;
-    int probe;
+    int probe, hold;
     CHECK(dt_req_parse_reps(req, &reps, &err) == DT_EINVAL && strstr(err.msg, "reps=2147483649 out of [1, 2147483648]"));
     json_object_set_new(req, "reps", json_integer(0));
     CHECK(dt_req_parse_reps(req, &reps, &err) == DT_EINVAL);
@@ -146,17 +146,29 @@ int main(void) {
     json_object_set_new(req, "prime", json_integer(-1));
     CHECK(dt_req_parse_prime(req, &prime, &err) == DT_EINVAL);
     json_object_del(req, "prime");
-    CHECK(dt_req_parse_device(req, &probe, &reps, &cap, &err) == DT_EINVAL && strstr(err.msg, "'scope' must be"));
+    CHECK(dt_req_parse_device(req, &probe, &reps, &cap, &hold, &err) == DT_EINVAL && strstr(err.msg, "'scope' must be"));
     json_object_set_new(req, "scope", json_string("probe"));
-    CHECK(dt_req_parse_device(req, &probe, &reps, &cap, &err) == DT_OK && probe == 1 && cap == 0);
+    CHECK(dt_req_parse_device(req, &probe, &reps, &cap, &hold, &err) == DT_OK && probe == 1 && cap == 0);
     json_object_set_new(req, "probe_kind", json_string("serialized"));
     json_object_set_new(req, "capacity", json_integer(64));
-    CHECK(dt_req_parse_device(req, &probe, &reps, &cap, &err) == DT_OK && probe == 2 && cap == 64);
+    CHECK(dt_req_parse_device(req, &probe, &reps, &cap, &hold, &err) == DT_OK && probe == 2 && cap == 64);
     json_object_set_new(req, "capacity", json_integer((json_int_t)1 << 40));
-    CHECK(dt_req_parse_device(req, &probe, &reps, &cap, &err) == DT_EINVAL && strstr(err.msg, "capacity=1099511627776 out of [0, 2^24]"));
+    CHECK(dt_req_parse_device(req, &probe, &reps, &cap, &hold, &err) == DT_EINVAL && strstr(err.msg, "capacity=1099511627776 out of [0, 2^24]"));
     json_object_set_new(req, "capacity", json_integer(1));
     json_object_set_new(req, "probe_kind", json_string("fast"));
-    CHECK(dt_req_parse_device(req, &probe, &reps, &cap, &err) == DT_EINVAL && strstr(err.msg, "'probe_kind' must be"));
+    CHECK(dt_req_parse_device(req, &probe, &reps, &cap, &hold, &err) == DT_EINVAL && strstr(err.msg, "'probe_kind' must be"));
+    /* "hold": absent = false, true/false, anything else refused */
+    json_object_set_new(req, "probe_kind", json_string("concurrent"));
+    hold = -1;
+    CHECK(dt_req_parse_device(req, &probe, &reps, &cap, &hold, &err) == DT_OK && hold == 0);
+    json_object_set_new(req, "hold", json_true());
+    CHECK(dt_req_parse_device(req, &probe, &reps, &cap, &hold, &err) == DT_OK && hold == 1 && probe == 1);
+    json_object_set_new(req, "hold", json_false());
+    CHECK(dt_req_parse_device(req, &probe, &reps, &cap, &hold, &err) == DT_OK && hold == 0);
+    json_object_set_new(req, "hold", json_integer(1));
+    CHECK(dt_req_parse_device(req, &probe, &reps, &cap, &hold, &err) == DT_EINVAL && strstr(err.msg, "'hold' must be true or false"));
+    json_object_set_new(req, "hold", json_string("yes"));
+    CHECK(dt_req_parse_device(req, &probe, &reps, &cap, &hold, &err) == DT_EINVAL);
     json_decref(req);
 
     return dt_check_summary("test_native_request");

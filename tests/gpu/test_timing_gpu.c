@@ -11,7 +11,13 @@
  * sessions in one process (re-initialisation after cuptiFinalize), the clock
  * calibration and persistent mode (CUPTI kept attached between regions: later regions
  * within 1.5x of the control, records never include launches made between regions,
- * kind switch, recovery after a failed region, controls refused). Ends with a Markdown summary table for docs/device-timing.md.
+ * kind switch, recovery after a failed region, controls refused), and held windows
+ * (ABI 2; sections 1b and 8: held vs unheld control of 64 tiny launches and of one, both
+ * hold methods, a cuCtxSynchronize planted inside a hold failing in time with the
+ * reason, a hold never released nor ended released by the watchdog alone, the refusals,
+ * early release, and held probe stream interval vs held control for the large kernel,
+ * batch and single, both kinds). Ends with Markdown summary tables for
+ * docs/device-timing.md.
  *
  * Built twice from this one file: the test body as a module (test_timing_gpu_impl.so,
  * which links libcuda, NVRTC and the helper) and a launcher executable (built with
@@ -54,7 +60,9 @@ int main(int argc, char **argv) {
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "common/dt_cuda_check.h"
 #include "dualtime/dt_timing.h"
 #include "../dt_check.h"
 
@@ -62,28 +70,10 @@ int main(int argc, char **argv) {
  * check prints PASS or FAIL with what was seen; main sets g_check_verbose). */
 #define EXPECT(...) CHECK(__VA_ARGS__)
 
-/* Setup calls of the test itself: a failure here aborts the test (exit 1). */
-#define CK(call)                                                                         \
-    do {                                                                                 \
-        CUresult rc_ = (call);                                                           \
-        if (rc_ != CUDA_SUCCESS) {                                                       \
-            const char *n_ = NULL, *s_ = NULL;                                           \
-            cuGetErrorName(rc_, &n_);                                                    \
-            cuGetErrorString(rc_, &s_);                                                  \
-            fprintf(stderr, "%s:%d: %s failed: %s: %s\n", __FILE__, __LINE__, #call,     \
-                    n_ ? n_ : "unknown", s_ ? s_ : "unknown");                           \
-            exit(1);                                                                     \
-        }                                                                                \
-    } while (0)
-#define NV(call)                                                                         \
-    do {                                                                                 \
-        nvrtcResult rc_ = (call);                                                        \
-        if (rc_ != NVRTC_SUCCESS) {                                                      \
-            fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call,         \
-                    nvrtcGetErrorString(rc_));                                           \
-            exit(1);                                                                     \
-        }                                                                                \
-    } while (0)
+/* Setup calls of the test itself: a failure here aborts the test (exit 1) with the one
+ * check family's line (src/common/dt_cuda_check.h). */
+#define CK(call) DT_CUDA_OR_EXIT(cu, call)
+#define NV(call) DT_CUDA_OR_EXIT(nvrtc, call)
 
 static const char *k_source =
     "extern \"C\" __global__ void dt_inc(float *x, int n) {\n"
@@ -174,6 +164,223 @@ static int expect_error(int ok, const char *needle) {
     return !ok && strstr(dt_timing_last_error(), needle) != NULL;
 }
 
+static uint64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Held regions: `reps` increments of n floats each; probe_kind < 0: control. Fills
+ * us[] (stream us per launch) and checks every result is held with the method `method`
+ * (0: any). Returns the number of regions that failed. */
+static int held_samples(CUdeviceptr x, int n, int reps, int samples, int probe_kind,
+                        uint32_t method, double *us) {
+    int failed = 0;
+    for (int s = 0; s < samples; s++) {
+        dt_timing_result r;
+        us[s] = NAN;
+        int ok = dt_timing_hold(g_s1);
+        ok = ok && (probe_kind < 0 ? dt_timing_begin_control(g_s1)
+                                   : dt_timing_begin_probe(g_s1, (uint32_t)reps + 8,
+                                                           (uint32_t)probe_kind));
+        if (!ok) {
+            printf("      held begin failed: %s\n", dt_timing_last_error());
+            failed++;
+            continue;
+        }
+        for (int i = 0; i < reps; i++) launch_inc(g_s1, x, n);
+        if (!dt_timing_end(&r) || !r.held || (method && r.hold_method != method) ||
+            r.hold_queue_ns == 0 || (probe_kind >= 0 && r.kernel_count != (uint64_t)reps)) {
+            printf("      held end failed or not held (held %u, method %u, kernels %llu): "
+                   "%s\n", r.held, r.hold_method, (unsigned long long)r.kernel_count,
+                   dt_timing_last_error());
+            failed++;
+            continue;
+        }
+        us[s] = r.stream_ns / reps / 1e3;
+    }
+    return failed;
+}
+
+/* Held-window numbers for the summary (us per launch, medians). */
+static struct {
+    double unheld_batch, held_batch, unheld_single, held_single, spin_batch, spin_single;
+    double sync_fail_ms, watchdog_ms;
+    double ctl_large_batch, ctl_large_single, probe_large_batch[2], probe_large_single[2];
+    double unheld_probe_single[2], unheld_ctl_single, old_flush_probe_single[2];
+    uint32_t method;
+} g_held;
+
+/* Section 1b (before any CUPTI session): held control, both methods, the refusals, a
+ * planted synchronization and a hold nobody releases. */
+static void held_control_section(CUdeviceptr small, int n_small, int samples) {
+    double tmp[64];
+    dt_timing_result r;
+    /* refusals */
+    EXPECT(expect_error(dt_timing_release(), "release without hold"),
+           "release without hold refused: '%s'", dt_timing_last_error());
+    EXPECT(!dt_timing_configure_hold(0, 3) && !dt_timing_configure_hold(600001, 0),
+           "configure_hold refuses method 3 and 600001 ms");
+    EXPECT(dt_timing_hold(g_s1), "hold (err '%s')", dt_timing_last_error());
+    EXPECT(expect_error(dt_timing_hold(g_s1), "nested hold"), "nested hold refused: '%s'",
+           dt_timing_last_error());
+    EXPECT(!dt_timing_begin_control(g_s2) && strstr(dt_timing_last_error(), "stream"),
+           "a hold asked for s1 refuses a region on s2: '%s'", dt_timing_last_error());
+    EXPECT(dt_timing_hold(g_s1) && dt_timing_begin_control(g_s1),
+           "the failed begin dropped the hold: a new hold works (err '%s')",
+           dt_timing_last_error());
+    EXPECT(expect_error(dt_timing_hold(g_s1), "open region"), "hold inside a region refused");
+    launch_inc(g_s1, small, n_small);
+    EXPECT(expect_error(dt_timing_end(&r), "open region"),
+           "... and that region fails closed, like a nested begin: '%s'", dt_timing_last_error());
+    EXPECT(dt_timing_hold(g_s1) && dt_timing_begin_control(g_s1), "hold + begin");
+    for (int i = 0; i < 4; i++) launch_inc(g_s1, small, n_small);
+    EXPECT(dt_timing_end(&r) && r.held == 1 && r.hold_method != 0 && r.hold_timeout_ms == 1000,
+           "end releases the hold itself: held %u, method %s, timeout %u ms, queued %.1f us "
+           "(err '%s')",
+           r.held, dt_timing_hold_method_name(r.hold_method), r.hold_timeout_ms,
+           (double)r.hold_queue_ns / 1e3, dt_timing_last_error());
+    g_held.method = r.hold_method;
+    /* early release: allowed, the result is not held */
+    int ok = dt_timing_hold(g_s1) && dt_timing_begin_control(g_s1);
+    for (int i = 0; i < 4; i++) launch_inc(g_s1, small, n_small);
+    ok = ok && dt_timing_release();
+    EXPECT(ok && dt_timing_end(&r) && r.held == 0 && r.hold_method != 0,
+           "early release: region ok, held %u (err '%s')", r.held, dt_timing_last_error());
+
+    /* held vs unheld, wait value (automatic) then the spin kernel */
+    control_samples(small, n_small, 64, samples, tmp);
+    g_held.unheld_batch = median(tmp, samples);
+    control_samples(small, n_small, 1, samples, tmp);
+    g_held.unheld_single = median(tmp, samples);
+    int f = held_samples(small, n_small, 64, samples, -1, 0, tmp);
+    g_held.held_batch = median(tmp, samples);
+    f += held_samples(small, n_small, 1, samples, -1, 0, tmp);
+    g_held.held_single = median(tmp, samples);
+    EXPECT(f == 0 && g_held.held_batch < 0.75 * g_held.unheld_batch &&
+               g_held.held_single < g_held.unheld_single,
+           "held windows (%s): 64 tiny launches %.3f us/launch held vs %.3f unheld (%.2fx, "
+           "want < 0.75); single %.3f held vs %.3f unheld; %d failed regions",
+           dt_timing_hold_method_name(g_held.method), g_held.held_batch, g_held.unheld_batch,
+           g_held.held_batch / g_held.unheld_batch, g_held.held_single, g_held.unheld_single, f);
+    EXPECT(dt_timing_configure_hold(0, DT_TIMING_HOLD_SPIN_KERNEL), "configure spin kernel");
+    f = held_samples(small, n_small, 64, samples, -1, DT_TIMING_HOLD_SPIN_KERNEL, tmp);
+    g_held.spin_batch = median(tmp, samples);
+    f += held_samples(small, n_small, 1, samples, -1, DT_TIMING_HOLD_SPIN_KERNEL, tmp);
+    g_held.spin_single = median(tmp, samples);
+    EXPECT(f == 0 && g_held.spin_batch < 0.75 * g_held.unheld_batch,
+           "spin-kernel hold: %.3f us/launch (64), single %.3f; %d failed regions",
+           g_held.spin_batch, g_held.spin_single, f);
+
+    /* a synchronization planted inside the hold fails in time, both methods */
+    for (uint32_t m = DT_TIMING_HOLD_WAIT_VALUE; m <= DT_TIMING_HOLD_SPIN_KERNEL; m++) {
+        EXPECT(dt_timing_configure_hold(200, m), "configure 200 ms, method %u", m);
+        ok = dt_timing_hold(g_s1) && dt_timing_begin_control(g_s1);
+        for (int i = 0; i < 4; i++) launch_inc(g_s1, small, n_small);
+        uint64_t t0 = now_ns();
+        CK(cuCtxSynchronize()); /* blocks until the watchdog releases the stream */
+        double ms = (double)(now_ns() - t0) / 1e6;
+        if (m == DT_TIMING_HOLD_WAIT_VALUE) g_held.sync_fail_ms = ms;
+        EXPECT(ok && expect_error(dt_timing_end(&r), "hold timed out after 200 ms") &&
+                   strstr(dt_timing_last_error(), "synchronized on the host inside the hold"),
+               "planted cuCtxSynchronize inside a %s hold returned after %.1f ms and the "
+               "region failed: '%s'",
+               dt_timing_hold_method_name(m), ms, dt_timing_last_error());
+        EXPECT(ms >= 190 && ms < 2000, "the watchdog released it in time: %.1f ms", ms);
+    }
+    /* a hold nobody releases and no end: the watchdog alone lets the stream run */
+    ok = dt_timing_hold(g_s1) && dt_timing_begin_control(g_s1);
+    launch_inc(g_s1, small, n_small);
+    uint64_t t0 = now_ns();
+    CUresult q = CUDA_ERROR_NOT_READY;
+    while (q == CUDA_ERROR_NOT_READY && now_ns() - t0 < 3000000000ull) q = cuStreamQuery(g_s1);
+    g_held.watchdog_ms = (double)(now_ns() - t0) / 1e6;
+    EXPECT(ok && q == CUDA_SUCCESS && g_held.watchdog_ms < 2000,
+           "an unreleased hold without end: the stream ran after %.1f ms (watchdog 200 ms)",
+           g_held.watchdog_ms);
+    EXPECT(expect_error(dt_timing_end(&r), "hold timed out"), "its end fails: '%s'",
+           dt_timing_last_error());
+    EXPECT(dt_timing_configure_hold(0, 0), "configure hold back to defaults");
+    EXPECT(dt_timing_hold(g_s1) && dt_timing_begin_control(g_s1), "hold after the timeouts");
+    launch_inc(g_s1, small, n_small);
+    EXPECT(dt_timing_end(&r) && r.held, "a held region after the timeouts (err '%s')",
+           dt_timing_last_error());
+}
+
+/* Unheld single probe regions of one large increment, each after a prime launch. */
+static int unheld_probe_singles(CUdeviceptr large, int n_large, int samples, int kind,
+                                double *us) {
+    int failed = 0;
+    for (int s = 0; s < samples; s++) {
+        dt_timing_result r;
+        launch_inc(g_s1, large, n_large);
+        CK(cuStreamSynchronize(g_s1));
+        us[s] = NAN;
+        if (dt_timing_begin_probe(g_s1, 8, (uint32_t)kind)) {
+            launch_inc(g_s1, large, n_large);
+            if (dt_timing_end(&r) && r.kernel_count == 1) us[s] = r.stream_ns / 1e3;
+        }
+        if (isnan(us[s])) {
+            printf("      unheld probe single failed: %s\n", dt_timing_last_error());
+            failed++;
+        }
+    }
+    return failed;
+}
+
+/* Section 8: held probe vs held control for the large kernel, the probe in persistent
+ * mode as the orchestrator's probe workers run it (a prime launch before every region,
+ * so that per-module first-launch costs are paid outside), both kinds; and the unheld
+ * probe single call, which read 345-620 us for every op before the warm-up stopped
+ * force-flushing CUPTI's buffer (issue 12). Controls first (refused in persistent mode). */
+static void held_probe_section(CUdeviceptr large, int n_large, int samples) {
+    double tmp[64];
+    int f = held_samples(large, n_large, 8, samples, -1, 0, tmp);
+    g_held.ctl_large_batch = median(tmp, samples);
+    f += held_samples(large, n_large, 1, samples, -1, 0, tmp);
+    g_held.ctl_large_single = median(tmp, samples);
+    control_samples(large, n_large, 1, samples, tmp);
+    g_held.unheld_ctl_single = median(tmp, samples);
+    for (int kind = 0; kind < 2; kind++) {
+        EXPECT(dt_timing_set_persistent(kind ? DT_TIMING_PERSISTENT_SERIALIZED
+                                             : DT_TIMING_PERSISTENT_CONCURRENT),
+               "persistent %d (err '%s')", kind, dt_timing_last_error());
+        launch_inc(g_s1, large, n_large); /* the warmup under the probe */
+        CK(cuStreamSynchronize(g_s1));
+        f += held_samples(large, n_large, 8, samples, kind, 0, tmp);
+        g_held.probe_large_batch[kind] = median(tmp, samples);
+        f += held_samples(large, n_large, 1, samples, kind, 0, tmp);
+        g_held.probe_large_single[kind] = median(tmp, samples);
+        f += unheld_probe_singles(large, n_large, samples, kind, tmp);
+        g_held.unheld_probe_single[kind] = median(tmp, samples);
+        /* the old order (force-flush after the warm-up), for the diagnosis */
+        setenv("DUALTIME_TIMING_FLUSH_AFTER_WARMUP", "1", 1);
+        f += unheld_probe_singles(large, n_large, samples, kind, tmp);
+        unsetenv("DUALTIME_TIMING_FLUSH_AFTER_WARMUP");
+        g_held.old_flush_probe_single[kind] = median(tmp, samples);
+        EXPECT(dt_timing_set_persistent(DT_TIMING_PERSISTENT_OFF), "persistent off");
+    }
+    double rb0 = g_held.probe_large_batch[0] / g_held.ctl_large_batch;
+    double rb1 = g_held.probe_large_batch[1] / g_held.ctl_large_batch;
+    double rs0 = g_held.probe_large_single[0] / g_held.ctl_large_single;
+    double rs1 = g_held.probe_large_single[1] / g_held.ctl_large_single;
+    EXPECT(f == 0, "held and primed probe regions all held and complete (%d failed)", f);
+    /* The concurrent kind instruments kernel code (~6-7% on this kernel, h200-cupti.md);
+     * the serialized kind leaves it at its own speed. */
+    EXPECT(rb1 >= 0.97 && rb1 <= 1.03 && rb0 >= 0.95 && rb0 <= 1.12,
+           "held probe/control, large, batch of 8: serialized %.3f (want 0.97..1.03), "
+           "concurrent %.3f (want 0.95..1.12)", rb1, rb0);
+    EXPECT(rs1 >= 0.95 && rs1 <= 1.05 && rs0 >= 0.95 && rs0 <= 1.15,
+           "held probe/control, large, single: serialized %.3f (want 0.95..1.05), "
+           "concurrent %.3f (want 0.95..1.15)", rs1, rs0);
+    for (int kind = 0; kind < 2; kind++)
+        EXPECT(g_held.unheld_probe_single[kind] < g_held.unheld_ctl_single + 100.0,
+               "unheld %s probe single %.3f us vs unheld control single %.3f us: the "
+               "probe's own setup stays out of the window (it added 300-500 us before)",
+               kind ? "serialized" : "concurrent", g_held.unheld_probe_single[kind],
+               g_held.unheld_ctl_single);
+}
+
 int dt_timing_gpu_test(void);
 int dt_timing_gpu_test(void) {
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -248,6 +455,9 @@ int dt_timing_gpu_test(void) {
     EXPECT(ctl_small_before > 0 && ctl_large_before > 0,
            "control before any probe: small %.3f us/launch, large %.3f us/launch",
            ctl_small_before, ctl_large_before);
+
+    /* ---- 1b. held windows, control (no CUPTI yet) --------------------------------- */
+    held_control_section(small_a, n_small, SAMPLES);
 
     /* ---- 2. numerical transparency, several kernels, both kinds ------------------- */
     float *host_ctl = malloc(n_small * sizeof(float));
@@ -566,6 +776,9 @@ int dt_timing_gpu_test(void) {
                "(err '%s')", dt_timing_last_error());
     }
 
+    /* ---- 8. held windows, probe (default mode) ------------------------------------- */
+    held_probe_section(large, n_large, 21);
+
     printf("\n## Summary (medians of %d samples; us per launch; small = %d floats x %d "
            "launches, large = %d floats x %d launches; %s)\n\n",
            SAMPLES, n_small, REPS_SMALL, n_large, REPS_LARGE, devname);
@@ -584,6 +797,36 @@ int dt_timing_gpu_test(void) {
            "(%.2fx control before), regions 2..: median %.3f (%.2fx)\n",
            pers_first, pers_first / ctl_small_before, pers_later,
            pers_later / ctl_small_before);
+    printf("\n## Held windows (%s; us per launch, medians)\n\n",
+           dt_timing_hold_method_name(g_held.method));
+    printf("| case | unheld | held (%s) | held (spin kernel) |\n|---|---:|---:|---:|\n",
+           dt_timing_hold_method_name(g_held.method));
+    printf("| small, 64 launches | %.3f | %.3f | %.3f |\n", g_held.unheld_batch,
+           g_held.held_batch, g_held.spin_batch);
+    printf("| small, single | %.3f | %.3f | %.3f |\n", g_held.unheld_single,
+           g_held.held_single, g_held.spin_single);
+    printf("\n| large | held control | held probe concurrent | held probe serialized | "
+           "unheld control | unheld probe concurrent | unheld probe serialized |\n"
+           "|---|---:|---:|---:|---:|---:|---:|\n");
+    printf("| batch of 8 | %.3f | %.3f (%.3fx) | %.3f (%.3fx) | | | |\n",
+           g_held.ctl_large_batch, g_held.probe_large_batch[0],
+           g_held.probe_large_batch[0] / g_held.ctl_large_batch, g_held.probe_large_batch[1],
+           g_held.probe_large_batch[1] / g_held.ctl_large_batch);
+    printf("| single | %.3f | %.3f (%.3fx) | %.3f (%.3fx) | %.3f | %.3f | %.3f |\n",
+           g_held.ctl_large_single, g_held.probe_large_single[0],
+           g_held.probe_large_single[0] / g_held.ctl_large_single,
+           g_held.probe_large_single[1], g_held.probe_large_single[1] / g_held.ctl_large_single,
+           g_held.unheld_ctl_single, g_held.unheld_probe_single[0],
+           g_held.unheld_probe_single[1]);
+    printf("\nUnheld single probe (persistent mode, us): flush before the warm-up (now) "
+           "concurrent %.3f, serialized %.3f; flush after it (the old order) concurrent %.3f, "
+           "serialized %.3f; unheld control %.3f.\n",
+           g_held.unheld_probe_single[0], g_held.unheld_probe_single[1],
+           g_held.old_flush_probe_single[0], g_held.old_flush_probe_single[1],
+           g_held.unheld_ctl_single);
+    printf("\nPlanted cuCtxSynchronize inside a 200 ms hold returned after %.1f ms; an "
+           "unreleased, unended hold let its stream run after %.1f ms.\n",
+           g_held.sync_fail_ms, g_held.watchdog_ms);
     printf("\n");
     const int status = dt_check_summary("test_timing_gpu");
 

@@ -6,6 +6,12 @@
  * non-JSON, wrong/oob/input/short fail the checks, hang does not answer); the floor
  * request (timed like run, never runs the op, refused before prepare); the ceilings
  * request (cpu numbers, cuda refused without a GPU) directly and via dt_protocol_ceilings.
+ * With --gpu-hold (ctest test_native_worker_gpu, label gpu; exit 77 without a CUDA
+ * device with device timing) it tests held windows on the cuda backend instead (see
+ * gpu_hold_main): held vs unheld control of 64 tiny launches, outputs still right, a
+ * cuCtxSynchronize planted inside the hold (DUALTIME_FAULT=holdsync) failing in time with
+ * the reason, held probe ~ held control for a large kernel (a probe_process worker), and
+ * the held floors of the ceilings; it prints every number ("hold:" lines).
  * Run: ctest -R test_native_worker (or test_native_worker build/dualtime-native-worker). */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -24,6 +30,7 @@
 #include "../dt_check.h"
 
 static const char *g_worker;
+static const char *g_backend = "cpu"; /* backend of prepare_req ("cuda" with --gpu-hold) */
 
 typedef struct child {
     pid_t pid;
@@ -137,7 +144,7 @@ static char *prepare_req(const dt_case_layout *L, const dt_shm *s, int64_t arena
         json_array_append_new(bufs, b);
     }
     json_t *o = json_pack("{s:s,s:s,s:s,s:s,s:I,s:I,s:I,s:s,s:I,s:o,s:b}", "cmd", "prepare",
-                          "case", "test", "op", dt_op_get(L->op)->name, "backend", "cpu", "m",
+                          "case", "test", "op", dt_op_get(L->op)->name, "backend", g_backend, "m",
                           (json_int_t)L->m, "n", (json_int_t)L->n, "k", (json_int_t)L->k, "shm",
                           s->name, "arena_bytes", (json_int_t)arena_bytes, "buffers", bufs,
                           "capture_sources", 0);
@@ -268,6 +275,12 @@ static void test_hello(child *c) {
     CHECK(json_integer_value(json_object_get(json_object_get(o, "env"), "threads")) == 2,
           "env.threads != 2 with --threads 2");
     CHECK(strcmp(json_string_value(json_object_get(o, "worker")), "native") == 0, "worker name");
+    /* held windows need eager module loading: the worker asks for it unless told */
+    const char *ml = json_string_value(json_object_get(json_object_get(o, "env"),
+                                                       "cuda_module_loading"));
+    const char *mine = getenv("CUDA_MODULE_LOADING");
+    CHECK(ml && strcmp(ml, mine ? mine : "EAGER") == 0, "env.cuda_module_loading = %s",
+          ml ? ml : "(missing)");
     json_decref(o);
 }
 
@@ -512,14 +525,224 @@ static void test_fault(const char *what) {
     arena_free(&a);
 }
 
+/* ---- held windows on the cuda backend (--gpu-hold) ------------------------------ */
+
+static int cmp_dbl(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median stream interval per call (us) of `samples` device requests; NAN on failure.
+ * Checks the result's hold fields against what was asked. */
+static double device_per_call_us(child *c, const char *scope, int reps, int hold, int samples,
+                                 const char *what) {
+    double v[64];
+    char req[256];
+    /* probes: the serialized kind, the one the probe worker below was started with */
+    snprintf(req, sizeof req,
+             "{\"cmd\":\"device\",\"scope\":\"%s\",\"reps\":%d,\"capacity\":%d,\"hold\":%s,"
+             "\"prime\":1%s}",
+             scope, reps, 16 * reps + 64, hold ? "true" : "false",
+             strcmp(scope, "probe") == 0 ? ",\"probe_kind\":\"serialized\"" : "");
+    for (int s = 0; s < samples && s < 64; s++) {
+        json_t *o = ask(c, req);
+        json_t *r = json_object_get(o, "result");
+        int ok = is_ok(o) && json_is_object(r);
+        CHECK(ok, "%s: %s", what,
+              o ? json_string_value(json_object_get(o, "error")) : "no answer");
+        if (!ok) {
+            json_decref(o);
+            return NAN;
+        }
+        CHECK(json_is_boolean(json_object_get(r, "held")) &&
+                  json_is_true(json_object_get(r, "held")) == hold,
+              "%s: held field wrong", what);
+        if (hold) {
+            const char *m = json_string_value(json_object_get(r, "hold_method"));
+            CHECK(m && (!strcmp(m, "wait_value") || !strcmp(m, "spin_kernel")) &&
+                      json_integer_value(json_object_get(r, "hold_queue_ns")) > 0,
+                  "%s: hold_method/hold_queue_ns missing", what);
+        }
+        v[s] = json_number_value(json_object_get(r, "stream_ns")) / reps / 1e3;
+        json_decref(o);
+    }
+    qsort(v, (size_t)samples, sizeof *v, cmp_dbl);
+    return samples % 2 ? v[samples / 2] : 0.5 * (v[samples / 2 - 1] + v[samples / 2]);
+}
+
+/* prepare + upload + run(2) of a on worker c. 1 if all answered ok. */
+static int gpu_case_up(child *c, arena *a, const char *what) {
+    char *req = prepare_req(&a->L, &a->shm, a->L.total_bytes, -1, NULL, 0);
+    int ok = expect(c, req, 1, what);
+    free(req);
+    ok = ok && expect(c, "{\"cmd\":\"upload\"}", 1, what);
+    ok = ok && expect(c, "{\"cmd\":\"run\",\"reps\":2}", 1, what);
+    return ok;
+}
+
+/* Held vs unheld control of add 17x257, then the outputs are still right. */
+static void gpu_hold_small(child *c) {
+    arena a;
+    arena_make(&a, DT_OP_ADD, 17, 257, 0, 0);
+    if (gpu_case_up(c, &a, "hold: add 17x257")) {
+        double ub = device_per_call_us(c, "control", 64, 0, 21, "unheld control batch");
+        double hb = device_per_call_us(c, "control", 64, 1, 21, "held control batch");
+        double us = device_per_call_us(c, "control", 1, 0, 21, "unheld control single");
+        double hs = device_per_call_us(c, "control", 1, 1, 21, "held control single");
+        fprintf(stderr, "  hold: native add 17x257 control us/call: batch of 64 unheld %.3f "
+                "held %.3f (%.2fx); single unheld %.3f held %.3f (%.2fx)\n",
+                ub, hb, hb / ub, us, hs, hs / us);
+        CHECK(hb < 0.8 * ub, "held batch %.3f us/call not much shorter than unheld %.3f", hb, ub);
+        CHECK(hs < us, "held single %.3f us not shorter than unheld %.3f", hs, us);
+        dt_arena_poison_outputs(&a.L, a.shm.base);
+        expect(c, "{\"cmd\":\"upload\"}", 1, "upload");
+        json_t *o = ask(c, "{\"cmd\":\"device\",\"scope\":\"control\",\"reps\":3,\"hold\":true}");
+        CHECK(is_ok(o), "held sample for the output check");
+        json_decref(o);
+        expect(c, "{\"cmd\":\"download\"}", 1, "download");
+        char msg[256];
+        CHECK(check_case(&a.L, a.shm.base, a.pristine, msg, sizeof msg) == 0,
+              "outputs after a held window: %s", msg);
+        expect(c, "{\"cmd\":\"release\"}", 1, "release");
+    }
+    arena_free(&a);
+}
+
+/* A cuCtxSynchronize planted inside the hold fails in time with the reason; the worker
+ * stays usable (a held sample of another op succeeds). */
+static void gpu_hold_planted_sync(void) {
+    child c;
+    spawn(&c, "holdsync:add");
+    expect(&c, "{\"cmd\":\"hello\"}", 1, "hello (holdsync)");
+    arena a;
+    arena_make(&a, DT_OP_ADD, 17, 257, 0, 0);
+    if (gpu_case_up(&c, &a, "holdsync: add")) {
+        int64_t t0 = dt_now_ns();
+        json_t *o = ask(&c, "{\"cmd\":\"device\",\"scope\":\"control\",\"reps\":8,\"hold\":true}");
+        double s = (double)(dt_now_ns() - t0) / 1e9;
+        const char *e = o ? json_string_value(json_object_get(o, "error")) : NULL;
+        fprintf(stderr, "  hold: planted cuCtxSynchronize inside a hold: answered after %.3f s: "
+                "%.200s\n", s, e ? e : "(ok)");
+        CHECK(o && !is_ok(o) && e && strstr(e, "hold timed out after") &&
+                  strstr(e, "synchronized on the host inside the hold"),
+              "planted sync: want ok:false with the timeout reason, got %s", e ? e : "ok");
+        CHECK(s < 5.0, "planted sync answered after %.2f s (watchdog 1 s)", s);
+        json_decref(o);
+        expect(&c, "{\"cmd\":\"device\",\"scope\":\"control\",\"reps\":8}", 1,
+               "unheld sample after a timed-out hold");
+        expect(&c, "{\"cmd\":\"release\"}", 1, "release");
+    }
+    arena_free(&a);
+    arena b;
+    arena_make(&b, DT_OP_SOFTMAX, 17, 257, 0, 0);
+    if (gpu_case_up(&c, &b, "holdsync: softmax")) {
+        expect(&c, "{\"cmd\":\"device\",\"scope\":\"control\",\"reps\":8,\"hold\":true}", 1,
+               "a held sample of another op after the timeout");
+        expect(&c, "{\"cmd\":\"release\"}", 1, "release");
+    }
+    arena_free(&b);
+    expect(&c, "{\"cmd\":\"quit\"}", 1, "quit");
+    finish(&c);
+}
+
+/* Held probe stream interval ~ held control for a large kernel: the probe window holds
+ * only the work (the probe on its own probe_process worker, as the orchestrator does). */
+static void gpu_hold_probe_large(child *c) {
+    child p;
+    spawn(&p, NULL);
+    expect(&p, "{\"cmd\":\"hello\"}", 1, "hello (probe worker)");
+    expect(&p, "{\"cmd\":\"probe_process\",\"probe_kind\":\"serialized\"}", 1, "probe_process");
+    arena a;
+    arena_make(&a, DT_OP_ADD, 4096, 4096, 0, 0);
+    if (gpu_case_up(c, &a, "hold: add 4096^2 (control)") &&
+        gpu_case_up(&p, &a, "hold: add 4096^2 (probe)")) {
+        double cb = device_per_call_us(c, "control", 8, 1, 9, "held control batch large");
+        double pb = device_per_call_us(&p, "probe", 8, 1, 9, "held probe batch large");
+        double cs = device_per_call_us(c, "control", 1, 1, 9, "held control single large");
+        double ps = device_per_call_us(&p, "probe", 1, 1, 9, "held probe single large");
+        fprintf(stderr, "  hold: native add 4096x4096 us/call (serialized probe): batch of 8 "
+                "control %.3f probe %.3f (%.3fx); single control %.3f probe %.3f (%.3fx)\n",
+                cb, pb, pb / cb, cs, ps, ps / cs);
+        CHECK(pb / cb >= 0.95 && pb / cb <= 1.05, "held probe/control batch %.3f outside "
+              "[0.95, 1.05]", pb / cb);
+        CHECK(ps / cs >= 0.95 && ps / cs <= 1.10, "held probe/control single %.3f outside "
+              "[0.95, 1.10]", ps / cs);
+        expect(c, "{\"cmd\":\"release\"}", 1, "release");
+        expect(&p, "{\"cmd\":\"release\"}", 1, "release (probe)");
+    }
+    arena_free(&a);
+    expect(&p, "{\"cmd\":\"quit\"}", 1, "quit (probe)");
+    finish(&p);
+}
+
+/* The ceilings' held floors: present, positive, and below the synchronized floors. */
+static void gpu_hold_ceilings(child *c) {
+    json_t *o = ask(c, "{\"cmd\":\"ceilings\",\"backend\":\"cuda\"}");
+    CHECK(is_ok(o), "ceilings cuda failed");
+    static const char *keys[] = {"held_launch_floor_us", "held_launch_batch_floor_us",
+                                 "held_touch_floor_us", "held_touch_batch_floor_us"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        double x = ceil_num(o, keys[i]);
+        CHECK(x > 0 && isfinite(x), "ceilings cuda: %s = %g", keys[i], x);
+    }
+    fprintf(stderr, "  hold: ceilings cuda: sync floor %.3f us, queue %.3f, touch %.3f; held "
+            "empty %.3f single / %.3f batch, held touch %.3f single / %.3f batch\n",
+            ceil_num(o, "launch_sync_floor_us"), ceil_num(o, "launch_queue_floor_us"),
+            ceil_num(o, "launch_sync_touch_floor_us"), ceil_num(o, keys[0]),
+            ceil_num(o, keys[1]), ceil_num(o, keys[2]), ceil_num(o, keys[3]));
+    CHECK(ceil_num(o, "held_touch_batch_floor_us") < ceil_num(o, "launch_sync_touch_floor_us"),
+          "held touch batch floor not below the synchronized touch floor");
+    CHECK(ceil_num(o, "held_launch_batch_floor_us") <= ceil_num(o, "held_launch_floor_us") * 1.5,
+          "held empty batch floor far above the single one");
+    dt_err err = {{0}};
+    char *text = json_dumps(json_object_get(o, "ceilings"), 0);
+    dt_ceilings_rec rec;
+    CHECK(text && dt_protocol_ceilings_parse(text, strlen(text), "cuda", &rec, &err) == DT_OK,
+          "the orchestrator's check refuses the answer: %s", err.msg);
+    CHECK(rec.held_touch_floor_batch_us == ceil_num(o, "held_touch_batch_floor_us"),
+          "the held touch batch floor lands in the record");
+    free(text);
+    free(rec.error);
+    free(rec.method);
+    free(rec.backend);
+    json_decref(o);
+}
+
+/* --gpu-hold: 77 unless the worker offers cuda with device timing. */
+static int gpu_hold_main(void) {
+    child c;
+    spawn(&c, NULL);
+    json_t *h = ask(&c, "{\"cmd\":\"hello\"}");
+    int cuda = is_ok(h) &&
+               json_is_true(json_object_get(
+                   json_object_get(json_object_get(h, "backends"), "cuda"), "available")) &&
+               json_is_true(json_object_get(json_object_get(h, "device_timing"), "available"));
+    json_decref(h);
+    if (!cuda) {
+        printf("SKIP: the native worker offers no cuda backend with device timing here\n");
+        finish(&c);
+        return 77;
+    }
+    g_backend = "cuda";
+    gpu_hold_small(&c);
+    gpu_hold_probe_large(&c);
+    gpu_hold_ceilings(&c);
+    finish(&c);
+    gpu_hold_planted_sync();
+    printf("test_native_worker --gpu-hold: %d checks, %d passed, %d failed\n", g_pass + g_fail,
+           g_pass, g_fail);
+    return g_fail ? 1 : 0;
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
-        fprintf(stderr, "usage: test_native_worker PATH-TO-dualtime-native-worker\n");
+        fprintf(stderr, "usage: test_native_worker PATH-TO-dualtime-native-worker [--gpu-hold]\n");
         return 2;
     }
     g_worker = argv[1];
     signal(SIGPIPE, SIG_IGN);
     dt_shm_sweep_stale();
+    if (argc > 2 && strcmp(argv[2], "--gpu-hold") == 0) return gpu_hold_main();
 
     child c;
     spawn(&c, NULL);

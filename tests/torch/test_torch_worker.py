@@ -9,7 +9,13 @@ against a float64 reference with the op's tolerance (src/plan/dt_ops.c), guards 
 padding intact, inputs unchanged; plus the error paths. CUDA is tested too when the
 worker reports it available. The op table (buffer roles, dtypes, tolerances) comes from
 `dualtime list --json` and reaches the worker in hello's "ops", as the orchestrator
-sends it (docs/protocol.md, "The op table"); nothing of it is copied here.
+sends it (docs/protocol.md, "The op table"); nothing of it is copied here. With device
+timing the held windows (docs/device-timing.md):
+held vs unheld control of 64 tiny calls (held much shorter per call), a functional op
+held without deadlock, a torch.cuda.synchronize planted inside a hold
+(DUALTIME_TORCH_FAULT=holdsync) failing in time with the watchdog's reason, and held
+probe stream interval ~ held control for a large add (a probe_process worker). Each
+prints its numbers ("held:" lines).
 
 Run: python3 test_torch_worker.py [path/to/dualtime_torch_worker.py [path/to/dualtime]]
 Exit: 0 pass, 1 fail, 77 skip (torch not importable by this interpreter).
@@ -23,6 +29,7 @@ import select
 import struct
 import subprocess
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORKER = (sys.argv[1] if len(sys.argv) > 1 else
@@ -382,8 +389,18 @@ def error_paths(w, backends):
         bad(w.ask({"cmd": "run", "reps": "3"}), "run reps as a string")
         bad(w.ask({"cmd": "run"}), "run without reps")
         r = w.ask({"cmd": "device", "scope": "control", "reps": 1, "capacity": 16})
-        check(not r["ok"] and "device timing not available" in r.get("error", ""),
+        # a cpu case: refused whether or not this machine has device timing
+        check(not r["ok"] and ("device timing not available" in r.get("error", "")
+                               or "needs the cuda backend" in r.get("error", "")),
               "device refused without device timing: %r" % r)
+        r = w.ask({"cmd": "device", "scope": "control", "reps": 1, "hold": "yes"})
+        check(not r["ok"] and "'hold' must be true or false" in r.get("error", ""),
+              "device with a non-boolean hold refused: %r" % r)
+        r = w.ask({"cmd": "device", "scope": "control", "reps": 1, "hold": True})
+        # a cpu case: refused whether or not this machine has device timing
+        check(not r["ok"] and ("device timing not available" in r.get("error", "")
+                               or "needs the cuda backend" in r.get("error", "")),
+              "held device refused without device timing: %r" % r)
         r = w.ask({"cmd": "run", "reps": 3})
         check(r["ok"] and r["host_ns"] > 0, "run still works after errors")
         check(w.ask({"cmd": "release"})["ok"], "release")
@@ -415,6 +432,158 @@ def hello_paths():
     check(r["ok"] and r["ops"]["without_torch_call"] == ["frob"], "op without a call: %r" % r)
     w.finish()
     print("ok   op table paths", flush=True)
+
+
+def _arena_bytes(bufs, total, op):
+    """A quick arena for timing only (no oracle): sentinels, inputs a repeating pattern
+    of nonzero multiples of 1/1024, outputs poisoned."""
+    mem = bytearray(struct.pack("<I", SENTINEL) * (total // 4))
+    pat = struct.pack("<1024f", *[((i * 37) % 2047 - 1023) / 1024.0 or 0.5 for i in range(1024)])
+    for b in bufs:
+        for i in range(b["rows"]):
+            o, nb = elem_off(b, i, 0), b["cols"] * 4
+            if b["is_output"]:
+                mem[o:o + nb] = struct.pack("<I", POISON) * b["cols"]
+            elif b["dtype"] == "f32":
+                mem[o:o + nb] = (pat * (nb // len(pat) + 1))[:nb]
+            else:
+                mem[o:o + nb * 2] = struct.pack("<q", 0) * b["cols"]
+    return mem
+
+
+def _device_case(w, op, m, n, shm, bufs, total):
+    r = w.ask({"cmd": "prepare", "case": "held %s" % op, "op": op, "backend": "cuda", "m": m,
+               "n": n, "k": 0, "shm": shm.name, "arena_bytes": total, "buffers": bufs,
+               "capture_sources": False})
+    ok = check(r["ok"], "held %s: prepare: %s" % (op, r.get("error")))
+    for cmd in ("upload", "run"):
+        r = w.ask({"cmd": cmd, "reps": 2} if cmd == "run" else {"cmd": cmd})
+        ok = check(r["ok"], "held %s: %s: %s" % (op, cmd, r.get("error"))) and ok
+    return ok
+
+
+def _median(v):
+    v = sorted(v)
+    return v[len(v) // 2] if len(v) % 2 else 0.5 * (v[len(v) // 2 - 1] + v[len(v) // 2])
+
+
+def _per_call_us(w, scope, reps, hold, samples, what):
+    """Median stream interval per call (us) of `samples` regions; None on a failure."""
+    got = []
+    for _ in range(samples):
+        r = w.ask({"cmd": "device", "scope": scope, "reps": reps, "capacity": 16 * reps + 64,
+                   "hold": hold, "prime": 1})
+        if not check(r["ok"], "%s: %s" % (what, r.get("error"))):
+            return None
+        res = r["result"]
+        check(res.get("held") is hold, "%s: held %r, asked %r" % (what, res.get("held"), hold))
+        if hold:
+            check(res.get("hold_method") in ("wait_value", "spin_kernel")
+                  and res.get("hold_queue_ns", 0) > 0, "%s: hold fields %r" % (what, res))
+        got.append(res["stream_ns"] / reps / 1e3)
+    return _median(got)
+
+
+def held_windows():
+    """GPU only: held windows through the timing helper, in the PyTorch worker."""
+    m, n = 17, 257
+    bufs, total = layout("add", m, n, 0, False)
+    shm = Shm(total)
+    w = Worker()
+    try:
+        w.ask(HELLO)
+        shm.mm[:] = _arena_bytes(bufs, total, "add")
+        if not _device_case(w, "add", m, n, shm, bufs, total):
+            return
+        unheld = _per_call_us(w, "control", 64, False, 15, "unheld control add 17x257")
+        held = _per_call_us(w, "control", 64, True, 15, "held control add 17x257")
+        single_u = _per_call_us(w, "control", 1, False, 15, "unheld single add 17x257")
+        single_h = _per_call_us(w, "control", 1, True, 15, "held single add 17x257")
+        print("held: torch add 17x257 control us/call: batch unheld %s held %s; single "
+              "unheld %s held %s" % (unheld, held, single_u, single_h), flush=True)
+        if unheld and held:
+            check(held < 0.8 * unheld, "held batch %.3f us/call not much shorter than "
+                  "unheld %.3f" % (held, unheld))
+        check(w.ask({"cmd": "release"})["ok"], "held: release add")
+        # a functional op (allocates its result inside the window): held, no deadlock
+        bufs2, total2 = layout("layernorm", m, n, 0, False)
+        shm2 = Shm(total2)
+        try:
+            shm2.mm[:] = _arena_bytes(bufs2, total2, "layernorm")
+            if _device_case(w, "layernorm", m, n, shm2, bufs2, total2):
+                ln = _per_call_us(w, "control", 64, True, 5, "held control layernorm 17x257")
+                print("held: torch layernorm 17x257 (functional) held batch %s us/call" % ln,
+                      flush=True)
+                check(w.ask({"cmd": "release"})["ok"], "held: release layernorm")
+        finally:
+            shm2.close()
+    finally:
+        w.finish()
+        shm.close()
+    # a synchronization planted inside the hold fails the sample in time, with the reason
+    env_w = Worker.__new__(Worker)
+    env = dict(os.environ, DUALTIME_TORCH_FAULT="holdsync")
+    env_w.p = subprocess.Popen([sys.executable, WORKER, "--threads", "1"], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, env=env)
+    shm = Shm(total)
+    try:
+        env_w.ask(HELLO)
+        shm.mm[:] = _arena_bytes(bufs, total, "add")
+        if _device_case(env_w, "add", m, n, shm, bufs, total):
+            t0 = time.monotonic()
+            r = env_w.ask({"cmd": "device", "scope": "control", "reps": 8, "capacity": 192,
+                           "hold": True})
+            dt = time.monotonic() - t0
+            print("held: planted torch.cuda.synchronize inside a hold: ok=%s after %.3f s: %s"
+                  % (r["ok"], dt, r.get("error", "")[:160]), flush=True)
+            check(not r["ok"] and "hold timed out after" in r.get("error", "")
+                  and "synchronized on the host inside the hold" in r["error"],
+                  "planted sync must fail with the timeout reason: %r" % r)
+            check(dt < 5.0, "planted sync failed after %.2f s (watchdog 1 s)" % dt)
+            r = env_w.ask({"cmd": "device", "scope": "control", "reps": 8, "capacity": 192})
+            check(r["ok"] and r["result"].get("held") is False,
+                  "unheld sample after a timed-out hold: %r" % r.get("error"))
+            check(env_w.ask({"cmd": "release"})["ok"], "held: release after planted sync")
+    finally:
+        env_w.finish()
+        shm.close()
+    held_probe_large()
+
+
+def held_probe_large():
+    """Held probe stream interval ~ held control for a large kernel (add 4096x4096,
+    8 calls per region): the probe window holds only the work."""
+    m, n = 4096, 4096
+    bufs, total = layout("add", m, n, 0, False)
+    shm = Shm(total)
+    wc, wp = Worker(), Worker()
+    try:
+        shm.mm[:] = _arena_bytes(bufs, total, "add")
+        wc.ask(HELLO)
+        wp.ask(HELLO)
+        r = wp.ask({"cmd": "probe_process", "probe_kind": "concurrent"})
+        check(r["ok"], "probe_process: %r" % r)
+        if not (_device_case(wc, "add", m, n, shm, bufs, total)
+                and _device_case(wp, "add", m, n, shm, bufs, total)):
+            return
+        ctl = _per_call_us(wc, "control", 8, True, 9, "held control add 4096x4096")
+        prb = _per_call_us(wp, "probe", 8, True, 9, "held probe add 4096x4096")
+        ctl1 = _per_call_us(wc, "control", 1, True, 9, "held control single add 4096x4096")
+        prb1 = _per_call_us(wp, "probe", 1, True, 9, "held probe single add 4096x4096")
+        print("held: torch add 4096x4096 us/call: control %s probe %s (batch of 8); single "
+              "control %s probe %s" % (ctl, prb, ctl1, prb1), flush=True)
+        if ctl and prb:
+            check(0.9 <= prb / ctl <= 1.1, "held probe/control batch %.3f outside [0.9, 1.1]"
+                  % (prb / ctl))
+        if ctl1 and prb1:
+            check(0.9 <= prb1 / ctl1 <= 1.15, "held probe/control single %.3f outside "
+                  "[0.9, 1.15]" % (prb1 / ctl1))
+        wc.ask({"cmd": "release"})
+        wp.ask({"cmd": "release"})
+    finally:
+        wc.finish()
+        wp.finish()
+        shm.close()
 
 
 def missing_torch():
@@ -473,6 +642,10 @@ def main():
         for op, impl in IMPLS[backend].items():
             print("impl %s %-18s %s" % (backend, op, impl))
     w.finish()
+    if cuda["available"] and dtm.get("available"):
+        held_windows()
+    else:
+        print("note: no CUDA device timing here: held-window checks not run")
     # end of input also ends the worker cleanly
     w2 = Worker()
     w2.p.stdin.close()

@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend_cuda_check.h"
+#include "../../src/common/dt_cuda_check.h"
 #include "dualtime/dt_timing.h"
 #include "backend_cuda_plan.h"
 #include "dt_backend.h"
@@ -48,6 +48,7 @@ static struct {
     CUmodule empty_mod;        /* the floor's empty kernel (cuda_floor), loaded on demand */
     CUfunction empty_fn;
     char lost_reason[200];
+    uint32_t hold_method;      /* dt_timing_hold_method of the last held ceilings region */
 } g_cuda;
 
 /* Per-case state (prepare .. release). */
@@ -63,6 +64,8 @@ typedef struct cuda_state {
     CUdeviceptr args[DT_MAX_BUFFERS];
     void *params[DT_MAX_BUFFERS];
     char *texts[2];            /* op source and common header, for the source records */
+    int warm;                  /* the case's kernel has run in this process (a held window
+                                  must not pay its first launch: lazy loading can sync) */
 } cuda_state;
 
 /* Errors after which the context is gone (kernel faults): remember them. */
@@ -77,23 +80,25 @@ static void note_sticky(CUresult r, const char *what) {
     case CUDA_ERROR_HARDWARE_STACK_ERROR:
     case CUDA_ERROR_ASSERT:
     case CUDA_ERROR_LAUNCH_TIMEOUT: {
-        const char *name = NULL;
-        if (cuGetErrorName(r, &name) != CUDA_SUCCESS || !name) name = "unknown";
+        const char *name = NULL, *str = NULL;
+        dt_cuda_describe_cu(r, &name, &str);
         g_cuda.context_lost = 1;
-        snprintf(g_cuda.lost_reason, sizeof g_cuda.lost_reason, "%s in %s", name, what);
+        snprintf(g_cuda.lost_reason, sizeof g_cuda.lost_reason, "%s in %s",
+                 name ? name : "unknown", what);
         break;
     }
     default: break;
     }
 }
 
-/* Like DT_CU_GOTO, but also records sticky errors and appends a hint. */
+/* Like DT_CUDA_GOTO(cu, ...), but also records sticky errors and appends a hint. */
 #define CU_RUN(call, err, st, label, what)                                            \
     do {                                                                              \
         CUresult r__ = (call);                                                        \
-        if (r__ != CUDA_SUCCESS) {                                                    \
+        char t__[DT_CUDA_CHECK_TEXT_LEN];                                             \
+        if (!dt_cu_check(r__, #call, __FILE__, __LINE__, t__, sizeof t__)) {          \
             note_sticky(r__, (what));                                                 \
-            (st) = dt_cu_fail((err), r__, #call, __FILE__, __LINE__);                 \
+            (st) = dt_fail((err), DT_EDEVICE, "%s", t__);                             \
             if (g_cuda.context_lost) {                                                \
                 size_t l__ = strlen((err)->msg);                                      \
                 snprintf((err)->msg + l__, sizeof (err)->msg - l__,                   \
@@ -108,22 +113,25 @@ static dt_status cuda_init(dt_err *err) {
         return dt_fail(err, DT_EDEVICE,
                        "CUDA context unusable after %s; restart the worker", g_cuda.lost_reason);
     if (g_cuda.ready) {
-        DT_CU_TRY(cuCtxSetCurrent(g_cuda.ctx), err);
+        DT_CUDA_TRY(cu, cuCtxSetCurrent(g_cuda.ctx), err);
         return DT_OK;
     }
     int ordinal = 0;
     const char *env = getenv("DUALTIME_CUDA_DEVICE");
     if (env && *env) ordinal = atoi(env);
-    DT_CU_TRY(cuInit(0), err);
-    DT_CU_TRY(cuDeviceGet(&g_cuda.dev, ordinal), err);
-    DT_CU_TRY(cuDevicePrimaryCtxRetain(&g_cuda.ctx, g_cuda.dev), err);
-    DT_CU_TRY(cuCtxSetCurrent(g_cuda.ctx), err);
-    DT_CU_TRY(cuDeviceGetAttribute(&g_cuda.sm_count, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
-                                   g_cuda.dev), err);
-    DT_CU_TRY(cuDeviceGetAttribute(&g_cuda.cc_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
-                                   g_cuda.dev), err);
-    DT_CU_TRY(cuDeviceGetAttribute(&g_cuda.cc_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
-                                   g_cuda.dev), err);
+    DT_CUDA_TRY(cu, cuInit(0), err);
+    DT_CUDA_TRY(cu, cuDeviceGet(&g_cuda.dev, ordinal), err);
+    DT_CUDA_TRY(cu, cuDevicePrimaryCtxRetain(&g_cuda.ctx, g_cuda.dev), err);
+    DT_CUDA_TRY(cu, cuCtxSetCurrent(g_cuda.ctx), err);
+    DT_CUDA_TRY(cu, cuDeviceGetAttribute(&g_cuda.sm_count,
+                                         CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, g_cuda.dev),
+                err);
+    DT_CUDA_TRY(cu, cuDeviceGetAttribute(&g_cuda.cc_major,
+                                         CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, g_cuda.dev),
+                err);
+    DT_CUDA_TRY(cu, cuDeviceGetAttribute(&g_cuda.cc_minor,
+                                         CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, g_cuda.dev),
+                err);
     const char *arch = getenv("DUALTIME_CUDA_ARCH"); /* e.g. compute_90 for PTX */
     if (arch && *arch)
         snprintf(g_cuda.arch, sizeof g_cuda.arch, "%s", arch);
@@ -134,20 +142,9 @@ static dt_status cuda_init(dt_err *err) {
 }
 
 static int cuda_available(char *reason, size_t reason_len) {
-    CUresult r = cuInit(0);
-    const char *name = NULL;
-    if (r != CUDA_SUCCESS) {
-        if (cuGetErrorName(r, &name) != CUDA_SUCCESS || !name) name = "unknown";
-        snprintf(reason, reason_len, "cuInit failed: %s (%d)", name, (int)r);
-        return 0;
-    }
+    if (!DT_CUDA_CHECK(cu, cuInit(0), reason, reason_len)) return 0;
     int count = 0;
-    r = cuDeviceGetCount(&count);
-    if (r != CUDA_SUCCESS) {
-        if (cuGetErrorName(r, &name) != CUDA_SUCCESS || !name) name = "unknown";
-        snprintf(reason, reason_len, "cuDeviceGetCount failed: %s (%d)", name, (int)r);
-        return 0;
-    }
+    if (!DT_CUDA_CHECK(cu, cuDeviceGetCount(&count), reason, reason_len)) return 0;
     if (count < 1) {
         snprintf(reason, reason_len, "no CUDA device");
         return 0;
@@ -411,8 +408,10 @@ out:
 static dt_status cuda_run(void *state, int64_t reps, int64_t *host_ns, dt_err *err) {
     cuda_state *s = state;
     const dt_cuda_plan *p = &s->plan;
-    return launch_timed(s, s->fn, p->grid, p->block, p->shared_bytes, s->params, p->kernel_name,
-                        reps, host_ns, err);
+    dt_status st = launch_timed(s, s->fn, p->grid, p->block, p->shared_bytes, s->params,
+                                p->kernel_name, reps, host_ns, err);
+    if (st == DT_OK) s->warm = 1;
+    return st;
 }
 
 /* The empty kernel on the case's stream (loaded once per process, with the context). */
@@ -444,17 +443,28 @@ out:
 
 /* One device-timing region (include/dualtime/dt_timing.h) around reps launches on the
  * case's stream: probe 0 = control (events), 1 = CUPTI probe (concurrent kernel records),
- * 2 = CUPTI probe (serialized kernel records). */
-static dt_status cuda_device(void *state, int probe, int64_t reps, int64_t capacity,
+ * 2 = CUPTI probe (serialized kernel records). flags & DT_DEVICE_HOLD: a held window; the
+ * case's kernel is launched once first if it never ran in this process (its module is
+ * loaded at prepare; the worker also asks the driver for eager module loading), so no
+ * first-launch work can synchronize inside the hold. A hold that times out fails the
+ * sample with the helper's reason. */
+static dt_status cuda_device(void *state, int probe, int64_t reps, int64_t capacity, int flags,
                              struct dt_timing_result *res, dt_err *err) {
     cuda_state *s = state;
     dt_status st = cuda_init(err);
     if (st != DT_OK) return st;
     const dt_cuda_plan *p = &s->plan;
+    if ((flags & DT_DEVICE_HOLD) && !s->warm) {
+        int64_t ns = 0;
+        st = cuda_run(s, 1, &ns, err);
+        if (st != DT_OK) return st;
+    }
     CU_RUN(cuStreamSynchronize(s->stream), err, st, out, p->kernel_name);
     if (dt_timing_abi_version() != DT_TIMING_ABI_VERSION)
         return dt_fail(err, DT_EDEVICE, "timing helper ABI %u, expected %u",
                        dt_timing_abi_version(), DT_TIMING_ABI_VERSION);
+    if ((flags & DT_DEVICE_HOLD) && !dt_timing_hold(s->stream))
+        return dt_fail(err, DT_EDEVICE, "timing hold: %s", dt_timing_last_error());
     int began = probe ? dt_timing_begin_probe(s->stream, (uint32_t)(capacity > 0 ? capacity : 1),
                                               probe == 2 ? DT_TIMING_PROBE_SERIALIZED
                                                          : DT_TIMING_PROBE_CONCURRENT)
@@ -465,17 +475,24 @@ static dt_status cuda_device(void *state, int probe, int64_t reps, int64_t capac
         CUresult r = cuLaunchKernel(s->fn, p->grid[0], p->grid[1], p->grid[2], p->block[0],
                                     p->block[1], p->block[2], p->shared_bytes, s->stream,
                                     s->params, NULL);
-        if (r != CUDA_SUCCESS) {
+        char t[DT_CUDA_CHECK_TEXT_LEN];
+        if (!dt_cu_check(r, "cuLaunchKernel", __FILE__, __LINE__, t, sizeof t)) {
             dt_timing_result junk;
             dt_timing_end(&junk); /* closes the region; its error is secondary */
-            const char *name = NULL;
-            cuGetErrorName(r, &name);
-            return dt_fail(err, DT_EDEVICE, "cuLaunchKernel(%s) in a timing region: %s",
-                           p->kernel_name, name ? name : "unknown");
+            return dt_fail(err, DT_EDEVICE, "%s (kernel %s, in a timing region)", t,
+                           p->kernel_name);
         }
     }
-    if (!dt_timing_end(res))
+    if (flags & DT_DEVICE_PLANT_SYNC) /* the planted host synchronization (tests) */
+        CU_RUN(cuCtxSynchronize(), err, st, planted, p->kernel_name);
+planted:
+    if (!dt_timing_end(res)) {
+        if (st != DT_OK) return st;
         return dt_fail(err, DT_EDEVICE, "timing end: %s", dt_timing_last_error());
+    }
+    if (st != DT_OK) return st;
+    if ((flags & DT_DEVICE_HOLD) && !res->held)
+        return dt_fail(err, DT_EDEVICE, "timing end: the region was not held");
     CU_RUN(cuCtxSynchronize(), err, st, out, p->kernel_name);
 out:
     return st;
@@ -520,14 +537,79 @@ out:
     return st;
 }
 
+/* The held floors: held control regions (dt_timing_hold + begin_control, see
+ * include/dualtime/dt_timing.h) around 1 launch and around CEIL_HELD_BATCH launches. */
+#define CEIL_HELD_WARMUP 5
+#define CEIL_HELD_REPS 50
+#define CEIL_HELD_BATCH 64
+
+/* Event interval of held control regions around `launches` launches of fn
+ * <<<1, threads>>> on stream, per launch: median of CEIL_HELD_REPS after
+ * CEIL_HELD_WARMUP, in ns. A region that is not held (a hold timeout) fails. */
+static dt_status ceil_held_launches(CUfunction fn, unsigned threads, CUstream stream,
+                                    void **args, int launches, const char *what,
+                                    double *median_ns, dt_err *err) {
+    double t[CEIL_HELD_REPS];
+    dt_status st = DT_OK;
+    for (int r = 0; r < CEIL_HELD_WARMUP + CEIL_HELD_REPS; r++) {
+        CU_RUN(cuStreamSynchronize(stream), err, st, out, what);
+        if (!dt_timing_hold(stream) || !dt_timing_begin_control(stream))
+            return dt_fail(err, DT_EDEVICE, "held %s: %s", what, dt_timing_last_error());
+        CUresult lr = CUDA_SUCCESS;
+        for (int i = 0; i < launches && lr == CUDA_SUCCESS; i++)
+            lr = cuLaunchKernel(fn, 1, 1, 1, threads, 1, 1, 0, stream, args, NULL);
+        dt_timing_result res;
+        int ended = dt_timing_end(&res); /* also when a launch failed: closes the region */
+        char t_err[DT_CUDA_CHECK_TEXT_LEN];
+        if (!dt_cu_check(lr, "cuLaunchKernel", __FILE__, __LINE__, t_err, sizeof t_err)) {
+            note_sticky(lr, what);
+            return dt_fail(err, DT_EDEVICE, "%s (held %s)", t_err, what);
+        }
+        if (!ended || !res.held)
+            return dt_fail(err, DT_EDEVICE, "held %s: %s", what,
+                           ended ? "the region was not held" : dt_timing_last_error());
+        g_cuda.hold_method = res.hold_method;
+        if (r >= CEIL_HELD_WARMUP) t[r - CEIL_HELD_WARMUP] = res.stream_ns / launches;
+    }
+    *median_ns = dt_stats_median(t, CEIL_HELD_REPS);
+out:
+    return st;
+}
+
+/* The four held floors into out (all or none: on failure they stay 0). */
+static dt_status ceil_held_floors(CUfunction empty, CUfunction touch, CUstream stream,
+                                  void **touch_args, dt_ceilings *out, dt_err *err) {
+    double ns[4] = {0, 0, 0, 0};
+    dt_status st = ceil_held_launches(empty, 1, stream, NULL, 1, "dt_empty", &ns[0], err);
+    if (st == DT_OK)
+        st = ceil_held_launches(empty, 1, stream, NULL, CEIL_HELD_BATCH, "dt_empty", &ns[1], err);
+    if (st == DT_OK)
+        st = ceil_held_launches(touch, CEIL_TOUCH_THREADS, stream, touch_args, 1, "dt_touch",
+                                &ns[2], err);
+    if (st == DT_OK)
+        st = ceil_held_launches(touch, CEIL_TOUCH_THREADS, stream, touch_args, CEIL_HELD_BATCH,
+                                "dt_touch", &ns[3], err);
+    for (int i = 0; st == DT_OK && i < 4; i++)
+        if (!(ns[i] > 0)) st = dt_fail(err, DT_EDEVICE, "held floor %d not measurable", i);
+    if (st != DT_OK) return st;
+    out->held_launch_floor_us = ns[0] / 1e3;
+    out->held_launch_batch_floor_us = ns[1] / 1e3;
+    out->held_touch_floor_us = ns[2] / 1e3;
+    out->held_touch_batch_floor_us = ns[3] / 1e3;
+    return DT_OK;
+}
+
 /* Copy bandwidth: cuMemcpyDtoDAsync of min(1 GiB, free/4) bytes between two device
  * buffers, each copy between two events on a non-blocking stream, median of 10 after 2
  * warm-ups, counting bytes read + bytes written (2 x size). Launch floors of the empty
  * kernel <<<1,1>>>: single = sync; t0; launch; cuStreamSynchronize; t1 (host clock),
  * median of 200 after 20 warm-ups; queue = 1000 launches back to back then one sync,
  * per launch, median of 5. Touch floor: the same single measurement of dt_touch
- * <<<1,32>>> (512 bytes read, 512 written between two 4 KiB buffers). Everything
- * allocated here is freed before returning. */
+ * <<<1,32>>> (512 bytes read, 512 written between two 4 KiB buffers). Held floors
+ * (optional: a failure leaves them out and says why in method): the event interval of
+ * a held window around one launch and per launch of 64, of each of the two kernels,
+ * median of 50 after 5 (ceil_held_launches). Everything allocated here is freed before
+ * returning. */
 static dt_status cuda_ceilings(dt_ceilings *out, dt_err *err) {
     memset(out, 0, sizeof *out);
     dt_status st = cuda_init(err);
@@ -614,15 +696,26 @@ static dt_status cuda_ceilings(dt_ceilings *out, dt_err *err) {
     out->launch_sync_floor_us = sync_ns / 1e3;
     out->launch_queue_floor_us = queue_ns / 1e3;
     out->launch_sync_touch_floor_us = touch_ns / 1e3;
+    char held_note[400];
+    dt_err herr = {{0}};
+    if (ceil_held_floors(fn, tfn, stream, targs, out, &herr) == DT_OK)
+        snprintf(held_note, sizeof held_note,
+                 "; held floors: event interval of a held window (dt_timing_hold, %s) "
+                 "around 1 launch and per launch of %d, of dt_empty and dt_touch, median of "
+                 "%d after %d",
+                 dt_timing_hold_method_name(g_cuda.hold_method), CEIL_HELD_BATCH,
+                 CEIL_HELD_REPS, CEIL_HELD_WARMUP);
+    else
+        snprintf(held_note, sizeof held_note, "; held floors unavailable: %.300s", herr.msg);
     snprintf(out->method, sizeof out->method,
              "cuda %s: cuMemcpyDtoDAsync of %zu MiB between events, median of %d after %d "
              "warm-ups, bytes read + written; floors: empty NVRTC kernel <<<1,1>>>, "
              "sync;t0;launch;cuStreamSynchronize;t1 median of %d, and %d launches then one "
              "sync per launch, median of %d; touch floor: the same single measurement of "
-             "dt_touch <<<1,%d>>> (float4 dst[i] = src[i], %d B read + %d B written)",
+             "dt_touch <<<1,%d>>> (float4 dst[i] = src[i], %d B read + %d B written)%s",
              g_cuda.arch, bytes >> 20, CEIL_COPY_REPS, CEIL_COPY_WARMUP, CEIL_SYNC_REPS,
              CEIL_QUEUE_LAUNCHES, CEIL_QUEUE_REPS, CEIL_TOUCH_THREADS, CEIL_TOUCH_THREADS * 16,
-             CEIL_TOUCH_THREADS * 16);
+             CEIL_TOUCH_THREADS * 16, held_note);
 done:
     if (mod) cuModuleUnload(mod);
     if (tmod) cuModuleUnload(tmod);

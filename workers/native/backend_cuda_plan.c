@@ -6,8 +6,9 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <nvrtc.h>
 
-#include "backend_cuda_check.h"
+#include "../../src/common/dt_cuda_check.h"
 
 static void add_opt(dt_cuda_plan *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void add_opt(dt_cuda_plan *p, const char *fmt, ...) {
@@ -290,9 +291,10 @@ dt_status dt_cuda_nvrtc_compile(const char *name, const char *src, const char *h
     nvrtcProgram prog = NULL;
     const char *hdr_names[1] = {DT_CUDA_COMMON_HEADER};
     const char *hdr_texts[1] = {hdr};
-    DT_NVRTC_TRY(nvrtcCreateProgram(&prog, src, name, hdr ? 1 : 0, hdr ? hdr_texts : NULL,
-                                    hdr ? hdr_names : NULL),
-                 err);
+    DT_CUDA_TRY(nvrtc,
+                nvrtcCreateProgram(&prog, src, name, hdr ? 1 : 0, hdr ? hdr_texts : NULL,
+                                   hdr ? hdr_names : NULL),
+                err);
     const char *opts[DT_CUDA_MAX_OPTS];
     int ptx = 0;
     for (int i = 0; i < p->nopts; i++) {
@@ -320,14 +322,14 @@ dt_status dt_cuda_nvrtc_compile(const char *name, const char *src, const char *h
     }
     size_t n = 0;
     if (ptx) {
-        DT_NVRTC_GOTO(nvrtcGetPTXSize(prog, &n), err, st, done);
+        DT_CUDA_GOTO(nvrtc, nvrtcGetPTXSize(prog, &n), err, st, done);
         *image = dt_xmalloc(n + 1);
-        DT_NVRTC_GOTO(nvrtcGetPTX(prog, *image), err, st, done);
+        DT_CUDA_GOTO(nvrtc, nvrtcGetPTX(prog, *image), err, st, done);
         (*image)[n] = 0;
     } else {
-        DT_NVRTC_GOTO(nvrtcGetCUBINSize(prog, &n), err, st, done);
+        DT_CUDA_GOTO(nvrtc, nvrtcGetCUBINSize(prog, &n), err, st, done);
         *image = dt_xmalloc(n + 1);
-        DT_NVRTC_GOTO(nvrtcGetCUBIN(prog, *image), err, st, done);
+        DT_CUDA_GOTO(nvrtc, nvrtcGetCUBIN(prog, *image), err, st, done);
     }
     if (n == 0) {
         st = dt_fail(err, DT_EDEVICE, "NVRTC produced an empty image for %s", name);

@@ -53,8 +53,22 @@ typedef struct dt_ceilings {
     double launch_queue_floor_us; /* per call of many empty calls back to back, one sync */
     double launch_sync_touch_floor_us; /* one call that reads and writes 512 bytes (CUDA:
                                           dt_touch <<<1,32>>>), timed like the sync floor */
-    char method[512];             /* how these were measured, one line */
+    /* Held floors (CUDA; 0 = not measured, then absent from the answer): event interval
+     * of a held window (docs/device-timing.md) around one call, and per call of a batch
+     * (64 calls), of the empty kernel and of the touch kernel; medians. */
+    double held_launch_floor_us;
+    double held_launch_batch_floor_us;
+    double held_touch_floor_us;
+    double held_touch_batch_floor_us;
+    char method[1024];            /* how these were measured, one line */
 } dt_ceilings;
+
+/* flags of dt_backend.device */
+#define DT_DEVICE_HOLD 1       /* a held window (dt_timing_hold before begin): the stream
+                                  waits on a host flag while the calls queue */
+#define DT_DEVICE_PLANT_SYNC 2 /* tests only (DUALTIME_FAULT=holdsync): a cuCtxSynchronize
+                                  after the calls, inside the hold: the watchdog must fail
+                                  the sample in time */
 
 typedef struct dt_backend {
     const char *name; /* "cpu" or "cuda" */
@@ -72,8 +86,9 @@ typedef struct dt_backend {
     dt_status (*run)(void *state, int64_t reps, int64_t *host_ns, dt_err *err);
     dt_status (*download)(void *state, double *ms, dt_err *err);
     /* Device scope: probe = 0 control, 1 CUPTI probe with concurrent kernel records,
-     * 2 CUPTI probe with serialized kernel records. NULL when the backend has none. */
-    dt_status (*device)(void *state, int probe, int64_t reps, int64_t capacity,
+     * 2 CUPTI probe with serialized kernel records; flags: DT_DEVICE_* below. NULL when
+     * the backend has none. */
+    dt_status (*device)(void *state, int probe, int64_t reps, int64_t capacity, int flags,
                         struct dt_timing_result *res, dt_err *err);
     void (*release)(void *state);
     /* Optional: 1 once the backend can serve no further request in this process (a CUDA

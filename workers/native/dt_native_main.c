@@ -39,7 +39,9 @@ typedef enum fault_kind {
     FAULT_OOB,
     FAULT_INPUT,
     FAULT_SHORT,
-    FAULT_LOST /* run fails as if the device context were lost (a CUDA kernel fault) */
+    FAULT_LOST, /* run fails as if the device context were lost (a CUDA kernel fault) */
+    FAULT_HOLDSYNC /* device: a cuCtxSynchronize inside a held window (the watchdog must
+                      fail the sample in time) */
 } fault_kind;
 
 typedef int (*dt_kernel_record_fn)(uint64_t i, dt_timing_kernel *out);
@@ -111,7 +113,7 @@ static void parse_fault(worker *w) {
     static const struct { const char *name; fault_kind kind; } kinds[] = {
         {"segv", FAULT_SEGV}, {"hang", FAULT_HANG}, {"garbage", FAULT_GARBAGE},
         {"wrong", FAULT_WRONG}, {"oob", FAULT_OOB}, {"input", FAULT_INPUT},
-        {"short", FAULT_SHORT}, {"lost", FAULT_LOST}};
+        {"short", FAULT_SHORT}, {"lost", FAULT_LOST}, {"holdsync", FAULT_HOLDSYNC}};
     const char *colon = strchr(f, ':');
     if (!colon) {
         fprintf(stderr, "dualtime-native-worker: ignoring DUALTIME_FAULT='%s' (want what:op)\n", f);
@@ -275,6 +277,10 @@ static void do_hello(worker *w) {
         emit_error("internal: cannot build hello");
         return;
     }
+    /* how the driver loads modules (EAGER unless the caller set it: held windows) */
+    const char *loading = getenv("CUDA_MODULE_LOADING");
+    json_object_set_new(json_object_get(o, "env"), "cuda_module_loading",
+                        json_string(loading ? loading : "unset"));
     emit(o);
 }
 
@@ -480,6 +486,13 @@ static json_t *timing_result_json(const dt_timing_result *r, const dt_timing_ker
     json_object_set_new(o, "host_begin_ns", json_integer((json_int_t)r->host_begin_ns));
     json_object_set_new(o, "host_end_ns", json_integer((json_int_t)r->host_end_ns));
     json_object_set_new(o, "records_stored", json_integer((json_int_t)r->records_stored));
+    json_object_set_new(o, "held", json_boolean(r->held));
+    if (r->hold_method) {
+        json_object_set_new(o, "hold_method",
+                            json_string(dt_timing_hold_method_name(r->hold_method)));
+        json_object_set_new(o, "hold_timeout_ms", json_integer((json_int_t)r->hold_timeout_ms));
+        json_object_set_new(o, "hold_queue_ns", json_integer((json_int_t)r->hold_queue_ns));
+    }
     json_t *arr = json_array();
     for (uint64_t i = 0; i < nrecs; i++) {
         const dt_timing_kernel *k = &recs[i];
@@ -507,10 +520,10 @@ static void do_device(worker *w, json_t *req) {
         emit_error("device timing not available");
         return;
     }
-    int probe;
+    int probe, hold;
     int64_t reps, capacity;
     dt_err err = {{0}};
-    if (dt_req_parse_device(req, &probe, &reps, &capacity, &err) != DT_OK) {
+    if (dt_req_parse_device(req, &probe, &reps, &capacity, &hold, &err) != DT_OK) {
         emit_error("device: %s", err.msg);
         return;
     }
@@ -525,7 +538,9 @@ static void do_device(worker *w, json_t *req) {
     }
     dt_timing_result res;
     memset(&res, 0, sizeof res);
-    if (w->be->device(w->state, probe, reps, capacity, &res, &err) != DT_OK) {
+    int flags = (hold ? DT_DEVICE_HOLD : 0) |
+                (hold && fault_active(w, FAULT_HOLDSYNC) ? DT_DEVICE_PLANT_SYNC : 0);
+    if (w->be->device(w->state, probe, reps, capacity, flags, &res, &err) != DT_OK) {
         emit_error("device: %s", err.msg);
         return;
     }
@@ -588,6 +603,15 @@ static void do_ceilings(worker *w, json_t *req) {
                           "launch_queue_floor_us", c.launch_queue_floor_us,
                           "launch_sync_touch_floor_us", c.launch_sync_touch_floor_us, "method",
                           c.method);
+    /* the held floors are optional: present only when measured */
+    const struct { const char *key; double us; } held[] = {
+        {"held_launch_floor_us", c.held_launch_floor_us},
+        {"held_launch_batch_floor_us", c.held_launch_batch_floor_us},
+        {"held_touch_floor_us", c.held_touch_floor_us},
+        {"held_touch_batch_floor_us", c.held_touch_batch_floor_us}};
+    for (size_t i = 0; o && i < sizeof held / sizeof held[0]; i++)
+        if (held[i].us > 0)
+            json_object_set_new(json_object_get(o, "ceilings"), held[i].key, json_real(held[i].us));
     if (!o) {
         emit_error("ceilings: internal: cannot encode the answer");
         return;
@@ -703,6 +727,10 @@ int main(int argc, char **argv) {
         }
     }
     if (w.threads > 0) omp_set_num_threads(w.threads);
+    /* Held windows must not meet lazy module loading (a first launch that loads code can
+     * synchronize inside the hold): ask the driver for eager loading before it starts,
+     * unless the caller chose otherwise (then the cold call and the prime still warm). */
+    setenv("CUDA_MODULE_LOADING", "EAGER", 0);
     w.threads = omp_get_max_threads();
     parse_fault(&w);
 

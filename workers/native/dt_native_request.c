@@ -182,9 +182,13 @@ dt_status dt_req_parse_prime(const json_t *req, int64_t *prime, dt_err *err) {
 }
 
 dt_status dt_req_parse_device(const json_t *req, int *probe, int64_t *reps, int64_t *capacity,
-                              dt_err *err) {
+                              int *hold, dt_err *err) {
     *probe = 0;
     *capacity = 0;
+    *hold = 0;
+    const json_t *h = json_object_get(req, "hold");
+    if (h && !json_is_boolean(h)) return dt_fail(err, DT_EINVAL, "'hold' must be true or false");
+    *hold = h && json_is_true(h);
     const char *scope = json_string_value(json_object_get(req, "scope"));
     if (!scope || (strcmp(scope, "control") != 0 && strcmp(scope, "probe") != 0))
         return dt_fail(err, DT_EINVAL, "'scope' must be \"control\" or \"probe\"");

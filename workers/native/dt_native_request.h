@@ -59,8 +59,9 @@ dt_status dt_req_parse_reps(const json_t *req, int64_t *reps, dt_err *err);
 dt_status dt_req_parse_prime(const json_t *req, int64_t *prime, dt_err *err);
 
 /* A device request: *probe is 0 (scope control), 1 (probe, concurrent) or 2 (probe,
- * serialized); *capacity 0 when absent. */
+ * serialized); *capacity 0 when absent; *hold 1 for "hold": true (a held window), 0 when
+ * false or absent (a non-boolean is refused). */
 dt_status dt_req_parse_device(const json_t *req, int *probe, int64_t *reps, int64_t *capacity,
-                              dt_err *err);
+                              int *hold, dt_err *err);
 
 #endif

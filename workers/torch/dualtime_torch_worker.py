@@ -390,10 +390,13 @@ class _Result(ctypes.Structure):
                 ("clock_offset_ns", ctypes.c_double), ("clock_uncertainty_ns", ctypes.c_double),
                 ("host_begin_ns", ctypes.c_uint64), ("host_end_ns", ctypes.c_uint64),
                 ("records_stored", ctypes.c_uint64), ("other_stream_kernels", ctypes.c_uint64),
-                ("region_stream_id", ctypes.c_uint32), ("pad_", ctypes.c_uint32)]
+                ("region_stream_id", ctypes.c_uint32), ("held", ctypes.c_uint32),
+                ("hold_method", ctypes.c_uint32), ("hold_timeout_ms", ctypes.c_uint32),
+                ("pad_", ctypes.c_uint32), ("hold_queue_ns", ctypes.c_uint64)]
 
 
-TIMING_ABI_VERSION = 1
+TIMING_ABI_VERSION = 2
+HOLD_METHODS = {1: "wait_value", 2: "spin_kernel"}  # dt_timing_hold_method
 MAX_RECORDS_OUT = 4096
 
 
@@ -422,6 +425,9 @@ class DeviceTiming:
         lib.dt_timing_end.argtypes = [ctypes.POINTER(_Result)]
         lib.dt_timing_kernel_record.argtypes = [ctypes.c_uint64, ctypes.POINTER(_Kernel)]
         lib.dt_timing_last_error.restype = ctypes.c_char_p
+        if hasattr(lib, "dt_timing_hold"):  # ABI 2 (the version check below refuses older)
+            lib.dt_timing_hold.argtypes = [ctypes.c_void_p]
+            lib.dt_timing_hold.restype = ctypes.c_int
         if hasattr(lib, "dt_timing_set_persistent"):
             lib.dt_timing_set_persistent.argtypes = [ctypes.c_int]
             lib.dt_timing_set_persistent.restype = ctypes.c_int
@@ -453,15 +459,26 @@ class DeviceTiming:
         if not self.lib.dt_timing_set_persistent(on):
             raise self._error("dt_timing_set_persistent")
 
-    def measure(self, case, scope, reps, capacity, probe_kind):
+    def measure(self, case, scope, reps, capacity, probe_kind, hold=False):
+        """One region of reps calls on torch's current stream. hold: a held window
+        (docs/device-timing.md): the op is called once more and synchronized first (its
+        kernels loaded, torch's allocator holding the blocks a functional op reuses), the
+        stream then waits on the helper's flag while the calls queue; a call that
+        synchronizes inside the hold fails the sample with the watchdog's reason."""
         if self.lib is None:
             raise WorkerError("device timing not available: %s" % self.reason)
         if case.backend != "cuda":
             raise WorkerError("device timing needs the cuda backend")
         stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
         call = case.call
+        # tests only: a host synchronization planted inside the hold
+        plant_sync = hold and os.environ.get("DUALTIME_TORCH_FAULT") == "holdsync"
         with _inference_mode():
+            if hold:
+                call()
             case.sync()
+            if hold and not self.lib.dt_timing_hold(stream):
+                raise self._error("timing hold")
             if scope == "probe":
                 kind = 1 if probe_kind == "serialized" else 0
                 ok = self.lib.dt_timing_begin_probe(stream, max(1, min(capacity or 1, 65536)), kind)
@@ -472,13 +489,17 @@ class DeviceTiming:
             try:
                 for _ in range(reps):
                     call()
+                if plant_sync:
+                    torch.cuda.synchronize()
             except Exception:
                 junk = _Result()
-                self.lib.dt_timing_end(ctypes.byref(junk))
+                self.lib.dt_timing_end(ctypes.byref(junk))  # also releases a hold
                 raise
             res = _Result()
             if not self.lib.dt_timing_end(ctypes.byref(res)):
                 raise self._error("timing end")
+            if hold and not res.held:
+                raise WorkerError("timing end: the region was not held")
         out = {"abi_version": res.abi_version, "scope": scope,
                "stream_ns": res.stream_ns, "kernel_sum_ns": res.kernel_sum_ns,
                "kernel_span_ns": res.kernel_span_ns, "kernel_count": res.kernel_count,
@@ -487,7 +508,12 @@ class DeviceTiming:
                "clock_uncertainty_ns": res.clock_uncertainty_ns,
                "host_begin_ns": res.host_begin_ns, "host_end_ns": res.host_end_ns,
                "records_stored": res.records_stored,
-               "other_stream_kernels": res.other_stream_kernels}
+               "other_stream_kernels": res.other_stream_kernels,
+               "held": bool(res.held)}
+        if res.hold_method:
+            out["hold_method"] = HOLD_METHODS.get(res.hold_method, "none")
+            out["hold_timeout_ms"] = res.hold_timeout_ms
+            out["hold_queue_ns"] = res.hold_queue_ns
         if scope == "probe":
             out["probe_kind"] = "serialized" if res.probe_kind == 1 else "concurrent"
             kernels = []
@@ -852,6 +878,9 @@ class Worker:
         reps = _req_int(req, "reps", 1)
         capacity = _req_int(req, "capacity", 0, required=False) or 0
         kind = req.get("probe_kind", "concurrent")
+        hold = req.get("hold", False)
+        if not isinstance(hold, bool):
+            raise WorkerError("'hold' must be true or false")
         prime = _req_prime(req)
         if prime:
             with _inference_mode():
@@ -860,7 +889,7 @@ class Worker:
                 case.sync()
         if kind not in ("concurrent", "serialized"):
             raise WorkerError("'probe_kind' must be concurrent or serialized")
-        return {"result": self.timing.measure(case, scope, reps, capacity, kind)}
+        return {"result": self.timing.measure(case, scope, reps, capacity, kind, hold)}
 
     def probe_process(self, req):
         """{"cmd":"probe_process"}: this process serves only probe samples from now on
