@@ -77,6 +77,7 @@ static dt_status plan_gemm_tc1(const dt_case_layout *L, const dt_buffer_layout *
     snprintf(p->kernel_name, sizeof p->kernel_name, "dt_gemm_tc1_%s", dt_dtype_name(L->dtype));
     add_opt(p, "-DVECA=%d", veca ? 8 : 1);
     add_opt(p, "-DVECB=%d", vecb ? 8 : 1);
+    if ((L->m + 63) / 64 > 65535) return dt_fail(err, DT_EINVAL, "tc1: M too large for grid.y");
     set_launch(p, ceil_div_u(L->n, 64), ceil_div_u(L->m, 64), 128);
     snprintf(p->summary, sizeof p->summary,
              "%s variant=tc1 grid=(%u,%u) block=128 tile=64x64x32 warp=32x32 "
