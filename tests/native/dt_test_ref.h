@@ -136,7 +136,7 @@ typedef struct ref_measure {
 
 /* out, ref, scale: count doubles (out widened from the output type). The bound is
  * dt_tolerance_bound(dt_op_tolerance(op, dtype)); the first bad element goes to msg. */
-static ref_measure ref_check_typed(dt_op op, dt_dtype dtype, int64_t count, const double *out,
+static __attribute__((unused)) ref_measure ref_check_typed(dt_op op, dt_dtype dtype, int64_t count, const double *out,
                                    const double *ref, const double *scale, char *msg,
                                    size_t msg_len) {
     const dt_tolerance tol = dt_op_tolerance(op, dtype);
@@ -160,13 +160,13 @@ static ref_measure ref_check_typed(dt_op op, dt_dtype dtype, int64_t count, cons
     return r;
 }
 
-static float ref_round_f16(float x) { return dt_narrow_to_f32(DT_F16, dt_f32_to_narrow(DT_F16, x)); }
+static __attribute__((unused)) float ref_round_f16(float x) { return dt_narrow_to_f32(DT_F16, dt_f32_to_narrow(DT_F16, x)); }
 
 /* The planted fp16-accumulating row sum (sum.cu with DT_ACC_F16, one warp per row):
  * lane l adds x[l], x[l+32], ... into one accumulator rounded to fp16 after every FP32
  * add, then a butterfly over the 32 lanes (offsets 16..1), each add rounded to fp16;
  * the result is lane 0's. x: n values (exact in fp16). */
-static double ref_sum_acc_f16(const double *x, int64_t n) {
+static __attribute__((unused)) double ref_sum_acc_f16(const double *x, int64_t n) {
     float acc[32];
     for (int l = 0; l < 32; l++) {
         acc[l] = 0.0f;
