@@ -8,6 +8,7 @@ struct dt_add_op {
 };
 
 extern "C" __global__ void __launch_bounds__(BLOCK)
-DT_KNAME(dt_add)(const dt_t *__restrict__ a, const dt_t *__restrict__ b, dt_t *__restrict__ out) {
+DT_KNAME(dt_add)(const dt_t *__restrict__ a, const dt_t *__restrict__ b,
+                 dt_t *__restrict__ out) {
     dt_elementwise(a, b, out, dt_add_op());
 }

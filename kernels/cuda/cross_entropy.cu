@@ -7,7 +7,7 @@
 
 extern "C" __global__ void __launch_bounds__(BLOCK)
 DT_KNAME(dt_cross_entropy)(const dt_t *__restrict__ a, const long long *__restrict__ labels,
-                     dt_t *__restrict__ out) {
+                           dt_t *__restrict__ out) {
     const int row = dt_row(), lane = dt_lane();
 #if TPR == 32
     if (row >= M) return;

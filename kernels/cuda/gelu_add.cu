@@ -12,6 +12,6 @@ struct dt_gelu_add_op {
 
 extern "C" __global__ void __launch_bounds__(BLOCK)
 DT_KNAME(dt_gelu_add)(const dt_t *__restrict__ a, const dt_t *__restrict__ b,
-                dt_t *__restrict__ out) {
+                      dt_t *__restrict__ out) {
     dt_elementwise(a, b, out, dt_gelu_add_op());
 }

@@ -50,7 +50,8 @@ __device__ __forceinline__ void tc_stage(const dt_t *__restrict__ A, const dt_t 
         const int r = i / (TC_BK / 8), c = (i % (TC_BK / 8)) * 8;
         const int gr = bm + r, gc = k0 + c;
         uint4 v = make_uint4(0u, 0u, 0u, 0u);
-        if (gr < M && gc < K) v = __ldg(reinterpret_cast<const uint4 *>(A + (long long)gr * LDA + gc));
+        if (gr < M && gc < K)
+            v = __ldg(reinterpret_cast<const uint4 *>(A + (long long)gr * LDA + gc));
         *reinterpret_cast<uint4 *>(&As[r][c]) = v;
     }
 #else
@@ -65,7 +66,8 @@ __device__ __forceinline__ void tc_stage(const dt_t *__restrict__ A, const dt_t 
         const int r = i / (TC_BN / 8), c = (i % (TC_BN / 8)) * 8;
         const int gr = k0 + r, gc = bn + c;
         uint4 v = make_uint4(0u, 0u, 0u, 0u);
-        if (gr < K && gc < N) v = __ldg(reinterpret_cast<const uint4 *>(B + (long long)gr * LDB + gc));
+        if (gr < K && gc < N)
+            v = __ldg(reinterpret_cast<const uint4 *>(B + (long long)gr * LDB + gc));
         *reinterpret_cast<uint4 *>(&Bs[r][c]) = v;
     }
 #else

@@ -1,5 +1,5 @@
-// layernorm.cu — out = (x - mean) * rsqrt(var + 1e-5) * gamma + beta, FP32 arithmetic on the DT_ELEM storage type, biased
-// variance computed as mean((x - mean)^2) (two-pass over the row, not E[x^2]-mean^2).
+// layernorm.cu — out = (x - mean) * rsqrt(var + 1e-5) * gamma + beta, DT_ELEM storage,
+// FP32 arithmetic, biased variance computed as mean((x - mean)^2) (two-pass over the row, not E[x^2]-mean^2).
 // Specialization: M N LDA LDO VEC BLOCK TPR PER INREG (see dt_cuda_common.cuh).
 // INREG=1: the row is read once into registers; INREG=0: three reads over global.
 #include "dt_cuda_common.cuh"
@@ -11,7 +11,7 @@
 
 extern "C" __global__ void __launch_bounds__(BLOCK)
 DT_KNAME(dt_layernorm)(const dt_t *__restrict__ a, const dt_t *__restrict__ gamma,
-                 const dt_t *__restrict__ beta, dt_t *__restrict__ out) {
+                       const dt_t *__restrict__ beta, dt_t *__restrict__ out) {
     const int row = dt_row(), lane = dt_lane();
 #if TPR == 32
     if (row >= M) return;
@@ -49,6 +49,7 @@ DT_KNAME(dt_layernorm)(const dt_t *__restrict__ a, const dt_t *__restrict__ gamm
     }
     const float r = 1.0f / sqrtf(dt_row_sum(d2) / (float)N + DT_EPS);
     for (int c = lane; c < N; c += TPR)
-        q[c] = dt_from_f32(fmaf((dt_ld(p + c) - mean) * r, dt_ld(gamma + c), dt_ld(beta + c)));
+        q[c] = dt_from_f32(
+            fmaf((dt_ld(p + c) - mean) * r, dt_ld(gamma + c), dt_ld(beta + c)));
 #endif
 }

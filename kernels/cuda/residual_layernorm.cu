@@ -1,5 +1,6 @@
 // residual_layernorm.cu — x = a + b; out = (x - mean) * rsqrt(var + 1e-5), no affine,
-// DT_ELEM storage, FP32 arithmetic, biased variance as mean((x - mean)^2). The sum a + b is never stored.
+// DT_ELEM storage, FP32 arithmetic, biased variance as mean((x - mean)^2). The sum
+// a + b is never stored.
 // Specialization: M N LDA LDB LDO VEC BLOCK TPR PER INREG (see dt_cuda_common.cuh).
 #include "dt_cuda_common.cuh"
 
@@ -7,7 +8,7 @@
 
 extern "C" __global__ void __launch_bounds__(BLOCK)
 DT_KNAME(dt_residual_layernorm)(const dt_t *__restrict__ a, const dt_t *__restrict__ b,
-                          dt_t *__restrict__ out) {
+                                dt_t *__restrict__ out) {
     const int row = dt_row(), lane = dt_lane();
 #if TPR == 32
     if (row >= M) return;
@@ -35,6 +36,7 @@ DT_KNAME(dt_residual_layernorm)(const dt_t *__restrict__ a, const dt_t *__restri
         d2 = fmaf(d, d, d2);
     }
     const float r = 1.0f / sqrtf(dt_row_sum(d2) / (float)N + DT_EPS);
-    for (int c = lane; c < N; c += TPR) q[c] = dt_from_f32(((dt_ld(pa + c) + dt_ld(pb + c)) - mean) * r);
+    for (int c = lane; c < N; c += TPR)
+        q[c] = dt_from_f32(((dt_ld(pa + c) + dt_ld(pb + c)) - mean) * r);
 #endif
 }

@@ -94,7 +94,8 @@ static void run_case_narrow(dt_op op, int64_t m, int64_t n, int64_t k, int views
     else
         snprintf(label, sizeof label, "%s %lldx%lld%s %s", dt_op_get(op)->name, (long long)m,
                  (long long)n, views ? " view" : "", dt_dtype_name(dt));
-    uint8_t *arena = dt_xmalloc((size_t)L.total_bytes), *pristine = dt_xmalloc((size_t)L.total_bytes);
+    uint8_t *arena = dt_xmalloc((size_t)L.total_bytes);
+    uint8_t *pristine = dt_xmalloc((size_t)L.total_bytes);
     dt_arena_fill(&L, pristine, 42);
     memcpy(arena, pristine, (size_t)L.total_bytes);
     double *ref = NULL, *scale = NULL;
@@ -154,7 +155,8 @@ static void acc_f16_fault_case(void) {
     const int64_t m = 4, n = 16384;
     dt_case_layout L;
     dt_layout_make_typed(&L, DT_OP_SUM, m, n, 0, 0, DT_F16);
-    uint8_t *arena = dt_xmalloc((size_t)L.total_bytes), *pristine = dt_xmalloc((size_t)L.total_bytes);
+    uint8_t *arena = dt_xmalloc((size_t)L.total_bytes);
+    uint8_t *pristine = dt_xmalloc((size_t)L.total_bytes);
     dt_arena_fill(&L, pristine, 42);
     memcpy(arena, pristine, (size_t)L.total_bytes);
     double *ref = NULL, *scale = NULL, *a = dt_xmalloc((size_t)(m * n) * sizeof(double));
@@ -187,7 +189,8 @@ static void acc_f16_fault_case(void) {
             memcpy(&h, arena + dt_elem_offset(O, i, 0), 2);
             differ += (double)dt_narrow_to_f32(DT_F16, h) != ref_sum_acc_f16(a + i * n, n);
         }
-        CHECK(differ == 0, "acc-f16 fault: %lld rows differ from the C emulation", (long long)differ);
+        CHECK(differ == 0, "acc-f16 fault: %lld rows differ from the C emulation",
+              (long long)differ);
     }
     printf("ok   planted fp16 accumulation, sum 4x16384 f16: %lld of 4 rows fail, max err %.3g "
            "(%.1f ulp), budget %.2f: %s [%s]\n",

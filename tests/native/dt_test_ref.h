@@ -108,8 +108,9 @@ static void ref_compute(dt_op op, int64_t m, int64_t n, int64_t k, const double 
 
 /* Number of elements of out (count) outside atol + rtol*scale of ref (NaN counts as bad);
  * the first one is described in msg. */
-static __attribute__((unused)) int64_t ref_check(dt_op op, int64_t count, const float *out, const double *ref,
-                         const double *scale, char *msg, size_t msg_len) {
+__attribute__((unused)) static int64_t ref_check(dt_op op, int64_t count, const float *out,
+                                                 const double *ref, const double *scale,
+                                                 char *msg, size_t msg_len) {
     const dt_op_info *info = dt_op_get(op);
     int64_t bad = 0;
     msg[0] = '\0';
@@ -136,9 +137,11 @@ typedef struct ref_measure {
 
 /* out, ref, scale: count doubles (out widened from the output type). The bound is
  * dt_tolerance_bound(dt_op_tolerance(op, dtype)); the first bad element goes to msg. */
-static __attribute__((unused)) ref_measure ref_check_typed(dt_op op, dt_dtype dtype, int64_t count, const double *out,
-                                   const double *ref, const double *scale, char *msg,
-                                   size_t msg_len) {
+__attribute__((unused)) static ref_measure ref_check_typed(dt_op op, dt_dtype dtype,
+                                                          int64_t count, const double *out,
+                                                          const double *ref,
+                                                          const double *scale, char *msg,
+                                                          size_t msg_len) {
     const dt_tolerance tol = dt_op_tolerance(op, dtype);
     ref_measure r = {0, 0.0, 0.0, 0.0};
     msg[0] = '\0';
@@ -160,13 +163,15 @@ static __attribute__((unused)) ref_measure ref_check_typed(dt_op op, dt_dtype dt
     return r;
 }
 
-static __attribute__((unused)) float ref_round_f16(float x) { return dt_narrow_to_f32(DT_F16, dt_f32_to_narrow(DT_F16, x)); }
+__attribute__((unused)) static float ref_round_f16(float x) {
+    return dt_narrow_to_f32(DT_F16, dt_f32_to_narrow(DT_F16, x));
+}
 
 /* The planted fp16-accumulating row sum (sum.cu with DT_ACC_F16, one warp per row):
  * lane l adds x[l], x[l+32], ... into one accumulator rounded to fp16 after every FP32
  * add, then a butterfly over the 32 lanes (offsets 16..1), each add rounded to fp16;
  * the result is lane 0's. x: n values (exact in fp16). */
-static __attribute__((unused)) double ref_sum_acc_f16(const double *x, int64_t n) {
+__attribute__((unused)) static double ref_sum_acc_f16(const double *x, int64_t n) {
     float acc[32];
     for (int l = 0; l < 32; l++) {
         acc[l] = 0.0f;

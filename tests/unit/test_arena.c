@@ -211,7 +211,8 @@ static void test_contents(dt_op op, int64_t m, int64_t n, int64_t k, dt_dtype dt
             if (count >= 16) CHECK(strcmp(h0, hc) != 0, "%s: other seed, other hash", name);
         }
         /* dt_buffer_to_f64 reads the same logical values through either layout */
-        double *d0 = malloc((size_t)count * sizeof(double)), *d1 = malloc((size_t)count * sizeof(double));
+        double *d0 = malloc((size_t)count * sizeof(double));
+        double *d1 = malloc((size_t)count * sizeof(double));
         dt_buffer_to_f64(&L0, b, a, d0);
         dt_buffer_to_f64(&L1, b, v, d1);
         CHECK(memcmp(d0, d1, (size_t)count * sizeof(double)) == 0 || B->is_output,
@@ -370,7 +371,8 @@ static void test_conversions(void) {
         /* ties to even just above 1: 1 + ulp/2 -> 1; 1 + 3ulp/2 -> 1 + 2ulp */
         const double u = dt_dtype_ulp(dt, 1.0);
         CHECK(u == (dt == DT_BF16 ? 0x1p-7 : 0x1p-10), "%s: ulp(1) %g", dt_dtype_name(dt), u);
-        CHECK(dt_round_to(dt, 1.0 + u / 2) == 1.0 && dt_round_to(dt, 1.0 + 1.5 * u) == 1.0 + 2 * u &&
+        CHECK(dt_round_to(dt, 1.0 + u / 2) == 1.0 &&
+                  dt_round_to(dt, 1.0 + 1.5 * u) == 1.0 + 2 * u &&
                   dt_round_to(dt, 1.0 + 0.51 * u) == 1.0 + u,
               "%s: round to nearest even", dt_dtype_name(dt));
         CHECK(isnan(dt_narrow_to_f32(dt, (uint16_t)dt_poison_bits(dt))) &&
@@ -386,7 +388,8 @@ static void test_conversions(void) {
               dt_narrow_to_f32(DT_F16, dt_f32_to_narrow(DT_F16, 0x1.8p-25f)) == 0x1p-24f &&
               dt_narrow_to_f32(DT_F16, dt_f32_to_narrow(DT_F16, 0x1.8p-24f)) == 0x1p-23f,
           "f16 subnormals round to nearest even");
-    CHECK(dt_f32_to_narrow(DT_BF16, -719.5f) == 0xC434u && dt_f32_to_narrow(DT_F16, -719.5f) == 0xE19Fu,
+    CHECK(dt_f32_to_narrow(DT_BF16, -719.5f) == 0xC434u &&
+              dt_f32_to_narrow(DT_F16, -719.5f) == 0xE19Fu,
           "known patterns");
     CHECK(dt_dtype_ulp(DT_F16, 0.0) == 0x1p-24 && dt_dtype_ulp(DT_F16, 1e-6) == 0x1p-24 &&
               dt_dtype_ulp(DT_BF16, -3.0) == 0x1p-6 && dt_dtype_ulp(DT_F32, 1.0) == 0x1p-23,

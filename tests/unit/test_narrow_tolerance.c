@@ -91,7 +91,8 @@ static void test_add(dt_dtype dt) {
     uint8_t *arena = malloc((size_t)L.total_bytes);
     dt_arena_fill(&L, arena, 42);
     double *a = malloc((size_t)count * sizeof(double)), *b = malloc((size_t)count * sizeof(double));
-    double *ref = malloc((size_t)count * sizeof(double)), *scale = malloc((size_t)count * sizeof(double));
+    double *ref = malloc((size_t)count * sizeof(double));
+    double *scale = malloc((size_t)count * sizeof(double));
     double *out = malloc((size_t)count * sizeof(double));
     dt_buffer_to_f64(&L, 0, arena, a);
     dt_buffer_to_f64(&L, 1, arena, b);
@@ -112,7 +113,8 @@ static void test_add(dt_dtype dt) {
     r = ref_check_typed(DT_OP_ADD, dt, count, out, ref, scale, msg, sizeof msg);
     CHECK(k < count && r.bad == 1, "add %s one ulp off must fail: %lld bad", dt_dtype_name(dt),
           (long long)r.bad);
-    printf("add 17x257 %s: %lld outputs inexact (the grids make a+b exact), one ulp off: %s\n", dt_dtype_name(dt),
+    printf("add 17x257 %s: %lld outputs inexact (the grids make a+b exact), one ulp off: %s\n",
+           dt_dtype_name(dt),
            (long long)inexact, msg);
     free(a);
     free(b);
