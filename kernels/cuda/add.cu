@@ -1,4 +1,5 @@
-// add.cu — out = a + b over an M x N window (FP32). Specialization: see
+// add.cu — out = a + b over an M x N window (DT_ELEM storage, FP32 arithmetic).
+// Specialization: see
 // dt_cuda_common.cuh (M N LDA LDB LDO VEC BLOCK ITEMS). Grid: ceil(M*N/VEC / (BLOCK*ITEMS)).
 #include "dt_cuda_common.cuh"
 
@@ -7,6 +8,7 @@ struct dt_add_op {
 };
 
 extern "C" __global__ void __launch_bounds__(BLOCK)
-dt_add_f32(const float *__restrict__ a, const float *__restrict__ b, float *__restrict__ out) {
+DT_KNAME(dt_add)(const dt_t *__restrict__ a, const dt_t *__restrict__ b,
+                 dt_t *__restrict__ out) {
     dt_elementwise(a, b, out, dt_add_op());
 }

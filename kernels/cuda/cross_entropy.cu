@@ -1,23 +1,24 @@
-// cross_entropy.cu — out[i] = logsumexp_j(a_ij) - a[i][label_i] (M x N -> M x 1), FP32,
+// cross_entropy.cu — out[i] = logsumexp_j(a_ij) - a[i][label_i] (M x N -> M x 1), DT_ELEM
+// storage (out too), FP32 arithmetic,
 // int64 labels; a label outside [0, N) gives NaN. Specialization: M N LDA VEC BLOCK TPR
 // PER INREG (see dt_cuda_common.cuh). INREG=1: the row in registers, max then sum of
 // exp; INREG=0: one online max/sum pass. Grid: ceil(M / (BLOCK/TPR)).
 #include "dt_cuda_common.cuh"
 
 extern "C" __global__ void __launch_bounds__(BLOCK)
-dt_cross_entropy_f32(const float *__restrict__ a, const long long *__restrict__ labels,
-                     float *__restrict__ out) {
+DT_KNAME(dt_cross_entropy)(const dt_t *__restrict__ a, const long long *__restrict__ labels,
+                           dt_t *__restrict__ out) {
     const int row = dt_row(), lane = dt_lane();
 #if TPR == 32
     if (row >= M) return;
 #endif
-    const float *__restrict__ p = a + (long long)row * LDA;
+    const dt_t *__restrict__ p = a + (long long)row * LDA;
     /* the label and the target logit are loaded first, so their two dependent memory
      * round trips overlap the row's load instead of following the reductions (H200,
      * CUPTI kernel time 1x127 1.26 -> 1.15 us, 128x1024 1.62 -> 1.37 us; docs/perf.md) */
     const long long l = labels[row];
     const bool in_range = l >= 0 && l < N;
-    const float target = in_range ? __ldg(p + l) : 0.0f;
+    const float target = in_range ? dt_ld(p + l) : 0.0f;
 #if INREG
     float v[PER * VEC];
     dt_load_row(p, v, lane, -DT_INF);
@@ -33,5 +34,5 @@ dt_cross_entropy_f32(const float *__restrict__ a, const long long *__restrict__ 
     float mx;
     const float s = dt_row_online_sumexp(p, lane, &mx);
 #endif
-    if (lane == 0) out[row] = in_range ? (mx + logf(s)) - target : DT_NAN;
+    if (lane == 0) out[row] = dt_from_f32(in_range ? (mx + logf(s)) - target : DT_NAN);
 }

@@ -6,7 +6,12 @@
 // compile-time constants here:
 //   M, N          logical rows and columns of the op
 //   LDA, LDB      row strides (elements) of inputs a and b; LDO of the output
-//   VEC           4: every row start is 16-byte aligned and N % 4 == 0 (float4 path);
+//   DT_ELEM       storage type of every floating-point buffer (inputs and output):
+//                 0 f32 (default), 1 bf16, 2 f16. Loads widen to FP32, all arithmetic and
+//                 accumulation is FP32, stores round to nearest even (cvt.rn). Kernel
+//                 symbols carry the suffix: DT_KNAME(dt_add) is dt_add_f32 / _bf16 / _f16
+//   VEC           elements per 16-byte vector when every row start is 16-byte aligned
+//                 and N % VEC == 0: 4 (f32, float4 loads) or 8 (bf16/f16, uint4 loads);
 //                 1: the scalar path (strided, unaligned views, odd N)
 //   BLOCK         threads per block
 //   TPR           threads per row: 32 (one warp per row, BLOCK/32 rows per block) or
@@ -18,6 +23,84 @@
 
 #define DT_INF __int_as_float(0x7f800000)
 #define DT_NAN __int_as_float(0x7fffffff)
+
+// ---- storage type ---------------------------------------------------------------
+// dt_t: the stored element; dt_ld (a read-only load widened to float), dt_from_f32
+// (round to the storage type), dt_to_f32; for the 16-byte path dt_unpack2/dt_pack2
+// (two 16-bit elements in one 32-bit word, the lower address in the low half).
+// Conversions are PTX cvt instructions (no cuda_fp16.h / cuda_bf16.h needed).
+#ifndef DT_ELEM
+#define DT_ELEM 0
+#endif
+#define DT_CAT_(a, b) a##b
+#define DT_CAT(a, b) DT_CAT_(a, b)
+#if DT_ELEM == 0
+#define DT_SUFFIX _f32
+typedef float dt_t;
+__device__ __forceinline__ float dt_to_f32(float x) { return x; }
+__device__ __forceinline__ float dt_from_f32(float x) { return x; }
+#elif DT_ELEM == 1 || DT_ELEM == 2
+#if DT_ELEM == 1
+#define DT_SUFFIX _bf16
+#else
+#define DT_SUFFIX _f16
+#endif
+typedef unsigned short dt_t;
+__device__ __forceinline__ float dt_to_f32(unsigned short h) {
+#if DT_ELEM == 1
+    return __uint_as_float((unsigned)h << 16);
+#else
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+    return f;
+#endif
+}
+__device__ __forceinline__ unsigned short dt_from_f32(float x) {
+    unsigned short h;
+#if DT_ELEM == 1
+    asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(x));
+#else
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(x));
+#endif
+    return h;
+}
+__device__ __forceinline__ void dt_unpack2(unsigned w, float &lo, float &hi) {
+#if DT_ELEM == 1
+    lo = __uint_as_float(w << 16);
+    hi = __uint_as_float(w & 0xffff0000u);
+#else
+    lo = dt_to_f32((unsigned short)(w & 0xffffu));
+    hi = dt_to_f32((unsigned short)(w >> 16));
+#endif
+}
+__device__ __forceinline__ unsigned dt_pack2(float lo, float hi) {
+    unsigned r; /* cvt.rn.{bf16,f16}x2.f32 d, a, b: a -> upper half, b -> lower half */
+#if DT_ELEM == 1
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+#else
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+#endif
+    return r;
+}
+// 8 consecutive elements (one 16-byte vector) to / from floats.
+__device__ __forceinline__ void dt_unpack8(const uint4 t, float *f) {
+    dt_unpack2(t.x, f[0], f[1]);
+    dt_unpack2(t.y, f[2], f[3]);
+    dt_unpack2(t.z, f[4], f[5]);
+    dt_unpack2(t.w, f[6], f[7]);
+}
+__device__ __forceinline__ uint4 dt_pack8(const float *f) {
+    return make_uint4(dt_pack2(f[0], f[1]), dt_pack2(f[2], f[3]), dt_pack2(f[4], f[5]),
+                      dt_pack2(f[6], f[7]));
+}
+#if defined(VEC) && VEC != 1 && VEC != 8
+#error "bf16/f16: VEC must be 1 or 8"
+#endif
+#else
+#error "DT_ELEM must be 0 (f32), 1 (bf16) or 2 (f16)"
+#endif
+#define DT_KNAME(base) DT_CAT(base, DT_SUFFIX)
+__device__ __forceinline__ float dt_ld(const dt_t *__restrict__ p) { return dt_to_f32(__ldg(p)); }
 
 #ifdef TPR
 #define DT_RPB (BLOCK / TPR) /* rows per block */
@@ -79,12 +162,19 @@ __device__ __forceinline__ int dt_col(int p, int e, int lane) { return (p * TPR 
 
 #if INREG
 // Loads this thread's part of a row into v[PER*VEC]; columns >= N get `fill`.
-__device__ __forceinline__ void dt_load_row(const float *__restrict__ p, float (&v)[PER * VEC],
+__device__ __forceinline__ void dt_load_row(const dt_t *__restrict__ p, float (&v)[PER * VEC],
                                             int lane, float fill) {
 #pragma unroll
     for (int i = 0; i < PER; i++) {
         const int c = (i * TPR + lane) * VEC;
-#if VEC == 4
+#if VEC == 8
+        if (c < N) {
+            dt_unpack8(__ldg(reinterpret_cast<const uint4 *>(p + c)), &v[8 * i]);
+        } else {
+#pragma unroll
+            for (int e = 0; e < 8; e++) v[8 * i + e] = fill;
+        }
+#elif VEC == 4
         if (c < N) {
             const float4 t = __ldg(reinterpret_cast<const float4 *>(p + c));
             v[4 * i + 0] = t.x; v[4 * i + 1] = t.y; v[4 * i + 2] = t.z; v[4 * i + 3] = t.w;
@@ -92,27 +182,29 @@ __device__ __forceinline__ void dt_load_row(const float *__restrict__ p, float (
             v[4 * i + 0] = fill; v[4 * i + 1] = fill; v[4 * i + 2] = fill; v[4 * i + 3] = fill;
         }
 #else
-        v[i] = c < N ? __ldg(p + c) : fill;
+        v[i] = c < N ? dt_ld(p + c) : fill;
 #endif
     }
 }
 // Stores v[PER*VEC] (columns < N) to a row.
-__device__ __forceinline__ void dt_store_row(float *__restrict__ p, const float (&v)[PER * VEC],
+__device__ __forceinline__ void dt_store_row(dt_t *__restrict__ p, const float (&v)[PER * VEC],
                                              int lane) {
 #pragma unroll
     for (int i = 0; i < PER; i++) {
         const int c = (i * TPR + lane) * VEC;
-#if VEC == 4
+#if VEC == 8
+        if (c < N) *reinterpret_cast<uint4 *>(p + c) = dt_pack8(&v[8 * i]);
+#elif VEC == 4
         if (c < N)
             *reinterpret_cast<float4 *>(p + c) =
                 make_float4(v[4 * i + 0], v[4 * i + 1], v[4 * i + 2], v[4 * i + 3]);
 #else
-        if (c < N) p[c] = v[i];
+        if (c < N) p[c] = dt_from_f32(v[i]);
 #endif
     }
 }
 // Loads a contiguous parameter vector (gamma, beta: always 16B-aligned, stride 1).
-__device__ __forceinline__ void dt_load_vec(const float *__restrict__ p, float (&v)[PER * VEC],
+__device__ __forceinline__ void dt_load_vec(const dt_t *__restrict__ p, float (&v)[PER * VEC],
                                             int lane) {
     dt_load_row(p, v, lane, 0.0f);
 }
@@ -140,11 +232,11 @@ __device__ __forceinline__ float dt_row_center_rstd(float (&v)[PER * VEC], int l
 // a running max and a sum of exp(x - max) rescaled when the max grows, then the row
 // combines them. *mx gets the row max; the result is the row's sum of exp(x - *mx)
 // (softmax, cross_entropy).
-__device__ __forceinline__ float dt_row_online_sumexp(const float *__restrict__ p, int lane,
+__device__ __forceinline__ float dt_row_online_sumexp(const dt_t *__restrict__ p, int lane,
                                                       float *mx) {
     float m = -DT_INF, s = 0.0f;
     for (int c = lane; c < N; c += TPR) {
-        const float x = __ldg(p + c);
+        const float x = dt_ld(p + c);
         if (x > m) {
             s = s * expf(m - x) + 1.0f;
             m = x;
@@ -161,24 +253,26 @@ __device__ __forceinline__ float dt_row_online_sumexp(const float *__restrict__ 
 
 #ifdef ITEMS
 // Elementwise out = f(a, b) over an M x N window. Each block covers BLOCK*ITEMS items
-// (an item is VEC consecutive floats of one row); all loads are issued before the first
+// (an item is VEC consecutive elements of one row); all loads are issued before the first
 // use. CONTIG: all three buffers have row stride N, so the window is one flat range.
 #define DT_CONTIG (LDA == N && LDB == N && LDO == N)
 #define DT_NV (N / VEC)                       /* items per row */
 #define DT_ITEMS_TOTAL ((long long)M * DT_NV) /* items in the window */
-#if VEC == 4 && N % 4 != 0
-#error "VEC=4 needs N % 4 == 0"
+#if VEC > 1 && N % VEC != 0
+#error "VEC=4/8 needs N % VEC == 0"
 #endif
 
 template <class F>
-__device__ __forceinline__ void dt_elementwise(const float *__restrict__ a,
-                                               const float *__restrict__ b,
-                                               float *__restrict__ out, F f) {
+__device__ __forceinline__ void dt_elementwise(const dt_t *__restrict__ a,
+                                               const dt_t *__restrict__ b,
+                                               dt_t *__restrict__ out, F f) {
     const long long first = (long long)blockIdx.x * (BLOCK * ITEMS) + threadIdx.x;
-#if VEC == 4
+#if VEC == 8
+    uint4 va[ITEMS], vb[ITEMS];
+#elif VEC == 4
     float4 va[ITEMS], vb[ITEMS];
 #else
-    float va[ITEMS], vb[ITEMS];
+    dt_t va[ITEMS], vb[ITEMS];
 #endif
     long long oa[ITEMS], ob[ITEMS], oo[ITEMS];
 #pragma unroll
@@ -193,7 +287,10 @@ __device__ __forceinline__ void dt_elementwise(const float *__restrict__ a,
         oo[i] = r * LDO + c;
 #endif
         if (it < DT_ITEMS_TOTAL) {
-#if VEC == 4
+#if VEC == 8
+            va[i] = __ldg(reinterpret_cast<const uint4 *>(a + oa[i]));
+            vb[i] = __ldg(reinterpret_cast<const uint4 *>(b + ob[i]));
+#elif VEC == 4
             va[i] = __ldg(reinterpret_cast<const float4 *>(a + oa[i]));
             vb[i] = __ldg(reinterpret_cast<const float4 *>(b + ob[i]));
 #else
@@ -206,12 +303,19 @@ __device__ __forceinline__ void dt_elementwise(const float *__restrict__ a,
     for (int i = 0; i < ITEMS; i++) {
         const long long it = first + (long long)i * BLOCK;
         if (it < DT_ITEMS_TOTAL) {
-#if VEC == 4
+#if VEC == 8
+            float x[8], y[8];
+            dt_unpack8(va[i], x);
+            dt_unpack8(vb[i], y);
+#pragma unroll
+            for (int e = 0; e < 8; e++) x[e] = f(x[e], y[e]);
+            *reinterpret_cast<uint4 *>(out + oo[i]) = dt_pack8(x);
+#elif VEC == 4
             *reinterpret_cast<float4 *>(out + oo[i]) =
                 make_float4(f(va[i].x, vb[i].x), f(va[i].y, vb[i].y), f(va[i].z, vb[i].z),
                             f(va[i].w, vb[i].w));
 #else
-            out[oo[i]] = f(va[i], vb[i]);
+            out[oo[i]] = dt_from_f32(f(dt_to_f32(va[i]), dt_to_f32(vb[i])));
 #endif
         }
     }

@@ -1,4 +1,5 @@
-// gelu_add.cu — out = GELU(a + b), exact erf GELU: 0.5*x*(1 + erf(x/sqrt(2))), FP32,
+// gelu_add.cu — out = GELU(a + b), exact erf GELU: 0.5*x*(1 + erf(x/sqrt(2))),
+// DT_ELEM storage, FP32 arithmetic,
 // one fused pass. Specialization: see dt_cuda_common.cuh (M N LDA LDB LDO VEC BLOCK ITEMS).
 #include "dt_cuda_common.cuh"
 
@@ -10,7 +11,7 @@ struct dt_gelu_add_op {
 };
 
 extern "C" __global__ void __launch_bounds__(BLOCK)
-dt_gelu_add_f32(const float *__restrict__ a, const float *__restrict__ b,
-                float *__restrict__ out) {
+DT_KNAME(dt_gelu_add)(const dt_t *__restrict__ a, const dt_t *__restrict__ b,
+                      dt_t *__restrict__ out) {
     dt_elementwise(a, b, out, dt_gelu_add_op());
 }

@@ -1,5 +1,5 @@
-// layernorm.cu — out = (x - mean) * rsqrt(var + 1e-5) * gamma + beta, FP32, biased
-// variance computed as mean((x - mean)^2) (two-pass over the row, not E[x^2]-mean^2).
+// layernorm.cu — out = (x - mean) * rsqrt(var + 1e-5) * gamma + beta, DT_ELEM storage,
+// FP32 arithmetic, biased variance computed as mean((x - mean)^2) (two-pass over the row, not E[x^2]-mean^2).
 // Specialization: M N LDA LDO VEC BLOCK TPR PER INREG (see dt_cuda_common.cuh).
 // INREG=1: the row is read once into registers; INREG=0: three reads over global.
 #include "dt_cuda_common.cuh"
@@ -10,14 +10,14 @@
 #endif
 
 extern "C" __global__ void __launch_bounds__(BLOCK)
-dt_layernorm_f32(const float *__restrict__ a, const float *__restrict__ gamma,
-                 const float *__restrict__ beta, float *__restrict__ out) {
+DT_KNAME(dt_layernorm)(const dt_t *__restrict__ a, const dt_t *__restrict__ gamma,
+                       const dt_t *__restrict__ beta, dt_t *__restrict__ out) {
     const int row = dt_row(), lane = dt_lane();
 #if TPR == 32
     if (row >= M) return;
 #endif
-    const float *__restrict__ p = a + (long long)row * LDA;
-    float *__restrict__ q = out + (long long)row * LDO;
+    const dt_t *__restrict__ p = a + (long long)row * LDA;
+    dt_t *__restrict__ q = out + (long long)row * LDO;
 #if INREG
     float v[PER * VEC], g[PER * VEC], b[PER * VEC];
     dt_load_row(p, v, lane, 0.0f);
@@ -40,15 +40,16 @@ dt_layernorm_f32(const float *__restrict__ a, const float *__restrict__ gamma,
     dt_store_row(q, v, lane);
 #else
     float s = 0.0f;
-    for (int c = lane; c < N; c += TPR) s += __ldg(p + c);
+    for (int c = lane; c < N; c += TPR) s += dt_ld(p + c);
     const float mean = dt_row_sum(s) / (float)N;
     float d2 = 0.0f;
     for (int c = lane; c < N; c += TPR) {
-        const float d = __ldg(p + c) - mean;
+        const float d = dt_ld(p + c) - mean;
         d2 = fmaf(d, d, d2);
     }
     const float r = 1.0f / sqrtf(dt_row_sum(d2) / (float)N + DT_EPS);
     for (int c = lane; c < N; c += TPR)
-        q[c] = fmaf((__ldg(p + c) - mean) * r, __ldg(gamma + c), __ldg(beta + c));
+        q[c] = dt_from_f32(
+            fmaf((dt_ld(p + c) - mean) * r, dt_ld(gamma + c), dt_ld(beta + c)));
 #endif
 }

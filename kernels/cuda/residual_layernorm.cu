@@ -1,20 +1,21 @@
 // residual_layernorm.cu — x = a + b; out = (x - mean) * rsqrt(var + 1e-5), no affine,
-// FP32, biased variance as mean((x - mean)^2). The sum a + b is never stored.
+// DT_ELEM storage, FP32 arithmetic, biased variance as mean((x - mean)^2). The sum
+// a + b is never stored.
 // Specialization: M N LDA LDB LDO VEC BLOCK TPR PER INREG (see dt_cuda_common.cuh).
 #include "dt_cuda_common.cuh"
 
 #define DT_EPS 1e-5f
 
 extern "C" __global__ void __launch_bounds__(BLOCK)
-dt_residual_layernorm_f32(const float *__restrict__ a, const float *__restrict__ b,
-                          float *__restrict__ out) {
+DT_KNAME(dt_residual_layernorm)(const dt_t *__restrict__ a, const dt_t *__restrict__ b,
+                                dt_t *__restrict__ out) {
     const int row = dt_row(), lane = dt_lane();
 #if TPR == 32
     if (row >= M) return;
 #endif
-    const float *__restrict__ pa = a + (long long)row * LDA;
-    const float *__restrict__ pb = b + (long long)row * LDB;
-    float *__restrict__ q = out + (long long)row * LDO;
+    const dt_t *__restrict__ pa = a + (long long)row * LDA;
+    const dt_t *__restrict__ pb = b + (long long)row * LDB;
+    dt_t *__restrict__ q = out + (long long)row * LDO;
 #if INREG
     float v[PER * VEC], w[PER * VEC];
     dt_load_row(pa, v, lane, 0.0f);
@@ -27,14 +28,15 @@ dt_residual_layernorm_f32(const float *__restrict__ a, const float *__restrict__
     dt_store_row(q, v, lane);
 #else
     float s = 0.0f;
-    for (int c = lane; c < N; c += TPR) s += __ldg(pa + c) + __ldg(pb + c);
+    for (int c = lane; c < N; c += TPR) s += dt_ld(pa + c) + dt_ld(pb + c);
     const float mean = dt_row_sum(s) / (float)N;
     float d2 = 0.0f;
     for (int c = lane; c < N; c += TPR) {
-        const float d = (__ldg(pa + c) + __ldg(pb + c)) - mean;
+        const float d = (dt_ld(pa + c) + dt_ld(pb + c)) - mean;
         d2 = fmaf(d, d, d2);
     }
     const float r = 1.0f / sqrtf(dt_row_sum(d2) / (float)N + DT_EPS);
-    for (int c = lane; c < N; c += TPR) q[c] = ((__ldg(pa + c) + __ldg(pb + c)) - mean) * r;
+    for (int c = lane; c < N; c += TPR)
+        q[c] = dt_from_f32(((dt_ld(pa + c) + dt_ld(pb + c)) - mean) * r);
 #endif
 }

@@ -1,4 +1,5 @@
-// rmsnorm.cu — out = x * rsqrt(mean(x^2) + 1e-5) * gamma, FP32 (rsqrt as 1/sqrt, IEEE).
+// rmsnorm.cu — out = x * rsqrt(mean(x^2) + 1e-5) * gamma, DT_ELEM storage, FP32
+// arithmetic (rsqrt as 1/sqrt, IEEE).
 // Specialization: M N LDA LDO VEC BLOCK TPR PER INREG (see dt_cuda_common.cuh).
 // INREG=1: the row is read once into registers; INREG=0: two reads over global.
 #include "dt_cuda_common.cuh"
@@ -6,14 +7,14 @@
 #define DT_EPS 1e-5f
 
 extern "C" __global__ void __launch_bounds__(BLOCK)
-dt_rmsnorm_f32(const float *__restrict__ a, const float *__restrict__ gamma,
-               float *__restrict__ out) {
+DT_KNAME(dt_rmsnorm)(const dt_t *__restrict__ a, const dt_t *__restrict__ gamma,
+                     dt_t *__restrict__ out) {
     const int row = dt_row(), lane = dt_lane();
 #if TPR == 32
     if (row >= M) return;
 #endif
-    const float *__restrict__ p = a + (long long)row * LDA;
-    float *__restrict__ q = out + (long long)row * LDO;
+    const dt_t *__restrict__ p = a + (long long)row * LDA;
+    dt_t *__restrict__ q = out + (long long)row * LDO;
 #if INREG
     float v[PER * VEC], g[PER * VEC];
     dt_load_row(p, v, lane, 0.0f);
@@ -29,11 +30,11 @@ dt_rmsnorm_f32(const float *__restrict__ a, const float *__restrict__ gamma,
 #else
     float ss = 0.0f;
     for (int c = lane; c < N; c += TPR) {
-        const float x = __ldg(p + c);
+        const float x = dt_ld(p + c);
         ss = fmaf(x, x, ss);
     }
     ss = dt_row_sum(ss);
     const float r = 1.0f / sqrtf(ss / (float)N + DT_EPS);
-    for (int c = lane; c < N; c += TPR) q[c] = __ldg(p + c) * r * __ldg(gamma + c);
+    for (int c = lane; c < N; c += TPR) q[c] = dt_from_f32(dt_ld(p + c) * r * dt_ld(gamma + c));
 #endif
 }

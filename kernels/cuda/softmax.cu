@@ -1,4 +1,5 @@
-// softmax.cu — out[i][j] = exp(a_ij - max_i) / sum_j exp(a_ij - max_i), FP32.
+// softmax.cu — out[i][j] = exp(a_ij - max_i) / sum_j exp(a_ij - max_i), DT_ELEM
+// storage, FP32 arithmetic.
 // Specialization: M N LDA LDO VEC BLOCK TPR PER INREG (see dt_cuda_common.cuh).
 // INREG=1: one read of the row into registers, max, exp, sum, one write (fused single
 // pass over memory). INREG=0 (rows too long for registers): an online max/sum pass,
@@ -6,13 +7,13 @@
 #include "dt_cuda_common.cuh"
 
 extern "C" __global__ void __launch_bounds__(BLOCK)
-dt_softmax_f32(const float *__restrict__ a, float *__restrict__ out) {
+DT_KNAME(dt_softmax)(const dt_t *__restrict__ a, dt_t *__restrict__ out) {
     const int row = dt_row(), lane = dt_lane();
 #if TPR == 32
     if (row >= M) return;
 #endif
-    const float *__restrict__ p = a + (long long)row * LDA;
-    float *__restrict__ q = out + (long long)row * LDO;
+    const dt_t *__restrict__ p = a + (long long)row * LDA;
+    dt_t *__restrict__ q = out + (long long)row * LDO;
 #if INREG
     float v[PER * VEC];
     dt_load_row(p, v, lane, -DT_INF);
@@ -33,6 +34,6 @@ dt_softmax_f32(const float *__restrict__ a, float *__restrict__ out) {
 #else
     float mx;
     const float s = dt_row_online_sumexp(p, lane, &mx);
-    for (int c = lane; c < N; c += TPR) q[c] = expf(__ldg(p + c) - mx) / s;
+    for (int c = lane; c < N; c += TPR) q[c] = dt_from_f32(expf(dt_ld(p + c) - mx) / s);
 #endif
 }

@@ -9,9 +9,16 @@
 static int64_t align_up(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
 
 void dt_layout_make(dt_case_layout *L, dt_op op, int64_t m, int64_t n, int64_t k, int views) {
+    dt_layout_make_typed(L, op, m, n, k, views, DT_F32);
+}
+
+void dt_layout_make_typed(dt_case_layout *L, dt_op op, int64_t m, int64_t n, int64_t k,
+                          int views, dt_dtype dtype) {
     const dt_op_info *info = dt_op_get(op);
+    DT_ASSERT(dt_dtype_is_float(dtype));
     memset(L, 0, sizeof *L);
     L->op = op;
+    L->dtype = dtype;
     L->m = m;
     L->n = n;
     L->k = info->is_gemm ? k : 0;
@@ -22,16 +29,17 @@ void dt_layout_make(dt_case_layout *L, dt_op op, int64_t m, int64_t n, int64_t k
         const dt_buffer_role *r = &info->buffers[i];
         dt_buffer_layout *b = &L->buf[i];
         b->name = r->name;
-        b->dtype = r->dtype;
+        b->dtype = r->dtype == DT_F32 ? dtype : r->dtype;
         b->is_output = r->is_output;
         b->rows = dt_dim_extent(r->rows, m, n, L->k);
         b->cols = dt_dim_extent(r->cols, m, n, L->k);
-        b->elem_bytes = r->dtype == DT_I64 ? 8 : 4;
+        b->elem_bytes = dt_dtype_size(b->dtype);
         b->is_view = views && r->viewable;
         /* Views: one padding row above and below; the row stride is the even one of
          * cols+3, cols+4, so the window start (1,1) lies an odd number of elements past
-         * the 256-aligned region start and every row start is only 4-byte aligned
-         * (with a fixed cols+3, cols % 4 == 0 made element (0,0) 16-byte aligned). */
+         * the 256-aligned region start and no row start is 16-byte aligned (f32: 4 mod
+         * 8 bytes; 2-byte types: 2 mod 4; with a fixed cols+3, cols % 4 == 0 made
+         * element (0,0) 16-byte aligned). */
         int64_t prow = b->is_view ? b->rows + 2 : b->rows;
         int64_t pcol = b->is_view ? (b->cols % 2 ? b->cols + 3 : b->cols + 4) : b->cols;
         b->row_stride = pcol;
@@ -70,12 +78,47 @@ float dt_input_f32(uint64_t seed, dt_op op, int buffer, int64_t idx) {
     return (float)q / 1024.0f;
 }
 
+float dt_input_value(uint64_t seed, dt_op op, int buffer, int64_t idx, dt_dtype dtype) {
+    if (dtype != DT_BF16) return dt_input_f32(seed, op, buffer, idx); /* f16: same grid */
+    /* 257 grid points: -128/128 .. 128/128 (8 significant bits) */
+    int64_t q = (int64_t)(draw(seed, op, buffer, idx) % 257u) - 128;
+    return (float)q / 128.0f;
+}
+
+uint32_t dt_sentinel_bits(dt_dtype dtype) {
+    switch (dtype) {
+    case DT_BF16: return DT_SENTINEL_BF16;
+    case DT_F16: return DT_SENTINEL_F16;
+    default: return DT_SENTINEL_U32;
+    }
+}
+
+uint32_t dt_poison_bits(dt_dtype dtype) {
+    switch (dtype) {
+    case DT_BF16: return DT_POISON_BF16;
+    case DT_F16: return DT_POISON_F16;
+    default: return DT_POISON_U32;
+    }
+}
+
+/* The 32-bit word that fills a range with dtype's pattern bits in every element unit. */
+static uint32_t pattern_word(dt_dtype dtype, uint32_t bits) {
+    return dt_dtype_size(dtype) == 2 ? bits | (bits << 16) : bits;
+}
+
 int64_t dt_input_label(uint64_t seed, dt_op op, int buffer, int64_t idx, int64_t n) {
     return (int64_t)(draw(seed, op, buffer, idx) % (uint64_t)n);
 }
 
+/* Fills [p, p+bytes) with word; a trailing 2-byte unit gets its low half (2-byte rows
+ * of odd length). */
 static void fill_u32(uint8_t *p, int64_t bytes, uint32_t word) {
-    for (int64_t i = 0; i + 4 <= bytes; i += 4) memcpy(p + i, &word, 4);
+    int64_t i = 0;
+    for (; i + 4 <= bytes; i += 4) memcpy(p + i, &word, 4);
+    if (i + 2 <= bytes) {
+        uint16_t h = (uint16_t)word;
+        memcpy(p + i, &h, 2);
+    }
 }
 
 void dt_arena_poison_outputs(const dt_case_layout *L, uint8_t *base) {
@@ -83,12 +126,13 @@ void dt_arena_poison_outputs(const dt_case_layout *L, uint8_t *base) {
         const dt_buffer_layout *B = &L->buf[b];
         if (!B->is_output) continue;
         for (int64_t i = 0; i < B->rows; i++)
-            fill_u32(base + dt_elem_offset(B, i, 0), B->cols * B->elem_bytes, DT_POISON_U32);
+            fill_u32(base + dt_elem_offset(B, i, 0), B->cols * B->elem_bytes,
+                     pattern_word(B->dtype, dt_poison_bits(B->dtype)));
     }
 }
 
 void dt_arena_fill(const dt_case_layout *L, uint8_t *base, uint64_t seed) {
-    fill_u32(base, L->total_bytes, DT_SENTINEL_U32);
+    fill_u32(base, L->total_bytes, pattern_word(L->dtype, dt_sentinel_bits(L->dtype)));
     for (int b = 0; b < L->nbuffers; b++) {
         const dt_buffer_layout *B = &L->buf[b];
         if (B->is_output) continue;
@@ -99,6 +143,10 @@ void dt_arena_fill(const dt_case_layout *L, uint8_t *base, uint64_t seed) {
                 if (B->dtype == DT_I64) {
                     int64_t v = dt_input_label(seed, L->op, b, idx, L->n);
                     memcpy(p, &v, 8);
+                } else if (B->elem_bytes == 2) {
+                    uint16_t h = dt_f32_to_narrow(B->dtype, dt_input_value(seed, L->op, b, idx,
+                                                                           B->dtype));
+                    memcpy(p, &h, 2);
                 } else {
                     float v = dt_input_f32(seed, L->op, b, idx);
                     memcpy(p, &v, 4);
@@ -184,18 +232,29 @@ void dt_arena_check(const dt_case_layout *L, const uint8_t *base, const uint8_t 
                 }
                 continue;
             }
+            /* all-ones exponent of the output type: NaN or Inf */
+            const uint32_t expo = B->dtype == DT_BF16 ? 0x7F80u
+                                  : B->dtype == DT_F16 ? 0x7C00u
+                                                       : 0x7F800000u;
+            const uint32_t poison = dt_poison_bits(B->dtype);
             for (int64_t j = 0; j < B->cols; j++) {
                 uint32_t w;
-                memcpy(&w, base + row_off + j * 4, 4);
-                if ((w & 0x7F800000u) != 0x7F800000u) continue; /* finite: the fast path */
-                if (w == DT_POISON_U32) {
+                if (eb == 2) {
+                    uint16_t h;
+                    memcpy(&h, base + row_off + j * 2, 2);
+                    w = h;
+                } else {
+                    memcpy(&w, base + row_off + j * 4, 4);
+                }
+                if ((w & expo) != expo) continue; /* finite: the fast path */
+                if (w == poison) {
                     rep->output_unwritten++;
                     note(rep, "output '%s' element (%lld, %lld) was never written", B->name,
                          (long long)i, (long long)j);
                 } else {
                     rep->output_nonfinite++;
-                    note(rep, "output '%s' element (%lld, %lld) is not finite (0x%08x)",
-                         B->name, (long long)i, (long long)j, (unsigned)w);
+                    note(rep, "output '%s' element (%lld, %lld) is not finite (0x%0*x)",
+                         B->name, (long long)i, (long long)j, (int)(2 * eb), (unsigned)w);
                 }
             }
         }
@@ -232,6 +291,10 @@ void dt_buffer_to_f64(const dt_case_layout *L, int b, const uint8_t *base, doubl
                 int64_t v;
                 memcpy(&v, p, 8);
                 dst[i * B->cols + j] = (double)v;
+            } else if (B->elem_bytes == 2) {
+                uint16_t h;
+                memcpy(&h, p, 2);
+                dst[i * B->cols + j] = dt_narrow_to_f32(B->dtype, h);
             } else {
                 float v;
                 memcpy(&v, p, 4);

@@ -7,16 +7,33 @@
  *
  *   [front guard][padded region][back guard]     (slot offsets aligned to 256 bytes)
  *
+ * Element types: a case has one floating-point dtype (DT_F32, DT_BF16 or DT_F16, see
+ * dt_layout_make_typed); every floating-point buffer of the op (inputs and the output,
+ * also the M x 1 outputs of sum and cross_entropy) is stored in it; labels stay I64.
+ *
  * The padded region of a contiguous buffer is exactly rows*cols elements. Under
  * --input-views a viewable input's region is (rows+2) x stride elements, where the row
  * stride is the even one of cols+3 and cols+4, and the data window starts at element
- * (1,1): the first element (and every row start) sits at a nonzero, deliberately
- * unaligned offset (4 mod 8 bytes from the 256-aligned region). Guards and padding hold a
+ * (1,1): the first element (and every row start) sits an odd number of elements past
+ * the 256-aligned region start, deliberately unaligned (F32: 4 mod 8 bytes; BF16/F16:
+ * 2 mod 4 bytes, so no row start is 16-byte aligned). Guards and padding hold a
  * sentinel; outputs are poisoned with a NaN pattern before each checked call.
  *
- * Inputs are a pure function of (seed, op, buffer index, logical element index):
- * F32 values are multiples of 2^-10 in [-1, 1] (so add is exact); I64 labels are in
- * [0, N). Both frameworks get byte-identical arenas.
+ * Inputs are a pure function of (seed, op, buffer index, logical element index), one
+ * counter-based draw per element (the same draw for every dtype):
+ *   F32 and F16: multiples of 2^-10 in [-1, 1] (2049 grid points; exact in f16, whose
+ *                11 significant bits hold any q/1024 with |q| <= 1024), so add is exact
+ *                in F32;
+ *   BF16:        multiples of 2^-7 in [-1, 1] (257 grid points, q = draw % 257 - 128;
+ *                exact in bf16's 8 significant bits);
+ *   I64 labels:  in [0, N).
+ * Both frameworks get byte-identical arenas.
+ *
+ * Fixed patterns (per element type; guards and padding of every buffer of a case use
+ * the case dtype's sentinel in every element-sized unit, labels' guards included):
+ *   sentinel (non-NaN): F32 0xC433E000 (-719.5); BF16 0xC433 (-716.0);
+ *                       F16 0xE19F (-719.5)
+ *   poison (quiet NaN): F32 0x7FC0DEAD; BF16 0x7FDE; F16 0x7EAD
  *
  * Ownership: layouts are plain values. Functions taking `base` read or write the
  * caller's memory only. Thread-safety: reentrant. */
@@ -34,6 +51,11 @@
 #define DT_SENTINEL_U32 0xC433E000u
 /* Output poison: a quiet NaN with a recognisable payload. */
 #define DT_POISON_U32 0x7FC0DEADu
+/* The same for the 16-bit types (in every 2-byte unit; see the table above). */
+#define DT_SENTINEL_BF16 0xC433u
+#define DT_SENTINEL_F16 0xE19Fu
+#define DT_POISON_BF16 0x7FDEu
+#define DT_POISON_F16 0x7EADu
 
 typedef struct dt_buffer_layout {
     const char *name;      /* role name from the op registry ("a", "out", ...) */
@@ -42,7 +64,7 @@ typedef struct dt_buffer_layout {
     int is_view;           /* 1 if this input is a strided window */
     int64_t rows, cols;    /* logical shape */
     int64_t row_stride;    /* elements from one row to the next (>= cols) */
-    int64_t elem_bytes;    /* 4 or 8 */
+    int64_t elem_bytes;    /* 4 (f32), 8 (i64) or 2 (bf16, f16) */
     int64_t slot_offset;   /* bytes: start of the front guard */
     int64_t region_offset; /* bytes: start of the padded region */
     int64_t region_bytes;  /* bytes of the padded region */
@@ -51,6 +73,7 @@ typedef struct dt_buffer_layout {
 
 typedef struct dt_case_layout {
     dt_op op;
+    dt_dtype dtype; /* the case's floating-point type: DT_F32, DT_BF16 or DT_F16 */
     int64_t m, n, k;
     int views;
     int nbuffers;
@@ -61,6 +84,16 @@ typedef struct dt_case_layout {
 /* Fills L for op at shape (m, n, k) (k ignored unless gemm); views != 0 makes every
  * viewable input a strided window. */
 void dt_layout_make(dt_case_layout *L, dt_op op, int64_t m, int64_t n, int64_t k, int views);
+
+/* The same with every floating-point buffer of the op (the registry's DT_F32 roles) in
+ * dtype (DT_F32, DT_BF16 or DT_F16; DT_ASSERTs it is one of them); labels stay I64.
+ * Offsets and alignment rules as above. dt_layout_make is this with DT_F32. */
+void dt_layout_make_typed(dt_case_layout *L, dt_op op, int64_t m, int64_t n, int64_t k,
+                          int views, dt_dtype dtype);
+
+/* Sentinel and poison bit patterns of a floating-point dtype (zero-extended). */
+uint32_t dt_sentinel_bits(dt_dtype dtype);
+uint32_t dt_poison_bits(dt_dtype dtype);
 
 /* Index of the single output buffer in L->buf. */
 int dt_layout_output(const dt_case_layout *L);
@@ -73,6 +106,9 @@ static inline int64_t dt_elem_offset(const dt_buffer_layout *b, int64_t i, int64
 /* The deterministic input value of element idx (row-major logical index) of buffer
  * `buffer` of op. For F32 the value is exact in float; labels are in [0, n). */
 float dt_input_f32(uint64_t seed, dt_op op, int buffer, int64_t idx);
+/* The same for a case of floating-point dtype: exact in dtype (the grids above);
+ * dt_input_value(.., DT_F32) == dt_input_f32. */
+float dt_input_value(uint64_t seed, dt_op op, int buffer, int64_t idx, dt_dtype dtype);
 int64_t dt_input_label(uint64_t seed, dt_op op, int buffer, int64_t idx, int64_t n);
 
 /* Writes the complete pristine arena: sentinel in guards and padding, inputs in
@@ -104,7 +140,8 @@ void dt_arena_check(const dt_case_layout *L, const uint8_t *base, const uint8_t 
 void dt_buffer_sha256(const dt_case_layout *L, int b, const uint8_t *base, char out_hex[65]);
 
 /* Copies the logical window of buffer b into a dense row-major array of doubles
- * (labels become their integer value). dst holds rows*cols doubles. */
+ * (labels become their integer value; bf16/f16 elements are widened exactly, NaN
+ * patterns become NaN). dst holds rows*cols doubles. */
 void dt_buffer_to_f64(const dt_case_layout *L, int b, const uint8_t *base, double *dst);
 
 #endif

@@ -1,6 +1,7 @@
 /* dt_ops.c — the operation registry table (see dt_ops.h). */
 #include "dt_ops.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "../common/dt_common.h"
@@ -66,12 +67,16 @@ int64_t dt_dim_extent(dt_dim d, int64_t m, int64_t n, int64_t k) {
 }
 
 int64_t dt_op_min_bytes(dt_op op, int64_t m, int64_t n, int64_t k) {
+    return dt_op_min_bytes_typed(op, m, n, k, DT_F32);
+}
+
+int64_t dt_op_min_bytes_typed(dt_op op, int64_t m, int64_t n, int64_t k, dt_dtype dtype) {
     const dt_op_info *info = dt_op_get(op);
     int64_t bytes = 0;
     for (int i = 0; i < info->nbuffers; i++) {
         const dt_buffer_role *b = &info->buffers[i];
         int64_t elems = dt_dim_extent(b->rows, m, n, k) * dt_dim_extent(b->cols, m, n, k);
-        int64_t esize = b->dtype == DT_I64 ? 8 : 4;
+        int64_t esize = dt_dtype_size(b->dtype == DT_F32 ? dtype : b->dtype);
         /* cross_entropy reads one label and needs the whole row; all else is read once */
         bytes += elems * esize;
     }
@@ -93,4 +98,156 @@ double dt_op_flops(dt_op op, int64_t m, int64_t n, int64_t k) {
     default: DT_ASSERT(0);
     }
     return 0;
+}
+
+/* ---- element types ----------------------------------------------------------- */
+
+static const struct {
+    const char *name, *alias;
+    int size, precision, emin;
+} k_dtypes[DT_DTYPE_COUNT] = {
+    [DT_F32] = {"f32", "fp32", 4, 24, -126},
+    [DT_I64] = {"i64", "int64", 8, 0, 0},
+    [DT_BF16] = {"bf16", "bfloat16", 2, 8, -126},
+    [DT_F16] = {"f16", "fp16", 2, 11, -14},
+};
+
+int dt_dtype_size(dt_dtype d) {
+    DT_ASSERT(d >= 0 && d < DT_DTYPE_COUNT);
+    return k_dtypes[d].size;
+}
+
+const char *dt_dtype_name(dt_dtype d) {
+    DT_ASSERT(d >= 0 && d < DT_DTYPE_COUNT);
+    return k_dtypes[d].name;
+}
+
+int dt_dtype_find(const char *name) {
+    for (int i = 0; i < DT_DTYPE_COUNT; i++)
+        if (strcmp(k_dtypes[i].name, name) == 0 || strcmp(k_dtypes[i].alias, name) == 0)
+            return i;
+    return -1;
+}
+
+int dt_dtype_is_float(dt_dtype d) { return d == DT_F32 || d == DT_BF16 || d == DT_F16; }
+
+int dt_dtype_precision(dt_dtype d) {
+    DT_ASSERT(dt_dtype_is_float(d));
+    return k_dtypes[d].precision;
+}
+
+static uint16_t f32_to_bf16(uint32_t u) {
+    if ((u & 0x7FFFFFFFu) > 0x7F800000u) return (uint16_t)((u >> 16) | 0x0040u); /* quiet */
+    u += 0x7FFFu + ((u >> 16) & 1u); /* round to nearest even; overflow carries to inf */
+    return (uint16_t)(u >> 16);
+}
+
+static uint16_t f32_to_f16(uint32_t u) {
+    const uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
+    u &= 0x7FFFFFFFu;
+    if (u >= 0x7F800000u) return sign | (u > 0x7F800000u ? 0x7E00u : 0x7C00u);
+    if (u >= 0x477FF000u) return sign | 0x7C00u; /* >= 65520 rounds to inf */
+    if (u < 0x38800000u) {                       /* below 2^-14: subnormal or zero */
+        const int e = (int)(u >> 23);
+        if (e < 102) return sign; /* below 2^-25: rounds to zero */
+        const uint32_t mant = (u & 0x7FFFFFu) | 0x800000u;
+        const int shift = 126 - e; /* value / 2^-24 = mant >> shift */
+        uint32_t r = mant >> shift, rem = mant & ((1u << shift) - 1u), half = 1u << (shift - 1);
+        if (rem > half || (rem == half && (r & 1u))) r++;
+        return sign | (uint16_t)r;
+    }
+    uint32_t r = (u >> 13) - (112u << 10), rem = u & 0x1FFFu;
+    if (rem > 0x1000u || (rem == 0x1000u && (r & 1u))) r++; /* may carry into the exponent */
+    return sign | (uint16_t)r;
+}
+
+uint16_t dt_f32_to_narrow(dt_dtype d, float x) {
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    DT_ASSERT(d == DT_BF16 || d == DT_F16);
+    return d == DT_BF16 ? f32_to_bf16(u) : f32_to_f16(u);
+}
+
+float dt_narrow_to_f32(dt_dtype d, uint16_t h) {
+    uint32_t u;
+    DT_ASSERT(d == DT_BF16 || d == DT_F16);
+    if (d == DT_BF16) {
+        u = (uint32_t)h << 16;
+    } else {
+        const uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1Fu,
+                       mant = h & 0x3FFu;
+        if (e == 0) {
+            const float v = ldexpf((float)mant, -24);
+            return sign ? -v : v;
+        }
+        u = sign | (e == 31 ? 0x7F800000u | (mant << 13) : ((e + 112u) << 23) | (mant << 13));
+    }
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+double dt_round_to(dt_dtype d, double x) {
+    if (d == DT_F32) return (double)(float)x;
+    return (double)dt_narrow_to_f32(d, dt_f32_to_narrow(d, (float)x));
+}
+
+double dt_dtype_ulp(dt_dtype d, double x) {
+    DT_ASSERT(dt_dtype_is_float(d));
+    int e = k_dtypes[d].emin;
+    if (x != 0.0 && isfinite(x)) {
+        int fe;
+        frexp(fabs(x), &fe); /* |x| = f * 2^fe, f in [0.5, 1): floor(log2|x|) = fe - 1 */
+        if (fe - 1 > e) e = fe - 1;
+    }
+    return ldexp(1.0, e - k_dtypes[d].precision + 1);
+}
+
+/* ---- tolerances ---------------------------------------------------------------- */
+
+/* bf16/f16 (both): the kernels load the narrow inputs exactly into FP32, compute in FP32
+ * and round once when storing, so the bound is the FP32 one (atol/rtol: the arithmetic
+ * before the store, the registry values) plus the final rounding to the output type
+ * (ulps, at |ref|). gemm: the tensor-core products of narrow inputs are exact in FP32
+ * and accumulate in FP32. */
+static const struct {
+    double ulps;
+    const char *reason;
+} k_narrow_tol[DT_OP_COUNT] = {
+    [DT_OP_ADD] = {0.5, "a+b of narrow inputs is exact in FP32; one rounding to the output "
+                        "type: <= 0.5 ulp"},
+    [DT_OP_GELU_ADD] = {1.0, "FP32 add + erf GELU (registry atol/rtol), then one rounding "
+                             "(0.5 ulp, 1 ulp if the FP32 error crosses a binade)"},
+    [DT_OP_SUM] = {1.0, "FP32 accumulation bounded by rtol*sum|a| (registry), then one "
+                        "rounding of the row sum to the output type"},
+    [DT_OP_SOFTMAX] = {1.0, "FP32 max/exp/sum/divide (registry atol/rtol), then one "
+                            "rounding; subnormal outputs use the subnormal spacing"},
+    [DT_OP_RMSNORM] = {1.0, "FP32 sum of squares and rsqrt (registry atol/rtol), then one "
+                            "rounding"},
+    [DT_OP_LAYERNORM] = {1.0, "FP32 two-pass mean/variance (registry atol/rtol), then one "
+                              "rounding"},
+    [DT_OP_RESIDUAL_LAYERNORM] = {1.0, "FP32 a+b (exact) and two-pass variance (registry "
+                                       "atol/rtol), then one rounding"},
+    [DT_OP_CROSS_ENTROPY] = {1.0, "FP32 logsumexp - target (registry atol/rtol), then one "
+                                  "rounding of the row loss"},
+    [DT_OP_GEMM] = {1.0, "narrow x narrow products exact, FP32 tensor-core accumulation "
+                         "(registry atol/rtol on sum|a*b|), then one rounding"},
+};
+
+dt_tolerance dt_op_tolerance(dt_op op, dt_dtype d) {
+    const dt_op_info *info = dt_op_get(op);
+    DT_ASSERT(dt_dtype_is_float(d));
+    dt_tolerance t = {info->atol, info->rtol, 0.0,
+                      "FP32: the registry's atol + rtol*scale (dt_op_info)"};
+    if (d != DT_F32) {
+        t.ulps = k_narrow_tol[op].ulps;
+        t.reason = k_narrow_tol[op].reason;
+    }
+    return t;
+}
+
+double dt_tolerance_bound(const dt_tolerance *t, dt_dtype d, double ref, double scale) {
+    double b = t->atol + t->rtol * scale;
+    if (t->ulps > 0) b += t->ulps * dt_dtype_ulp(d, ref);
+    return b;
 }

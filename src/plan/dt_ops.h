@@ -23,7 +23,11 @@ typedef enum dt_op {
     DT_OP_COUNT
 } dt_op;
 
-typedef enum dt_dtype { DT_F32 = 0, DT_I64 = 1 } dt_dtype;
+/* Element types. In the registry a floating-point role is DT_F32, meaning "the case's
+ * floating-point type": dt_layout_make_typed (src/data/dt_arena.h) lays every such
+ * buffer out in the case's dtype (DT_F32, DT_BF16 or DT_F16); labels stay DT_I64.
+ * The values are fixed (they are recorded and passed to workers as numbers). */
+typedef enum dt_dtype { DT_F32 = 0, DT_I64 = 1, DT_BF16 = 2, DT_F16 = 3, DT_DTYPE_COUNT } dt_dtype;
 
 /* Which logical dimension a buffer axis has. A buffer is rows x cols. */
 typedef enum dt_dim { DT_DIM_ONE = 0, DT_DIM_M, DT_DIM_N, DT_DIM_K } dt_dim;
@@ -63,6 +67,54 @@ int64_t dt_dim_extent(dt_dim d, int64_t m, int64_t n, int64_t k);
 /* Fewest bytes an op must move (each input read once, the output written once)
  * and the FLOPs it must do, for shape (m, n, k) (k ignored unless gemm). */
 int64_t dt_op_min_bytes(dt_op op, int64_t m, int64_t n, int64_t k);
+/* The same with the op's floating-point buffers in dtype (DT_F32, DT_BF16, DT_F16). */
+int64_t dt_op_min_bytes_typed(dt_op op, int64_t m, int64_t n, int64_t k, dt_dtype dtype);
 double dt_op_flops(dt_op op, int64_t m, int64_t n, int64_t k);
+
+/* ---- element types ----------------------------------------------------------- */
+
+/* Bytes of one element: 4 (f32), 8 (i64), 2 (bf16, f16). */
+int dt_dtype_size(dt_dtype d);
+/* Name as on the command line and in records: "f32", "i64", "bf16", "f16". */
+const char *dt_dtype_name(dt_dtype d);
+/* Looks a name up ("f32"/"fp32", "bf16", "f16"/"fp16", "i64"); -1 if unknown. */
+int dt_dtype_find(const char *name);
+/* 1 for the floating-point case types DT_F32, DT_BF16, DT_F16. */
+int dt_dtype_is_float(dt_dtype d);
+
+/* Conversions between float and the 16-bit storage types (bit patterns as uint16_t).
+ * float -> narrow rounds to nearest, ties to even (as cvt.rn and __float2half_rn /
+ * __float2bfloat16_rn), overflow goes to +-inf, NaN stays NaN (quiet); narrow -> float
+ * is exact. d must be DT_BF16 or DT_F16. */
+uint16_t dt_f32_to_narrow(dt_dtype d, float x);
+float dt_narrow_to_f32(dt_dtype d, uint16_t bits);
+/* x rounded to the nearest value of type d (DT_F32: to float), as a double. */
+double dt_round_to(dt_dtype d, double x);
+/* Significand bits of d including the implicit one: 24 (f32), 8 (bf16), 11 (f16). */
+int dt_dtype_precision(dt_dtype d);
+/* One unit in the last place of type d at magnitude |x|: 2^(e - p + 1) for
+ * 2^e <= |x| < 2^(e+1), and the spacing of the subnormals below the smallest normal
+ * (f32 2^-149, bf16 2^-133, f16 2^-24). */
+double dt_dtype_ulp(dt_dtype d, double x);
+
+/* ---- tolerances ---------------------------------------------------------------- */
+
+/* The pass rule of op at case dtype d, for every output element:
+ *
+ *   |out - ref| <= ulps * ulp_d(|ref|) + atol + rtol * scale
+ *
+ * ref is the FP64 result from the exact inputs (as stored in type d), scale the op's
+ * magnitude of the terms (dt_op_info.scale_doc). For DT_F32 ulps is 0 and atol/rtol
+ * are the registry's (dt_op_info.atol/rtol), unchanged. For bf16/f16 the ulps term is
+ * the rounding of the output to the storage type and atol/rtol bound the FP32
+ * arithmetic before that rounding. reason says why, in one line. */
+typedef struct dt_tolerance {
+    double atol, rtol;
+    double ulps;        /* in units of the output dtype's ulp at |ref| */
+    const char *reason; /* one line */
+} dt_tolerance;
+dt_tolerance dt_op_tolerance(dt_op op, dt_dtype d);
+/* The bound above for one element. */
+double dt_tolerance_bound(const dt_tolerance *t, dt_dtype d, double ref, double scale);
 
 #endif

@@ -8,6 +8,14 @@
  * the default when unset) and with DUALTIME_GEMM_BK=16; a bad variant name must fail.
  * The launch geometry of small row/elementwise problems (fill, DUALTIME_LAUNCH_FILL,
  * DUALTIME_ROW_TPR) is checked through the plan summary; bad values must be refused.
+ * Narrow types: every op x {bf16, f16} x {contiguous, views} x tails, large and long
+ * rows (and gemm variant tc1 over tails and sizes) compiles, with the kernel symbol
+ * dt_<op>_bf16 / _f16; contiguous aligned rows take the 16-byte path (vec=8), views the
+ * scalar one (vec=1); gemm's tc1 takes VECA/VECB=8 when aligned; FP32 variant names
+ * are refused for narrow gemm and tc1 for FP32; the planted fp16-accumulation sum
+ * (DUALTIME_PLANT_ACC_F16=1) compiles, is named in the summary, and is refused for
+ * other ops. The FP32 kernels are unchanged by the narrow work: their PTX (code, not
+ * line info) was compared before and after (see docs/cuda-backend.md).
  * Needs NVRTC only (no GPU, no libcuda). Run: ./test_nvrtc_compile [-v] */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 #include <nvrtc.h>
@@ -28,15 +36,15 @@ static int contains(const char *hay, size_t n, const char *needle) {
     return 0;
 }
 
-static void compile_case(dt_op op, int64_t m, int64_t n, int64_t k, int views, const char *arch,
-                         const char *hdr) {
+static void compile_typed(dt_op op, int64_t m, int64_t n, int64_t k, int views, const char *arch,
+                          const char *hdr, dt_dtype dtype) {
     dt_case_layout L;
-    dt_layout_make(&L, op, m, n, k, views);
+    dt_layout_make_typed(&L, op, m, n, k, views, dtype);
     dt_cuda_plan p;
     dt_err err = {{0}};
     char label[128];
-    snprintf(label, sizeof label, "%s %lldx%lldx%lld views=%d %s", dt_op_get(op)->name,
-             (long long)m, (long long)n, (long long)k, views, arch);
+    snprintf(label, sizeof label, "%s %lldx%lldx%lld views=%d %s %s", dt_op_get(op)->name,
+             (long long)m, (long long)n, (long long)k, views, arch, dt_dtype_name(dtype));
     char *src = NULL, *image = NULL;
     size_t bytes = 0;
     REQUIRE(dt_cuda_plan_make(&L, arch, 132, &p, &err) == DT_OK, "plan %s: %s", label, err.msg);
@@ -50,6 +58,13 @@ static void compile_case(dt_op op, int64_t m, int64_t n, int64_t k, int views, c
     REQUIRE(st == DT_OK, "compile %s: %s", label, err.msg);
     REQUIRE(bytes > 0 && contains(image, bytes, p.kernel_name), "image %s: %zu bytes, symbol %s %s",
             label, bytes, p.kernel_name, bytes ? "missing" : "-");
+    {
+        char want[64];
+        snprintf(want, sizeof want, "_%s", dt_dtype_name(dtype));
+        const size_t kl = strlen(p.kernel_name), wl = strlen(want);
+        REQUIRE(kl > wl && strcmp(p.kernel_name + kl - wl, want) == 0,
+                "%s: kernel %s lacks the dtype suffix %s", label, p.kernel_name, want);
+    }
     if (g_verbose) {
         printf("ok   %-44s %7zu bytes %7.1f ms  %s\n     opts:", label, bytes, ms, p.summary);
         for (int i = 0; i < p.nopts; i++) printf(" %s", p.opts[i]);
@@ -60,6 +75,78 @@ static void compile_case(dt_op op, int64_t m, int64_t n, int64_t k, int views, c
 done:
     free(src);
     free(image);
+}
+
+static void compile_case(dt_op op, int64_t m, int64_t n, int64_t k, int views, const char *arch,
+                         const char *hdr) {
+    compile_typed(op, m, n, k, views, arch, hdr, DT_F32);
+}
+
+/* bf16 and f16: every op, both layouts, tails to long rows; gemm tc1; the refusals. */
+static void narrow_cases(const char *hdr) {
+    static const int64_t rows[][2] = {{1, 127}, {17, 257}, {128, 1024}, {1024, 4096},
+                                      {4, 16384}, {3, 20000}, {4, 40000}};
+    static const int64_t gemms[][3] = {{127, 193, 61}, {513, 257, 129}, {1024, 1024, 1024},
+                                       {64, 64, 64}, {1, 8, 16}};
+    static const dt_dtype dts[] = {DT_BF16, DT_F16};
+    unsetenv("DUALTIME_GEMM_VARIANT");
+    for (size_t t = 0; t < 2; t++)
+        for (int op = 0; op < DT_OP_COUNT; op++)
+            for (int views = 0; views < 2; views++) {
+                if (dt_op_get((dt_op)op)->is_gemm) {
+                    g_expect = "variant=tc1";
+                    for (size_t i = 0; i < sizeof gemms / sizeof gemms[0]; i++)
+                        compile_typed((dt_op)op, gemms[i][0], gemms[i][1], gemms[i][2], views,
+                                      "sm_90", hdr, dts[t]);
+                    g_expect = views ? "vec(a,b)=(1,1)" : "vec(a,b)=(8,8)";
+                    compile_typed((dt_op)op, 1024, 1024, 1024, views, "sm_90", hdr, dts[t]);
+                    setenv("DUALTIME_GEMM_VARIANT", "tc1", 1);
+                    g_expect = "variant=tc1";
+                    compile_typed((dt_op)op, 127, 193, 61, views, "sm_90", hdr, dts[t]);
+                    unsetenv("DUALTIME_GEMM_VARIANT");
+                } else {
+                    g_expect = NULL;
+                    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+                        compile_typed((dt_op)op, rows[i][0], rows[i][1], 0, views, "sm_90", hdr,
+                                      dts[t]);
+                    /* 16-byte path (8 halves) when contiguous and N % 8 == 0, else scalar */
+                    g_expect = views ? "vec=1 " : "vec=8 ";
+                    compile_typed((dt_op)op, 128, 1024, 0, views, "sm_90", hdr, dts[t]);
+                    g_expect = "vec=1 ";
+                    compile_typed((dt_op)op, 17, 260, 0, 0, "sm_90", hdr, dts[t]); /* N%8 */
+                }
+                g_expect = NULL;
+            }
+    compile_typed(DT_OP_SOFTMAX, 17, 257, 0, 1, "compute_90", hdr, DT_BF16);
+    compile_typed(DT_OP_GEMM, 127, 193, 61, 0, "compute_90", hdr, DT_F16);
+    /* the planted fp16-accumulation sum compiles and says what it is */
+    setenv("DUALTIME_PLANT_ACC_F16", "1", 1);
+    g_expect = "PLANTED-FAULT fp16-accumulation";
+    compile_typed(DT_OP_SUM, 4, 16384, 0, 0, "sm_90", hdr, DT_F16);
+    compile_typed(DT_OP_SUM, 4, 16384, 0, 1, "sm_90", hdr, DT_F16);
+    g_expect = NULL;
+    unsetenv("DUALTIME_PLANT_ACC_F16");
+    /* refusals: FP32 gemm variants for bf16, tc1 for FP32, the plant for softmax */
+    static const struct { const char *var, *val; dt_op op; dt_dtype dt; } bad[] = {
+        {"DUALTIME_GEMM_VARIANT", "v2", DT_OP_GEMM, DT_BF16},
+        {"DUALTIME_GEMM_VARIANT", "v1", DT_OP_GEMM, DT_F16},
+        {"DUALTIME_GEMM_VARIANT", "tc1", DT_OP_GEMM, DT_F32},
+        {"DUALTIME_PLANT_ACC_F16", "1", DT_OP_SOFTMAX, DT_F16},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        dt_case_layout L;
+        dt_layout_make_typed(&L, bad[i].op, 128, 256, 64, 0, bad[i].dt);
+        dt_cuda_plan p;
+        dt_err err = {{0}};
+        setenv(bad[i].var, bad[i].val, 1);
+        dt_status st = dt_cuda_plan_make(&L, "sm_90", 132, &p, &err);
+        unsetenv(bad[i].var);
+        const int refused = st == DT_EINVAL && strstr(err.msg, bad[i].var);
+        CHECK(refused, "%s=%s %s: status %d, message: %s", bad[i].var, bad[i].val,
+              dt_dtype_name(bad[i].dt), (int)st, st == DT_OK ? "-" : err.msg);
+        if (refused) printf("ok   %s=%s for %s refused: %s\n", bad[i].var, bad[i].val,
+                            dt_dtype_name(bad[i].dt), err.msg);
+    }
 }
 
 int main(int argc, char **argv) {
@@ -149,6 +236,8 @@ int main(int argc, char **argv) {
         unsetenv("DUALTIME_LAUNCH_FILL");
         unsetenv("DUALTIME_ROW_TPR");
     }
+
+    narrow_cases(hdr);
 
     /* PTX path */
     compile_case(DT_OP_SOFTMAX, 17, 257, 0, 1, "compute_90", hdr);

@@ -9,9 +9,19 @@
  * context). Checks through tests/dt_check.h (REQUIRE: a failed check ends its case).
  * Exit 77 when the module cannot load or there is no device; 1 on any failure.
  *
+ * bf16 / f16 (after the FP32 cases): every op x shape x {contiguous, view} again in each
+ * narrow type (dt_layout_make_typed), checked against tests/native/dt_test_ref.h's FP64
+ * reference from the exact narrow inputs with dt_op_tolerance (ulps of the output type
+ * + atol + rtol*scale); each line prints max error, its ulps and the budget used. Then
+ * the planted fault: sum 4x16384 f16 with DUALTIME_PLANT_ACC_F16=1 (the kernel
+ * accumulates in fp16) must FAIL that tolerance, and its output must equal, bit for
+ * bit, the C emulation ref_sum_acc_f16 (so the CPU test test_narrow_tolerance proves
+ * the same rejection on CI).
+ *
  * Run: test_cuda_backend build/libdualtime_cuda.so
  *   DUALTIME_GPU_TEST_QUICK=1   skip the 8192x8192 and 4096^3 cases
- *   DUALTIME_GPU_TEST_OPS=a,b   only these ops (the fault cases still run) */
+ *   DUALTIME_GPU_TEST_OPS=a,b   only these ops (the fault cases still run)
+ *   DUALTIME_GPU_TEST_DTYPES=f32,bf16,f16   which dtypes (default all three) */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <math.h>
@@ -21,6 +31,7 @@
 #include "../../src/oracle/dt_oracle.h"
 #include "dt_backend.h"
 #include "../dt_check.h"
+#include "../native/dt_test_ref.h"
 
 static const dt_backend *g_be;
 
@@ -31,6 +42,168 @@ static int op_selected(const char *name) {
     for (const char *p = sel; (p = strstr(p, name)); p += n)
         if ((p == sel || p[-1] == ',') && (p[n] == 0 || p[n] == ',')) return 1;
     return 0;
+}
+
+static int dtype_selected(dt_dtype d) {
+    const char *sel = getenv("DUALTIME_GPU_TEST_DTYPES");
+    if (!sel || !*sel) return 1;
+    const char *name = dt_dtype_name(d);
+    size_t n = strlen(name);
+    for (const char *p = sel; (p = strstr(p, name)); p += n)
+        if ((p == sel || p[-1] == ',') && (p[n] == 0 || p[n] == ',')) return 1;
+    return 0;
+}
+
+/* The FP64 reference of a narrow case from its exact inputs (pristine arena): ref and
+ * scale get the output's rows*cols (malloc'd). */
+static void narrow_reference(const dt_case_layout *L, const uint8_t *pristine, double **ref,
+                             double **scale) {
+    double *in[4] = {NULL, NULL, NULL, NULL};
+    const int out = dt_layout_output(L);
+    for (int b = 0; b < out; b++) {
+        in[b] = dt_xmalloc((size_t)(L->buf[b].rows * L->buf[b].cols) * sizeof(double));
+        dt_buffer_to_f64(L, b, pristine, in[b]);
+    }
+    const int64_t count = L->buf[out].rows * L->buf[out].cols;
+    *ref = dt_xmalloc((size_t)count * sizeof(double));
+    *scale = dt_xmalloc((size_t)count * sizeof(double));
+    const double *cin[4] = {in[0], in[1], in[2], in[3]};
+    ref_compute(L->op, L->m, L->n, L->k, cin, *ref, *scale);
+    for (int b = 0; b < 4; b++) free(in[b]);
+}
+
+/* Checks the output of a narrow case; *meas gets what was measured. */
+static void narrow_measure(const dt_case_layout *L, const uint8_t *arena, const double *ref,
+                           const double *scale, ref_measure *meas, char *msg, size_t len) {
+    const int out = dt_layout_output(L);
+    const int64_t count = L->buf[out].rows * L->buf[out].cols;
+    double *got = dt_xmalloc((size_t)count * sizeof(double));
+    dt_buffer_to_f64(L, out, arena, got);
+    *meas = ref_check_typed(L->op, L->dtype, count, got, ref, scale, msg, len);
+    free(got);
+}
+
+/* One bf16/f16 case end to end: as run_case, with the narrow reference and tolerance. */
+static void run_case_narrow(dt_op op, int64_t m, int64_t n, int64_t k, int views, dt_dtype dt) {
+    dt_case_layout L;
+    dt_layout_make_typed(&L, op, m, n, k, views, dt);
+    char label[96];
+    if (k)
+        snprintf(label, sizeof label, "%s %lldx%lldx%lld%s %s", dt_op_get(op)->name,
+                 (long long)m, (long long)n, (long long)k, views ? " view" : "", dt_dtype_name(dt));
+    else
+        snprintf(label, sizeof label, "%s %lldx%lld%s %s", dt_op_get(op)->name, (long long)m,
+                 (long long)n, views ? " view" : "", dt_dtype_name(dt));
+    uint8_t *arena = dt_xmalloc((size_t)L.total_bytes);
+    uint8_t *pristine = dt_xmalloc((size_t)L.total_bytes);
+    dt_arena_fill(&L, pristine, 42);
+    memcpy(arena, pristine, (size_t)L.total_bytes);
+    double *ref = NULL, *scale = NULL;
+    narrow_reference(&L, pristine, &ref, &scale);
+    void *st = NULL;
+    dt_prepare_info pi;
+    dt_err err = {{0}};
+    dt_arena_report arep;
+    ref_measure m1, m100;
+    char msg[256];
+    double up_ms = 0, down_ms = 0;
+    int64_t ns1 = 0, ns100 = 0;
+    dt_status s = g_be->prepare(&st, &L, arena, 0, &pi, &err);
+    REQUIRE(s == DT_OK, "%s: prepare: %s", label, err.msg);
+    REQUIRE(g_be->upload(st, &up_ms, &err) == DT_OK, "%s: upload: %s", label, err.msg);
+    REQUIRE(g_be->run(st, 1, &ns1, &err) == DT_OK, "%s: run 1: %s [%s]", label, err.msg,
+            pi.implementation);
+    REQUIRE(g_be->download(st, &down_ms, &err) == DT_OK, "%s: download: %s", label, err.msg);
+    dt_arena_check(&L, arena, pristine, &arep);
+    REQUIRE(arep.ok, "%s: arena check after 1 call: %s [%s]", label, arep.first_problem,
+            pi.implementation);
+    narrow_measure(&L, arena, ref, scale, &m1, msg, sizeof msg);
+    REQUIRE(m1.bad == 0, "%s: tolerance after 1 call: %lld bad, max err %.3g (%.2f ulp), "
+            "budget %.3g: %s [%s]", label, (long long)m1.bad, m1.max_abs_error, m1.max_ulps,
+            m1.max_budget, msg, pi.implementation);
+    dt_arena_poison_outputs(&L, arena);
+    REQUIRE(g_be->upload(st, &up_ms, &err) == DT_OK, "%s: upload 2: %s", label, err.msg);
+    const char *reps_env = getenv("DUALTIME_GPU_TEST_REPS");
+    int64_t reps = reps_env ? atoll(reps_env) : 100;
+    if (reps < 1) reps = 1;
+    REQUIRE(g_be->run(st, reps, &ns100, &err) == DT_OK, "%s: run 100: %s", label, err.msg);
+    REQUIRE(g_be->download(st, &down_ms, &err) == DT_OK, "%s: download 2: %s", label, err.msg);
+    dt_arena_check(&L, arena, pristine, &arep);
+    REQUIRE(arep.ok, "%s: arena check after 100 calls: %s", label, arep.first_problem);
+    narrow_measure(&L, arena, ref, scale, &m100, msg, sizeof msg);
+    REQUIRE(m100.bad == 0, "%s: tolerance after 100 calls: max err %.3g: %s", label,
+            m100.max_abs_error, msg);
+    {
+        double us = (double)ns100 / (double)reps / 1e3;
+        double gbs = (double)dt_op_min_bytes_typed(op, m, n, k, dt) / (us * 1e3);
+        printf("ok   %-32s maxerr %.2e = %5.2f ulp budget %.3f | x100 %9.2f us/call %7.1f GB/s "
+               "%8.1f GFLOP/s | %s\n",
+               label, m1.max_abs_error, m1.max_ulps, m1.max_budget, us, gbs,
+               dt_op_flops(op, m, n, k) / (us * 1e3), pi.implementation);
+    }
+done:
+    if (st) g_be->release(st);
+    free(ref);
+    free(scale);
+    free(arena);
+    free(pristine);
+}
+
+/* The planted fault: sum 4x16384 f16 accumulating in fp16 must fail the tolerance and
+ * match the C emulation bit for bit. */
+static void acc_f16_fault_case(void) {
+    const int64_t m = 4, n = 16384;
+    dt_case_layout L;
+    dt_layout_make_typed(&L, DT_OP_SUM, m, n, 0, 0, DT_F16);
+    uint8_t *arena = dt_xmalloc((size_t)L.total_bytes);
+    uint8_t *pristine = dt_xmalloc((size_t)L.total_bytes);
+    dt_arena_fill(&L, pristine, 42);
+    memcpy(arena, pristine, (size_t)L.total_bytes);
+    double *ref = NULL, *scale = NULL, *a = dt_xmalloc((size_t)(m * n) * sizeof(double));
+    narrow_reference(&L, pristine, &ref, &scale);
+    dt_buffer_to_f64(&L, 0, pristine, a);
+    void *st = NULL;
+    dt_prepare_info pi;
+    dt_err err = {{0}};
+    double ms;
+    int64_t ns;
+    ref_measure meas;
+    char msg[256];
+    setenv("DUALTIME_PLANT_ACC_F16", "1", 1);
+    dt_status s = g_be->prepare(&st, &L, arena, 0, &pi, &err);
+    unsetenv("DUALTIME_PLANT_ACC_F16");
+    REQUIRE(s == DT_OK, "acc-f16 fault: prepare: %s", err.msg);
+    REQUIRE(strstr(pi.implementation, "PLANTED-FAULT") != NULL, "acc-f16: not planted: %s",
+            pi.implementation);
+    REQUIRE(g_be->upload(st, &ms, &err) == DT_OK && g_be->run(st, 1, &ns, &err) == DT_OK &&
+                g_be->download(st, &ms, &err) == DT_OK,
+            "acc-f16 fault: run: %s", err.msg);
+    narrow_measure(&L, arena, ref, scale, &meas, msg, sizeof msg);
+    CHECK(meas.bad > 0, "acc-f16 fault PASSED the tolerance (max err %.3g, %.2f ulp, budget %.3f)",
+          meas.max_abs_error, meas.max_ulps, meas.max_budget);
+    {
+        const dt_buffer_layout *O = &L.buf[1];
+        int64_t differ = 0;
+        for (int64_t i = 0; i < m; i++) {
+            uint16_t h;
+            memcpy(&h, arena + dt_elem_offset(O, i, 0), 2);
+            differ += (double)dt_narrow_to_f32(DT_F16, h) != ref_sum_acc_f16(a + i * n, n);
+        }
+        CHECK(differ == 0, "acc-f16 fault: %lld rows differ from the C emulation",
+              (long long)differ);
+    }
+    printf("ok   planted fp16 accumulation, sum 4x16384 f16: %lld of 4 rows fail, max err %.3g "
+           "(%.1f ulp), budget %.2f: %s [%s]\n",
+           (long long)meas.bad, meas.max_abs_error, meas.max_ulps, meas.max_budget, msg,
+           pi.implementation);
+done:
+    unsetenv("DUALTIME_PLANT_ACC_F16");
+    if (st) g_be->release(st);
+    free(ref);
+    free(scale);
+    free(a);
+    free(arena);
+    free(pristine);
 }
 
 /* One case end to end. Returns nothing; counts pass/fail. */
@@ -248,7 +421,7 @@ int main(int argc, char **argv) {
     /* 1537x1539x131: v2's 128x128 tile (BK=16) with tails in M, N and K */
     static const int64_t gemms[][3] = {{127, 193, 61}, {513, 257, 129}, {1024, 1024, 1024},
                                        {1537, 1539, 131}, {4096, 4096, 4096}};
-    for (int op = 0; op < DT_OP_COUNT; op++) {
+    for (int op = 0; op < DT_OP_COUNT && dtype_selected(DT_F32); op++) {
         const dt_op_info *info = dt_op_get((dt_op)op);
         if (!op_selected(info->name)) continue;
         for (int views = 0; views < 2; views++) {
@@ -266,9 +439,43 @@ int main(int argc, char **argv) {
         }
     }
     /* long rows: the multi-pass (not in registers) path */
-    if (op_selected("softmax")) run_case(DT_OP_SOFTMAX, 5, 40000, 0, 1);
-    if (op_selected("layernorm")) run_case(DT_OP_LAYERNORM, 5, 40000, 0, 0);
-    if (op_selected("cross_entropy")) run_case(DT_OP_CROSS_ENTROPY, 5, 40000, 0, 0);
+    if (dtype_selected(DT_F32)) {
+        if (op_selected("softmax")) run_case(DT_OP_SOFTMAX, 5, 40000, 0, 1);
+        if (op_selected("layernorm")) run_case(DT_OP_LAYERNORM, 5, 40000, 0, 0);
+        if (op_selected("cross_entropy")) run_case(DT_OP_CROSS_ENTROPY, 5, 40000, 0, 0);
+    }
+
+    /* bf16 / f16: every op, both layouts; 8192x8192 rows unless quick; gemm up to 1024^3
+     * (the single-threaded FP64 reference of 4096^3 would take minutes) */
+    static const int64_t nrows[][2] = {{1, 127},   {17, 257},   {128, 1024},
+                                       {1024, 4096}, {4, 16384}, {8192, 8192}};
+    static const int64_t ngemms[][3] = {{127, 193, 61}, {513, 257, 129}, {1024, 1024, 1024},
+                                        {1537, 1539, 131}, {1, 4096, 4096}};
+    static const dt_dtype narrow[] = {DT_BF16, DT_F16};
+    for (int t = 0; t < 2; t++) {
+        if (!dtype_selected(narrow[t])) continue;
+        for (int op = 0; op < DT_OP_COUNT; op++) {
+            const dt_op_info *info = dt_op_get((dt_op)op);
+            if (!op_selected(info->name)) continue;
+            for (int views = 0; views < 2; views++) {
+                if (info->is_gemm) {
+                    for (size_t i = 0; i < sizeof ngemms / sizeof ngemms[0]; i++)
+                        run_case_narrow((dt_op)op, ngemms[i][0], ngemms[i][1], ngemms[i][2],
+                                        views, narrow[t]);
+                } else {
+                    for (size_t i = 0; i < sizeof nrows / sizeof nrows[0]; i++) {
+                        if (nrows[i][0] == 8192 && (quick || views)) continue;
+                        run_case_narrow((dt_op)op, nrows[i][0], nrows[i][1], 0, views, narrow[t]);
+                    }
+                }
+            }
+        }
+        if (op_selected("softmax")) run_case_narrow(DT_OP_SOFTMAX, 5, 40000, 0, 1, narrow[t]);
+        if (op_selected("layernorm")) run_case_narrow(DT_OP_LAYERNORM, 5, 40000, 0, 0, narrow[t]);
+        if (op_selected("cross_entropy"))
+            run_case_narrow(DT_OP_CROSS_ENTROPY, 5, 40000, 0, 0, narrow[t]);
+    }
+    if (dtype_selected(DT_F16)) acc_f16_fault_case();
 
     cache_case();
     char dir[] = "/tmp/dt_cuda_test_XXXXXX";

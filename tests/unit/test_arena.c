@@ -6,7 +6,13 @@
  * function of the seed, on the 2^-10 grid in [-1, 1]; labels in [0, N); the SHA-256 of
  * a buffer does not depend on views and equals `sha256sum` of its logical bytes;
  * sentinel and poison are where they belong; dt_arena_check sees each kind of damage
- * and checks an 8192x8192 view quickly. Run: ctest -R test_arena. Exits 1 on failure. */
+ * and checks an 8192x8192 view quickly. All of it for each case dtype (f32, bf16, f16:
+ * dt_layout_make_typed): bf16 inputs on the 2^-7 grid, f16 on the 2^-10 grid, both
+ * exact (the stored bits widen back to the generator's value), the 16-bit sentinel and
+ * poison patterns, views unaligned with 2-byte elements. Also the float <-> bf16/f16
+ * conversions (every 16-bit pattern round-trips; round-to-nearest-even at ties;
+ * overflow, subnormals, NaN) and dt_dtype_ulp. Run: ctest -R test_arena. Exits 1 on
+ * failure. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,13 +32,33 @@ static uint32_t word_at(const uint8_t *base, int64_t off) {
     return w;
 }
 
-static void test_layout(dt_op op, int64_t m, int64_t n, int64_t k, int views) {
+/* The element-sized bit pattern (2 or 4 bytes) at off. */
+static uint32_t elem_bits_at(const uint8_t *base, int64_t off, int64_t elem_bytes) {
+    if (elem_bytes != 2) return word_at(base, off);
+    uint16_t h;
+    memcpy(&h, base + off, 2);
+    return h;
+}
+
+/* Writes the float 1.0 in the buffer's type at off. */
+static void put_one(uint8_t *base, int64_t off, dt_dtype d) {
+    if (d == DT_F32) {
+        float one = 1.0f;
+        memcpy(base + off, &one, 4);
+    } else {
+        uint16_t h = dt_f32_to_narrow(d, 1.0f);
+        memcpy(base + off, &h, 2);
+    }
+}
+
+static void test_layout(dt_op op, int64_t m, int64_t n, int64_t k, int views, dt_dtype dt) {
     dt_case_layout L;
-    dt_layout_make(&L, op, m, n, k, views);
+    dt_layout_make_typed(&L, op, m, n, k, views, dt);
     const dt_op_info *info = dt_op_get(op);
     char tag[96];
-    snprintf(tag, sizeof tag, "%s %lldx%lldx%lld views=%d", info->name, (long long)m,
-             (long long)n, (long long)k, views);
+    snprintf(tag, sizeof tag, "%s %lldx%lldx%lld views=%d %s", info->name, (long long)m,
+             (long long)n, (long long)k, views, dt_dtype_name(dt));
+    CHECK(L.dtype == dt, "%s: case dtype", tag);
     CHECK(L.nbuffers == info->nbuffers && L.buf[dt_layout_output(&L)].is_output, "%s", tag);
     CHECK(dt_layout_output(&L) == L.nbuffers - 1, "%s: output is last", tag);
     CHECK(L.total_bytes % DT_ARENA_ALIGN == 0, "%s: total %lld", tag, (long long)L.total_bytes);
@@ -43,7 +69,10 @@ static void test_layout(dt_op op, int64_t m, int64_t n, int64_t k, int views) {
         int64_t want_rows = dt_dim_extent(R->rows, m, n, info->is_gemm ? k : 0);
         int64_t want_cols = dt_dim_extent(R->cols, m, n, info->is_gemm ? k : 0);
         CHECK(B->rows == want_rows && B->cols == want_cols, "%s: buffer %s shape", tag, B->name);
-        CHECK(B->elem_bytes == (B->dtype == DT_I64 ? 8 : 4), "%s: elem bytes", tag);
+        CHECK(B->elem_bytes == (B->dtype == DT_I64 ? 8 : dt == DT_F32 ? 4 : 2), "%s: elem bytes",
+              tag);
+        CHECK(B->dtype == (R->dtype == DT_I64 ? DT_I64 : dt), "%s: %s dtype %s", tag, B->name,
+              dt_dtype_name(B->dtype));
         CHECK(B->slot_offset % DT_ARENA_ALIGN == 0 && B->slot_offset >= prev_end,
               "%s: slot %s at %lld, previous end %lld", tag, B->name,
               (long long)B->slot_offset, (long long)prev_end);
@@ -102,11 +131,15 @@ static int sha256sum_of(const dt_case_layout *L, int b, const uint8_t *base, cha
     return rc;
 }
 
-static void test_contents(dt_op op, int64_t m, int64_t n, int64_t k) {
+static void test_contents(dt_op op, int64_t m, int64_t n, int64_t k, dt_dtype dt) {
     dt_case_layout L0, L1;
-    dt_layout_make(&L0, op, m, n, k, 0);
-    dt_layout_make(&L1, op, m, n, k, 1);
-    const char *name = dt_op_get(op)->name;
+    dt_layout_make_typed(&L0, op, m, n, k, 0, dt);
+    dt_layout_make_typed(&L1, op, m, n, k, 1, dt);
+    char name[64];
+    snprintf(name, sizeof name, "%s %s", dt_op_get(op)->name, dt_dtype_name(dt));
+    /* the grid of this dtype: f32 and f16 2^-10, bf16 2^-7 */
+    const double grid = dt == DT_BF16 ? 128.0 : 1024.0;
+    const uint32_t poison = dt_poison_bits(dt), sentinel = dt_sentinel_bits(dt);
     uint8_t *a = malloc((size_t)L0.total_bytes), *a2 = malloc((size_t)L0.total_bytes);
     uint8_t *c = malloc((size_t)L0.total_bytes), *v = malloc((size_t)L1.total_bytes);
     dt_arena_fill(&L0, a, 42);
@@ -125,7 +158,8 @@ static void test_contents(dt_op op, int64_t m, int64_t n, int64_t k) {
                 differ += memcmp(a + o, c + o, (size_t)B->elem_bytes) != 0;
                 view_differ += memcmp(a + o, v + ov, (size_t)B->elem_bytes) != 0;
                 if (B->is_output) {
-                    poison_bad += word_at(a, o) != DT_POISON_U32 || word_at(v, ov) != DT_POISON_U32;
+                    poison_bad += elem_bits_at(a, o, B->elem_bytes) != poison ||
+                                  elem_bits_at(v, ov, B->elem_bytes) != poison;
                 } else if (B->dtype == DT_I64) {
                     int64_t lab;
                     memcpy(&lab, a + o, 8);
@@ -133,10 +167,15 @@ static void test_contents(dt_op op, int64_t m, int64_t n, int64_t k) {
                     bad_label += lab != dt_input_label(42, op, b, i * B->cols + j, n);
                 } else {
                     float f;
-                    memcpy(&f, a + o, 4);
-                    double q = (double)f * 1024.0;
+                    if (B->elem_bytes == 2)
+                        f = dt_narrow_to_f32(dt, (uint16_t)elem_bits_at(a, o, 2));
+                    else
+                        memcpy(&f, a + o, 4);
+                    double q = (double)f * grid;
                     bad_grid += !(fabs(f) <= 1.0f) || q != floor(q);
-                    bad_grid += f != dt_input_f32(42, op, b, i * B->cols + j);
+                    /* exact: the stored bits widen back to the generator's value */
+                    bad_grid += f != dt_input_value(42, op, b, i * B->cols + j, dt);
+                    if (dt == DT_F32) bad_grid += f != dt_input_f32(42, op, b, i * B->cols + j);
                     neg += f < 0;
                     pos += f > 0;
                 }
@@ -149,8 +188,8 @@ static void test_contents(dt_op op, int64_t m, int64_t n, int64_t k) {
             if (B->dtype == DT_I64) {
                 CHECK(bad_label == 0, "%s: labels in [0,%lld)", name, (long long)n);
             } else {
-                CHECK(bad_grid == 0, "%s: %s values on the 2^-10 grid in [-1,1] (%lld bad)", name,
-                      B->name, (long long)bad_grid);
+                CHECK(bad_grid == 0, "%s: %s values on the 1/%g grid in [-1,1] (%lld bad)", name,
+                      B->name, grid, (long long)bad_grid);
                 if (count >= 64)
                     CHECK(neg > count / 4 && pos > count / 4, "%s: both signs (%lld/%lld)", name,
                           (long long)neg, (long long)pos);
@@ -172,11 +211,25 @@ static void test_contents(dt_op op, int64_t m, int64_t n, int64_t k) {
             if (count >= 16) CHECK(strcmp(h0, hc) != 0, "%s: other seed, other hash", name);
         }
         /* dt_buffer_to_f64 reads the same logical values through either layout */
-        double *d0 = malloc((size_t)count * sizeof(double)), *d1 = malloc((size_t)count * sizeof(double));
+        double *d0 = malloc((size_t)count * sizeof(double));
+        double *d1 = malloc((size_t)count * sizeof(double));
         dt_buffer_to_f64(&L0, b, a, d0);
         dt_buffer_to_f64(&L1, b, v, d1);
         CHECK(memcmp(d0, d1, (size_t)count * sizeof(double)) == 0 || B->is_output,
               "%s: to_f64 view independent", name);
+        if (!B->is_output && B->dtype != DT_I64) {
+            int64_t off_grid = 0;
+            for (int64_t e = 0; e < count; e++)
+                off_grid += d0[e] != (double)dt_input_value(42, op, b, e, dt);
+            CHECK(off_grid == 0, "%s: %s to_f64 gives the generator's values (%lld differ)",
+                  name, B->name, (long long)off_grid);
+        }
+        if (B->is_output) { /* poison reads back as NaN */
+            int64_t not_nan = 0;
+            for (int64_t e = 0; e < count; e++) not_nan += !isnan(d0[e]);
+            CHECK(not_nan == 0, "%s: poisoned output reads as NaN (%lld not)", name,
+                  (long long)not_nan);
+        }
         free(d0);
         free(d1);
     }
@@ -191,8 +244,9 @@ static void test_contents(dt_op op, int64_t m, int64_t n, int64_t k) {
                 memset(inwin + dt_elem_offset(&L->buf[b], i, 0), 1,
                        (size_t)(L->buf[b].cols * L->buf[b].elem_bytes));
         int64_t bad = 0;
-        for (int64_t o = 0; o < L->total_bytes; o += 4)
-            if (!inwin[o]) bad += word_at(base, o) != DT_SENTINEL_U32;
+        const int64_t unit = dt == DT_F32 ? 4 : 2;
+        for (int64_t o = 0; o < L->total_bytes; o += unit)
+            if (!inwin[o]) bad += elem_bits_at(base, o, unit) != sentinel;
         CHECK(bad == 0, "%s views=%d: %lld non-sentinel words outside windows", name, views,
               (long long)bad);
         free(inwin);
@@ -207,9 +261,8 @@ static void test_contents(dt_op op, int64_t m, int64_t n, int64_t k) {
     CHECK(!r.ok && r.output_unwritten == O->rows * O->cols && r.guard_bytes_changed == 0 &&
               r.input_elems_changed == 0 && r.output_nonfinite == 0,
           "%s: pristine has all outputs unwritten: %lld", name, (long long)r.output_unwritten);
-    float one = 1.0f;
     for (int64_t i = 0; i < O->rows; i++)
-        for (int64_t j = 0; j < O->cols; j++) memcpy(w + dt_elem_offset(O, i, j), &one, 4);
+        for (int64_t j = 0; j < O->cols; j++) put_one(w, dt_elem_offset(O, i, j), dt);
     dt_arena_check(&L1, w, v, &r);
     CHECK(r.ok && r.first_problem[0] == 0, "%s: written output passes: %s", name, r.first_problem);
     uint8_t *written = malloc((size_t)L1.total_bytes);
@@ -236,6 +289,32 @@ static void test_contents(dt_op op, int64_t m, int64_t n, int64_t k) {
     dt_arena_check(&L1, w, v, &r);
     CHECK(!r.ok && r.guard_bytes_changed == 1 && strstr(r.first_problem, "arena byte 0 "),
           "%s: first guard byte: %s", name, r.first_problem);
+    /* one output element left poisoned, one an infinity, one input element changed */
+    memcpy(w, written, (size_t)L1.total_bytes);
+    {
+        const int64_t last = dt_elem_offset(O, O->rows - 1, O->cols - 1);
+        const int64_t mid = dt_elem_offset(O, O->rows / 2, 0);
+        const uint32_t inf = dt == DT_F32 ? 0x7F800000u : dt == DT_BF16 ? 0x7F80u : 0x7C00u;
+        memcpy(w + last, &poison, (size_t)O->elem_bytes); /* little-endian low bytes */
+        dt_arena_check(&L1, w, v, &r);
+        CHECK(!r.ok && r.output_unwritten == 1 && r.output_nonfinite == 0 &&
+                  strstr(r.first_problem, "never written"),
+              "%s: one unwritten output: %lld %s", name, (long long)r.output_unwritten,
+              r.first_problem);
+        if (mid != last) {
+            memcpy(w + mid, &inf, (size_t)O->elem_bytes);
+            dt_arena_check(&L1, w, v, &r);
+            CHECK(!r.ok && r.output_unwritten == 1 && r.output_nonfinite == 1,
+                  "%s: an infinite output: %lld %s", name, (long long)r.output_nonfinite,
+                  r.first_problem);
+        }
+        memcpy(w, written, (size_t)L1.total_bytes);
+        w[dt_elem_offset(A, A->rows - 1, A->cols - 1) + 1] ^= 0x01; /* the high byte */
+        dt_arena_check(&L1, w, v, &r);
+        CHECK(!r.ok && r.input_elems_changed == 1 && strstr(r.first_problem, "input 'a'"),
+              "%s: changed input: %lld %s", name, (long long)r.input_elems_changed,
+              r.first_problem);
+    }
     free(w);
     free(written);
     free(a);
@@ -272,21 +351,76 @@ static void test_check_speed(void) {
     free(w);
 }
 
-int main(void) {
-    for (int op = 0; op < DT_OP_COUNT; op++)
-        for (size_t s = 0; s < sizeof k_shapes / sizeof k_shapes[0]; s++) {
-            int gemm = dt_op_get(op)->is_gemm;
-            if (gemm != (k_shapes[s][2] != 0)) continue;
-            for (int views = 0; views <= 1; views++)
-                test_layout(op, k_shapes[s][0], k_shapes[s][1], k_shapes[s][2], views);
+/* float <-> bf16/f16: every pattern round-trips, ties go to even, edges. */
+static void test_conversions(void) {
+    for (int d = DT_BF16; d <= DT_F16; d++) {
+        const dt_dtype dt = (dt_dtype)d;
+        int64_t bad = 0, nans = 0;
+        for (uint32_t h = 0; h < 65536; h++) {
+            float f = dt_narrow_to_f32(dt, (uint16_t)h);
+            if (isnan(f)) {
+                nans++;
+                bad += !isnan(dt_narrow_to_f32(dt, dt_f32_to_narrow(dt, f)));
+                continue;
+            }
+            bad += dt_f32_to_narrow(dt, f) != h;
         }
-    test_layout(DT_OP_GEMM, 64, 1020, 60, 1); /* (cols+4)*4 is a multiple of 256 */
-    for (int op = 0; op < DT_OP_COUNT; op++) {
-        if (dt_op_get(op)->is_gemm)
-            test_contents(op, 127, 193, 61);
-        else {
-            test_contents(op, 17, 257, 0);
-            test_contents(op, 4, 60, 0);
+        CHECK(bad == 0, "%s: %lld patterns do not round-trip", dt_dtype_name(dt), (long long)bad);
+        CHECK(nans == (dt == DT_BF16 ? 2 * 127 : 2 * 1023), "%s: %lld NaN patterns",
+              dt_dtype_name(dt), (long long)nans);
+        /* ties to even just above 1: 1 + ulp/2 -> 1; 1 + 3ulp/2 -> 1 + 2ulp */
+        const double u = dt_dtype_ulp(dt, 1.0);
+        CHECK(u == (dt == DT_BF16 ? 0x1p-7 : 0x1p-10), "%s: ulp(1) %g", dt_dtype_name(dt), u);
+        CHECK(dt_round_to(dt, 1.0 + u / 2) == 1.0 &&
+                  dt_round_to(dt, 1.0 + 1.5 * u) == 1.0 + 2 * u &&
+                  dt_round_to(dt, 1.0 + 0.51 * u) == 1.0 + u,
+              "%s: round to nearest even", dt_dtype_name(dt));
+        CHECK(isnan(dt_narrow_to_f32(dt, (uint16_t)dt_poison_bits(dt))) &&
+                  !isnan(dt_narrow_to_f32(dt, (uint16_t)dt_sentinel_bits(dt))),
+              "%s: poison is NaN, sentinel is not", dt_dtype_name(dt));
+    }
+    CHECK(dt_narrow_to_f32(DT_F16, dt_f32_to_narrow(DT_F16, 65504.0f)) == 65504.0f &&
+              isinf(dt_narrow_to_f32(DT_F16, dt_f32_to_narrow(DT_F16, 65520.0f))) &&
+              dt_narrow_to_f32(DT_F16, dt_f32_to_narrow(DT_F16, 65519.0f)) == 65504.0f,
+          "f16 overflow edge");
+    CHECK(dt_narrow_to_f32(DT_F16, dt_f32_to_narrow(DT_F16, 0x1p-24f)) == 0x1p-24f &&
+              dt_narrow_to_f32(DT_F16, dt_f32_to_narrow(DT_F16, 0x1p-25f)) == 0.0f &&
+              dt_narrow_to_f32(DT_F16, dt_f32_to_narrow(DT_F16, 0x1.8p-25f)) == 0x1p-24f &&
+              dt_narrow_to_f32(DT_F16, dt_f32_to_narrow(DT_F16, 0x1.8p-24f)) == 0x1p-23f,
+          "f16 subnormals round to nearest even");
+    CHECK(dt_f32_to_narrow(DT_BF16, -719.5f) == 0xC434u &&
+              dt_f32_to_narrow(DT_F16, -719.5f) == 0xE19Fu,
+          "known patterns");
+    CHECK(dt_dtype_ulp(DT_F16, 0.0) == 0x1p-24 && dt_dtype_ulp(DT_F16, 1e-6) == 0x1p-24 &&
+              dt_dtype_ulp(DT_BF16, -3.0) == 0x1p-6 && dt_dtype_ulp(DT_F32, 1.0) == 0x1p-23,
+          "dt_dtype_ulp");
+    CHECK(dt_dtype_size(DT_BF16) == 2 && dt_dtype_size(DT_F16) == 2 && dt_dtype_size(DT_F32) == 4 &&
+              dt_dtype_find("bf16") == DT_BF16 && dt_dtype_find("fp16") == DT_F16 &&
+              dt_dtype_find("f16") == DT_F16 && dt_dtype_find("fp8") == -1 &&
+              strcmp(dt_dtype_name(DT_BF16), "bf16") == 0,
+          "dtype names and sizes");
+}
+
+int main(void) {
+    static const dt_dtype k_dtypes[] = {DT_F32, DT_BF16, DT_F16};
+    test_conversions();
+    for (size_t t = 0; t < 3; t++) {
+        const dt_dtype dt = k_dtypes[t];
+        for (int op = 0; op < DT_OP_COUNT; op++)
+            for (size_t s = 0; s < sizeof k_shapes / sizeof k_shapes[0]; s++) {
+                int gemm = dt_op_get(op)->is_gemm;
+                if (gemm != (k_shapes[s][2] != 0)) continue;
+                for (int views = 0; views <= 1; views++)
+                    test_layout(op, k_shapes[s][0], k_shapes[s][1], k_shapes[s][2], views, dt);
+            }
+        test_layout(DT_OP_GEMM, 64, 1020, 60, 1, dt); /* (cols+4)*4 is a multiple of 256 */
+        for (int op = 0; op < DT_OP_COUNT; op++) {
+            if (dt_op_get(op)->is_gemm)
+                test_contents(op, 127, 193, 61, dt);
+            else {
+                test_contents(op, 17, 257, 0, dt);
+                test_contents(op, 4, 60, 0, dt);
+            }
         }
     }
     test_check_speed();

@@ -61,6 +61,33 @@ static void set_launch(dt_cuda_plan *p, unsigned gx, unsigned gy, unsigned bx) {
     p->block[2] = 1;
 }
 
+/* gemm for bf16/f16: variant tc1 (gemm_tc1.cu), the only one for narrow types;
+ * DUALTIME_GEMM_VARIANT may name it (v1/v2 are FP32 FFMA kernels and are refused). */
+static dt_status plan_gemm_tc1(const dt_case_layout *L, const dt_buffer_layout *A,
+                               const dt_buffer_layout *B, const dt_buffer_layout *O,
+                               dt_cuda_plan *p, dt_err *err) {
+    const char *var = getenv("DUALTIME_GEMM_VARIANT");
+    if (var && *var && strcmp(var, "tc1") != 0)
+        return dt_fail(err, DT_EINVAL,
+                       "DUALTIME_GEMM_VARIANT=%s: %s gemm has only variant tc1", var,
+                       dt_dtype_name(L->dtype));
+    const int veca = rows_aligned16(A) && L->k % 8 == 0;
+    const int vecb = rows_aligned16(B) && L->n % 8 == 0;
+    (void)O;
+    p->source_name = "gemm_tc1.cu";
+    snprintf(p->kernel_name, sizeof p->kernel_name, "dt_gemm_tc1_%s", dt_dtype_name(L->dtype));
+    add_opt(p, "-DVECA=%d", veca ? 8 : 1);
+    add_opt(p, "-DVECB=%d", vecb ? 8 : 1);
+    if ((L->m + 63) / 64 > 65535) return dt_fail(err, DT_EINVAL, "tc1: M too large for grid.y");
+    set_launch(p, ceil_div_u(L->n, 64), ceil_div_u(L->m, 64), 128);
+    snprintf(p->summary, sizeof p->summary,
+             "%s variant=tc1 grid=(%u,%u) block=128 tile=64x64x32 warp=32x32 "
+             "vec(a,b)=(%d,%d) mma.sync.m16n8k16 %s->f32 smem-single-buffered",
+             p->kernel_name, p->grid[0], p->grid[1], veca ? 8 : 1, vecb ? 8 : 1,
+             dt_dtype_name(L->dtype));
+    return DT_OK;
+}
+
 dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_count,
                             dt_cuda_plan *p, dt_err *err) {
     memset(p, 0, sizeof *p);
@@ -73,8 +100,14 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
                        (long long)k);
     if (m > (1LL << 31) - 1 || n > (1LL << 31) - 1 || k > (1LL << 31) - 1)
         return dt_fail(err, DT_EINVAL, "shape too large for 32-bit row/column indices");
+    if (!dt_dtype_is_float(L->dtype))
+        return dt_fail(err, DT_EINVAL, "bad case dtype %d", (int)L->dtype);
+    const int narrow = L->dtype != DT_F32;
+    const char *dname = dt_dtype_name(L->dtype); /* kernel suffix: f32, bf16, f16 */
+    /* elements per 16-byte vector: 4 floats or 8 bf16/f16 */
+    const int vw = 16 / dt_dtype_size(L->dtype);
     p->source_name = k_source_names[L->op];
-    snprintf(p->kernel_name, sizeof p->kernel_name, "dt_%s_f32", info->name);
+    snprintf(p->kernel_name, sizeof p->kernel_name, "dt_%s_%s", info->name, dname);
 
     add_opt(p, "--gpu-architecture=%s", arch);
     add_opt(p, "-default-device");
@@ -83,6 +116,9 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
     add_opt(p, "-DM=%lld", (long long)m);
     add_opt(p, "-DN=%lld", (long long)n);
     if (info->is_gemm) add_opt(p, "-DK=%lld", (long long)k);
+    /* storage type (dt_cuda_common.cuh); FP32 keeps the default, so its options and
+     * code are those of the FP32-only backend */
+    if (narrow) add_opt(p, "-DDT_ELEM=%d", L->dtype == DT_BF16 ? 1 : 2);
 
     const int out = dt_layout_output(L);
     const dt_buffer_layout *A = &L->buf[0], *O = &L->buf[out];
@@ -92,6 +128,7 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
     if (B) add_opt(p, "-DLDB=%lld", (long long)B->row_stride);
     add_opt(p, "-DLDO=%lld", (long long)O->row_stride);
 
+    if (info->is_gemm && narrow) return plan_gemm_tc1(L, A, B, O, p, err);
     if (info->is_gemm) {
         /* Variant: v2 (gemm_v2.cu: double-buffered shared memory, warp-tiled, one barrier
          * per K-step, register-capped for 2 blocks/SM) by default; v1 (gemm.cu) on request
@@ -102,7 +139,10 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
             if (strcmp(var, "v1") == 0)
                 v2 = 0;
             else if (strcmp(var, "v2") != 0)
-                return dt_fail(err, DT_EINVAL, "DUALTIME_GEMM_VARIANT=%s: expected v1 or v2", var);
+                return dt_fail(err, DT_EINVAL,
+                               "DUALTIME_GEMM_VARIANT=%s: expected v1 or v2 for f32 (tc1 is "
+                               "bf16/f16 only)",
+                               var);
         }
         /* tile configurations, largest first: take the first that fills the GPU */
         static const struct { int bm, bn, bk, tm, tn; } cfg[] = {
@@ -155,10 +195,15 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
     /* Row and elementwise ops: VEC=4 only when every matrix buffer the kernel walks with
      * the column index has 16B-aligned rows and N % 4 == 0 (gamma/beta are contiguous at
      * a 256-aligned region start, so they follow). Outputs of M x 1 do not count. */
-    int aligned = n % 4 == 0 && rows_aligned16(A) && (!B || rows_aligned16(B));
+    int aligned = n % vw == 0 && rows_aligned16(A) && (!B || rows_aligned16(B));
     if (O->cols == n) aligned = aligned && rows_aligned16(O);
-    const int vec = aligned ? 4 : 1;
+    const int vec = aligned ? vw : 1;
     add_opt(p, "-DVEC=%d", vec);
+    /* planted fault (tests only): sum accumulating in fp16, see sum.cu */
+    const char *plant = getenv("DUALTIME_PLANT_ACC_F16");
+    const int acc_f16 = plant && strcmp(plant, "1") == 0;
+    if (acc_f16 && L->op != DT_OP_SUM)
+        return dt_fail(err, DT_EINVAL, "DUALTIME_PLANT_ACC_F16=1 is for sum only");
 
     int fill = 1;
     dt_status fst = launch_fill_choice(&fill, err);
@@ -223,6 +268,10 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
             block = (int)t; /* 32: a warp per row, one row per block */
         }
     }
+    if (acc_f16) {
+        tpr = block = 32; /* the planted kernel is one warp per row */
+        add_opt(p, "-DDT_ACC_F16=1");
+    }
     const int64_t per = (n + (int64_t)tpr * vec - 1) / ((int64_t)tpr * vec);
     const int inreg = L->op != DT_OP_SUM && per * vec <= 32;
     add_opt(p, "-DBLOCK=%d", block);
@@ -234,7 +283,8 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
     snprintf(p->summary, sizeof p->summary,
              "%s %s grid=%u block=%d vec=%d %s", p->kernel_name,
              tpr == 32 ? "warp-per-row" : "block-per-row", p->grid[0], block, vec,
-             L->op == DT_OP_SUM ? "streaming"
+             acc_f16              ? "PLANTED-FAULT fp16-accumulation"
+             : L->op == DT_OP_SUM ? "streaming"
              : inreg            ? "row-in-registers single-pass"
                                 : "multi-pass-over-global");
     return DT_OK;

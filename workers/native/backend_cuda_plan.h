@@ -15,6 +15,16 @@
  * environment variable DUALTIME_GEMM_VARIANT=v1|v2 (DUALTIME_GEMM_BK=8|16 sets v2's
  * 128x128 tile depth); other values make dt_cuda_plan_make fail with DT_EINVAL.
  *
+ * Element types: the case's dtype (L->dtype, dt_layout_make_typed) picks the storage
+ * type of every floating-point buffer: bf16/f16 add -DDT_ELEM=1|2 (FP32 passes none, so
+ * its options and code are unchanged), the kernel symbol is dt_<op>_<dtype>
+ * (dt_softmax_bf16), and VEC is the elements per 16-byte vector where every walked row
+ * is 16-byte aligned and N divides (4 floats, 8 halves), else 1. gemm in bf16/f16 has
+ * one variant, tc1 (gemm_tc1.cu, dt_gemm_tc1_<dtype>: mma.sync tensor cores, FP32
+ * accumulation); DUALTIME_GEMM_VARIANT=tc1 may name it, v1/v2 are refused for narrow
+ * types and tc1 for FP32. Test only: DUALTIME_PLANT_ACC_F16=1 makes sum accumulate in
+ * fp16 (-DDT_ACC_F16=1, one warp per row, "PLANTED-FAULT" in the summary).
+ *
  * Ownership: plans are plain values; dt_cuda_source_load and dt_cuda_nvrtc_compile
  * return malloc'd memory the caller frees. Thread-safety: reentrant. */
 #ifndef BACKEND_CUDA_PLAN_H
@@ -40,7 +50,7 @@ extern const int dt_cuda_embedded_count;
 /* A compiled-kernel recipe for one case. */
 typedef struct dt_cuda_plan {
     const char *source_name;  /* "softmax.cu" (static string) */
-    char kernel_name[64];     /* extern "C" symbol, e.g. "dt_softmax_f32" */
+    char kernel_name[64];     /* extern "C" symbol, e.g. "dt_softmax_f32", "dt_gemm_tc1_bf16" */
     int nopts;
     char opts[DT_CUDA_MAX_OPTS][DT_CUDA_OPT_LEN]; /* NVRTC options, arch first */
     unsigned grid[3], block[3];
