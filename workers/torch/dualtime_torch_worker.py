@@ -899,7 +899,7 @@ def _answer(worker, line):
     """Handles one request line; returns (response, quit?)."""
     try:
         req = json.loads(line)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # RecursionError: nested too deeply
         return {"ok": False, "error": _one_line("malformed JSON request: %s" % exc)}, False
     if not isinstance(req, dict):
         return {"ok": False, "error": "a request must be a JSON object"}, False
