@@ -58,11 +58,16 @@ OPS_JSON, OPS, HELLO = twt.OPS_JSON, twt.OPS, twt.HELLO
 GUARD_WORD = struct.pack("<I", twt.SENTINEL)
 
 # Requests that once broke the worker (each fixed in workers/torch/dualtime_torch_worker.py);
-# replayed first, on every run. Raw lines (str) or objects; {SHM} becomes the real arena.
+# replayed first, on every run. Raw lines (str), objects, or {"PREPARE": {fields}}: the
+# valid prepare of the fuzz arena with those fields replaced.
 REGRESSIONS = [
     # json.loads raised RecursionError (not a ValueError): the worker died with a traceback
     '{"cmd":"run","reps":' + "[" * 1000 + "]" * 1000 + "}",
     '{"a":' * 100000 + "1" + "}" * 100000,
+    # an shm name with NUL or a lone surrogate passed validation; os.open raised
+    # ValueError / UnicodeEncodeError (a traceback instead of a refusal)
+    {"PREPARE": {"shm": "/dualtime-\u0000x"}},
+    {"PREPARE": {"shm": "/dualtime-\ud800"}},
 ]
 
 
@@ -537,7 +542,10 @@ class Fuzz:
 
     def regressions(self):
         for item in REGRESSIONS:
-            line = item.replace("{SHM}", self.arena.shm.name) if isinstance(item, str) else item
+            line = item
+            if isinstance(item, dict) and "PREPARE" in item:  # our valid prepare, fields replaced
+                line = self.arena.prepare()
+                line.update(item["PREPARE"])
             r = self.send(line, "regression")
             if r is not None and not r["ok"]:
                 self.state_check()

@@ -686,9 +686,10 @@ class Worker:
         dims = {"M": m, "N": n, "K": k, "1": 1}
         shm = req.get("shm")
         if (not isinstance(shm, str) or not shm.startswith(SHM_PREFIX) or "/" in shm[1:]
-                or len(shm) > 250 or shm == SHM_PREFIX):
-            raise WorkerError("bad shm name %r (must be /dualtime-<...>, no further '/')"
-                              % (shm,))
+                or len(shm) > 250 or shm == SHM_PREFIX
+                or not shm.isascii() or not shm.isprintable()):  # NUL, surrogates: os.open raises
+            raise WorkerError("bad shm name %r (must be /dualtime-<...>, printable ASCII, "
+                              "no further '/')" % (shm,))
         arena = _req_int(req, "arena_bytes", 1)
         bufs = req.get("buffers")
         if not isinstance(bufs, list):
