@@ -719,6 +719,9 @@ class Worker:
                                   % (name, rows, cols, op, m, n, k, dims[rdim], dims[cdim]))
             stride = _req_int(b, "row_stride", cols)
             esize = 8 if dtype == "i64" else 4
+            if stride * esize > arena:  # unused by a 1-row buffer, but as_strided takes it
+                raise WorkerError("buffer '%s': row_stride %d is larger than the arena"
+                                  % (name, stride))
             off = _req_int(b, "data_offset", 0)
             if off % esize:
                 raise WorkerError("buffer '%s': data_offset %d is not a multiple of %d"
