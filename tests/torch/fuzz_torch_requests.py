@@ -353,7 +353,7 @@ def raw_line(rnd, arena):
         return valid + rnd.choice([b"x", b",", b" }", b"\x00"])
     if how == 10:
         return b'{"cmd":' + rnd.choice([b'"\\ud800"', b'"\\u0000"', b"NaN", b"[]", b"{}",
-                                       b'"quit\\u0000"', b'"QUIT"', b'"' + b"\\" * 3 + b'"'])  + b"}"
+                                       b'"quit\\u0000"', b'"QUIT"', b'"' + b"\\" * 3 + b'"']) + b"}"
     if how == 11:
         d = rnd.choice([900, 960, 990, 995, 999])
         return b'{"cmd":' + b"[" * d + b"]" * d + b"}"
@@ -394,7 +394,9 @@ class Fuzz:
     def fail(self, line, what, counted=True):
         if counted:
             self.failed += 1
-        shown = line if len(line) <= 600 else line[:300] + b"...<%d bytes>..." % len(line) + line[-100:]
+        shown = line
+        if len(line) > 600:
+            shown = line[:300] + b"...<%d bytes>..." % len(line) + line[-100:]
         print("FAIL (seed %d, request %d): %s\n  request: %r" % (self.seed, self.sent, what, shown),
               flush=True)
 
@@ -479,7 +481,8 @@ class Fuzz:
         else:
             r = self.send({"cmd": "run", "reps": 1}, "check-idle", expect=False)
             if r is not None and "before prepare" not in r.get("error", ""):
-                self.fail(b'{"cmd":"run","reps":1}', "idle worker refused run for another reason: %r" % r)
+                self.fail(b'{"cmd":"run","reps":1}',
+                          "idle worker refused run for another reason: %r" % r)
 
     def valid_sequence(self):
         """prepare / upload / run / download on our arena, output checked, release."""
