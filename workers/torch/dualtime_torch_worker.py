@@ -712,9 +712,10 @@ class Worker:
         dims = {"M": m, "N": n, "K": k, "1": 1}
         shm = req.get("shm")
         if (not isinstance(shm, str) or not shm.startswith(SHM_PREFIX) or "/" in shm[1:]
-                or len(shm) > 250 or shm == SHM_PREFIX):
-            raise WorkerError("bad shm name %r (must be /dualtime-<...>, no further '/')"
-                              % (shm,))
+                or len(shm) > 250 or shm == SHM_PREFIX
+                or not shm.isascii() or not shm.isprintable()):  # NUL, surrogates: os.open raises
+            raise WorkerError("bad shm name %r (must be /dualtime-<...>, printable ASCII, "
+                              "no further '/')" % (shm,))
         arena = _req_int(req, "arena_bytes", 1)
         bufs = req.get("buffers")
         if not isinstance(bufs, list):
@@ -744,6 +745,9 @@ class Worker:
                                   % (name, rows, cols, op, m, n, k, dims[rdim], dims[cdim]))
             stride = _req_int(b, "row_stride", cols)
             esize = 8 if dtype == "i64" else 4
+            if stride * esize > arena:  # unused by a 1-row buffer, but as_strided takes it
+                raise WorkerError("buffer '%s': row_stride %d is larger than the arena"
+                                  % (name, stride))
             off = _req_int(b, "data_offset", 0)
             if off % esize:
                 raise WorkerError("buffer '%s': data_offset %d is not a multiple of %d"
@@ -928,7 +932,7 @@ def _answer(worker, line):
     """Handles one request line; returns (response, quit?)."""
     try:
         req = json.loads(line)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # RecursionError: nested too deeply
         return {"ok": False, "error": _one_line("malformed JSON request: %s" % exc)}, False
     if not isinstance(req, dict):
         return {"ok": False, "error": "a request must be a JSON object"}, False
