@@ -204,7 +204,7 @@ step_rerun() { rerun_one rerun-a; rerun_one rerun-b
   cp "$W/compare-ab.log" "$OUT/compare-ab.md" 2>/dev/null; return 0; }
 step_plant() { local p="${DT_PLANT:-softmax:0.10}"
   run plant 200 3 env DUALTIME_PLANT_SLOWDOWN="$p" "$B/dualtime" run --backends cuda \
-    --operations "${p%%:*},add" --row-shapes 8192x8192,128x1024,17x257 --gemm-shapes 64x64x64 \
+    --operations "${p%%:*},add" --row-shapes 8192x8192,128x1024,17x257 \
     --quiet --output "$W/plant"
   [ -f "$W/rerun-a/results.json" ] || { echo "   plant: no rerun-a to compare with" | tee -a "$S"; return 0; }
   run compare-plant 60 12 "$B/dualtime" compare "$W/rerun-a/results.json" "$W/plant/results.json"
