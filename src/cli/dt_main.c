@@ -427,7 +427,10 @@ static void plan_pinning(run_job *j) {
         memset(&j->pin, 0, sizeof j->pin);
         snprintf(j->pin.why, sizeof j->pin.why, "not pinned: --no-pin");
     } else {
-        dt_affinity_plan_here(DT_SESSION_IMPLS, (int)j->a.threads, &j->pin);
+        /* before the backend is settled: an explicit cpu run must keep --threads CPUs per
+         * worker; cuda (or automatic) caps each share at --threads */
+        int cpu = j->a.backend && strcmp(j->a.backend, "cpu") == 0;
+        dt_affinity_plan_here(DT_SESSION_IMPLS, (int)j->a.threads, cpu, &j->pin);
         if (j->pin.pinned && dt_affinity_pin_self(j->pin.orchestrator) != 0) {
             char why[sizeof j->pin.why];
             snprintf(why, sizeof why, "not pinned: sched_setaffinity(%s): %s",

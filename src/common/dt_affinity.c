@@ -60,7 +60,8 @@ static void list_of(const int *cpus, int from, int count, char *out, size_t len)
     dt_affinity_format(&s, out, len);
 }
 
-void dt_affinity_plan(const int *cpus, int n, int workers, int threads, dt_pin_plan *out) {
+void dt_affinity_plan(const int *cpus, int n, int workers, int threads, int full_threads,
+                      dt_pin_plan *out) {
     memset(out, 0, sizeof *out);
     if (workers < 1 || workers > DT_PIN_MAX_WORKERS) {
         snprintf(out->why, sizeof out->why, "not pinned: %d workers (1..%d can be pinned)",
@@ -75,6 +76,12 @@ void dt_affinity_plan(const int *cpus, int n, int workers, int threads, dt_pin_p
         return;
     }
     int share = (n - 2) / workers, take = share < threads ? share : threads;
+    if (full_threads && share < threads) {
+        snprintf(out->why, sizeof out->why,
+                 "not pinned: %d CPUs per worker, fewer than --threads %d (cpu backend)", share,
+                 threads);
+        return;
+    }
     if (take < 1) take = 1;
     list_of(cpus, 1, 1, out->orchestrator, sizeof out->orchestrator);
     for (int k = 0; k < workers; k++)
@@ -82,7 +89,7 @@ void dt_affinity_plan(const int *cpus, int n, int workers, int threads, dt_pin_p
     out->pinned = 1;
 }
 
-void dt_affinity_plan_here(int workers, int threads, dt_pin_plan *out) {
+void dt_affinity_plan_here(int workers, int threads, int full_threads, dt_pin_plan *out) {
     cpu_set_t s;
     if (sched_getaffinity(0, sizeof s, &s) != 0) {
         memset(out, 0, sizeof *out);
@@ -92,7 +99,7 @@ void dt_affinity_plan_here(int workers, int threads, dt_pin_plan *out) {
     int cpus[CPU_SETSIZE], n = 0;
     for (int c = 0; c < CPU_SETSIZE; c++)
         if (CPU_ISSET(c, &s)) cpus[n++] = c;
-    dt_affinity_plan(cpus, n, workers, threads, out);
+    dt_affinity_plan(cpus, n, workers, threads, full_threads, out);
 }
 
 int dt_affinity_pin_self(const char *list) {

@@ -29,12 +29,15 @@ int dt_affinity_parse(const char *list, cpu_set_t *out);
 void dt_affinity_format(const cpu_set_t *set, char *out, size_t len);
 
 /* The plan for `workers` (1..DT_PIN_MAX_WORKERS) over the usable CPUs cpus[0..n) (sorted
- * ascending): pinned only when n >= 2 + workers. Then cpus[0] is left to the system,
- * the orchestrator gets cpus[1], and the rest is split into `workers` equal consecutive
- * shares, each capped at max(threads, 1) CPUs. Otherwise pinned = 0 and why says so. */
-void dt_affinity_plan(const int *cpus, int n, int workers, int threads, dt_pin_plan *out);
+ * ascending): pinned only when n >= 2 + workers and, with full_threads, when each share
+ * holds `threads` CPUs (CPU kernels must not be squeezed onto fewer CPUs than threads).
+ * Then cpus[0] is left to the system, the orchestrator gets cpus[1], and the rest is
+ * split into `workers` equal consecutive shares, each capped at max(threads, 1) CPUs.
+ * Otherwise pinned = 0 and why says so. */
+void dt_affinity_plan(const int *cpus, int n, int workers, int threads, int full_threads,
+                      dt_pin_plan *out);
 /* dt_affinity_plan over this process's affinity mask. */
-void dt_affinity_plan_here(int workers, int threads, dt_pin_plan *out);
+void dt_affinity_plan_here(int workers, int threads, int full_threads, dt_pin_plan *out);
 /* Pins the calling thread (the process, before it has threads) to list; 0 or -1 (errno). */
 int dt_affinity_pin_self(const char *list);
 /* The calling thread's affinity as a CPU list into out; 0 or -1. */

@@ -1,7 +1,7 @@
 /* test_affinity.c — CPU pinning (src/common/dt_affinity.h): CPU lists parsed and formatted
  * (ranges, malformed lists refused), the plan (too few CPUs: not pinned with the reason;
  * enough: CPU 0 left, the orchestrator alone on the next, disjoint worker shares capped at
- * the thread count), and a spawned child inheriting the CPU list it was given
+ * the thread count; the cpu backend's rule that a share holds --threads CPUs), and a spawned child inheriting the CPU list it was given
  * (dt_spawn opts.cpus) while the caller's own affinity is restored. Run: ctest -R
  * test_affinity. */
 #define _GNU_SOURCE
@@ -35,24 +35,28 @@ static void test_plan(void) {
     int cpus[16];
     for (int i = 0; i < 16; i++) cpus[i] = i;
     dt_pin_plan p;
-    dt_affinity_plan(cpus, 2, 2, 8, &p);
+    dt_affinity_plan(cpus, 2, 2, 8, 0, &p);
     CHECK(!p.pinned && strstr(p.why, "2 usable CPUs") && strstr(p.why, "at least 4"),
           "2 CPUs: not pinned: %s", p.why);
-    dt_affinity_plan(cpus, 3, 2, 8, &p);
+    dt_affinity_plan(cpus, 3, 2, 8, 0, &p);
     CHECK(!p.pinned, "3 CPUs, 2 workers: not pinned");
-    dt_affinity_plan(cpus, 4, 2, 8, &p);
+    dt_affinity_plan(cpus, 4, 2, 8, 0, &p);
     CHECK(p.pinned && strcmp(p.orchestrator, "1") == 0 && strcmp(p.worker[0], "2") == 0 &&
           strcmp(p.worker[1], "3") == 0, "4 CPUs: %s | %s | %s", p.orchestrator, p.worker[0],
           p.worker[1]);
-    dt_affinity_plan(cpus, 16, 2, 8, &p);
+    dt_affinity_plan(cpus, 16, 2, 8, 0, &p);
     CHECK(p.pinned && strcmp(p.orchestrator, "1") == 0 && strcmp(p.worker[0], "2-8") == 0 &&
           strcmp(p.worker[1], "9-15") == 0, "16 CPUs: %s | %s | %s", p.orchestrator,
           p.worker[0], p.worker[1]);
-    dt_affinity_plan(cpus, 16, 2, 2, &p);
+    dt_affinity_plan(cpus, 16, 2, 2, 0, &p);
     CHECK(p.pinned && strcmp(p.worker[0], "2-3") == 0 && strcmp(p.worker[1], "9-10") == 0,
           "capped at 2 threads: %s | %s", p.worker[0], p.worker[1]);
+    dt_affinity_plan(cpus, 16, 2, 8, 1, &p);
+    CHECK(!p.pinned && strstr(p.why, "fewer than --threads 8"), "cpu backend, 7 < 8: %s", p.why);
+    dt_affinity_plan(cpus, 16, 2, 7, 1, &p);
+    CHECK(p.pinned && strcmp(p.worker[1], "9-15") == 0, "cpu backend, 7 threads: %s", p.worker[1]);
     int odd[] = {4, 5, 8, 9, 12};
-    dt_affinity_plan(odd, 5, 2, 8, &p);
+    dt_affinity_plan(odd, 5, 2, 8, 0, &p);
     CHECK(p.pinned && strcmp(p.orchestrator, "5") == 0 && strcmp(p.worker[0], "8") == 0 &&
           strcmp(p.worker[1], "9") == 0, "a sparse mask: %s | %s | %s", p.orchestrator,
           p.worker[0], p.worker[1]);
