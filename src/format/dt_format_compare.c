@@ -126,6 +126,11 @@ static void result_lines(FILE *out, const dt_compare_result *res) {
                 "faster %zu): the machine or its load changed between the runs; the "
                 "candidates are judged on their ratio to it.\n", res->n_baseline_moved,
                 res->n_verdict[DT_CMP_MACHINE_SLOWER], res->n_verdict[DT_CMP_MACHINE_FASTER]);
+    if (res->n_verdict[DT_CMP_BASELINE_MOVED])
+        fprintf(out, "\n%zu held device row(s) read \"baseline moved\": the paired ratio changed "
+                "while the candidate's own held time stayed within the threshold, so the "
+                "baseline's kernels changed between the runs, not the candidate.\n",
+                res->n_verdict[DT_CMP_BASELINE_MOVED]);
 }
 
 static void table_and_result(FILE *out, const dt_compare_result *res) {

@@ -91,6 +91,11 @@ typedef enum dt_cmp_verdict {
     DT_CMP_INCOMPARABLE,     /* "incomparable": the case's identity differs */
     DT_CMP_MACHINE_SLOWER,   /* "machine slower": a baseline row's B/A above the gate */
     DT_CMP_MACHINE_FASTER,   /* "machine faster": a baseline row's B/A below the gate */
+    DT_CMP_BASELINE_MOVED,   /* "baseline moved": a held device scope (control, probe) whose
+                                paired change clears the gate while the candidate's own
+                                B/A (medians) stays within the threshold: the baseline's
+                                kernels changed between the runs' processes, not the
+                                candidate; never a regression */
     DT_CMP_VERDICT_COUNT
 } dt_cmp_verdict;
 

@@ -480,6 +480,58 @@ static void test_detectable(void) {
 }
 
 /* --format json: the result parses back with the same rows. */
+/* Held device windows: a baseline whose held time moved between the runs' processes
+ * (H200, two identical runs: torch held add 17x257 2.08 -> 1.91 us, native 1.72 -> 1.72)
+ * is not a regression of the candidate ("baseline moved", exit 0); a candidate whose own
+ * held time moves 10% is (slower, exit 1); host scopes keep the paired rule alone. */
+static void add_held(dt_record *r, double base_us, double cand_us, uint64_t seed) {
+    uint64_t st = seed;
+    int64_t pos = 100000;
+    hb_run o = HB;
+    o.noise = 0.004;
+    double drift[16];
+    for (int q = 0; q < 16; q++) drift[q] = 1;
+    for (size_t c = 0; c < r->n_cases; c++) {
+        hb_scope(&r->cases[c], 0, DT_SCOPE_CONTROL_BATCH, &o, base_us, drift, o.noise, &st, &pos);
+        hb_scope(&r->cases[c], 1, DT_SCOPE_CONTROL_BATCH, &o, cand_us, drift, o.noise, &st, &pos);
+    }
+}
+
+static void test_held_attribution(void) {
+    hb_run o = HB;
+    o.cases = 2;
+    for (int plant = 0; plant < 2; plant++) {
+        dt_record *a = hb_record(&o), *b = hb_record(&o);
+        add_held(a, 2.08, 1.72, 5);
+        /* plant 0: the baseline moved alone; plant 1: the candidate 10% slower */
+        add_held(b, plant ? 2.08 : 1.91, plant ? 1.72 * 1.10 : 1.72, 6);
+        dt_status st;
+        dt_err err = {{0}};
+        dt_compare_result *res = hb_compare(a, b, &st, &err);
+        CHECK_MSG(st == DT_OK && res, err.msg);
+        int seen = 0;
+        for (size_t i = 0; res && i < res->n_cases; i++)
+            for (size_t k = 0; k < res->cases[i].n_rows; k++) {
+                const dt_compare_row *row = &res->cases[i].rows[k];
+                if (row->scope != DT_SCOPE_CONTROL_BATCH || row->role != DT_ROLE_CANDIDATE)
+                    continue;
+                seen++;
+                CHECK(row->ci_low > 1.05); /* the paired rule alone would call both slower */
+                CHECK(row->verdict == (plant ? DT_CMP_SLOWER : DT_CMP_BASELINE_MOVED));
+            }
+        CHECK(seen == 2);
+        CHECK(res && dt_compare_exit_status(st, res) == plant);
+        char *md = NULL;
+        size_t n = 0;
+        CHECK(res && dt_format_compare_md(res, &md, &n, &err) == DT_OK);
+        CHECK(md && (plant || strstr(md, "baseline moved")));
+        free(md);
+        dt_compare_result_free(res);
+        dt_record_free(a);
+        dt_record_free(b);
+    }
+}
+
 static void test_json(void) {
     hb_run oa = HB, ob = HB;
     ob.seed = 9;
@@ -599,6 +651,7 @@ int main(void) {
     test_refusals();
     test_detectable();
     test_json();
+    test_held_attribution();
     test_across_versions();
     json_t *a = run_with(101, 6.0, NULL);
     json_t *same = run_with(202, 6.0, NULL); /* a rerun: other jitter, same speeds */
