@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "cli/dt_doctor.h"
+#include "cli/dt_help.h"
 #include "cli/dt_sys.h"
 #include "common/dt_common.h"
 #include "data/dt_shm.h"
@@ -709,6 +710,7 @@ int main(int argc, char **argv) {
         printf("dualtime %s (%s)\n", DT_VERSION, DT_GIT_REV_BUILD);
         return 0;
     }
+    if (dt_help_wanted(argc - 1, argv + 1) && dt_help_print(stdout, cmd, k_usage) == 0) return 0;
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "--resume") == 0 || strncmp(argv[i], "--resume=", 9) == 0)
             return cmd_resume(argc, argv);
