@@ -27,6 +27,7 @@
 #include "common/dt_common.h"
 #include "data/dt_shm.h"
 #include "format/dt_format_compare.h"
+#include "format/dt_format_summary.h"
 #include "format/dt_outputs.h"
 #include "orchestrate/dt_ceilings.h"
 #include "orchestrate/dt_clocks.h"
@@ -85,7 +86,7 @@ static const char *k_usage =
     "                          that can import torch)\n"
     "  --candidate-worker CMD  command of the candidate worker (default: native worker)\n"
     "  --baseline-worker CMD   command of the baseline worker (default: PyTorch worker)\n"
-    "  --quiet                 no progress line\n"
+    "  --quiet                 no progress line and no end-of-run summary\n"
     "\n"
     "exit status: 0 every case valid, 1 a case failed, 2 bad arguments or environment.\n";
 
@@ -587,6 +588,18 @@ static void fill_config(run_job *j) {
     cfg->clocks = j->clocks;
 }
 
+/* The end-of-run summary on stderr (format/dt_format_summary.h), terminal or not; --quiet
+ * leaves it out. The results directory is shown as an absolute path. */
+static void print_summary(const run_job *j) {
+    char abs_dir[PATH_MAX], *text = NULL;
+    size_t len = 0;
+    dt_err e;
+    if (j->a.quiet || !realpath(j->a.output, abs_dir)) return;
+    if (dt_format_summary(j->results, abs_dir, &text, &len, &e) == DT_OK)
+        fwrite(text, 1, len, stderr);
+    free(text);
+}
+
 /* The run itself and its one summary line; returns the exit status. */
 static int run_and_summarize(run_job *j) {
     struct sigaction sa;
@@ -609,6 +622,7 @@ static int run_and_summarize(run_job *j) {
         fprintf(stderr, "dualtime: %s: %s/results.md (assessment: %s)\n",
                 any_invalid ? "done with FAILED cases" : "done", j->a.output,
                 d->present ? dt_level_name(d->level) : "?");
+    print_summary(j);
     return any_invalid ? 1 : 0;
 }
 
