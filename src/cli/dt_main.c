@@ -488,6 +488,18 @@ static void add_impls(const run_job *j, dt_record *r) {
     }
 }
 
+/* --threads above the machine's cores: a warning on stderr and a note in the record
+ * (results.md shows it under the settings). */
+static void note_threads(const run_job *j, dt_record *r) {
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    if (cores <= 0 || j->a.threads <= cores) return;
+    char note[160];
+    snprintf(note, sizeof note, "--threads %lld exceeds the %ld cores of this machine: the "
+             "frameworks' threads share cores and time each other", j->a.threads, cores);
+    fprintf(stderr, "dualtime: warning: %s\n", note);
+    dt_strv_push(&r->notes, note);
+}
+
 /* The run-level part of the record (no cases yet). */
 static dt_record *run_record(const run_job *j) {
     dt_record *r = dt_record_new();
@@ -513,6 +525,7 @@ static dt_record *run_record(const run_job *j) {
     }
     dt_record_set_str(&r->env.python, j->session.python);
     add_files(r, j->exe_dir);
+    note_threads(j, r);
     return r;
 }
 

@@ -318,6 +318,11 @@ static void what_settings(const md *m) {
         fputs(")", o);
     }
     fputs(".\n\n", o);
+    for (size_t i = 0; i < m->r->notes.n; i++) {
+        fputs(i ? "; " : "Notes: ", o);
+        text(m, m->r->notes.v[i]);
+        fputs(i + 1 == m->r->notes.n ? ".\n\n" : "", o);
+    }
 }
 
 /* Case counts and, per candidate, the E2E batch verdict counts. */
@@ -388,13 +393,21 @@ static void what_machine(const md *m) {
     what_tool_and_times(m);
     const dt_strv *cl = &m->r->command_line;
     if (cl->n > 0) {
-        fputs("Command line: ", m->o);
-        for (size_t i = 0; i < cl->n; i++) {
+        /* shell-quoted (POSIX), as one code span: it can be pasted back into a shell */
+        char *line = NULL;
+        size_t n = 0;
+        FILE *q = open_memstream(&line, &n);
+        for (size_t i = 0; q && i < cl->n; i++) {
             if (i)
-                fputc(' ', m->o);
-            text(m, cl->v[i]);
+                fputc(' ', q);
+            dt_format_shell_quote(q, cl->v[i]);
         }
-        fputs("\n\n", m->o);
+        if (q && fclose(q) == 0) {
+            fputs("Command line: ", m->o);
+            dt_format_md_code(m->o, line, 0);
+            fputs("\n\n", m->o);
+        }
+        free(line);
     }
 }
 
@@ -736,7 +749,7 @@ static void probe_kernels(const md *m) {
                 const dt_probe_kernel_median *km = &pb->kernels[j];
                 row_open(m, c, i);
                 fputs(" | ", m->o);
-                text(m, km->name ? km->name : "?");
+                dt_format_md_code(m->o, km->name ? km->name : "?", 1);
                 fprintf(m->o, " | %s | %s |\n", dt_format_num(b, km->per_call_p50),
                         dt_format_num(b2, km->us_p50));
                 rows++;

@@ -580,6 +580,7 @@ void dt_record_free(dt_record *r) {
     prov_free(&r->prov);
     free(r->floor_unavailable);
     free(r->resumes_json);
+    dt_strv_free(&r->notes);
     dt_strv_free(&r->derived.reasons);
     dt_strv_free(&r->derived.summary);
     for (int s = 0; s < DT_SCOPE_COUNT; s++)

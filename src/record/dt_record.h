@@ -647,6 +647,8 @@ struct dt_record {
     char *floor_unavailable;  /* the floor request was refused (NULL: absent) */
     int interrupted_signal;   /* 0: not interrupted; else the signal that stopped it */
     char *resumes_json;       /* resumption notes, canonical JSON array text (NULL: none) */
+    dt_strv notes;            /* what the run noticed about its own settings, one line
+                                 each ("--threads 16 exceeds the 2 cores ..."); n 0: none */
     int probe_unheld;         /* the probe scopes' windows were not held: decoded from a
                                  file written before held windows that has probe samples */
     dt_run_derived derived;

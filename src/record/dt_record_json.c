@@ -1605,6 +1605,7 @@ static dt_status dec_run(dec *d, const json_t *root) {
     const json_t *res;
     TRY(get_arr(d, root, "resumes", F_NULL, &res));
     r->resumes_json = canonical(res);
+    TRY(get_strv(d, root, "notes", F_NULL, &r->notes));
     TRY(dec_derived_block(d, root, NULL));
     if (d->v1_derived_bad)
         dt_record_derived_clear(r);
@@ -2323,6 +2324,8 @@ static json_t *enc_run(enc *e) {
     }
     if (r->resumes_json)
         put(e, o, "resumes", jembed(e, r->resumes_json, "resumes"));
+    if (r->notes.n)
+        put(e, o, "notes", jstrv(e, &r->notes));
     if (r->derived.present)
         put(e, o, "derived", enc_run_derived(e, &r->derived));
     return o;
