@@ -388,6 +388,7 @@ dt_record *dt_record_new(void) {
     r->env.ceilings.copy_bytes = DT_NULL_I64;
     r->env.ceilings.held_floor_batch_us = r->env.ceilings.held_floor_single_us = NAN;
     r->env.ceilings.held_touch_floor_batch_us = r->env.ceilings.held_touch_floor_single_us = NAN;
+    r->env.ceilings.copy_gbps_iqr = NAN;
     r->env.nvml.device_index = r->env.nvml.pci_bus = DT_NULL_I64;
     r->derived.policy = p;
     return r;

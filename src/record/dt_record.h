@@ -242,6 +242,8 @@ typedef struct dt_ceilings_rec {
     double held_touch_floor_batch_us, held_touch_floor_single_us;
     char *method;                      /* how it was measured (NULL: absent) */
     char *backend;                     /* NULL: absent */
+    double copy_gbps_iqr;              /* IQR of the per-copy GB/s of the copy ceiling's
+                                          measurement; NAN: absent (older files, workers) */
 } dt_ceilings_rec;
 
 typedef struct dt_environment {

@@ -459,6 +459,7 @@ static dt_status dec_ceilings(dec *d, const json_t *env) {
                     &ce->held_touch_floor_batch_us));
         TRY(get_num(d, c, "held_touch_floor_single_us", F_NULL, 0,
                     &ce->held_touch_floor_single_us));
+        TRY(get_num(d, c, "copy_gbps_iqr", F_NULL, 0, &ce->copy_gbps_iqr));
         TRY(get_str(d, c, "method", F_NULL, &ce->method));
         TRY(get_str(d, c, "backend", F_NULL, &ce->backend));
     }
@@ -1765,6 +1766,7 @@ static json_t *enc_ceilings(enc *e, const dt_ceilings_rec *c) {
     put_num_opt(e, o, "held_floor_single_us", c->held_floor_single_us);
     put_num_opt(e, o, "held_touch_floor_batch_us", c->held_touch_floor_batch_us);
     put_num_opt(e, o, "held_touch_floor_single_us", c->held_touch_floor_single_us);
+    put_num_opt(e, o, "copy_gbps_iqr", c->copy_gbps_iqr);
     put_str(e, o, "method", c->method);
     put_str(e, o, "backend", c->backend);
     return o;

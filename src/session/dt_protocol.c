@@ -420,7 +420,9 @@ static dt_status ceilings_from(const json_t *c, const char *backend, dt_ceilings
         positive(c, "held_launch_floor_us", 0, &out->held_floor_single_us, err) != DT_OK ||
         positive(c, "held_launch_batch_floor_us", 0, &out->held_floor_batch_us, err) != DT_OK ||
         positive(c, "held_touch_floor_us", 0, &out->held_touch_floor_single_us, err) != DT_OK ||
-        positive(c, "held_touch_batch_floor_us", 0, &out->held_touch_floor_batch_us, err) != DT_OK)
+        positive(c, "held_touch_batch_floor_us", 0, &out->held_touch_floor_batch_us, err) != DT_OK ||
+        /* optional: the spread of the copy ceiling's own measurement (IQR, GB/s) */
+        positive(c, "copy_gbps_iqr", 0, &out->copy_gbps_iqr, err) != DT_OK)
         return DT_EINVAL;
     const json_t *m = json_object_get(c, "method");
     if (m && !json_is_string(m)) return dt_fail(err, DT_EINVAL, "ceilings: 'method' is not a string");
