@@ -1424,6 +1424,52 @@ static void sec_limits(const md *m) {
           "listed in results.json, not on every possible input.\n", m->o);
 }
 
+/* "## Energy (NVML)" (issue 15; only when some case recorded an energy block): per case
+ * and framework joules per call and average power over its e2e batch windows, or one
+ * line with the reason when no implementation has a reading (all share it). */
+static void sec_energy(const md *m) {
+    const dt_record *r = m->r;
+    const char *reason = NULL;
+    int any = 0, values = 0;
+    for (size_t n = 0; n < r->n_cases; n++)
+        for (size_t i = 0; i < r->n_impls; i++) {
+            const dt_case_impl *ci = &r->cases[n].impl[i];
+            if (!ci->present || !ci->has_energy) continue;
+            any = 1;
+            values |= isfinite(ci->energy_j_per_call);
+            if (!reason && ci->energy_reason) reason = ci->energy_reason;
+        }
+    if (!any) return;
+    fputs("## Energy (NVML)\n\n", m->o);
+    if (!values) {
+        fputs("Not measured: ", m->o);
+        text(m, reason ? reason : "no reading");
+        fputs(".\n\n", m->o);
+        return;
+    }
+    fputs("The GPU's total-energy counter read around each host E2E batch sample, summed over "
+          "the samples of every round and divided by their calls (priming included); the "
+          "counter is the whole GPU's.\n\n| Case | Framework | mJ per call | Average power W "
+          "| Window s |\n|---|---|---:|---:|---:|\n", m->o);
+    dt_format_buf a, b, c;
+    for (size_t n = 0; n < r->n_cases; n++)
+        for (size_t k = 0; k < r->n_impls; k++) {
+            size_t i = dt_format_impl_at(r, k);
+            const dt_case_impl *ci = &r->cases[n].impl[i];
+            if (!ci->present || !ci->has_energy) continue;
+            row_open(m, &r->cases[n], i);
+            if (isfinite(ci->energy_j_per_call)) {
+                fprintf(m->o, " | %s | %s | %s |\n", dt_format_num(a, 1e3 * ci->energy_j_per_call),
+                        dt_format_num(b, ci->avg_power_w), dt_format_num(c, ci->energy_window_s));
+            } else {
+                fputs(" | — | — | — (", m->o);
+                text(m, ci->energy_reason ? ci->energy_reason : "no reading");
+                fputs(") |\n", m->o);
+            }
+        }
+    fputs("\n", m->o);
+}
+
 /* ---- entry ---- */
 
 static void write_all(const md *m) {
@@ -1440,6 +1486,7 @@ static void write_all(const md *m) {
     sec_control(m);
     sec_probe(m);
     sec_clocks(m);
+    sec_energy(m);
     sec_roofline(m);
     sec_e2e_floor(m);
     sec_failures(m);

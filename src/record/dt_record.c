@@ -225,6 +225,7 @@ static void case_impl_free(dt_case_impl *ci) {
         check_free(&ci->checks[i]);
     free(ci->checks);
     free(ci->output_sha256);
+    free(ci->energy_reason);
     free(ci->probe_kind);
     for (int s = 0; s < DT_SCOPE_COUNT; s++)
         dt_samples_free(&ci->samples[s]);
@@ -427,6 +428,7 @@ static void case_impl_init(dt_case_impl *ci) {
     ci->setup_ms.cold_call = ci->setup_ms.download = NAN;
     ci->warmup_ms = NAN;
     ci->pilot_poc_concurrent = ci->pilot_poc_serialized = NAN;
+    ci->energy_j = ci->energy_window_s = ci->energy_j_per_call = ci->avg_power_w = NAN;
 }
 
 dt_case *dt_record_case_add(dt_record *r, const char *id) {

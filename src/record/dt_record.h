@@ -410,6 +410,16 @@ typedef struct dt_case_impl {
      * (NAN: not measured). */
     char *probe_kind;
     double pilot_poc_concurrent, pilot_poc_serialized;
+    /* Energy (issue 15): NVML's total-energy counter read around each of this impl's
+     * e2e batch samples (priming calls included), accumulated over every round: joules,
+     * window seconds and calls (NAN / 0 until read). energy_j_per_call and avg_power_w
+     * follow from them (NAN: null, energy_reason says why, e.g. "cpu backend", "NVML has
+     * no energy counter"); has_energy 0: absent (older files). The counter is the whole
+     * GPU's, so a window also holds whatever else the GPU did. */
+    int has_energy;
+    double energy_j, energy_window_s, energy_j_per_call, avg_power_w;
+    int64_t energy_calls;
+    char *energy_reason;
 } dt_case_impl;
 
 /* Appends a zeroed check (strings NULL, doubles 0; set fields after) and returns it. */

@@ -861,6 +861,26 @@ static dt_status dec_setup_warmup_calib(dec *d, const json_t *impl, dt_case_impl
     return DT_OK;
 }
 
+/* The impl's "energy" object (optional; issue 15). */
+static dt_status dec_energy(dec *d, const json_t *impl, dt_case_impl *ci) {
+    const json_t *o;
+    TRY(get_obj(d, impl, "energy", F_NULL, &o));
+    if (!o)
+        return DT_OK;
+    size_t m = path_key(d, "energy");
+    ci->has_energy = 1;
+    TRY(get_num(d, o, "j_per_call", F_NULL, 0, &ci->energy_j_per_call));
+    TRY(get_num(d, o, "avg_power_w", F_NULL, 0, &ci->avg_power_w));
+    TRY(get_num(d, o, "joules", F_NULL, 0, &ci->energy_j));
+    TRY(get_num(d, o, "window_s", F_NULL, 0, &ci->energy_window_s));
+    TRY(get_int(d, o, "calls", F_NULL, 0, INT64_MAX, &ci->energy_calls));
+    if (ci->energy_calls == DT_NULL_I64)
+        ci->energy_calls = 0;
+    TRY(get_str(d, o, "reason", F_NULL, &ci->energy_reason));
+    path_pop(d, m);
+    return DT_OK;
+}
+
 /* The probe kind an impl's probe samples used and the pilot's ratio of each kind. */
 static dt_status dec_probe_kind(dec *d, const json_t *impl, dt_case_impl *ci) {
     const json_t *o;
@@ -900,6 +920,7 @@ static dt_status dec_case_impl(dec *d, const json_t *impl, dt_case_impl *ci) {
     TRY(get_str(d, impl, "output_sha256", F_NULL, &ci->output_sha256));
     TRY(dec_samples(d, impl, ci));
     TRY(get_strv(d, impl, "sources", F_NULL, &ci->sources));
+    TRY(dec_energy(d, impl, ci));
     return dec_probe_kind(d, impl, ci);
 }
 
@@ -1986,6 +2007,18 @@ static json_t *enc_case_impl(enc *e, const dt_case_impl *ci) {
         put(e, p, "concurrent", jnum(ci->pilot_poc_concurrent));
         put(e, p, "serialized", jnum(ci->pilot_poc_serialized));
         put(e, o, "pilot_probe_over_control", p);
+    }
+    if (ci->has_energy) {
+        json_t *en = json_object();
+        put(e, en, "j_per_call", jnum(ci->energy_j_per_call));
+        put(e, en, "avg_power_w", jnum(ci->avg_power_w));
+        put_num_opt(e, en, "joules", ci->energy_j);
+        put_num_opt(e, en, "window_s", ci->energy_window_s);
+        if (ci->energy_calls > 0)
+            put(e, en, "calls", json_integer(ci->energy_calls));
+        if (ci->energy_reason)
+            put_str(e, en, "reason", ci->energy_reason);
+        put(e, o, "energy", en);
     }
     return o;
 }

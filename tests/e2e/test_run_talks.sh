@@ -44,6 +44,8 @@ grep -q "^dualtime: warning: --threads $((cores + 1)) exceeds the $cores cores" 
   no "no --threads warning: $(head -3 err.txt)"
 "$PY" -c 'import json,sys; n=json.load(open(sys.argv[1])).get("notes",[]); assert any("exceeds the" in x for x in n), n' \
   th/results.json && ok || no "no note in results.json"
+"$PY" -c 'import json,sys; r=json.load(open(sys.argv[1])); e=[i["energy"] for c in r["cases"] for i in c["impl"].values()]; assert e and all(x["j_per_call"] is None and x["reason"] == "cpu backend" for x in e), e' \
+  th/results.json && ok || no "cpu run: energy not null with reason 'cpu backend'"
 grep -q "^Notes: --threads $((cores + 1)) exceeds" th/results.md && ok || no "no note in results.md"
 grep -qF -- "--python '$T/py dir/python3' --threads" th/results.md && ok ||
   no "command line not shell-quoted: $(grep 'Command line' th/results.md)"
