@@ -1040,8 +1040,10 @@ static void roofline_row(const md *m, const dt_case *c, size_t i) {
     if (rl->bound == DT_BOUND_COMPUTE)
         fprintf(m->o, " | — | — | %s |\n", dt_format_num(a, e->tflops));
     else
-        fprintf(m->o, " | %s | %s | — |\n", dt_format_num(a, e->gbps),
-                dt_format_pct_num(b, e->copy_pct));
+        fprintf(m->o, " | %s | %s%s | — |\n", dt_format_num(a, e->gbps),
+                dt_format_pct_num(b, e->copy_pct),
+                isfinite(e->copy_pct) && e->copy_pct > 100 ? " (in cache: above the copy ceiling)"
+                                                           : "");
 }
 
 /* Rooflines against the ceilings the run measured (absent without a copy ceiling). */

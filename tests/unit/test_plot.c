@@ -447,6 +447,12 @@ static void test_roofline_layout(void) {
               strstr(roof, "spread by 25% (IQR / median, above the 10% noise bound)") != NULL);
     }
     free(roof);
+    /* results.md's roofline table says it too */
+    char *md = NULL;
+    size_t mdlen = 0;
+    CHECK_MSG(dt_format_md(r, &md, &mdlen, &err) == DT_OK, err.msg);
+    CHECK(md && strstr(md, "% (in cache: above the copy ceiling) |") != NULL);
+    free(md);
     dt_record_free(r);
 }
 
