@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 secs="${1:-20}"
 shift || true
 names=("$@")
-((${#names[@]})) || names=(fuzz_results_load fuzz_protocol fuzz_shapes)
+((${#names[@]})) || names=(fuzz_results_load fuzz_protocol fuzz_shapes fuzz_answers)
 build="${DT_FUZZ_BUILD_DIR:-build-fuzz}"
 
 CC="${DT_FUZZ_CC:-}"

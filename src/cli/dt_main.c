@@ -22,11 +22,15 @@
 #include <unistd.h>
 
 #include "cli/dt_doctor.h"
+#include "cli/dt_dryrun.h"
+#include "cli/dt_help.h"
 #include "cli/dt_sys.h"
 #include "common/dt_affinity.h"
 #include "common/dt_common.h"
 #include "data/dt_shm.h"
 #include "format/dt_format_compare.h"
+#include "format/dt_format_csv.h"
+#include "format/dt_format_summary.h"
 #include "format/dt_outputs.h"
 #include "orchestrate/dt_ceilings.h"
 #include "orchestrate/dt_clocks.h"
@@ -35,6 +39,9 @@
 #include "session/dt_ops_json.h"
 #include "plan/dt_plan.h"
 #include "record/dt_record_json.h"
+#include "record/dt_table_json.h"
+#include "record/dt_file.h"
+#include "common/dt_outpath.h"
 #include "session/dt_protocol.h"
 #include "session/dt_session.h"
 #include "session/dt_worker.h"
@@ -50,7 +57,7 @@
 static const char *k_usage =
     "usage: dualtime run --output DIR [options]\n"
     "       dualtime run --resume DIR            finish an interrupted run\n"
-    "       dualtime report RESULTS.json [--output results.md]\n"
+    "       dualtime report RESULTS.json [--format md|csv|json] [--output FILE]\n"
     "       dualtime compare A/results.json B/results.json [--threshold 0.05]\n"
     "       dualtime list [--json]             ops, definitions, tolerances, default shapes\n"
     "       dualtime doctor                    what this machine can run, and the fix if not\n"
@@ -90,7 +97,9 @@ static const char *k_usage =
     "                          that can import torch)\n"
     "  --candidate-worker CMD  command of the candidate worker (default: native worker)\n"
     "  --baseline-worker CMD   command of the baseline worker (default: PyTorch worker)\n"
-    "  --quiet                 no progress line\n"
+    "  --quiet                 no progress line and no end-of-run summary\n"
+    "  --dry-run               print the plan and an estimate of its wall time; run and\n"
+    "                          write nothing (--output not needed)\n"
     "\n"
     "exit status: 0 every case valid, 1 a case failed, 2 bad arguments or environment.\n";
 
@@ -182,8 +191,65 @@ static int cmd_list(int argc, char **argv) {
     return 0;
 }
 
+static int cmd_report(int argc, char **argv);
+
+/* `report --format csv|json [--output FILE]`: the flat table (format/dt_format_csv.h,
+ * record/dt_table_json.h) on stdout or in FILE; `--format md` is plain `report`. Returns
+ * -1 when argv has no --format (the caller goes on as `report`), else the exit status. */
+static int cmd_report_format(int argc, char **argv) {
+    const char *in = NULL, *out = NULL, *format = NULL, *unknown = NULL;
+    char **rest = dt_xcalloc((size_t)argc + 1, sizeof *rest);
+    int nrest = 0, rc = -1;
+    for (int i = 0; i < argc && rc < 0; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--format") == 0) {
+            if (i + 1 < argc) format = argv[++i];
+            else rc = bad("report: --format needs md, csv or json");
+        } else if (strncmp(a, "--format=", 9) == 0) {
+            format = a + 9;
+        } else {
+            rest[nrest++] = argv[i];
+            if (strcmp(a, "--output") == 0 && i + 1 < argc) out = rest[nrest++] = argv[++i];
+            else if (a[0] == '-' && !unknown) unknown = a;
+            else if (a[0] != '-' && !in) in = a;
+        }
+    }
+    if (rc < 0 && !format) {
+        free(rest);
+        return -1;
+    }
+    if (rc < 0 && strcmp(format, "md") != 0 && unknown)
+        rc = bad("report: unknown option '%s'", unknown);
+    if (rc < 0 && strcmp(format, "md") == 0) rc = cmd_report(nrest, rest);
+    else if (rc < 0 && strcmp(format, "csv") != 0 && strcmp(format, "json") != 0)
+        rc = bad("report: --format '%s' is not md, csv or json", format);
+    else if (rc < 0 && !in) rc = bad("report: missing RESULTS.json");
+    else if (rc < 0) {
+        dt_err e;
+        dt_record *r = NULL;
+        char *text = NULL;
+        size_t len = 0;
+        const char *inputs[1] = {in};
+        dt_status st = out ? dt_outpath_check("--output", out, inputs, 1, &e) : DT_OK;
+        if (st == DT_OK) st = dt_record_load(in, &r, &e);
+        if (st == DT_OK) st = dt_derive_run(r, &e);
+        if (st == DT_OK)
+            st = format[0] == 'c' ? dt_format_csv(r, &text, &len, &e) : dt_table_json(r, &text, &len, &e);
+        if (st == DT_OK && out) st = dt_file_write_atomic(out, text, len, &e);
+        else if (st == DT_OK && fwrite(text, 1, len, stdout) != len) st = dt_fail(&e, DT_EIO, "stdout: write failed");
+        free(text);
+        dt_record_free(r);
+        rc = st == DT_OK ? 0 : bad("report: %s", e.msg);
+        if (st == DT_OK && out) fprintf(stderr, "dualtime: wrote %s\n", out);
+    }
+    free(rest);
+    return rc;
+}
+
 static int cmd_report(int argc, char **argv) {
     const char *in = NULL, *out = NULL;
+    int frc = cmd_report_format(argc, argv);
+    if (frc >= 0) return frc;
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "--output") == 0 && i + 1 < argc) out = argv[++i];
         else if (strcmp(argv[i], "--help") == 0) return fputs(k_usage, stdout), 0;
@@ -263,6 +329,7 @@ typedef struct run_settings {
     const char *backend;   /* --backends checked: "cpu", "cuda" or NULL (automatic) */
     int ops[DT_OP_COUNT];  /* selected operations */
     dt_shape_list rows, gemms;
+    int dry_run;           /* --dry-run */
 } run_settings;
 
 /* Everything one `dualtime run` holds between its steps. */
@@ -298,7 +365,7 @@ static void settings_defaults(run_settings *a) {
 
 enum { O_OUT = 1000, O_BACK, O_OPS, O_ROWS, O_GEMM, O_VIEWS, O_SAMPLES, O_SMS, O_WMS, O_CAP,
        O_QUICK, O_THREADS, O_TIMEOUT, O_SEED, O_ROUNDS, O_DEV, O_PROBE, O_PY, O_CAND, O_BASE,
-       O_QUIET, O_PRIME, O_HELP, O_NODEV, O_NOPIN };
+       O_QUIET, O_PRIME, O_HELP, O_NODEV, O_NOPIN, O_DRY };
 
 static const struct option k_run_opts[] = {
     {"output", required_argument, 0, O_OUT},        {"backends", required_argument, 0, O_BACK},
@@ -315,6 +382,7 @@ static const struct option k_run_opts[] = {
     {"quiet", no_argument, 0, O_QUIET},             {"help", no_argument, 0, O_HELP},
     {"prime", required_argument, 0, O_PRIME},
     {"no-device-timing", no_argument, 0, O_NODEV},  {"no-pin", no_argument, 0, O_NOPIN},
+    {"dry-run", no_argument, 0, O_DRY},
     {0, 0, 0, 0}};
 
 /* One option with a number value into a; -1 when it is not one (message printed). */
@@ -365,6 +433,7 @@ static int parse_run_args(int argc, char **argv, run_settings *a) {
         case O_CAND: a->candidate_cmd = optarg; break;
         case O_BASE: a->baseline_cmd = optarg; break;
         case O_QUIET: a->quiet = 1; break;
+        case O_DRY: a->dry_run = 1; break;
         case O_HELP: fputs(k_usage, stdout); return 0;
         default:
             if (optopt) return bad("option '%s' needs a value", argv[optind - 1]);
@@ -544,6 +613,18 @@ static void add_impls(const run_job *j, dt_record *r) {
     }
 }
 
+/* --threads above the machine's cores: a warning on stderr and a note in the record
+ * (results.md shows it under the settings). */
+static void note_threads(const run_job *j, dt_record *r) {
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    if (cores <= 0 || j->a.threads <= cores) return;
+    char note[160];
+    snprintf(note, sizeof note, "--threads %lld exceeds the %ld cores of this machine: the "
+             "frameworks' threads share cores and time each other", j->a.threads, cores);
+    fprintf(stderr, "dualtime: warning: %s\n", note);
+    dt_strv_push(&r->notes, note);
+}
+
 /* The run-level part of the record (no cases yet). */
 static dt_record *run_record(const run_job *j) {
     dt_record *r = dt_record_new();
@@ -570,6 +651,7 @@ static dt_record *run_record(const run_job *j) {
     dt_record_set_str(&r->env.python, j->session.python);
     if (j->orch_cpus[0]) dt_record_set_str(&r->env.orchestrator_cpus, j->orch_cpus);
     add_files(r, j->exe_dir);
+    note_threads(j, r);
     return r;
 }
 
@@ -645,6 +727,18 @@ static void fill_config(run_job *j) {
     cfg->clocks = j->clocks;
 }
 
+/* The end-of-run summary on stderr (format/dt_format_summary.h), terminal or not; --quiet
+ * leaves it out. The results directory is shown as an absolute path. */
+static void print_summary(const run_job *j) {
+    char abs_dir[PATH_MAX], *text = NULL;
+    size_t len = 0;
+    dt_err e;
+    if (j->a.quiet || !realpath(j->a.output, abs_dir)) return;
+    if (dt_format_summary(j->results, abs_dir, &text, &len, &e) == DT_OK)
+        fwrite(text, 1, len, stderr);
+    free(text);
+}
+
 /* The run itself and its one summary line; returns the exit status. */
 static int run_and_summarize(run_job *j) {
     struct sigaction sa;
@@ -667,6 +761,7 @@ static int run_and_summarize(run_job *j) {
         fprintf(stderr, "dualtime: %s: %s/results.md (assessment: %s)\n",
                 any_invalid ? "done with FAILED cases" : "done", j->a.output,
                 d->present ? dt_level_name(d->level) : "?");
+    print_summary(j);
     return any_invalid ? 1 : 0;
 }
 
@@ -692,6 +787,29 @@ static int run_job_go(run_job *j) {
     return run_and_summarize(j);
 }
 
+/* --dry-run: the settings checked as for a run (the output directory is not needed and
+ * never created), the workers started for their ids and the backend, then the plan and
+ * its estimate on stdout (cli/dt_dryrun.h). Returns the exit status. */
+static int dry_run(run_job *j) {
+    run_settings *a = &j->a;
+    if (!a->output) a->output = "(dry run)";
+    int rc = check_run_settings(a, 1);
+    if (rc >= 0) return rc;
+    int64_t t0 = dt_now_ns();
+    if ((rc = start_run(j)) >= 0) return rc;
+    dt_dryrun d = {&j->cfg.plan, j->session.backend, j->session.backend_choice,
+                   {NULL, NULL}, {NULL, NULL}, {NULL, NULL}, DT_SESSION_IMPLS, a->samples,
+                   a->rounds, a->prime, a->threads, a->sample_ms, a->warmup_ms,
+                   a->device_timing, (double)(dt_now_ns() - t0) / 1e9};
+    for (int k = 0; k < DT_SESSION_IMPLS; k++) {
+        d.impl_ids[k] = j->session.member[k].id;
+        d.impl_roles[k] = j->session.member[k].role;
+        d.impl_frameworks[k] = j->session.member[k].hello.framework;
+    }
+    dt_dryrun_print(stdout, &d);
+    return 0;
+}
+
 /* resume: NULL for a new run; else the decoded results.json of an interrupted run (taken
  * over) whose recorded command line is being re-parsed (output = the run's directory). */
 static int cmd_run(int argc, char **argv, int full_argc, char **full_argv, dt_record *resume,
@@ -703,6 +821,7 @@ static int cmd_run(int argc, char **argv, int full_argc, char **full_argv, dt_re
     j->resume = resume;
     int rc = parse_run_args(argc, argv, &j->a);
     if (rc < 0 && resume) j->a.output = resume_dir;
+    if (rc < 0 && j->a.dry_run && !resume) rc = dry_run(j);
     if (rc < 0) rc = check_run_settings(&j->a, resume != NULL);
     if (rc < 0) rc = run_job_go(j);
     dt_record_free(j->results);
@@ -768,6 +887,7 @@ int main(int argc, char **argv) {
         printf("dualtime %s (%s)\n", DT_VERSION, DT_GIT_REV_BUILD);
         return 0;
     }
+    if (dt_help_wanted(argc - 1, argv + 1) && dt_help_print(stdout, cmd, k_usage) == 0) return 0;
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "--resume") == 0 || strncmp(argv[i], "--resume=", 9) == 0)
             return cmd_resume(argc, argv);

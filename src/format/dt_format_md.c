@@ -318,6 +318,11 @@ static void what_settings(const md *m) {
         fputs(")", o);
     }
     fputs(".\n\n", o);
+    for (size_t i = 0; i < m->r->notes.n; i++) {
+        fputs(i ? "; " : "Notes: ", o);
+        text(m, m->r->notes.v[i]);
+        fputs(i + 1 == m->r->notes.n ? ".\n\n" : "", o);
+    }
 }
 
 /* Case counts and, per candidate, the E2E batch verdict counts. */
@@ -388,13 +393,21 @@ static void what_machine(const md *m) {
     what_tool_and_times(m);
     const dt_strv *cl = &m->r->command_line;
     if (cl->n > 0) {
-        fputs("Command line: ", m->o);
-        for (size_t i = 0; i < cl->n; i++) {
+        /* shell-quoted (POSIX), as one code span: it can be pasted back into a shell */
+        char *line = NULL;
+        size_t n = 0;
+        FILE *q = open_memstream(&line, &n);
+        for (size_t i = 0; q && i < cl->n; i++) {
             if (i)
-                fputc(' ', m->o);
-            text(m, cl->v[i]);
+                fputc(' ', q);
+            dt_format_shell_quote(q, cl->v[i]);
         }
-        fputs("\n\n", m->o);
+        if (q && fclose(q) == 0) {
+            fputs("Command line: ", m->o);
+            dt_format_md_code(m->o, line, 0);
+            fputs("\n\n", m->o);
+        }
+        free(line);
     }
 }
 
@@ -736,7 +749,7 @@ static void probe_kernels(const md *m) {
                 const dt_probe_kernel_median *km = &pb->kernels[j];
                 row_open(m, c, i);
                 fputs(" | ", m->o);
-                text(m, km->name ? km->name : "?");
+                dt_format_md_code(m->o, km->name ? km->name : "?", 1);
                 fprintf(m->o, " | %s | %s |\n", dt_format_num(b, km->per_call_p50),
                         dt_format_num(b2, km->us_p50));
                 rows++;
@@ -1027,8 +1040,10 @@ static void roofline_row(const md *m, const dt_case *c, size_t i) {
     if (rl->bound == DT_BOUND_COMPUTE)
         fprintf(m->o, " | — | — | %s |\n", dt_format_num(a, e->tflops));
     else
-        fprintf(m->o, " | %s | %s | — |\n", dt_format_num(a, e->gbps),
-                dt_format_pct_num(b, e->copy_pct));
+        fprintf(m->o, " | %s | %s%s | — |\n", dt_format_num(a, e->gbps),
+                dt_format_pct_num(b, e->copy_pct),
+                isfinite(e->copy_pct) && e->copy_pct > 100 ? " (in cache: above the copy ceiling)"
+                                                           : "");
 }
 
 /* Rooflines against the ceilings the run measured (absent without a copy ceiling). */
@@ -1411,6 +1426,52 @@ static void sec_limits(const md *m) {
           "listed in results.json, not on every possible input.\n", m->o);
 }
 
+/* "## Energy (NVML)" (issue 15; only when some case recorded an energy block): per case
+ * and framework joules per call and average power over its e2e batch windows, or one
+ * line with the reason when no implementation has a reading (all share it). */
+static void sec_energy(const md *m) {
+    const dt_record *r = m->r;
+    const char *reason = NULL;
+    int any = 0, values = 0;
+    for (size_t n = 0; n < r->n_cases; n++)
+        for (size_t i = 0; i < r->n_impls; i++) {
+            const dt_case_impl *ci = &r->cases[n].impl[i];
+            if (!ci->present || !ci->has_energy) continue;
+            any = 1;
+            values |= isfinite(ci->energy_j_per_call);
+            if (!reason && ci->energy_reason) reason = ci->energy_reason;
+        }
+    if (!any) return;
+    fputs("## Energy (NVML)\n\n", m->o);
+    if (!values) {
+        fputs("Not measured: ", m->o);
+        text(m, reason ? reason : "no reading");
+        fputs(".\n\n", m->o);
+        return;
+    }
+    fputs("The GPU's total-energy counter read around each host E2E batch sample, summed over "
+          "the samples of every round and divided by their calls (priming included); the "
+          "counter is the whole GPU's.\n\n| Case | Framework | mJ per call | Average power W "
+          "| Window s |\n|---|---|---:|---:|---:|\n", m->o);
+    dt_format_buf a, b, c;
+    for (size_t n = 0; n < r->n_cases; n++)
+        for (size_t k = 0; k < r->n_impls; k++) {
+            size_t i = dt_format_impl_at(r, k);
+            const dt_case_impl *ci = &r->cases[n].impl[i];
+            if (!ci->present || !ci->has_energy) continue;
+            row_open(m, &r->cases[n], i);
+            if (isfinite(ci->energy_j_per_call)) {
+                fprintf(m->o, " | %s | %s | %s |\n", dt_format_num(a, 1e3 * ci->energy_j_per_call),
+                        dt_format_num(b, ci->avg_power_w), dt_format_num(c, ci->energy_window_s));
+            } else {
+                fputs(" | — | — | — (", m->o);
+                text(m, ci->energy_reason ? ci->energy_reason : "no reading");
+                fputs(") |\n", m->o);
+            }
+        }
+    fputs("\n", m->o);
+}
+
 /* ---- entry ---- */
 
 static void write_all(const md *m) {
@@ -1427,6 +1488,7 @@ static void write_all(const md *m) {
     sec_control(m);
     sec_probe(m);
     sec_clocks(m);
+    sec_energy(m);
     sec_roofline(m);
     sec_e2e_floor(m);
     sec_failures(m);

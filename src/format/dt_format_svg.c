@@ -547,8 +547,52 @@ typedef struct roof_layout {
     const dt_record *r;
     size_t nf; /* bars per case: every implementation */
     double top_frac, x0, width, bar_h, row_h, rows_top, rows_bottom;
+    double tick_step;  /* fraction between labelled ticks, wide enough for their labels */
+    int any_cache;     /* some bar passes 100%: the data stayed in cache */
+    double ceiling_noise; /* the copy ceiling's IQR / its value; NAN: not recorded */
     int W, H;
 } roof_layout;
+
+/* 1 when the copy ceiling's own spread is above the policy's noise bound. */
+static int roof_ceiling_noisy(const roof_layout *L) {
+    return isfinite(L->ceiling_noise) && L->ceiling_noise > L->r->derived.policy.max_noise;
+}
+
+/* Approximate width in px of `chars` characters at font size px (the chart's sans-serif
+ * averages about 0.6 em per character; digits and '%' are about that wide). */
+static double text_px(size_t chars, double px) { return 0.6 * px * (double)chars; }
+
+/* Case ids longer than this are wrapped onto two lines (at an '_' where possible). */
+#define ROOF_LABEL_LINE 22
+
+/* Where a label of n characters breaks into two lines: the last '_' at or before
+ * ROOF_LABEL_LINE (the '_' stays on the first line), else ROOF_LABEL_LINE; n when it
+ * fits on one. Counts bytes: ids are ASCII in practice, others break at a character. */
+static size_t roof_label_break(const char *s) {
+    size_t n = strlen(s);
+    if (utf8_chars(s) <= ROOF_LABEL_LINE)
+        return n;
+    size_t cut = ROOF_LABEL_LINE;
+    for (size_t i = ROOF_LABEL_LINE; i > ROOF_LABEL_LINE / 2; i--)
+        if (s[i - 1] == '_') {
+            cut = i;
+            break;
+        }
+    while (cut < n && ((unsigned char)s[cut] & 0xC0) == 0x80) cut++; /* not mid-character */
+    return cut;
+}
+
+/* The smallest step of 25%, 50%, 100%, 200%, 250%, 500% whose labels ("1000%") leave a
+ * gap of at least 8 px between neighbours. */
+static double roof_tick_step(const roof_layout *L) {
+    static const double steps[] = {0.25, 0.5, 1, 2, 2.5, 5, 10};
+    char widest[32];
+    snprintf(widest, sizeof widest, "%.0f%%", 100 * L->top_frac);
+    for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++)
+        if (L->width * steps[i] / L->top_frac >= text_px(strlen(widest), 12) + 8)
+            return steps[i];
+    return L->top_frac;
+}
 
 static double roof_x(const roof_layout *L, double f) {
     return L->x0 + L->width * fmin(f, L->top_frac) / L->top_frac;
@@ -565,25 +609,35 @@ static void roof_layout_make(roof_layout *L) {
         if (!roof_row(r, c))
             continue;
         nrows++;
-        size_t n = utf8_chars(or_dflt(c->id, "?"));
+        const char *id = or_dflt(c->id, "?");
+        size_t cut = roof_label_break(id), n = utf8_chars(id);
+        if (cut < strlen(id)) { /* two lines: the longer one counts */
+            size_t second = utf8_chars(id + cut);
+            n = n - second > second ? n - second : second;
+        }
         label_chars = n > label_chars ? n : label_chars;
         for (size_t k = 0; k < L->nf; k++) {
             double fr = roof_frac(c, dt_format_impl_at(r, k), &g, &sc);
             if (isfinite(fr) && fr > fmax_seen)
                 fmax_seen = fr;
+            L->any_cache |= isfinite(fr) && fr > 1;
         }
     }
     if (label_chars > MAX_LABEL)
         label_chars = MAX_LABEL;
     L->top_frac = ceil(fmin(fmax_seen, 10.0) * 4 - 1e-9) / 4; /* 25% steps */
-    L->W = 960;
-    L->x0 = 16 + 7.0 * (double)label_chars + 14;
-    L->width = L->W - 170 - L->x0;
+    L->W = L->any_cache ? 1160 : 960; /* room for the in-cache note right of a bar */
+    L->x0 = 16 + text_px(label_chars, 12) + 14;
+    L->width = L->W - (L->any_cache ? 370 : 170) - L->x0;
+    L->tick_step = roof_tick_step(L);
     L->bar_h = 11;
     L->row_h = (double)L->nf * L->bar_h + 10;
     L->rows_top = 116;
     L->rows_bottom = L->rows_top + L->row_h * (double)nrows;
-    L->H = (int)ceil(L->rows_bottom + 52);
+    const dt_ceilings_rec *ce = &r->env.ceilings;
+    L->ceiling_noise = ce->present && !ce->error && ce->copy_gbps > 0
+                           ? ce->copy_gbps_iqr / ce->copy_gbps : NAN;
+    L->H = (int)ceil(L->rows_bottom + 52 + (roof_ceiling_noisy(L) ? 18 : 0));
 }
 
 /* Titles, row stripes (first, so grid lines stay visible on top), legend, ticks. */
@@ -630,25 +684,53 @@ static void roof_header(FILE *o, const roof_layout *L) {
         xml_text(o, r->impls[f].id);
         fputs(f == 0 ? " (baseline)</text>\n" : " (candidate)</text>\n", o);
     }
-    for (int t = 0; t <= (int)lround(L->top_frac * 4); t++) {
+    /* grid lines every 25% while they stay 4 px apart; labels every tick_step (so
+     * they never collide); the 100% line always, strong */
+    int quarters = (int)lround(L->top_frac * 4), every = (int)lround(L->tick_step * 4);
+    int thin = L->width / (double)quarters >= 4;
+    for (int t = 0; t <= quarters; t++) {
+        int labelled = t % every == 0;
+        if (!labelled && !thin && t != 4)
+            continue;
         double x = roof_x(L, t / 4.0);
         fprintf(o, "<line class=\"tick\" x1=\"%.2f\" y1=\"%.1f\" x2=\"%.2f\" y2=\"%.1f\" "
-                   "stroke=\"%s\" stroke-width=\"%s\"/>\n<text x=\"%.2f\" y=\"%.1f\" "
-                   "text-anchor=\"middle\" fill=\"#333\">%d%%</text>\n<text x=\"%.2f\" "
-                   "y=\"%.1f\" text-anchor=\"middle\" fill=\"#333\">%d%%</text>\n",
-                x, L->rows_top, x, L->rows_bottom, t == 4 ? "#222" : "#d0d4da",
-                t == 4 ? "1.5" : "1", x, L->rows_top - 6, t * 25, x, L->rows_bottom + 16, t * 25);
+                   "stroke=\"%s\" stroke-width=\"%s\"/>\n", x, L->rows_top, x, L->rows_bottom,
+                t == 4 ? "#222" : "#d0d4da", t == 4 ? "1.5" : "1");
+        if (labelled)
+            fprintf(o, "<text class=\"ticklabel\" x=\"%.2f\" y=\"%.1f\" text-anchor=\"middle\" "
+                       "fill=\"#333\">%d%%</text>\n<text class=\"ticklabel\" x=\"%.2f\" "
+                       "y=\"%.1f\" text-anchor=\"middle\" fill=\"#333\">%d%%</text>\n",
+                    x, L->rows_top - 6, t * 25, x, L->rows_bottom + 16, t * 25);
     }
     fprintf(o, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" fill=\"#333\">%% of copy "
                "ceiling</text>\n", L->x0 + L->width / 2, L->rows_bottom + 36);
+    if (roof_ceiling_noisy(L))
+        fprintf(o, "<text class=\"noisyceiling\" x=\"16\" y=\"%.1f\" fill=\"#B00020\">The copy "
+                   "ceiling itself was noisy: its copies spread by %.0f%% (IQR / median, above "
+                   "the %.0f%% noise bound), so every percentage here is uncertain by about "
+                   "as much.</text>\n", L->rows_bottom + 56, 100 * L->ceiling_noise,
+                100 * L->r->derived.policy.max_noise);
 }
 
 /* The bars of one case (row number `row`). */
 static void roof_bars(FILE *o, const roof_layout *L, const dt_case *c, size_t row) {
     double top = L->rows_top + L->row_h * (double)row;
+    const char *id = or_dflt(c->id, "?");
+    size_t cut = roof_label_break(id);
     fprintf(o, "<text class=\"label\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" "
-               "fill=\"#111\">", L->x0 - 10, top + L->row_h / 2 + 4);
-    xml_text_n(o, or_dflt(c->id, "?"), MAX_LABEL);
+               "fill=\"#111\">", L->x0 - 10, top + L->row_h / 2 + (cut < strlen(id) ? -2 : 4));
+    if (cut < strlen(id)) { /* a long id: two lines, each right-aligned at the axis */
+        char *first = dt_xstrdup(id);
+        first[cut] = 0;
+        fprintf(o, "<tspan x=\"%.1f\">", L->x0 - 10);
+        xml_text_n(o, first, MAX_LABEL);
+        fprintf(o, "</tspan><tspan x=\"%.1f\" dy=\"12\">", L->x0 - 10);
+        xml_text_n(o, id + cut, MAX_LABEL);
+        fputs("</tspan>", o);
+        free(first);
+    } else {
+        xml_text_n(o, id, MAX_LABEL);
+    }
     fputs("</text>\n", o);
     for (size_t k = 0; k < L->nf; k++) {
         double y = top + 5 + L->bar_h * (double)k, gb;
@@ -675,6 +757,9 @@ static void roof_bars(FILE *o, const roof_layout *L, const dt_case *c, size_t ro
                    "fill=\"#333\">%.0f%%", roof_x(L, fr) + 4, y + L->bar_h - 1, 100 * fr);
         if (isfinite(gb))
             fprintf(o, gb >= 10 ? " · %.0f GB/s" : " · %.2g GB/s", gb);
+        if (fr > 1) /* faster than a copy through DRAM: the data stayed in cache */
+            fputs("<tspan class=\"incache\" fill=\"#B00020\"> in cache: above the copy "
+                  "ceiling</tspan>", o);
         fputs("</text>\n", o);
     }
 }

@@ -2,6 +2,7 @@
  * implementation order for the formatters of a run record. Contract in dt_format_util.h. */
 #include "format/dt_format_util.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <string.h>
 
@@ -78,17 +79,50 @@ const char *dt_format_const(dt_format_buf b, double x) {
     return b;
 }
 
+/* Markdown escaping that leaves raw text readable (issue 15): a character gets a backslash
+ * or an entity only where CommonMark/GFM would read it as markup. */
+static int md_word(int c) { return c && (isalnum((unsigned char)c) || (c & 0x80)); }
+static int md_space(int c) { return !c || isspace((unsigned char)c); }
+
+/* 1 when "&..." at s is an entity reference (&name; &#123; &#x1f;): it would be decoded. */
+static int md_entity_at(const char *s) {
+    size_t i = 1;
+    while (s[i] && (isalnum((unsigned char)s[i]) || (i == 1 && s[i] == '#'))) i++;
+    return i > 1 && s[i] == ';';
+}
+
 static void md_escape(FILE *o, const char *s, int amp) {
+    const char *start = s;
+    int in_link_text = 0; /* a '[' ... '](' ahead: the '[' could open a link */
     for (; s && *s; s++) {
+        int prev = s > start ? (unsigned char)s[-1] : 0, next = (unsigned char)s[1];
         switch (*s) {
-        case '|': case '\\': case '*': case '_': case '`': case '[': case ']': case '#':
-        case '~':
-            fputc('\\', o);
+        case '|': fputs("\\|", o); break; /* a cell break in a table */
+        case '`': fputs("\\`", o); break; /* a code span */
+        case '\\': fputs(ispunct(next) ? "\\\\" : "\\", o); break;
+        case '_': /* intraword underscores never emphasize */
+            fputs(md_word(prev) && md_word(next) ? "_" : "\\_", o);
+            break;
+        case '*': case '~': /* with space on both sides they cannot open or close */
+            if (!(md_space(prev) && md_space(next))) fputc('\\', o);
             fputc(*s, o);
             break;
-        case '<': fputs("&lt;", o); break;
-        case '>': fputs("&gt;", o); break;
-        case '&': fputs(amp ? "&amp;" : "&", o); break;
+        case '[':
+            in_link_text = strstr(s, "](") != NULL;
+            fputs(in_link_text ? "\\[" : "[", o);
+            break;
+        case '#': case '>': /* a heading or a quote only at the start of a line */
+            if (s == start) fputc('\\', o);
+            fputc(*s, o);
+            break;
+        case '-': case '+': /* a list item only at the start, before a space */
+            if (s == start && next == ' ') fputc('\\', o);
+            fputc(*s, o);
+            break;
+        case '<': /* a tag, an autolink or a comment only before a letter, / ! ? */
+            fputs(isalpha(next) || next == '/' || next == '!' || next == '?' ? "&lt;" : "<", o);
+            break;
+        case '&': fputs(amp && md_entity_at(s) ? "&amp;" : "&", o); break;
         case '\n': case '\r': case '\t': fputc(' ', o); break;
         default: fputc(*s, o);
         }
@@ -97,6 +131,43 @@ static void md_escape(FILE *o, const char *s, int amp) {
 
 void dt_format_md_text(FILE *o, const char *s) { md_escape(o, s, 1); }
 void dt_format_md_text_keep_amp(FILE *o, const char *s) { md_escape(o, s, 0); }
+
+void dt_format_md_code(FILE *o, const char *s, int in_table) {
+    if (!s) return;
+    size_t run = 0, longest = 0;
+    for (const char *p = s; *p; p++) {
+        run = *p == '`' ? run + 1 : 0;
+        if (run > longest) longest = run;
+    }
+    size_t len = strlen(s);
+    int pad = len && (s[0] == '`' || s[len - 1] == '`' || s[0] == ' ');
+    for (size_t i = 0; i <= longest; i++) fputc('`', o);
+    if (pad) fputc(' ', o);
+    for (const char *p = s; *p; p++) {
+        if (*p == '|' && in_table) fputs("\\|", o);
+        else if (*p == '\n' || *p == '\r' || *p == '\t') fputc(' ', o);
+        else fputc(*p, o);
+    }
+    if (pad) fputc(' ', o);
+    for (size_t i = 0; i <= longest; i++) fputc('`', o);
+}
+
+void dt_format_shell_quote(FILE *o, const char *s) {
+    if (!s) return;
+    int plain = *s != 0;
+    for (const char *p = s; *p && plain; p++)
+        plain = isalnum((unsigned char)*p) || strchr("_@%+=:,./-", *p);
+    if (plain) {
+        fputs(s, o);
+        return;
+    }
+    fputc('\'', o);
+    for (const char *p = s; *p; p++) {
+        if (*p == '\'') fputs("'\\''", o);
+        else fputc(*p, o);
+    }
+    fputc('\'', o);
+}
 
 int dt_format_case_shown(const dt_record *r, const dt_case *c) {
     if (!c->valid)

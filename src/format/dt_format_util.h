@@ -44,11 +44,25 @@ const char *dt_format_reading(dt_format_buf b, double x);
  * "131072", 2.5 -> "2.5"); "—" when non-finite. Returns b. */
 const char *dt_format_const(dt_format_buf b, double x);
 
-/* Writes s escaped for Markdown text and table cells: | \ * _ ` [ ] # ~ get a backslash,
- * < > & become entities, line breaks and tabs a space. NULL writes nothing. */
+/* Writes s for Markdown text and table cells, escaped only where CommonMark/GFM would
+ * read markup, so the raw text reads as it is: | and ` always get a backslash; \ before
+ * ASCII punctuation; _ unless between two word characters (gelu_add stays); * and ~
+ * unless with space on both sides; [ when a "](" follows; # > at the start, - + at the
+ * start before a space; < becomes &lt; only before a letter, /, ! or ? (a tag could
+ * open: "< 5", "<= 10%" stay); & becomes &amp; only before an entity ("&gt;");
+ * line breaks and tabs a space. NULL writes nothing. */
 void dt_format_md_text(FILE *o, const char *s);
-/* The same without turning & into &amp; (the compare report's historical escaping). */
+/* The same but & is never escaped (compare's reports). */
 void dt_format_md_text_keep_amp(FILE *o, const char *s);
+/* s as a code span, so that its _ * < are literal (kernel names, the command line):
+ * fenced by one backtick more than its longest backtick run, padded with a space when
+ * it starts or ends with a backtick; line breaks and tabs a space; in_table: | becomes
+ * \| (GFM splits cells before code spans). NULL writes nothing. */
+void dt_format_md_code(FILE *o, const char *s, int in_table);
+/* One command-line word quoted for a POSIX shell: as it is when every character is one
+ * of [A-Za-z0-9_@%+=:,./-] and it is not empty, else in single quotes with each ' as
+ * '\'' . NULL writes nothing. */
+void dt_format_shell_quote(FILE *o, const char *s);
 
 /* A case is shown with numbers only when it is valid and every implementation that
  * recorded it has status ok. */

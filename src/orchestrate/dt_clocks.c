@@ -77,6 +77,7 @@ typedef nvmlReturn_t (*fn_pstate)(nvmlDevice_t, nvmlPstates_t *);
 typedef nvmlReturn_t (*fn_device_string)(nvmlDevice_t, char *, unsigned int);
 typedef nvmlReturn_t (*fn_system_string)(char *, unsigned int);
 typedef nvmlReturn_t (*fn_pci_info)(nvmlDevice_t, nvmlPciInfo_t *);
+typedef nvmlReturn_t (*fn_energy)(nvmlDevice_t, unsigned long long *); /* mJ since load */
 
 /* One open NVML device. */
 struct dt_clocks {
@@ -94,6 +95,7 @@ struct dt_clocks {
     fn_device_string name, uuid;
     fn_system_string driver_version, nvml_version;
     fn_pci_info pci_info;
+    fn_energy energy;           /* nvmlDeviceGetTotalEnergyConsumption (Volta and later) */
 };
 
 /* ---- open / close ---- */
@@ -196,6 +198,7 @@ dt_clocks *dt_clocks_open(int device_index, char *why, size_t len) {
     h->driver_version = (fn_system_string)sym(lib, "nvmlSystemGetDriverVersion");
     h->nvml_version = (fn_system_string)sym(lib, "nvmlSystemGetNVMLVersion");
     h->pci_info = (fn_pci_info)sym(lib, "nvmlDeviceGetPciInfo_v3");
+    h->energy = (fn_energy)sym(lib, "nvmlDeviceGetTotalEnergyConsumption");
     return h;
 }
 
@@ -446,4 +449,26 @@ void dt_clocks_record(dt_case *c, int round, dt_clock_snapshot *before, dt_clock
 void dt_clocks_snapshot_free(dt_clock_snapshot *s) {
     dt_strv_free(&s->throttle_reasons);
     dt_clocks_snapshot_init(s);
+}
+
+/* ---- energy ---- */
+
+int dt_clocks_energy_mj(dt_clocks *h, unsigned long long *mj, char *why, size_t len) {
+    if (!h) {
+        if (why) snprintf(why, len, "NVML not open");
+        return 0;
+    }
+    if (!h->energy) {
+        if (why) snprintf(why, len, "NVML has no energy counter");
+        return 0;
+    }
+    nvmlReturn_t r = h->energy(h->dev, mj);
+    if (r != NVML_SUCCESS) {
+        char eb[128];
+        if (why)
+            snprintf(why, len, "NVML has no energy counter (nvmlDeviceGetTotalEnergyConsumption: %s)",
+                     nvml_err(h, r, eb, sizeof eb));
+        return 0;
+    }
+    return 1;
 }

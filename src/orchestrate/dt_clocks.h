@@ -54,6 +54,13 @@ void dt_clocks_read(dt_clocks *h, dt_clock_snapshot *s);
  * has_description set; available/reason are the caller's. */
 void dt_clocks_describe(dt_clocks *h, dt_nvml *n);
 
+/* The GPU's total-energy counter (nvmlDeviceGetTotalEnergyConsumption, millijoules since
+ * the driver loaded; the whole GPU's) into *mj: 1 when read; 0 when not, with why (len
+ * bytes, may be NULL) "NVML has no energy counter" (the call is missing or fails: GPUs
+ * before Volta) or "NVML not open" (h NULL). The counter updates at its own rate (tens
+ * of ms), so a caller sums many windows before dividing. */
+int dt_clocks_energy_mj(dt_clocks *h, unsigned long long *mj, char *why, size_t len);
+
 /* Shuts NVML down (one reference) and unloads it. NULL is fine. */
 void dt_clocks_close(dt_clocks *h);
 

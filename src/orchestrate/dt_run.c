@@ -321,6 +321,50 @@ static void take_floor_sample(run_ctx *c, case_run *cr, fw_case *f, int i) {
     dt_samples_push(&cr->cj->floor, &s);
 }
 
+/* ---- energy (issue 15): NVML's total-energy counter around each e2e batch sample ---- */
+
+/* The start of one energy window: 1 when the counter was read. */
+static int energy_begin(const run_ctx *c, unsigned long long *mj, int64_t *t0_ns) {
+    if (!c->cfg->clocks || !dt_clocks_energy_mj(c->cfg->clocks, mj, NULL, 0)) return 0;
+    *t0_ns = dt_now_ns();
+    return 1;
+}
+
+/* The end of the window: adds its joules, seconds and calls to f's case record. A
+ * window's delta is quantized by the counter's update rate; summing every window of every
+ * round before dividing averages that out. */
+static void energy_end(const run_ctx *c, fw_case *f, unsigned long long mj0, int64_t t0_ns,
+                       int64_t calls) {
+    unsigned long long mj1;
+    int64_t t1_ns = dt_now_ns();
+    if (!dt_clocks_energy_mj(c->cfg->clocks, &mj1, NULL, 0) || mj1 < mj0 || calls <= 0) return;
+    dt_case_impl *ci = f->ci;
+    if (!isfinite(ci->energy_j)) ci->energy_j = ci->energy_window_s = 0;
+    ci->energy_j += (double)(mj1 - mj0) / 1e3;
+    ci->energy_window_s += (double)(t1_ns - t0_ns) / 1e9;
+    ci->energy_calls += calls;
+    ci->has_energy = 1;
+    ci->energy_j_per_call = ci->energy_j / (double)ci->energy_calls;
+    ci->avg_power_w = ci->energy_window_s > 0 ? ci->energy_j / ci->energy_window_s : NAN;
+    dt_record_set_str(&ci->energy_reason, NULL);
+}
+
+/* Why an implementation without energy readings has none: the cpu backend, no NVML, or
+ * NVML without the energy counter. Leaves accumulated readings alone. */
+static void energy_null_reasons(const run_ctx *c, case_run *cr) {
+    char why[DT_ERR_LEN];
+    unsigned long long mj;
+    const char *reason = strcmp(c->cfg->backend, "cuda") != 0 ? "cpu backend"
+                         : !c->cfg->clocks ? "NVML not available (see environment.nvml)"
+                         : dt_clocks_energy_mj(c->cfg->clocks, &mj, why, sizeof why) ? NULL : why;
+    for (int i = 0; reason && i < 2; i++) {
+        dt_case_impl *ci = cr->fw[i].ci;
+        if (!ci || (ci->has_energy && isfinite(ci->energy_j_per_call))) continue;
+        ci->has_energy = 1;
+        dt_record_set_str(&ci->energy_reason, reason);
+    }
+}
+
 /* Takes samples of one scope for both implementations in ABBA order. flip reverses the
  * starting one (alternate rounds). single: one call per sample, each pair of them
  * preceded by a floor sample on the candidate's worker. */
@@ -333,13 +377,16 @@ static void take_samples(run_ctx *c, case_run *cr, int single) {
             fw_case *f = &cr->fw[first ^ j];
             if (!f->ok) continue;
             progress(c, f->id, single ? "single samples" : "batch samples");
-            int64_t reps = single ? 1 : f->reps, ns = 0;
+            int64_t reps = single ? 1 : f->reps, ns = 0, e_t0 = 0;
+            unsigned long long e_mj = 0;
+            int energy = !single && energy_begin(c, &e_mj, &e_t0);
             /* untimed calls right before (--prime, default 1), in the same request: on a
              * GPU shared by two worker processes they take the context switch away from
              * the sample (docs/protocol.md, "Priming") */
             if (fw_run_primed(c, f, DT_STEP_MAIN, dt_scope_name(scope), reps, c->cfg->prime,
                               &ns) != DT_OK)
                 continue;
+            if (energy) energy_end(c, f, e_mj, e_t0, reps + c->cfg->prime);
             dt_sample s = host_sample(c, (double)ns / 1e3 / (double)reps, reps, cr->round, i);
             dt_samples_push(&f->ci->samples[scope], &s);
         }
@@ -597,6 +644,7 @@ static void timed_part(run_ctx *c, case_run *cr) {
      * snapshots see working clocks, not the idle clocks of the pause between cases */
     dt_clock_snapshot before, after;
     if (cfg->clocks) dt_clocks_read(cfg->clocks, &before);
+    energy_null_reasons(c, cr);
     take_samples(c, cr, 0);
     take_samples(c, cr, 1);
     if (cfg->device_timing) {

@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fnmatch.h>
 #include <string.h>
 
 void dt_shape_format(const dt_shape *s, char *buf, size_t len) {
@@ -80,6 +81,12 @@ dt_status dt_ops_parse(const char *text, int ops[DT_OP_COUNT], dt_err *err) {
     int any = 0;
     for (char *save = NULL, *tok = strtok_r(copy, ",", &save); tok;
          tok = strtok_r(NULL, ",", &save)) {
+        if (strpbrk(tok, "*?[")) { /* a glob: every operation it matches */
+            int matched = 0;
+            for (int i = 0; i < DT_OP_COUNT; i++)
+                if (fnmatch(tok, dt_op_get((dt_op)i)->name, 0) == 0) ops[i] = matched = any = 1;
+            if (matched) continue;
+        }
         int op = dt_op_find(tok);
         if (op < 0) {
             char known[256] = "";
@@ -87,8 +94,11 @@ dt_status dt_ops_parse(const char *text, int ops[DT_OP_COUNT], dt_err *err) {
                 strcat(known, i ? "," : "");
                 strcat(known, dt_op_get((dt_op)i)->name);
             }
-            dt_status st = dt_fail(err, DT_EINVAL, "--operations: unknown operation '%s' (known: %s)",
-                                   tok, known);
+            dt_status st = strpbrk(tok, "*?[")
+                ? dt_fail(err, DT_EINVAL, "--operations: '%s' matches no operation (known: %s)",
+                          tok, known)
+                : dt_fail(err, DT_EINVAL, "--operations: unknown operation '%s' (known: %s)",
+                          tok, known);
             free(copy);
             return st;
         }

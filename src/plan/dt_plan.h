@@ -42,7 +42,9 @@ typedef struct dt_plan {
 dt_status dt_shapes_parse(const char *text, int gemm, const char *flag, dt_shape_list *out,
                           dt_err *err);
 
-/* Parses "add,sum" into a set of ops (ops[i] = 1 when selected). Unknown names fail. */
+/* Parses "add,sum" into a set of ops (ops[i] = 1 when selected). A word with * ? or [ is
+ * an fnmatch(3) glob over the op names ("soft*,*norm"); a glob that matches nothing and
+ * an unknown name fail, naming the word and the known ops. */
 dt_status dt_ops_parse(const char *text, int ops[DT_OP_COUNT], dt_err *err);
 
 /* Default shapes for a backend ("cpu" or "cuda"); quick selects the smoke subset. */

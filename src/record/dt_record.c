@@ -225,6 +225,7 @@ static void case_impl_free(dt_case_impl *ci) {
         check_free(&ci->checks[i]);
     free(ci->checks);
     free(ci->output_sha256);
+    free(ci->energy_reason);
     free(ci->probe_kind);
     for (int s = 0; s < DT_SCOPE_COUNT; s++)
         dt_samples_free(&ci->samples[s]);
@@ -388,6 +389,7 @@ dt_record *dt_record_new(void) {
     r->env.ceilings.copy_bytes = DT_NULL_I64;
     r->env.ceilings.held_floor_batch_us = r->env.ceilings.held_floor_single_us = NAN;
     r->env.ceilings.held_touch_floor_batch_us = r->env.ceilings.held_touch_floor_single_us = NAN;
+    r->env.ceilings.copy_gbps_iqr = NAN;
     r->env.nvml.device_index = r->env.nvml.pci_bus = DT_NULL_I64;
     r->derived.policy = p;
     return r;
@@ -426,6 +428,7 @@ static void case_impl_init(dt_case_impl *ci) {
     ci->setup_ms.cold_call = ci->setup_ms.download = NAN;
     ci->warmup_ms = NAN;
     ci->pilot_poc_concurrent = ci->pilot_poc_serialized = NAN;
+    ci->energy_j = ci->energy_window_s = ci->energy_j_per_call = ci->avg_power_w = NAN;
 }
 
 dt_case *dt_record_case_add(dt_record *r, const char *id) {
@@ -581,6 +584,7 @@ void dt_record_free(dt_record *r) {
     prov_free(&r->prov);
     free(r->floor_unavailable);
     free(r->resumes_json);
+    dt_strv_free(&r->notes);
     dt_strv_free(&r->derived.reasons);
     dt_strv_free(&r->derived.summary);
     for (int s = 0; s < DT_SCOPE_COUNT; s++)

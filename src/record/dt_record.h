@@ -243,6 +243,8 @@ typedef struct dt_ceilings_rec {
     double held_touch_floor_batch_us, held_touch_floor_single_us;
     char *method;                      /* how it was measured (NULL: absent) */
     char *backend;                     /* NULL: absent */
+    double copy_gbps_iqr;              /* IQR of the per-copy GB/s of the copy ceiling's
+                                          measurement; NAN: absent (older files, workers) */
 } dt_ceilings_rec;
 
 typedef struct dt_environment {
@@ -409,6 +411,16 @@ typedef struct dt_case_impl {
      * (NAN: not measured). */
     char *probe_kind;
     double pilot_poc_concurrent, pilot_poc_serialized;
+    /* Energy (issue 15): NVML's total-energy counter read around each of this impl's
+     * e2e batch samples (priming calls included), accumulated over every round: joules,
+     * window seconds and calls (NAN / 0 until read). energy_j_per_call and avg_power_w
+     * follow from them (NAN: null, energy_reason says why, e.g. "cpu backend", "NVML has
+     * no energy counter"); has_energy 0: absent (older files). The counter is the whole
+     * GPU's, so a window also holds whatever else the GPU did. */
+    int has_energy;
+    double energy_j, energy_window_s, energy_j_per_call, avg_power_w;
+    int64_t energy_calls;
+    char *energy_reason;
 } dt_case_impl;
 
 /* Appends a zeroed check (strings NULL, doubles 0; set fields after) and returns it. */
@@ -648,6 +660,8 @@ struct dt_record {
     char *floor_unavailable;  /* the floor request was refused (NULL: absent) */
     int interrupted_signal;   /* 0: not interrupted; else the signal that stopped it */
     char *resumes_json;       /* resumption notes, canonical JSON array text (NULL: none) */
+    dt_strv notes;            /* what the run noticed about its own settings, one line
+                                 each ("--threads 16 exceeds the 2 cores ..."); n 0: none */
     int probe_unheld;         /* the probe scopes' windows were not held: decoded from a
                                  file written before held windows that has probe samples */
     dt_run_derived derived;

@@ -460,6 +460,7 @@ static dt_status dec_ceilings(dec *d, const json_t *env) {
                     &ce->held_touch_floor_batch_us));
         TRY(get_num(d, c, "held_touch_floor_single_us", F_NULL, 0,
                     &ce->held_touch_floor_single_us));
+        TRY(get_num(d, c, "copy_gbps_iqr", F_NULL, 0, &ce->copy_gbps_iqr));
         TRY(get_str(d, c, "method", F_NULL, &ce->method));
         TRY(get_str(d, c, "backend", F_NULL, &ce->backend));
     }
@@ -861,6 +862,26 @@ static dt_status dec_setup_warmup_calib(dec *d, const json_t *impl, dt_case_impl
     return DT_OK;
 }
 
+/* The impl's "energy" object (optional; issue 15). */
+static dt_status dec_energy(dec *d, const json_t *impl, dt_case_impl *ci) {
+    const json_t *o;
+    TRY(get_obj(d, impl, "energy", F_NULL, &o));
+    if (!o)
+        return DT_OK;
+    size_t m = path_key(d, "energy");
+    ci->has_energy = 1;
+    TRY(get_num(d, o, "j_per_call", F_NULL, 0, &ci->energy_j_per_call));
+    TRY(get_num(d, o, "avg_power_w", F_NULL, 0, &ci->avg_power_w));
+    TRY(get_num(d, o, "joules", F_NULL, 0, &ci->energy_j));
+    TRY(get_num(d, o, "window_s", F_NULL, 0, &ci->energy_window_s));
+    TRY(get_int(d, o, "calls", F_NULL, 0, INT64_MAX, &ci->energy_calls));
+    if (ci->energy_calls == DT_NULL_I64)
+        ci->energy_calls = 0;
+    TRY(get_str(d, o, "reason", F_NULL, &ci->energy_reason));
+    path_pop(d, m);
+    return DT_OK;
+}
+
 /* The probe kind an impl's probe samples used and the pilot's ratio of each kind. */
 static dt_status dec_probe_kind(dec *d, const json_t *impl, dt_case_impl *ci) {
     const json_t *o;
@@ -900,6 +921,7 @@ static dt_status dec_case_impl(dec *d, const json_t *impl, dt_case_impl *ci) {
     TRY(get_str(d, impl, "output_sha256", F_NULL, &ci->output_sha256));
     TRY(dec_samples(d, impl, ci));
     TRY(get_strv(d, impl, "sources", F_NULL, &ci->sources));
+    TRY(dec_energy(d, impl, ci));
     return dec_probe_kind(d, impl, ci);
 }
 
@@ -1606,6 +1628,7 @@ static dt_status dec_run(dec *d, const json_t *root) {
     const json_t *res;
     TRY(get_arr(d, root, "resumes", F_NULL, &res));
     r->resumes_json = canonical(res);
+    TRY(get_strv(d, root, "notes", F_NULL, &r->notes));
     TRY(dec_derived_block(d, root, NULL));
     if (d->v1_derived_bad)
         dt_record_derived_clear(r);
@@ -1767,6 +1790,7 @@ static json_t *enc_ceilings(enc *e, const dt_ceilings_rec *c) {
     put_num_opt(e, o, "held_floor_single_us", c->held_floor_single_us);
     put_num_opt(e, o, "held_touch_floor_batch_us", c->held_touch_floor_batch_us);
     put_num_opt(e, o, "held_touch_floor_single_us", c->held_touch_floor_single_us);
+    put_num_opt(e, o, "copy_gbps_iqr", c->copy_gbps_iqr);
     put_str(e, o, "method", c->method);
     put_str(e, o, "backend", c->backend);
     return o;
@@ -1986,6 +2010,18 @@ static json_t *enc_case_impl(enc *e, const dt_case_impl *ci) {
         put(e, p, "concurrent", jnum(ci->pilot_poc_concurrent));
         put(e, p, "serialized", jnum(ci->pilot_poc_serialized));
         put(e, o, "pilot_probe_over_control", p);
+    }
+    if (ci->has_energy) {
+        json_t *en = json_object();
+        put(e, en, "j_per_call", jnum(ci->energy_j_per_call));
+        put(e, en, "avg_power_w", jnum(ci->avg_power_w));
+        put_num_opt(e, en, "joules", ci->energy_j);
+        put_num_opt(e, en, "window_s", ci->energy_window_s);
+        if (ci->energy_calls > 0)
+            put(e, en, "calls", json_integer(ci->energy_calls));
+        if (ci->energy_reason)
+            put_str(e, en, "reason", ci->energy_reason);
+        put(e, o, "energy", en);
     }
     return o;
 }
@@ -2326,6 +2362,8 @@ static json_t *enc_run(enc *e) {
     }
     if (r->resumes_json)
         put(e, o, "resumes", jembed(e, r->resumes_json, "resumes"));
+    if (r->notes.n)
+        put(e, o, "notes", jstrv(e, &r->notes));
     if (r->derived.present)
         put(e, o, "derived", enc_run_derived(e, &r->derived));
     return o;

@@ -269,7 +269,7 @@ dt_status dt_protocol_probe_process(dt_worker *w, const char *probe_kind, double
 
 static int64_t int_or_null(const json_t *v) {
     if (json_is_integer(v)) return json_integer_value(v);
-    if (json_is_real(v)) return (int64_t)json_real_value(v);
+    if (json_is_real(v) && fabs(json_real_value(v)) < 9.0e18) return (int64_t)json_real_value(v);
     return DT_NULL_I64;
 }
 
@@ -343,6 +343,23 @@ static void probe_fill(const json_t *res, double reps, dt_sample *smp) {
     records_fill(recs, &p->records);
 }
 
+/* The answer resp (not consumed) of a device request into *out (see dt_protocol_device);
+ * hold: the request asked for a held window, so the answer must say held:true. */
+static dt_status device_from(const json_t *resp, int probe, int hold, int64_t reps,
+                             dt_sample *out, dt_err *err) {
+    const json_t *r = json_object_get(resp, "result");
+    double stream_ns = json_number_value(json_object_get(r, "stream_ns"));
+    if (!json_is_object(r) || !(stream_ns > 0))
+        return dt_fail(err, DT_EWORKER, "worker answered device without a positive result.stream_ns");
+    if (hold && !json_is_true(json_object_get(r, "held")))
+        return dt_fail(err, DT_EWORKER, "worker answered a held device request without "
+                       "held:true (its window was not held)");
+    out->us = stream_ns / 1e3 / (double)reps;
+    out->reps = reps;
+    if (probe) probe_fill(r, (double)reps, out);
+    return DT_OK;
+}
+
 dt_status dt_protocol_device(dt_worker *w, int probe, int hold, int64_t reps,
                              const char *probe_kind, int prime, double timeout_s, dt_sample *out,
                              dt_err *err) {
@@ -355,22 +372,23 @@ dt_status dt_protocol_device(dt_worker *w, int probe, int hold, int64_t reps,
     json_t *resp = NULL;
     dt_status st = call(w, req, timeout_s, &resp, err);
     if (st != DT_OK) return st;
-    const json_t *r = json_object_get(resp, "result");
-    double stream_ns = json_number_value(json_object_get(r, "stream_ns"));
-    if (!json_is_object(r) || !(stream_ns > 0)) {
-        json_decref(resp);
-        return dt_fail(err, DT_EWORKER, "worker answered device without a positive result.stream_ns");
-    }
-    if (hold && !json_is_true(json_object_get(r, "held"))) {
-        json_decref(resp);
-        return dt_fail(err, DT_EWORKER, "worker answered a held device request without "
-                       "held:true (its window was not held)");
-    }
-    out->us = stream_ns / 1e3 / (double)reps;
-    out->reps = reps;
-    if (probe) probe_fill(r, (double)reps, out);
+    st = device_from(resp, probe, hold, reps, out, err);
     json_decref(resp);
-    return DT_OK;
+    return st;
+}
+
+dt_status dt_protocol_device_parse(const char *text, size_t len, int probe, int64_t reps,
+                                   dt_sample *out, dt_err *err) {
+    *out = dt_sample_empty();
+    if (reps < 1) return dt_fail(err, DT_EINVAL, "device: reps must be positive");
+    json_t *resp = json_loadb(text, len, 0, NULL);
+    dt_status st;
+    if (!json_is_object(resp) || !json_is_true(json_object_get(resp, "ok")))
+        st = dt_fail(err, DT_EWORKER, "device: not an ok:true answer");
+    else
+        st = device_from(resp, probe, 0, reps, out, err);
+    json_decref(resp);
+    return st;
 }
 
 /* ---- ceilings ----------------------------------------------------------------------------- */
@@ -408,10 +426,14 @@ static dt_status ceilings_from(const json_t *c, const char *backend, dt_ceilings
         positive(c, "held_launch_floor_us", 0, &out->held_floor_single_us, err) != DT_OK ||
         positive(c, "held_launch_batch_floor_us", 0, &out->held_floor_batch_us, err) != DT_OK ||
         positive(c, "held_touch_floor_us", 0, &out->held_touch_floor_single_us, err) != DT_OK ||
-        positive(c, "held_touch_batch_floor_us", 0, &out->held_touch_floor_batch_us, err) != DT_OK)
+        positive(c, "held_touch_batch_floor_us", 0, &out->held_touch_floor_batch_us, err) != DT_OK ||
+        /* optional: the spread of the copy ceiling's own measurement (IQR, GB/s) */
+        positive(c, "copy_gbps_iqr", 0, &out->copy_gbps_iqr, err) != DT_OK)
         return DT_EINVAL;
     const json_t *m = json_object_get(c, "method");
     if (m && !json_is_string(m)) return dt_fail(err, DT_EINVAL, "ceilings: 'method' is not a string");
+    if (bytes > 9.0e18) /* beyond int64_t: the cast would be undefined */
+        return dt_fail(err, DT_EINVAL, "ceilings: 'copy_bytes' = %g is too large", bytes);
     out->copy_bytes = (int64_t)bytes;
     out->method = dup_or_null(json_string_value(m));
     const char *b = json_string_value(json_object_get(c, "backend"));

@@ -123,6 +123,11 @@ dt_status dt_protocol_probe_process(dt_worker *w, const char *probe_kind, double
 dt_status dt_protocol_device(dt_worker *w, int probe, int hold, int64_t reps,
                              const char *probe_kind, int prime, double timeout_s, dt_sample *out,
                              dt_err *err);
+/* The same on a whole answer line's text ({"ok":true,"result":{...}}; a fuzz harness's,
+ * a test's): DT_EWORKER when it is not an ok:true object or lacks a positive stream_ns,
+ * DT_EINVAL for reps < 1. On DT_OK *out owns its arrays. */
+dt_status dt_protocol_device_parse(const char *text, size_t len, int probe, int64_t reps,
+                                   dt_sample *out, dt_err *err);
 
 /* ceilings of the backend's device into *out (present, error NULL), checked: copy_gbps,
  * copy_bytes, launch_sync_floor_us, launch_queue_floor_us positive finite numbers;

@@ -4,7 +4,10 @@
  * FAKE_NVML_POWER_MW, FAKE_NVML_REASONS (mask), FAKE_NVML_PSTATE; a variable set to
  * "fail" makes that query return NVML_ERROR_NOT_SUPPORTED (3). FAKE_NVML_INIT=fail
  * makes nvmlInit_v2 fail with NVML_ERROR_DRIVER_NOT_LOADED (9); FAKE_NVML_DEVICES is the
- * device count (default 1). The counter of live inits is exported for the test. */
+ * device count (default 1). The counter of live inits is exported for the test.
+ * nvmlDeviceGetTotalEnergyConsumption: a counter (mJ) that starts at FAKE_NVML_ENERGY_MJ
+ * (default 1000000) and grows by FAKE_NVML_ENERGY_STEP_MJ (default 40) at every read;
+ * FAKE_NVML_ENERGY=fail makes it return NOT_SUPPORTED (a GPU without the counter). */
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
@@ -90,5 +93,16 @@ int nvmlDeviceGetPciInfo_v3(void *dev, fake_pci *p) {
     memset(p, 0, sizeof *p);
     p->bus = 0x1b;
     snprintf(p->busId, sizeof p->busId, "00000000:1B:00.0");
+    return 0;
+}
+
+static unsigned long long g_energy_reads;
+int nvmlDeviceGetTotalEnergyConsumption(void *dev, unsigned long long *mj) {
+    unsigned long long start = 0, step = 40;
+    int r = value("FAKE_NVML_ENERGY", 0, &start);
+    if (r != 0) return r;
+    value("FAKE_NVML_ENERGY_MJ", 1000000, &start);
+    value("FAKE_NVML_ENERGY_STEP_MJ", 40, &step);
+    *mj = start + step * g_energy_reads++;
     return 0;
 }

@@ -45,6 +45,16 @@ int main(int argc, char **argv) {
     CHECK(b.has_throttle && b.throttle_mask == 0 && b.throttle_reasons.n == 0);
     CHECK(b.pstate == 0);
 
+    /* the energy counter (issue 15): mJ, increasing; absent on a GPU without it */
+    unsigned long long e0 = 0, e1 = 0;
+    CHECK(dt_clocks_energy_mj(h, &e0, why, sizeof why) == 1 && e0 == 1000000);
+    CHECK(dt_clocks_energy_mj(h, &e1, why, sizeof why) == 1 && e1 == e0 + 40);
+    setenv("FAKE_NVML_ENERGY", "fail", 1);
+    CHECK(dt_clocks_energy_mj(h, &e1, why, sizeof why) == 0);
+    CHECK_MSG(strncmp(why, "NVML has no energy counter", 26) == 0, why);
+    unsetenv("FAKE_NVML_ENERGY");
+    CHECK(dt_clocks_energy_mj(NULL, &e1, why, sizeof why) == 0 && str_is(why, "NVML not open"));
+
     /* the GPU ran hot and capped its power: the same rule as on constructed snapshots */
     setenv("FAKE_NVML_SM", "1755", 1);
     setenv("FAKE_NVML_TEMP", "52", 1);

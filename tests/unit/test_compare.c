@@ -125,13 +125,13 @@ static void test_two_candidates(void) {
     char *md = compare_rec(a, b, &reg, &st);
     CHECK(reg == 1);
     CHECK(strstr(md, "Environments: comparable") != NULL);
-    CHECK(row_has(md, "| add\\_17x257 | e2e_batch | native |", "| unchanged |"));
-    CHECK(row_has(md, "| add\\_17x257 | e2e_batch | native2 |", "| **slower** |"));
-    CHECK(row_has(md, "| sum\\_127x193 | e2e_single | native2 |", "| **slower** |"));
-    CHECK(row_has(md, "| add\\_17x257 | e2e_batch | torch |", "| unchanged |"));
-    const char *r1 = row(md, "| add\\_17x257 | e2e_batch | native |");
-    const char *r2 = row(md, "| add\\_17x257 | e2e_batch | native2 |");
-    const char *r3 = row(md, "| add\\_17x257 | e2e_batch | torch |");
+    CHECK(row_has(md, "| add_17x257 | e2e_batch | native |", "| unchanged |"));
+    CHECK(row_has(md, "| add_17x257 | e2e_batch | native2 |", "| **slower** |"));
+    CHECK(row_has(md, "| sum_127x193 | e2e_single | native2 |", "| **slower** |"));
+    CHECK(row_has(md, "| add_17x257 | e2e_batch | torch |", "| unchanged |"));
+    const char *r1 = row(md, "| add_17x257 | e2e_batch | native |");
+    const char *r2 = row(md, "| add_17x257 | e2e_batch | native2 |");
+    const char *r3 = row(md, "| add_17x257 | e2e_batch | torch |");
     CHECK(r1 && r2 && r3 && r1 < r2 && r2 < r3);
     CHECK(strstr(md, "Result: **regression** of the candidate in 6 case/scope(s): ") != NULL);
     free(md);
@@ -662,21 +662,21 @@ int main(void) {
     char *md = compare(a, same, &reg, &st);
     CHECK(reg == 0);
     CHECK(strstr(md, "Environments: comparable") != NULL);
-    CHECK(row_has(md, "| add\\_17x257 | e2e_batch | native |", "| unchanged |"));
+    CHECK(row_has(md, "| add_17x257 | e2e_batch | native |", "| unchanged |"));
     CHECK(strstr(md, "**slower**") == NULL);
     CHECK(strstr(md, "no certain regression") != NULL);
     free(md);
 
     md = compare(a, slow, &reg, &st);
     CHECK(reg == 1);
-    CHECK(row_has(md, "| add\\_17x257 | e2e_batch | native |", "| **slower** |"));
-    CHECK(row_has(md, "| add\\_17x257 | e2e_batch | torch |", "| unchanged |"));
-    CHECK(row_has(md, "| softmax\\_1x127 | e2e_batch | native |", "| unchanged |"));
-    CHECK(row_has(md, "| sum\\_127x193 | e2e_batch | native |", "| unchanged |"));
-    CHECK(strstr(md, "Result: **regression** of the candidate in 2 case/scope(s): add\\_17x257 "
-                     "e2e\\_batch, add\\_17x257 e2e\\_single") != NULL);
+    CHECK(row_has(md, "| add_17x257 | e2e_batch | native |", "| **slower** |"));
+    CHECK(row_has(md, "| add_17x257 | e2e_batch | torch |", "| unchanged |"));
+    CHECK(row_has(md, "| softmax_1x127 | e2e_batch | native |", "| unchanged |"));
+    CHECK(row_has(md, "| sum_127x193 | e2e_batch | native |", "| unchanged |"));
+    CHECK(strstr(md, "Result: **regression** of the candidate in 2 case/scope(s): add_17x257 "
+                     "e2e_batch, add_17x257 e2e_single") != NULL);
     /* the B/A point estimate is about 1.2 */
-    const char *r = row(md, "| add\\_17x257 | e2e_batch | native |");
+    const char *r = row(md, "| add_17x257 | e2e_batch | native |");
     double ratio = 0;
     if (r) {
         const char *p = r;
@@ -705,8 +705,8 @@ int main(void) {
         md = compare(noisy, slow, &reg, &st);
         /* the row shows A's round spread (1.4, jitter aside), and steady scopes of the
          * same case still show the 20% regression */
-        CHECK(row_has(md, "| add\\_17x257 | e2e_batch | native |", "| 1.4"));
-        CHECK(row_has(md, "| add\\_17x257 | e2e_single | native |", "| **slower** |"));
+        CHECK(row_has(md, "| add_17x257 | e2e_batch | native |", "| 1.4"));
+        CHECK(row_has(md, "| add_17x257 | e2e_single | native |", "| **slower** |"));
         free(md);
         json_decref(noisy);
     }
@@ -714,7 +714,7 @@ int main(void) {
     /* a regression in the baseline is not the candidate's regression */
     md = compare(slow, a, &reg, &st); /* candidate got faster */
     CHECK(reg == 0);
-    CHECK(row_has(md, "| add\\_17x257 | e2e_batch | native |", "| faster |"));
+    CHECK(row_has(md, "| add_17x257 | e2e_batch | native |", "| faster |"));
     free(md);
 
     /* different baseline version, different backend: refused (exit 2), named */
@@ -734,8 +734,8 @@ int main(void) {
     md = compare(a, other, &reg, &st);
     CHECK(reg == 0);
     CHECK(strstr(md, "input a sha256 differs (A \"00ff\", B \"beef\")") != NULL);
-    CHECK(row_has(md, "| add\\_17x257 | e2e_batch | native |", "| incomparable |"));
-    CHECK(row_has(md, "| softmax\\_1x127 | e2e_batch | native |", "| unchanged |"));
+    CHECK(row_has(md, "| add_17x257 | e2e_batch | native |", "| incomparable |"));
+    CHECK(row_has(md, "| softmax_1x127 | e2e_batch | native |", "| unchanged |"));
     free(md);
     json_decref(other);
 
@@ -745,9 +745,9 @@ int main(void) {
                         json_string("layernorm_4x4"));
     json_object_set_new(json_array_get(json_object_get(other, "cases"), 1), "valid", json_false());
     md = compare(a, other, &reg, &st);
-    CHECK(strstr(md, "Only in A: sum\\_127x193") != NULL);
-    CHECK(strstr(md, "Only in B: layernorm\\_4x4") != NULL);
-    CHECK(row_has(md, "| softmax\\_1x127 | e2e_batch | native |", "| invalid |"));
+    CHECK(strstr(md, "Only in A: sum_127x193") != NULL);
+    CHECK(strstr(md, "Only in B: layernorm_4x4") != NULL);
+    CHECK(row_has(md, "| softmax_1x127 | e2e_batch | native |", "| invalid |"));
     free(md);
     json_decref(other);
 

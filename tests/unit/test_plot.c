@@ -399,6 +399,63 @@ static dt_record *roofline_run(void) {
     return r;
 }
 
+/* Issue 15: a bar past 100% (a copy ceiling far below what a cached case reaches) gets
+ * the in-cache note; tick labels never overlap (their estimated widths, 0.6 em per
+ * character at 12 px, leave a gap); a long case id is wrapped onto two lines, not cut. */
+static void test_roofline_layout(void) {
+    json_t *j = fx_results(&CUDA_OK);
+    json_object_set_new(json_object_get(j, "environment"), "ceilings",
+                        json_pack("{s:f,s:f,s:f}", "copy_gbps", 2.0, "launch_sync_floor_us", 8.0,
+                                  "copy_gbps_iqr", 0.5));
+    fx_add_case(j, &CUDA_OK, "add_17x257", 6.0, 10.0, 0.02, 1);
+    fx_add_case(j, &CUDA_OK, "residual_layernorm_17x257_view_with_a_long_tail", 600.0, 900.0,
+                0.02, 1);
+    dt_record *r = derive(j);
+    json_decref(j);
+    if (!r)
+        return;
+    dt_err err = {{0}};
+    char *roof = NULL, why[256];
+    size_t len = 0;
+    CHECK_MSG(dt_format_svg_roofline(r, &roof, &len, &err) == DT_OK, err.msg);
+    if (roof) {
+        CHECK_MSG(xml_well_formed(roof, why), why);
+        CHECK(count(roof, "class=\"incache\"") == 2); /* the small case, both sides */
+        CHECK(strstr(roof, "in cache: above the copy ceiling") != NULL);
+        /* the top tick labels: x increasing, gaps wider than the labels */
+        double prev_x = -1e9, prev_w = 0;
+        size_t labels = 0;
+        for (const char *p = roof; (p = strstr(p, "class=\"ticklabel\" x=\"")); p++) {
+            double x = strtod(p + strlen("class=\"ticklabel\" x=\""), NULL);
+            const char *t = strchr(p, '>') + 1;
+            size_t chars = (size_t)(strchr(t, '<') - t);
+            if (labels % 2 == 0) { /* top row; the bottom row repeats it */
+                double w = 0.6 * 12 * (double)chars;
+                snprintf(why, sizeof why, "tick label at %.1f collides with %.1f", x, prev_x);
+                CHECK_MSG(x - prev_x >= (w + prev_w) / 2, why);
+                prev_x = x;
+                prev_w = w;
+            }
+            labels++;
+        }
+        CHECK(labels >= 4);
+        CHECK(strstr(roof, ">residual_layernorm_</tspan>") != NULL &&
+              strstr(roof, "dy=\"12\">17x257_view_with_a_long_tail</tspan>") != NULL);
+        CHECK(strstr(roof, "…") == NULL);
+        /* the ceiling's own IQR is 25% of it (> the 10% noise bound): said under the chart */
+        CHECK(strstr(roof, "class=\"noisyceiling\"") != NULL &&
+              strstr(roof, "spread by 25% (IQR / median, above the 10% noise bound)") != NULL);
+    }
+    free(roof);
+    /* results.md's roofline table says it too */
+    char *md = NULL;
+    size_t mdlen = 0;
+    CHECK_MSG(dt_format_md(r, &md, &mdlen, &err) == DT_OK, err.msg);
+    CHECK(md && strstr(md, "% (in cache: above the copy ceiling) |") != NULL);
+    free(md);
+    dt_record_free(r);
+}
+
 /* The roofline chart's contents, the ratio chart beside it, and results.md's links. */
 static void test_roofline(void) {
     dt_record *r = roofline_run();
@@ -416,6 +473,7 @@ static void test_roofline(void) {
         CHECK(strstr(roof, "a&lt;&amp;&gt;b") != NULL && strstr(roof, "<&>") == NULL);
         CHECK(strstr(roof, "gemm_fail") == NULL);
         CHECK(strstr(roof, ">100%</text>") != NULL);
+        CHECK(strstr(roof, "incache") == NULL && strstr(roof, "noisyceiling") == NULL);
     }
     free(roof);
     char *rat = ratios_of(r);
@@ -631,6 +689,7 @@ int main(void) {
     test_ratios_cpu();
     test_ratios_device_and_insufficient();
     test_roofline();
+    test_roofline_layout();
     test_two_candidates();
 #ifdef HAVE_DT_OUTPUTS
     test_write_all(dir);

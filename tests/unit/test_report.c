@@ -209,16 +209,16 @@ static void test_verdicts_and_md(void) {
     CHECK(strstr(md, "pytorch 1.13.1") != NULL);
     CHECK(strstr(md, "| Case | native E2E batch p50 | torch p50 | native p90 | torch p90 | "
                      "native single p50 | torch single p50 | Ratio [95% CI] | Verdict |") != NULL);
-    CHECK(strstr(md, "| gemm\\_fail | — | — | — | — | — | — | FAILED | invalid |") != NULL);
+    CHECK(strstr(md, "| gemm_fail | — | — | — | — | — | — | FAILED | invalid |") != NULL);
     CHECK(strstr(md, "**faster**") != NULL);
     CHECK(strstr(md, "## Setup and cold-call phases (ms)") != NULL);
     CHECK(strstr(md, "## Correctness") != NULL);
     CHECK(strstr(md, "## Device control") != NULL);
     CHECK(strstr(md, "## Kernel probe diagnostics") != NULL);
     /* kernel name escaped: no raw HTML, no cell break */
-    CHECK(strstr(md, "add\\_kernel&lt;float&gt;(float\\*, int\\|x)") != NULL);
+    CHECK(strstr(md, "| `void add_kernel<float>(float*, int\\|x)` |") != NULL);
     CHECK(strstr(md, "## Failures") != NULL);
-    CHECK(strstr(md, "### gemm\\_fail — native") != NULL);
+    CHECK(strstr(md, "### gemm_fail — native") != NULL);
     CHECK(strstr(md, "worker crashed (signal 11)") != NULL);
     CHECK(strstr(md, "````\nSegmentation fault\nline with ``` fence | pipe\n````") != NULL);
     CHECK(strstr(md, "## What these numbers do not establish") != NULL);
@@ -234,7 +234,7 @@ static void test_verdicts_and_md(void) {
     CHECK(strcmp(level_of(r), "comparative") == 0);
     md = md_of(r);
     CHECK(strstr(md, "# dualtime results: mine vs theirs") != NULL);
-    CHECK(strstr(md, "\\\nWhy: 2 valid cases, &gt;= 5 samples per scope, 2 rounds, noise &lt;= 10%.\\\n") != NULL);
+    CHECK(strstr(md, "\\\nWhy: 2 valid cases, >= 5 samples per scope, 2 rounds, noise <= 10%.\\\n") != NULL);
     CHECK(strstr(md, "| mine E2E batch p50 | theirs p50 |") != NULL);
     CHECK(strstr(md, "| torch") == NULL && strstr(md, "native E2E") == NULL);
     CHECK(strstr(md, "## Device control") == NULL); /* no device scopes on cpu */
@@ -570,12 +570,12 @@ static void test_clocks_md(const char *dir) {
     md = md_of(r);
     CHECK(strstr(md, "| Case | SM MHz | Memory MHz | Temp °C | Power W | Throttle reasons | "
                      "Moved |\n|---|---|---|---|---|---|---|\n") != NULL);
-    CHECK_MSG(strstr(md, "| add\\_17x257 | 1980→1755 | 2619→2619 | 40→52 | 300→690 | "
-                         "none→sw\\_power\\_cap | **yes** (round 2; 1 of 3 rounds): SM clock "
+    CHECK_MSG(strstr(md, "| add_17x257 | 1980→1755 | 2619→2619 | 40→52 | 300→690 | "
+                         "none→sw_power_cap | **yes** (round 2; 1 of 3 rounds): SM clock "
                          "1980→1755 MHz (-11.4%); temperature rose 40→52 °C; after: "
-                         "sw\\_power\\_cap |\n") != NULL, md);
-    CHECK(strstr(md, "| softmax\\_1x127 | 1975→1980 | 2619→2619 | 41→45 | 300→612 | "
-                     "none→gpu\\_idle | no |\n") != NULL);
+                         "sw_power_cap |\n") != NULL, md);
+    CHECK(strstr(md, "| softmax_1x127 | 1975→1980 | 2619→2619 | 41→45 | 300→612 | "
+                     "none→gpu_idle | no |\n") != NULL);
     CHECK(strstr(md, "Clocks steady") == NULL);
     free(md);
     dt_record_free(r);
@@ -711,14 +711,14 @@ static void test_roofline(void) {
     char *md = md_of(r);
     CHECK(strstr(md, "## Rooflines (against ceilings measured in this run)") != NULL);
     CHECK(strstr(md, "copy bandwidth **20.0 GB/s**") != NULL);
-    CHECK(strstr(md, "| add\\_17x257 | native | host E2E batch | 6.00 | 51.2 KiB | 8.74 | 43.7% | — |") != NULL);
-    CHECK(strstr(md, "| add\\_17x257 | torch | host E2E batch | 10.0 | 51.2 KiB | 5.24 | 26.2% | — |") != NULL);
-    CHECK(strstr(md, "| gemm\\_64x64x64 | native | host E2E batch | 6.00 | 48.0 KiB | — | — | 0.0874 |") != NULL);
-    CHECK(strstr(md, "| add\\_fail | native | FAILED |") != NULL);
+    CHECK(strstr(md, "| add_17x257 | native | host E2E batch | 6.00 | 51.2 KiB | 8.74 | 43.7% | — |") != NULL);
+    CHECK(strstr(md, "| add_17x257 | torch | host E2E batch | 10.0 | 51.2 KiB | 5.24 | 26.2% | — |") != NULL);
+    CHECK(strstr(md, "| gemm_64x64x64 | native | host E2E batch | 6.00 | 48.0 KiB | — | — | 0.0874 |") != NULL);
+    CHECK(strstr(md, "| add_fail | native | FAILED |") != NULL);
     CHECK(strstr(md, "## E2E floor") != NULL);
     CHECK(strstr(md, "Launch+sync floor: **9.00 µs**") != NULL);
-    CHECK(strstr(md, "| add\\_17x257 | 18.0 | 2.00 | 30.0 | 3.33 |") != NULL);
-    CHECK(strstr(md, "| add\\_1024x1024 | 18.0") == NULL);
+    CHECK(strstr(md, "| add_17x257 | 18.0 | 2.00 | 30.0 | 3.33 |") != NULL);
+    CHECK(strstr(md, "| add_1024x1024 | 18.0") == NULL);
     /* no touch floor in these ceilings: the table as before, no touch column or text */
     CHECK(strstr(md, "| Case | native single p50 µs | native / floor | torch single p50 µs | "
                      "torch / floor |\n|---|---:|---:|---:|---:|\n") != NULL);
@@ -754,8 +754,8 @@ static void test_roofline(void) {
     CHECK(strstr(md, "| Case | native single p50 µs | native / floor | native / touch floor | "
                      "torch single p50 µs | torch / floor | torch / touch floor |\n"
                      "|---|---:|---:|---:|---:|---:|---:|\n") != NULL);
-    CHECK(strstr(md, "| add\\_17x257 | 18.0 | 2.00 | 1.50 | 30.0 | 3.33 | 2.50 |\n") != NULL);
-    CHECK(strstr(md, "| add\\_1024x1024 | 18.0") == NULL);
+    CHECK(strstr(md, "| add_17x257 | 18.0 | 2.00 | 1.50 | 30.0 | 3.33 | 2.50 |\n") != NULL);
+    CHECK(strstr(md, "| add_1024x1024 | 18.0") == NULL);
     free(md);
     dt_record_free(r);
 
@@ -772,7 +772,7 @@ static void test_roofline(void) {
     CHECK(near(roof_num(r, small, "native", "gbps"), 52428.0 / 4800.0));
     CHECK(roof_impl(r, small, "torch") && roof_impl(r, small, "torch")->scope == DT_SCOPE_CONTROL_BATCH);
     md = md_of(r);
-    CHECK(strstr(md, "| add\\_17x257 | native | device control batch | 4.80 |") != NULL);
+    CHECK(strstr(md, "| add_17x257 | native | device control batch | 4.80 |") != NULL);
     free(md);
     dt_record_free(r);
 
@@ -995,12 +995,12 @@ static void test_three_impls(void) {
     CHECK(to && strstr(to, "**slower**") != NULL);
     /* per-implementation rows: the candidates in order, then the baseline */
     const char *setup = strstr(md, "## Setup and cold-call phases");
-    const char *sn = setup ? strstr(setup, "| add\\_17x257 | native |") : NULL;
-    const char *so = setup ? strstr(setup, "| add\\_17x257 | other |") : NULL;
-    const char *sb = setup ? strstr(setup, "| add\\_17x257 | torch |") : NULL;
+    const char *sn = setup ? strstr(setup, "| add_17x257 | native |") : NULL;
+    const char *so = setup ? strstr(setup, "| add_17x257 | other |") : NULL;
+    const char *sb = setup ? strstr(setup, "| add_17x257 | torch |") : NULL;
     CHECK(sn != NULL && so != NULL && sb != NULL && sn < so && so < sb);
-    CHECK(strstr(md, "### softmax\\_1x127 — other\n\nStatus: failed. Error: boom\n\n") != NULL);
-    CHECK(strstr(md, "### softmax\\_1x127 — native") == NULL);
+    CHECK(strstr(md, "### softmax_1x127 — other\n\nStatus: failed. Error: boom\n\n") != NULL);
+    CHECK(strstr(md, "### softmax_1x127 — native") == NULL);
     free(md);
     dt_record_free(r);
     /* a run without a candidate has no report */
@@ -1021,7 +1021,7 @@ static void test_underived(void) {
     char *md = md_of(r);
     CHECK(strstr(md, "Assessment: **unassessed**\n\n## What was run") != NULL);
     CHECK(strstr(md, "Cases: ") == NULL);
-    CHECK(strstr(md, "| add\\_17x257 | — | — | — | — | — | — | — | — |\n") != NULL);
+    CHECK(strstr(md, "| add_17x257 | — | — | — | — | — | — | — | — |\n") != NULL);
     free(md);
     dt_record_free(r);
 }
@@ -1170,8 +1170,8 @@ static void test_held_floor(void) {
     CHECK(!r->cases[1].derived.held_floor.present); /* not a small case */
     char *md = md_of(r);
     CHECK(strstr(md, "### Held control over the held touch floor (small cases)") != NULL);
-    CHECK(strstr(md, "| add\\_17x257 | native | 4.80 | 2.00 | 1.200 |\n") != NULL);
-    CHECK(strstr(md, "| add\\_1024x1024 | native | 4.80 | 2.00 |") == NULL);
+    CHECK(strstr(md, "| add_17x257 | native | 4.80 | 2.00 | 1.200 |\n") != NULL);
+    CHECK(strstr(md, "| add_1024x1024 | native | 4.80 | 2.00 |") == NULL);
     CHECK(strstr(md, "; held empty-kernel floor (stream events in a held window) **1.00 µs** per "
                      "call of a batch, **3.00 µs** as one call; held touch floor (stream events "
                      "in a held window) **2.00 µs** per call of a batch.") != NULL);
@@ -1184,7 +1184,7 @@ static void test_held_floor(void) {
     CHECK(hf->present && !hf->impl[nat].kernels_from_probe &&
           hf->impl[nat].kernels_per_call == 1.0 && near(hf->impl[nat].over_touch_floor, 2.4));
     md = md_of(r);
-    CHECK(strstr(md, "| add\\_17x257 | native | 4.80 | 1.00 (no probe) | 2.400 |\n") != NULL);
+    CHECK(strstr(md, "| add_17x257 | native | 4.80 | 1.00 (no probe) | 2.400 |\n") != NULL);
     free(md);
     dt_record_free(r);
     /* no held touch floor: no check */
@@ -1229,11 +1229,11 @@ static void test_scope_assessment(void) {
     CHECK(summary_has(r, "noise > 10% in 1 small single-call scope"));
     char *md = md_of(r), *head = NULL;
     CHECK(headline_lines(md, &head) <= 3);
-    CHECK(strstr(head, "method audit: control\\_single; comparative: e2e\\_batch, e2e\\_single, "
-                       "control\\_batch, probe\\_batch (diagnostic), probe\\_single (diagnostic)") != NULL);
-    CHECK(strstr(head, "Main reasons: noise &gt; 10% in 1 small single-call scope.") != NULL);
+    CHECK(strstr(head, "method audit: control_single; comparative: e2e_batch, e2e_single, "
+                       "control_batch, probe_batch (diagnostic), probe_single (diagnostic)") != NULL);
+    CHECK(strstr(head, "Main reasons: noise > 10% in 1 small single-call scope.") != NULL);
     CHECK(strstr(md, "## Assessment details") != NULL &&
-          strstr(md, "| control\\_single | method audit | 1 |") != NULL);
+          strstr(md, "| control_single | method audit | 1 |") != NULL);
     free(head);
     free(md);
     dt_record_free(r);
@@ -1251,7 +1251,7 @@ static void test_scope_assessment(void) {
     CHECK(summary_has(r, "probe/control outside [0.90, 1.10] in 2 cases (probe: diagnostic)"));
     md = md_of(r);
     CHECK(headline_lines(md, &head) <= 3);
-    CHECK(strncmp(head, "Assessment: **comparative** — by scope: method audit: probe\\_batch "
+    CHECK(strncmp(head, "Assessment: **comparative** — by scope: method audit: probe_batch "
                         "(diagnostic); comparative: ", 83) == 0);
     free(head);
     free(md);
@@ -1273,11 +1273,11 @@ static void test_scope_assessment(void) {
     md = md_of(r);
     size_t nl = headline_lines(md, &head);
     CHECK(nl >= 2 && nl <= 3);
-    CHECK(strstr(head, "Assessment: **smoke** — by scope: smoke: e2e\\_batch, e2e\\_single.") != NULL);
-    CHECK(strstr(head, "too few samples (&lt; 5) in 30 small batch scopes; too few samples "
-                       "(&lt; 5) in 30 small single-call scopes") != NULL);
-    CHECK(strstr(head, "case\\_05") == NULL);
-    CHECK(strstr(md, "- case\\_05 e2e\\_batch: too few samples (native 4, torch 4; need 5)\n") != NULL);
+    CHECK(strstr(head, "Assessment: **smoke** — by scope: smoke: e2e_batch, e2e_single.") != NULL);
+    CHECK(strstr(head, "too few samples (< 5) in 30 small batch scopes; too few samples "
+                       "(< 5) in 30 small single-call scopes") != NULL);
+    CHECK(strstr(head, "case_05") == NULL);
+    CHECK(strstr(md, "- case_05 e2e_batch: too few samples (native 4, torch 4; need 5)\n") != NULL);
     free(head);
     free(md);
     /* the counted lines take their thresholds from the policy */

@@ -244,6 +244,9 @@ static dt_status cpu_ceilings(dt_ceilings *out, dt_err *err) {
         t[r] = (double)(dt_now_ns() - t0);
     }
     double copy_ns = dt_stats_median(t, CPU_COPY_REPS);
+    double g[CPU_COPY_REPS]; /* per-copy GB/s, for the ceiling's own spread */
+    for (int r = 0; r < CPU_COPY_REPS; r++) g[r] = t[r] > 0 ? 2.0 * (double)bytes / t[r] : 0;
+    out->copy_gbps_iqr = dt_stats_summarize(g, CPU_COPY_REPS).iqr;
     free(src);
     free(dst);
     if (!(copy_ns > 0))

@@ -760,6 +760,9 @@ static dt_status cuda_ceilings(dt_ceilings *out, dt_err *err) {
         if (r >= CEIL_COPY_WARMUP) t[r - CEIL_COPY_WARMUP] = (double)ms;
     }
     double copy_ms = dt_stats_median(t, CEIL_COPY_REPS);
+    double g[CEIL_COPY_REPS]; /* per-copy GB/s, for the ceiling's own spread */
+    for (int r = 0; r < CEIL_COPY_REPS; r++) g[r] = t[r] > 0 ? 2.0 * (double)bytes / (t[r] * 1e6) : 0;
+    out->copy_gbps_iqr = dt_stats_summarize(g, CEIL_COPY_REPS).iqr;
     if (!(copy_ms > 0)) {
         st = dt_fail(err, DT_EDEVICE, "ceilings: copy time not measurable (%g ms)", copy_ms);
         goto done;

@@ -49,6 +49,8 @@ typedef struct dt_ceilings {
     double copy_gbps;             /* copy bandwidth: (bytes read + bytes written) / time,
                                      in 1e9 bytes per second */
     int64_t copy_bytes;           /* size of one copy's source (= its destination) */
+    double copy_gbps_iqr;         /* spread of the copies: IQR of the per-copy GB/s over the
+                                     timed reps (0: not measured, then absent) */
     double launch_sync_floor_us;  /* one empty call: sync; t0; call; sync; t1 (median) */
     double launch_queue_floor_us; /* per call of many empty calls back to back, one sync */
     double launch_sync_touch_floor_us; /* one call that reads and writes 512 bytes (CUDA:

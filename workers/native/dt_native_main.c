@@ -612,6 +612,9 @@ static void do_ceilings(worker *w, json_t *req) {
     for (size_t i = 0; o && i < sizeof held / sizeof held[0]; i++)
         if (held[i].us > 0)
             json_object_set_new(json_object_get(o, "ceilings"), held[i].key, json_real(held[i].us));
+    if (o && c.copy_gbps_iqr > 0) /* optional: the copy ceiling's own spread */
+        json_object_set_new(json_object_get(o, "ceilings"), "copy_gbps_iqr",
+                            json_real(c.copy_gbps_iqr));
     if (!o) {
         emit_error("ceilings: internal: cannot encode the answer");
         return;
