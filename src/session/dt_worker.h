@@ -30,6 +30,7 @@ typedef struct dt_worker {
     size_t tail_len, tail_pos;
     int exit_status;                    /* waitpid status after death, -1 unknown */
     char death[256];                    /* why it was stopped, "" if alive */
+    int timed_out;                      /* the last request ran out of time (reset by start) */
 } dt_worker;
 
 /* Copies argv (NULL-terminated) into w. Does not start it. */
