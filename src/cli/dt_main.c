@@ -754,9 +754,11 @@ static int run_job_go(run_job *j) {
     double cto = j->a.timeout_s < 60 ? j->a.timeout_s : 60;
     dt_ceilings_measure(&j->session, j->session.backend, cto, &j->results->env.ceilings);
     open_clocks(j);
-    if (j->resume && (rc = merge_resume(j)) >= 0) return rc;
-    /* only now create the output directory, resumable from its first moment */
-    if (!j->resume && ((rc = stopped_early()) >= 0 || (rc = create_run_dir(j)) >= 0)) return rc;
+    if (j->resume) {
+        if ((rc = merge_resume(j)) >= 0) return rc;
+    } else if ((rc = stopped_early()) >= 0 || (rc = create_run_dir(j)) >= 0) {
+        return rc; /* only now the output directory, resumable from its first moment */
+    }
     fill_config(j);
     return run_and_summarize(j);
 }

@@ -101,9 +101,13 @@ static dt_status check_plots(const char *flag, const char *dir, const char *cons
     char *pdir = dt_xmalloc(n);
     snprintf(pdir, n, "%s/%s", dir, DT_FORMAT_SVG_DIR);
     dt_status st = dt_outpath_check_dir(flag, pdir, err);
+    struct stat sb;
+    int exists = lstat(pdir, &sb) == 0; /* a new plots/ holds no chart yet */
     free(pdir);
-    if (st == DT_OK) st = check_in(flag, dir, DT_FORMAT_SVG_RATIOS, inputs, n_inputs, err);
-    if (st == DT_OK) st = check_in(flag, dir, DT_FORMAT_SVG_ROOFLINE, inputs, n_inputs, err);
+    if (st == DT_OK && exists)
+        st = check_in(flag, dir, DT_FORMAT_SVG_RATIOS, inputs, n_inputs, err);
+    if (st == DT_OK && exists)
+        st = check_in(flag, dir, DT_FORMAT_SVG_ROOFLINE, inputs, n_inputs, err);
     return st;
 }
 

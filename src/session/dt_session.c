@@ -77,7 +77,7 @@ static dt_status start_worker(dt_session *s, const char *what, dt_worker *w, dt_
     if (st != DT_OK && w->timed_out) {
         char cmd[1024];
         command_text(w, cmd, sizeof cmd);
-        return dt_fail(err, st, "%s: start-up timed out after %g s (--start-timeout): %s", what,
+        return dt_fail(err, st, "%s's start-up timed out after %g s (--start-timeout): %s", what,
                        limit, cmd);
     }
     return st;
@@ -100,7 +100,7 @@ static dt_status start_command(dt_session *s, dt_session_member *m, const char *
         dt_status st = split_cmd(flag, cmd, &c, err);
         if (st != DT_OK) return st;
         const char *base = strrchr(c.w[0], '/');
-        snprintf(m->what, sizeof m->what, "the worker %s", base ? base + 1 : c.w[0]);
+        snprintf(m->what, sizeof m->what, "the %s worker", base ? base + 1 : c.w[0]);
     } else {
         c.w[c.n++] = dt_xstrdup(default_prog);
         snprintf(m->what, sizeof m->what, "the native worker");

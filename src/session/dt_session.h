@@ -15,7 +15,7 @@
  * ("candidate"/"baseline" when they are missing or equal); this module names no
  * framework beyond the default workers' names for people ("the PyTorch worker", "the
  * native worker": the programs it starts by default). A start that does not answer
- * hello within start_timeout_s fails with "start-up timed out after N s" and the
+ * hello within start_timeout_s fails with "...'s start-up timed out after N s" and the
  * command. The backend is the requested one (refused when a worker does not offer it)
  * or, automatically, cuda when both offer it, else cpu; backend_choice says why.
  *
@@ -47,7 +47,7 @@ typedef struct dt_session_settings {
     double start_timeout_s;    /* --start-timeout: a worker's start up to its hello answer
                                   (0: DT_WORKER_START_S) */
     /* Called (when not NULL) as each worker process starts, with what starts as a phrase
-     * ("the PyTorch worker", "the native worker", "the worker NAME" for a given command)
+     * ("the PyTorch worker", "the native worker", "the NAME worker" for a given command)
      * and, once it answered or failed, with NULL: the CLI draws it on a terminal. */
     void (*on_start)(void *ctx, const char *what);
     void *on_start_ctx;
@@ -62,7 +62,7 @@ typedef enum dt_session_step {
 /* One implementation of the run and its two worker processes. */
 typedef struct dt_session_member {
     const char *role;           /* "candidate" or "baseline" */
-    char what[96];              /* "the PyTorch worker", "the native worker", "the worker X" */
+    char what[96];              /* "the PyTorch worker", "the native worker", "the X worker" */
     char id[DT_SESSION_ID_LEN]; /* from hello (or the role) */
     dt_worker worker[2];        /* [DT_STEP_MAIN], [DT_STEP_PROBE] (initialised, maybe not started) */
     dt_hello hello;             /* the main worker's first hello */
