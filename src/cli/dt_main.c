@@ -243,7 +243,8 @@ static int cmd_compare(int argc, char **argv) {
     int json = 0;
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "--threshold") == 0 && i + 1 < argc) {
-            if (parse_double("--threshold", argv[++i], 0.0, 0.999999, &threshold)) return EXIT_BAD;
+            if (parse_double("--threshold", argv[++i], 0.0, 1.0, &threshold)) return EXIT_BAD;
+            if (threshold >= 1.0) return bad("--threshold: '%s' is not in [0, 1)", argv[i]);
         } else if (strcmp(argv[i], "--format") == 0 && i + 1 < argc) {
             const char *f = argv[++i];
             if (strcmp(f, "json") == 0) json = 1;
@@ -711,7 +712,11 @@ static int create_run_dir(run_job *j) {
         return bad("--output %s: cannot write the run's first results (nothing was left "
                    "behind): %s", out, e.msg);
     }
-    if (renameat2(AT_FDCWD, tmp, AT_FDCWD, out, RENAME_NOREPLACE) != 0) {
+    int rn = renameat2(AT_FDCWD, tmp, AT_FDCWD, out, RENAME_NOREPLACE);
+    struct stat sb;
+    if (rn != 0 && (errno == EINVAL || errno == ENOSYS)) /* no RENAME_NOREPLACE here */
+        rn = lstat(out, &sb) == 0 ? (errno = EEXIST, -1) : rename(tmp, out);
+    if (rn != 0) {
         int err = errno;
         dt_runlock_release(&j->lock);
         remove_tree(tmp);

@@ -172,7 +172,7 @@ tag="DT_ROBUST_TAG=dt-robust-$$-oom"
 py - "$T/oom/results.json" <<'EOP' && ok || no "out of memory: the case's error does not name the bytes"
 import json, re, sys
 r = json.load(open(sys.argv[1]))
-errs = [i.get("error") or "" for c in r["cases"] for i in c["impls"]]
+errs = [i.get("error") or "" for c in r["cases"] for i in c["impl"].values()]
 assert any(re.search(r"could not allocate \d+ bytes", e) for e in errs), errs
 EOP
 sleep 1
