@@ -693,8 +693,9 @@ static void remove_tree(const char *dir) { nftw(dir, remove_one, 8, FTW_DEPTH | 
  * (RENAME_NOREPLACE). A kill before the rename leaves no DIR (at most the temporary
  * directory after kill -9); a failed first write (a full disk) removes it. */
 static int create_run_dir(run_job *j) {
-    const char *out = j->a.output;
-    char tmp[PATH_MAX];
+    char out[PATH_MAX], tmp[PATH_MAX];
+    snprintf(out, sizeof out, "%s", j->a.output);
+    for (size_t n = strlen(out); n > 1 && out[n - 1] == '/'; n--) out[n - 1] = '\0'; /* "DIR/" */
     const char *slash = strrchr(out, '/');
     int plen = slash ? (int)(slash - out + 1) : 0;
     if (snprintf(tmp, sizeof tmp, "%.*s.%s.starting-%ld", plen, out, slash ? slash + 1 : out,
