@@ -664,6 +664,7 @@ static void install_signals(void) {
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
+    dt_worker_set_interrupt(dt_run_stop_requested); /* no wait outlasts a stop request */
     sa.sa_handler = fatal_signal;
     sa.sa_flags = SA_RESETHAND;
     const int fatal[] = {SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL};
@@ -749,6 +750,7 @@ static int run_and_summarize(run_job *j) {
 /* Starts the workers, records the run-level facts, runs. */
 static int run_job_go(run_job *j) {
     int rc = start_run(j);
+    if (dt_run_stop_requested() && rc != 0) rc = -1; /* a start cut short: say so instead */
     if (rc >= 0 || (rc = stopped_early()) >= 0) return rc;
     if (j->resume && (rc = check_resume(j)) >= 0) return rc;
     time_t t = time(NULL);

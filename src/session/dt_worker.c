@@ -151,6 +151,10 @@ dt_status dt_worker_fail(dt_worker *w, const char *what, dt_err *err) {
     return dt_fail(err, DT_EWORKER, "worker %s: %s (%s)", w->argv[0], what, how);
 }
 
+static int (*g_interrupted)(void);
+
+void dt_worker_set_interrupt(int (*interrupted)(void)) { g_interrupted = interrupted; }
+
 dt_status dt_worker_request(dt_worker *w, const char *line, double timeout_s, char **answer,
                             dt_err *err) {
     *answer = NULL;
@@ -171,6 +175,8 @@ dt_status dt_worker_request(dt_worker *w, const char *line, double timeout_s, ch
             *answer = dt_xstrdup(w->rbuf);
             return DT_OK;
         }
+        if (g_interrupted && g_interrupted())
+            return dt_worker_fail(w, "interrupted while waiting for its answer", err);
         int64_t left_ms = (deadline - dt_now_ns()) / 1000000;
         if (left_ms <= 0) {
             char what[128];
