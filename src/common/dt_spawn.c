@@ -2,6 +2,7 @@
  * (contract in dt_spawn.h). */
 #define _GNU_SOURCE
 #include "dt_spawn.h"
+#include "dt_affinity.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -156,6 +157,13 @@ dt_status dt_spawn_start(char *const argv[], const dt_spawn_opts *o, dt_child *c
         close_pipes(p);
         return dt_fail(err, DT_EIO, "pipe: %s", strerror(e));
     }
+    /* neither fork nor posix_spawn has an affinity attribute: the child inherits the
+     * calling thread's mask, so it is set for the start and restored after */
+    cpu_set_t saved, want;
+    int pinned = 0;
+    if (o->cpus && dt_affinity_parse(o->cpus, &want) == 0 &&
+        sched_getaffinity(0, sizeof saved, &saved) == 0)
+        pinned = sched_setaffinity(0, sizeof want, &want) == 0;
     pid_t pid = 0;
     int rc;
     if (o->own_group) {
@@ -177,6 +185,7 @@ dt_status dt_spawn_start(char *const argv[], const dt_spawn_opts *o, dt_child *c
         posix_spawn_file_actions_destroy(&fa);
         posix_spawnattr_destroy(&attr);
     }
+    if (pinned) sched_setaffinity(0, sizeof saved, &saved);
     close_fd(&p[0][0]);
     close_fd(&p[1][1]);
     close_fd(&p[2][1]);
@@ -246,7 +255,7 @@ int dt_spawn_capture(char *const argv[], const char *input, int merge_stderr, do
     DT_ASSERT(len > 0);
     out[0] = '\0';
     dt_spawn_opts o = {input ? DT_SPAWN_PIPE : DT_SPAWN_NULL, DT_SPAWN_PIPE,
-                       merge_stderr ? DT_SPAWN_MERGE : DT_SPAWN_NULL, 1, 0};
+                       merge_stderr ? DT_SPAWN_MERGE : DT_SPAWN_NULL, 1, 0, NULL};
     dt_child c;
     dt_err e;
     if (dt_spawn_start(argv, &o, &c, &e) != DT_OK) return -1;

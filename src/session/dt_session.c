@@ -86,8 +86,10 @@ static dt_status start_worker(dt_session *s, const char *what, dt_worker *w, dt_
 /* Initialises member m's two workers with argv and starts the main one (hello). */
 static dt_status member_start(dt_session *s, dt_session_member *m, char *const argv[],
                               dt_err *err) {
-    dt_worker_init(&m->worker[DT_STEP_MAIN], argv);
-    dt_worker_init(&m->worker[DT_STEP_PROBE], argv);
+    for (int k = 0; k < DT_STEP_COUNT; k++) {
+        dt_worker_init(&m->worker[k], argv);
+        m->worker[k].cpus = m->cpus[0] ? m->cpus : NULL;
+    }
     return start_worker(s, m->what, &m->worker[DT_STEP_MAIN], &m->hello, err);
 }
 
@@ -166,14 +168,12 @@ static dt_status start_torch(dt_session *s, dt_session_member *m, const dt_sessi
         /* a start that ran out of time is not tried again with another interpreter */
         if (m->worker[DT_STEP_MAIN].timed_out) {
             dt_status st = dt_fail(err, DT_EINVAL, "%s", e.msg);
-            dt_worker_free(&m->worker[DT_STEP_MAIN]);
-            dt_worker_free(&m->worker[DT_STEP_PROBE]);
+            for (int k = 0; k < DT_STEP_COUNT; k++) dt_worker_free(&m->worker[k]);
             dt_hello_free(&m->hello);
             return st;
         }
         snprintf(last, sizeof last, "%s", e.msg);
-        dt_worker_free(&m->worker[DT_STEP_MAIN]);
-        dt_worker_free(&m->worker[DT_STEP_PROBE]);
+        for (int k = 0; k < DT_STEP_COUNT; k++) dt_worker_free(&m->worker[k]);
         dt_hello_free(&m->hello);
     }
     return dt_fail(err, DT_EINVAL, "no usable PyTorch worker (tried %s): %s", tried, last);
@@ -228,6 +228,9 @@ dt_status dt_session_start(dt_session *s, const dt_session_settings *set, dt_err
     s->on_start_ctx = set->on_start_ctx;
     s->member[0].role = "candidate";
     s->member[1].role = "baseline";
+    for (int i = 0; i < DT_SESSION_IMPLS; i++)
+        if (set->cpus[i])
+            snprintf(s->member[i].cpus, sizeof s->member[i].cpus, "%s", set->cpus[i]);
     s->count = DT_SESSION_IMPLS;
     char native[PATH_MAX + 32];
     snprintf(native, sizeof native, "%s/dualtime-native-worker", set->exe_dir);
@@ -250,7 +253,7 @@ dt_status dt_session_start(dt_session *s, const dt_session_settings *set, dt_err
 }
 
 dt_worker *dt_session_worker(dt_session *s, int i, dt_session_step step) {
-    DT_ASSERT(i >= 0 && i < s->count && (step == DT_STEP_MAIN || step == DT_STEP_PROBE));
+    DT_ASSERT(i >= 0 && i < s->count && step >= DT_STEP_MAIN && step < DT_STEP_COUNT);
     return &s->member[i].worker[step];
 }
 
@@ -271,8 +274,8 @@ void dt_session_stop(dt_session *s) {
     for (int i = 0; i < DT_SESSION_IMPLS; i++) {
         dt_session_member *m = &s->member[i];
         /* a zeroed worker has no argv: nothing to stop */
-        if (m->worker[DT_STEP_MAIN].argv[0]) dt_worker_free(&m->worker[DT_STEP_MAIN]);
-        if (m->worker[DT_STEP_PROBE].argv[0]) dt_worker_free(&m->worker[DT_STEP_PROBE]);
+        for (int k = 0; k < DT_STEP_COUNT; k++)
+            if (m->worker[k].argv[0]) dt_worker_free(&m->worker[k]);
         dt_hello_free(&m->hello);
     }
     s->count = 0;

@@ -34,7 +34,8 @@ static void test_python_candidates(void) {
 }
 
 static dt_session_settings settings(const char *backend) {
-    dt_session_settings s = {g_build, NULL, NULL, g_native, backend, 1, 30, 0, NULL, NULL};
+    dt_session_settings s = {g_build, NULL, NULL, g_native, backend, 1, 30, {NULL, NULL},
+                             0, NULL, NULL};
     return s;
 }
 

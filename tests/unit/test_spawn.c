@@ -56,7 +56,7 @@ static void test_start(void) {
           "which of a path");
     char *argv[] = {path, NULL};
     dt_spawn_which("cat", path, sizeof path);
-    dt_spawn_opts o = {DT_SPAWN_PIPE, DT_SPAWN_PIPE, DT_SPAWN_PIPE, 0, 1};
+    dt_spawn_opts o = {DT_SPAWN_PIPE, DT_SPAWN_PIPE, DT_SPAWN_PIPE, 0, 1, NULL};
     dt_child c;
     dt_err err = {{0}};
     CHECK(dt_spawn_start(argv, &o, &c, &err) == DT_OK, "start: %s", err.msg);
@@ -98,7 +98,7 @@ static int gone(pid_t pid) {
 static void test_death(void) {
     /* a worker's own child (a shell's sleep) dies with dt_spawn_kill_groups */
     char *sh[] = {"/bin/sh", "-c", "sleep 30 & echo $!; wait", NULL};
-    dt_spawn_opts o = {DT_SPAWN_NULL, DT_SPAWN_PIPE, DT_SPAWN_NULL, 0, 1};
+    dt_spawn_opts o = {DT_SPAWN_NULL, DT_SPAWN_PIPE, DT_SPAWN_NULL, 0, 1, NULL};
     dt_child c;
     dt_err err = {{0}};
     CHECK(dt_spawn_start(sh, &o, &c, &err) == DT_OK, "start sh: %s", err.msg);
