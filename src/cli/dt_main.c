@@ -12,6 +12,8 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
@@ -27,6 +29,9 @@
 #include "cli/dt_sys.h"
 #include "common/dt_affinity.h"
 #include "common/dt_common.h"
+#include "common/dt_outpath.h"
+#include "common/dt_runlock.h"
+#include "common/dt_spawn.h"
 #include "data/dt_shm.h"
 #include "format/dt_format_compare.h"
 #include "format/dt_format_csv.h"
@@ -38,6 +43,7 @@
 #include "plan/dt_ops.h"
 #include "session/dt_ops_json.h"
 #include "plan/dt_plan.h"
+#include "record/dt_compare_json.h"
 #include "record/dt_record_json.h"
 #include "record/dt_table_json.h"
 #include "record/dt_file.h"
@@ -56,9 +62,10 @@
 
 static const char *k_usage =
     "usage: dualtime run --output DIR [options]\n"
-    "       dualtime run --resume DIR            finish an interrupted run\n"
+    "       dualtime run --resume DIR [--retry-failed]  finish an interrupted run (and run\n"
+    "                                          its failed cases again)\n"
     "       dualtime report RESULTS.json [--format md|csv|json] [--output FILE]\n"
-    "       dualtime compare A/results.json B/results.json [--threshold 0.05]\n"
+    "       dualtime compare A/results.json B/results.json [--threshold T] [--format md|json]\n"
     "       dualtime list [--json]             ops, definitions, tolerances, default shapes\n"
     "       dualtime doctor                    what this machine can run, and the fix if not\n"
     "\n"
@@ -85,6 +92,8 @@ static const char *k_usage =
     "  --seed N                input seed (default 1)\n"
     "  --threads N             CPU threads of both frameworks (default min(8, cores))\n"
     "  --timeout S             seconds a worker may take for one request (default 180)\n"
+    "  --start-timeout S       seconds a worker may take to start and answer hello\n"
+    "                          (default 120)\n"
     "  --device-timing         the device scopes (held control, CUPTI probe, dispatch):\n"
     "                          on by default on cuda; an error on cpu\n"
     "  --no-device-timing      host scopes only\n"
@@ -100,6 +109,17 @@ static const char *k_usage =
     "  --quiet                 no progress line and no end-of-run summary\n"
     "  --dry-run               print the plan and an estimate of its wall time; run and\n"
     "                          write nothing (--output not needed)\n"
+    "\n"
+    "dualtime compare A/results.json B/results.json [--threshold T] [--format md|json]\n"
+    "  Compares run B against run A. Each candidate is judged on its paired ratio to\n"
+    "  the baseline within each run (the baseline is the drift control): a change is\n"
+    "  reported only when its 95% interval clears both the threshold (default 0.05)\n"
+    "  and the run-to-run spread of the paired ratio between rounds. Every row states\n"
+    "  the smallest change it could have detected. --format json prints the result as\n"
+    "  JSON (docs/results-format.md); Markdown is the default.\n"
+    "  Exit status: 0 no change, 1 a regression of a candidate, 2 the runs cannot be\n"
+    "  compared (a run incomplete or empty, no shared case, or different backend, GPU,\n"
+    "  CPU, threads, input views, implementations or baseline version).\n"
     "\n"
     "exit status: 0 every case valid, 1 a case failed, 2 bad arguments or environment.\n";
 
@@ -259,6 +279,7 @@ static int cmd_report(int argc, char **argv) {
     }
     if (!in) return bad("report: missing RESULTS.json");
     char md[PATH_MAX];
+    dt_err e;
     if (!out) {
         snprintf(md, sizeof md, "%s", in);
         char *slash = strrchr(md, '/');
@@ -266,8 +287,10 @@ static int cmd_report(int argc, char **argv) {
         else snprintf(md, sizeof md, "results.md");
         out = md;
     }
+    /* never onto the input, a link, a device or a FIFO: refused before anything is written */
+    if (dt_outputs_check_report(out, (const char *const[]){in}, 1, &e) != DT_OK)
+        return bad("report: %s", e.msg);
     /* load, derive, write results.md and its plots; the input is never rewritten */
-    dt_err e;
     dt_record *r = NULL;
     dt_status st = dt_record_load(in, &r, &e);
     if (st == DT_OK) st = dt_derive_run(r, &e);
@@ -278,12 +301,29 @@ static int cmd_report(int argc, char **argv) {
     return 0;
 }
 
+/* The comparison's text in the chosen format: the result, or the refusal (JSON only). */
+static dt_status compare_text(int json, const dt_compare_result *res, const char *refusal,
+                              char **text, size_t *len, dt_err *e) {
+    if (!json) return dt_format_compare_md(res, text, len, e);
+    return res ? dt_compare_result_encode(res, text, len, e)
+               : dt_compare_refusal_encode(refusal, text, len, e);
+}
+
 static int cmd_compare(int argc, char **argv) {
     const char *a = NULL, *b = NULL;
-    double threshold = 0.05;
+    double threshold = -1; /* -1: A's policy */
+    int json = 0;
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "--threshold") == 0 && i + 1 < argc) {
-            if (parse_double("--threshold", argv[++i], 0.0, 10.0, &threshold)) return EXIT_BAD;
+            if (parse_double("--threshold", argv[++i], 0.0, 1.0, &threshold)) return EXIT_BAD;
+            if (threshold >= 1.0) return bad("--threshold: '%s' is not in [0, 1)", argv[i]);
+        } else if (strcmp(argv[i], "--format") == 0 && i + 1 < argc) {
+            const char *f = argv[++i];
+            if (strcmp(f, "json") == 0) json = 1;
+            else if (strcmp(f, "md") == 0) json = 0;
+            else return bad("compare: --format: '%s' is not md or json", f);
+        } else if (strcmp(argv[i], "--help") == 0) {
+            return fputs(k_usage, stdout), 0;
         } else if (argv[i][0] == '-') {
             return bad("compare: unknown option '%s'", argv[i]);
         } else if (!a) {
@@ -302,16 +342,23 @@ static int cmd_compare(int argc, char **argv) {
     size_t len = 0;
     dt_status st = dt_record_load(a, &ra, &e);
     if (st == DT_OK) st = dt_record_load(b, &rb, &e);
+    if (st == DT_OK && threshold < 0) threshold = ra->derived.policy.compare_threshold;
     if (st == DT_OK) st = dt_compare_runs(ra, rb, threshold, &res, &e);
-    if (st == DT_OK) st = dt_format_compare_md(res, &text, &len, &e);
-    int regression = st == DT_OK && dt_compare_result_regression(res);
-    if (st == DT_OK) fwrite(text, 1, len, stdout);
+    int rc = dt_compare_exit_status(st, res);
+    /* a refusal: its message (it starts with "compare: ") once on stderr, and in JSON */
+    if (st != DT_OK)
+        fprintf(stderr, "dualtime: %s%s\n", strncmp(e.msg, "compare: ", 9) ? "compare: " : "",
+                e.msg);
+    dt_err fe;
+    if ((st == DT_OK || json) && compare_text(json, res, e.msg, &text, &len, &fe) == DT_OK)
+        fwrite(text, 1, len, stdout);
+    else if (st == DT_OK)
+        rc = bad("compare: %s", fe.msg);
     free(text);
     dt_compare_result_free(res);
     dt_record_free(ra);
     dt_record_free(rb);
-    if (st != DT_OK) return bad("compare: %s", e.msg);
-    return regression ? 1 : 0;
+    return rc;
 }
 
 /* ---- run -------------------------------------------------------------------------------- */
@@ -321,7 +368,7 @@ typedef struct run_settings {
     const char *output, *backends, *operations, *row_shapes, *gemm_shapes, *python;
     const char *candidate_cmd, *baseline_cmd;
     long long samples, rounds, seed, threads, prime;
-    double sample_ms, warmup_ms, timeout_s;
+    double sample_ms, warmup_ms, timeout_s, start_timeout_s;
     int quick, views, device_timing, capture_sources, quiet, probe_kind;
     int no_pin;            /* --no-pin */
     /* device_timing, samples and rounds are -1 until given: their defaults depend on the
@@ -346,6 +393,7 @@ typedef struct run_job {
     dt_pin_plan pin;       /* the CPUs of the orchestrator and each member's workers */
     char orch_cpus[DT_PIN_LIST_LEN]; /* the orchestrator's affinity once pinned (or not) */
     dt_clocks *clocks;
+    dt_runlock lock;       /* a new run's lock on its directory (a resume's is cmd_resume's) */
 } run_job;
 
 static void settings_defaults(run_settings *a) {
@@ -361,11 +409,12 @@ static void settings_defaults(run_settings *a) {
     a->warmup_ms = 150;
     a->prime = 1;
     a->timeout_s = 180;
+    a->start_timeout_s = DT_WORKER_START_S;
 }
 
 enum { O_OUT = 1000, O_BACK, O_OPS, O_ROWS, O_GEMM, O_VIEWS, O_SAMPLES, O_SMS, O_WMS, O_CAP,
        O_QUICK, O_THREADS, O_TIMEOUT, O_SEED, O_ROUNDS, O_DEV, O_PROBE, O_PY, O_CAND, O_BASE,
-       O_QUIET, O_PRIME, O_HELP, O_NODEV, O_NOPIN, O_DRY };
+       O_QUIET, O_PRIME, O_HELP, O_NODEV, O_NOPIN, O_DRY, O_START };
 
 static const struct option k_run_opts[] = {
     {"output", required_argument, 0, O_OUT},        {"backends", required_argument, 0, O_BACK},
@@ -383,6 +432,7 @@ static const struct option k_run_opts[] = {
     {"prime", required_argument, 0, O_PRIME},
     {"no-device-timing", no_argument, 0, O_NODEV},  {"no-pin", no_argument, 0, O_NOPIN},
     {"dry-run", no_argument, 0, O_DRY},
+    {"start-timeout", required_argument, 0, O_START},
     {0, 0, 0, 0}};
 
 /* One option with a number value into a; -1 when it is not one (message printed). */
@@ -394,6 +444,7 @@ static int parse_number_opt(int c, const char *v, run_settings *a) {
     case O_PRIME: return parse_long("--prime", v, 0, 16, &a->prime);
     case O_THREADS: return parse_long("--threads", v, 1, 1024, &a->threads);
     case O_TIMEOUT: return parse_double("--timeout", v, 0.1, 86400, &a->timeout_s);
+    case O_START: return parse_double("--start-timeout", v, 0.1, 86400, &a->start_timeout_s);
     case O_SEED: return parse_long("--seed", v, 0, LLONG_MAX, &a->seed);
     case O_ROUNDS: return parse_long("--rounds", v, 1, 1000, &a->rounds);
     }
@@ -415,7 +466,7 @@ static int parse_run_args(int argc, char **argv, run_settings *a) {
         case O_GEMM: a->gemm_shapes = optarg; break;
         case O_VIEWS: a->views = 1; break;
         case O_SAMPLES: case O_SMS: case O_WMS: case O_PRIME: case O_THREADS: case O_TIMEOUT:
-        case O_SEED: case O_ROUNDS:
+        case O_SEED: case O_ROUNDS: case O_START:
             if (parse_number_opt(c, optarg, a)) return EXIT_BAD;
             break;
         case O_CAP: a->capture_sources = 1; break;
@@ -450,10 +501,12 @@ static int check_run_settings(run_settings *a, int resuming) {
     if (!a->output) return bad("--output DIR is required (a new directory for the results)");
     if (!a->output[0]) return bad("--output: empty path");
     struct stat st;
-    if (!resuming && stat(a->output, &st) == 0)
+    if (!resuming && lstat(a->output, &st) == 0)
         return bad("--output: '%s' already exists; dualtime never overwrites results "
                    "(to finish an interrupted run: dualtime run --resume %s)", a->output, a->output);
     dt_err e;
+    if (!resuming && dt_outpath_check_dir("--output", a->output, &e) != DT_OK)
+        return bad("%s", e.msg);
     if (a->operations) {
         if (dt_ops_parse(a->operations, a->ops, &e) != DT_OK) return bad("%s", e.msg);
     } else {
@@ -511,6 +564,14 @@ static void plan_pinning(run_job *j) {
     if (dt_affinity_self(j->orch_cpus, sizeof j->orch_cpus) != 0) j->orch_cpus[0] = '\0';
 }
 
+/* The progress line while a worker starts (what: "the PyTorch worker"...; NULL: done). */
+static void show_start(void *ctx, const char *what) {
+    (void)ctx;
+    if (what) fprintf(stderr, "\r\033[Kstarting %s\u2026", what);
+    else fputs("\r\033[K", stderr);
+    fflush(stderr);
+}
+
 /* Starts the workers and builds the plan for the backend they settle on. */
 static int start_run(run_job *j) {
     run_settings *a = &j->a;
@@ -521,7 +582,9 @@ static int start_run(run_job *j) {
     dt_session_settings ss = {j->exe_dir, a->python, a->candidate_cmd, a->baseline_cmd,
                               a->backend, (int)a->threads, a->timeout_s,
                               {j->pin.pinned ? j->pin.worker[0] : NULL,
-                               j->pin.pinned ? j->pin.worker[1] : NULL}};
+                               j->pin.pinned ? j->pin.worker[1] : NULL},
+                              a->start_timeout_s, !a->quiet && isatty(2) ? show_start : NULL,
+                              NULL};
     dt_err e;
     if (dt_session_start(&j->session, &ss, &e) != DT_OK) return bad("%s", e.msg);
     const char *backend = j->session.backend;
@@ -739,13 +802,87 @@ static void print_summary(const run_job *j) {
     free(text);
 }
 
-/* The run itself and its one summary line; returns the exit status. */
-static int run_and_summarize(run_job *j) {
+/* Before any worker starts: SIGINT, SIGTERM and SIGHUP ask the run to stop (it keeps
+ * what it has; before the run directory exists nothing is written); a crash (abort, a
+ * fault) kills the workers' process groups first. atexit does the same on every exit. */
+static void fatal_signal(int signo) {
+    dt_spawn_kill_groups();
+    signal(signo, SIG_DFL);
+    raise(signo);
+}
+
+static void install_signals(void) {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = dt_run_request_stop;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    dt_worker_set_interrupt(dt_run_stop_requested); /* no wait outlasts a stop request */
+    sa.sa_handler = fatal_signal;
+    sa.sa_flags = SA_RESETHAND;
+    const int fatal[] = {SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL};
+    for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++) sigaction(fatal[i], &sa, NULL);
+}
+
+/* A stop asked for before the run directory holds anything: nothing was written. */
+static int stopped_early(void) {
+    if (!dt_run_stop_requested()) return -1;
+    fprintf(stderr, "dualtime: interrupted before the run started; nothing was written\n");
+    return 1;
+}
+
+/* nftw callback of remove_tree. */
+static int remove_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw) {
+    (void)sb;
+    (void)ftw;
+    return flag == FTW_DP ? rmdir(path) : unlink(path);
+}
+
+/* Removes a directory this run made and filled (never one it did not make). */
+static void remove_tree(const char *dir) { nftw(dir, remove_one, 8, FTW_DEPTH | FTW_PHYS); }
+
+/* A new run's directory appears only resumable: it is made under a temporary name in the
+ * same parent (.NAME.starting-PID), locked, given its first results.json (the plan's
+ * settings, implementations and environment; no case yet) and renamed into place
+ * (RENAME_NOREPLACE). A kill before the rename leaves no DIR (at most the temporary
+ * directory after kill -9); a failed first write (a full disk) removes it. */
+static int create_run_dir(run_job *j) {
+    char out[PATH_MAX], tmp[PATH_MAX];
+    snprintf(out, sizeof out, "%s", j->a.output);
+    for (size_t n = strlen(out); n > 1 && out[n - 1] == '/'; n--) out[n - 1] = '\0'; /* "DIR/" */
+    const char *slash = strrchr(out, '/');
+    int plen = slash ? (int)(slash - out + 1) : 0;
+    if (snprintf(tmp, sizeof tmp, "%.*s.%s.starting-%ld", plen, out, slash ? slash + 1 : out,
+                 (long)getpid()) >= (int)sizeof tmp)
+        return bad("--output: '%s': path too long", out);
+    if (mkdir(tmp, 0755) != 0)
+        return bad("--output: cannot create '%s': %s", tmp, strerror(errno));
+    dt_err e;
+    dt_status st = dt_runlock_take(&j->lock, tmp, &e);
+    if (st == DT_OK) st = dt_derive_run(j->results, &e);
+    if (st == DT_OK) st = dt_outputs_write(j->results, tmp, &e);
+    if (st != DT_OK) {
+        dt_runlock_release(&j->lock);
+        remove_tree(tmp);
+        return bad("--output %s: cannot write the run's first results (nothing was left "
+                   "behind): %s", out, e.msg);
+    }
+    int rn = renameat2(AT_FDCWD, tmp, AT_FDCWD, out, RENAME_NOREPLACE);
+    struct stat sb;
+    if (rn != 0 && (errno == EINVAL || errno == ENOSYS)) /* no RENAME_NOREPLACE here */
+        rn = lstat(out, &sb) == 0 ? (errno = EEXIST, -1) : rename(tmp, out);
+    if (rn != 0) {
+        int err = errno;
+        dt_runlock_release(&j->lock);
+        remove_tree(tmp);
+        return bad("--output: cannot create '%s': %s", out, strerror(err));
+    }
+    return -1;
+}
+
+/* The run itself and its one summary line; returns the exit status. */
+static int run_and_summarize(run_job *j) {
     if (!j->a.quiet)
         fprintf(stderr, "dualtime: %d cases x %lld round(s) on %s (%s); results in %s\n",
                 j->cfg.plan.count, j->a.rounds, j->session.backend, j->session.backend_choice,
@@ -768,11 +905,9 @@ static int run_and_summarize(run_job *j) {
 /* Starts the workers, records the run-level facts, runs. */
 static int run_job_go(run_job *j) {
     int rc = start_run(j);
-    if (rc >= 0) return rc;
+    if (dt_run_stop_requested() && rc != 0) rc = -1; /* a start cut short: say so instead */
+    if (rc >= 0 || (rc = stopped_early()) >= 0) return rc;
     if (j->resume && (rc = check_resume(j)) >= 0) return rc;
-    /* only now create the output directory */
-    if (!j->resume && mkdir(j->a.output, 0755) != 0)
-        return bad("--output: cannot create '%s': %s", j->a.output, strerror(errno));
     time_t t = time(NULL);
     struct tm tm;
     gmtime_r(&t, &tm);
@@ -782,7 +917,11 @@ static int run_job_go(run_job *j) {
     double cto = j->a.timeout_s < 60 ? j->a.timeout_s : 60;
     dt_ceilings_measure(&j->session, j->session.backend, cto, &j->results->env.ceilings);
     open_clocks(j);
-    if (j->resume && (rc = merge_resume(j)) >= 0) return rc;
+    if (j->resume) {
+        if ((rc = merge_resume(j)) >= 0) return rc;
+    } else if ((rc = stopped_early()) >= 0 || (rc = create_run_dir(j)) >= 0) {
+        return rc; /* only now the output directory, resumable from its first moment */
+    }
     fill_config(j);
     return run_and_summarize(j);
 }
@@ -815,6 +954,8 @@ static int dry_run(run_job *j) {
 static int cmd_run(int argc, char **argv, int full_argc, char **full_argv, dt_record *resume,
                    const char *resume_dir) {
     run_job *j = dt_xcalloc(1, sizeof *j);
+    j->lock.fd = -1;
+    install_signals();
     settings_defaults(&j->a);
     j->full_argc = full_argc;
     j->full_argv = full_argv;
@@ -828,33 +969,63 @@ static int cmd_run(int argc, char **argv, int full_argc, char **full_argv, dt_re
     dt_record_free(j->resume);
     dt_clocks_close(j->clocks);
     dt_session_stop(&j->session);
+    dt_runlock_release(&j->lock);
     dt_plan_free(&j->cfg.plan);
     free(j);
     return rc;
 }
 
-/* dualtime run --resume DIR [--quiet]: finishes an interrupted run with its own recorded
- * command line: finished (case, round) pairs are kept, the others are run again with the
- * same inputs (same seed and shapes). */
+/* --retry-failed: the failed cases leave the record, so the run does them again from
+ * scratch (every round) with the same inputs; the valid ones stay as they are. Returns
+ * how many were taken out. */
+static size_t drop_failed(dt_record *r) {
+    size_t n = 0;
+    for (size_t i = r->n_cases; i-- > 0;)
+        if (!r->cases[i].valid) {
+            dt_record_case_remove(r, i);
+            n++;
+        }
+    return n;
+}
+
+/* dualtime run --resume DIR [--retry-failed] [--quiet]: finishes an interrupted run with
+ * its own recorded command line: finished (case, round) pairs are kept, the others are
+ * run again with the same inputs (same seed and shapes). --retry-failed also runs the
+ * failed cases again (of a finished run too). The run directory's lock is taken before
+ * results.json is read and held to the end. */
 static int cmd_resume(int argc, char **argv) {
     const char *dir = NULL;
-    int quiet = 0;
+    int quiet = 0, retry = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "run") == 0 && i == 1) continue;
         if (strcmp(argv[i], "--resume") == 0 && i + 1 < argc) dir = argv[++i];
         else if (strncmp(argv[i], "--resume=", 9) == 0) dir = argv[i] + 9;
         else if (strcmp(argv[i], "--quiet") == 0) quiet = 1;
-        else return bad("--resume takes only a directory (and --quiet): unexpected '%s'", argv[i]);
+        else if (strcmp(argv[i], "--retry-failed") == 0) retry = 1;
+        else return bad("--resume takes only a directory (and --retry-failed, --quiet): "
+                        "unexpected '%s'", argv[i]);
     }
     if (!dir || !*dir) return bad("--resume: missing DIR");
+    struct stat sb;
+    if (lstat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+        return bad("--resume: '%s' is not a run directory", dir);
+    dt_err e;
+    if (dt_outputs_check(dir, &e) != DT_OK) return bad("--resume: %s", e.msg);
+    dt_runlock lock;
+    if (dt_runlock_take(&lock, dir, &e) != DT_OK) return bad("--resume: %s", e.msg);
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/results.json", dir);
-    dt_err e;
     dt_record *r = NULL;
-    if (dt_record_load(path, &r, &e) != DT_OK) return bad("--resume: %s", e.msg);
-    if (r->complete) {
+    if (dt_record_load(path, &r, &e) != DT_OK) {
+        dt_runlock_release(&lock);
+        return bad("--resume: %s", e.msg);
+    }
+    size_t dropped = retry ? drop_failed(r) : 0;
+    if (r->complete && !dropped) {
         dt_record_free(r);
-        fprintf(stderr, "dualtime: %s is complete; nothing to resume\n", dir);
+        dt_runlock_release(&lock);
+        fprintf(stderr, "dualtime: %s is complete; nothing to resume%s\n", dir,
+                retry ? " (no failed case)" : "");
         return 0;
     }
     /* the recorded command line, re-parsed (its own "run" word dropped) */
@@ -865,15 +1036,20 @@ static int cmd_resume(int argc, char **argv) {
     args[na++] = "run";
     for (size_t i = start; i < cl->n; i++) args[na++] = cl->v[i];
     if (quiet) args[na++] = "--quiet";
-    if (!quiet) fprintf(stderr, "dualtime: resuming %s\n", dir);
+    if (!quiet && dropped)
+        fprintf(stderr, "dualtime: resuming %s: %zu failed case(s) run again\n", dir, dropped);
+    else if (!quiet)
+        fprintf(stderr, "dualtime: resuming %s\n", dir);
     /* args point into r's command line: the run takes r over but frees it only at its end */
     int rc = cmd_run(na, args, na, args, r, dir);
     free(args);
+    dt_runlock_release(&lock);
     return rc;
 }
 
 int main(int argc, char **argv) {
     signal(SIGPIPE, SIG_IGN);
+    atexit(dt_spawn_kill_groups); /* workers never outlive dualtime, whatever the exit */
     if (argc < 2) {
         fputs(k_usage, stderr);
         return EXIT_BAD;

@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -52,6 +53,96 @@ static void add_stream(posix_spawn_file_actions_t *fa, int fd, dt_spawn_io how, 
     }
 }
 
+/* ---- the groups of the children started with own_group ------------------------------ */
+
+#define DT_SPAWN_MAX_GROUPS 64
+static volatile pid_t g_groups[DT_SPAWN_MAX_GROUPS];
+
+static void group_add(pid_t pid) {
+    for (int i = 0; i < DT_SPAWN_MAX_GROUPS; i++)
+        if (g_groups[i] == 0) {
+            g_groups[i] = pid;
+            return;
+        }
+}
+
+void dt_spawn_forget_group(pid_t pid) {
+    for (int i = 0; i < DT_SPAWN_MAX_GROUPS; i++)
+        if (g_groups[i] == pid) g_groups[i] = 0;
+}
+
+void dt_spawn_kill_groups(void) {
+    for (int i = 0; i < DT_SPAWN_MAX_GROUPS; i++) {
+        pid_t g = g_groups[i];
+        if (g > 0) kill(-g, SIGKILL);
+    }
+}
+
+/* The child's side of a stream in the fork path: the same choices as add_stream. */
+static int child_stream(int fd, dt_spawn_io how, int child_end, int out_end) {
+    int src = -1;
+    if (how == DT_SPAWN_PIPE) src = child_end;
+    else if (how == DT_SPAWN_MERGE) src = out_end;
+    else if (how == DT_SPAWN_NULL) src = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+    else return 0;
+    return src >= 0 && dup2(src, fd) == fd ? 0 : -1;
+}
+
+/* In the child of the fork path: own group, default signals, death with the parent
+ * (PR_SET_PDEATHSIG, SIGKILL), the streams, exec. Never returns; an exec failure's errno
+ * goes back through report_fd. */
+static void child_exec(char *const argv[], const dt_spawn_opts *o, int p[3][2], pid_t parent,
+                       int report_fd) {
+    setpgid(0, 0);
+    sigset_t none;
+    sigemptyset(&none);
+    for (int s = 1; s < NSIG; s++) signal(s, SIG_DFL);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(127); /* the parent died before prctl */
+    int e = 0;
+    if (child_stream(0, o->in, p[0][0], -1) != 0 || child_stream(1, o->out, p[1][1], -1) != 0 ||
+        child_stream(2, o->err, p[2][1], p[1][1]) != 0)
+        e = errno ? errno : EIO;
+    if (!e) {
+        if (o->search_path) execvp(argv[0], argv);
+        else execv(argv[0], argv);
+        e = errno;
+    }
+    ssize_t w = write(report_fd, &e, sizeof e);
+    (void)w;
+    _exit(127);
+}
+
+/* fork + exec for own_group children (posix_spawn cannot set a parent-death signal).
+ * Returns 0 and *pid, or the errno of the failure (the child is then reaped). */
+static int fork_exec(char *const argv[], const dt_spawn_opts *o, int p[3][2], pid_t *pid) {
+    int rep[2];
+    if (pipe2(rep, O_CLOEXEC) != 0) return errno;
+    pid_t parent = getpid();
+    pid_t c = fork();
+    if (c < 0) {
+        int e = errno;
+        close(rep[0]);
+        close(rep[1]);
+        return e;
+    }
+    if (c == 0) child_exec(argv, o, p, parent, rep[1]);
+    close(rep[1]);
+    int e = 0;
+    ssize_t k;
+    while ((k = read(rep[0], &e, sizeof e)) < 0 && errno == EINTR) {
+    }
+    close(rep[0]);
+    if (k == (ssize_t)sizeof e && e != 0) {
+        while (waitpid(c, NULL, 0) < 0 && errno == EINTR) {
+        }
+        return e;
+    }
+    *pid = c;
+    return 0;
+}
+
 dt_status dt_spawn_start(char *const argv[], const dt_spawn_opts *o, dt_child *child,
                          dt_err *err) {
     DT_ASSERT(argv && argv[0] && o->in != DT_SPAWN_MERGE && o->out != DT_SPAWN_MERGE);
@@ -66,38 +157,35 @@ dt_status dt_spawn_start(char *const argv[], const dt_spawn_opts *o, dt_child *c
         close_pipes(p);
         return dt_fail(err, DT_EIO, "pipe: %s", strerror(e));
     }
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    add_stream(&fa, 0, o->in, p[0][0], -1);
-    add_stream(&fa, 1, o->out, p[1][1], -1);
-    add_stream(&fa, 2, o->err, p[2][1], p[1][1]);
-    posix_spawnattr_t attr;
-    posix_spawnattr_init(&attr);
-    if (o->own_group) {
-        /* Its own process group so a terminal Ctrl-C reaches only us (we stop children
-         * ourselves); no inherited blocked or ignored signals. */
-        posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
-                                            POSIX_SPAWN_SETSIGDEF);
-        posix_spawnattr_setpgroup(&attr, 0);
-        sigset_t none, all;
-        sigemptyset(&none);
-        sigfillset(&all);
-        posix_spawnattr_setsigmask(&attr, &none);
-        posix_spawnattr_setsigdefault(&attr, &all);
-    }
-    pid_t pid = 0;
-    /* posix_spawn has no affinity attribute: the child inherits the calling thread's
-     * mask, so it is set for the spawn and restored after */
+    /* neither fork nor posix_spawn has an affinity attribute: the child inherits the
+     * calling thread's mask, so it is set for the start and restored after */
     cpu_set_t saved, want;
     int pinned = 0;
     if (o->cpus && dt_affinity_parse(o->cpus, &want) == 0 &&
         sched_getaffinity(0, sizeof saved, &saved) == 0)
         pinned = sched_setaffinity(0, sizeof want, &want) == 0;
-    int rc = o->search_path ? posix_spawnp(&pid, argv[0], &fa, &attr, argv, environ)
+    pid_t pid = 0;
+    int rc;
+    if (o->own_group) {
+        /* Its own process group so a terminal Ctrl-C reaches only us (we stop children
+         * ourselves, the group with them); no inherited blocked or ignored signals; killed
+         * when dualtime dies, even by SIGKILL (PR_SET_PDEATHSIG). */
+        rc = fork_exec(argv, o, p, &pid);
+        if (rc == 0) group_add(pid);
+    } else {
+        posix_spawn_file_actions_t fa;
+        posix_spawn_file_actions_init(&fa);
+        add_stream(&fa, 0, o->in, p[0][0], -1);
+        add_stream(&fa, 1, o->out, p[1][1], -1);
+        add_stream(&fa, 2, o->err, p[2][1], p[1][1]);
+        posix_spawnattr_t attr;
+        posix_spawnattr_init(&attr);
+        rc = o->search_path ? posix_spawnp(&pid, argv[0], &fa, &attr, argv, environ)
                             : posix_spawn(&pid, argv[0], &fa, &attr, argv, environ);
+        posix_spawn_file_actions_destroy(&fa);
+        posix_spawnattr_destroy(&attr);
+    }
     if (pinned) sched_setaffinity(0, sizeof saved, &saved);
-    posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&attr);
     close_fd(&p[0][0]);
     close_fd(&p[1][1]);
     close_fd(&p[2][1]);

@@ -5,6 +5,12 @@
  * output (git, the doctor's interpreter and native-worker probes: optional input on
  * stdin, a time limit) and PATH lookup of a program.
  *
+ * Workers die with dualtime, grandchildren included: a child started with own_group is
+ * forked (not posix_spawn) into its own process group with PR_SET_PDEATHSIG = SIGKILL,
+ * so even a kill -9 of dualtime kills it; its group is remembered, and
+ * dt_spawn_kill_groups (async-signal-safe: the CLI calls it at exit and from its fatal
+ * signal handlers) kills every remembered group, the worker's own children with it.
+ *
  * Ownership: dt_spawn_start gives the caller the child's pid and the parent ends of the
  * pipes it asked for (close-on-exec; the caller closes them and reaps the child).
  * dt_spawn_capture does everything itself and leaves nothing open. Never prints, never
@@ -29,7 +35,8 @@ typedef enum dt_spawn_io {
 typedef struct dt_spawn_opts {
     dt_spawn_io in, out, err;
     int search_path; /* 1: argv[0] is looked up in PATH (posix_spawnp) */
-    int own_group;   /* 1: own process group, empty signal mask, default dispositions */
+    int own_group;   /* 1: own process group, empty signal mask, default dispositions,
+                        parent-death signal SIGKILL; the group is remembered */
     const char *cpus; /* CPU list ("2-3,5") the child starts pinned to (it inherits the
                          calling thread's affinity, set for the spawn and restored);
                          NULL: inherit as it is */
@@ -54,6 +61,13 @@ dt_status dt_spawn_start(char *const argv[], const dt_spawn_opts *opts, dt_child
  * when it cannot start, -2 after timeout_s (the child is then killed). */
 int dt_spawn_capture(char *const argv[], const char *input, int merge_stderr, double timeout_s,
                      char *out, size_t len);
+
+/* SIGKILL to the process group of every own_group child not yet forgotten. Only kill(2):
+ * safe in a signal handler and at exit. */
+void dt_spawn_kill_groups(void);
+
+/* Forgets the group of pid (its leader was reaped and the group killed). */
+void dt_spawn_forget_group(pid_t pid);
 
 /* Resolves a program name through PATH (a name with '/' must itself be executable) into
  * out; returns 0, or -1 when there is no such executable. */

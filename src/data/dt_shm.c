@@ -25,19 +25,22 @@ dt_status dt_shm_create(dt_shm *s, int64_t bytes, dt_err *err) {
     }
     if (fd < 0)
         return dt_fail(err, DT_EIO, "shm_open(%s): %s", s->name, strerror(errno));
-    if (ftruncate(fd, (off_t)bytes) != 0) {
-        int e = errno;
+    /* the pages are reserved now (posix_fallocate), so a full /dev/shm is this error and
+     * never a SIGBUS when the arena is first written */
+    int fe = ftruncate(fd, (off_t)bytes) != 0 ? errno : posix_fallocate(fd, 0, (off_t)bytes);
+    if (fe != 0) {
         close(fd);
         shm_unlink(s->name);
-        return dt_fail(err, DT_EIO, "ftruncate(%s, %lld): %s (is /dev/shm large enough?)",
-                       s->name, (long long)bytes, strerror(e));
+        return dt_fail(err, DT_EIO, "could not allocate %lld bytes for the shared arena %s: %s "
+                       "(is /dev/shm large enough?)", (long long)bytes, s->name, strerror(fe));
     }
     void *p = mmap(NULL, (size_t)bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     int e = errno;
     close(fd);
     if (p == MAP_FAILED) {
         shm_unlink(s->name);
-        return dt_fail(err, DT_EIO, "mmap(%s): %s", s->name, strerror(e));
+        return dt_fail(err, DT_EIO, "could not allocate %lld bytes for the shared arena %s "
+                       "(mmap): %s", (long long)bytes, s->name, strerror(e));
     }
     s->base = p;
     s->bytes = bytes;

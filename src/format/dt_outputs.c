@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/dt_outpath.h"
 #include "format/dt_format_md.h"
 #include "format/dt_format_svg.h"
 #include "record/dt_file.h"
@@ -78,6 +79,54 @@ dt_status dt_outputs_write_report(const dt_record *r, const char *md_path, dt_er
     char *slash = strrchr(dir, '/');
     if (slash) *slash = 0;
     st = write_plots(r, slash ? (*dir ? dir : "/") : ".", err);
+    free(dir);
+    return st;
+}
+
+/* dir/name checked with dt_outpath_check against inputs. */
+static dt_status check_in(const char *flag, const char *dir, const char *name,
+                          const char *const *inputs, size_t n_inputs, dt_err *err) {
+    size_t n = strlen(dir) + strlen(name) + 2;
+    char *path = dt_xmalloc(n);
+    snprintf(path, n, "%s/%s", dir, name);
+    dt_status st = dt_outpath_check(flag, path, inputs, n_inputs, err);
+    free(path);
+    return st;
+}
+
+/* dir/plots (a folder or a new path) and the charts in it. */
+static dt_status check_plots(const char *flag, const char *dir, const char *const *inputs,
+                             size_t n_inputs, dt_err *err) {
+    size_t n = strlen(dir) + sizeof DT_FORMAT_SVG_DIR + 2;
+    char *pdir = dt_xmalloc(n);
+    snprintf(pdir, n, "%s/%s", dir, DT_FORMAT_SVG_DIR);
+    dt_status st = dt_outpath_check_dir(flag, pdir, err);
+    struct stat sb;
+    int exists = lstat(pdir, &sb) == 0; /* a new plots/ holds no chart yet */
+    free(pdir);
+    if (st == DT_OK && exists)
+        st = check_in(flag, dir, DT_FORMAT_SVG_RATIOS, inputs, n_inputs, err);
+    if (st == DT_OK && exists)
+        st = check_in(flag, dir, DT_FORMAT_SVG_ROOFLINE, inputs, n_inputs, err);
+    return st;
+}
+
+dt_status dt_outputs_check(const char *dir, dt_err *err) {
+    dt_status st = dt_outpath_check_dir("--output", dir, err);
+    if (st == DT_OK) st = check_in("--output", dir, "results.json", NULL, 0, err);
+    if (st == DT_OK) st = check_in("--output", dir, "results.md", NULL, 0, err);
+    if (st == DT_OK) st = check_plots("--output", dir, NULL, 0, err);
+    return st;
+}
+
+dt_status dt_outputs_check_report(const char *md_path, const char *const *inputs,
+                                  size_t n_inputs, dt_err *err) {
+    dt_status st = dt_outpath_check("--output", md_path, inputs, n_inputs, err);
+    if (st != DT_OK) return st;
+    char *dir = dt_xstrdup(md_path);
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = 0;
+    st = check_plots("--output", slash ? (*dir ? dir : "/") : ".", inputs, n_inputs, err);
     free(dir);
     return st;
 }

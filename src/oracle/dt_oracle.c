@@ -157,14 +157,29 @@ dt_status dt_oracle_compute(const dt_case_layout *L, const uint8_t *pristine, dt
         return dt_fail(err, DT_EINVAL, "oracle: empty shape %lldx%lldx%lld for %s",
                        (long long)L->m, (long long)L->n, (long long)L->k, info->name);
     int64_t count = O->rows * O->cols;
-    double *r = dt_xcalloc((size_t)count, sizeof(double));
-    double *s = dt_xcalloc((size_t)count, sizeof(double));
+    double *r = calloc((size_t)count, sizeof(double));
+    double *s = calloc((size_t)count, sizeof(double));
+    if (!r || !s) {
+        free(r);
+        free(s);
+        return dt_fail(err, DT_EIO, "could not allocate %llu bytes for the FP64 reference",
+                       2ull * (unsigned long long)count * sizeof(double));
+    }
 
     if (info->is_gemm) {
         const int64_t M = L->m, N = L->n, K = L->k;
-        double *A = dt_xmalloc((size_t)(M * K) * sizeof(double));
-        double *B = dt_xmalloc((size_t)(K * N) * sizeof(double));
-        double *Babs = dt_xmalloc((size_t)(K * N) * sizeof(double));
+        double *A = malloc((size_t)(M * K) * sizeof(double));
+        double *B = malloc((size_t)(K * N) * sizeof(double));
+        double *Babs = malloc((size_t)(K * N) * sizeof(double));
+        if (!A || !B || !Babs) {
+            free(A);
+            free(B);
+            free(Babs);
+            free(r);
+            free(s);
+            return dt_fail(err, DT_EIO, "could not allocate %llu bytes for the FP64 reference's "
+                           "operands", (unsigned long long)(M * K + 2 * K * N) * sizeof(double));
+        }
 #pragma omp parallel for schedule(static)
         for (int64_t i = 0; i < M; i++) load_row(&L->buf[0], pristine, i, A + i * K);
 #pragma omp parallel for schedule(static)

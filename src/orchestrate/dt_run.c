@@ -560,7 +560,7 @@ static dt_case *case_new(run_ctx *c, const dt_case_spec *spec, const dt_case_lay
     cj->atol = info->atol;
     cj->rtol = info->rtol;
     dt_record_set_str(&cj->tol_scale, info->scale_doc);
-    for (int b = 0; b < L->nbuffers; b++) {
+    for (int b = 0; pristine && b < L->nbuffers; b++) { /* no inputs: none could be made */
         if (L->buf[b].is_output) continue;
         char hex[65];
         dt_buffer_sha256(L, b, pristine, hex);
@@ -688,9 +688,10 @@ static void run_case(run_ctx *c, const dt_case_spec *spec, int round, int flip) 
     cr.round = round;
     cr.flip = flip;
     dt_layout_make(&cr.L, spec->op, spec->m, spec->n, spec->k, spec->views);
-    cr.pristine = dt_xmalloc((size_t)cr.L.total_bytes);
+    /* a failed allocation fails the case (its bytes named), never the run */
+    cr.pristine = malloc((size_t)cr.L.total_bytes);
     progress(c, NULL, "inputs");
-    dt_arena_fill(&cr.L, cr.pristine, c->cfg->seed);
+    if (cr.pristine) dt_arena_fill(&cr.L, cr.pristine, c->cfg->seed);
     int at = dt_record_case_find(c->r, spec->id);
     cr.cj = at >= 0 ? &c->r->cases[at] : case_new(c, spec, &cr.L, cr.pristine);
     for (int i = 0; i < 2; i++) {
@@ -706,7 +707,12 @@ static void run_case(run_ctx *c, const dt_case_spec *spec, int round, int flip) 
     }
     progress(c, NULL, "FP64 reference");
     dt_err e;
-    if (dt_oracle_compute(&cr.L, cr.pristine, &cr.ref, &e) != DT_OK) {
+    if (!cr.pristine) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "could not allocate %lld bytes for the pristine inputs",
+                 (long long)cr.L.total_bytes);
+        for (int i = 0; i < 2; i++) fw_fail(&cr.fw[i], DT_STEP_MAIN, "inputs", msg);
+    } else if (dt_oracle_compute(&cr.L, cr.pristine, &cr.ref, &e) != DT_OK) {
         for (int i = 0; i < 2; i++) fw_fail(&cr.fw[i], DT_STEP_MAIN, "oracle", e.msg);
     } else {
         for (int i = 0; i < 2; i++)

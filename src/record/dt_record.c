@@ -514,6 +514,13 @@ static void case_free(const dt_record *r, dt_case *c) {
     case_derived_free(r, c);
 }
 
+void dt_record_case_remove(dt_record *r, size_t i) {
+    DT_ASSERT(i < r->n_cases);
+    case_free(r, &r->cases[i]);
+    memmove(&r->cases[i], &r->cases[i + 1], (r->n_cases - i - 1) * sizeof *r->cases);
+    r->n_cases--;
+}
+
 static void env_free(dt_environment *e) {
     free(e->host.cpu);
     free(e->host.os);

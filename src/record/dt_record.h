@@ -685,6 +685,9 @@ int dt_record_impl_find(const dt_record *r, const char *id);
 dt_case *dt_record_case_add(dt_record *r, const char *id);
 /* Index of the case with this id, or -1. */
 int dt_record_case_find(const dt_record *r, const char *id);
+/* Removes case i (everything it owns freed; later cases move down by one), e.g. a failed
+ * case that `run --resume --retry-failed` runs again from scratch. */
+void dt_record_case_remove(dt_record *r, size_t i);
 /* The next free sample position: 1 + the largest stored (any impl, scope or floor
  * sample); 0 for a record without samples. */
 int64_t dt_record_next_position(const dt_record *r);

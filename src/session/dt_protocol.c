@@ -118,12 +118,13 @@ dt_status dt_protocol_start(dt_worker *w, double timeout_s, dt_hello *hello, dt_
     if (st != DT_OK) return st;
     json_t *resp = NULL;
     /* starting a framework (importing torch, creating a CUDA context) can take far longer
-     * than one request: the start gets at least DT_WORKER_START_S */
+     * than one request: the caller gives the start its own limit (--start-timeout,
+     * default DT_WORKER_START_S) */
     /* the op table travels with hello: a worker that is not C learns the ops from it
      * (docs/protocol.md, "The op table"); the native worker reads the registry itself */
     st = call(w, json_pack("{s:s,s:i,s:o}", "cmd", "hello", "protocol", DT_PROTOCOL_VERSION,
                            "ops", dt_ops_json()),
-              timeout_s > DT_WORKER_START_S ? timeout_s : DT_WORKER_START_S, &resp, err);
+              timeout_s, &resp, err);
     if (st != DT_OK) {
         json_decref(resp);
         dt_worker_kill(w, "hello failed");

@@ -26,7 +26,7 @@
 /* The protocol version this orchestrator speaks. */
 #define DT_PROTOCOL_VERSION 1
 
-/* Seconds a worker may take to start and answer hello (at least; --timeout if larger). */
+/* Seconds a worker may take to start and answer hello by default (--start-timeout). */
 #define DT_WORKER_START_S 120.0
 
 /* One backend a worker offers, from its hello. */
@@ -57,8 +57,9 @@ dt_status dt_hello_parse(const char *text, size_t len, dt_hello *out, dt_err *er
 const dt_hello_backend *dt_hello_backend_get(const dt_hello *h, const char *backend);
 void dt_hello_free(dt_hello *h);
 
-/* Starts w, asks hello (timeout at least DT_WORKER_START_S) and checks the protocol
- * version (a mismatch kills the worker). On DT_OK *hello is filled (caller frees). */
+/* Starts w, asks hello within timeout_s (the start-up limit: --start-timeout, by default
+ * DT_WORKER_START_S) and checks the protocol version (a mismatch kills the worker). On
+ * DT_OK *hello is filled (caller frees). */
 dt_status dt_protocol_start(dt_worker *w, double timeout_s, dt_hello *hello, dt_err *err);
 
 /* ---- prepare --------------------------------------------------------------------------- */

@@ -57,6 +57,32 @@ static void add_threads(cmd_words *c, int threads) {
     c->w[c->n] = NULL;
 }
 
+/* The command of w as one line (for messages), into buf. */
+static void command_text(const dt_worker *w, char *buf, size_t len) {
+    buf[0] = '\0';
+    for (int i = 0; w->argv[i]; i++) {
+        size_t used = strlen(buf);
+        snprintf(buf + used, len - used, "%s%s", i ? " " : "", w->argv[i]);
+    }
+}
+
+/* Starts w and asks hello within the start-up limit, telling on_start while it waits; a
+ * start that runs out of time says so with the command. */
+static dt_status start_worker(dt_session *s, const char *what, dt_worker *w, dt_hello *h,
+                              dt_err *err) {
+    double limit = s->start_timeout_s > 0 ? s->start_timeout_s : DT_WORKER_START_S;
+    if (s->on_start) s->on_start(s->on_start_ctx, what);
+    dt_status st = dt_protocol_start(w, limit, h, err);
+    if (s->on_start) s->on_start(s->on_start_ctx, NULL);
+    if (st != DT_OK && w->timed_out) {
+        char cmd[1024];
+        command_text(w, cmd, sizeof cmd);
+        return dt_fail(err, st, "%s's start-up timed out after %g s (--start-timeout): %s", what,
+                       limit, cmd);
+    }
+    return st;
+}
+
 /* Initialises member m's two workers with argv and starts the main one (hello). */
 static dt_status member_start(dt_session *s, dt_session_member *m, char *const argv[],
                               dt_err *err) {
@@ -64,7 +90,7 @@ static dt_status member_start(dt_session *s, dt_session_member *m, char *const a
         dt_worker_init(&m->worker[k], argv);
         m->worker[k].cpus = m->cpus[0] ? m->cpus : NULL;
     }
-    return dt_protocol_start(&m->worker[DT_STEP_MAIN], s->timeout_s, &m->hello, err);
+    return start_worker(s, m->what, &m->worker[DT_STEP_MAIN], &m->hello, err);
 }
 
 /* A given command (--candidate-worker / --baseline-worker) or the default program. */
@@ -75,8 +101,11 @@ static dt_status start_command(dt_session *s, dt_session_member *m, const char *
     if (cmd) {
         dt_status st = split_cmd(flag, cmd, &c, err);
         if (st != DT_OK) return st;
+        const char *base = strrchr(c.w[0], '/');
+        snprintf(m->what, sizeof m->what, "the %s worker", base ? base + 1 : c.w[0]);
     } else {
         c.w[c.n++] = dt_xstrdup(default_prog);
+        snprintf(m->what, sizeof m->what, "the native worker");
     }
     add_threads(&c, threads);
     dt_err e;
@@ -114,6 +143,7 @@ static dt_status start_torch(dt_session *s, dt_session_member *m, const dt_sessi
                        script);
     const char *cands[2], *how;
     int nc = dt_session_python_candidates(set->python, cands, &how);
+    snprintf(m->what, sizeof m->what, "the PyTorch worker");
     char threads[32];
     snprintf(threads, sizeof threads, "%d", set->threads);
     char last[DT_ERR_LEN] = "no python3 found";
@@ -134,6 +164,13 @@ static dt_status start_torch(dt_session *s, dt_session_member *m, const dt_sessi
         if (member_start(s, m, argv, &e) == DT_OK) {
             snprintf(s->python, sizeof s->python, "%s", path);
             return DT_OK;
+        }
+        /* a start that ran out of time is not tried again with another interpreter */
+        if (m->worker[DT_STEP_MAIN].timed_out) {
+            dt_status st = dt_fail(err, DT_EINVAL, "%s", e.msg);
+            for (int k = 0; k < DT_STEP_COUNT; k++) dt_worker_free(&m->worker[k]);
+            dt_hello_free(&m->hello);
+            return st;
         }
         snprintf(last, sizeof last, "%s", e.msg);
         for (int k = 0; k < DT_STEP_COUNT; k++) dt_worker_free(&m->worker[k]);
@@ -186,6 +223,9 @@ static void fix_ids(dt_session *s) {
 dt_status dt_session_start(dt_session *s, const dt_session_settings *set, dt_err *err) {
     memset(s, 0, sizeof *s);
     s->timeout_s = set->timeout_s;
+    s->start_timeout_s = set->start_timeout_s;
+    s->on_start = set->on_start;
+    s->on_start_ctx = set->on_start_ctx;
     s->member[0].role = "candidate";
     s->member[1].role = "baseline";
     for (int i = 0; i < DT_SESSION_IMPLS; i++)
@@ -223,7 +263,7 @@ dt_status dt_session_ready(dt_session *s, int i, dt_session_step step, int *star
     *started = 0;
     if (dt_worker_alive(w)) return DT_OK;
     dt_hello h;
-    dt_status st = dt_protocol_start(w, s->timeout_s, &h, err);
+    dt_status st = start_worker(s, s->member[i].what, w, &h, err);
     if (st != DT_OK) return st;
     dt_hello_free(&h);
     *started = 1;

@@ -16,7 +16,10 @@
  * DUALTIME_PYTHON, else python3 on PATH then /usr/bin/python3) whose worker answers hello.
  * Every command gets "--threads N" appended. Ids come from the workers' hellos
  * ("candidate"/"baseline" when they are missing or equal); this module names no
- * framework. The backend is the requested one (refused when a worker does not offer it)
+ * framework beyond the default workers' names for people ("the PyTorch worker", "the
+ * native worker": the programs it starts by default). A start that does not answer
+ * hello within start_timeout_s fails with "...'s start-up timed out after N s" and the
+ * command. The backend is the requested one (refused when a worker does not offer it)
  * or, automatically, cuda when both offer it, else cpu; backend_choice says why.
  *
  * Used by `dualtime run` (dt_session_start) and `dualtime doctor` (the interpreter
@@ -43,9 +46,16 @@ typedef struct dt_session_settings {
     const char *baseline_cmd;  /* --baseline-worker, or NULL */
     const char *backend;       /* --backends: "cpu", "cuda", or NULL for automatic */
     int threads;               /* --threads, passed to every worker */
-    double timeout_s;          /* --timeout: per request (hello: at least DT_WORKER_START_S) */
+    double timeout_s;          /* --timeout: per request */
     const char *cpus[2];       /* CPU list each member's workers are pinned to (index 0
                                   candidate, 1 baseline); NULL: not pinned */
+    double start_timeout_s;    /* --start-timeout: a worker's start up to its hello answer
+                                  (0: DT_WORKER_START_S) */
+    /* Called (when not NULL) as each worker process starts, with what starts as a phrase
+     * ("the PyTorch worker", "the native worker", "the NAME worker" for a given command)
+     * and, once it answered or failed, with NULL: the CLI draws it on a terminal. */
+    void (*on_start)(void *ctx, const char *what);
+    void *on_start_ctx;
 } dt_session_settings;
 
 /* Which worker of a member a step needs. */
@@ -59,6 +69,7 @@ typedef enum dt_session_step {
 /* One implementation of the run and its two worker processes. */
 typedef struct dt_session_member {
     const char *role;           /* "candidate" or "baseline" */
+    char what[96];              /* "the PyTorch worker", "the native worker", "the X worker" */
     char id[DT_SESSION_ID_LEN]; /* from hello (or the role) */
     dt_worker worker[DT_STEP_COUNT]; /* by step (initialised, maybe not started) */
     char cpus[64];              /* CPU list its workers are pinned to, "" when not */
@@ -71,7 +82,9 @@ typedef struct dt_session {
     char python[PATH_MAX];                    /* interpreter of the PyTorch worker, "" if none */
     char backend[16];                         /* "cpu" or "cuda" */
     char backend_choice[600];                 /* why this backend */
-    double timeout_s;
+    double timeout_s, start_timeout_s;
+    void (*on_start)(void *ctx, const char *what);
+    void *on_start_ctx;
 } dt_session;
 
 /* The interpreters to try for the PyTorch worker, in order, into cands (at most 2; the

@@ -50,6 +50,7 @@ dt_status dt_worker_start(dt_worker *w, dt_err *err) {
     w->tail_len = w->tail_pos = 0;
     w->death[0] = 0;
     w->exit_status = -1;
+    w->timed_out = 0;
     return DT_OK;
 }
 
@@ -91,6 +92,9 @@ static void reap(dt_worker *w, int block) {
     int st = 0;
     pid_t r = waitpid(w->pid, &st, block ? 0 : WNOHANG);
     if (r == w->pid) {
+        /* whatever the worker left in its group (a shell's children) goes with it */
+        kill(-w->pid, SIGKILL);
+        dt_spawn_forget_group(w->pid);
         w->exit_status = st;
         w->pid = 0;
     }
@@ -110,6 +114,8 @@ static void describe_exit(dt_worker *w, char *buf, size_t len) {
 void dt_worker_kill(dt_worker *w, const char *why) {
     if (why && !w->death[0]) snprintf(w->death, sizeof w->death, "%s", why);
     if (w->pid > 0) {
+        /* the worker's group: its own children die with it (a shell's sleep) */
+        kill(-w->pid, SIGKILL);
         kill(w->pid, SIGKILL);
         reap(w, 1);
     }
@@ -145,6 +151,10 @@ dt_status dt_worker_fail(dt_worker *w, const char *what, dt_err *err) {
     return dt_fail(err, DT_EWORKER, "worker %s: %s (%s)", w->argv[0], what, how);
 }
 
+static int (*g_interrupted)(void);
+
+void dt_worker_set_interrupt(int (*interrupted)(void)) { g_interrupted = interrupted; }
+
 dt_status dt_worker_request(dt_worker *w, const char *line, double timeout_s, char **answer,
                             dt_err *err) {
     *answer = NULL;
@@ -165,10 +175,13 @@ dt_status dt_worker_request(dt_worker *w, const char *line, double timeout_s, ch
             *answer = dt_xstrdup(w->rbuf);
             return DT_OK;
         }
+        if (g_interrupted && g_interrupted())
+            return dt_worker_fail(w, "interrupted while waiting for its answer", err);
         int64_t left_ms = (deadline - dt_now_ns()) / 1000000;
         if (left_ms <= 0) {
             char what[128];
             snprintf(what, sizeof what, "did not answer within %.0f s (--timeout)", timeout_s);
+            w->timed_out = 1;
             return dt_worker_fail(w, what, err);
         }
         struct pollfd pf[2] = {{w->from_fd, POLLIN, 0}, {w->err_fd, POLLIN, 0}};

@@ -30,6 +30,7 @@ typedef struct dt_worker {
     size_t tail_len, tail_pos;
     int exit_status;                    /* waitpid status after death, -1 unknown */
     char death[256];                    /* why it was stopped, "" if alive */
+    int timed_out;                      /* the last request ran out of time (reset by start) */
     const char *cpus;                   /* CPU list to start it pinned to (not owned;
                                            NULL: inherit the caller's affinity) */
 } dt_worker;
@@ -47,6 +48,10 @@ dt_status dt_worker_request(dt_worker *w, const char *line, double timeout_s, ch
  * DT_EWORKER with "worker PROG: what (how it ended)". */
 dt_status dt_worker_fail(dt_worker *w, const char *what, dt_err *err);
 int dt_worker_alive(const dt_worker *w);
+/* A check the waits of every request make (between polls, at most 1 s apart; NULL: none):
+ * when it returns nonzero the request fails at once and the worker is killed, so a stop
+ * asked for by a signal never waits for a hung worker. */
+void dt_worker_set_interrupt(int (*interrupted)(void));
 /* Copies the stderr tail (oldest first) into buf, NUL-terminated. */
 void dt_worker_stderr_tail(dt_worker *w, char *buf, size_t len);
 /* Sends quit, waits briefly, then kills. Safe to call on a stopped worker. */

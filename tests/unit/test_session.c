@@ -2,13 +2,16 @@
  * native worker as both members: the interpreter search order, ids from the hellos (the
  * roles when both are the same), the automatic backend and its reason, a requested
  * backend a worker cannot run, commands that are not programs, and the probe worker as
- * a second process of the same command started on demand and restarted when it dies.
+ * a second process of the same command started on demand and restarted when it dies;
+ * a start that hangs fails after start_timeout_s naming the command, and on_start hears
+ * which worker starts.
  * Skips (77) when the native worker is not next to the test's build. */
 #define _GNU_SOURCE
 #include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../dt_check.h"
@@ -31,7 +34,8 @@ static void test_python_candidates(void) {
 }
 
 static dt_session_settings settings(const char *backend) {
-    dt_session_settings s = {g_build, NULL, NULL, g_native, backend, 1, 30, {NULL, NULL}};
+    dt_session_settings s = {g_build, NULL, NULL, g_native, backend, 1, 30, {NULL, NULL},
+                             0, NULL, NULL};
     return s;
 }
 
@@ -91,6 +95,42 @@ static void test_refusals(void) {
     CHECK(dt_session_start(&s, &set, &err) != DT_OK, "no native worker there");
 }
 
+static char g_heard[4][96];
+static int g_n_heard;
+
+static void heard(void *ctx, const char *what) {
+    (void)ctx;
+    if (g_n_heard < 4) snprintf(g_heard[g_n_heard++], sizeof g_heard[0], "%s", what ? what : "-");
+}
+
+/* A baseline that never answers hello: the start fails after start_timeout_s, naming the
+ * command; on_start heard each start begin and end. */
+static void test_start_timeout(void) {
+    char script[] = "/tmp/dt-hang-worker-XXXXXX";
+    int fd = mkstemp(script);
+    const char text[] = "#!/bin/sh\nexec sleep 30\n";
+    CHECK(fd >= 0 && write(fd, text, sizeof text - 1) == (ssize_t)(sizeof text - 1), "script");
+    close(fd);
+    chmod(script, 0755);
+    dt_session_settings set = settings(NULL);
+    set.baseline_cmd = script;
+    set.start_timeout_s = 0.5;
+    set.on_start = heard;
+    dt_session s;
+    dt_err err = {{0}};
+    int64_t t0 = dt_now_ns();
+    dt_status st = dt_session_start(&s, &set, &err);
+    double secs = (double)(dt_now_ns() - t0) / 1e9;
+    CHECK(st != DT_OK && secs < 10, "a hung start fails in time: %.1f s", secs);
+    CHECK(strstr(err.msg, "start-up timed out after 0.5 s") && strstr(err.msg, script),
+          "the message: %s", err.msg);
+    CHECK(g_n_heard == 4 && strcmp(g_heard[0], "the native worker") == 0 &&
+              strcmp(g_heard[1], "-") == 0 && strstr(g_heard[2], "dt-hang-worker") &&
+              strcmp(g_heard[3], "-") == 0,
+          "on_start: %d calls, '%s' '%s'", g_n_heard, g_heard[0], g_heard[2]);
+    unlink(script);
+}
+
 int main(void) {
     signal(SIGPIPE, SIG_IGN);
     char exe[PATH_MAX];
@@ -110,6 +150,7 @@ int main(void) {
     test_python_candidates();
     test_start();
     test_refusals();
+    test_start_timeout();
     printf("test_session: %d passed, %d failed\n", g_pass, g_fail);
     return g_fail ? 1 : 0;
 }

@@ -1,9 +1,12 @@
 /* test_spawn.c — the one spawner (src/common/dt_spawn.h): captured output and exit
  * status, stderr to /dev/null or merged, input on stdin, the time limit (the child is
  * killed), a signal's 128+N, a program that cannot start, a started child's pipes and
- * process group, and PATH lookup. Run: ctest -R test_spawn. */
+ * process group, and PATH lookup; workers die with their parent (parent-death signal)
+ * and dt_spawn_kill_groups kills their children too. Run: ctest -R test_spawn. */
 #define _GNU_SOURCE
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -75,11 +78,67 @@ static void test_start(void) {
           "start of nothing: %s", err.msg);
 }
 
+/* 1 when pid is gone or a zombie, waiting up to 3 s for it. */
+static int gone(pid_t pid) {
+    for (int i = 0; i < 300; i++) {
+        char path[64], stat[256] = "";
+        snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+        FILE *f = fopen(path, "r");
+        if (!f) return 1;
+        size_t n = fread(stat, 1, sizeof stat - 1, f);
+        fclose(f);
+        stat[n] = 0;
+        const char *paren = strrchr(stat, ')');
+        if (paren && paren[1] == ' ' && paren[2] == 'Z') return 1;
+        usleep(10000);
+    }
+    return 0;
+}
+
+static void test_death(void) {
+    /* a worker's own child (a shell's sleep) dies with dt_spawn_kill_groups */
+    char *sh[] = {"/bin/sh", "-c", "sleep 30 & echo $!; wait", NULL};
+    dt_spawn_opts o = {DT_SPAWN_NULL, DT_SPAWN_PIPE, DT_SPAWN_NULL, 0, 1, NULL};
+    dt_child c;
+    dt_err err = {{0}};
+    CHECK(dt_spawn_start(sh, &o, &c, &err) == DT_OK, "start sh: %s", err.msg);
+    char buf[32] = "";
+    ssize_t n = read(c.out_fd, buf, sizeof buf - 1);
+    pid_t grandchild = n > 0 ? (pid_t)atoi(buf) : 0;
+    CHECK(grandchild > 0, "the sleep's pid: '%s'", buf);
+    dt_spawn_kill_groups();
+    int st = 0;
+    waitpid(c.pid, &st, 0);
+    close(c.out_fd);
+    CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "the worker was killed");
+    CHECK(grandchild > 0 && gone(grandchild), "the worker's child died with its group");
+    dt_spawn_forget_group(c.pid);
+    /* a worker whose parent dies (even without any cleanup: _exit) is killed */
+    int p[2];
+    CHECK(pipe(p) == 0, "pipe");
+    pid_t mid = fork();
+    if (mid == 0) {
+        char *sleepy[] = {"/bin/sleep", "30", NULL};
+        dt_child w;
+        if (dt_spawn_start(sleepy, &o, &w, &err) != DT_OK) _exit(1);
+        if (write(p[1], &w.pid, sizeof w.pid) != (ssize_t)sizeof w.pid) _exit(1);
+        _exit(0);
+    }
+    close(p[1]);
+    pid_t worker = 0;
+    CHECK(read(p[0], &worker, sizeof worker) == (ssize_t)sizeof worker && worker > 0,
+          "the middle process started a worker");
+    close(p[0]);
+    waitpid(mid, &st, 0);
+    CHECK(worker > 0 && gone(worker), "the worker died with its parent (PR_SET_PDEATHSIG)");
+}
+
 int main(void) {
     signal(SIGPIPE, SIG_IGN);
     test_capture();
     test_limits();
     test_start();
+    test_death();
     printf("test_spawn: %d passed, %d failed\n", g_pass, g_fail);
     return g_fail ? 1 : 0;
 }

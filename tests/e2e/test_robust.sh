@@ -5,15 +5,16 @@
 #  2. a run killed or interrupted at a random moment (many seeds, the first second
 #     included) leaves either nothing or a directory that --resume finishes
 #  3. one writer per run directory: a second gets exit 2 naming the holder's pid
+#     and a disk too full for the first write leaves a clear error and nothing behind
 #  4. workers die with the run, grandchildren included; a start-up that hangs honours
-#     --start-timeout
+#     --start-timeout; a case that cannot get its memory fails alone (exit 1, not abort)
 #  5. compare refuses empty, incomplete and disjoint runs (exit 2)
 #  7. results.json with out-of-range shapes is refused on load
 #  8. --resume --retry-failed reruns the failed cases of a finished run
 set -u
 B="$1"; D="$B/dualtime"
 /usr/bin/python3 -c 'import torch' 2>/dev/null || { echo "torch not importable: skip"; exit 77; }
-T=$(mktemp -d); trap 'pkill -f "dt-robust-$$" 2>/dev/null; rm -rf "$T"' EXIT
+T=$(mktemp -d); trap 'pkill -f "dt-robust-$$" 2>/dev/null; umount "$T/full" 2>/dev/null; rm -rf "$T"' EXIT
 pass=0; fail=0
 ok() { pass=$((pass+1)); }
 no() { fail=$((fail+1)); echo "FAIL: $*"; }
@@ -55,6 +56,16 @@ timeout 20 "$D" report "$R" --output "$T/fifo" >/dev/null 2>&1; rc=$?
 [ $rc -eq 2 ] && [ -p "$T/fifo" ] && ok || no "report --output FIFO: exit $rc"
 "$D" report "$R" --output "$T/fresh.md" >/dev/null 2>&1; rc=$?
 [ $rc -eq 0 ] && [ -s "$T/fresh.md" ] && ok || no "report --output a new path: exit $rc"
+# the charts' folder next to the output: a symlink to elsewhere is refused, nothing written
+mkdir "$T/other" "$T/elsewhere"; ln -s "$T/elsewhere" "$T/other/plots"
+"$D" report "$R" --output "$T/other/out.md" >/dev/null 2>&1; rc=$?
+[ $rc -eq 2 ] && [ ! -e "$T/other/out.md" ] && [ -z "$(ls -A "$T/elsewhere")" ] && ok ||
+  no "report with plots/ a symlink: exit $rc"
+# a resume writes results.md and plots/ of its directory: a symlinked results.md is refused
+cp -r "$T/base" "$T/linked"; rm -f "$T/linked/results.md"; ln -s "$R" "$T/linked/results.md"
+"$D" run --resume "$T/linked" --quiet >/dev/null 2>&1; rc=$?
+[ $rc -eq 2 ] && [ "$(sha "$R")" = "$h0" ] && ok || no "resume with results.md a symlink: exit $rc"
+restore
 
 # ---- 2. kills at random moments -----------------------------------------------------
 # One uninterrupted run measures how long a run lasts; each seed then kills a run at a
@@ -94,6 +105,17 @@ ls /dev/shm | grep -q "^dualtime-" && ls /dev/shm | grep "^dualtime-" | while re
   p=${f#dualtime-}; p=${p%%-*}; kill -0 "$p" 2>/dev/null || echo "$f"; done | grep -q . &&
   no "shared memory of killed runs left behind after resumes" || ok
 
+# a disk too full for the first write: a clear error, exit 2, and nothing left behind
+mkdir "$T/full"
+if [ "$(id -u)" -eq 0 ] && mount -t tmpfs -o size=8k tmpfs "$T/full" 2>/dev/null; then
+  "$D" run --output "$T/full/run" "${ARGS[@]}" >/dev/null 2>"$T/full.err"; rc=$?
+  [ $rc -eq 2 ] && grep -q "No space left" "$T/full.err" && [ -z "$(ls -A "$T/full")" ] && ok ||
+    no "full disk: exit $rc, left: $(ls -A "$T/full"), $(head -c 300 "$T/full.err")"
+  umount "$T/full"
+else
+  echo "note: no tmpfs mount here (not root?): the full-disk check is skipped"
+fi
+
 # ---- 3. one writer per run directory -------------------------------------------------
 "$D" run --output "$T/locked" "${ARGS[@]}" --samples 9 --sample-ms 20 >/dev/null 2>&1 & pid=$!
 for i in $(seq 1 300); do [ -s "$T/locked/results.json" ] && break; sleep 0.05; done
@@ -118,6 +140,19 @@ grep -qiE "start-up|starting" "$T/hang.err" && ! grep -qiE "unrecognized|unknown
   no "hung start-up: no message about the start: $(head -c 300 "$T/hang.err")"
 sleep 1
 pgrep -f "dt-robust-$$-" >/dev/null && no "worker or grandchild left behind: $(pgrep -af "dt-robust-$$-")" || ok
+# on a terminal the progress line says which worker is starting (named from its command)
+if command -v script >/dev/null; then
+  TTYARGS=(); for a in "${ARGS[@]}"; do [ "$a" != --quiet ] && TTYARGS+=("$a"); done
+  script -qec "$(printf '%q ' "$D" run --output "$T/tty" "${TTYARGS[@]}" --start-timeout 2 \
+      --baseline-worker "$T/hang-worker.sh")" /dev/null >"$T/tty.out" 2>&1
+  grep -q "starting the hang-worker.sh worker" "$T/tty.out" && ok ||
+    no "no 'starting the hang-worker.sh worker' on a terminal: $(head -c 300 "$T/tty.out")"
+  script -qec "$(printf '%q ' "$D" run --output "$T/tty2" "${TTYARGS[@]}" --operations add \
+      --row-shapes 17x257)" /dev/null >"$T/tty2.out" 2>&1
+  grep -q "starting the native worker" "$T/tty2.out" && grep -q "starting the PyTorch worker" "$T/tty2.out" &&
+    ok || no "no 'starting the ... worker' for the default workers: $(head -c 300 "$T/tty2.out")"
+  pkill -f "dt-robust-$$-" 2>/dev/null
+fi
 # kill -9 of the orchestrator: the direct worker dies with it (parent-death signal)
 "$D" run --output "$T/orphan" "${ARGS[@]}" --start-timeout 60 --baseline-worker "$T/hang-worker.sh" >/dev/null 2>&1 & pid=$!
 started=0
@@ -127,6 +162,22 @@ kill -KILL $pid; wait $pid 2>/dev/null
 sleep 1
 pgrep -f "dt-robust-$$-worker" >/dev/null && no "worker outlived a killed orchestrator" || ok
 pkill -f "dt-robust-$$-" 2>/dev/null
+# out of memory: the case's allocation fails with its bytes named, the run goes on and
+# exits 1 (not an abort's 134), and no worker of it is left (found by an environment tag
+# the workers inherit)
+tag="DT_ROBUST_TAG=dt-robust-$$-oom"
+( ulimit -v 3000000; env "$tag" "$D" run --output "$T/oom" "${ARGS[@]}" --operations residual_layernorm \
+    --row-shapes 16384x16384 >/dev/null 2>"$T/oom.err" ); rc=$?
+[ $rc -eq 1 ] && ok || no "out of memory: exit $rc (want 1): $(head -c 300 "$T/oom.err")"
+py - "$T/oom/results.json" <<'EOP' && ok || no "out of memory: the case's error does not name the bytes"
+import json, re, sys
+r = json.load(open(sys.argv[1]))
+errs = [i.get("error") or "" for c in r["cases"] for i in c["impl"].values()]
+assert any(re.search(r"could not allocate \d+ bytes", e) for e in errs), errs
+EOP
+sleep 1
+left=$(grep -l "$tag" /proc/[0-9]*/environ 2>/dev/null | head -3)
+[ -z "$left" ] && ok || no "out of memory: workers left behind: $left"
 
 # ---- 5. compare refuses what cannot be compared --------------------------------------
 py - "$R" "$T" <<'EOP'
@@ -141,11 +192,29 @@ EOP
 for what in empty incomplete disjoint; do
   "$D" compare "$R" "$T/$what.json" >/dev/null 2>"$T/cmp-$what.err"; rc=$?
   [ $rc -eq 2 ] && ok || no "compare against a $what run: exit $rc"
+  [ "$(grep -c "compare: " "$T/cmp-$what.err")" -eq 1 ] && ! grep -q "compare: compare:" "$T/cmp-$what.err" &&
+    ok || no "compare against a $what run: the refusal not printed once: $(cat "$T/cmp-$what.err")"
+  "$D" compare "$R" "$T/$what.json" --format json 2>/dev/null >"$T/cmp-$what.json"; rc=$?
+  py - "$T/cmp-$what.json" <<'EOP' && [ $rc -eq 2 ] && ok || no "compare --format json against a $what run: exit $rc"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["comparable"] is False and j["exit_status"] == 2 and j["reason"], j
+EOP
   "$D" compare "$T/$what.json" "$R" >/dev/null 2>&1; rc=$?
   [ $rc -eq 2 ] && ok || no "compare of a $what run as A: exit $rc"
 done
 "$D" compare "$R" "$T/timed/results.json" >/dev/null 2>&1; rc=$?
 [ $rc -ne 2 ] && ok || no "two comparable runs refused"
+"$D" compare "$R" "$T/timed/results.json" --format json >"$T/cmp.json" 2>/dev/null; rc=$?
+py - "$T/cmp.json" "$rc" <<'EOP' && ok || no "compare --format json of two comparable runs"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["comparable"] is True and j["exit_status"] == int(sys.argv[2]), j
+EOP
+for t in 1 -0.1 abc; do
+  "$D" compare "$R" "$T/timed/results.json" --threshold "$t" >/dev/null 2>&1; rc=$?
+  [ $rc -eq 2 ] && ok || no "compare --threshold $t: exit $rc"
+done
 
 # ---- 7. ranges on load ---------------------------------------------------------------
 for m in 4611686018427387904 -1; do
