@@ -421,7 +421,10 @@ static dt_status scope_ratios(derive_ctx *cx, dt_case *c, int valid, dt_scope s,
         dt_scope_vs *vs = &sd->vs[j];
         vs->present = 1;
         vs->verdict = DT_REC_VERDICT_INVALID;
-        if (valid && np > 0) {
+        /* an emulated side (FP32 standing in for the case dtype) gets no speed verdict and
+         * no ratio: its times are shown, never compared (docs/statistics.md) */
+        const int emulated = c->impl[0].emulated || c->impl[j].emulated;
+        if (valid && np > 0 && !emulated) {
             dt_interval iv;
             dt_status st = dt_stats_paired_ratio_interval(cu, bu, np, p->bootstrap_resamples,
                                                           seed, &iv, err);
