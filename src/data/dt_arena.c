@@ -100,9 +100,9 @@ static const struct {
     [DT_INPUTS_OFFSET] = {"offset", "norms' matrix inputs: mean + small spread (f32 4096 + "
                                     "[-1,1]; f16 1024 + [-16,16] step 1; bf16 256 + [-16,16] "
                                     "step 2); other ops uniform"},
-    [DT_INPUTS_CANCEL] = {"cancel", "sum a: column pairs (B, -B+s), f32 |B|<=256 |s|<=1 "
-                                    "(2^-10); f16 |B|<=31 (2^-6); bf16 |B|<=15 (2^-3); other "
-                                    "ops uniform"},
+    [DT_INPUTS_CANCEL] = {"cancel", "sum a: first half of a row B_j > 0, second half -B_j + "
+                                    "s_j; f32 B<=256 step 2^-3, |s|<=1 step 2^-10; f16 B<=31, s "
+                                    "step 2^-6; bf16 B<=15, s step 2^-3; other ops uniform"},
 };
 
 const char *dt_inputs_name(dt_inputs d) {
@@ -162,17 +162,20 @@ static float dist_offset(uint64_t d, dt_dtype dtype) {
     return (float)(4096.0 + (double)sym_int(d, 1024) * 0x1p-10);
 }
 
+/* Row halves: column j < h = cols/2 holds B_j > 0, column h + j holds -B_j + s_j (an odd
+ * last column: s). The total is sum s_j; the partial sums rise to sum B_j on the way. */
 static float dist_cancel(uint64_t seed, dt_op op, int buffer, int64_t idx, int64_t cols,
                          dt_dtype dtype) {
-    const int64_t col = idx % cols;
+    const int64_t col = idx % cols, h = cols / 2;
     const double bstep = dtype == DT_BF16 ? 1.0 : dtype == DT_F16 ? 0x1p-2 : 0x1p-3;
-    const int64_t bq = dtype == DT_BF16 ? 15 : dtype == DT_F16 ? 124 : 2048;
+    const uint64_t bq = dtype == DT_BF16 ? 15 : dtype == DT_F16 ? 124 : 2048;
     const double sstep = dtype == DT_BF16 ? 0x1p-3 : dtype == DT_F16 ? 0x1p-6 : 0x1p-10;
     const int64_t sq = dtype == DT_BF16 ? 8 : dtype == DT_F16 ? 64 : 1024;
-    const double big = (double)sym_int(draw(seed, op, buffer, idx - (col & 1)), bq) * bstep;
-    if (!(col & 1)) return (float)big;
+    const int64_t partner = col < h ? idx : idx - h;
+    const double big = (double)(draw(seed, op, buffer, partner) % bq + 1) * bstep;
+    if (col < h) return (float)big;
     const double small = (double)sym_int(draw(seed ^ 0x43414E43ull, op, buffer, idx), sq) * sstep;
-    return (float)(small - big);
+    return (float)(col < 2 * h ? small - big : small);
 }
 
 float dt_input_dist_value(uint64_t seed, dt_op op, int buffer, int64_t idx, int64_t cols,

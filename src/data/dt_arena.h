@@ -85,10 +85,11 @@ typedef struct dt_buffer_layout {
  *                'a', 'b'): mean + q*step, f32 4096 + [-1, 1] step 2^-10, f16 1024 +
  *                [-16, 16] step 1, bf16 256 + [-16, 16] step 2: a one-pass variance
  *                E[x^2] - E[x]^2 cancels
- *   CANCEL       sum 'a': columns in pairs (B, -B + s), B large, s small (f32 |B| <= 256
- *                step 2^-3, |s| <= 1 step 2^-10; f16 |B| <= 31 step 2^-2, s step 2^-6;
- *                bf16 |B| <= 15 step 1, s step 2^-3): sum|terms| >> |sum|, and every FP32
- *                partial sum is exact, so only a low-precision accumulation errs */
+ *   CANCEL       sum 'a': the first half of a row holds B_j > 0, the second -B_j + s_j
+ *                (f32 B <= 256 step 2^-3, |s| <= 1 step 2^-10; f16 B <= 31 step 2^-2, s
+ *                step 2^-6; bf16 B <= 15 step 1, s step 2^-3): sum|terms| >> |sum| and
+ *                the partial sums climb to sum B_j before they cancel, so a low-precision
+ *                accumulator stagnates (or overflows fp16) far outside the bound */
 typedef enum dt_inputs {
     DT_INPUTS_UNIFORM = 0,
     DT_INPUTS_NORMAL,
