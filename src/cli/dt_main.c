@@ -150,11 +150,11 @@ static int cmd_list(int argc, char **argv) {
     }
     printf("\nbf16/f16 (--dtypes): |out-ref| <= ulps*ulp(|ref|) + scale_ulps*ulp(scale) + atol "
            "+ rtol*scale, in ulps of the output type:\n\n");
-    printf("%-20s %-5s %-5s %-6s %s\n", "op", "dtype", "ulps", "scale", "why");
+    printf("  %-20s %-5s %-5s %-6s %s\n", "op", "dtype", "ulps", "scale", "why");
     for (int i = 0; i < DT_OP_COUNT; i++)
         for (int d = DT_BF16; d <= DT_F16; d++) {
             const dt_tolerance t = dt_op_tolerance((dt_op)i, (dt_dtype)d);
-            printf("%-20s %-5s %-5g %-6g %s\n", dt_op_get((dt_op)i)->name,
+            printf("  %-20s %-5s %-5g %-6g %s\n", dt_op_get((dt_op)i)->name,
                    dt_dtype_name((dt_dtype)d), t.ulps, t.scale_ulps, t.reason);
         }
     printf("\ninput distributions (--inputs):\n");

@@ -526,6 +526,7 @@ static void correctness_row(const md *m, const dt_case *c, size_t i) {
 /* Inputs and the tolerance of every (op, dtype) the run has, with its reason (issue 16);
  * implementations that computed a narrow dtype in FP32 are listed as emulated. */
 static void sec_tolerances(const md *m) {
+    if (!m->r->settings.inputs) return; /* an older run: its report stays as it was */
     const char *inputs = m->r->settings.inputs ? m->r->settings.inputs : "uniform";
     int known = dt_inputs_find(inputs);
     fputs("Inputs: `", m->o);
