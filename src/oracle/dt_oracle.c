@@ -290,10 +290,10 @@ void dt_oracle_check(const dt_oracle_ref *ref, const dt_case_layout *L, const ui
             rep->first_fail_bound = bound;
             uint32_t w = 0;
             memcpy(&w, p + j * O->elem_bytes, (size_t)O->elem_bytes);
-            char ulps[48] = "";
+            char ulps[96] = "";
             if (ref->tol.ulps > 0)
-                snprintf(ulps, sizeof ulps, " + %g ulp(%s)", ref->tol.ulps,
-                         dt_dtype_name(ref->dtype));
+                snprintf(ulps, sizeof ulps, " + %g ulp(%s) at |ref| + %g at scale", ref->tol.ulps,
+                         dt_dtype_name(ref->dtype), ref->tol.scale_ulps);
             snprintf(rep->first_failure, sizeof rep->first_failure,
                      "%s element (%lld, %lld) = %.9g (0x%0*x), ref %.9g, |err| %.3g > bound "
                      "%.3g (atol %g + rtol %g * scale %.6g%s)",

@@ -510,7 +510,9 @@ static void derive_roofline(const derive_ctx *cx, dt_case *c) {
         return;
     dt_roofline *rl = &c->derived.roofline;
     rl->present = 1;
-    rl->min_bytes = (double)dt_op_min_bytes(c->op, c->m, c->n, c->k);
+    const dt_dtype ty = c->dtype == DT_ELEM_BF16 ? DT_BF16 : c->dtype == DT_ELEM_F16 ? DT_F16
+                                                                                    : DT_F32;
+    rl->min_bytes = (double)dt_op_min_bytes_typed(c->op, c->m, c->n, c->k, ty);
     rl->flops = dt_op_flops(c->op, c->m, c->n, c->k);
     rl->bound = gemm ? DT_BOUND_COMPUTE : DT_BOUND_MEMORY;
     rl->copy_gbps = copy;
