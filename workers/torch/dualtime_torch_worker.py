@@ -145,6 +145,15 @@ def _configure_precision():
             torch.set_float32_matmul_precision("highest")
         flags["matmul.allow_tf32"] = bool(m.allow_tf32)
         flags["cudnn.allow_tf32"] = bool(torch.backends.cudnn.allow_tf32)
+    # bf16/f16 gemm accumulates in FP32 (SPEC §2): no reduced-precision split-K reductions
+    for name in ("allow_bf16_reduced_precision_reduction",
+                 "allow_fp16_reduced_precision_reduction"):
+        if _has(m, name):
+            try:
+                setattr(m, name, False)
+                flags["matmul." + name] = bool(getattr(m, name))
+            except Exception as exc:
+                _log("could not set matmul.%s: %s" % (name, exc))
     if _has(torch, "get_float32_matmul_precision"):
         try:
             flags["float32_matmul_precision"] = torch.get_float32_matmul_precision()
