@@ -49,14 +49,19 @@ gpu-tests-tpr128|quick GPU test of the row ops with DUALTIME_ROW_TPR=128
 small-fill0|small shapes, DUALTIME_LAUNCH_FILL=0, device timing
 small-fill1|small shapes, default geometry, device timing
 small-prime8|small shapes, default geometry, --prime 8
-small-tpr128|small shapes, DUALTIME_ROW_TPR=128, device timing'
+small-tpr128|small shapes, DUALTIME_ROW_TPR=128, device timing
+rerun|two default-matrix runs back to back (rerun-a, rerun-b), wall time each, then compare B vs A (must say no change, exit 0)
+plant|DT_PLANT (default softmax:0.10) slowed native op at 8192^2 and 128x1024 (and add 17x257 unplanted), compared against rerun-a (must be a regression, exit 1)
+dtypes|the row ops of the default matrix in DT_DTYPES (default bf16,fp16) with device timing
+long|CUDA backend GPU test of the long-row, vocabulary and unaligned-view shapes (DUALTIME_GPU_TEST_SHAPES=long) in every dtype'
 # name|its steps
 GROUP_LIST='all|gpu-tests timing-gpu views memcheck racecheck bench
 tests|gpu-tests timing-gpu views
 sanitize|memcheck racecheck
 batch|bench timing-gpu gemm-oracle memcheck gemm-v1 gemm-views
 final|gpu-tests racecheck extra bench small
-small-experiment|gpu-tests gpu-tests-fill0 gpu-tests-tpr128 small-fill0 small-fill1 small-prime8 small-tpr128'
+small-experiment|gpu-tests gpu-tests-fill0 gpu-tests-tpr128 small-fill0 small-fill1 small-prime8 small-tpr128
+acceptance|rerun plant'
 
 usage() { sed -n '7,8p' "$0" | sed 's/^# *//' >&2; exit 2; }
 list() {
@@ -188,6 +193,28 @@ step_small-fill1() { small_step small-fill1 - "${DEVT[@]}"; }
 step_small-prime8() { small_step small-prime8 - --prime 8; }
 step_small-tpr128() { small_step small-tpr128 DUALTIME_ROW_TPR=128 "${DEVT[@]}"; }
 
+# rerun: the issue-12 acceptance pair. Each run's wall time goes to the summary; each
+# results.md comes back (rerun-a.md, rerun-b.md), compare's Markdown too (compare-ab.md).
+rerun_one() { local t0; t0=$(date +%s)
+  run "$1" 300 3 "$B/dualtime" run --backends cuda "${BENCH_EXTRA[@]}" --quiet --output "$W/$1"
+  echo "   $1 wall: $(( $(date +%s) - t0 )) s" | tee -a "$S"
+  [ -f "$W/$1/results.md" ] && cp "$W/$1/results.md" "$OUT/$1.md"; return 0; }
+step_rerun() { rerun_one rerun-a; rerun_one rerun-b
+  run compare-ab 60 12 "$B/dualtime" compare "$W/rerun-a/results.json" "$W/rerun-b/results.json"
+  cp "$W/compare-ab.log" "$OUT/compare-ab.md" 2>/dev/null; return 0; }
+step_plant() { local p="${DT_PLANT:-softmax:0.10}"
+  run plant 200 3 env DUALTIME_PLANT_SLOWDOWN="$p" "$B/dualtime" run --backends cuda \
+    --operations "${p%%:*},add" --row-shapes 8192x8192,128x1024,17x257 \
+    --quiet --output "$W/plant"
+  [ -f "$W/rerun-a/results.json" ] || { echo "   plant: no rerun-a to compare with" | tee -a "$S"; return 0; }
+  run compare-plant 60 12 "$B/dualtime" compare "$W/rerun-a/results.json" "$W/plant/results.json"
+  cp "$W/compare-plant.log" "$OUT/compare-plant.md" 2>/dev/null; return 0; }
+step_dtypes() { run dtypes 300 3 "$B/dualtime" run --backends cuda --operations "$(row_ops)" \
+    --dtypes "${DT_DTYPES:-bf16,fp16}" --quiet --output "$W/dtypes"
+  [ -f "$W/dtypes/results.md" ] && cp "$W/dtypes/results.md" "$OUT/dtypes.md"; return 0; }
+step_long() { run long 240 60 env DUALTIME_GPU_TEST_SHAPES=long DUALTIME_GPU_TEST_NO_FAULT=1 "${CUDA_TEST[@]}"
+  fails long; }
+
 machine() { # machine.txt: the machine, the card's clocks and temperature, torch
   [ -n "$DRY" ] && return 0
   { echo "--- $1"; date -u; uname -a
@@ -197,7 +224,7 @@ machine() { # machine.txt: the machine, the card's clocks and temperature, torch
   [ "$1" = before ] && echo "== machine: $(nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv,noheader 2>&1 | head -1)" | tee -a "$S"
   return 0
 }
-archive() { [ -n "$DRY" ] || tar czf "$OUT/logs.tgz" -C "$W" --exclude='run/results.json' . 2>/dev/null; }
+archive() { [ -n "$DRY" ] || tar czf "$OUT/logs.tgz" -C "$W" --exclude='*/results.json' . 2>/dev/null; }
 
 [ -n "$DRY" ] || { echo "== device.sh ${todo[*]} ($(date -u +%FT%TZ))" | tee -a "$S"; : > "$OUT/machine.txt"; }
 machine before

@@ -52,10 +52,9 @@ static const tl_key *tl_find(const tl_key *keys, size_t n, uint32_t id) {
     return (lo < n && keys[lo].id == id) ? &keys[lo] : NULL;
 }
 
-int dt_tl_validate(const dt_tl_region *r, dt_tl_summary *out, char *err, size_t err_len) {
-    memset(out, 0, sizeof *out);
-    if (err && err_len) err[0] = '\0';
-
+/* Rules 1-5 (dt_tl_validate): drops, capacity, empty region, failed launches, record
+ * timestamps. 1 when they hold, else 0 with the message in err. */
+static int tl_check_records(const dt_tl_region *r, char *err, size_t err_len) {
     /* 1. dropped records: the record set is known to be incomplete. */
     if (r->dropped > 0)
         return tl_fail(err, err_len,
@@ -99,6 +98,12 @@ int dt_tl_validate(const dt_tl_region *r, dt_tl_summary *out, char *err, size_t 
                            "equal timestamps (start %" PRIu64 " >= end %" PRIu64 ")",
                            k->name, k->correlation_id, k->start_ns, k->end_ns);
     }
+    return 1;
+}
+
+/* Rule 6: launches and kernel records match one to one by correlation id (a launch's
+ * alternate id counts as its own), and their counts are equal. */
+static int tl_check_matching(const dt_tl_region *r, char *err, size_t err_len) {
     /* 6. one-to-one matching by correlation id. */
     size_t nkeys = 0;
     tl_key *keys = calloc(2 * (size_t)r->launch_total + 1, sizeof *keys);
@@ -154,6 +159,11 @@ int dt_tl_validate(const dt_tl_region *r, dt_tl_summary *out, char *err, size_t 
         return tl_fail(err, err_len,
                        "launch count %" PRIu64 " != kernel record count %" PRIu64,
                        r->launch_total, r->record_total);
+    return 1;
+}
+
+/* Rule 7: every kernel ran inside the region's host window (when the window is known). */
+static int tl_check_window(const dt_tl_region *r, char *err, size_t err_len) {
     /* 7. host time window: every kernel ran between begin and the end synchronization. */
     if (r->window_begin_ns) {
         for (uint64_t i = 0; i < r->record_total; i++) {
@@ -171,7 +181,11 @@ int dt_tl_validate(const dt_tl_region *r, dt_tl_summary *out, char *err, size_t 
                                r->window_slack_ns);
         }
     }
-    /* 8. numbers. */
+    return 1;
+}
+
+/* Rule 8 once the others hold: sorts the records by start and fills out. */
+static void tl_summarize(const dt_tl_region *r, dt_tl_summary *out) {
     qsort(r->records, (size_t)r->record_total, sizeof *r->records, tl_record_cmp);
     uint64_t first = UINT64_MAX, last = 0;
     double sum = 0;
@@ -187,6 +201,15 @@ int dt_tl_validate(const dt_tl_region *r, dt_tl_summary *out, char *err, size_t 
     out->kernel_span_ns = (double)(last - first);
     out->kernel_count = r->record_total;
     out->launch_count = r->launch_total;
+}
+
+int dt_tl_validate(const dt_tl_region *r, dt_tl_summary *out, char *err, size_t err_len) {
+    memset(out, 0, sizeof *out);
+    if (err && err_len) err[0] = '\0';
+    if (!tl_check_records(r, err, err_len) || !tl_check_matching(r, err, err_len) ||
+        !tl_check_window(r, err, err_len))
+        return 0;
+    tl_summarize(r, out);
     return 1;
 }
 

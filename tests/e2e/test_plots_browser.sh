@@ -46,13 +46,15 @@ cases = [case("add_1x127", "add", 1, 127, 4.2, 8.6),
          case("sum_17x257", "sum", 17, 257, 9.0, 4.0),
          case("layernorm_fail", "layernorm", 17, 257, 5.0, 10.0, valid=False),
          case("few <&> pairs", "add", 17, 257, 6.0, 10.0, n_samples=2, rounds=1)]
-r = {"format": "dualtime-results", "format_version": 1, "complete": True,
-     "settings": {"backend": "cuda", "samples": 9, "rounds": 2,
+# format 2 with held windows: control_* are the held device windows (a format-1 file's
+# control would read as dispatch and draw in the dispatch colours)
+r = {"format": "dualtime-results", "format_version": 2, "complete": True,
+     "settings": {"backend": "cuda", "samples": 9, "rounds": 2, "held_windows": True,
                   "bootstrap": {"resamples": 500, "seed": 7}},
-     "frameworks": [{"id": "native", "role": "candidate", "framework": "dualtime-native",
-                     "framework_version": "0.1.0"},
-                    {"id": "torch", "role": "baseline", "framework": "pytorch",
-                     "framework_version": "2.11.0"}],
+     "frameworks": [{"id": "torch", "role": "baseline", "framework": "pytorch",
+                     "framework_version": "2.11.0"},
+                    {"id": "native", "role": "candidate", "framework": "dualtime-native",
+                     "framework_version": "0.1.0"}],
      "environment": {"host": {"cpu": "test"}, "gpu": {"name": "test GPU"},
                      "ceilings": {"copy_gbps": 3900.0, "launch_sync_floor_us": 8.0}},
      "cases": cases}
