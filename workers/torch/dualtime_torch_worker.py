@@ -572,17 +572,29 @@ def _req_int(req, key, minimum=None, required=True):
     return v
 
 
-def _computes(case):
-    """Whether torch computes the case's narrow dtype on this backend: tried once (torch
-    1.13 on CPU has no fp16 gelu, softmax, layer_norm, rsqrt, addmm, log_softmax), not
-    looked up in a version table. The try writes the output, which the orchestrator
-    poisons again before the cold call."""
+def _computes(op, roles, dtype, dev):
+    """Whether torch computes op in dtype on dev: tried once on tiny tensors of that dtype
+    (torch 1.13 on CPU has no fp16 gelu, softmax, layer_norm, rsqrt, addmm, log_softmax),
+    not looked up in a version table; the arena is not touched."""
+    dims = {"M": 2, "N": 3, "K": 4, "1": 1}
+    t, v1 = {}, {}
+    for name, rdtype, rdim, cdim, _is_out in roles:
+        shape = (dims[rdim], dims[cdim])
+        if rdtype == "i64":
+            x = torch.zeros(shape, dtype=torch.int64, device=dev)
+        else:
+            x = torch.full(shape, 0.5, dtype=dtype, device=dev)
+        t[name] = x
+        if shape[0] == 1:
+            v1[name] = x.view(shape[1])
+        elif shape[1] == 1:
+            v1[name] = x.view(shape[0])
     try:
+        built = _BUILDERS[op](t, v1, dims["M"], dims["N"], dev)
         with _inference_mode():
-            case.call()
-            if case.publish is not None:
-                case.publish()
-        case.sync()
+            built[0]()
+            if len(built) > 3:
+                built[3]()
         return True
     except RuntimeError:
         return False
@@ -898,7 +910,8 @@ class Worker:
             case.call, policy, impl = built[:3]
             case.publish = built[3] if len(built) > 3 else None
             emulated = False
-            if byname["out"]["dtype"] != "f32" and not _computes(case):
+            narrow = case.views["out"].dtype
+            if narrow != torch.float32 and not _computes(op, roles, narrow, dev):
                 built = _emulate(op, case, roles, m, n, dev)
                 case.call, policy, impl = built[:3]
                 case.publish = built[3]
