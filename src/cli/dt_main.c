@@ -32,6 +32,7 @@
 #include "common/dt_outpath.h"
 #include "common/dt_runlock.h"
 #include "common/dt_spawn.h"
+#include "data/dt_arena.h"
 #include "data/dt_shm.h"
 #include "format/dt_format_compare.h"
 #include "format/dt_format_csv.h"
@@ -39,6 +40,7 @@
 #include "format/dt_outputs.h"
 #include "orchestrate/dt_ceilings.h"
 #include "orchestrate/dt_clocks.h"
+#include "orchestrate/dt_memcheck.h"
 #include "orchestrate/dt_run.h"
 #include "plan/dt_ops.h"
 #include "session/dt_ops_json.h"
@@ -90,6 +92,8 @@ static const char *k_usage =
     "  --rounds N              repeat the plan, order rotated and reversed (default: 2 on\n"
     "                          cuda, 1 on cpu)\n"
     "  --seed N                input seed (default 1)\n"
+    "  --dtypes LIST           fp32,bf16,fp16 (also f32, f16, bfloat16; default fp32)\n"
+    "  --inputs NAME           uniform (default), normal, wide-logits, offset, cancel\n"
     "  --threads N             CPU threads of both frameworks (default min(8, cores))\n"
     "  --timeout S             seconds a worker may take for one request (default 180)\n"
     "  --start-timeout S       seconds a worker may take to start and answer hello\n"
@@ -179,6 +183,18 @@ static int cmd_list(int argc, char **argv) {
         printf("%-20s %-52s %-8g %-8g %s\n", o->name, o->definition, o->atol, o->rtol,
                o->scale_doc);
     }
+    printf("\nbf16/f16 (--dtypes): |out-ref| <= ulps*ulp(|ref|) + scale_ulps*ulp(scale) + atol "
+           "+ rtol*scale, in ulps of the output type:\n\n");
+    printf("  %-20s %-5s %-5s %-6s %s\n", "op", "dtype", "ulps", "scale", "why");
+    for (int i = 0; i < DT_OP_COUNT; i++)
+        for (int d = DT_BF16; d <= DT_F16; d++) {
+            const dt_tolerance t = dt_op_tolerance((dt_op)i, (dt_dtype)d);
+            printf("  %-20s %-5s %-5g %-6g %s\n", dt_op_get((dt_op)i)->name,
+                   dt_dtype_name((dt_dtype)d), t.ulps, t.scale_ulps, t.reason);
+        }
+    printf("\ninput distributions (--inputs):\n");
+    for (int i = 0; i < DT_INPUTS_COUNT; i++)
+        printf("  %-12s %s\n", dt_inputs_name((dt_inputs)i), dt_inputs_describe((dt_inputs)i));
     const char *backends[] = {"cpu", "cuda"};
     for (int b = 0; b < 2; b++) {
         for (int g = 0; g < 2; g++) {
@@ -367,6 +383,9 @@ static int cmd_compare(int argc, char **argv) {
 typedef struct run_settings {
     const char *output, *backends, *operations, *row_shapes, *gemm_shapes, *python;
     const char *candidate_cmd, *baseline_cmd;
+    const char *dtypes_text, *inputs_text; /* --dtypes, --inputs (NULL: fp32, uniform) */
+    dt_dtype dtypes[DT_MAX_DTYPES];
+    int ndtypes, inputs;
     long long samples, rounds, seed, threads, prime;
     double sample_ms, warmup_ms, timeout_s, start_timeout_s;
     int quick, views, device_timing, capture_sources, quiet, probe_kind;
@@ -414,7 +433,7 @@ static void settings_defaults(run_settings *a) {
 
 enum { O_OUT = 1000, O_BACK, O_OPS, O_ROWS, O_GEMM, O_VIEWS, O_SAMPLES, O_SMS, O_WMS, O_CAP,
        O_QUICK, O_THREADS, O_TIMEOUT, O_SEED, O_ROUNDS, O_DEV, O_PROBE, O_PY, O_CAND, O_BASE,
-       O_QUIET, O_PRIME, O_HELP, O_NODEV, O_NOPIN, O_DRY, O_START };
+       O_QUIET, O_PRIME, O_HELP, O_NODEV, O_NOPIN, O_DRY, O_START, O_DTYPES, O_INPUTS };
 
 static const struct option k_run_opts[] = {
     {"output", required_argument, 0, O_OUT},        {"backends", required_argument, 0, O_BACK},
@@ -433,6 +452,7 @@ static const struct option k_run_opts[] = {
     {"no-device-timing", no_argument, 0, O_NODEV},  {"no-pin", no_argument, 0, O_NOPIN},
     {"dry-run", no_argument, 0, O_DRY},
     {"start-timeout", required_argument, 0, O_START},
+    {"dtypes", required_argument, 0, O_DTYPES},     {"inputs", required_argument, 0, O_INPUTS},
     {0, 0, 0, 0}};
 
 /* One option with a number value into a; -1 when it is not one (message printed). */
@@ -485,6 +505,8 @@ static int parse_run_args(int argc, char **argv, run_settings *a) {
         case O_BASE: a->baseline_cmd = optarg; break;
         case O_QUIET: a->quiet = 1; break;
         case O_DRY: a->dry_run = 1; break;
+        case O_DTYPES: a->dtypes_text = optarg; break;
+        case O_INPUTS: a->inputs_text = optarg; break;
         case O_HELP: fputs(k_usage, stdout); return 0;
         default:
             if (optopt) return bad("option '%s' needs a value", argv[optind - 1]);
@@ -517,6 +539,13 @@ static int check_run_settings(run_settings *a, int resuming) {
     if (a->gemm_shapes &&
         dt_shapes_parse(a->gemm_shapes, 1, "--gemm-shapes", &a->gemms, &e) != DT_OK)
         return bad("%s", e.msg);
+    a->dtypes[0] = DT_F32;
+    a->ndtypes = 1;
+    if (a->dtypes_text && dt_dtypes_parse(a->dtypes_text, a->dtypes, &a->ndtypes, &e) != DT_OK)
+        return bad("%s", e.msg);
+    if (a->inputs_text && (a->inputs = dt_inputs_find(a->inputs_text)) < 0)
+        return bad("--inputs: unknown distribution '%s' (known: uniform, normal, wide-logits, "
+                   "offset, cancel)", a->inputs_text);
     if (a->backends) {
         if (strcmp(a->backends, "cpu") == 0 || strcmp(a->backends, "cuda") == 0)
             a->backend = a->backends;
@@ -594,8 +623,19 @@ static int start_run(run_job *j) {
     apply_backend_defaults(a, backend);
     if (!a->row_shapes) dt_shapes_default(backend, a->quick, 0, &a->rows);
     if (!a->gemm_shapes) dt_shapes_default(backend, a->quick, 1, &a->gemms);
-    dt_plan_build(&j->cfg.plan, a->ops, &a->rows, &a->gemms, a->views);
+    dt_plan_build_typed(&j->cfg.plan, a->ops, &a->rows, &a->gemms, a->views, a->dtypes,
+                        a->ndtypes);
     if (j->cfg.plan.count == 0) return bad("nothing to run: the selected operations have no shapes");
+    /* shapes are limited by memory: refuse up front what cannot fit (issue 16) */
+    dt_mem_free mf;
+    dt_mem_free_read(&mf);
+    mf.device_bytes = -1; /* the least free memory a cuda worker reported; -1: skipped */
+    for (int i = 0; strcmp(backend, "cuda") == 0 && i < DT_SESSION_IMPLS; i++) {
+        const dt_hello *h = &j->session.member[i].hello;
+        int64_t f = h->text ? h->cuda_memory_free_bytes : -1;
+        if (f >= 0 && (mf.device_bytes < 0 || f < mf.device_bytes)) mf.device_bytes = f;
+    }
+    if (dt_memcheck_plan(&j->cfg.plan, 2, &mf, NULL, 0, &e) != DT_OK) return bad("%s", e.msg);
     return -1;
 }
 
@@ -643,6 +683,13 @@ static void fill_settings(const run_job *j, dt_settings *s) {
     s->capture_sources = a->capture_sources;
     s->max_reps = DT_RUN_MAX_REPS;
     s->device_reps_cap = DT_RUN_DEVICE_REPS_CAP;
+    dt_record_set_str(&s->inputs, dt_inputs_name((dt_inputs)a->inputs));
+    char dts[64] = "";
+    for (int i = 0; i < a->ndtypes; i++) {
+        strcat(dts, i ? "," : "");
+        strcat(dts, dt_dtype_name(a->dtypes[i]));
+    }
+    dt_record_set_str(&s->dtypes, dts);
     s->bootstrap_resamples = 2000;
     s->bootstrap_seed = 20261130;
 }
@@ -788,6 +835,7 @@ static void fill_config(run_job *j) {
     cfg->fw_ids[0] = j->session.member[0].id;
     cfg->fw_ids[1] = j->session.member[1].id;
     cfg->clocks = j->clocks;
+    cfg->inputs = a->inputs;
 }
 
 /* The end-of-run summary on stderr (format/dt_format_summary.h), terminal or not; --quiet

@@ -85,6 +85,114 @@ float dt_input_value(uint64_t seed, dt_op op, int buffer, int64_t idx, dt_dtype 
     return (float)q / 128.0f;
 }
 
+/* ---- input distributions (see dt_arena.h) ------------------------------------------ */
+
+static const struct {
+    const char *name, *doc;
+} k_inputs[DT_INPUTS_COUNT] = {
+    [DT_INPUTS_UNIFORM] = {"uniform", "every input on the uniform grid (f32/f16 multiples of "
+                                      "2^-10, bf16 of 2^-7, in [-1, 1])"},
+    [DT_INPUTS_NORMAL] = {"normal", "every float input ~N(0,1) (Irwin-Hall of 4) in [-3.47, "
+                                    "3.47], grid 2^-12 f32, 2^-9 f16, 2^-6 bf16"},
+    [DT_INPUTS_WIDE_LOGITS] = {"wide-logits",
+                               "softmax/cross_entropy a: row offset +-(128..896) plus "
+                               "[-32, 32] (grid 2^-6 f32, 0.5 f16, 4 bf16); other ops uniform"},
+    [DT_INPUTS_OFFSET] = {"offset", "norms' matrix inputs: mean + small spread (f32 4096 + "
+                                    "[-1,1]; f16 1024 + [-16,16] step 1; bf16 256 + [-16,16] "
+                                    "step 2); other ops uniform"},
+    [DT_INPUTS_CANCEL] = {"cancel", "sum a: first half of a row B_j > 0, second half -B_j + "
+                                    "s_j; f32 B<=256 step 2^-3, |s|<=1 step 2^-10; f16 B<=31, s "
+                                    "step 2^-6; bf16 B<=15, s step 2^-3; other ops uniform"},
+};
+
+const char *dt_inputs_name(dt_inputs d) {
+    DT_ASSERT(d >= 0 && d < DT_INPUTS_COUNT);
+    return k_inputs[d].name;
+}
+
+const char *dt_inputs_describe(dt_inputs d) {
+    DT_ASSERT(d >= 0 && d < DT_INPUTS_COUNT);
+    return k_inputs[d].doc;
+}
+
+int dt_inputs_find(const char *name) {
+    for (int i = 0; i < DT_INPUTS_COUNT; i++)
+        if (strcmp(k_inputs[i].name, name) == 0) return i;
+    return -1;
+}
+
+int dt_inputs_applies(dt_inputs d, dt_op op, int buffer) {
+    switch (d) {
+    case DT_INPUTS_NORMAL: return dt_dtype_is_float(dt_op_get(op)->buffers[buffer].dtype);
+    case DT_INPUTS_WIDE_LOGITS:
+        return (op == DT_OP_SOFTMAX || op == DT_OP_CROSS_ENTROPY) && buffer == 0;
+    case DT_INPUTS_OFFSET:
+        return ((op == DT_OP_RMSNORM || op == DT_OP_LAYERNORM) && buffer == 0) ||
+               (op == DT_OP_RESIDUAL_LAYERNORM && buffer <= 1);
+    case DT_INPUTS_CANCEL: return op == DT_OP_SUM && buffer == 0;
+    default: return 0;
+    }
+}
+
+/* A uniform integer in [-q, q] from 64 bits. */
+static int64_t sym_int(uint64_t bits, int64_t q) {
+    return (int64_t)(bits % (uint64_t)(2 * q + 1)) - q;
+}
+
+static float dist_normal(uint64_t d, dt_dtype dtype) {
+    double z = 0;
+    for (int i = 0; i < 4; i++) z += (double)((d >> (16 * i)) & 0xFFFFu) / 65536.0;
+    z = (z - 2.0) * 1.7320508075688772; /* mean 0, variance 1 */
+    const double step = dtype == DT_BF16 ? 0x1p-6 : dtype == DT_F16 ? 0x1p-9 : 0x1p-12;
+    return (float)(floor(z / step + 0.5) * step);
+}
+
+static float dist_wide_logits(uint64_t seed, dt_op op, int buffer, int64_t row, uint64_t d,
+                              dt_dtype dtype) {
+    uint64_t rd = mix64(mix64(seed ^ 0x57494445ull) + (uint64_t)row * 0x9E37ull + (uint64_t)op +
+                        ((uint64_t)buffer << 40));
+    double off = (double)(128 + 64 * (int64_t)(rd % 13u)) * (row % 2 ? -1.0 : 1.0);
+    double step = dtype == DT_BF16 ? 4.0 : dtype == DT_F16 ? 0.5 : 0x1p-6;
+    return (float)(off + (double)sym_int(d, (int64_t)(32.0 / step)) * step);
+}
+
+static float dist_offset(uint64_t d, dt_dtype dtype) {
+    if (dtype == DT_BF16) return (float)(256.0 + 2.0 * (double)sym_int(d, 8));
+    if (dtype == DT_F16) return (float)(1024.0 + (double)sym_int(d, 16));
+    return (float)(4096.0 + (double)sym_int(d, 1024) * 0x1p-10);
+}
+
+/* Row halves: column j < h = cols/2 holds B_j > 0, column h + j holds -B_j + s_j (an odd
+ * last column: s). The total is sum s_j; the partial sums rise to sum B_j on the way. */
+static float dist_cancel(uint64_t seed, dt_op op, int buffer, int64_t idx, int64_t cols,
+                         dt_dtype dtype) {
+    const int64_t col = idx % cols, h = cols / 2;
+    const double bstep = dtype == DT_BF16 ? 1.0 : dtype == DT_F16 ? 0x1p-2 : 0x1p-3;
+    const uint64_t bq = dtype == DT_BF16 ? 15 : dtype == DT_F16 ? 124 : 2048;
+    const double sstep = dtype == DT_BF16 ? 0x1p-3 : dtype == DT_F16 ? 0x1p-6 : 0x1p-10;
+    const int64_t sq = dtype == DT_BF16 ? 8 : dtype == DT_F16 ? 64 : 1024;
+    const int64_t partner = col < h ? idx : idx - h;
+    const double big = (double)(draw(seed, op, buffer, partner) % bq + 1) * bstep;
+    if (col < h) return (float)big;
+    const double small = (double)sym_int(draw(seed ^ 0x43414E43ull, op, buffer, idx), sq) * sstep;
+    return (float)(col < 2 * h ? small - big : small);
+}
+
+float dt_input_dist_value(uint64_t seed, dt_op op, int buffer, int64_t idx, int64_t cols,
+                          dt_dtype dtype, dt_inputs dist) {
+    if (dist == DT_INPUTS_UNIFORM || !dt_inputs_applies(dist, op, buffer))
+        return dt_input_value(seed, op, buffer, idx, dtype);
+    const uint64_t d = draw(seed, op, buffer, idx);
+    switch (dist) {
+    case DT_INPUTS_NORMAL: return dist_normal(d, dtype);
+    case DT_INPUTS_WIDE_LOGITS: return dist_wide_logits(seed, op, buffer, idx / cols, d, dtype);
+    case DT_INPUTS_OFFSET: return dist_offset(d, dtype);
+    case DT_INPUTS_CANCEL: return dist_cancel(seed, op, buffer, idx, cols, dtype);
+    default: DT_ASSERT(0);
+    }
+    return 0;
+}
+
 uint32_t dt_sentinel_bits(dt_dtype dtype) {
     switch (dtype) {
     case DT_BF16: return DT_SENTINEL_BF16;
@@ -144,11 +252,15 @@ void dt_arena_fill(const dt_case_layout *L, uint8_t *base, uint64_t seed) {
                     int64_t v = dt_input_label(seed, L->op, b, idx, L->n);
                     memcpy(p, &v, 8);
                 } else if (B->elem_bytes == 2) {
-                    uint16_t h = dt_f32_to_narrow(B->dtype, dt_input_value(seed, L->op, b, idx,
-                                                                           B->dtype));
+                    uint16_t h = dt_f32_to_narrow(
+                        B->dtype, dt_input_dist_value(seed, L->op, b, idx, B->cols, B->dtype,
+                                                      L->inputs));
                     memcpy(p, &h, 2);
                 } else {
-                    float v = dt_input_f32(seed, L->op, b, idx);
+                    float v = L->inputs == DT_INPUTS_UNIFORM
+                                  ? dt_input_f32(seed, L->op, b, idx)
+                                  : dt_input_dist_value(seed, L->op, b, idx, B->cols, DT_F32,
+                                                        L->inputs);
                     memcpy(p, &v, 4);
                 }
             }

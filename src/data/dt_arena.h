@@ -71,9 +71,46 @@ typedef struct dt_buffer_layout {
     int64_t data_offset;   /* bytes: element (0,0) of the logical window */
 } dt_buffer_layout;
 
+/* Input distributions (--inputs; issue 16). Every value is exact in the case dtype; each
+ * applies to the buffers named below, every other buffer keeps the uniform grid (the
+ * parameters per dtype are in dt_inputs_describe and docs/inputs.md):
+ *   UNIFORM      the default grid above
+ *   NORMAL       every floating-point input: Irwin-Hall(4) ~ N(0, 1) in [-3.47, 3.47] on a
+ *                grid of 2^-12 (f32), 2^-9 (f16), 2^-6 (bf16)
+ *   WIDE_LOGITS  softmax and cross_entropy 'a': each row has an offset +-(128 .. 896) (a
+ *                multiple of 64, the sign alternating by row) plus a spread in [-32, 32]
+ *                (grid 2^-6 f32, 0.5 f16, 4 bf16): exp(x) overflows FP32 (and 0/0 for the
+ *                negative rows) without max-subtraction
+ *   OFFSET       the norms' matrix inputs (rmsnorm, layernorm 'a'; residual_layernorm
+ *                'a', 'b'): mean + q*step, f32 4096 + [-1, 1] step 2^-10, f16 1024 +
+ *                [-16, 16] step 1, bf16 256 + [-16, 16] step 2: a one-pass variance
+ *                E[x^2] - E[x]^2 cancels
+ *   CANCEL       sum 'a': the first half of a row holds B_j > 0, the second -B_j + s_j
+ *                (f32 B <= 256 step 2^-3, |s| <= 1 step 2^-10; f16 B <= 31 step 2^-2, s
+ *                step 2^-6; bf16 B <= 15 step 1, s step 2^-3): sum|terms| >> |sum| and
+ *                the partial sums climb to sum B_j before they cancel, so a low-precision
+ *                accumulator stagnates (or overflows fp16) far outside the bound */
+typedef enum dt_inputs {
+    DT_INPUTS_UNIFORM = 0,
+    DT_INPUTS_NORMAL,
+    DT_INPUTS_WIDE_LOGITS,
+    DT_INPUTS_OFFSET,
+    DT_INPUTS_CANCEL,
+    DT_INPUTS_COUNT
+} dt_inputs;
+/* "uniform", "normal", "wide-logits", "offset", "cancel". */
+const char *dt_inputs_name(dt_inputs d);
+/* By name; -1 if unknown. */
+int dt_inputs_find(const char *name);
+/* One line: what the distribution is and which buffers it applies to. */
+const char *dt_inputs_describe(dt_inputs d);
+/* 1 when distribution d changes buffer `buffer` of op (else that buffer is uniform). */
+int dt_inputs_applies(dt_inputs d, dt_op op, int buffer);
+
 typedef struct dt_case_layout {
     dt_op op;
     dt_dtype dtype; /* the case's floating-point type: DT_F32, DT_BF16 or DT_F16 */
+    dt_inputs inputs; /* distribution dt_arena_fill draws (dt_layout_make*: UNIFORM) */
     int64_t m, n, k;
     int views;
     int nbuffers;
@@ -110,9 +147,15 @@ float dt_input_f32(uint64_t seed, dt_op op, int buffer, int64_t idx);
  * dt_input_value(.., DT_F32) == dt_input_f32. */
 float dt_input_value(uint64_t seed, dt_op op, int buffer, int64_t idx, dt_dtype dtype);
 int64_t dt_input_label(uint64_t seed, dt_op op, int buffer, int64_t idx, int64_t n);
+/* The value of element idx of a buffer with `cols` columns under distribution dist:
+ * exact in dtype; DT_INPUTS_UNIFORM (or a buffer the distribution does not apply to) is
+ * dt_input_value. */
+float dt_input_dist_value(uint64_t seed, dt_op op, int buffer, int64_t idx, int64_t cols,
+                          dt_dtype dtype, dt_inputs dist);
 
 /* Writes the complete pristine arena: sentinel in guards and padding, inputs in
- * their windows, poison in outputs. base must hold L->total_bytes. */
+ * their windows (distribution L->inputs), poison in outputs. base must hold
+ * L->total_bytes. */
 void dt_arena_fill(const dt_case_layout *L, uint8_t *base, uint64_t seed);
 
 /* Re-poisons every output element (and only those). */

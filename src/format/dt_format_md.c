@@ -6,6 +6,9 @@
 #include "format/dt_format_svg.h"
 #include "format/dt_format_util.h"
 
+#include "data/dt_arena.h"
+#include "plan/dt_ops.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,6 +95,8 @@ static void verdict_cell(const md *m, const dt_case *c, dt_scope s, size_t k) {
     const dt_scope_vs *vs = dvs(c, s, k);
     if (!vs)
         fputs("—", m->o);
+    else if (c->impl[0].emulated || c->impl[k].emulated)
+        fputs("emulated: no verdict", m->o); /* FP32 stood in for the case dtype */
     else if (vs->verdict == DT_REC_VERDICT_FASTER || vs->verdict == DT_REC_VERDICT_SLOWER)
         fprintf(m->o, "**%s**", dt_rec_verdict_name(vs->verdict));
     else
@@ -531,6 +536,52 @@ static void correctness_row(const md *m, const dt_case *c, size_t i) {
     fputs(" |\n", m->o);
 }
 
+/* Inputs and the tolerance of every (op, dtype) the run has, with its reason (issue 16);
+ * implementations that computed a narrow dtype in FP32 are listed as emulated. */
+static void sec_tolerances(const md *m) {
+    if (!m->r->settings.inputs) return; /* an older run: its report stays as it was */
+    const char *inputs = m->r->settings.inputs ? m->r->settings.inputs : "uniform";
+    int known = dt_inputs_find(inputs);
+    fputs("Inputs: `", m->o);
+    text(m, inputs);
+    fputs("`", m->o);
+    if (known >= 0) {
+        fputs(" (", m->o);
+        text(m, dt_inputs_describe((dt_inputs)known));
+        fputs(")", m->o);
+    }
+    fputs(".\n\n| Op | Dtype | ulps at \\|ref\\| | ulps at scale | atol | rtol | Why |\n"
+          "|---|---|---:|---:|---:|---:|---|\n", m->o);
+    unsigned seen[DT_OP_COUNT] = {0};
+    for (size_t i = 0; i < m->r->n_cases; i++) {
+        const dt_case *c = &m->r->cases[i];
+        const dt_dtype d = c->dtype == DT_ELEM_BF16 ? DT_BF16
+                           : c->dtype == DT_ELEM_F16 ? DT_F16 : DT_F32;
+        if (c->op < 0 || c->op >= DT_OP_COUNT || (seen[c->op] & (1u << d))) continue;
+        seen[c->op] |= 1u << d;
+        const dt_tolerance t = dt_op_tolerance(c->op, d);
+        dt_format_buf b, b2;
+        fprintf(m->o, "| %s | %s | %g | %g | %s | %s | ", dt_op_get(c->op)->name,
+                dt_dtype_name(d), t.ulps, t.scale_ulps, dt_format_num(b, t.atol),
+                dt_format_num(b2, t.rtol));
+        text(m, t.reason);
+        fputs(" |\n", m->o);
+    }
+    int any = 0;
+    for (size_t i = 0; i < m->r->n_cases; i++)
+        for (size_t k = 0; k < m->r->n_impls; k++) {
+            const dt_case_impl *ci = &m->r->cases[i].impl[k];
+            if (!ci->present || !ci->emulated) continue;
+            fputs(any ? ", " : "\nEmulated (computed in FP32 from the same inputs and rounded "
+                               "to the case dtype; times shown, no speed verdict): ", m->o);
+            text(m, m->r->cases[i].id);
+            fputs(" ", m->o);
+            text(m, m->r->impls[k].id);
+            any = 1;
+        }
+    fputs(any ? ".\n\n" : "\n", m->o);
+}
+
 static void sec_correctness(const md *m) {
     fputs("## Correctness (FP64 oracle)\n\n"
           "| Case | Framework | Checks passed | Max abs error | Budget used | Tolerance | "
@@ -540,6 +591,7 @@ static void sec_correctness(const md *m) {
             correctness_row(m, &m->r->cases[i], dt_format_impl_at(m->r, k));
     fputs("\nBudget used = max over elements of |out − ref| / (atol + rtol·scale); 100% is "
           "the limit.\n\n", m->o);
+    sec_tolerances(m);
 }
 
 /* ---- device control, kernel probe ---- */

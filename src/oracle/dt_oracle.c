@@ -13,14 +13,30 @@
 
 #define DT_ORACLE_EPS 1e-5 /* the epsilon of rmsnorm and layernorm (SPEC §2) */
 
-/* Loads logical row i of an F32 buffer into dst (cols doubles). */
-static void load_row(const dt_buffer_layout *B, const uint8_t *base, int64_t i, double *dst) {
-    const uint8_t *p = base + dt_elem_offset(B, i, 0);
-    for (int64_t j = 0; j < B->cols; j++) {
+/* Element j of a floating-point row at p (f32, bf16 or f16), widened exactly. */
+static double load_elem(dt_dtype d, const uint8_t *p, int64_t j) {
+    if (d == DT_F32) {
         float v;
         memcpy(&v, p + j * 4, 4);
-        dst[j] = v;
+        return v;
     }
+    uint16_t h;
+    memcpy(&h, p + j * 2, 2);
+    return dt_narrow_to_f32(d, h);
+}
+
+/* Loads logical row i of a floating-point buffer into dst (cols doubles). */
+static void load_row(const dt_buffer_layout *B, const uint8_t *base, int64_t i, double *dst) {
+    const uint8_t *p = base + dt_elem_offset(B, i, 0);
+    if (B->dtype == DT_F32) {
+        for (int64_t j = 0; j < B->cols; j++) {
+            float v;
+            memcpy(&v, p + j * 4, 4);
+            dst[j] = v;
+        }
+        return;
+    }
+    for (int64_t j = 0; j < B->cols; j++) dst[j] = load_elem(B->dtype, p, j);
 }
 
 static int64_t load_label(const dt_buffer_layout *B, const uint8_t *base, int64_t i) {
@@ -240,8 +256,10 @@ dt_status dt_oracle_compute(const dt_case_layout *L, const uint8_t *pristine, dt
     ref->cols = O->cols;
     ref->ref = r;
     ref->scale = s;
-    ref->atol = info->atol;
-    ref->rtol = info->rtol;
+    ref->dtype = L->dtype;
+    ref->tol = dt_op_tolerance(L->op, L->dtype);
+    ref->atol = ref->tol.atol;
+    ref->rtol = ref->tol.rtol;
     return DT_OK;
 }
 
@@ -252,6 +270,8 @@ void dt_oracle_free(dt_oracle_ref *ref) {
 }
 
 double dt_oracle_bound(const dt_oracle_ref *ref, int64_t idx) {
+    if (ref->tol.ulps > 0)
+        return dt_tolerance_bound(&ref->tol, ref->dtype, ref->ref[idx], ref->scale[idx]);
     return ref->atol + ref->rtol * ref->scale[idx];
 }
 
@@ -259,7 +279,7 @@ void dt_oracle_check(const dt_oracle_ref *ref, const dt_case_layout *L, const ui
                      dt_oracle_report *rep) {
     const dt_buffer_layout *O = &L->buf[dt_layout_output(L)];
     DT_ASSERT(ref->ref && ref->scale && ref->op == L->op);
-    DT_ASSERT(O->rows == ref->rows && O->cols == ref->cols && O->dtype == DT_F32);
+    DT_ASSERT(O->rows == ref->rows && O->cols == ref->cols && O->dtype == ref->dtype);
     memset(rep, 0, sizeof *rep);
     rep->ok = 1;
     rep->first_fail_row = rep->first_fail_col = -1;
@@ -268,8 +288,7 @@ void dt_oracle_check(const dt_oracle_ref *ref, const dt_case_layout *L, const ui
         const uint8_t *p = base + dt_elem_offset(O, i, 0);
         for (int64_t j = 0; j < ref->cols; j++) {
             const int64_t idx = i * ref->cols + j;
-            float v;
-            memcpy(&v, p + j * 4, 4);
+            const double v = load_elem(O->dtype, p, j);
             const double want = ref->ref[idx], bound = dt_oracle_bound(ref, idx);
             double e = isfinite(v) ? fabs((double)v - want) : INFINITY;
             double used = e == 0 ? 0 : (bound > 0 ? e / bound : INFINITY);
@@ -284,13 +303,17 @@ void dt_oracle_check(const dt_oracle_ref *ref, const dt_case_layout *L, const ui
             rep->first_fail_value = v;
             rep->first_fail_ref = want;
             rep->first_fail_bound = bound;
-            uint32_t w;
-            memcpy(&w, &v, 4);
+            uint32_t w = 0;
+            memcpy(&w, p + j * O->elem_bytes, (size_t)O->elem_bytes);
+            char ulps[96] = "";
+            if (ref->tol.ulps > 0)
+                snprintf(ulps, sizeof ulps, " + %g ulp(%s) at |ref| + %g at scale", ref->tol.ulps,
+                         dt_dtype_name(ref->dtype), ref->tol.scale_ulps);
             snprintf(rep->first_failure, sizeof rep->first_failure,
-                     "%s element (%lld, %lld) = %.9g (0x%08x), ref %.9g, |err| %.3g > bound "
-                     "%.3g (atol %g + rtol %g * scale %.6g)",
-                     O->name, (long long)i, (long long)j, (double)v, (unsigned)w, want, e, bound,
-                     ref->atol, ref->rtol, ref->scale[idx]);
+                     "%s element (%lld, %lld) = %.9g (0x%0*x), ref %.9g, |err| %.3g > bound "
+                     "%.3g (atol %g + rtol %g * scale %.6g%s)",
+                     O->name, (long long)i, (long long)j, v, (int)(2 * O->elem_bytes),
+                     (unsigned)w, want, e, bound, ref->atol, ref->rtol, ref->scale[idx], ulps);
         }
     }
 }

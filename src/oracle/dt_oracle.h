@@ -2,8 +2,10 @@
  * computed in C from the exact bytes the workers got, and the element-wise check of an
  * implementation's output against it (SPEC §3).
  *
- * Pass rule, for every output element: out is finite and |out - ref| <= atol + rtol*scale,
- * where atol/rtol come from the op registry (dt_ops.c) and scale is the magnitude of
+ * Pass rule, for every output element: out is finite and |out - ref| <= atol + rtol*scale
+ * (+ ulps * ulp of the output type at |ref| for bf16/f16 cases; dt_op_tolerance), where
+ * atol/rtol come from the tolerance table (dt_ops.c), inputs and outputs are read in the
+ * case dtype (widened exactly) and scale is the magnitude of
  * the terms that make the element (per op, see scale_doc in dt_ops.c; for sum and gemm
  * it is the sum of |terms|), so an all-zero or cancelled output cannot pass on random
  * data. "Budget used" of an element is |out - ref| / bound: < 1 passes.
@@ -27,7 +29,10 @@ typedef struct dt_oracle_ref {
     int64_t rows, cols; /* the output's logical shape */
     double *ref;        /* reference value of each output element */
     double *scale;      /* magnitude of the terms of each element (>= 0) */
-    double atol, rtol;  /* from the op registry */
+    double atol, rtol;  /* from the tolerance table (tol.atol, tol.rtol) */
+    dt_dtype dtype;     /* the case dtype (the output's type) */
+    dt_tolerance tol;   /* dt_op_tolerance(op, dtype): for bf16/f16 the bound adds
+                           tol.ulps ulps of the output type at |ref| */
 } dt_oracle_ref;
 
 /* Computes the reference from the inputs in `pristine` (an arena written by
@@ -53,7 +58,8 @@ typedef struct dt_oracle_report {
     char first_failure[256]; /* human-readable, "" when ok */
 } dt_oracle_report;
 
-/* Bound of element idx (row-major): atol + rtol*scale[idx]. */
+/* Bound of element idx (row-major): atol + rtol*scale[idx] (fp32), plus
+ * tol.ulps * ulp_dtype(|ref|) for bf16/f16 (dt_tolerance_bound). */
 double dt_oracle_bound(const dt_oracle_ref *ref, int64_t idx);
 
 /* Compares every output element of arena `base` (layout L, same case as ref) with ref:

@@ -555,10 +555,13 @@ static dt_case *case_new(run_ctx *c, const dt_case_spec *spec, const dt_case_lay
     cj->n = spec->n;
     cj->k = spec->k;
     cj->views = spec->views;
+    cj->dtype = spec->dtype == DT_BF16 ? DT_ELEM_BF16 : spec->dtype == DT_F16 ? DT_ELEM_F16
+                                                                              : DT_ELEM_F32;
     dt_record_set_str(&cj->backend, c->cfg->backend);
     cj->valid = 1;
-    cj->atol = info->atol;
-    cj->rtol = info->rtol;
+    const dt_tolerance tol = dt_op_tolerance(spec->op, spec->dtype);
+    cj->atol = tol.atol;
+    cj->rtol = tol.rtol;
     dt_record_set_str(&cj->tol_scale, info->scale_doc);
     for (int b = 0; pristine && b < L->nbuffers; b++) { /* no inputs: none could be made */
         if (L->buf[b].is_output) continue;
@@ -629,6 +632,7 @@ static void fw_setup(run_ctx *c, case_run *cr, fw_case *f) {
         f->ci->setup_ms.alloc = ans.alloc_ms;
         if (ans.output_policy) dt_record_set_str(&f->ci->output_policy, ans.output_policy);
         if (ans.implementation) dt_record_set_str(&f->ci->implementation, ans.implementation);
+        f->ci->emulated = ans.emulated;
         keep_sources(c, f, &ans);
     }
     dt_protocol_prepare_answer_free(&ans);
@@ -687,7 +691,8 @@ static void run_case(run_ctx *c, const dt_case_spec *spec, int round, int flip) 
     cr.spec = spec;
     cr.round = round;
     cr.flip = flip;
-    dt_layout_make(&cr.L, spec->op, spec->m, spec->n, spec->k, spec->views);
+    dt_layout_make_typed(&cr.L, spec->op, spec->m, spec->n, spec->k, spec->views, spec->dtype);
+    cr.L.inputs = (dt_inputs)c->cfg->inputs;
     /* a failed allocation fails the case (its bytes named), never the run */
     cr.pristine = malloc((size_t)cr.L.total_bytes);
     progress(c, NULL, "inputs");

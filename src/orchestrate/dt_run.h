@@ -58,6 +58,7 @@ typedef struct dt_run_config {
     int progress;           /* 1: draw a progress line on stderr */
     const char *fw_ids[2];  /* from hello: candidate, baseline */
     dt_clocks *clocks;      /* NVML (cuda runs); NULL: clocks are not read */
+    int inputs;             /* --inputs: a dt_inputs (src/data/dt_arena.h), 0 uniform */
 } dt_run_config;
 
 /* Runs the plan with the session's workers (started, hello done; each member's probe

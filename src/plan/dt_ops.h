@@ -101,16 +101,21 @@ double dt_dtype_ulp(dt_dtype d, double x);
 
 /* The pass rule of op at case dtype d, for every output element:
  *
- *   |out - ref| <= ulps * ulp_d(|ref|) + atol + rtol * scale
+ *   |out - ref| <= ulps * ulp_d(|ref|) + scale_ulps * ulp_d(scale) + atol + rtol * scale
  *
  * ref is the FP64 result from the exact inputs (as stored in type d), scale the op's
  * magnitude of the terms (dt_op_info.scale_doc). For DT_F32 ulps is 0 and atol/rtol
  * are the registry's (dt_op_info.atol/rtol), unchanged. For bf16/f16 the ulps term is
  * the rounding of the output to the storage type and atol/rtol bound the FP32
- * arithmetic before that rounding. reason says why, in one line. */
+ * arithmetic before that rounding; scale_ulps (the norms and gelu_add only) allows the
+ * roundings of intermediates to the storage type that a framework's narrow kernel does at
+ * the magnitude of the terms (torch: the normalized value, then its product with gamma;
+ * gelu of the rounded a+b). It is 0 for sum and gemm, whose accumulation must be FP32,
+ * so a low-precision accumulator still fails. reason says why, in one line. */
 typedef struct dt_tolerance {
     double atol, rtol;
     double ulps;        /* in units of the output dtype's ulp at |ref| */
+    double scale_ulps;  /* in units of the output dtype's ulp at scale (0 for fp32) */
     const char *reason; /* one line */
 } dt_tolerance;
 dt_tolerance dt_op_tolerance(dt_op op, dt_dtype d);

@@ -1,6 +1,8 @@
 /* dt_plan.c — shapes and the case matrix (see dt_plan.h). */
 #include "dt_plan.h"
 
+#include "../data/dt_arena.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <fnmatch.h>
@@ -45,7 +47,7 @@ dt_status dt_shapes_parse(const char *text, int gemm, const char *flag, dt_shape
         for (int i = 0; i < nd; i++) {
             if (d[i] <= 0 || d[i] > DT_MAX_DIM)
                 return dt_fail(err, DT_EINVAL,
-                               "%s: '%.*s': every dimension must be in 1..%d", flag,
+                               "%s: '%.*s': every dimension must be in 1..%lld", flag,
                                (int)(p - start), start, DT_MAX_DIM);
         }
         if (d[0] * d[1] > DT_MAX_ELEMS || d[0] * d[2] > DT_MAX_ELEMS ||
@@ -112,11 +114,15 @@ dt_status dt_ops_parse(const char *text, int ops[DT_OP_COUNT], dt_err *err) {
 
 void dt_shapes_default(const char *backend, int quick, int gemm, dt_shape_list *out) {
     static const dt_shape cuda_rows[] = {{1, 127, 0},    {17, 257, 0},  {128, 1024, 0},
-                                         {64, 4096, 0},  {1024, 4096, 0}, {8192, 8192, 0}};
+                                         {64, 4096, 0},  {1024, 4096, 0}, {8192, 8192, 0},
+                                         /* vocabulary rows: GPT-2 and Llama 3 */
+                                         {4096, 50257, 0}, {2048, 128256, 0}};
     static const dt_shape cpu_rows[] = {{1, 127, 0}, {17, 257, 0}, {128, 1024, 0},
                                         {1024, 4096, 0}};
     static const dt_shape cuda_gemm[] = {{127, 193, 61},      {513, 257, 129}, {128, 128, 128},
-                                         {1024, 1024, 1024}, {4096, 4096, 4096}};
+                                         {1024, 1024, 1024}, {4096, 4096, 4096},
+                                         /* skinny: a matrix-vector product and a small K */
+                                         {4096, 1, 4096},     {4096, 4096, 64}};
     static const dt_shape cpu_gemm[] = {{32, 32, 32}, {127, 193, 61}, {128, 128, 128},
                                         {513, 257, 129}, {512, 512, 512}};
     static const dt_shape quick_rows[] = {{1, 127, 0}, {17, 257, 0}};
@@ -129,10 +135,10 @@ void dt_shapes_default(const char *backend, int quick, int gemm, dt_shape_list *
         n = gemm ? 3 : 2;
     } else if (gemm) {
         src = cuda ? cuda_gemm : cpu_gemm;
-        n = 5;
+        n = cuda ? 7 : 5;
     } else {
         src = cuda ? cuda_rows : cpu_rows;
-        n = cuda ? 6 : 4;
+        n = cuda ? 8 : 4;
     }
     memset(out, 0, sizeof *out);
     for (int i = 0; i < n; i++) out->s[out->count++] = src[i];
@@ -140,9 +146,17 @@ void dt_shapes_default(const char *backend, int quick, int gemm, dt_shape_list *
 
 void dt_plan_build(dt_plan *plan, const int ops[DT_OP_COUNT], const dt_shape_list *rows,
                    const dt_shape_list *gemms, int views) {
+    const dt_dtype f32 = DT_F32;
+    dt_plan_build_typed(plan, ops, rows, gemms, views, &f32, 1);
+}
+
+void dt_plan_build_typed(dt_plan *plan, const int ops[DT_OP_COUNT], const dt_shape_list *rows,
+                         const dt_shape_list *gemms, int views, const dt_dtype *dtypes,
+                         int ndtypes) {
     int total = 0;
     for (int op = 0; op < DT_OP_COUNT; op++)
-        if (ops[op]) total += dt_op_get((dt_op)op)->is_gemm ? gemms->count : rows->count;
+        if (ops[op])
+            total += (dt_op_get((dt_op)op)->is_gemm ? gemms->count : rows->count) * ndtypes;
     plan->count = 0;
     plan->cases = dt_xcalloc((size_t)total, sizeof *plan->cases);
     for (int op = 0; op < DT_OP_COUNT; op++) {
@@ -150,17 +164,68 @@ void dt_plan_build(dt_plan *plan, const int ops[DT_OP_COUNT], const dt_shape_lis
         const dt_op_info *info = dt_op_get((dt_op)op);
         const dt_shape_list *sl = info->is_gemm ? gemms : rows;
         for (int i = 0; i < sl->count; i++) {
-            dt_case_spec *c = &plan->cases[plan->count++];
-            c->op = (dt_op)op;
-            c->m = sl->s[i].m;
-            c->n = sl->s[i].n;
-            c->k = info->is_gemm ? sl->s[i].k : 0;
-            c->views = views;
-            char shape[64];
-            dt_shape_format(&sl->s[i], shape, sizeof shape);
-            snprintf(c->id, sizeof c->id, "%s_%s%s", info->name, shape, views ? "_view" : "");
+            for (int d = 0; d < ndtypes; d++) {
+                dt_case_spec *c = &plan->cases[plan->count++];
+                c->op = (dt_op)op;
+                c->m = sl->s[i].m;
+                c->n = sl->s[i].n;
+                c->k = info->is_gemm ? sl->s[i].k : 0;
+                c->views = views;
+                c->dtype = dtypes[d];
+                char shape[64], ty[16] = "";
+                dt_shape_format(&sl->s[i], shape, sizeof shape);
+                /* fp32 ids stay as they were, so older runs compare */
+                if (c->dtype != DT_F32) snprintf(ty, sizeof ty, "_%s", dt_dtype_name(c->dtype));
+                snprintf(c->id, sizeof c->id, "%s_%s%s%s", info->name, shape, ty,
+                         views ? "_view" : "");
+            }
         }
     }
+}
+
+dt_status dt_dtypes_parse(const char *text, dt_dtype out[DT_MAX_DTYPES], int *count,
+                          dt_err *err) {
+    *count = 0;
+    if (!text || !*text) return dt_fail(err, DT_EINVAL, "--dtypes: empty list");
+    const char *p = text;
+    while (1) {
+        size_t len = strcspn(p, ",");
+        char name[32];
+        int d = -1;
+        if (len > 0 && len < sizeof name) {
+            memcpy(name, p, len);
+            name[len] = 0;
+            d = dt_dtype_find(name);
+        }
+        if (d < 0 || !dt_dtype_is_float((dt_dtype)d))
+            return dt_fail(err, DT_EINVAL,
+                           "--dtypes: unknown dtype '%.*s' (known: fp32, bf16, fp16; also f32, "
+                           "f16, bfloat16)", (int)len, p);
+        for (int i = 0; i < *count; i++)
+            if (out[i] == (dt_dtype)d)
+                return dt_fail(err, DT_EINVAL, "--dtypes: duplicate dtype '%.*s'", (int)len, p);
+        out[(*count)++] = (dt_dtype)d;
+        if (!p[len]) break;
+        p += len + 1;
+        if (!*p) return dt_fail(err, DT_EINVAL, "--dtypes: trailing comma in '%s'", text);
+    }
+    return DT_OK;
+}
+
+void dt_case_bytes_of(const dt_case_spec *c, int nimpls, dt_case_bytes *out) {
+    dt_case_layout L;
+    dt_layout_make_typed(&L, c->op, c->m, c->n, c->k, c->views, c->dtype);
+    const dt_buffer_layout *O = &L.buf[dt_layout_output(&L)];
+    int64_t ref = 2 * O->rows * O->cols * (int64_t)sizeof(double); /* ref + scale */
+    int64_t scratch = 0;
+    if (dt_op_get(c->op)->is_gemm) /* dense A, B and |B| */
+        scratch = (c->m * c->k + 2 * c->k * c->n) * (int64_t)sizeof(double);
+    else /* two rows of doubles per thread, and gamma/beta: small */
+        scratch = 4 * c->n * (int64_t)sizeof(double) * 8;
+    out->arena_bytes = L.total_bytes;
+    out->host_bytes = L.total_bytes + ref + scratch;
+    out->shm_bytes = L.total_bytes * nimpls;
+    out->device_bytes = L.total_bytes * nimpls;
 }
 
 void dt_plan_free(dt_plan *plan) {

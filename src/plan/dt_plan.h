@@ -12,8 +12,12 @@
 #include "dt_ops.h"
 
 #define DT_MAX_SHAPES 64
-#define DT_MAX_DIM 65536
-#define DT_MAX_ELEMS (1LL << 28) /* per matrix: 1 GiB of FP32 */
+/* Shapes are limited by memory, not by a cap (the run checks the bytes of every case
+ * against what is free before it starts, see dt_case_bytes). These bounds only keep the
+ * element counts far from int64 overflow. */
+#define DT_MAX_DIM 2147483647LL
+#define DT_MAX_ELEMS (1LL << 40) /* per matrix */
+#define DT_MAX_DTYPES 3
 
 typedef struct dt_shape {
     int64_t m, n, k; /* k = 0 for row shapes */
@@ -28,7 +32,9 @@ typedef struct dt_case_spec {
     dt_op op;
     int64_t m, n, k;
     int views;
-    char id[96]; /* "add_17x257", "gemm_127x193x61", "_view" suffix under views */
+    dt_dtype dtype; /* DT_F32 (0), DT_BF16 or DT_F16 */
+    char id[96]; /* "add_17x257", "gemm_127x193x61", "softmax_8192x8192_bf16" (the dtype
+                    when not fp32), "_view" suffix under views */
 } dt_case_spec;
 
 typedef struct dt_plan {
@@ -53,6 +59,25 @@ void dt_shapes_default(const char *backend, int quick, int gemm, dt_shape_list *
 /* Expands the selected ops over row shapes (non-gemm ops) and gemm shapes (gemm). */
 void dt_plan_build(dt_plan *plan, const int ops[DT_OP_COUNT], const dt_shape_list *rows,
                    const dt_shape_list *gemms, int views);
+/* The same for every dtype of dtypes[0..ndtypes): one case per op x shape x dtype (dtype
+ * innermost). dt_plan_build is this with {DT_F32}. */
+void dt_plan_build_typed(dt_plan *plan, const int ops[DT_OP_COUNT], const dt_shape_list *rows,
+                         const dt_shape_list *gemms, int views, const dt_dtype *dtypes,
+                         int ndtypes);
+
+/* Parses --dtypes "fp32,bf16,fp16" (also f32, f16, bfloat16) into out[0..*count), in the
+ * order given. Rejects unknown names, i64, duplicates and an empty list. */
+dt_status dt_dtypes_parse(const char *text, dt_dtype out[DT_MAX_DTYPES], int *count,
+                          dt_err *err);
+
+/* Bytes one case needs while it runs (shape, dtype and views as in the case):
+ * host: the orchestrator's pristine arena, the FP64 reference and scale, and the oracle's
+ * scratch (dense doubles of A and B for gemm); shm: one arena per implementation
+ * (nimpls), in /dev/shm; device: one arena per implementation on the device. */
+typedef struct dt_case_bytes {
+    int64_t arena_bytes, host_bytes, shm_bytes, device_bytes;
+} dt_case_bytes;
+void dt_case_bytes_of(const dt_case_spec *c, int nimpls, dt_case_bytes *out);
 void dt_plan_free(dt_plan *plan);
 
 /* Formats a shape as "MxN" or "MxNxK". */

@@ -197,6 +197,9 @@ typedef struct dt_settings {
     int capture_sources;
     int64_t max_reps;         /* cap of batch reps */
     int64_t device_reps_cap;  /* cap of R_dev */
+    char *inputs;             /* --inputs distribution ("uniform", "wide-logits", ...; issue
+                                 16); NULL: absent (older files: uniform) */
+    char *dtypes;             /* --dtypes as run, "f32,bf16,f16"; NULL: absent (f32) */
     unsigned bootstrap_resamples; /* settings.bootstrap; defaults when absent */
     uint64_t bootstrap_seed;
 } dt_settings;
@@ -393,6 +396,9 @@ typedef struct dt_case_impl {
     char *stderr_tail;      /* "" when none */
     char *output_policy;    /* "preallocated", "out=", ... */
     char *implementation;   /* what ran, one line */
+    int emulated;           /* 1: the worker could not compute the case's dtype and
+                               computed in FP32 from the same inputs, then rounded (its
+                               times get no speed verdict); 0 when absent */
     dt_setup_ms setup_ms;
     int has_warmup;
     double warmup_ms;       /* warm-up duration */

@@ -335,6 +335,8 @@ static dt_status dec_settings(dec *d, const json_t *root) {
     TRY(get_bool(d, o, "capture_sources", 0, 0, &s->capture_sources));
     TRY(get_int(d, o, "max_reps", F_NULL, 1, INT64_MAX, &s->max_reps));
     TRY(get_int(d, o, "device_reps_cap", F_NULL, 1, INT64_MAX, &s->device_reps_cap));
+    TRY(get_str(d, o, "inputs", F_NULL, &s->inputs));
+    TRY(get_str(d, o, "dtypes", F_NULL, &s->dtypes));
     TRY(dec_bootstrap(d, o));
     path_pop(d, m);
     return DT_OK;
@@ -908,6 +910,7 @@ static dt_status dec_case_impl(dec *d, const json_t *impl, dt_case_impl *ci) {
     TRY(get_str(d, impl, "stderr_tail", F_NULL, &ci->stderr_tail));
     TRY(get_str(d, impl, "output_policy", F_NULL, &ci->output_policy));
     TRY(get_str(d, impl, "implementation", F_NULL, &ci->implementation));
+    TRY(get_bool(d, impl, "emulated", F_NULL, 0, &ci->emulated));
     TRY(dec_setup_warmup_calib(d, impl, ci));
     const json_t *checks, *c;
     TRY(get_arr(d, impl, "checks", F_NULL, &checks));
@@ -1750,6 +1753,10 @@ static json_t *enc_settings(enc *e, const dt_settings *s) {
     put(e, o, "capture_sources", jbool(s->capture_sources));
     put(e, o, "max_reps", jint(s->max_reps));
     put(e, o, "device_reps_cap", jint(s->device_reps_cap));
+    if (s->inputs)
+        put_str(e, o, "inputs", s->inputs);
+    if (s->dtypes)
+        put_str(e, o, "dtypes", s->dtypes);
     json_t *bs = json_object();
     put(e, bs, "resamples", json_integer(s->bootstrap_resamples));
     put(e, bs, "seed", json_integer((json_int_t)s->bootstrap_seed));
@@ -1968,6 +1975,8 @@ static json_t *enc_case_impl(enc *e, const dt_case_impl *ci) {
     put_str(e, o, "stderr_tail", ci->stderr_tail);
     put_str(e, o, "output_policy", ci->output_policy);
     put_str(e, o, "implementation", ci->implementation);
+    if (ci->emulated)
+        put(e, o, "emulated", jbool(1));
     put_num_opt(e, setup, "compile", ci->setup_ms.compile);
     put_num_opt(e, setup, "alloc", ci->setup_ms.alloc);
     put_num_opt(e, setup, "upload", ci->setup_ms.upload);

@@ -66,6 +66,7 @@ static void hello_fill(const json_t *o, dt_hello *h) {
     const json_t *info = json_object_get(json_object_get(json_object_get(o, "backends"), "cuda"),
                                          "info");
     h->cuda_pci_bus = DT_NULL_I64;
+    h->cuda_memory_free_bytes = -1;
     if (json_is_object(info)) {
         /* the device description, plus "name" */
         json_t *gpu = json_deep_copy(info);
@@ -75,6 +76,9 @@ static void hello_fill(const json_t *o, dt_hello *h) {
         h->cuda_name = dup_or_null(json_string_value(json_object_get(gpu, "name")));
         const json_t *bus = json_object_get(gpu, "pci_bus");
         if (json_is_integer(bus)) h->cuda_pci_bus = json_integer_value(bus);
+        const json_t *mf = json_object_get(gpu, "memory_free_bytes");
+        if (json_is_integer(mf) && json_integer_value(mf) >= 0)
+            h->cuda_memory_free_bytes = json_integer_value(mf);
         json_decref(gpu);
     }
     h->text = json_dumps(o, JSON_COMPACT);
@@ -150,7 +154,7 @@ static json_t *buffers_json(const dt_case_layout *L) {
         const dt_buffer_layout *B = &L->buf[b];
         json_array_append_new(
             a, json_pack("{s:s,s:s,s:b,s:I,s:I,s:I,s:I,s:I,s:I}", "name", B->name, "dtype",
-                         B->dtype == DT_I64 ? "i64" : "f32", "is_output", B->is_output, "rows",
+                         dt_dtype_name(B->dtype), "is_output", B->is_output, "rows",
                          (json_int_t)B->rows, "cols", (json_int_t)B->cols, "row_stride",
                          (json_int_t)B->row_stride, "data_offset", (json_int_t)B->data_offset,
                          "region_offset", (json_int_t)B->region_offset, "region_bytes",
@@ -197,6 +201,7 @@ dt_status dt_protocol_prepare(dt_worker *w, const dt_protocol_prepare_req *q, do
     ans->alloc_ms = number_or_nan(json_object_get(sm, "alloc"));
     ans->output_policy = dup_or_null(json_string_value(json_object_get(resp, "output_policy")));
     ans->implementation = dup_or_null(json_string_value(json_object_get(resp, "implementation")));
+    ans->emulated = json_is_true(json_object_get(resp, "emulated"));
     sources_fill(json_object_get(resp, "sources"), ans);
     json_decref(resp);
     return DT_OK;

@@ -48,6 +48,7 @@ typedef struct dt_hello {
                                 added from its "gpu" when it has none; NULL if none */
     char *cuda_name;         /* that "name", NULL if none */
     int64_t cuda_pci_bus;    /* its integer "pci_bus", DT_NULL_I64 if none */
+    int64_t cuda_memory_free_bytes; /* its "memory_free_bytes", -1 if none (issue 16) */
     char *text;              /* the whole answer, compact JSON */
 } dt_hello;
 
@@ -85,6 +86,9 @@ typedef struct dt_protocol_prepare_answer {
     double compile_ms, alloc_ms; /* setup_ms.compile / .alloc; NAN: not given */
     char *output_policy;         /* NULL: not given */
     char *implementation;        /* NULL: not given */
+    int emulated;                /* "emulated": true: the worker cannot compute the case's
+                                    dtype and computes in FP32 from the same inputs, then
+                                    rounds (no speed verdict); 0 when absent */
     dt_protocol_source *sources;
     size_t n_sources;
 } dt_protocol_prepare_answer;

@@ -421,7 +421,10 @@ static dt_status scope_ratios(derive_ctx *cx, dt_case *c, int valid, dt_scope s,
         dt_scope_vs *vs = &sd->vs[j];
         vs->present = 1;
         vs->verdict = DT_REC_VERDICT_INVALID;
-        if (valid && np > 0) {
+        /* an emulated side (FP32 standing in for the case dtype) gets no speed verdict and
+         * no ratio: its times are shown, never compared (docs/statistics.md) */
+        const int emulated = c->impl[0].emulated || c->impl[j].emulated;
+        if (valid && np > 0 && !emulated) {
             dt_interval iv;
             dt_status st = dt_stats_paired_ratio_interval(cu, bu, np, p->bootstrap_resamples,
                                                           seed, &iv, err);
@@ -507,7 +510,9 @@ static void derive_roofline(const derive_ctx *cx, dt_case *c) {
         return;
     dt_roofline *rl = &c->derived.roofline;
     rl->present = 1;
-    rl->min_bytes = (double)dt_op_min_bytes(c->op, c->m, c->n, c->k);
+    const dt_dtype ty = c->dtype == DT_ELEM_BF16 ? DT_BF16 : c->dtype == DT_ELEM_F16 ? DT_F16
+                                                                                    : DT_F32;
+    rl->min_bytes = (double)dt_op_min_bytes_typed(c->op, c->m, c->n, c->k, ty);
     rl->flops = dt_op_flops(c->op, c->m, c->n, c->k);
     rl->bound = gemm ? DT_BOUND_COMPUTE : DT_BOUND_MEMORY;
     rl->copy_gbps = copy;

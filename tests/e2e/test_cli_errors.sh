@@ -18,7 +18,7 @@ expect2() { # expect2 "what it must say" args...
 expect2 "--output DIR is required" run --backends cpu
 expect2 "unknown operation 'addd'" run --output "$T/o" --backends cpu --operations addd
 expect2 "malformed shape '17y257'" run --output "$T/o" --backends cpu --row-shapes 17y257
-expect2 "every dimension must be in 1..65536" run --output "$T/o" --backends cpu --row-shapes 0x5
+expect2 "every dimension must be in 1..2147483647" run --output "$T/o" --backends cpu --row-shapes 0x5
 expect2 "malformed shape '-3x5'" run --output "$T/o" --backends cpu --row-shapes -3x5
 expect2 "malformed shape '4x4'" run --output "$T/o" --backends cpu --gemm-shapes 4x4
 expect2 "duplicate shape '4x4'" run --output "$T/o" --backends cpu --row-shapes 4x4,4x4

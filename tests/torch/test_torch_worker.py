@@ -603,6 +603,73 @@ def missing_torch():
     print("ok   hello without torch: %s" % r.get("error", "")[:70], flush=True)
 
 
+def narrow_cases(w):
+    """Issue 16: bf16/f16 buffers on the CPU. prepare does not touch the arena; a dtype
+    torch cannot compute here is answered "emulated" (exactly when torch itself raises for
+    it); the output, read in the narrow type, matches the FP64 reference to the type's
+    precision."""
+    tnames = {"bf16": torch.bfloat16, "f16": torch.float16}
+    for dt, tdt in tnames.items():
+        for op in ("add", "softmax", "sum"):
+            m, n = 3, 40
+            bufs, total = layout(op, m, n, 0, False)
+            off = 0
+            for b in bufs:  # the same layout rule with 2-byte elements
+                b["dtype"] = dt
+                b["region_offset"] = off + GUARD
+                b["data_offset"] = b["region_offset"]
+                b["region_bytes"] = b["rows"] * b["cols"] * 2
+                off = (b["region_offset"] + b["region_bytes"] + GUARD + ALIGN - 1) // ALIGN * ALIGN
+            total = off
+            rnd = random.Random(7)
+            pristine = bytearray(total)
+            vals = {}
+            for b in bufs:
+                cnt = b["rows"] * b["cols"]
+                x = [rnd.randint(-128, 128) / 128.0 for _ in range(cnt)]
+                if b["is_output"]:
+                    x = [float("nan")] * cnt
+                vals[b["name"]] = x
+                raw = torch.tensor(x, dtype=torch.float32).to(tdt).view(torch.int16).numpy().tobytes()
+                pristine[b["data_offset"]:b["data_offset"] + len(raw)] = raw
+            shm = Shm(total)
+            tag = "narrow %s %s" % (dt, op)
+            try:
+                shm.mm[:] = pristine
+                r = w.ask({"cmd": "prepare", "case": tag, "op": op, "backend": "cpu", "m": m,
+                           "n": n, "k": 0, "shm": shm.name, "arena_bytes": total,
+                           "buffers": bufs, "capture_sources": False})
+                if not check(r["ok"], "%s: prepare: %s" % (tag, r.get("error"))):
+                    continue
+                check(bytes(shm.mm) == bytes(pristine), tag + ": prepare touched the arena")
+                try:
+                    probe = torch.ones(2, 3, dtype=tdt)
+                    {"add": lambda: probe + probe, "softmax": lambda: torch.softmax(probe, 1),
+                     "sum": lambda: probe.sum(1)}[op]()
+                    can = True
+                except RuntimeError:
+                    can = False
+                check(bool(r.get("emulated")) == (not can),
+                      "%s: emulated %r, torch computes it: %s" % (tag, r.get("emulated"), can))
+                for cmd in ("upload", "run", "download"):
+                    q = {"cmd": cmd, "reps": 1} if cmd == "run" else {"cmd": cmd}
+                    check(w.ask(q)["ok"], "%s: %s" % (tag, cmd))
+                ob = bufs[-1]
+                got = torch.frombuffer(bytearray(shm.mm[ob["data_offset"]:ob["data_offset"] +
+                                                         ob["region_bytes"]]), dtype=torch.int16)
+                got = got.view(tdt).double()
+                a = torch.tensor(vals["a"], dtype=torch.float64).view(m, n)
+                want = {"add": lambda: a + torch.tensor(vals["b"], dtype=torch.float64).view(m, n),
+                        "softmax": lambda: torch.softmax(a, 1), "sum": lambda: a.sum(1)}[op]()
+                err = (got.view(-1) - want.reshape(-1)).abs().max().item()
+                tol = (2.0 ** -7 if dt == "bf16" else 2.0 ** -10) * max(1.0, want.abs().max().item())
+                check(err <= tol, "%s: max error %g > %g" % (tag, err, tol))
+                check(w.ask({"cmd": "release"})["ok"], tag + ": release")
+            finally:
+                shm.close()
+    print("ok   narrow dtypes (bf16, f16) on the CPU", flush=True)
+
+
 def main():
     w = Worker()
     hello_paths()
@@ -629,6 +696,7 @@ def main():
     backends = ["cpu"] + (["cuda"] if cuda["available"] else [])
     error_paths(w, backends)
     print("ok   error paths", flush=True)
+    narrow_cases(w)
     seed = 100
     for backend in backends:
         for op in OPS:

@@ -916,7 +916,41 @@ static void test_many_impls(void) {
     dt_record_free(r2);
 }
 
+/* Issue 16: a case where one implementation was emulated (FP32 standing in for the case
+ * dtype) gets no ratio and no speed verdict in any scope; its times are still derived;
+ * the emulated flag survives the codec; the other cases keep their verdicts. */
+static void test_emulated(void) {
+    json_t *j = fx_results(&CPU_OK);
+    fx_add_case(j, &CPU_OK, "add_17x257_f16", 6.0, 10.0, 0.02, 1);
+    fx_add_case(j, &CPU_OK, "add_17x257", 6.0, 10.0, 0.02, 1);
+    dt_record *r = fx_record(j);
+    json_decref(j);
+    CHECK(r != NULL, "fixture");
+    if (!r) return;
+    r->cases[0].impl[0].emulated = 1; /* the baseline (torch) */
+    dt_err err;
+    CHECK(dt_derive_run(r, &err) == DT_OK, "derive: %s", err.msg);
+    const dt_scope_derived *e0 = &r->cases[0].derived.scopes[DT_SCOPE_E2E_BATCH];
+    const dt_scope_derived *e1 = &r->cases[1].derived.scopes[DT_SCOPE_E2E_BATCH];
+    CHECK(e0->present && !e0->vs[1].has_ratio && e0->vs[1].verdict == DT_REC_VERDICT_INVALID,
+          "emulated case: no ratio, no verdict");
+    CHECK(e0->impl[0].summary.n > 0 || e0->impl[1].summary.n > 0, "emulated times still derived");
+    CHECK(e1->vs[1].has_ratio && e1->vs[1].verdict == DT_REC_VERDICT_FASTER,
+          "the fp32 case keeps its verdict (%s)", dt_rec_verdict_name(e1->vs[1].verdict));
+    char *text = NULL;
+    size_t len = 0;
+    dt_record *back = NULL;
+    CHECK(dt_record_encode(r, &text, &len, &err) == DT_OK &&
+              dt_record_decode(text, len, "emulated", &back, &err) == DT_OK &&
+              back->cases[0].impl[0].emulated == 1 && back->cases[1].impl[0].emulated == 0,
+          "emulated round trip: %s", err.msg);
+    free(text);
+    dt_record_free(back);
+    dt_record_free(r);
+}
+
 int main(void) {
+    test_emulated();
     test_v1_files();
     test_synthetic();
     test_levels();

@@ -18,6 +18,7 @@
 #include "oracle/dt_oracle.h"
 #include "plan/dt_ops.h"
 #include "../dt_check.h"
+#include "../native/dt_test_ref.h"
 
 static int g_verbose;
 
@@ -373,6 +374,117 @@ static void bench_gemm(void) {
     free(p);
 }
 
+/* ---- bf16/f16 (issue 16): the honest output (the FP64 reference rounded once to the
+ * output type) passes every op; planted faults fail; and the fp16-accumulating sum of
+ * kernels/cuda/sum.cu (ref_sum_acc_f16) fails the sum's bound. ---- */
+
+static void put_narrow(const dt_case_layout *L, uint8_t *base, int64_t idx, double v) {
+    const dt_buffer_layout *O = &L->buf[dt_layout_output(L)];
+    uint16_t h = dt_f32_to_narrow(L->dtype, (float)v);
+    memcpy(base + dt_elem_offset(O, idx / O->cols, idx % O->cols), &h, 2);
+}
+
+static void put_bits(const dt_case_layout *L, uint8_t *base, int64_t idx, uint16_t h) {
+    const dt_buffer_layout *O = &L->buf[dt_layout_output(L)];
+    memcpy(base + dt_elem_offset(O, idx / O->cols, idx % O->cols), &h, 2);
+}
+
+/* 1 when the arena check and the oracle both pass. */
+static int narrow_passes(const dt_oracle_ref *ref, const dt_case_layout *L, const uint8_t *a,
+                         const uint8_t *p, char *why, size_t len) {
+    dt_arena_report ar;
+    dt_oracle_report orp;
+    dt_arena_check(L, a, p, &ar);
+    dt_oracle_check(ref, L, a, &orp);
+    snprintf(why, len, "%s%s", ar.first_problem, orp.first_failure);
+    return ar.ok && orp.ok;
+}
+
+static void narrow_case(dt_op op, dt_dtype d, int64_t m, int64_t n, int64_t k) {
+    const char *nm = dt_op_get(op)->name, *dn = dt_dtype_name(d);
+    dt_case_layout L;
+    dt_layout_make_typed(&L, op, m, n, k, 0, d);
+    uint8_t *p = malloc((size_t)L.total_bytes), *a = malloc((size_t)L.total_bytes);
+    dt_arena_fill(&L, p, 7);
+    dt_oracle_ref ref;
+    dt_err e;
+    char why[600];
+    REQUIRE(dt_oracle_compute(&L, p, &ref, &e) == DT_OK, "%s %s: %s", nm, dn, e.msg);
+    const int64_t cnt = ref.rows * ref.cols, mid = cnt / 2;
+    memcpy(a, p, (size_t)L.total_bytes);
+    for (int64_t i = 0; i < cnt; i++) put_narrow(&L, a, i, ref.ref[i]);
+    CHECK(narrow_passes(&ref, &L, a, p, why, sizeof why), "%s %s honest (rounded ref): %s", nm,
+          dn, why);
+    uint8_t *good = malloc((size_t)L.total_bytes);
+    memcpy(good, a, (size_t)L.total_bytes);
+    /* a wrong element: far over its bound (bound + 4 ulps at |ref|) */
+    const double bound = dt_oracle_bound(&ref, mid);
+    put_narrow(&L, a, mid, ref.ref[mid] + bound + 4 * dt_dtype_ulp(d, ref.ref[mid]));
+    CHECK(!narrow_passes(&ref, &L, a, p, why, sizeof why), "%s %s wrong element passed", nm, dn);
+    memcpy(a, good, (size_t)L.total_bytes);
+    put_bits(&L, a, mid, (uint16_t)dt_poison_bits(d)); /* unwritten */
+    CHECK(!narrow_passes(&ref, &L, a, p, why, sizeof why) && strstr(why, "never written"),
+          "%s %s unwritten element: %s", nm, dn, why);
+    memcpy(a, good, (size_t)L.total_bytes);
+    put_bits(&L, a, mid, d == DT_BF16 ? 0x7FC0u : 0x7E00u); /* NaN */
+    CHECK(!narrow_passes(&ref, &L, a, p, why, sizeof why), "%s %s NaN passed", nm, dn);
+    memcpy(a, good, (size_t)L.total_bytes);
+    for (int64_t i = 0; i < cnt; i++) put_narrow(&L, a, i, 0.0); /* all zero */
+    CHECK(!narrow_passes(&ref, &L, a, p, why, sizeof why), "%s %s all-zero passed", nm, dn);
+    memcpy(a, good, (size_t)L.total_bytes);
+    uint8_t *in0 = a + L.buf[0].data_offset; /* a modified input */
+    in0[0] ^= 0x01;
+    CHECK(!narrow_passes(&ref, &L, a, p, why, sizeof why), "%s %s modified input passed", nm, dn);
+    free(good);
+    dt_oracle_free(&ref);
+done:
+    free(a);
+    free(p);
+}
+
+/* The fp16-accumulating sum fails; the honest FP32 one passes (f16 and bf16 cases). */
+static void narrow_sum_acc_f16(dt_dtype d) {
+    const int64_t m = 4, n = 16384;
+    dt_case_layout L;
+    dt_layout_make_typed(&L, DT_OP_SUM, m, n, 0, 0, d);
+    uint8_t *p = malloc((size_t)L.total_bytes), *a = malloc((size_t)L.total_bytes);
+    double *x = malloc((size_t)(m * n) * sizeof(double));
+    dt_arena_fill(&L, p, 42);
+    dt_buffer_to_f64(&L, 0, p, x);
+    dt_oracle_ref ref;
+    dt_err e;
+    char why[600];
+    REQUIRE(dt_oracle_compute(&L, p, &ref, &e) == DT_OK, "%s", e.msg);
+    memcpy(a, p, (size_t)L.total_bytes);
+    for (int64_t i = 0; i < m; i++) {
+        float acc = 0;
+        for (int64_t j = 0; j < n; j++) acc += (float)x[i * n + j];
+        put_narrow(&L, a, i, acc);
+    }
+    CHECK(narrow_passes(&ref, &L, a, p, why, sizeof why), "sum %s FP32 accumulation: %s",
+          dt_dtype_name(d), why);
+    for (int64_t i = 0; i < m; i++) put_narrow(&L, a, i, ref_sum_acc_f16(x + i * n, n));
+    CHECK(!narrow_passes(&ref, &L, a, p, why, sizeof why),
+          "sum %s with fp16 accumulation passed the oracle", dt_dtype_name(d));
+    dt_oracle_free(&ref);
+done:
+    free(x);
+    free(a);
+    free(p);
+}
+
+static void test_narrow(void) {
+    (void)ref_compute; /* the shared header's other helper */
+    static const dt_dtype dts[] = {DT_BF16, DT_F16};
+    for (int t = 0; t < 2; t++) {
+        for (int op = 0; op < DT_OP_COUNT; op++) {
+            if (dt_op_get((dt_op)op)->is_gemm) narrow_case((dt_op)op, dts[t], 17, 33, 65);
+            else narrow_case((dt_op)op, dts[t], 17, 257, 0);
+        }
+        narrow_sum_acc_f16(dts[t]);
+    }
+}
+
 int main(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "-v") == 0) g_verbose = 1;
@@ -394,5 +506,6 @@ int main(int argc, char **argv) {
             }
         }
     test_known_values();
+    test_narrow();
     return dt_check_summary("test_oracle");
 }

@@ -14,7 +14,17 @@
 #include "../../src/stats/dt_stats.h"
 #include "dt_cpu_kernels.h"
 
-/* Per-case state: typed pointers into the arena, resolved once at prepare. */
+/* A bf16/f16 buffer of the arena and its FP32 scratch (narrow cases only). */
+typedef struct cpu_narrow_buf {
+    uint8_t *arena;      /* element (0,0) in the arena */
+    int64_t rows, cols, stride; /* stride: the arena's row stride, elements */
+    float *f32;          /* dense rows x cols FP32 scratch */
+} cpu_narrow_buf;
+
+/* Per-case state: typed pointers into the arena, resolved once at prepare. For bf16/f16
+ * cases the FP32 kernels run on FP32 scratch: every call widens the narrow inputs into
+ * it (exactly), runs the kernel (FP32 arithmetic) and rounds the output into the arena
+ * (nearest even): convert on load and store, all inside the timed call. */
 typedef struct cpu_state {
     dt_op op;
     int64_t m, n, k;
@@ -23,7 +33,76 @@ typedef struct cpu_state {
     const float *gamma, *beta;
     const int64_t *labels;
     float *out;               /* contiguous output */
+    dt_dtype dtype;           /* the case dtype */
+    int nnarrow;              /* narrow float buffers: inputs first, the output last */
+    cpu_narrow_buf nb[DT_MAX_BUFFERS];
 } cpu_state;
+
+/* f16 -> f32 of every bit pattern (built once). */
+static float g_f16_table[65536];
+static void f16_table_init(void) {
+    static int done;
+    if (done) return;
+    for (uint32_t h = 0; h < 65536; h++) g_f16_table[h] = dt_narrow_to_f32(DT_F16, (uint16_t)h);
+    done = 1;
+}
+
+static void widen_buf(dt_dtype d, const cpu_narrow_buf *b) {
+    DT_CPU_FOR_ROWS(b->rows * b->cols >= DT_CPU_PAR_MIN_ELEMS, i, b->rows, {
+        const uint16_t *src = (const uint16_t *)(b->arena) + i * b->stride;
+        float *dst = b->f32 + i * b->cols;
+        if (d == DT_BF16) {
+            _Pragma("omp simd")
+            for (int64_t j = 0; j < b->cols; j++) {
+                uint32_t u = (uint32_t)src[j] << 16;
+                __builtin_memcpy(&dst[j], &u, 4);
+            }
+        } else {
+            for (int64_t j = 0; j < b->cols; j++) dst[j] = g_f16_table[src[j]];
+        }
+    });
+}
+
+static void narrow_buf(dt_dtype d, const cpu_narrow_buf *b) {
+    DT_CPU_FOR_ROWS(b->rows * b->cols >= DT_CPU_PAR_MIN_ELEMS, i, b->rows, {
+        uint16_t *dst = (uint16_t *)(b->arena) + i * b->stride;
+        const float *src = b->f32 + i * b->cols;
+        for (int64_t j = 0; j < b->cols; j++) dst[j] = dt_f32_to_narrow(d, src[j]);
+    });
+}
+
+static void cpu_state_free(cpu_state *s) {
+    if (!s) return;
+    for (int i = 0; i < s->nnarrow; i++) free(s->nb[i].f32);
+    free(s);
+}
+
+/* Narrow case: points the kernel pointers of s at FP32 scratch for every float buffer. */
+static dt_status narrow_setup(cpu_state *s, const dt_case_layout *L, uint8_t *host_base,
+                              dt_err *err) {
+    f16_table_init();
+    for (int pass = 0; pass < 2; pass++) /* inputs first, the output last */
+        for (int i = 0; i < L->nbuffers; i++) {
+            const dt_buffer_layout *B = &L->buf[i];
+            if (B->dtype == DT_I64 || B->is_output != pass) continue;
+            cpu_narrow_buf *nb = &s->nb[s->nnarrow++];
+            nb->arena = host_base + B->data_offset;
+            nb->rows = B->rows;
+            nb->cols = B->cols;
+            nb->stride = B->row_stride;
+            nb->f32 = malloc((size_t)(B->rows * B->cols) * sizeof(float));
+            if (!nb->f32)
+                return dt_fail(err, DT_EUNAVAIL, "cpu backend: cannot allocate %lld bytes of FP32 scratch for '%s'",
+                               (long long)(B->rows * B->cols * 4), B->name);
+            const float *f = nb->f32;
+            if (strcmp(B->name, "a") == 0) s->a = f, s->lda = B->cols;
+            else if (strcmp(B->name, "b") == 0) s->b = f, s->ldb = B->cols;
+            else if (strcmp(B->name, "gamma") == 0) s->gamma = f;
+            else if (strcmp(B->name, "beta") == 0) s->beta = f;
+            else if (B->is_output) s->out = nb->f32;
+        }
+    return DT_OK;
+}
 
 static int cpu_available(char *reason, size_t reason_len) {
     if (reason && reason_len) reason[0] = '\0';
@@ -104,6 +183,14 @@ static dt_status cpu_prepare(void **state, const dt_case_layout *L, uint8_t *hos
     if (ibeta >= 0) s->beta = (const float *)(host_base + L->buf[ibeta].data_offset);
     if (il >= 0) s->labels = (const int64_t *)(host_base + L->buf[il].data_offset);
     s->out = (float *)(host_base + L->buf[io].data_offset);
+    s->dtype = L->dtype;
+    if (L->dtype != DT_F32) {
+        dt_status st = narrow_setup(s, L, host_base, err);
+        if (st != DT_OK) {
+            cpu_state_free(s);
+            return st;
+        }
+    }
 
     memset(info, 0, sizeof *info);
     snprintf(info->output_policy, sizeof info->output_policy, "preallocated");
@@ -117,6 +204,12 @@ static dt_status cpu_prepare(void **state, const dt_case_layout *L, uint8_t *hos
                  omp_get_max_threads(),
                  L->m * L->n < DT_CPU_PAR_MIN_ELEMS ? " (small: may run single-threaded)"
                                                     : "");
+    if (L->dtype != DT_F32) {
+        size_t len = strlen(info->implementation);
+        snprintf(info->implementation + len, sizeof info->implementation - len,
+                 "; %s storage: widened to FP32 scratch each call, FP32 arithmetic, rounded "
+                 "to %s on store", dt_dtype_name(L->dtype), dt_dtype_name(L->dtype));
+    }
     info->compile_ms = 0.0;
     info->alloc_ms = 0.0;
     info->nsources = 0; /* compiled ahead of time: nothing to capture */
@@ -134,8 +227,19 @@ static dt_status cpu_download(void *state, double *ms, dt_err *err) {
     return DT_OK;
 }
 
-/* One call of the op. */
+/* One call of the op (narrow cases: widen, FP32 kernel, round). */
+static void cpu_call_f32(const cpu_state *s);
 static void cpu_call(const cpu_state *s) {
+    if (s->nnarrow == 0) {
+        cpu_call_f32(s);
+        return;
+    }
+    for (int i = 0; i < s->nnarrow - 1; i++) widen_buf(s->dtype, &s->nb[i]);
+    cpu_call_f32(s);
+    narrow_buf(s->dtype, &s->nb[s->nnarrow - 1]);
+}
+
+static void cpu_call_f32(const cpu_state *s) {
     switch (s->op) {
     case DT_OP_ADD: dt_cpu_add(s->m, s->n, s->a, s->lda, s->b, s->ldb, s->out); break;
     case DT_OP_GELU_ADD: dt_cpu_gelu_add(s->m, s->n, s->a, s->lda, s->b, s->ldb, s->out); break;
@@ -179,7 +283,7 @@ static dt_status cpu_floor(void *state, int64_t reps, int64_t *host_ns, dt_err *
     return DT_OK;
 }
 
-static void cpu_release(void *state) { free(state); }
+static void cpu_release(void *state) { cpu_state_free(state); }
 
 /* ---- ceilings ---------------------------------------------------------------------- */
 

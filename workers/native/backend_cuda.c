@@ -202,15 +202,21 @@ static void cuda_describe(char *buf, size_t len) {
                          g_cuda.dev);
     cuDeviceGetAttribute(&ecc, CU_DEVICE_ATTRIBUTE_ECC_ENABLED, g_cuda.dev);
     cuDeviceGetAttribute(&pci_bus, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, g_cuda.dev);
+    /* free device memory now, for the orchestrator's up-front memory check (issue 16) */
+    size_t free_b = 0, total_b = 0;
+    char freebuf[32] = "null"; /* null: not known, the check is skipped */
+    if (cuMemGetInfo(&free_b, &total_b) == CUDA_SUCCESS)
+        snprintf(freebuf, sizeof freebuf, "%zu", free_b);
     snprintf(buf, len,
              "{\"gpu\":\"%s\",\"compute_capability\":\"%d.%d\",\"arch\":\"%s\","
              "\"sm_count\":%d,\"driver_version\":%d,\"cuda_headers_version\":%d,"
              "\"nvrtc_version\":\"%d.%d\",\"memory_bytes\":%zu,\"l2_bytes\":%d,"
              "\"sm_clock_khz\":%d,\"memory_clock_khz\":%d,\"memory_bus_bits\":%d,"
-             "\"max_shared_per_block_optin_bytes\":%d,\"ecc\":%d,\"pci_bus\":%d}",
+             "\"max_shared_per_block_optin_bytes\":%d,\"ecc\":%d,\"pci_bus\":%d,"
+             "\"memory_free_bytes\":%s}",
              esc, g_cuda.cc_major, g_cuda.cc_minor, g_cuda.arch, g_cuda.sm_count, drv,
              CUDA_VERSION, nv_major, nv_minor, mem, l2, clk, mclk, bus, smem_optin, ecc,
-             pci_bus);
+             pci_bus, freebuf);
 }
 
 static void sha256_hex(const void *const *parts, const size_t *lens, int nparts, char out[65]) {

@@ -36,7 +36,26 @@ dt_status dt_req_get_int(const json_t *obj, const char *key, int64_t *v, dt_err 
     return DT_OK;
 }
 
-static const char *dtype_name(dt_dtype d) { return d == DT_I64 ? "i64" : "f32"; }
+static const char *dtype_name(dt_dtype d) { return dt_dtype_name(d); }
+
+/* The case dtype a request's buffers name: the dtype of its first floating-point buffer
+ * ("f32", "bf16", "f16"; check_buffers then checks every buffer against the layout). */
+static dt_status request_dtype(const json_t *bufs, dt_dtype *out, dt_err *err) {
+    *out = DT_F32;
+    size_t i;
+    json_t *jb;
+    json_array_foreach(bufs, i, jb) {
+        const char *d = json_string_value(json_object_get(jb, "dtype"));
+        if (!d || strcmp(d, "i64") == 0) continue;
+        int t = dt_dtype_find(d);
+        if (t < 0 || !dt_dtype_is_float((dt_dtype)t))
+            return dt_fail(err, DT_EINVAL, "buffers[%zu]: unknown dtype '%.40s' (f32, bf16, f16, "
+                           "i64)", i, d);
+        *out = (dt_dtype)t;
+        return DT_OK;
+    }
+    return DT_OK;
+}
 
 /* Validates the buffers[] of a prepare request against the layout L the worker computed
  * for the same op/shape/views. */
@@ -156,7 +175,9 @@ dt_status dt_req_parse_prepare(const json_t *req, dt_req_cuda_check_fn cuda_chec
                 views = 1;
         }
     }
-    dt_layout_make(L, (dt_op)op, m, n, k, views);
+    dt_dtype dtype;
+    if (request_dtype(bufs, &dtype, err) != DT_OK) return DT_EINVAL;
+    dt_layout_make_typed(L, (dt_op)op, m, n, k, views, dtype);
     if (out->arena_bytes < L->total_bytes)
         return dt_fail(err, DT_EINVAL, "arena_bytes=%lld is smaller than the layout's %lld",
                        (long long)out->arena_bytes, (long long)L->total_bytes);

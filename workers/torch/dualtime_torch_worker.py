@@ -145,6 +145,15 @@ def _configure_precision():
             torch.set_float32_matmul_precision("highest")
         flags["matmul.allow_tf32"] = bool(m.allow_tf32)
         flags["cudnn.allow_tf32"] = bool(torch.backends.cudnn.allow_tf32)
+    # bf16/f16 gemm accumulates in FP32 (SPEC §2): no reduced-precision split-K reductions
+    for name in ("allow_bf16_reduced_precision_reduction",
+                 "allow_fp16_reduced_precision_reduction"):
+        if _has(m, name):
+            try:
+                setattr(m, name, False)
+                flags["matmul." + name] = bool(getattr(m, name))
+            except Exception as exc:
+                _log("could not set matmul.%s: %s" % (name, exc))
     if _has(torch, "get_float32_matmul_precision"):
         try:
             flags["float32_matmul_precision"] = torch.get_float32_matmul_precision()
@@ -220,6 +229,9 @@ def _softmax_out_fn():
 
 DIMS = ("M", "N", "K", "1")
 DTYPES = ("f32", "i64")
+# A case's buffers: the table's "f32" roles arrive in the case dtype (docs/protocol.md).
+FLOAT_DTYPES = ("f32", "bf16", "f16")
+ESIZE = {"f32": 4, "bf16": 2, "f16": 2, "i64": 8}
 
 
 def _parse_table(ops):
@@ -284,7 +296,7 @@ def _build_add(t, v1, m, n, dev):
 
 def _build_gelu_add(t, v1, m, n, dev):
     a, b, out = t["a"], t["b"], t["out"]
-    tmp = torch.empty((m, n), dtype=torch.float32, device=dev)
+    tmp = torch.empty((m, n), dtype=a.dtype, device=dev)
     add = torch.add
     if _has_gelu_out():
         gelu = torch._C._nn.gelu
@@ -560,6 +572,77 @@ def _req_int(req, key, minimum=None, required=True):
     return v
 
 
+def _computes(op, roles, dtype, dev):
+    """Whether torch computes op in dtype on dev: tried once on tiny tensors of that dtype
+    (torch 1.13 on CPU has no fp16 gelu, softmax, layer_norm, rsqrt, addmm, log_softmax),
+    not looked up in a version table; the arena is not touched."""
+    dims = {"M": 2, "N": 3, "K": 4, "1": 1}
+    t, v1 = {}, {}
+    for name, rdtype, rdim, cdim, _is_out in roles:
+        shape = (dims[rdim], dims[cdim])
+        if rdtype == "i64":
+            x = torch.zeros(shape, dtype=torch.int64, device=dev)
+        else:
+            x = torch.full(shape, 0.5, dtype=dtype, device=dev)
+        t[name] = x
+        if shape[0] == 1:
+            v1[name] = x.view(shape[1])
+        elif shape[1] == 1:
+            v1[name] = x.view(shape[0])
+    try:
+        built = _BUILDERS[op](t, v1, dims["M"], dims["N"], dev)
+        with _inference_mode():
+            built[0]()
+            if len(built) > 3:
+                built[3]()
+        return True
+    except RuntimeError:
+        return False
+
+
+def _emulate(op, case, roles, m, n, dev):
+    """FP32 from the same narrow inputs, rounded to the output's dtype (round to nearest
+    even): the case is reported emulated and gets no speed verdict. The call widens the
+    inputs into FP32 tensors, runs the FP32 torch call and rounds into the output."""
+    t32, v32, pairs = {}, {}, []
+    for name, _dtype, _r, _c, is_out in roles:
+        src = case.views[name]
+        if src.dtype == torch.int64:
+            t32[name] = src
+            if name in case.views1d:
+                v32[name] = case.views1d[name]
+            continue
+        x = torch.empty(src.shape, dtype=torch.float32, device=dev)
+        t32[name] = x
+        if src.shape[0] == 1:
+            v32[name] = x.view(src.shape[1])
+        elif src.shape[1] == 1:
+            v32[name] = x.view(src.shape[0])
+        pairs.append((x, src, is_out))
+    built = _BUILDERS[op](t32, v32, m, n, dev)
+    call32, policy, impl = built[:3]
+    publish32 = built[3] if len(built) > 3 else None
+    ins = [(x, src) for x, src, is_out in pairs if not is_out]
+    out32, out = [(x, src) for x, src, is_out in pairs if is_out][0]
+    narrow = str(out.dtype).replace("torch.", "")
+
+    def call():
+        for x, src in ins:
+            x.copy_(src)
+        call32()
+        if publish32 is None:
+            out.copy_(out32)
+
+    def publish():
+        if publish32 is not None:
+            publish32()
+            out.copy_(out32)
+    case.extra = (t32, v32)
+    desc = ("emulated: %s has no %s %s on this backend; inputs widened to FP32, %s, output "
+            "rounded to %s" % (torch.__version__, narrow, op, impl, narrow))
+    return call, policy, desc, publish
+
+
 class Case:
     """Everything of one prepared case. Attributes are set in order by prepare();
     close() undoes whatever exists."""
@@ -733,10 +816,16 @@ class Worker:
             raise WorkerError("op %s needs buffers %s, got %s"
                               % (op, ", ".join(want), ", ".join(sorted(byname)) or "none"))
         spans = []
+        case_dtype = None
         for name, dtype, rdim, cdim, is_out in roles:
             b = byname[name]
-            if b.get("dtype") != dtype:
-                raise WorkerError("buffer '%s': dtype %r, expected %s" % (name, b.get("dtype"), dtype))
+            got = b.get("dtype")
+            if dtype == "f32":  # every float buffer in the one case dtype
+                if case_dtype is None and got in FLOAT_DTYPES:
+                    case_dtype = got
+                dtype = case_dtype or "f32"
+            if got != dtype:
+                raise WorkerError("buffer '%s': dtype %r, expected %s" % (name, got, dtype))
             if b.get("is_output") not in (True, False, 0, 1) or bool(b["is_output"]) != is_out:
                 raise WorkerError("buffer '%s': is_output must be %s" % (name, str(is_out).lower()))
             rows, cols = _req_int(b, "rows", 1), _req_int(b, "cols", 1)
@@ -744,7 +833,7 @@ class Worker:
                 raise WorkerError("buffer '%s' is %dx%d, op %s at m=%d n=%d k=%d needs %dx%d"
                                   % (name, rows, cols, op, m, n, k, dims[rdim], dims[cdim]))
             stride = _req_int(b, "row_stride", cols)
-            esize = 8 if dtype == "i64" else 4
+            esize = ESIZE[dtype]
             if stride * esize > arena:  # unused by a 1-row buffer, but as_strided takes it
                 raise WorkerError("buffer '%s': row_stride %d is larger than the arena"
                                   % (name, stride))
@@ -802,10 +891,12 @@ class Worker:
             else:
                 base = case.host
                 case.sync = _no_sync
-            typed = {"f32": _typed(base, torch.float32, 4), "i64": _typed(base, torch.int64, 8)}
+            typed = {"f32": _typed(base, torch.float32, 4), "i64": _typed(base, torch.int64, 8),
+                     "bf16": _typed(base, torch.bfloat16, 2), "f16": _typed(base, torch.float16, 2)}
             for name, dtype, rdim, cdim, is_out in roles:
                 b = byname[name]
-                esize = 8 if dtype == "i64" else 4
+                dtype = b["dtype"]  # the case dtype for float roles (checked in _validate)
+                esize = ESIZE[dtype]
                 st = typed[dtype]
                 rows, cols, stride = b["rows"], b["cols"], b["row_stride"]
                 eoff = b["data_offset"] // esize
@@ -818,14 +909,24 @@ class Worker:
             built = _BUILDERS[op](case.views, case.views1d, m, n, dev)
             case.call, policy, impl = built[:3]
             case.publish = built[3] if len(built) > 3 else None
+            emulated = False
+            narrow = case.views["out"].dtype
+            if narrow != torch.float32 and not _computes(op, roles, narrow, dev):
+                built = _emulate(op, case, roles, m, n, dev)
+                case.call, policy, impl = built[:3]
+                case.publish = built[3]
+                emulated = True
             case.sync()
             setup_ms["alloc"] = (time.perf_counter() - t0) * 1e3
         except BaseException:
             case.close()
             raise
         self.case = case
-        return {"output_policy": policy, "implementation": impl,
-                "setup_ms": setup_ms, "sources": []}
+        ans = {"output_policy": policy, "implementation": impl,
+               "setup_ms": setup_ms, "sources": []}
+        if emulated:
+            ans["emulated"] = True
+        return ans
 
     # the rest --------------------------------------------------------------------------
     def _need_case(self, what):
