@@ -5,7 +5,7 @@
 // exp; INREG=0: one online max/sum pass. Grid: ceil(M / (BLOCK/TPR)).
 #include "dt_cuda_common.cuh"
 
-extern "C" __global__ void __launch_bounds__(BLOCK)
+extern "C" __global__ void DT_CLUSTER_ATTR __launch_bounds__(BLOCK)
 DT_KNAME(dt_cross_entropy)(const dt_t *__restrict__ a, const long long *__restrict__ labels,
                            dt_t *__restrict__ out) {
     const int row = dt_row(), lane = dt_lane();
@@ -21,18 +21,20 @@ DT_KNAME(dt_cross_entropy)(const dt_t *__restrict__ a, const long long *__restri
     const float target = in_range ? dt_ld(p + l) : 0.0f;
 #if INREG
     float v[PER * VEC];
-    dt_load_row(p, v, lane, -DT_INF);
+    dt_load_row(p + dt_cbase(), v, lane, -DT_INF);
     float mx = -DT_INF;
 #pragma unroll
     for (int i = 0; i < PER * VEC; i++) mx = fmaxf(mx, v[i]);
     mx = dt_row_max(mx);
+    const float mls = mx * DT_LOG2E;
     float s = 0.0f;
 #pragma unroll
-    for (int i = 0; i < PER * VEC; i++) s += expf(v[i] - mx);
+    for (int i = 0; i < PER * VEC; i++) s += dt_exp_shifted(v[i], mx, mls);
     s = dt_row_sum(s);
+    DT_CLUSTER_END();
 #else
     float mx;
     const float s = dt_row_online_sumexp(p, lane, &mx);
 #endif
-    if (lane == 0) out[row] = dt_from_f32(in_range ? (mx + logf(s)) - target : DT_NAN);
+    if (lane == 0 && dt_cbase() == 0) out[row] = dt_from_f32(in_range ? (mx + logf(s)) - target : DT_NAN);
 }

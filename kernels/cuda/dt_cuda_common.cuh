@@ -19,6 +19,18 @@
 //   PER           INREG only: vectors of VEC floats each thread holds of its row
 //   INREG         1: the row is kept in registers (PER*VEC floats per thread);
 //                 0: multi-pass over global memory (very long rows)
+//   CLUSTER, NC   (optional, INREG block-per-row only) the row is split over a thread-block
+//                 cluster of CLUSTER blocks (sm_90, compile-time __cluster_dims__, so a
+//                 plain cuLaunchKernel launches it; grid = M * CLUSTER): block r of a
+//                 cluster holds columns [r*NC, min((r+1)*NC, N)) in registers, and each
+//                 row reduction combines the blocks' partials through distributed shared
+//                 memory (mapa + ld.shared::cluster). The row is read from DRAM once even
+//                 when it is far longer than one block's registers (vocabulary rows).
+//                 CLUSTER 1 (default): one block or warp holds the whole row.
+//   DT_FASTEXP    1 (default for bf16/f16): exp(x - max) as ex2.approx(x*log2e - max*log2e)
+//                 (one FFMA + MUFU, rel. error ~2^-22, far below a bf16/f16 ulp) and the
+//                 softmax normalization as one reciprocal per row and a multiply; 0: expf
+//                 and an IEEE division per element (FP32's default)
 #pragma once
 
 #define DT_INF __int_as_float(0x7f800000)
@@ -102,20 +114,89 @@ __device__ __forceinline__ uint4 dt_pack8(const float *f) {
 #define DT_KNAME(base) DT_CAT(base, DT_SUFFIX)
 __device__ __forceinline__ float dt_ld(const dt_t *__restrict__ p) { return dt_to_f32(__ldg(p)); }
 
+#ifndef DT_FASTEXP
+#define DT_FASTEXP 0
+#endif
+#define DT_LOG2E 1.4426950408889634f
+// 2^x, MUFU.EX2 (flush-to-zero: results below 2^-126 become 0; exp(-inf) = 0).
+__device__ __forceinline__ float dt_ex2(float x) {
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
+// exp(x - mx) given mls = mx * log2e: the fast path above, or expf.
+__device__ __forceinline__ float dt_exp_shifted(float x, float mx, float mls) {
+#if DT_FASTEXP
+    (void)mx;
+    return dt_ex2(fmaf(x, DT_LOG2E, -mls));
+#else
+    (void)mls;
+    return expf(x - mx);
+#endif
+}
+
 #ifdef TPR
 #define DT_RPB (BLOCK / TPR) /* rows per block */
 #if TPR != 32 && TPR != BLOCK
 #error "TPR must be 32 or BLOCK"
 #endif
-#if INREG && PER * VEC * TPR < N
+#ifndef CLUSTER
+#define CLUSTER 1
+#endif
+#if CLUSTER > 1
+#if TPR != BLOCK || !INREG
+#error "CLUSTER > 1 needs block-per-row INREG"
+#endif
+#if NC % VEC != 0 || (CLUSTER - 1) * NC >= N
+#error "bad NC for CLUSTER"
+#endif
+#define DT_CLUSTER_ATTR __cluster_dims__(CLUSTER, 1, 1)
+#define DT_NSPAN NC /* columns one block holds at most */
+#else
+#define DT_CLUSTER_ATTR
+#define DT_NSPAN N
+#endif
+#if INREG && PER * VEC * TPR < DT_NSPAN
 #error "PER too small for N"
 #endif
 
 // The row this thread works on (may be >= M for the last block of warp-per-row).
 __device__ __forceinline__ int dt_row() {
+#if CLUSTER > 1
+    return (int)blockIdx.x / CLUSTER;
+#else
     return (int)blockIdx.x * DT_RPB + (int)threadIdx.x / TPR;
+#endif
 }
 __device__ __forceinline__ int dt_lane() { return (int)threadIdx.x % TPR; }
+#if CLUSTER > 1
+// First column of this block's part of the row, and how many columns it holds.
+__device__ __forceinline__ int dt_cbase() { return ((int)blockIdx.x % CLUSTER) * NC; }
+__device__ __forceinline__ int dt_nloc() {
+    const int r = N - dt_cbase();
+    return r < NC ? r : NC;
+}
+#define DT_NL dt_nloc()
+__device__ __forceinline__ void dt_cluster_sync() {
+    asm volatile("barrier.cluster.arrive.release.aligned;\n\t"
+                 "barrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+// *p in the shared memory of block `rank` of this cluster.
+__device__ __forceinline__ float dt_ld_dsmem(const float *p, unsigned rank) {
+    const unsigned a = (unsigned)__cvta_generic_to_shared(p);
+    unsigned ra;
+    float v;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(ra) : "r"(a), "r"(rank));
+    asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(ra) : "memory");
+    return v;
+}
+// Every block must call it last: no block's shared memory may go while another reads it.
+#define DT_CLUSTER_END() dt_cluster_sync()
+#else
+__device__ __forceinline__ int dt_cbase() { return 0; }
+#define DT_NL N
+#define DT_CLUSTER_END() ((void)0)
+#endif
 
 __device__ __forceinline__ float dt_warp_sum(float v) {
 #pragma unroll
@@ -129,7 +210,13 @@ __device__ __forceinline__ float dt_warp_max(float v) {
 }
 
 // Sum / max over the TPR threads of one row; every thread of the row gets the result.
-// For TPR == BLOCK all threads of the block must call it (it synchronizes).
+// For TPR == BLOCK all threads of the block must call it (it synchronizes). With
+// CLUSTER > 1 the result covers the whole row (every block of the cluster must call it):
+// each block publishes its partial in shared memory, one cluster barrier, then every
+// thread reads the CLUSTER partials over DSMEM. S names the partial's slot: a kernel
+// making two reductions of one kind uses S = 0 and 1, so a slot is never rewritten while
+// another block may still read it (DT_CLUSTER_END keeps the last ones alive).
+template <int S = 0>
 __device__ __forceinline__ float dt_row_sum(float v) {
     v = dt_warp_sum(v);
 #if TPR > 32
@@ -141,8 +228,17 @@ __device__ __forceinline__ float dt_row_sum(float v) {
 #pragma unroll
     for (int w = 0; w < TPR / 32; w++) v += red[w];
 #endif
+#if CLUSTER > 1
+    __shared__ float cpart;
+    if (threadIdx.x == 0) cpart = v;
+    dt_cluster_sync();
+    v = 0.0f;
+#pragma unroll
+    for (int r = 0; r < CLUSTER; r++) v += dt_ld_dsmem(&cpart, (unsigned)r);
+#endif
     return v;
 }
+template <int S = 0>
 __device__ __forceinline__ float dt_row_max(float v) {
     v = dt_warp_max(v);
 #if TPR > 32
@@ -153,6 +249,14 @@ __device__ __forceinline__ float dt_row_max(float v) {
     v = -DT_INF;
 #pragma unroll
     for (int w = 0; w < TPR / 32; w++) v = fmaxf(v, redm[w]);
+#endif
+#if CLUSTER > 1
+    __shared__ float cpartm;
+    if (threadIdx.x == 0) cpartm = v;
+    dt_cluster_sync();
+    v = -DT_INF;
+#pragma unroll
+    for (int r = 0; r < CLUSTER; r++) v = fmaxf(v, dt_ld_dsmem(&cpartm, (unsigned)r));
 #endif
     return v;
 }
@@ -168,21 +272,21 @@ __device__ __forceinline__ void dt_load_row(const dt_t *__restrict__ p, float (&
     for (int i = 0; i < PER; i++) {
         const int c = (i * TPR + lane) * VEC;
 #if VEC == 8
-        if (c < N) {
+        if (c < DT_NL) {
             dt_unpack8(__ldg(reinterpret_cast<const uint4 *>(p + c)), &v[8 * i]);
         } else {
 #pragma unroll
             for (int e = 0; e < 8; e++) v[8 * i + e] = fill;
         }
 #elif VEC == 4
-        if (c < N) {
+        if (c < DT_NL) {
             const float4 t = __ldg(reinterpret_cast<const float4 *>(p + c));
             v[4 * i + 0] = t.x; v[4 * i + 1] = t.y; v[4 * i + 2] = t.z; v[4 * i + 3] = t.w;
         } else {
             v[4 * i + 0] = fill; v[4 * i + 1] = fill; v[4 * i + 2] = fill; v[4 * i + 3] = fill;
         }
 #else
-        v[i] = c < N ? dt_ld(p + c) : fill;
+        v[i] = c < DT_NL ? dt_ld(p + c) : fill;
 #endif
     }
 }
@@ -193,13 +297,13 @@ __device__ __forceinline__ void dt_store_row(dt_t *__restrict__ p, const float (
     for (int i = 0; i < PER; i++) {
         const int c = (i * TPR + lane) * VEC;
 #if VEC == 8
-        if (c < N) *reinterpret_cast<uint4 *>(p + c) = dt_pack8(&v[8 * i]);
+        if (c < DT_NL) *reinterpret_cast<uint4 *>(p + c) = dt_pack8(&v[8 * i]);
 #elif VEC == 4
-        if (c < N)
+        if (c < DT_NL)
             *reinterpret_cast<float4 *>(p + c) =
                 make_float4(v[4 * i + 0], v[4 * i + 1], v[4 * i + 2], v[4 * i + 3]);
 #else
-        if (c < N) p[c] = dt_from_f32(v[i]);
+        if (c < DT_NL) p[c] = dt_from_f32(v[i]);
 #endif
     }
 }
@@ -215,17 +319,17 @@ __device__ __forceinline__ float dt_row_center_rstd(float (&v)[PER * VEC], int l
     float s = 0.0f;
 #pragma unroll
     for (int i = 0; i < PER * VEC; i++) s += v[i];
-    const float mean = dt_row_sum(s) / (float)N;
+    const float mean = dt_row_sum<0>(s) / (float)N;
     float d2 = 0.0f;
 #pragma unroll
     for (int i = 0; i < PER; i++)
 #pragma unroll
         for (int e = 0; e < VEC; e++) {
-            const float d = dt_col(i, e, lane) < N ? v[i * VEC + e] - mean : 0.0f;
+            const float d = dt_col(i, e, lane) < DT_NL ? v[i * VEC + e] - mean : 0.0f;
             v[i * VEC + e] = d;
             d2 = fmaf(d, d, d2);
         }
-    return 1.0f / sqrtf(dt_row_sum(d2) / (float)N + eps);
+    return 1.0f / sqrtf(dt_row_sum<1>(d2) / (float)N + eps);
 }
 #else
 // One pass over a row in global memory (rows too long for registers): each thread keeps
@@ -244,9 +348,9 @@ __device__ __forceinline__ float dt_row_online_sumexp(const dt_t *__restrict__ p
             s += expf(x - m);
         }
     }
-    *mx = dt_row_max(m);
+    *mx = dt_row_max<0>(m);
     s = m == -DT_INF ? 0.0f : s * expf(m - *mx);
-    return dt_row_sum(s);
+    return dt_row_sum<0>(s);
 }
 #endif /* INREG */
 #endif /* TPR */

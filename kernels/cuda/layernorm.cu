@@ -9,16 +9,18 @@
 #define DT_LN_HOIST (PER * VEC <= 8) /* load gamma/beta with the row (see below) */
 #endif
 
-extern "C" __global__ void __launch_bounds__(BLOCK)
+extern "C" __global__ void DT_CLUSTER_ATTR __launch_bounds__(BLOCK)
 DT_KNAME(dt_layernorm)(const dt_t *__restrict__ a, const dt_t *__restrict__ gamma,
                        const dt_t *__restrict__ beta, dt_t *__restrict__ out) {
     const int row = dt_row(), lane = dt_lane();
 #if TPR == 32
     if (row >= M) return;
 #endif
-    const dt_t *__restrict__ p = a + (long long)row * LDA;
-    dt_t *__restrict__ q = out + (long long)row * LDO;
+    const dt_t *__restrict__ p = a + (long long)row * LDA + dt_cbase();
+    dt_t *__restrict__ q = out + (long long)row * LDO + dt_cbase();
 #if INREG
+    gamma += dt_cbase();
+    beta += dt_cbase();
     float v[PER * VEC], g[PER * VEC], b[PER * VEC];
     dt_load_row(p, v, lane, 0.0f);
 #if DT_LN_HOIST
@@ -38,6 +40,7 @@ DT_KNAME(dt_layernorm)(const dt_t *__restrict__ a, const dt_t *__restrict__ gamm
 #pragma unroll
     for (int i = 0; i < PER * VEC; i++) v[i] = fmaf(v[i] * r, g[i], b[i]);
     dt_store_row(q, v, lane);
+    DT_CLUSTER_END();
 #else
     float s = 0.0f;
     for (int c = lane; c < N; c += TPR) s += dt_ld(p + c);

@@ -6,16 +6,16 @@
 
 #define DT_EPS 1e-5f
 
-extern "C" __global__ void __launch_bounds__(BLOCK)
+extern "C" __global__ void DT_CLUSTER_ATTR __launch_bounds__(BLOCK)
 DT_KNAME(dt_residual_layernorm)(const dt_t *__restrict__ a, const dt_t *__restrict__ b,
                                 dt_t *__restrict__ out) {
     const int row = dt_row(), lane = dt_lane();
 #if TPR == 32
     if (row >= M) return;
 #endif
-    const dt_t *__restrict__ pa = a + (long long)row * LDA;
-    const dt_t *__restrict__ pb = b + (long long)row * LDB;
-    dt_t *__restrict__ q = out + (long long)row * LDO;
+    const dt_t *__restrict__ pa = a + (long long)row * LDA + dt_cbase();
+    const dt_t *__restrict__ pb = b + (long long)row * LDB + dt_cbase();
+    dt_t *__restrict__ q = out + (long long)row * LDO + dt_cbase();
 #if INREG
     float v[PER * VEC], w[PER * VEC];
     dt_load_row(pa, v, lane, 0.0f);
@@ -26,6 +26,7 @@ DT_KNAME(dt_residual_layernorm)(const dt_t *__restrict__ a, const dt_t *__restri
 #pragma unroll
     for (int i = 0; i < PER * VEC; i++) v[i] *= r;
     dt_store_row(q, v, lane);
+    DT_CLUSTER_END();
 #else
     float s = 0.0f;
     for (int c = lane; c < N; c += TPR) s += dt_ld(pa + c) + dt_ld(pb + c);

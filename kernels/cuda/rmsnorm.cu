@@ -6,16 +6,17 @@
 
 #define DT_EPS 1e-5f
 
-extern "C" __global__ void __launch_bounds__(BLOCK)
+extern "C" __global__ void DT_CLUSTER_ATTR __launch_bounds__(BLOCK)
 DT_KNAME(dt_rmsnorm)(const dt_t *__restrict__ a, const dt_t *__restrict__ gamma,
                      dt_t *__restrict__ out) {
     const int row = dt_row(), lane = dt_lane();
 #if TPR == 32
     if (row >= M) return;
 #endif
-    const dt_t *__restrict__ p = a + (long long)row * LDA;
-    dt_t *__restrict__ q = out + (long long)row * LDO;
+    const dt_t *__restrict__ p = a + (long long)row * LDA + dt_cbase();
+    dt_t *__restrict__ q = out + (long long)row * LDO + dt_cbase();
 #if INREG
+    gamma += dt_cbase();
     float v[PER * VEC], g[PER * VEC];
     dt_load_row(p, v, lane, 0.0f);
     dt_load_vec(gamma, g, lane);
@@ -27,6 +28,7 @@ DT_KNAME(dt_rmsnorm)(const dt_t *__restrict__ a, const dt_t *__restrict__ gamma,
 #pragma unroll
     for (int i = 0; i < PER * VEC; i++) v[i] = v[i] * r * g[i];
     dt_store_row(q, v, lane);
+    DT_CLUSTER_END();
 #else
     float ss = 0.0f;
     for (int c = lane; c < N; c += TPR) {

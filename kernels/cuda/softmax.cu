@@ -6,14 +6,14 @@
 // then a second read that writes. Grid: ceil(M / (BLOCK/TPR)).
 #include "dt_cuda_common.cuh"
 
-extern "C" __global__ void __launch_bounds__(BLOCK)
+extern "C" __global__ void DT_CLUSTER_ATTR __launch_bounds__(BLOCK)
 DT_KNAME(dt_softmax)(const dt_t *__restrict__ a, dt_t *__restrict__ out) {
     const int row = dt_row(), lane = dt_lane();
 #if TPR == 32
     if (row >= M) return;
 #endif
-    const dt_t *__restrict__ p = a + (long long)row * LDA;
-    dt_t *__restrict__ q = out + (long long)row * LDO;
+    const dt_t *__restrict__ p = a + (long long)row * LDA + dt_cbase();
+    dt_t *__restrict__ q = out + (long long)row * LDO + dt_cbase();
 #if INREG
     float v[PER * VEC];
     dt_load_row(p, v, lane, -DT_INF);
@@ -21,16 +21,24 @@ DT_KNAME(dt_softmax)(const dt_t *__restrict__ a, dt_t *__restrict__ out) {
 #pragma unroll
     for (int i = 0; i < PER * VEC; i++) mx = fmaxf(mx, v[i]);
     mx = dt_row_max(mx);
+    const float mls = mx * DT_LOG2E;
     float s = 0.0f;
 #pragma unroll
     for (int i = 0; i < PER * VEC; i++) {
-        v[i] = expf(v[i] - mx); /* padding: exp(-inf) = 0 */
+        v[i] = dt_exp_shifted(v[i], mx, mls); /* padding: exp(-inf) = 0 */
         s += v[i];
     }
     s = dt_row_sum(s);
+#if DT_FASTEXP
+    const float rs = 1.0f / s;
+#pragma unroll
+    for (int i = 0; i < PER * VEC; i++) v[i] *= rs;
+#else
 #pragma unroll
     for (int i = 0; i < PER * VEC; i++) v[i] = v[i] / s;
+#endif
     dt_store_row(q, v, lane);
+    DT_CLUSTER_END();
 #else
     float mx;
     const float s = dt_row_online_sumexp(p, lane, &mx);

@@ -14,7 +14,11 @@
  * scalar one (vec=1); gemm's tc1 takes VECA/VECB=8 when aligned; FP32 variant names
  * are refused for narrow gemm and tc1 for FP32; the planted fp16-accumulation sum
  * (DUALTIME_PLANT_ACC_F16=1) compiles, is named in the summary, and is refused for
- * other ops. The FP32 kernels are unchanged by the narrow work: their PTX (code, not
+ * other ops. Issue 18 (long_row_cases): every row op x dtype at 1x65536, 4096x50257,
+ * 2048x128256, 8191x8193 views and 5x40000 (both layouts) compiles, with the cluster
+ * split, multi-pass or in-register geometry named in the summary, fastexp for narrow
+ * softmax / cross_entropy, DUALTIME_ROW_CLUSTER / _ELEMS / _FASTEXP honoured and bad
+ * values refused. The FP32 kernels are unchanged by the narrow work: their PTX (code, not
  * line info) was compared before and after (see docs/cuda-backend.md).
  * Needs NVRTC only (no GPU, no libcuda). Run: ./test_nvrtc_compile [-v] */
 #define _POSIX_C_SOURCE 200809L /* setenv */
@@ -149,6 +153,63 @@ static void narrow_cases(const char *hdr) {
     }
 }
 
+/* Issue 18's shapes: every row op that keeps a row on chip x f32/bf16/f16 at one long
+ * row, vocabulary rows, odd unaligned views, few long rows; the geometry each gets by
+ * default (cluster split for few too-long rows, the multi-pass path for many, ex2 for
+ * narrow softmax / cross_entropy) and under DUALTIME_ROW_CLUSTER=0|2, ELEMS. */
+static void long_row_cases(const char *hdr) {
+    static const dt_op ops[] = {DT_OP_SOFTMAX, DT_OP_LAYERNORM, DT_OP_RMSNORM,
+                                DT_OP_CROSS_ENTROPY, DT_OP_RESIDUAL_LAYERNORM};
+    static const struct { int64_t m, n; int views; const char *expect; } sh[] = {
+        {1, 65536, 0, "cluster=8 "},          {1, 65536, 1, "cluster=8 "},
+        {4096, 50257, 0, "multi-pass"},       {2048, 128256, 0, "multi-pass"},
+        {8191, 8193, 1, "row-in-registers"},  {5, 40000, 0, "cluster="},
+        {5, 40000, 1, "cluster="}};
+    static const dt_dtype dts[] = {DT_F32, DT_BF16, DT_F16};
+    unsetenv("DUALTIME_ROW_CLUSTER");
+    unsetenv("DUALTIME_ROW_ELEMS");
+    unsetenv("DUALTIME_ROW_FASTEXP");
+    for (size_t t = 0; t < 3; t++)
+        for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
+            for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++) {
+                g_expect = sh[i].expect;
+                compile_typed(ops[o], sh[i].m, sh[i].n, 0, sh[i].views, "sm_90", hdr, dts[t]);
+            }
+    /* narrow softmax / cross_entropy: ex2.approx; f32 keeps expf */
+    g_expect = "fastexp";
+    compile_typed(DT_OP_SOFTMAX, 8192, 8192, 0, 0, "sm_90", hdr, DT_BF16);
+    compile_typed(DT_OP_CROSS_ENTROPY, 8192, 8192, 0, 0, "sm_90", hdr, DT_F16);
+    setenv("DUALTIME_ROW_FASTEXP", "1", 1);
+    compile_typed(DT_OP_SOFTMAX, 8192, 8192, 0, 1, "sm_90", hdr, DT_F32);
+    unsetenv("DUALTIME_ROW_FASTEXP");
+    /* geometry: narrow 8192 rows hold 32 elements a thread (256 threads), layernorm 16 */
+    g_expect = "block=256 vec=8";
+    compile_typed(DT_OP_SOFTMAX, 8192, 8192, 0, 0, "sm_90", hdr, DT_BF16);
+    g_expect = "block=512 vec=8";
+    compile_typed(DT_OP_LAYERNORM, 8192, 8192, 0, 0, "sm_90", hdr, DT_BF16);
+    setenv("DUALTIME_ROW_ELEMS", "16", 1);
+    compile_typed(DT_OP_SOFTMAX, 8192, 8192, 0, 0, "sm_90", hdr, DT_BF16);
+    unsetenv("DUALTIME_ROW_ELEMS");
+    g_expect = "block=512 vec=4";
+    compile_typed(DT_OP_SOFTMAX, 8192, 8192, 0, 0, "sm_90", hdr, DT_F32);
+    /* DUALTIME_ROW_CLUSTER=2: many long rows split too; 0: never */
+    setenv("DUALTIME_ROW_CLUSTER", "2", 1);
+    g_expect = "cluster=4 ";
+    for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
+        compile_typed(ops[o], 4096, 50257, 0, 0, "sm_90", hdr, DT_F32);
+    g_expect = "cluster=4 ";
+    compile_typed(DT_OP_CROSS_ENTROPY, 2048, 128256, 0, 1, "sm_90", hdr, DT_BF16);
+    g_expect = "cluster=4 ";
+    compile_typed(DT_OP_SOFTMAX, 4, 16384, 0, 0, "sm_90", hdr, DT_F16);
+    setenv("DUALTIME_ROW_CLUSTER", "0", 1);
+    g_expect = "multi-pass";
+    compile_typed(DT_OP_SOFTMAX, 1, 65536, 0, 0, "sm_90", hdr, DT_F32);
+    unsetenv("DUALTIME_ROW_CLUSTER");
+    /* no clusters before sm_90 */
+    compile_typed(DT_OP_SOFTMAX, 1, 65536, 0, 0, "sm_80", hdr, DT_F32);
+    g_expect = NULL;
+}
+
 int main(int argc, char **argv) {
     g_verbose = argc > 1 && strcmp(argv[1], "-v") == 0;
     int maj = 0, min = 0;
@@ -238,6 +299,7 @@ int main(int argc, char **argv) {
     }
 
     narrow_cases(hdr);
+    long_row_cases(hdr);
 
     /* PTX path */
     compile_case(DT_OP_SOFTMAX, 17, 257, 0, 1, "compute_90", hdr);
@@ -251,7 +313,10 @@ int main(int argc, char **argv) {
         static const char *bad[][2] = {{"DUALTIME_GEMM_VARIANT", "v3"}, {"DUALTIME_GEMM_BK", "12"},
                                        {"DUALTIME_LAUNCH_FILL", "yes"},
                                        {"DUALTIME_ROW_TPR", "48"}, {"DUALTIME_ROW_TPR", "2048"},
-                                       {"DUALTIME_ROW_TPR", "64x"}};
+                                       {"DUALTIME_ROW_TPR", "64x"},
+                                       {"DUALTIME_ROW_CLUSTER", "3"},
+                                       {"DUALTIME_ROW_ELEMS", "24"},
+                                       {"DUALTIME_ROW_FASTEXP", "yes"}};
         for (int i = 0; i < (int)(sizeof bad / sizeof bad[0]); i++) {
             dt_case_layout L;
             if (i < 2)

@@ -21,7 +21,14 @@
  * Run: test_cuda_backend build/libdualtime_cuda.so
  *   DUALTIME_GPU_TEST_QUICK=1   skip the 8192x8192 and 4096^3 cases
  *   DUALTIME_GPU_TEST_OPS=a,b   only these ops (the fault cases still run)
- *   DUALTIME_GPU_TEST_DTYPES=f32,bf16,f16   which dtypes (default all three) */
+ *   DUALTIME_GPU_TEST_DTYPES=f32,bf16,f16   which dtypes (default all three)
+ *   DUALTIME_GPU_TEST_SHAPES=long   only the long-row / unaligned shapes (1x65536,
+ *                               4096x50257, 2048x128256, 8191x8193 views, 5x40000) and
+ *                               8192x8192, for softmax, layernorm, rmsnorm and
+ *                               cross_entropy in the selected dtypes (the fast
+ *                               measurement call; then the compile-cache and error
+ *                               cases, not the planted faults)
+ *   DUALTIME_GPU_TEST_SHAPES=8192   the same four ops at 8192x8192 only (knob A/B timing) */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <math.h>
@@ -393,6 +400,31 @@ done:
     free(arena);
 }
 
+/* DUALTIME_GPU_TEST_SHAPES=long: the four row ops that keep a row on chip, at the long
+ * and unaligned shapes of issue 18 (the cluster split, vocabulary rows, odd views) and
+ * at 8192x8192, in every selected dtype. */
+static void long_shapes(int only_square) {
+    static const dt_op ops[] = {DT_OP_SOFTMAX, DT_OP_LAYERNORM, DT_OP_RMSNORM,
+                                DT_OP_CROSS_ENTROPY};
+    static const struct { int64_t m, n; int views; } sh[] = {
+        {8192, 8192, 0}, {1, 65536, 0},  {4096, 50257, 0}, {2048, 128256, 0},
+        {8191, 8193, 1}, {5, 40000, 1}, {1, 65536, 1}};
+    static const dt_dtype dts[] = {DT_F32, DT_BF16, DT_F16};
+    for (size_t t = 0; t < 3; t++) {
+        if (!dtype_selected(dts[t])) continue;
+        for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++) {
+            if (!op_selected(dt_op_get(ops[o])->name)) continue;
+            for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++) {
+                if (only_square && sh[i].n != 8192) continue;
+                if (dts[t] == DT_F32)
+                    run_case(ops[o], sh[i].m, sh[i].n, 0, sh[i].views);
+                else
+                    run_case_narrow(ops[o], sh[i].m, sh[i].n, 0, sh[i].views, dts[t]);
+            }
+        }
+    }
+}
+
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     unsetenv("DUALTIME_KERNEL_DIR");
@@ -416,6 +448,12 @@ int main(int argc, char **argv) {
     g_be->describe(desc, sizeof desc);
     printf("device: %s\n", desc);
     const int quick = getenv("DUALTIME_GPU_TEST_QUICK") != NULL;
+    const char *shapes = getenv("DUALTIME_GPU_TEST_SHAPES");
+    if (shapes && (strcmp(shapes, "long") == 0 || strcmp(shapes, "8192") == 0)) {
+        long_shapes(strcmp(shapes, "8192") == 0);
+        cache_case();
+        return dt_check_summary("test_cuda_backend");
+    }
 
     static const int64_t rows[][2] = {{1, 127}, {17, 257}, {128, 1024}, {1024, 4096}, {8192, 8192}};
     /* 1537x1539x131: v2's 128x128 tile (BK=16) with tails in M, N and K */
@@ -443,6 +481,13 @@ int main(int argc, char **argv) {
         if (op_selected("softmax")) run_case(DT_OP_SOFTMAX, 5, 40000, 0, 1);
         if (op_selected("layernorm")) run_case(DT_OP_LAYERNORM, 5, 40000, 0, 0);
         if (op_selected("cross_entropy")) run_case(DT_OP_CROSS_ENTROPY, 5, 40000, 0, 0);
+        /* one long row over a cluster (contiguous and unaligned), and cluster-split rows
+         * wider than one block's registers */
+        if (op_selected("softmax")) run_case(DT_OP_SOFTMAX, 1, 65536, 0, 0);
+        if (op_selected("softmax")) run_case(DT_OP_SOFTMAX, 1, 65536, 0, 1);
+        if (op_selected("rmsnorm")) run_case(DT_OP_RMSNORM, 64, 50257, 0, 1);
+        if (op_selected("residual_layernorm"))
+            run_case(DT_OP_RESIDUAL_LAYERNORM, 3, 70000, 0, 0);
     }
 
     /* bf16 / f16: every op, both layouts; 8192x8192 rows unless quick; gemm up to 1024^3
@@ -474,6 +519,9 @@ int main(int argc, char **argv) {
         if (op_selected("layernorm")) run_case_narrow(DT_OP_LAYERNORM, 5, 40000, 0, 0, narrow[t]);
         if (op_selected("cross_entropy"))
             run_case_narrow(DT_OP_CROSS_ENTROPY, 5, 40000, 0, 0, narrow[t]);
+        if (op_selected("softmax")) run_case_narrow(DT_OP_SOFTMAX, 1, 65536, 0, 1, narrow[t]);
+        if (op_selected("cross_entropy"))
+            run_case_narrow(DT_OP_CROSS_ENTROPY, 64, 128256, 0, 0, narrow[t]);
     }
     if (dtype_selected(DT_F16)) acc_f16_fault_case();
 

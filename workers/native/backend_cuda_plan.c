@@ -48,6 +48,26 @@ static dt_status launch_fill_choice(int *fill, dt_err *err) {
     return DT_OK;
 }
 
+/* An integer knob from the environment: *v keeps its default when unset or empty; a
+ * value outside [lo, hi] (or, with pow2, not a power of two) fails with DT_EINVAL. */
+static dt_status int_knob(const char *name, int lo, int hi, int pow2, int *v, dt_err *err) {
+    const char *s = getenv(name);
+    if (!s || !*s) return DT_OK;
+    char *end = NULL;
+    long t = strtol(s, &end, 10);
+    if (*end || t < lo || t > hi || (pow2 && (t & (t - 1))))
+        return dt_fail(err, DT_EINVAL, "%s=%s: expected %s in %d..%d", name, s,
+                       pow2 ? "a power of two" : "an integer", lo, hi);
+    *v = (int)t;
+    return DT_OK;
+}
+
+/* sm_XX / compute_XX -> XX (0 when unknown). */
+static int arch_number(const char *arch) {
+    const char *u = strchr(arch, '_');
+    return u ? atoi(u + 1) : 0;
+}
+
 static const char *k_source_names[DT_OP_COUNT] = {
     "add.cu", "gelu_add.cu", "sum.cu", "softmax.cu", "rmsnorm.cu", "layernorm.cu",
     "residual_layernorm.cu", "cross_entropy.cu", "gemm.cu"};
@@ -86,6 +106,50 @@ static dt_status plan_gemm_tc1(const dt_case_layout *L, const dt_buffer_layout *
              p->kernel_name, p->grid[0], p->grid[1], veca ? 8 : 1, vecb ? 8 : 1,
              dt_dtype_name(L->dtype));
     return DT_OK;
+}
+
+static int tpr_env_set(void) {
+    const char *v = getenv("DUALTIME_ROW_TPR");
+    return v && *v;
+}
+
+/* The cluster split of a row (sm_90+, row ops that keep the row in registers). mode 1
+ * (default): taken when one block cannot hold the row in registers (more than 32
+ * elements a thread at 1024 threads, the multi-pass path otherwise) and there are so
+ * few rows (M*4 <= SMs) that one block per row would leave most SMs idle (1x65536);
+ * mode 2: also for many such rows, and for few rows of at least 16384 elements (at
+ * 4096x50257 f32 it measured slower than the multi-pass path: one 1024-thread block an
+ * SM idles at every cluster barrier, docs/perf.md); 0: never. The cluster
+ * has the fewest blocks (at most 8, the portable limit) such that each of up to 1024
+ * threads holds at most `elems` elements, doubled (up to 8) while M * blocks leaves
+ * SMs idle and each block keeps at least 4096 columns. Returns 1 with *cl blocks of
+ * *nc columns (a multiple of vec), *tpr threads and *per vectors a thread; 0 to keep
+ * the one-block plan. */
+static int cluster_plan(dt_op op, int64_t m, int64_t n, int vec, int elems, int sm_count,
+                        int enabled /* mode 0..2 */, int arch, int64_t *cl, int64_t *nc, int *tpr,
+                        int64_t *per) {
+    if (!enabled || arch < 90 || op == DT_OP_SUM || n <= 1024) return 0;
+    const int too_long = n > 1024 * 32;
+    const int few = m * 4 <= sm_count;
+    if (enabled == 1 ? !(too_long && few) : !(too_long || (few && n >= 16384))) return 0;
+    int64_t c = (n + 1024LL * elems - 1) / (1024LL * elems);
+    if (c > 8) c = 8;
+    while (c < 8 && m * c < sm_count && n / (c * 2) >= 4096) c *= 2;
+    if (c > 8) c = 8;
+    if (c < 2) return 0;
+    int64_t w = (n + c - 1) / c;
+    w = (w + vec - 1) / vec * vec;
+    c = (n + w - 1) / w;
+    int64_t t = pow2_ceil((w + elems - 1) / elems);
+    if (t < 64) t = 64;
+    if (t > 1024) t = 1024;
+    const int64_t pr = (w + t * vec - 1) / (t * vec);
+    if (pr * vec > 32 || c < 2) return 0; /* too long even for 8 blocks: multi-pass */
+    *cl = c;
+    *nc = w;
+    *tpr = (int)t;
+    *per = pr;
+    return 1;
 }
 
 dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_count,
@@ -237,6 +301,29 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
      * are few rows longer than 128), else a block per row sized so each thread holds at
      * most 16 floats of the row (up to 1024 threads). Rows that do not fit 32 floats per
      * thread in registers take the multi-pass path over global. */
+    /* Knobs (docs/cuda-backend.md): DUALTIME_ROW_ELEMS, the elements of its row each
+     * thread of a block-per-row kernel holds: 16 for f32; 32 for bf16/f16 (a thread
+     * moves 64 bytes either way; H200 8192^2 bf16: softmax 71.5 -> 67.1 us, cross_entropy
+     * 43.8 -> 33.8, f16 rmsnorm 83.5 -> 69.7) except layernorm and residual_layernorm,
+     * which keep 16 (layernorm bf16 75.4 at 16, 88.9 at 32: three arrays a thread),
+     * and sum (streaming, at the copy limit with 16: 33.1 us bf16).
+     * DUALTIME_ROW_CLUSTER: 0 no cluster split, 1 (default) split rows too long for one
+     * block's registers when there are few rows (M*4 <= SMs), 2 split every row too
+     * long for one block and few rows of >= 16384 too (measured slower at 4096x50257,
+     * docs/perf.md). DUALTIME_ROW_FASTEXP (default 1 for bf16/f16, 0 for f32): ex2.approx
+     * and the reciprocal in softmax and cross_entropy. */
+    const int ln_like = L->op == DT_OP_LAYERNORM || L->op == DT_OP_RESIDUAL_LAYERNORM;
+    int elems = narrow && !ln_like && L->op != DT_OP_SUM ? 32 : 16, cluster_on = 1,
+        fastexp = narrow;
+    dt_status kst = int_knob("DUALTIME_ROW_ELEMS", 4, 64, 1, &elems, err);
+    if (kst == DT_OK) kst = int_knob("DUALTIME_ROW_CLUSTER", 0, 2, 0, &cluster_on, err);
+    if (kst == DT_OK) kst = int_knob("DUALTIME_ROW_FASTEXP", 0, 1, 0, &fastexp, err);
+    if (kst != DT_OK) return kst;
+    if (fastexp && (L->op == DT_OP_SOFTMAX || L->op == DT_OP_CROSS_ENTROPY))
+        add_opt(p, "-DDT_FASTEXP=1");
+    else
+        fastexp = 0;
+
     int tpr, block;
     if (n <= 1024 && fill && n > 128 && (m + 7) / 8 < sm_count) {
         /* fill, few rows of 129..1024: a 128-thread block per row, so each row is spread
@@ -251,7 +338,7 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
         while (fill && rpb > 1 && (m + rpb - 1) / rpb < sm_count) rpb /= 2;
         block = 32 * rpb;
     } else {
-        int64_t t = pow2_ceil((n + 15) / 16);
+        int64_t t = pow2_ceil((n + elems - 1) / elems);
         if (t < 64) t = 64;
         if (t > 1024) t = 1024;
         tpr = block = (int)t;
@@ -272,21 +359,35 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
         tpr = block = 32; /* the planted kernel is one warp per row */
         add_opt(p, "-DDT_ACC_F16=1");
     }
-    const int64_t per = (n + (int64_t)tpr * vec - 1) / ((int64_t)tpr * vec);
-    const int inreg = L->op != DT_OP_SUM && per * vec <= 32;
+    int64_t per = (n + (int64_t)tpr * vec - 1) / ((int64_t)tpr * vec);
+    int inreg = L->op != DT_OP_SUM && per * vec <= 32;
+    int64_t cl = 1, nc = n;
+    if (cluster_plan(L->op, m, n, vec, elems, sm_count, acc_f16 || tpr_env_set() ? 0 : cluster_on,
+                     arch_number(arch), &cl, &nc, &tpr, &per)) {
+        block = tpr;
+        inreg = 1;
+        add_opt(p, "-DCLUSTER=%lld", (long long)cl);
+        add_opt(p, "-DNC=%lld", (long long)nc);
+    }
     add_opt(p, "-DBLOCK=%d", block);
     add_opt(p, "-DTPR=%d", tpr);
     add_opt(p, "-DPER=%lld", (long long)(inreg ? per : 1));
     add_opt(p, "-DINREG=%d", inreg);
     const int rpb = block / tpr;
-    set_launch(p, ceil_div_u(m, rpb), 1, (unsigned)block);
+    if ((int64_t)ceil_div_u(m, rpb) * cl > 0x7fffffffLL) return dt_fail(err, DT_EINVAL, "grid too large");
+    set_launch(p, (unsigned)((int64_t)ceil_div_u(m, rpb) * cl), 1, (unsigned)block);
+    char clbuf[64] = "";
+    if (cl > 1)
+        snprintf(clbuf, sizeof clbuf, " cluster=%lld cols/block=%lld dsmem-reduce", (long long)cl,
+                 (long long)nc);
     snprintf(p->summary, sizeof p->summary,
-             "%s %s grid=%u block=%d vec=%d %s", p->kernel_name,
+             "%s %s grid=%u block=%d vec=%d %s%s%s", p->kernel_name,
              tpr == 32 ? "warp-per-row" : "block-per-row", p->grid[0], block, vec,
              acc_f16              ? "PLANTED-FAULT fp16-accumulation"
              : L->op == DT_OP_SUM ? "streaming"
              : inreg            ? "row-in-registers single-pass"
-                                : "multi-pass-over-global");
+                                : "multi-pass-over-global",
+             clbuf, fastexp ? " fastexp" : "");
     return DT_OK;
 }
 
