@@ -22,8 +22,8 @@
 // ... in a grouped order (WG_GROUP row-tiles share a column sweep, for L2 reuse); the
 // producer runs ahead into the next tile while the consumers store.
 // Specialization macros: M N K LDO DT_ELEM BN (128 | 256) STAGES VECO.
-// A wait that lasts over WG_TIMEOUT_NS (a pipeline bug) prints the block, role, stage
-// and parity and traps, so a hang becomes a launch failure with a reason.
+// A barrier wait that lasts over WG_TIMEOUT_NS (4 s: a pipeline bug) traps, so a hang
+// becomes a launch failure the backend reports, not a stuck device.
 #include "dt_cuda_common.cuh"
 
 #if DT_ELEM != 1 && DT_ELEM != 2
@@ -95,22 +95,15 @@ __device__ __forceinline__ unsigned long long wg_now_ns() {
 }
 
 /* Waits until the phase of parity `parity` of bar completed. A wait over WG_TIMEOUT_NS
- * (a pipeline bug: a copy that never lands, a stage never released) traps; the producer
- * prints what it waited on first (consumers wait twice as long before trapping, and
- * print nothing: a call in their loop would serialize wgmma, ptxas C7510). */
-__device__ __forceinline__ void wg_bar_wait(unsigned bar, unsigned parity, int consumer, int stage) {
+ * (a pipeline bug: a copy that never lands, a stage never released) traps, so a hang
+ * becomes a launch failure (CUDA_ERROR_ILLEGAL_INSTRUCTION / LAUNCH_FAILED at the next
+ * synchronization) instead of a stuck device. No printf here: any call in the kernel
+ * makes ptxas serialize every wgmma (C7510). */
+__device__ __forceinline__ void wg_bar_wait(unsigned bar, unsigned parity) {
     if (wg_bar_try(bar, parity)) return;
     const unsigned long long t0 = wg_now_ns();
-    while (!wg_bar_try(bar, parity)) {
-        const unsigned long long dt = wg_now_ns() - t0;
-        if (consumer && dt > 2 * WG_TIMEOUT_NS) __trap();
-        if (!consumer && dt > WG_TIMEOUT_NS) {
-            printf("dt_gemm_wg1: block %d producer waited over %llu ns for stage %d to be "
-                   "released (empty parity %u): consumers stuck, or their copies never "
-                   "landed\n", (int)blockIdx.x, WG_TIMEOUT_NS, stage, parity);
-            __trap();
-        }
-    }
+    while (!wg_bar_try(bar, parity))
+        if (wg_now_ns() - t0 > WG_TIMEOUT_NS) __trap();
 }
 
 /* TMA: the box at element coordinates (c0 inner, c1 outer) of map into dst, completing
@@ -218,7 +211,7 @@ __device__ __forceinline__ void wg_produce(const dt_tmap *tmA, const dt_tmap *tm
         wg_tile(t, tm, tn);
         for (int kb = 0; kb < WG_KB; kb++, it++) {
             const unsigned s = it % STAGES, ph = (it / STAGES) & 1;
-            wg_bar_wait(empty + 8 * s, ph ^ 1, 0, (int)s);
+            wg_bar_wait(empty + 8 * s, ph ^ 1);
             wg_bar_expect_tx(full + 8 * s, WG_STAGE_BYTES);
             wg_tma_2d(sA + s * WG_A_BYTES, tmA, kb * WG_BK, tm * WG_BM, full + 8 * s);
 #pragma unroll
@@ -270,7 +263,7 @@ __device__ __forceinline__ void wg_consume(dt_t *__restrict__ C, unsigned sA, un
         for (int i = 0; i < WG_NREG; i++) d[i] = 0.0f;
         for (int kb = 0; kb < WG_KB; kb++, it++) {
             const unsigned s = it % STAGES, ph = (it / STAGES) & 1;
-            wg_bar_wait(full + 8 * s, ph, 1, (int)s);
+            wg_bar_wait(full + 8 * s, ph);
             const unsigned a = sA + s * WG_A_BYTES + cw * (64 * 128);
             const unsigned b = sB + s * WG_B_BYTES;
             wg_fence();
