@@ -14,7 +14,13 @@
  * scalar one (vec=1); gemm's tc1 takes VECA/VECB=8 when aligned; FP32 variant names
  * are refused for narrow gemm and tc1 for FP32; the planted fp16-accumulation sum
  * (DUALTIME_PLANT_ACC_F16=1) compiles, is named in the summary, and is refused for
- * other ops. The FP32 kernels are unchanged by the narrow work: their PTX (code, not
+ * other ops. gemm wg1 (DUALTIME_GEMM_VARIANT=wg1, sm_90a) for bf16/f16 at 1024^3, 4096^3,
+ * 8192^3, 1000x1048x264 takes wg1 (plan: 2 tensor maps, 384 threads, dynamic shared
+ * memory, persistent grid), 127x193x61, 4097x4095x257 and views fall back to tc1 and
+ * say why, another arch falls back, DUALTIME_GEMM_BN is honoured or refused; the
+ * 4096^3 cubin's SASS must show HGMMA and UTMALDG where cuobjdump runs
+ * (DUALTIME_CUOBJDUMP=path; DUALTIME_REQUIRE_SASS=1 makes its absence a failure;
+ * DUALTIME_KEEP_CUBIN=path keeps the cubin). The FP32 kernels are unchanged by the narrow work: their PTX (code, not
  * line info) was compared before and after (see docs/cuda-backend.md).
  * Needs NVRTC only (no GPU, no libcuda). Run: ./test_nvrtc_compile [-v] */
 #define _POSIX_C_SOURCE 200809L /* setenv, mkstemp, popen */
@@ -200,11 +206,17 @@ static void wg1_cases(const char *hdr) {
         {127, 193, 61, 1, "variant=tc1 (fallback: "},
     };
     static const dt_dtype dts[] = {DT_BF16, DT_F16};
-    char cubin[] = "/tmp/dt_wg1_XXXXXX";
-    int fd = mkstemp(cubin);
-    CHECK(fd >= 0, "mkstemp %s", cubin);
-    if (fd < 0) return;
-    close(fd);
+    /* DUALTIME_KEEP_CUBIN=path keeps the (f16, the last written) 4096^3 cubin there */
+    const char *keep = getenv("DUALTIME_KEEP_CUBIN");
+    char cubin[512] = "/tmp/dt_wg1_XXXXXX";
+    if (keep && *keep) {
+        snprintf(cubin, sizeof cubin, "%s", keep);
+    } else {
+        int fd = mkstemp(cubin);
+        CHECK(fd >= 0, "mkstemp %s", cubin);
+        if (fd < 0) return;
+        close(fd);
+    }
     setenv("DUALTIME_GEMM_VARIANT", "wg1", 1);
     for (size_t t = 0; t < 2; t++)
         for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
@@ -269,7 +281,7 @@ static void wg1_cases(const char *hdr) {
                             dt_dtype_name(bad[i].dt), err.msg);
     }
     unsetenv("DUALTIME_GEMM_VARIANT");
-    unlink(cubin);
+    if (!keep || !*keep) unlink(cubin);
 }
 
 int main(int argc, char **argv) {
