@@ -21,13 +21,20 @@
 // try_wait.parity. Persistent: grid = min(SMs, tiles); block b takes tiles b, b+grid,
 // ... in a grouped order (WG_GROUP row-tiles share a column sweep, for L2 reuse); the
 // producer runs ahead into the next tile while the consumers store.
-// Specialization macros: M N K LDO DT_ELEM BN (128 | 256) STAGES VECO.
+// Variant wg2 (WG_INFLIGHT=1, kernel dt_gemm_wg2_<dtype>): the same kernel with one
+// wgmma group kept in flight: after committing k-block kb a consumer waits only for
+// kb-1's group (wgmma.wait_group 1) and releases kb-1's stage, so its next issue
+// overlaps its own tensor-core work; wg1 waits for each group (wait_group 0).
+// Specialization macros: M N K LDO DT_ELEM BN (128 | 256) STAGES VECO [WG_INFLIGHT].
 // A barrier wait that lasts over WG_TIMEOUT_NS (4 s: a pipeline bug) traps, so a hang
 // becomes a launch failure the backend reports, not a stuck device.
 #include "dt_cuda_common.cuh"
 
 #if DT_ELEM != 1 && DT_ELEM != 2
 #error "gemm_wg1 is for bf16 (DT_ELEM=1) and f16 (DT_ELEM=2)"
+#endif
+#ifndef WG_INFLIGHT
+#define WG_INFLIGHT 0
 #endif
 #if BN != 128 && BN != 256
 #error "gemm_wg1: BN must be 128 or 256"
@@ -132,6 +139,9 @@ __device__ __forceinline__ void wg_commit() {
 }
 __device__ __forceinline__ void wg_wait0() {
     asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+}
+__device__ __forceinline__ void wg_wait1() {
+    asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
 }
 
 /* m64nBNk16, FP32 accumulate (scale-d 1), A and B from shared memory, trans-b 1. */
@@ -256,6 +266,9 @@ __device__ __forceinline__ void wg_consume(dt_t *__restrict__ C, unsigned sA, un
     const int lane = threadIdx.x & 31, w = (threadIdx.x >> 5) & 3;
     float d[WG_NREG];
     unsigned it = 0;
+#if WG_INFLIGHT
+    unsigned prev = 0; /* the stage of the group still in flight */
+#endif
     for (int t = blockIdx.x; t < WG_TILES; t += gridDim.x) {
         int tm, tn;
         wg_tile(t, tm, tn);
@@ -277,15 +290,32 @@ __device__ __forceinline__ void wg_consume(dt_t *__restrict__ C, unsigned sA, un
                        wg_desc(b + kk * 2048, WG_B_BOX_BYTES, 1024));
             }
             wg_commit();
+#if WG_INFLIGHT
+            /* wg2: keep this k-block's group in flight; the previous one is done now */
+            wg_wait1();
+            if (kb > 0 && lane == 0) wg_bar_arrive(empty + 8 * prev);
+            prev = s;
+#else
             wg_wait0();
             if (lane == 0) wg_bar_arrive(empty + 8 * s);
+#endif
         }
+#if WG_INFLIGHT
+        wg_wait0();
+        if (lane == 0) wg_bar_arrive(empty + 8 * prev);
+#endif
         wg_store(d, C, tm * WG_BM + cw * 64 + w * 16 + (lane >> 2), tn * BN + (lane & 3) * 2);
     }
 }
 
+#if WG_INFLIGHT
+#define WG_KERNEL DT_KNAME(dt_gemm_wg2)
+#else
+#define WG_KERNEL DT_KNAME(dt_gemm_wg1)
+#endif
+
 extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
-DT_KNAME(dt_gemm_wg1)(const __grid_constant__ dt_tmap tmA, const __grid_constant__ dt_tmap tmB,
+WG_KERNEL(const __grid_constant__ dt_tmap tmA, const __grid_constant__ dt_tmap tmB,
                       dt_t *__restrict__ C) {
     extern __shared__ __align__(1024) unsigned char wg_dyn[];
     /* 128-byte swizzle atoms need 1 KiB alignment: the plan asks 1 KiB extra */

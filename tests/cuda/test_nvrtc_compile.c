@@ -188,6 +188,22 @@ static int sass_count(const char *cubin, const char *const *needles, int n, int 
     return pclose(f) == 0 && lines > 0;
 }
 
+/* The SASS of a wg1/wg2 cubin: HGMMA and UTMALDG lines must be there (see wg1_cases). */
+static void wg_sass(const char *cubin, const char *var, dt_dtype dt) {
+    static const char *const needles[] = {"HGMMA", "UTMALDG", "SYNCS", "LDL", "STL"};
+    int counts[5];
+    if (!sass_count(cubin, needles, 5, counts)) {
+        printf("note %s SASS not checked: no cuobjdump here (DUALTIME_CUOBJDUMP=path names "
+               "one)\n", var);
+        CHECK(!getenv("DUALTIME_REQUIRE_SASS"), "DUALTIME_REQUIRE_SASS set and no cuobjdump ran");
+        return;
+    }
+    CHECK(counts[0] > 0 && counts[1] > 0, "%s %s 4096^3 SASS: %d HGMMA, %d UTMALDG lines (want "
+          "both > 0)", var, dt_dtype_name(dt), counts[0], counts[1]);
+    printf("ok   %s %s 4096^3 SASS: %d HGMMA, %d UTMALDG, %d SYNCS, %d LDL, %d STL lines\n", var,
+           dt_dtype_name(dt), counts[0], counts[1], counts[2], counts[3], counts[4]);
+}
+
 /* gemm wg1 (DUALTIME_GEMM_VARIANT=wg1) for bf16 and f16: TMA-describable shapes take wg1
  * (sm_90a, 384 threads, dynamic shared memory within the 227 KiB opt-in, two tensor
  * maps, a persistent grid), the rest fall back to tc1 and say why; BN follows the tile
@@ -206,7 +222,7 @@ static void wg1_cases(const char *hdr) {
         {127, 193, 61, 1, "variant=tc1 (fallback: "},
     };
     static const dt_dtype dts[] = {DT_BF16, DT_F16};
-    /* DUALTIME_KEEP_CUBIN=path keeps the (f16, the last written) 4096^3 cubin there */
+    /* DUALTIME_KEEP_CUBIN=path keeps the last 4096^3 cubin written (wg2 f16) there */
     const char *keep = getenv("DUALTIME_KEEP_CUBIN");
     char cubin[512] = "/tmp/dt_wg1_XXXXXX";
     if (keep && *keep) {
@@ -233,23 +249,24 @@ static void wg1_cases(const char *hdr) {
                   "wg1 plan %lldx%lldx%lld: ntma %d block %u grid %u smem %u arch %s",
                   (long long)c[i].m, (long long)c[i].n, (long long)c[i].k, p->ntma, p->block[0],
                   p->grid[0], p->shared_bytes, p->opts[0]);
-            if (i != 1) continue;
-            static const char *const needles[] = {"HGMMA", "UTMALDG", "SYNCS", "LDL", "STL"};
-            int counts[5];
-            if (!sass_count(cubin, needles, 5, counts)) {
-                printf("note wg1 SASS not checked: no cuobjdump here (DUALTIME_CUOBJDUMP=path "
-                       "names one)\n");
-                CHECK(!getenv("DUALTIME_REQUIRE_SASS"),
-                      "DUALTIME_REQUIRE_SASS set and no cuobjdump ran");
-                continue;
-            }
-            CHECK(counts[0] > 0 && counts[1] > 0,
-                  "wg1 %s 4096^3 SASS: %d HGMMA, %d UTMALDG lines (want both > 0)",
-                  dt_dtype_name(dts[t]), counts[0], counts[1]);
-            printf("ok   wg1 %s 4096^3 SASS: %d HGMMA, %d UTMALDG, %d SYNCS, %d LDL, %d STL "
-                   "lines\n",
-                   dt_dtype_name(dts[t]), counts[0], counts[1], counts[2], counts[3], counts[4]);
+            if (i == 1) wg_sass(cubin, "wg1", dts[t]);
         }
+    /* wg2 (one wgmma group in flight): the same plan, its own symbol and summary */
+    setenv("DUALTIME_GEMM_VARIANT", "wg2", 1);
+    for (size_t t = 0; t < 2; t++) {
+        g_expect = "variant=wg2 grid=132 (persistent, 512 tiles)";
+        g_dump = cubin;
+        compile_typed(DT_OP_GEMM, 4096, 4096, 4096, 0, "sm_90", hdr, dts[t]);
+        g_dump = NULL;
+        wg_sass(cubin, "wg2", dts[t]);
+        CHECK(strstr(g_last.kernel_name, "dt_gemm_wg2_") && strstr(g_last.summary, "wait_group=1"),
+              "wg2 plan: kernel %s summary %s", g_last.kernel_name, g_last.summary);
+        g_expect = "variant=wg2";
+        compile_typed(DT_OP_GEMM, 1000, 1048, 264, 0, "sm_90", hdr, dts[t]);
+        g_expect = "variant=tc1 (fallback: ";
+        compile_typed(DT_OP_GEMM, 1024, 1024, 1024, 1, "sm_90", hdr, dts[t]);
+    }
+    setenv("DUALTIME_GEMM_VARIANT", "wg1", 1);
     /* BN: forced 128 at 4096^3; a bad value refused; another arch falls back */
     setenv("DUALTIME_GEMM_BN", "128", 1);
     g_expect = "tile=128x128x64 stages=6";
@@ -263,7 +280,8 @@ static void wg1_cases(const char *hdr) {
     static const struct { const char *var, *val; dt_dtype dt; } bad[] = {
         {"DUALTIME_GEMM_BN", "96", DT_BF16},
         {"DUALTIME_GEMM_VARIANT", "wg1", DT_F32},
-        {"DUALTIME_GEMM_VARIANT", "wg2", DT_F16},
+        {"DUALTIME_GEMM_VARIANT", "wg3", DT_F16},
+        {"DUALTIME_GEMM_VARIANT", "wg2", DT_F32},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         dt_case_layout L;

@@ -24,7 +24,7 @@
  *   DUALTIME_GPU_TEST_DTYPES=f32,bf16,f16   which dtypes (default all three)
  *   DUALTIME_GPU_TEST_SHAPES=gemm-tc   only the narrow gemm table: 1024^3, 4096^3,
  *       8192^3, 127x193x61, 4097x4095x257, 1000x1048x264 and two views x {bf16, f16} x
- *       {tc1, wg1}; one line each: shape, dtype, variant asked -> ran (wg1, or "tc1
+ *       {tc1, wg1, wg2}; one line each: shape, dtype, variant asked -> ran (wg1, or "tc1
  *       (fallback: why)"), us/call, TFLOP/s, max error and tolerance budget. Outputs up
  *       to 1100 per dimension are all checked against FP64, larger ones on the tile
  *       edges and a spread (48 rows x 48 columns), and every output must be finite.
@@ -550,7 +550,7 @@ done:
     free(first);
 }
 
-/* The narrow gemm shapes x {bf16, f16} x {tc1, wg1}: the table of the fast device call. */
+/* The narrow gemm shapes x {bf16, f16} x {tc1, wg1, wg2}: the table of the fast device call. */
 static void gemm_tc_table(void) {
     static const struct { int64_t m, n, k; int views; } c[] = {
         {1024, 1024, 1024, 0}, {4096, 4096, 4096, 0}, {8192, 8192, 8192, 0},
@@ -558,11 +558,11 @@ static void gemm_tc_table(void) {
         {1024, 1024, 1024, 1}, {127, 193, 61, 1},
     };
     static const dt_dtype dts[] = {DT_BF16, DT_F16};
-    static const char *vars[] = {"tc1", "wg1"};
+    static const char *vars[] = {"tc1", "wg1", "wg2"};
     printf("gemm-tc | shape                | type | variant asked -> ran                                     "
            "|   time/call |   throughput   | check\n");
-    /* tc1 first: a wg1 fault ends the context, and tc1's numbers are still in */
-    for (int v = 0; v < 2; v++)
+    /* tc1 first: a wg1/wg2 fault ends the context, and tc1's numbers are still in */
+    for (int v = 0; v < 3; v++)
         for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
             for (int t = 0; t < 2; t++)
                 if (dtype_selected(dts[t]))

@@ -94,10 +94,13 @@ static const char *wg1_arch(const char *arch) {
 
 /* gemm for bf16/f16, variant wg1 (gemm_wg1.cu, see its header): 128 x BN x 64 tiles,
  * 3 warpgroups (TMA producer + 2 wgmma consumers), STAGES stages of dynamic shared
- * memory, grid = min(SMs, tiles). Falls back to tc1 where TMA cannot take A or B. */
+ * memory, grid = min(SMs, tiles); wg2 (inflight 1): the same source with one wgmma
+ * group kept in flight (-DWG_INFLIGHT=1, dt_gemm_wg2_<dtype>). Falls back to tc1 where
+ * TMA cannot take A or B. */
 static dt_status plan_gemm_wg1(const dt_case_layout *L, const dt_buffer_layout *A,
                                const dt_buffer_layout *B, const dt_buffer_layout *O,
-                               const char *arch, int sm_count, dt_cuda_plan *p, dt_err *err) {
+                               const char *arch, int sm_count, int inflight, dt_cuda_plan *p,
+                               dt_err *err) {
     const char *a90 = wg1_arch(arch);
     char why[80];
     if (!a90) {
@@ -128,8 +131,10 @@ static dt_status plan_gemm_wg1(const dt_case_layout *L, const dt_buffer_layout *
     DT_ASSERT(strncmp(p->opts[0], "--gpu-architecture=", 19) == 0);
     snprintf(p->opts[0], DT_CUDA_OPT_LEN, "--gpu-architecture=%s", a90);
     p->source_name = "gemm_wg1.cu";
-    snprintf(p->kernel_name, sizeof p->kernel_name, "dt_gemm_wg1_%s", dt_dtype_name(L->dtype));
+    snprintf(p->kernel_name, sizeof p->kernel_name, "dt_gemm_wg%d_%s", inflight ? 2 : 1,
+             dt_dtype_name(L->dtype));
     add_opt(p, "-DBN=%d", bn);
+    if (inflight) add_opt(p, "-DWG_INFLIGHT=1");
     add_opt(p, "-DSTAGES=%d", stages);
     add_opt(p, "-DVECO=%d", veco ? 2 : 1);
     /* the stages + 1 KiB to align the base for the 128-byte swizzle + the mbarriers */
@@ -143,24 +148,25 @@ static dt_status plan_gemm_wg1(const dt_case_layout *L, const dt_buffer_layout *
     p->tma[1].box[0] = 64;
     p->tma[1].box[1] = 64;
     snprintf(p->summary, sizeof p->summary,
-             "%s variant=wg1 grid=%u (persistent, %lld tiles) block=384 (1 tma + 2 wgmma "
+             "%s variant=wg%d grid=%u (persistent, %lld tiles) block=384 (1 tma + 2 wgmma "
              "warpgroups) tile=128x%dx64 stages=%d smem=%u veco=%d %s wgmma.m64n%dk16 "
-             "tma-swizzle128",
-             p->kernel_name, p->grid[0], (long long)tiles, bn, stages, p->shared_bytes,
-             veco ? 2 : 1, a90, bn);
+             "tma-swizzle128 wait_group=%d",
+             p->kernel_name, inflight ? 2 : 1, p->grid[0], (long long)tiles, bn, stages,
+             p->shared_bytes, veco ? 2 : 1, a90, bn, inflight ? 1 : 0);
     return DT_OK;
 }
 
 /* gemm for bf16/f16: DUALTIME_GEMM_VARIANT unset or tc1 -> tc1 (the default until wg1 is
- * seen passing on the H200), wg1 -> wg1 (or its tc1 fallback); v1/v2 (FP32 FFMA kernels)
- * and other names are refused. */
+ * seen passing on the H200), wg1 / wg2 -> wg1 / wg2 (or the tc1 fallback); v1/v2 (FP32
+ * FFMA kernels) and other names are refused. */
 static dt_status plan_gemm_narrow(const dt_case_layout *L, const dt_buffer_layout *A,
                                   const dt_buffer_layout *B, const dt_buffer_layout *O,
                                   const char *arch, int sm_count, dt_cuda_plan *p, dt_err *err) {
     const char *var = getenv("DUALTIME_GEMM_VARIANT");
-    if (var && strcmp(var, "wg1") == 0) return plan_gemm_wg1(L, A, B, O, arch, sm_count, p, err);
+    if (var && (strcmp(var, "wg1") == 0 || strcmp(var, "wg2") == 0))
+        return plan_gemm_wg1(L, A, B, O, arch, sm_count, var[2] == '2', p, err);
     if (var && *var && strcmp(var, "tc1") != 0)
-        return dt_fail(err, DT_EINVAL, "DUALTIME_GEMM_VARIANT=%s: %s gemm has variants tc1 and wg1",
+        return dt_fail(err, DT_EINVAL, "DUALTIME_GEMM_VARIANT=%s: %s gemm has variants tc1, wg1, wg2",
                        var, dt_dtype_name(L->dtype));
     return plan_gemm_tc1(L, A, B, p, NULL, err);
 }
@@ -217,8 +223,8 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
                 v2 = 0;
             else if (strcmp(var, "v2") != 0)
                 return dt_fail(err, DT_EINVAL,
-                               "DUALTIME_GEMM_VARIANT=%s: expected v1 or v2 for f32 (tc1 and "
-                               "wg1 are bf16/f16 only)",
+                               "DUALTIME_GEMM_VARIANT=%s: expected v1 or v2 for f32 (tc1, wg1, "
+                               "wg2 are bf16/f16 only)",
                                var);
         }
         /* tile configurations, largest first: take the first that fills the GPU */
