@@ -18,12 +18,22 @@
  * 2048x128256, 8191x8193 views and 5x40000 (both layouts) compiles, with the cluster
  * split, multi-pass or in-register geometry named in the summary, fastexp for narrow
  * softmax / cross_entropy, DUALTIME_ROW_CLUSTER / _ELEMS / _FASTEXP honoured and bad
- * values refused. The FP32 kernels are unchanged by the narrow work: their PTX (code, not
+ * values refused.
+ * gemm wg1 (DUALTIME_GEMM_VARIANT=wg1, sm_90a) for bf16/f16 at 1024^3, 4096^3,
+ * 8192^3, 1000x1048x264 takes wg1 (plan: 2 tensor maps, 384 threads, dynamic shared
+ * memory, persistent grid), 127x193x61, 4097x4095x257 and views fall back to tc1 and
+ * say why, another arch falls back, DUALTIME_GEMM_BN is honoured or refused; the
+ * 4096^3 cubin's SASS must show HGMMA and UTMALDG where cuobjdump runs
+ * (DUALTIME_CUOBJDUMP=path; DUALTIME_REQUIRE_SASS=1 makes its absence a failure;
+ * DUALTIME_KEEP_CUBIN=path keeps the cubin). The FP32 kernels are unchanged by the narrow work: their PTX (code, not
  * line info) was compared before and after (see docs/cuda-backend.md).
  * Needs NVRTC only (no GPU, no libcuda). Run: ./test_nvrtc_compile [-v] */
-#define _POSIX_C_SOURCE 200809L /* setenv */
+#define _POSIX_C_SOURCE 200809L /* setenv, mkstemp, popen */
 #include <nvrtc.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../dt_check.h"
 #include "../../src/common/dt_cuda_check.h"
@@ -31,6 +41,8 @@
 
 static int g_verbose;
 static const char *g_expect; /* substring the plan summary must contain (NULL: none) */
+static const char *g_dump;   /* write the next image here (NULL: no) */
+static dt_cuda_plan g_last;  /* the plan of the last compile_typed */
 
 static int contains(const char *hay, size_t n, const char *needle) {
     size_t k = strlen(needle);
@@ -68,6 +80,12 @@ static void compile_typed(dt_op op, int64_t m, int64_t n, int64_t k, int views, 
         const size_t kl = strlen(p.kernel_name), wl = strlen(want);
         REQUIRE(kl > wl && strcmp(p.kernel_name + kl - wl, want) == 0,
                 "%s: kernel %s lacks the dtype suffix %s", label, p.kernel_name, want);
+    }
+    g_last = p;
+    if (g_dump) {
+        FILE *f = fopen(g_dump, "wb");
+        REQUIRE(f && fwrite(image, 1, bytes, f) == bytes, "%s: cannot write %s", label, g_dump);
+        fclose(f);
     }
     if (g_verbose) {
         printf("ok   %-44s %7zu bytes %7.1f ms  %s\n     opts:", label, bytes, ms, p.summary);
@@ -210,6 +228,142 @@ static void long_row_cases(const char *hdr) {
     g_expect = NULL;
 }
 
+/* Counts lines of `cuobjdump -sass cubin` holding each of the n needles into counts.
+ * Returns 0 when no cuobjdump runs (DUALTIME_CUOBJDUMP, /usr/local/cuda/bin, PATH). */
+static int sass_count(const char *cubin, const char *const *needles, int n, int *counts) {
+    const char *tool = getenv("DUALTIME_CUOBJDUMP");
+    char cmd[600];
+    if (!tool || !*tool)
+        tool = access("/usr/local/cuda/bin/cuobjdump", X_OK) == 0 ? "/usr/local/cuda/bin/cuobjdump"
+                                                                  : "cuobjdump";
+    snprintf(cmd, sizeof cmd, "%s -sass %s 2>/dev/null", tool, cubin);
+    FILE *f = popen(cmd, "r");
+    if (!f) return 0;
+    char line[1024];
+    int lines = 0;
+    for (int i = 0; i < n; i++) counts[i] = 0;
+    while (fgets(line, sizeof line, f)) {
+        lines++;
+        for (int i = 0; i < n; i++)
+            if (strstr(line, needles[i])) counts[i]++;
+    }
+    return pclose(f) == 0 && lines > 0;
+}
+
+/* The SASS of a wg1/wg2 cubin: HGMMA and UTMALDG lines must be there (see wg1_cases). */
+static void wg_sass(const char *cubin, const char *var, dt_dtype dt) {
+    static const char *const needles[] = {"HGMMA", "UTMALDG", "SYNCS", "LDL", "STL"};
+    int counts[5];
+    if (!sass_count(cubin, needles, 5, counts)) {
+        printf("note %s SASS not checked: no cuobjdump here (DUALTIME_CUOBJDUMP=path names "
+               "one)\n", var);
+        CHECK(!getenv("DUALTIME_REQUIRE_SASS"), "DUALTIME_REQUIRE_SASS set and no cuobjdump ran");
+        return;
+    }
+    CHECK(counts[0] > 0 && counts[1] > 0, "%s %s 4096^3 SASS: %d HGMMA, %d UTMALDG lines (want "
+          "both > 0)", var, dt_dtype_name(dt), counts[0], counts[1]);
+    printf("ok   %s %s 4096^3 SASS: %d HGMMA, %d UTMALDG, %d SYNCS, %d LDL, %d STL lines\n", var,
+           dt_dtype_name(dt), counts[0], counts[1], counts[2], counts[3], counts[4]);
+}
+
+/* gemm wg1 (DUALTIME_GEMM_VARIANT=wg1) for bf16 and f16: TMA-describable shapes take wg1
+ * (sm_90a, 384 threads, dynamic shared memory within the 227 KiB opt-in, two tensor
+ * maps, a persistent grid), the rest fall back to tc1 and say why; BN follows the tile
+ * count (DUALTIME_GEMM_BN overrides, bad values refused); the sm_90a cubin's SASS must
+ * hold HGMMA (wgmma) and UTMALDG (TMA loads) where cuobjdump runs. */
+static void wg1_cases(const char *hdr) {
+    static const struct { int64_t m, n, k; int views; const char *expect; } c[] = {
+        {1024, 1024, 1024, 0, "variant=wg1 grid=64 (persistent, 64 tiles) block=384"},
+        {4096, 4096, 4096, 0, "tile=128x256x64 stages=4"},
+        {8192, 8192, 8192, 0, "variant=wg1 grid=132 (persistent, 2048 tiles)"},
+        {1000, 1048, 264, 0, "variant=wg1"}, /* M, N (in the tile) and K tails */
+        {127, 193, 61, 0, "variant=tc1 (fallback: A rows not 16-byte aligned for TMA)"},
+        {4097, 4095, 257, 0, "variant=tc1 (fallback: A rows not 16-byte aligned for TMA)"},
+        {4096, 4096, 4096, 1, "variant=tc1 (fallback: "},
+        {1024, 1024, 1024, 1, "variant=tc1 (fallback: "},
+        {127, 193, 61, 1, "variant=tc1 (fallback: "},
+    };
+    static const dt_dtype dts[] = {DT_BF16, DT_F16};
+    /* DUALTIME_KEEP_CUBIN=path keeps the last 4096^3 cubin written (wg2 f16) there */
+    const char *keep = getenv("DUALTIME_KEEP_CUBIN");
+    char cubin[512] = "/tmp/dt_wg1_XXXXXX";
+    if (keep && *keep) {
+        snprintf(cubin, sizeof cubin, "%s", keep);
+    } else {
+        int fd = mkstemp(cubin);
+        CHECK(fd >= 0, "mkstemp %s", cubin);
+        if (fd < 0) return;
+        close(fd);
+    }
+    setenv("DUALTIME_GEMM_VARIANT", "wg1", 1);
+    for (size_t t = 0; t < 2; t++)
+        for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+            g_expect = c[i].expect;
+            g_dump = i == 1 ? cubin : NULL;
+            const int before = g_fail;
+            compile_typed(DT_OP_GEMM, c[i].m, c[i].n, c[i].k, c[i].views, "sm_90", hdr, dts[t]);
+            g_dump = NULL;
+            if (g_fail != before || !strstr(g_last.summary, "variant=wg1")) continue;
+            const dt_cuda_plan *p = &g_last;
+            CHECK(p->ntma == 2 && p->block[0] == 384 && p->grid[0] >= 1 && p->grid[0] <= 132 &&
+                      p->shared_bytes > 48 * 1024 && p->shared_bytes <= 227 * 1024 &&
+                      strcmp(p->opts[0], "--gpu-architecture=sm_90a") == 0,
+                  "wg1 plan %lldx%lldx%lld: ntma %d block %u grid %u smem %u arch %s",
+                  (long long)c[i].m, (long long)c[i].n, (long long)c[i].k, p->ntma, p->block[0],
+                  p->grid[0], p->shared_bytes, p->opts[0]);
+            if (i == 1) wg_sass(cubin, "wg1", dts[t]);
+        }
+    /* wg2 (one wgmma group in flight): the same plan, its own symbol and summary */
+    setenv("DUALTIME_GEMM_VARIANT", "wg2", 1);
+    for (size_t t = 0; t < 2; t++) {
+        g_expect = "variant=wg2 grid=132 (persistent, 512 tiles)";
+        g_dump = cubin;
+        compile_typed(DT_OP_GEMM, 4096, 4096, 4096, 0, "sm_90", hdr, dts[t]);
+        g_dump = NULL;
+        wg_sass(cubin, "wg2", dts[t]);
+        CHECK(strstr(g_last.kernel_name, "dt_gemm_wg2_") && strstr(g_last.summary, "wait_group=1"),
+              "wg2 plan: kernel %s summary %s", g_last.kernel_name, g_last.summary);
+        g_expect = "variant=wg2";
+        compile_typed(DT_OP_GEMM, 1000, 1048, 264, 0, "sm_90", hdr, dts[t]);
+        g_expect = "variant=tc1 (fallback: ";
+        compile_typed(DT_OP_GEMM, 1024, 1024, 1024, 1, "sm_90", hdr, dts[t]);
+    }
+    setenv("DUALTIME_GEMM_VARIANT", "wg1", 1);
+    /* BN: forced 128 at 4096^3; a bad value refused; another arch falls back */
+    setenv("DUALTIME_GEMM_BN", "128", 1);
+    g_expect = "tile=128x128x64 stages=6";
+    compile_typed(DT_OP_GEMM, 4096, 4096, 4096, 0, "sm_90", hdr, DT_BF16);
+    unsetenv("DUALTIME_GEMM_BN");
+    g_expect = "variant=tc1 (fallback: arch sm_80 has no wgmma)";
+    compile_typed(DT_OP_GEMM, 1024, 1024, 1024, 0, "sm_80", hdr, DT_F16);
+    g_expect = "variant=wg1";
+    compile_typed(DT_OP_GEMM, 1024, 1024, 1024, 0, "compute_90", hdr, DT_BF16); /* PTX */
+    g_expect = NULL;
+    static const struct { const char *var, *val; dt_dtype dt; } bad[] = {
+        {"DUALTIME_GEMM_BN", "96", DT_BF16},
+        {"DUALTIME_GEMM_VARIANT", "wg1", DT_F32},
+        {"DUALTIME_GEMM_VARIANT", "wg3", DT_F16},
+        {"DUALTIME_GEMM_VARIANT", "wg2", DT_F32},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        dt_case_layout L;
+        dt_layout_make_typed(&L, DT_OP_GEMM, 1024, 1024, 1024, 0, bad[i].dt);
+        dt_cuda_plan p;
+        dt_err err = {{0}};
+        setenv(bad[i].var, bad[i].val, 1);
+        dt_status st = dt_cuda_plan_make(&L, "sm_90", 132, &p, &err);
+        unsetenv(bad[i].var);
+        setenv("DUALTIME_GEMM_VARIANT", "wg1", 1);
+        const int refused = st == DT_EINVAL && strstr(err.msg, bad[i].var);
+        CHECK(refused, "%s=%s %s: status %d, message: %s", bad[i].var, bad[i].val,
+              dt_dtype_name(bad[i].dt), (int)st, st == DT_OK ? "-" : err.msg);
+        if (refused) printf("ok   %s=%s for %s refused: %s\n", bad[i].var, bad[i].val,
+                            dt_dtype_name(bad[i].dt), err.msg);
+    }
+    unsetenv("DUALTIME_GEMM_VARIANT");
+    if (!keep || !*keep) unlink(cubin);
+}
+
 int main(int argc, char **argv) {
     g_verbose = argc > 1 && strcmp(argv[1], "-v") == 0;
     int maj = 0, min = 0;
@@ -300,6 +454,7 @@ int main(int argc, char **argv) {
 
     narrow_cases(hdr);
     long_row_cases(hdr);
+    wg1_cases(hdr);
 
     /* PTX path */
     compile_case(DT_OP_SOFTMAX, 17, 257, 0, 1, "compute_90", hdr);

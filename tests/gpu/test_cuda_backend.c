@@ -28,7 +28,14 @@
  *                               cross_entropy in the selected dtypes (the fast
  *                               measurement call; then the compile-cache and error
  *                               cases, not the planted faults)
- *   DUALTIME_GPU_TEST_SHAPES=8192   the same four ops at 8192x8192 only (knob A/B timing) */
+ *   DUALTIME_GPU_TEST_SHAPES=8192   the same four ops at 8192x8192 only (knob A/B timing)
+ *   DUALTIME_GPU_TEST_SHAPES=gemm-tc   only the narrow gemm table: 1024^3, 4096^3,
+ *       8192^3, 127x193x61, 4097x4095x257, 1000x1048x264 and two views x {bf16, f16} x
+ *       {tc1, wg1, wg2}; one line each: shape, dtype, variant asked -> ran (wg1, or "tc1
+ *       (fallback: why)"), us/call, TFLOP/s, max error and tolerance budget. Outputs up
+ *       to 1100 per dimension are all checked against FP64, larger ones on the tile
+ *       edges and a spread (48 rows x 48 columns), and every output must be finite.
+ *       The full run (not quick) checks wg1 and wg2 on 1000x1048x264 and 1024^3 only. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <math.h>
@@ -425,6 +432,191 @@ static void long_shapes(int only_square) {
     }
 }
 
+/* ---- narrow gemm variants (DUALTIME_GPU_TEST_SHAPES=gemm-tc) ----------------------- */
+
+/* Element (i, j) of buffer b of a narrow case, widened. */
+static double narrow_at(const dt_case_layout *L, int b, const uint8_t *base, int64_t i,
+                        int64_t j) {
+    const dt_buffer_layout *B = &L->buf[b];
+    uint16_t v;
+    memcpy(&v, base + B->data_offset + (i * B->row_stride + j) * B->elem_bytes, 2);
+    return (double)dt_narrow_to_f32(L->dtype, v);
+}
+
+/* Output rows or columns to check of a dimension of d: every one when d <= 1100, else
+ * the tile edges (0, 63, 64, 127, 128, 255, 256, the last 129) and a spread between. */
+static int pick_lines(int64_t d, int64_t *out, int cap) {
+    int n = 0;
+    if (d <= 1100) {
+        for (int64_t i = 0; i < d && n < cap; i++) out[n++] = i;
+        return n;
+    }
+    static const int64_t lo[] = {0, 1, 63, 64, 127, 128, 255, 256};
+    for (size_t i = 0; i < sizeof lo / sizeof lo[0]; i++) out[n++] = lo[i];
+    static const int64_t hi[] = {129, 128, 65, 64, 2, 1};
+    for (size_t i = 0; i < sizeof hi / sizeof hi[0]; i++) out[n++] = d - hi[i];
+    for (int i = 1; n < 48; i++) out[n++] = (d * i * 37 / 41 + i * 131) % d;
+    return n;
+}
+
+/* FP64 reference of the picked outputs from the pristine arena, compared with the
+ * dtype tolerance (ref_check_typed); every output element must also be finite (no
+ * poison left: a tile never written). */
+static ref_measure gemm_check(const dt_case_layout *L, const uint8_t *pristine,
+                              const uint8_t *arena, char *msg, size_t len) {
+    static int64_t rows[1200], cols[1200];
+    const int nr = pick_lines(L->m, rows, 1200), nc = pick_lines(L->n, cols, 1200);
+    const int out = dt_layout_output(L);
+    const int64_t count = (int64_t)nr * nc, k = L->k;
+    double *got = dt_xmalloc((size_t)count * sizeof(double));
+    double *ref = dt_xmalloc((size_t)count * sizeof(double));
+    double *scale = dt_xmalloc((size_t)count * sizeof(double));
+    double *arow = dt_xmalloc((size_t)k * sizeof(double));
+    double *bcols = dt_xmalloc((size_t)(nc * k) * sizeof(double)); /* picked columns of B */
+    for (int c = 0; c < nc; c++)
+        for (int64_t q = 0; q < k; q++) bcols[c * k + q] = narrow_at(L, 1, pristine, q, cols[c]);
+    for (int a = 0; a < nr; a++) {
+        for (int64_t q = 0; q < k; q++) arow[q] = narrow_at(L, 0, pristine, rows[a], q);
+        for (int c = 0; c < nc; c++) {
+            const double *bc = bcols + c * k;
+            double s = 0, sa = 0;
+            for (int64_t q = 0; q < k; q++) {
+                const double t = arow[q] * bc[q];
+                s += t;
+                sa += fabs(t);
+            }
+            const int64_t e = (int64_t)a * nc + c;
+            ref[e] = s;
+            scale[e] = sa;
+            got[e] = narrow_at(L, out, arena, rows[a], cols[c]);
+        }
+    }
+    ref_measure r = ref_check_typed(L->op, L->dtype, count, got, ref, scale, msg, len);
+    for (int64_t i = 0; i < L->m && r.bad == 0; i++)
+        for (int64_t j = 0; j < L->n; j++)
+            if (!isfinite(narrow_at(L, out, arena, i, j))) {
+                snprintf(msg, len, "output (%lld, %lld) not finite (never written?)",
+                         (long long)i, (long long)j);
+                r.bad = 1;
+                break;
+            }
+    free(got);
+    free(ref);
+    free(scale);
+    free(arow);
+    free(bcols);
+    return r;
+}
+
+/* One row of the gemm table: variant var on m x n x k (views) in dt: prepare (the plan
+ * summary says which variant ran, and any fallback), one call checked against FP64
+ * (gemm_check), then outputs poisoned again on the device, 3 warm-ups and reps timed
+ * calls (host clock around back-to-back launches: for these sizes the launch gaps are
+ * below 1%), and the arena after them must equal, byte for byte, the arena after the
+ * checked call (the kernel is deterministic and every output was rewritten). */
+static void gemm_tc_case(int64_t m, int64_t n, int64_t k, int views, dt_dtype dt,
+                         const char *var) {
+    dt_case_layout L;
+    dt_layout_make_typed(&L, DT_OP_GEMM, m, n, k, views, dt);
+    char shape[64];
+    snprintf(shape, sizeof shape, "%lldx%lldx%lld%s", (long long)m, (long long)n, (long long)k,
+             views ? " view" : "");
+    const char *dn = dt_dtype_name(dt);
+    setenv("DUALTIME_GEMM_VARIANT", var, 1);
+    uint8_t *arena = dt_xmalloc((size_t)L.total_bytes);
+    uint8_t *pristine = dt_xmalloc((size_t)L.total_bytes);
+    uint8_t *first = dt_xmalloc((size_t)L.total_bytes);
+    dt_arena_fill(&L, pristine, 42);
+    memcpy(arena, pristine, (size_t)L.total_bytes);
+    void *st = NULL;
+    dt_prepare_info pi;
+    dt_err err = {{0}};
+    dt_arena_report arep;
+    ref_measure m1 = {0, 0, 0, 0};
+    char msg[256] = "";
+    double ms = 0;
+    int64_t ns = 0;
+    REQUIRE(g_be->prepare(&st, &L, arena, 0, &pi, &err) == DT_OK, "gemm %s %s %s: prepare: %s",
+            shape, dn, var, err.msg);
+    REQUIRE(g_be->upload(st, &ms, &err) == DT_OK, "gemm %s: upload: %s", shape, err.msg);
+    REQUIRE(g_be->run(st, 1, &ns, &err) == DT_OK,
+            "gemm %s %s %s: run 1: %s [%s] (wg1 traps after a 4 s mbarrier wait: a stuck "
+            "pipeline)", shape, dn, var, err.msg, pi.implementation);
+    REQUIRE(g_be->download(st, &ms, &err) == DT_OK, "gemm %s: download: %s", shape, err.msg);
+    dt_arena_check(&L, arena, pristine, &arep);
+    REQUIRE(arep.ok, "gemm %s %s %s: arena check: %s [%s]", shape, dn, var, arep.first_problem,
+            pi.implementation);
+    m1 = gemm_check(&L, pristine, arena, msg, sizeof msg);
+    REQUIRE(m1.bad == 0, "gemm %s %s %s: tolerance: %lld bad, max err %.3g (%.2f ulp), budget "
+            "%.3g: %s [%s]", shape, dn, var, (long long)m1.bad, m1.max_abs_error, m1.max_ulps,
+            m1.max_budget, msg, pi.implementation);
+    memcpy(first, arena, (size_t)L.total_bytes);
+    dt_arena_poison_outputs(&L, arena);
+    REQUIRE(g_be->upload(st, &ms, &err) == DT_OK, "gemm %s: upload 2: %s", shape, err.msg);
+    const double flop = dt_op_flops(DT_OP_GEMM, m, n, k);
+    const int64_t reps = flop > 1e11 ? 20 : flop > 1e9 ? 100 : 200;
+    REQUIRE(g_be->run(st, 3, &ns, &err) == DT_OK, "gemm %s: warm-up: %s", shape, err.msg);
+    REQUIRE(g_be->run(st, reps, &ns, &err) == DT_OK, "gemm %s %s %s: timed: %s", shape, dn, var,
+            err.msg);
+    REQUIRE(g_be->download(st, &ms, &err) == DT_OK, "gemm %s: download 2: %s", shape, err.msg);
+    REQUIRE(memcmp(arena, first, (size_t)L.total_bytes) == 0,
+            "gemm %s %s %s: the arena after %lld calls differs from the one after the checked "
+            "call [%s]", shape, dn, var, (long long)reps + 3, pi.implementation);
+    {
+        const double us = (double)ns / (double)reps / 1e3;
+        const char *ran = strstr(pi.implementation, "variant=");
+        char vshow[80];
+        snprintf(vshow, sizeof vshow, "%s", ran ? ran + 8 : "?");
+        char *cut = strstr(vshow, " grid"); /* "wg1", "tc1 (fallback: ...)" */
+        if (cut) *cut = 0;
+        printf("gemm-tc | %-20s | %-4s | %-3s -> %-52s | %10.2f us | %7.1f TFLOP/s | "
+               "maxerr %.2e budget %.3f\n",
+               shape, dn, var, vshow, us, flop / (us * 1e6), m1.max_abs_error, m1.max_budget);
+        printf("        impl: %s\n", pi.implementation);
+    }
+done:
+    unsetenv("DUALTIME_GEMM_VARIANT");
+    if (st) g_be->release(st);
+    free(arena);
+    free(pristine);
+    free(first);
+}
+
+/* The narrow gemm shapes x {bf16, f16} x {tc1, wg1, wg2}: the table of the fast device call. */
+static void gemm_tc_table(void) {
+    static const struct { int64_t m, n, k; int views; } c[] = {
+        {1024, 1024, 1024, 0}, {4096, 4096, 4096, 0}, {8192, 8192, 8192, 0},
+        {127, 193, 61, 0},     {4097, 4095, 257, 0},  {1000, 1048, 264, 0},
+        {1024, 1024, 1024, 1}, {127, 193, 61, 1},
+    };
+    static const dt_dtype dts[] = {DT_BF16, DT_F16};
+    static const char *vars[] = {"tc1", "wg1", "wg2"};
+    printf("gemm-tc | shape                | type | variant asked -> ran                                     "
+           "|   time/call |   throughput   | check\n");
+    /* tc1 first: a wg1/wg2 fault ends the context, and tc1's numbers are still in */
+    for (int v = 0; v < 3; v++)
+        for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
+            for (int t = 0; t < 2; t++)
+                if (dtype_selected(dts[t]))
+                    gemm_tc_case(c[i].m, c[i].n, c[i].k, c[i].views, dts[t], vars[v]);
+}
+
+/* wg1 and wg2 on two TMA-describable shapes, each dtype (the full table is
+ * DUALTIME_GPU_TEST_SHAPES=gemm-tc); late in the run, since a wg fault ends the context. */
+static void narrow_wg_cases(void) {
+    static const dt_dtype narrow[] = {DT_BF16, DT_F16};
+    static const char *wgs[] = {"wg1", "wg2"};
+    for (int t = 0; t < 2 && op_selected("gemm"); t++) {
+        if (!dtype_selected(narrow[t])) continue;
+        for (int v = 0; v < 2; v++) {
+            setenv("DUALTIME_GEMM_VARIANT", wgs[v], 1);
+            run_case_narrow(DT_OP_GEMM, 1000, 1048, 264, 0, narrow[t]);
+            run_case_narrow(DT_OP_GEMM, 1024, 1024, 1024, 0, narrow[t]);
+            unsetenv("DUALTIME_GEMM_VARIANT");
+        }
+    }
+}
+
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     unsetenv("DUALTIME_KERNEL_DIR");
@@ -453,6 +645,14 @@ int main(int argc, char **argv) {
         long_shapes(strcmp(shapes, "8192") == 0);
         cache_case();
         return dt_check_summary("test_cuda_backend");
+    }
+    if (shapes && strcmp(shapes, "gemm-tc") == 0) { /* only the narrow gemm table */
+        gemm_tc_table();
+        return dt_check_summary("test_cuda_backend");
+    }
+    if (shapes && *shapes) {
+        printf("FAIL: DUALTIME_GPU_TEST_SHAPES=%s: expected long, 8192 or gemm-tc\n", shapes);
+        return 1;
     }
 
     static const int64_t rows[][2] = {{1, 127}, {17, 257}, {128, 1024}, {1024, 4096}, {8192, 8192}};
@@ -529,8 +729,9 @@ int main(int argc, char **argv) {
     char dir[] = "/tmp/dt_cuda_test_XXXXXX";
     const int made = mkdtemp(dir) != NULL;
     CHECK(made, "mkdtemp %s", dir);
+    if (made) compile_error_case(dir);
+    if (!quick) narrow_wg_cases(); /* not under the sanitizers' quick runs */
     if (made) {
-        compile_error_case(dir);
         /* the planted illegal address would be (rightly) reported by compute-sanitizer */
         if (!getenv("DUALTIME_GPU_TEST_NO_FAULT")) fault_case(dir); /* last: kills the context */
         rmdir(dir);

@@ -64,6 +64,7 @@ typedef struct cuda_state {
     dt_cuda_plan plan;
     CUdeviceptr args[DT_MAX_BUFFERS];
     void *params[DT_MAX_BUFFERS];
+    CUtensorMap *tmaps;        /* gemm wg1: plan.ntma maps (64-byte aligned), or NULL */
     char *texts[2];            /* op source and common header, for the source records */
     int warm;                  /* the case's kernel has run in this process (a held window
                                   must not pay its first launch: lazy loading can sync) */
@@ -359,9 +360,47 @@ static void cuda_release(void *state) {
     if (s->stream) cuStreamDestroy(s->stream);
     if (s->dbase) cuMemFree(s->dbase);
     if (s->module_owned && s->module) cuModuleUnload(s->module);
+    free(s->tmaps);
     free(s->texts[0]);
     free(s->texts[1]);
     free(s);
+}
+
+/* gemm wg1: the plan's tensor maps from the device buffers (cuTensorMapEncodeTiled:
+ * 2-D {cols, rows} with the row pitch, the plan's box, 128-byte swizzle, out-of-bounds
+ * elements read as zero), then the kernel's parameters: the maps by value, then the
+ * output pointer. */
+static dt_status encode_tensor_maps(cuda_state *s, dt_err *err) {
+    const dt_case_layout *L = s->L;
+    const dt_cuda_plan *p = &s->plan;
+    dt_status st = DT_OK;
+    s->tmaps = aligned_alloc(64, sizeof(CUtensorMap) * 2);
+    DT_ASSERT(s->tmaps && p->ntma <= 2);
+    const CUtensorMapDataType dt = L->dtype == DT_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                                       : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    for (int i = 0; i < p->ntma; i++) {
+        const dt_buffer_layout *b = &L->buf[p->tma[i].buf];
+        cuuint64_t dims[2] = {(cuuint64_t)b->cols, (cuuint64_t)b->rows};
+        cuuint64_t pitch[1] = {(cuuint64_t)(b->row_stride * b->elem_bytes)};
+        cuuint32_t box[2] = {p->tma[i].box[0], p->tma[i].box[1]};
+        cuuint32_t estride[2] = {1, 1};
+        CUresult r = cuTensorMapEncodeTiled(
+            &s->tmaps[i], dt, 2, (void *)s->args[p->tma[i].buf], dims, pitch, box, estride,
+            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+        char t[DT_CUDA_CHECK_TEXT_LEN];
+        if (!dt_cu_check(r, "cuTensorMapEncodeTiled", __FILE__, __LINE__, t, sizeof t))
+            return dt_fail(err, DT_EDEVICE,
+                           "%s (kernel %s, map of buffer %d: dims %llux%llu pitch %llu B box "
+                           "%ux%u base 0x%llx)",
+                           t, p->kernel_name, p->tma[i].buf, (unsigned long long)dims[0],
+                           (unsigned long long)dims[1], (unsigned long long)pitch[0], box[0],
+                           box[1], (unsigned long long)s->args[p->tma[i].buf]);
+        s->params[i] = &s->tmaps[i];
+    }
+    const int out = dt_layout_output(L);
+    s->params[p->ntma] = &s->args[out];
+    return st;
 }
 
 static dt_status cuda_prepare(void **state, const dt_case_layout *L, uint8_t *host_base,
@@ -417,6 +456,10 @@ static dt_status cuda_prepare(void **state, const dt_case_layout *L, uint8_t *ho
     cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, s->fn);
     cuFuncGetAttribute(&local_bytes, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, s->fn);
     cuFuncGetAttribute(&static_smem, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, s->fn);
+    if (s->plan.shared_bytes > 48 * 1024) /* gemm wg1: opt in to the large dynamic size */
+        CU_RUN(cuFuncSetAttribute(s->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                  (int)s->plan.shared_bytes),
+               err, st, fail, s->plan.kernel_name);
 
     /* allocate the device mirror and the stream */
     t0 = dt_now_ns();
@@ -431,6 +474,10 @@ static dt_status cuda_prepare(void **state, const dt_case_layout *L, uint8_t *ho
     for (int b = 0; b < L->nbuffers; b++) {
         s->args[b] = s->dbase + (CUdeviceptr)L->buf[b].data_offset;
         s->params[b] = &s->args[b];
+    }
+    if (s->plan.ntma > 0) {
+        st = encode_tensor_maps(s, err);
+        if (st != DT_OK) goto fail;
     }
 
     snprintf(info->output_policy, sizeof info->output_policy, "preallocated");

@@ -81,29 +81,25 @@ static void set_launch(dt_cuda_plan *p, unsigned gx, unsigned gy, unsigned bx) {
     p->block[2] = 1;
 }
 
-/* gemm for bf16/f16: variant tc1 (gemm_tc1.cu), the only one for narrow types;
- * DUALTIME_GEMM_VARIANT may name it (v1/v2 are FP32 FFMA kernels and are refused). */
+/* gemm for bf16/f16, variant tc1 (gemm_tc1.cu). why: NULL, or the reason wg1 was asked
+ * for and could not be used (recorded in the summary). */
 static dt_status plan_gemm_tc1(const dt_case_layout *L, const dt_buffer_layout *A,
-                               const dt_buffer_layout *B, const dt_buffer_layout *O,
-                               dt_cuda_plan *p, dt_err *err) {
-    const char *var = getenv("DUALTIME_GEMM_VARIANT");
-    if (var && *var && strcmp(var, "tc1") != 0)
-        return dt_fail(err, DT_EINVAL,
-                       "DUALTIME_GEMM_VARIANT=%s: %s gemm has only variant tc1", var,
-                       dt_dtype_name(L->dtype));
+                               const dt_buffer_layout *B, dt_cuda_plan *p, const char *why,
+                               dt_err *err) {
     const int veca = rows_aligned16(A) && L->k % 8 == 0;
     const int vecb = rows_aligned16(B) && L->n % 8 == 0;
-    (void)O;
     p->source_name = "gemm_tc1.cu";
     snprintf(p->kernel_name, sizeof p->kernel_name, "dt_gemm_tc1_%s", dt_dtype_name(L->dtype));
     add_opt(p, "-DVECA=%d", veca ? 8 : 1);
     add_opt(p, "-DVECB=%d", vecb ? 8 : 1);
     if ((L->m + 63) / 64 > 65535) return dt_fail(err, DT_EINVAL, "tc1: M too large for grid.y");
     set_launch(p, ceil_div_u(L->n, 64), ceil_div_u(L->m, 64), 128);
+    char fb[96] = "";
+    if (why) snprintf(fb, sizeof fb, " (fallback: %s)", why);
     snprintf(p->summary, sizeof p->summary,
-             "%s variant=tc1 grid=(%u,%u) block=128 tile=64x64x32 warp=32x32 "
+             "%s variant=tc1%s grid=(%u,%u) block=128 tile=64x64x32 warp=32x32 "
              "vec(a,b)=(%d,%d) mma.sync.m16n8k16 %s->f32 smem-single-buffered",
-             p->kernel_name, p->grid[0], p->grid[1], veca ? 8 : 1, vecb ? 8 : 1,
+             p->kernel_name, fb, p->grid[0], p->grid[1], veca ? 8 : 1, vecb ? 8 : 1,
              dt_dtype_name(L->dtype));
     return DT_OK;
 }
@@ -152,6 +148,93 @@ static int cluster_plan(dt_op op, int64_t m, int64_t n, int vec, int elems, int 
     return 1;
 }
 
+/* wg1's target: sm_90 -> sm_90a, compute_90 -> compute_90a (wgmma, setmaxnreg need the
+ * arch-specific target); NULL for any other arch. */
+static const char *wg1_arch(const char *arch) {
+    if (strcmp(arch, "sm_90") == 0 || strcmp(arch, "sm_90a") == 0) return "sm_90a";
+    if (strcmp(arch, "compute_90") == 0 || strcmp(arch, "compute_90a") == 0) return "compute_90a";
+    return NULL;
+}
+
+/* gemm for bf16/f16, variant wg1 (gemm_wg1.cu, see its header): 128 x BN x 64 tiles,
+ * 3 warpgroups (TMA producer + 2 wgmma consumers), STAGES stages of dynamic shared
+ * memory, grid = min(SMs, tiles); wg2 (inflight 1): the same source with one wgmma
+ * group kept in flight (-DWG_INFLIGHT=1, dt_gemm_wg2_<dtype>). Falls back to tc1 where
+ * TMA cannot take A or B. */
+static dt_status plan_gemm_wg1(const dt_case_layout *L, const dt_buffer_layout *A,
+                               const dt_buffer_layout *B, const dt_buffer_layout *O,
+                               const char *arch, int sm_count, int inflight, dt_cuda_plan *p,
+                               dt_err *err) {
+    const char *a90 = wg1_arch(arch);
+    char why[80];
+    if (!a90) {
+        snprintf(why, sizeof why, "arch %s has no wgmma", arch);
+        return plan_gemm_tc1(L, A, B, p, why, err);
+    }
+    if (!rows_aligned16(A) || !rows_aligned16(B)) {
+        snprintf(why, sizeof why, "%s rows not 16-byte aligned for TMA",
+                 !rows_aligned16(A) ? "A" : "B");
+        return plan_gemm_tc1(L, A, B, p, why, err);
+    }
+    const int64_t tiles_m = (L->m + 127) / 128;
+    int bn = tiles_m * ((L->n + 255) / 256) >= sm_count ? 256 : 128;
+    const char *bn_env = getenv("DUALTIME_GEMM_BN");
+    if (bn_env && *bn_env) {
+        if (strcmp(bn_env, "128") == 0)
+            bn = 128;
+        else if (strcmp(bn_env, "256") == 0)
+            bn = 256;
+        else
+            return dt_fail(err, DT_EINVAL, "DUALTIME_GEMM_BN=%s: expected 128 or 256", bn_env);
+    }
+    const int stages = bn == 256 ? 4 : 6; /* 48 resp. 32 KiB a stage */
+    const unsigned stage_bytes = 128 * 64 * 2 + 64 * (unsigned)bn * 2;
+    const int64_t tiles = tiles_m * ((L->n + bn - 1) / bn);
+    const int veco = O->data_offset % 4 == 0 && (O->row_stride * O->elem_bytes) % 4 == 0 &&
+                     L->n % 2 == 0;
+    DT_ASSERT(strncmp(p->opts[0], "--gpu-architecture=", 19) == 0);
+    snprintf(p->opts[0], DT_CUDA_OPT_LEN, "--gpu-architecture=%s", a90);
+    p->source_name = "gemm_wg1.cu";
+    snprintf(p->kernel_name, sizeof p->kernel_name, "dt_gemm_wg%d_%s", inflight ? 2 : 1,
+             dt_dtype_name(L->dtype));
+    add_opt(p, "-DBN=%d", bn);
+    if (inflight) add_opt(p, "-DWG_INFLIGHT=1");
+    add_opt(p, "-DSTAGES=%d", stages);
+    add_opt(p, "-DVECO=%d", veco ? 2 : 1);
+    /* the stages + 1 KiB to align the base for the 128-byte swizzle + the mbarriers */
+    p->shared_bytes = (unsigned)stages * stage_bytes + 1024 + 16 * (unsigned)stages;
+    set_launch(p, (unsigned)(tiles < sm_count ? tiles : sm_count), 1, 384);
+    p->ntma = 2;
+    p->tma[0].buf = 0; /* A: {K, M}, boxes 64 x 128 */
+    p->tma[0].box[0] = 64;
+    p->tma[0].box[1] = 128;
+    p->tma[1].buf = 1; /* B: {N, K}, boxes 64 x 64 (BN/64 of them a stage) */
+    p->tma[1].box[0] = 64;
+    p->tma[1].box[1] = 64;
+    snprintf(p->summary, sizeof p->summary,
+             "%s variant=wg%d grid=%u (persistent, %lld tiles) block=384 (1 tma + 2 wgmma "
+             "warpgroups) tile=128x%dx64 stages=%d smem=%u veco=%d %s wgmma.m64n%dk16 "
+             "tma-swizzle128 wait_group=%d",
+             p->kernel_name, inflight ? 2 : 1, p->grid[0], (long long)tiles, bn, stages,
+             p->shared_bytes, veco ? 2 : 1, a90, bn, inflight ? 1 : 0);
+    return DT_OK;
+}
+
+/* gemm for bf16/f16: DUALTIME_GEMM_VARIANT unset or tc1 -> tc1 (the default until wg1 is
+ * seen passing on the H200), wg1 / wg2 -> wg1 / wg2 (or the tc1 fallback); v1/v2 (FP32
+ * FFMA kernels) and other names are refused. */
+static dt_status plan_gemm_narrow(const dt_case_layout *L, const dt_buffer_layout *A,
+                                  const dt_buffer_layout *B, const dt_buffer_layout *O,
+                                  const char *arch, int sm_count, dt_cuda_plan *p, dt_err *err) {
+    const char *var = getenv("DUALTIME_GEMM_VARIANT");
+    if (var && (strcmp(var, "wg1") == 0 || strcmp(var, "wg2") == 0))
+        return plan_gemm_wg1(L, A, B, O, arch, sm_count, var[2] == '2', p, err);
+    if (var && *var && strcmp(var, "tc1") != 0)
+        return dt_fail(err, DT_EINVAL, "DUALTIME_GEMM_VARIANT=%s: %s gemm has variants tc1, wg1, wg2",
+                       var, dt_dtype_name(L->dtype));
+    return plan_gemm_tc1(L, A, B, p, NULL, err);
+}
+
 dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_count,
                             dt_cuda_plan *p, dt_err *err) {
     memset(p, 0, sizeof *p);
@@ -192,7 +275,7 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
     if (B) add_opt(p, "-DLDB=%lld", (long long)B->row_stride);
     add_opt(p, "-DLDO=%lld", (long long)O->row_stride);
 
-    if (info->is_gemm && narrow) return plan_gemm_tc1(L, A, B, O, p, err);
+    if (info->is_gemm && narrow) return plan_gemm_narrow(L, A, B, O, arch, sm_count, p, err);
     if (info->is_gemm) {
         /* Variant: v2 (gemm_v2.cu: double-buffered shared memory, warp-tiled, one barrier
          * per K-step, register-capped for 2 blocks/SM) by default; v1 (gemm.cu) on request
@@ -204,8 +287,8 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
                 v2 = 0;
             else if (strcmp(var, "v2") != 0)
                 return dt_fail(err, DT_EINVAL,
-                               "DUALTIME_GEMM_VARIANT=%s: expected v1 or v2 for f32 (tc1 is "
-                               "bf16/f16 only)",
+                               "DUALTIME_GEMM_VARIANT=%s: expected v1 or v2 for f32 (tc1, wg1, "
+                               "wg2 are bf16/f16 only)",
                                var);
         }
         /* tile configurations, largest first: take the first that fills the GPU */

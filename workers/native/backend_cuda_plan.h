@@ -20,9 +20,15 @@
  * its options and code are unchanged), the kernel symbol is dt_<op>_<dtype>
  * (dt_softmax_bf16), and VEC is the elements per 16-byte vector where every walked row
  * is 16-byte aligned and N divides (4 floats, 8 halves), else 1. gemm in bf16/f16 has
- * one variant, tc1 (gemm_tc1.cu, dt_gemm_tc1_<dtype>: mma.sync tensor cores, FP32
- * accumulation); DUALTIME_GEMM_VARIANT=tc1 may name it, v1/v2 are refused for narrow
- * types and tc1 for FP32. Test only: DUALTIME_PLANT_ACC_F16=1 makes sum accumulate in
+ * two variants: tc1 (gemm_tc1.cu, dt_gemm_tc1_<dtype>: mma.sync tensor cores, FP32
+ * accumulation; the default) and wg1 (gemm_wg1.cu, dt_gemm_wg1_<dtype>: TMA + mbarrier
+ * pipeline + wgmma, warp-specialized, persistent; compiled for sm_90a / compute_90a;
+ * wg2: the same with one wgmma group in flight, dt_gemm_wg2_<dtype>), chosen with
+ * DUALTIME_GEMM_VARIANT=tc1|wg1|wg2 (DUALTIME_GEMM_BN=128|256 sets wg1's tile
+ * width; by default 256 where the 128x256 tiles fill the SMs, else 128). wg1 falls back
+ * to tc1 where TMA cannot describe A or B (a row start not 16-byte aligned) or the arch
+ * is not sm_90; the summary then says "variant=tc1 (fallback: <why>)". v1/v2 are
+ * refused for narrow types and tc1/wg1/wg2 for FP32. Test only: DUALTIME_PLANT_ACC_F16=1 makes sum accumulate in
  * fp16 (-DDT_ACC_F16=1, one warp per row, "PLANTED-FAULT" in the summary).
  *
  * Ownership: plans are plain values; dt_cuda_source_load and dt_cuda_nvrtc_compile
@@ -54,7 +60,13 @@ typedef struct dt_cuda_plan {
     int nopts;
     char opts[DT_CUDA_MAX_OPTS][DT_CUDA_OPT_LEN]; /* NVRTC options, arch first */
     unsigned grid[3], block[3];
-    unsigned shared_bytes;    /* dynamic shared memory (0: kernels use static) */
+    unsigned shared_bytes;    /* dynamic shared memory (0: kernels use static); the backend
+                                 raises the function's dynamic limit when it is over 48 KiB */
+    /* gemm wg1: the kernel takes ntma tensor maps (CUtensorMap by value, 128-byte swizzle,
+     * zero fill) before the output pointer; map i describes buffer tma[i].buf as a 2-D
+     * tensor {cols, rows} with its row pitch, boxes of box[0] (inner, elements) x box[1] */
+    int ntma;
+    struct { int buf; unsigned box[2]; } tma[2];
     char summary[256];        /* variant and geometry, for the "implementation" field */
 } dt_cuda_plan;
 

@@ -1,0 +1,342 @@
+// gemm_wg1.cu — out = A * B for bf16 / f16 storage (DT_ELEM 1 / 2) on Hopper's own
+// instructions (sm_90a): TMA bulk tensor copies into shared memory, an mbarrier
+// pipeline, wgmma.mma_async from consumer warpgroups, a persistent tile scheduler.
+// FP32 accumulation; the output is rounded once to the storage type. Variant "wg1".
+//
+// Operands: A M x K row-major (K contiguous: wgmma "K-major", trans-a 0), B K x N
+// row-major (N contiguous: "N-major", trans-b 1), both read only through the tensor
+// maps tmA / tmB the host encodes (cuTensorMapEncodeTiled, 128-byte swizzle, zero fill
+// out of bounds: the M, N and K tails load zeros). tmA: dims {K, M}, box {64, 128};
+// tmB: dims {N, K}, box {64, 64} (a 128-byte-swizzled box is at most 128 bytes wide, so
+// a B stage is BN/64 boxes side by side, each 64 k-rows x 128 bytes = 8 KiB).
+// Out: M x N, row stride LDO, written from registers with bounds checks (VECO 2: two
+// elements per 32-bit store where N is even and rows are 4-byte aligned, else 1).
+//
+// Block: 384 threads = 3 warpgroups. Warpgroup 0 is the producer (setmaxnreg.dec to 40;
+// one thread issues the TMA copies), warpgroups 1 and 2 are consumers (setmaxnreg.inc
+// to 232), each owning 64 rows of the 128 x BN block tile: BN/2 FP32 accumulators per
+// thread (m64nBNk16, four k16 steps per 64-deep stage). STAGES shared-memory stages,
+// each A (128 x 64) + B (64 x BN); full[s] (producer's arrive.expect_tx + the TMA
+// transaction bytes) and empty[s] (one arrive per consumer warp) mbarriers, waited with
+// try_wait.parity. Persistent: grid = min(SMs, tiles); block b takes tiles b, b+grid,
+// ... in a grouped order (WG_GROUP row-tiles share a column sweep, for L2 reuse); the
+// producer runs ahead into the next tile while the consumers store.
+// Variant wg2 (WG_INFLIGHT=1, kernel dt_gemm_wg2_<dtype>): the same kernel with one
+// wgmma group kept in flight: after committing k-block kb a consumer waits only for
+// kb-1's group (wgmma.wait_group 1) and releases kb-1's stage, so its next issue
+// overlaps its own tensor-core work; wg1 waits for each group (wait_group 0).
+// Specialization macros: M N K LDO DT_ELEM BN (128 | 256) STAGES VECO [WG_INFLIGHT].
+// A barrier wait that lasts over WG_TIMEOUT_NS (4 s: a pipeline bug) traps, so a hang
+// becomes a launch failure the backend reports, not a stuck device.
+#include "dt_cuda_common.cuh"
+
+#if DT_ELEM != 1 && DT_ELEM != 2
+#error "gemm_wg1 is for bf16 (DT_ELEM=1) and f16 (DT_ELEM=2)"
+#endif
+#ifndef WG_INFLIGHT
+#define WG_INFLIGHT 0
+#endif
+#if BN != 128 && BN != 256
+#error "gemm_wg1: BN must be 128 or 256"
+#endif
+#if DT_ELEM == 1
+#define WG_AB_TYPE "bf16"
+#else
+#define WG_AB_TYPE "f16"
+#endif
+
+#define WG_BM 128
+#define WG_BK 64
+#define WG_THREADS 384
+#define WG_A_BYTES (WG_BM * WG_BK * 2)          /* 16 KiB */
+#define WG_B_BOX_BYTES (WG_BK * 64 * 2)         /* 8 KiB: 64 k-rows x 128 bytes */
+#define WG_B_BYTES (WG_BK * BN * 2)
+#define WG_STAGE_BYTES (WG_A_BYTES + WG_B_BYTES)
+#define WG_TILES_M ((M + WG_BM - 1) / WG_BM)
+#define WG_TILES_N ((N + BN - 1) / BN)
+#define WG_TILES (WG_TILES_M * WG_TILES_N)
+#define WG_KB ((K + WG_BK - 1) / WG_BK)
+#define WG_GROUP 8
+#define WG_TIMEOUT_NS 4000000000ull
+
+/* The driver's CUtensorMap (cuda.h: 16 x 64-bit, 64-byte aligned); NVRTC has no cuda.h. */
+struct __align__(64) dt_tmap {
+    unsigned long long opaque[16];
+};
+
+/* shared-state-space address of a generic pointer to shared memory */
+__device__ __forceinline__ unsigned wg_smem(const void *p) {
+    unsigned long long a;
+    asm("cvta.to.shared.u64 %0, %1;" : "=l"(a) : "l"(p));
+    return (unsigned)a;
+}
+
+__device__ __forceinline__ void wg_bar_init(unsigned bar, unsigned count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
+}
+
+__device__ __forceinline__ void wg_bar_expect_tx(unsigned bar, unsigned bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
+                 : "memory");
+}
+
+__device__ __forceinline__ void wg_bar_arrive(unsigned bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
+}
+
+__device__ __forceinline__ unsigned wg_bar_try(unsigned bar, unsigned parity) {
+    unsigned ok;
+    asm volatile("{\n.reg .pred p;\n"
+                 "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+                 "selp.u32 %0, 1, 0, p;\n}\n"
+                 : "=r"(ok)
+                 : "r"(bar), "r"(parity)
+                 : "memory");
+    return ok;
+}
+
+__device__ __forceinline__ unsigned long long wg_now_ns() {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+/* Waits until the phase of parity `parity` of bar completed. A wait over WG_TIMEOUT_NS
+ * (a pipeline bug: a copy that never lands, a stage never released) traps, so a hang
+ * becomes a launch failure (CUDA_ERROR_ILLEGAL_INSTRUCTION / LAUNCH_FAILED at the next
+ * synchronization) instead of a stuck device. No printf here: any call in the kernel
+ * makes ptxas serialize every wgmma (C7510). */
+__device__ __forceinline__ void wg_bar_wait(unsigned bar, unsigned parity) {
+    if (wg_bar_try(bar, parity)) return;
+    const unsigned long long t0 = wg_now_ns();
+    while (!wg_bar_try(bar, parity))
+        if (wg_now_ns() - t0 > WG_TIMEOUT_NS) __trap();
+}
+
+/* TMA: the box at element coordinates (c0 inner, c1 outer) of map into dst, completing
+ * its bytes on bar. */
+__device__ __forceinline__ void wg_tma_2d(unsigned dst, const dt_tmap *map, int c0, int c1,
+                                          unsigned bar) {
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%2, %3}], [%4];"
+                 ::"r"(dst), "l"((unsigned long long)map), "r"(c0), "r"(c1), "r"(bar)
+                 : "memory");
+}
+
+/* wgmma shared-memory matrix descriptor: start address, leading / stride byte offsets
+ * (all >> 4), 128-byte swizzle (mode 1, bits 62-63); base offset 0 (atoms 1 KiB aligned). */
+__device__ __forceinline__ unsigned long long wg_desc(unsigned addr, unsigned lbo, unsigned sbo) {
+    return (unsigned long long)((addr & 0x3FFFF) >> 4) |
+           ((unsigned long long)((lbo >> 4) & 0x3FFF) << 16) |
+           ((unsigned long long)((sbo >> 4) & 0x3FFF) << 32) | (1ull << 62);
+}
+
+__device__ __forceinline__ void wg_fence() {
+    asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+}
+__device__ __forceinline__ void wg_commit() {
+    asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+}
+__device__ __forceinline__ void wg_wait0() {
+    asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+}
+__device__ __forceinline__ void wg_wait1() {
+    asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
+}
+
+/* m64nBNk16, FP32 accumulate (scale-d 1), A and B from shared memory, trans-b 1. */
+#if BN == 128
+#define WG_NREG 64
+#define WG_MMA_OP "wgmma.mma_async.sync.aligned.m64n128k16.f32." WG_AB_TYPE "." WG_AB_TYPE
+__device__ __forceinline__ void wg_mma(float (&d)[64], unsigned long long da, unsigned long long db) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+                 WG_MMA_OP " {"
+                 "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
+                 "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"
+                 "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,"
+                 "%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63"
+                 "}, %64, %65, p, 1, 1, 0, 1;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+                   "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+                   "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+                   "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+                   "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+                 : "l"(da), "l"(db), "r"(1));
+}
+#endif
+#if BN == 256
+#define WG_NREG 128
+#define WG_MMA_OP "wgmma.mma_async.sync.aligned.m64n256k16.f32." WG_AB_TYPE "." WG_AB_TYPE
+__device__ __forceinline__ void wg_mma(float (&d)[128], unsigned long long da, unsigned long long db) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+                 WG_MMA_OP " {"
+                 "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
+                 "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"
+                 "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,"
+                 "%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,"
+                 "%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,"
+                 "%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95,"
+                 "%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111,"
+                 "%112,%113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127"
+                 "}, %128, %129, p, 1, 1, 0, 1;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+                   "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+                   "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+                   "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+                   "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+                   "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+                   "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+                   "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+                   "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+                   "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+                   "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+                   "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
+                   "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+                 : "l"(da), "l"(db), "r"(1));
+}
+#endif
+
+/* Tile t of the grouped order -> (row tile tm, column tile tn). */
+__device__ __forceinline__ void wg_tile(int t, int &tm, int &tn) {
+    const int per_group = WG_GROUP * WG_TILES_N;
+    const int first = (t / per_group) * WG_GROUP;
+    const int rows = WG_TILES_M - first < WG_GROUP ? WG_TILES_M - first : WG_GROUP;
+    const int r = t % per_group;
+    tm = first + r % rows;
+    tn = r / rows;
+}
+
+/* The producer thread: every k-block of every tile of this block, STAGES ahead. */
+__device__ __forceinline__ void wg_produce(const dt_tmap *tmA, const dt_tmap *tmB, unsigned sA,
+                                           unsigned sB, unsigned full, unsigned empty) {
+    unsigned it = 0;
+    for (int t = blockIdx.x; t < WG_TILES; t += gridDim.x) {
+        int tm, tn;
+        wg_tile(t, tm, tn);
+        for (int kb = 0; kb < WG_KB; kb++, it++) {
+            const unsigned s = it % STAGES, ph = (it / STAGES) & 1;
+            wg_bar_wait(empty + 8 * s, ph ^ 1);
+            wg_bar_expect_tx(full + 8 * s, WG_STAGE_BYTES);
+            wg_tma_2d(sA + s * WG_A_BYTES, tmA, kb * WG_BK, tm * WG_BM, full + 8 * s);
+#pragma unroll
+            for (int j = 0; j < BN / 64; j++)
+                wg_tma_2d(sB + s * WG_B_BYTES + j * WG_B_BOX_BYTES, tmB, tn * BN + j * 64,
+                          kb * WG_BK, full + 8 * s);
+        }
+    }
+}
+
+/* Rounds the accumulators of one consumer thread and stores them (bounds-checked).
+ * Fragment of m64nNk16 D: warp w of the warpgroup holds rows 16w..16w+15; for column
+ * group j (8 columns), d[4j], d[4j+1] are row lane/4, columns 2(lane%4) + 0, 1, and
+ * d[4j+2], d[4j+3] the same columns 8 rows below. */
+__device__ __forceinline__ void wg_store(const float (&d)[WG_NREG], dt_t *__restrict__ C,
+                                         int row0, int col0) {
+#pragma unroll
+    for (int j = 0; j < BN / 8; j++) {
+        const int c = col0 + j * 8;
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const int r = row0 + 8 * h;
+            if (r >= M) continue;
+            dt_t *o = C + (long long)r * LDO + c;
+#if VECO == 2
+            if (c < N) {
+                const unsigned lo = dt_from_f32(d[4 * j + 2 * h]);
+                const unsigned hi = dt_from_f32(d[4 * j + 2 * h + 1]);
+                *reinterpret_cast<unsigned *>(o) = lo | (hi << 16);
+            }
+#else
+            if (c < N) o[0] = dt_from_f32(d[4 * j + 2 * h]);
+            if (c + 1 < N) o[1] = dt_from_f32(d[4 * j + 2 * h + 1]);
+#endif
+        }
+    }
+}
+
+/* A consumer warpgroup (cw 0 or 1: rows 64cw.. of each block tile). */
+__device__ __forceinline__ void wg_consume(dt_t *__restrict__ C, unsigned sA, unsigned sB,
+                                           unsigned full, unsigned empty, int cw) {
+    const int lane = threadIdx.x & 31, w = (threadIdx.x >> 5) & 3;
+    float d[WG_NREG];
+    unsigned it = 0;
+#if WG_INFLIGHT
+    unsigned prev = 0; /* the stage of the group still in flight */
+#endif
+    for (int t = blockIdx.x; t < WG_TILES; t += gridDim.x) {
+        int tm, tn;
+        wg_tile(t, tm, tn);
+#pragma unroll
+        for (int i = 0; i < WG_NREG; i++) d[i] = 0.0f;
+        for (int kb = 0; kb < WG_KB; kb++, it++) {
+            const unsigned s = it % STAGES, ph = (it / STAGES) & 1;
+            wg_bar_wait(full + 8 * s, ph);
+            const unsigned a = sA + s * WG_A_BYTES + cw * (64 * 128);
+            const unsigned b = sB + s * WG_B_BYTES;
+            wg_fence();
+#pragma unroll
+            for (int kk = 0; kk < WG_BK / 16; kk++) {
+                /* A, K-major: one k16 step is 32 bytes along the swizzled 128-byte row;
+                 * 8-row core groups 1024 bytes apart (SBO); LBO unused (16). B, N-major:
+                 * k16 = 16 rows of 128 bytes = 2048 bytes; 8-row groups 1024 apart (SBO),
+                 * 64-column boxes 8 KiB apart (LBO). */
+                wg_mma(d, wg_desc(a + kk * 32, 16, 1024),
+                       wg_desc(b + kk * 2048, WG_B_BOX_BYTES, 1024));
+            }
+            wg_commit();
+#if WG_INFLIGHT
+            /* wg2: keep this k-block's group in flight; the previous one is done now */
+            wg_wait1();
+            if (kb > 0 && lane == 0) wg_bar_arrive(empty + 8 * prev);
+            prev = s;
+#else
+            wg_wait0();
+            if (lane == 0) wg_bar_arrive(empty + 8 * s);
+#endif
+        }
+#if WG_INFLIGHT
+        wg_wait0();
+        if (lane == 0) wg_bar_arrive(empty + 8 * prev);
+#endif
+        wg_store(d, C, tm * WG_BM + cw * 64 + w * 16 + (lane >> 2), tn * BN + (lane & 3) * 2);
+    }
+}
+
+#if WG_INFLIGHT
+#define WG_KERNEL DT_KNAME(dt_gemm_wg2)
+#else
+#define WG_KERNEL DT_KNAME(dt_gemm_wg1)
+#endif
+
+extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
+WG_KERNEL(const __grid_constant__ dt_tmap tmA, const __grid_constant__ dt_tmap tmB,
+                      dt_t *__restrict__ C) {
+    extern __shared__ __align__(1024) unsigned char wg_dyn[];
+    /* 128-byte swizzle atoms need 1 KiB alignment: the plan asks 1 KiB extra */
+    const unsigned base = (wg_smem(wg_dyn) + 1023u) & ~1023u;
+    const unsigned sA = base, sB = base + STAGES * WG_A_BYTES;
+    const unsigned full = sB + STAGES * WG_B_BYTES, empty = full + 8 * STAGES;
+    const int wg = threadIdx.x >> 7;
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < STAGES; s++) {
+            wg_bar_init(full + 8 * s, 1);
+            wg_bar_init(empty + 8 * s, 8); /* one arrive per consumer warp */
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    }
+    __syncthreads();
+    if (wg == 0) {
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
+        if (threadIdx.x == 0) wg_produce(&tmA, &tmB, sA, sB, full, empty);
+    } else {
+        asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
+        wg_consume(C, sA, sB, full, empty, wg - 1);
+    }
+}
