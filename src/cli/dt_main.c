@@ -806,7 +806,8 @@ static void plan_settings(const run_settings *a, dt_plan_settings *s) {
     s->input_views = a->views;
     s->device_timing = a->device_timing;
     s->capture_sources = a->capture_sources;
-    s->probe_kind = dt_xstrdup(a->probe_kind ? "serialized" : "concurrent");
+    static const char *const k_plan_kinds[] = {"concurrent", "serialized", "auto"};
+    s->probe_kind = dt_xstrdup(k_plan_kinds[a->probe_kind]);
     s->candidate_cmd = a->candidate_cmd ? dt_xstrdup(a->candidate_cmd) : NULL;
     s->baseline_cmd = a->baseline_cmd ? dt_xstrdup(a->baseline_cmd) : NULL;
     s->python = a->python ? dt_xstrdup(a->python) : NULL;
@@ -827,6 +828,7 @@ static int cmd_plan(int argc, char **argv) {
         rc = bad("plan: --backends cpu or --backends cuda is required (a plan fixes the backend)");
     dt_plan_doc doc = {0};
     if (rc < 0) {
+        apply_backend_defaults(&a, a.backend);
         if (!a.row_shapes) dt_shapes_default(a.backend, a.quick, 0, &a.rows);
         if (!a.gemm_shapes) dt_shapes_default(a.backend, a.quick, 1, &a.gemms);
         dt_plan_build(&doc.cases, a.ops, &a.rows, &a.gemms, a.views);

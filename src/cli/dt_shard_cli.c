@@ -195,17 +195,18 @@ static const char *flag_value(int argc, char **argv, int *i, const char *name) {
 int dt_shard_cli_run_args(int argc, char **argv, dt_shard_run *sr) {
     memset(sr, 0, sizeof *sr);
     const char *plan = NULL, *shard = NULL, *output = NULL, *python = NULL, *v;
-    int quiet = 0;
+    int quiet = 0, no_pin = 0;
     for (int i = 0; i < argc; i++) {
         if ((v = flag_value(argc, argv, &i, "--plan"))) plan = v;
         else if ((v = flag_value(argc, argv, &i, "--shard"))) shard = v;
         else if ((v = flag_value(argc, argv, &i, "--output"))) output = v;
         else if ((v = flag_value(argc, argv, &i, "--python"))) python = v;
         else if (strcmp(argv[i], "--quiet") == 0) quiet = 1;
+        else if (strcmp(argv[i], "--no-pin") == 0) no_pin = 1;
         else
             return shard_bad("run --plan: '%s' conflicts with the plan (its settings are the "
-                             "plan's; only --shard, --output, --quiet and --python go with "
-                             "--plan)", argv[i]);
+                             "plan's; only --shard, --output, --quiet, --no-pin and --python "
+                             "go with --plan)", argv[i]);
     }
     if (!plan || !*plan) return shard_bad("run --plan: missing FILE");
     if (!shard) return shard_bad("run --plan: --shard I/N is required");
@@ -223,6 +224,7 @@ int dt_shard_cli_run_args(int argc, char **argv, dt_shard_run *sr) {
     char *dir = dt_xstrdup(plan), *slash = strrchr(dir, '/');
     if (slash) *slash = 0;
     rebuild_argv(sr, slash ? (dir[0] ? dir : "/") : ".", output, quiet, python);
+    if (no_pin) sr->argv[sr->argc++] = dt_xstrdup("--no-pin");
     free(dir);
     return -1;
 }

@@ -19,7 +19,7 @@ int dt_shard_cli_plan_args(int argc, char **argv, int *n_shards, char ***rest, i
 int dt_shard_cli_plan_write(dt_plan_doc *doc, int n_shards, int argc, char **argv,
                             const char *dir, const char *git_revision);
 
-/* `dualtime run --plan FILE --shard I/N --output DIR [--quiet] [--python PATH]` parsed:
+/* `dualtime run --plan FILE --shard I/N --output DIR [--quiet] [--no-pin] [--python P]`:
  * the plan loaded and checked against I/N, and the run's argv rebuilt from the plan's
  * run flags (relative paths resolved from FILE's folder). */
 typedef struct dt_shard_run {
@@ -29,8 +29,8 @@ typedef struct dt_shard_run {
     char **argv; /* "run", the plan's flags, --output DIR ...; owned */
 } dt_shard_run;
 
-/* argv after "run". Any run flag other than --plan, --shard, --output, --quiet and
- * --python conflicts with the plan (exit 2). Returns -1 to go on, else the exit status. */
+/* argv after "run". Any run flag other than --plan, --shard, --output, --quiet, --no-pin
+ * and --python conflicts with the plan (exit 2). Returns -1 to go on, else the exit status. */
 int dt_shard_cli_run_args(int argc, char **argv, dt_shard_run *out);
 void dt_shard_cli_run_free(dt_shard_run *sr);
 
