@@ -9,6 +9,9 @@
  *   dualtime report DIR/results.json        results.md and plots again from the raw JSON
  *   dualtime compare A/results.json B/results.json [--threshold 0.05]
  *   dualtime list [--json]                  ops, definitions, tolerances, default shapes
+ *   dualtime plan --shards N --output DIR [run options]      a run split in shards
+ *   dualtime run --plan DIR/plan.json --shard I/N --output D  one shard (docs/sharding.md)
+ *   dualtime merge DIR/shard-* --output DIR/merged           (cli/dt_shard_cli.c)
  */
 #define _GNU_SOURCE
 #include <errno.h>
