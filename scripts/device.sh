@@ -53,7 +53,8 @@ small-tpr128|small shapes, DUALTIME_ROW_TPR=128, device timing
 rerun|two default-matrix runs back to back (rerun-a, rerun-b), wall time each, then compare B vs A (must say no change, exit 0)
 plant|DT_PLANT (default softmax:0.10) slowed native op at 8192^2 and 128x1024 (and add 17x257 unplanted), compared against rerun-a (must be a regression, exit 1)
 dtypes|the row ops of the default matrix in DT_DTYPES (default bf16,fp16) with device timing
-long|CUDA backend GPU test of the long-row, vocabulary and unaligned-view shapes (DUALTIME_GPU_TEST_SHAPES=long) in every dtype'
+long|CUDA backend GPU test of the long-row, vocabulary and unaligned-view shapes (DUALTIME_GPU_TEST_SHAPES=long) in every dtype
+shards|a two-shard plan of a small CUDA matrix, both shards one after the other on this GPU, merged, against a single run of the same flags (same case ids and input SHA-256s)'
 # name|its steps
 GROUP_LIST='all|gpu-tests timing-gpu views memcheck racecheck bench
 tests|gpu-tests timing-gpu views
@@ -214,6 +215,20 @@ step_dtypes() { run dtypes 300 3 "$B/dualtime" run --backends cuda --operations 
   [ -f "$W/dtypes/results.md" ] && cp "$W/dtypes/results.md" "$OUT/dtypes.md"; return 0; }
 step_long() { run long 240 60 env DUALTIME_GPU_TEST_SHAPES=long DUALTIME_GPU_TEST_NO_FAULT=1 "${CUDA_TEST[@]}"
   fails long; }
+
+# shards: issue 20 on one GPU. The plan's flags are the single run's flags.
+# shellcheck disable=SC2054 # the commas are dualtime's
+shard_flags=(--backends cuda --operations add,softmax,rmsnorm,gemm --row-shapes 17x257,128x1024,1024x4096
+             --gemm-shapes 128x128x128,513x257x129 --device-timing --samples 5)
+step_shards() { rm -rf "$W/shards" "$W/shards-single"
+  run shards-plan 30 3 "$B/dualtime" plan --shards 2 --output "$W/shards" "${shard_flags[@]}"
+  run shards-0 300 3 "$B/dualtime" run --plan "$W/shards/plan.json" --shard 0/2 --output "$W/shards/shard-0" --quiet
+  run shards-1 300 3 "$B/dualtime" run --plan "$W/shards/plan.json" --shard 1/2 --output "$W/shards/shard-1" --quiet
+  run shards-merge 60 3 "$B/dualtime" merge "$W/shards/shard-0" "$W/shards/shard-1" --output "$W/shards/merged"
+  run shards-single 300 3 "$B/dualtime" run "${shard_flags[@]}" --quiet --output "$W/shards-single"
+  run shards-check 30 8 python3 scripts/shards_compare.py "$W/shards/plan.json" \
+    "$W/shards/merged/results.json" "$W/shards-single/results.json"
+  [ -f "$W/shards/merged/results.md" ] && cp "$W/shards/merged/results.md" "$OUT/shards-merged.md"; return 0; }
 
 machine() { # machine.txt: the machine, the card's clocks and temperature, torch
   [ -n "$DRY" ] && return 0

@@ -11,10 +11,12 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 
 # Tools only the tests use: chromium (tests/e2e/test_plots_browser.sh renders the SVG
-# plots), clang and its libFuzzer runtime (the fuzz run). Installed when missing; if the
-# install fails the browser test skips and the fuzz run says it was skipped.
+# plots), clang and its libFuzzer runtime (the fuzz run), slurm-wlm and munge
+# (tests/e2e/test_slurm.sh runs a job array on a one-node Slurm it starts by hand).
+# Installed when missing; if the install fails the browser test skips, the fuzz run says
+# it was skipped, and the Slurm test installs again itself (under CI=true it then fails).
 need=()
-for pkg in chromium clang libclang-rt-14-dev libomp-14-dev; do
+for pkg in chromium clang libclang-rt-14-dev libomp-14-dev slurm-wlm munge; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if ((${#need[@]})); then

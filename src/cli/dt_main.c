@@ -9,6 +9,9 @@
  *   dualtime report DIR/results.json        results.md and plots again from the raw JSON
  *   dualtime compare A/results.json B/results.json [--threshold 0.05]
  *   dualtime list [--json]                  ops, definitions, tolerances, default shapes
+ *   dualtime plan --shards N --output DIR [run options]      a run split in shards
+ *   dualtime run --plan DIR/plan.json --shard I/N --output D  one shard (docs/sharding.md)
+ *   dualtime merge DIR/shard-* --output DIR/merged           (cli/dt_shard_cli.c)
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -26,6 +29,7 @@
 #include "cli/dt_doctor.h"
 #include "cli/dt_dryrun.h"
 #include "cli/dt_help.h"
+#include "cli/dt_shard_cli.h"
 #include "cli/dt_sys.h"
 #include "common/dt_affinity.h"
 #include "common/dt_common.h"
@@ -46,6 +50,7 @@
 #include "session/dt_ops_json.h"
 #include "plan/dt_plan.h"
 #include "record/dt_compare_json.h"
+#include "plan/dt_shard.h"
 #include "record/dt_record_json.h"
 #include "record/dt_table_json.h"
 #include "record/dt_file.h"
@@ -70,6 +75,9 @@ static const char *k_usage =
     "       dualtime compare A/results.json B/results.json [--threshold T] [--format md|json]\n"
     "       dualtime list [--json]             ops, definitions, tolerances, default shapes\n"
     "       dualtime doctor                    what this machine can run, and the fix if not\n"
+    "       dualtime plan --shards N --output DIR [run options]   split a run (DIR/plan.json)\n"
+    "       dualtime run --plan DIR/plan.json --shard I/N --output DIR/shard-I\n"
+    "       dualtime merge DIR/shard-* --output DIR/merged [--plan DIR/plan.json]\n"
     "\n"
     "dualtime benchmarks its native kernels against PyTorch: host end-to-end time, GPU\n"
     "time (stream events) and per-kernel GPU time (CUPTI), every output checked against\n"
@@ -413,6 +421,8 @@ typedef struct run_job {
     char orch_cpus[DT_PIN_LIST_LEN]; /* the orchestrator's affinity once pinned (or not) */
     dt_clocks *clocks;
     dt_runlock lock;       /* a new run's lock on its directory (a resume's is cmd_resume's) */
+    const dt_plan_doc *shard_plan; /* run --plan: the plan (not owned); NULL otherwise */
+    int shard_index;               /* run --plan: the shard this run is */
 } run_job;
 
 static void settings_defaults(run_settings *a) {
@@ -950,17 +960,41 @@ static int run_and_summarize(run_job *j) {
     return any_invalid ? 1 : 0;
 }
 
+/* run --plan: this machine's expansion of the plan's flags must be the plan's cases;
+ * the run keeps only this shard's. */
+static int shard_select(run_job *j) {
+    dt_err e;
+    dt_plan mine;
+    if (dt_shard_check_cases(j->shard_plan, &j->cfg.plan, &e) != DT_OK ||
+        dt_shard_select(j->shard_plan, j->shard_index, &mine, &e) != DT_OK)
+        return bad("--plan: %s", e.msg);
+    dt_plan_free(&j->cfg.plan);
+    j->cfg.plan = mine;
+    return -1;
+}
+
+/* run --plan: the record names the plan and the shard. */
+static void shard_mark(run_job *j) {
+    dt_shard_ref *p = &j->results->plan;
+    p->present = 1;
+    dt_record_set_str(&p->plan_id, j->shard_plan->plan_id);
+    p->index = j->shard_index;
+    p->count = j->shard_plan->n_shards;
+}
+
 /* Starts the workers, records the run-level facts, runs. */
 static int run_job_go(run_job *j) {
     int rc = start_run(j);
     if (dt_run_stop_requested() && rc != 0) rc = -1; /* a start cut short: say so instead */
     if (rc >= 0 || (rc = stopped_early()) >= 0) return rc;
+    if (j->shard_plan && (rc = shard_select(j)) >= 0) return rc;
     if (j->resume && (rc = check_resume(j)) >= 0) return rc;
     time_t t = time(NULL);
     struct tm tm;
     gmtime_r(&t, &tm);
     strftime(j->now, sizeof j->now, "%Y-%m-%dT%H:%M:%SZ", &tm);
     j->results = run_record(j);
+    if (j->shard_plan) shard_mark(j);
     /* device ceilings for the report's rooflines: never fatal */
     double cto = j->a.timeout_s < 60 ? j->a.timeout_s : 60;
     dt_ceilings_measure(&j->session, j->session.backend, cto, &j->results->env.ceilings);
@@ -997,6 +1031,16 @@ static int dry_run(run_job *j) {
     return 0;
 }
 
+static void run_job_free(run_job *j) {
+    dt_record_free(j->results);
+    dt_record_free(j->resume);
+    dt_clocks_close(j->clocks);
+    dt_session_stop(&j->session);
+    dt_runlock_release(&j->lock);
+    dt_plan_free(&j->cfg.plan);
+    free(j);
+}
+
 /* resume: NULL for a new run; else the decoded results.json of an interrupted run (taken
  * over) whose recorded command line is being re-parsed (output = the run's directory). */
 static int cmd_run(int argc, char **argv, int full_argc, char **full_argv, dt_record *resume,
@@ -1013,13 +1057,7 @@ static int cmd_run(int argc, char **argv, int full_argc, char **full_argv, dt_re
     if (rc < 0 && j->a.dry_run && !resume) rc = dry_run(j);
     if (rc < 0) rc = check_run_settings(&j->a, resume != NULL);
     if (rc < 0) rc = run_job_go(j);
-    dt_record_free(j->results);
-    dt_record_free(j->resume);
-    dt_clocks_close(j->clocks);
-    dt_session_stop(&j->session);
-    dt_runlock_release(&j->lock);
-    dt_plan_free(&j->cfg.plan);
-    free(j);
+    run_job_free(j);
     return rc;
 }
 
@@ -1095,6 +1133,95 @@ static int cmd_resume(int argc, char **argv) {
     return rc;
 }
 
+/* ---- plan, run --plan (docs/sharding.md; merge is dt_shard_cli.c) ---------------------- */
+
+/* The plan's settings from the parsed run flags. */
+static void plan_settings(const run_settings *a, dt_plan_settings *s) {
+    s->backend = dt_xstrdup(a->backend);
+    s->operations = a->operations ? dt_xstrdup(a->operations) : NULL;
+    s->samples = a->samples;
+    s->rounds = a->rounds;
+    s->seed = a->seed;
+    s->threads = a->threads;
+    s->prime = a->prime;
+    s->sample_ms = a->sample_ms;
+    s->warmup_ms = a->warmup_ms;
+    s->timeout_s = a->timeout_s;
+    s->quick = a->quick;
+    s->input_views = a->views;
+    s->device_timing = a->device_timing;
+    s->capture_sources = a->capture_sources;
+    static const char *const k_plan_kinds[] = {"concurrent", "serialized", "auto"};
+    s->probe_kind = dt_xstrdup(k_plan_kinds[a->probe_kind]);
+    s->candidate_cmd = a->candidate_cmd ? dt_xstrdup(a->candidate_cmd) : NULL;
+    s->baseline_cmd = a->baseline_cmd ? dt_xstrdup(a->baseline_cmd) : NULL;
+    s->python = a->python ? dt_xstrdup(a->python) : NULL;
+}
+
+/* dualtime plan --shards N --output DIR [run options]: the run's cases, without starting
+ * a worker (so the backend must be given), split into N shards in DIR/plan.json. */
+static int cmd_plan(int argc, char **argv) {
+    int n_shards = 0, n_rest = 0;
+    char **rest = NULL;
+    int rc = dt_shard_cli_plan_args(argc, argv, &n_shards, &rest, &n_rest);
+    if (rc >= 0) return rc;
+    run_settings a;
+    settings_defaults(&a);
+    rc = parse_run_args(n_rest, rest, &a);
+    if (rc < 0) rc = check_run_settings(&a, 1);
+    if (rc < 0 && !a.backend)
+        rc = bad("plan: --backends cpu or --backends cuda is required (a plan fixes the backend)");
+    dt_plan_doc doc = {0};
+    if (rc < 0) {
+        apply_backend_defaults(&a, a.backend);
+        if (!a.row_shapes) dt_shapes_default(a.backend, a.quick, 0, &a.rows);
+        if (!a.gemm_shapes) dt_shapes_default(a.backend, a.quick, 1, &a.gemms);
+        dt_plan_build(&doc.cases, a.ops, &a.rows, &a.gemms, a.views);
+        plan_settings(&a, &doc.settings);
+        char exe_dir[PATH_MAX], repo[PATH_MAX + 4];
+        dt_tool t = {0};
+        if (dt_exe_dir(exe_dir, sizeof exe_dir) == 0) {
+            snprintf(repo, sizeof repo, "%s/..", exe_dir);
+            dt_git_info(repo, DT_GIT_REV_BUILD, &t);
+        }
+        rc = dt_shard_cli_plan_write(&doc, n_shards, n_rest, rest, a.output,
+                                     t.git_revision ? t.git_revision : DT_GIT_REV_BUILD);
+        free(t.git_revision);
+        free(t.git_source);
+    }
+    dt_plan_doc_free(&doc);
+    free(rest);
+    return rc;
+}
+
+/* dualtime run --plan FILE --shard I/N --output DIR: one shard of a plan, with the
+ * plan's flags (argv after "run"). */
+static int cmd_run_plan(int argc, char **argv, int full_argc, char **full_argv) {
+    dt_shard_run sr;
+    int rc = dt_shard_cli_run_args(argc, argv, &sr);
+    if (rc >= 0) return rc;
+    run_job *j = dt_xcalloc(1, sizeof *j);
+    settings_defaults(&j->a);
+    j->full_argc = full_argc;
+    j->full_argv = full_argv;
+    j->shard_plan = &sr.doc;
+    j->shard_index = sr.index;
+    rc = parse_run_args(sr.argc, sr.argv, &j->a);
+    if (rc < 0) rc = check_run_settings(&j->a, 0);
+    if (rc < 0) rc = run_job_go(j);
+    run_job_free(j);
+    dt_shard_cli_run_free(&sr);
+    return rc;
+}
+
+/* 1 when argv[1..] holds flag ("--plan" or "--plan=..."). */
+static int has_flag(int argc, char **argv, const char *flag) {
+    size_t n = strlen(flag);
+    for (int i = 1; i < argc; i++)
+        if (strncmp(argv[i], flag, n) == 0 && (argv[i][n] == 0 || argv[i][n] == '=')) return 1;
+    return 0;
+}
+
 int main(int argc, char **argv) {
     signal(SIGPIPE, SIG_IGN);
     atexit(dt_spawn_kill_groups); /* workers never outlive dualtime, whatever the exit */
@@ -1115,6 +1242,10 @@ int main(int argc, char **argv) {
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "--resume") == 0 || strncmp(argv[i], "--resume=", 9) == 0)
             return cmd_resume(argc, argv);
+    if (strcmp(cmd, "run") == 0 && has_flag(argc, argv, "--plan"))
+        return cmd_run_plan(argc - 2, argv + 2, argc, argv);
+    if (strcmp(cmd, "plan") == 0) return cmd_plan(argc - 2, argv + 2);
+    if (strcmp(cmd, "merge") == 0) return dt_shard_cli_merge(argc - 2, argv + 2, argc, argv);
     if (strcmp(cmd, "run") == 0) return cmd_run(argc - 1, argv + 1, argc, argv, NULL, NULL);
     if (cmd[0] == '-') /* seed style: flags only */
         return cmd_run(argc, argv, argc, argv, NULL, NULL);

@@ -441,6 +441,7 @@ dt_case *dt_record_case_add(dt_record *r, const char *id) {
     c->valid = 1;
     c->atol = c->rtol = NAN;
     c->floor_impl = -1;
+    c->shard = DT_NULL_I64;
     c->impl = dt_xcalloc(r->n_impls, sizeof *c->impl);
     for (size_t i = 0; i < r->n_impls; i++)
         case_impl_init(&c->impl[i]);
@@ -512,6 +513,7 @@ static void case_free(const dt_record *r, dt_case *c) {
     free(c->clock_rounds);
     dt_samples_free(&c->floor);
     case_derived_free(r, c);
+    free(c->host);
 }
 
 void dt_record_case_remove(dt_record *r, size_t i) {
@@ -594,6 +596,8 @@ void dt_record_free(dt_record *r) {
     free(r->floor_unavailable);
     free(r->resumes_json);
     dt_strv_free(&r->notes);
+    free(r->plan.plan_id);
+    free(r->shards_json);
     dt_strv_free(&r->derived.reasons);
     dt_strv_free(&r->derived.summary);
     for (int s = 0; s < DT_SCOPE_COUNT; s++)

@@ -605,6 +605,8 @@ typedef struct dt_case {
     int floor_impl;        /* impl index whose worker measured the floor; -1: no floor */
     dt_samples floor;      /* floor samples (reps 0), one before each e2e_single pair */
     dt_case_derived derived;
+    int64_t shard;         /* merged runs: the shard that ran the case; DT_NULL_I64: absent */
+    char *host;            /* merged runs: that shard's hostname (NULL: absent) */
 } dt_case;
 
 dt_input *dt_case_input_add(dt_case *c, const char *name, const char *sha256, int64_t rows,
@@ -650,6 +652,15 @@ typedef struct dt_run_derived {
 
 /* ---- the run ------------------------------------------------------------------------- */
 
+/* results.json "plan": the shard plan a run belongs to (dualtime run --plan, merge;
+ * docs/sharding.md). */
+typedef struct dt_shard_ref {
+    int present;     /* 0: not a sharded run */
+    char *plan_id;   /* SHA-256 hex of the plan's canonical text */
+    int64_t index;   /* the shard this run is; DT_NULL_I64 in a merged record */
+    int64_t count;   /* shards of the plan */
+} dt_shard_ref;
+
 struct dt_record {
     int format_version;       /* version decoded from (1 or 2); a new record: 2 */
     int complete;             /* 0 while running or after an interruption */
@@ -671,6 +682,9 @@ struct dt_record {
     int probe_unheld;         /* the probe scopes' windows were not held: decoded from a
                                  file written before held windows that has probe samples */
     dt_run_derived derived;
+    dt_shard_ref plan;        /* the shard plan (plan.present 0: not sharded) */
+    char *shards_json;        /* merged runs: one entry per shard (index, host, times,
+                                 environment), canonical JSON array text (NULL: none) */
 };
 
 /* An empty record: format_version 2, settings defaults (bootstrap from the policy),

@@ -1159,7 +1159,28 @@ static dt_status dec_case(dec *d, const json_t *cj, size_t index) {
     TRY(dec_clocks(d, cj, c));
     TRY(dec_floor(d, cj, c));
     TRY(dec_derived_block(d, cj, c));
+    TRY(get_int(d, cj, "shard", F_NULL, 0, INT32_MAX, &c->shard));
+    TRY(get_str(d, cj, "host", F_NULL, &c->host));
     path_pop(d, m);
+    return DT_OK;
+}
+
+/* "plan": the shard plan of a sharded or merged run (absent: not sharded). */
+static dt_status dec_plan_ref(dec *d, const json_t *root) {
+    const json_t *p;
+    TRY(get_obj(d, root, "plan", F_NULL, &p));
+    if (!p)
+        return DT_OK;
+    dt_shard_ref *s = &d->r->plan;
+    size_t m = path_key(d, "plan");
+    s->present = 1;
+    TRY(get_str(d, p, "id", F_REQ | F_NONEMPTY, &s->plan_id));
+    TRY(get_int(d, p, "shards", F_REQ, 1, INT32_MAX, &s->count));
+    TRY(get_int(d, p, "shard", F_NULL, 0, INT32_MAX, &s->index));
+    path_pop(d, m);
+    const json_t *sh;
+    TRY(get_arr(d, root, "shards", F_NULL, &sh));
+    d->r->shards_json = canonical(sh);
     return DT_OK;
 }
 
@@ -1632,6 +1653,7 @@ static dt_status dec_run(dec *d, const json_t *root) {
     TRY(get_arr(d, root, "resumes", F_NULL, &res));
     r->resumes_json = canonical(res);
     TRY(get_strv(d, root, "notes", F_NULL, &r->notes));
+    TRY(dec_plan_ref(d, root));
     TRY(dec_derived_block(d, root, NULL));
     if (d->v1_derived_bad)
         dt_record_derived_clear(r);
@@ -2282,6 +2304,10 @@ static json_t *enc_case(enc *e, const dt_case *c) {
     }
     if (c->derived.present)
         put(e, o, "derived", enc_case_derived(e, &c->derived));
+    if (c->shard != DT_NULL_I64)
+        put(e, o, "shard", json_integer(c->shard));
+    if (c->host)
+        put_str(e, o, "host", c->host);
     return o;
 }
 
@@ -2373,6 +2399,15 @@ static json_t *enc_run(enc *e) {
         put(e, o, "resumes", jembed(e, r->resumes_json, "resumes"));
     if (r->notes.n)
         put(e, o, "notes", jstrv(e, &r->notes));
+    if (r->plan.present) {
+        json_t *p = json_object();
+        put_str(e, p, "id", r->plan.plan_id);
+        put(e, p, "shards", json_integer(r->plan.count));
+        put(e, p, "shard", jint(r->plan.index));
+        put(e, o, "plan", p);
+    }
+    if (r->shards_json)
+        put(e, o, "shards", jembed(e, r->shards_json, "shards"));
     if (r->derived.present)
         put(e, o, "derived", enc_run_derived(e, &r->derived));
     return o;
@@ -2441,5 +2476,31 @@ dt_status dt_record_save(const dt_record *r, const char *path, dt_err *err) {
     if (st == DT_OK)
         st = dt_file_write_atomic(path, text, len, err);
     free(text);
+    return st;
+}
+
+/* One entry per shard record: its index, host, times and environment (a merged run's
+ * "shards"), as canonical JSON array text. */
+dt_status dt_record_shards_json(const dt_record *const *shards, size_t n, char **text,
+                                dt_err *err) {
+    *text = NULL;
+    json_t *a = json_array();
+    dt_status st = DT_OK;
+    for (size_t i = 0; i < n && st == DT_OK; i++) {
+        const dt_record *r = shards[i];
+        enc e = {r, err, DT_OK};
+        json_t *o = json_object();
+        put(&e, o, "shard", jint(r->plan.index));
+        put_str(&e, o, "host", r->env.host.hostname);
+        put_str(&e, o, "started_at", r->started_at);
+        put_str(&e, o, "finished_at", r->finished_at);
+        put(&e, o, "command_line", jstrv(&e, &r->command_line));
+        put(&e, o, "environment", enc_environment(&e, &r->env));
+        append(&e, a, o);
+        st = e.st;
+    }
+    if (st == DT_OK)
+        *text = canonical(a);
+    json_decref(a);
     return st;
 }

@@ -33,4 +33,10 @@ dt_status dt_record_load(const char *path, dt_record **out, dt_err *err);
 /* Encodes r and writes it to path atomically (dt_file_write_atomic). */
 dt_status dt_record_save(const dt_record *r, const char *path, dt_err *err);
 
+/* A merged run's "shards": for each shard record its plan.index, hostname, start and
+ * finish times, command line and environment, as canonical JSON array text (*text the
+ * caller's; becomes dt_record.shards_json). */
+dt_status dt_record_shards_json(const dt_record *const *shards, size_t n, char **text,
+                                dt_err *err);
+
 #endif
