@@ -545,6 +545,9 @@ int dt_sdk_main(int argc, char **argv, const dt_sdk_spec *spec) {
         fprintf(stderr, "%s: init failed\n", who(&s));
         return 2;
     }
+    /* held windows must not meet lazy module loading (a first launch that loads code can
+     * synchronize inside the hold): eager unless the caller chose, as the native worker */
+    if (is_cuda(&s)) setenv("CUDA_MODULE_LOADING", "EAGER", 0);
     if (is_cuda(&s)) s.cuda_ok = dt_sdk_cuda_load(s.cuda_reason, sizeof s.cuda_reason);
     char *line = NULL;
     size_t cap = 0;

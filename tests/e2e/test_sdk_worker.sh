@@ -8,7 +8,7 @@
 set -u
 B="$1"; D="$B/dualtime"; W="$B/examples/sdk_cpu_worker"
 [ -x "$W" ] || { echo "no $W (DT_BUILD_EXAMPLES off?): skip"; exit 77; }
-T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
+T=$(mktemp -d); [ -n "${KEEP_T:-}" ] || trap 'rm -rf "$T"' EXIT; echo "tmp $T"
 pass=0; fail=0
 ok() { pass=$((pass+1)); }
 no() { fail=$((fail+1)); echo "FAIL: $*"; }
@@ -89,6 +89,73 @@ assert "malformed JSON" in a[1]["error"] and a[2]["error"] == "run before prepar
 assert a[3]["error"].startswith("prepare: bad shared memory name"), a[3]
 assert a[6] == {"ok": True}
 EOP
+
+# 6. CUDA mode without a GPU: a fake libcuda.so.1 (device memory = host memory, filled
+# with garbage until upload) and a fake timing helper (tests/sdk/); the SDK's device
+# mirror, offsets, copies and device requests go through dualtime's checks
+FW="$B/tests/sdk/sdk_fake_cuda_worker"
+if [ -x "$FW" ]; then
+  export_fake=(env LD_LIBRARY_PATH="$B/tests/sdk/fakecuda" DUALTIME_TIMING_LIB="$B/tests/sdk/libfake_dualtime_timing.so")
+  CU=(--backends cuda --operations add --row-shapes 17x257,3x40 --samples 3 --sample-ms 2
+      --warmup-ms 5 --quiet --baseline-worker "$FW")
+  # a proxy in front of the candidate asks for held windows (the orchestrator does not
+  # yet) and a malformed hold, and logs what the worker answered
+  cat >"$T/proxy.py" <<'EOP'
+import json, subprocess, sys
+w = subprocess.Popen(sys.argv[2:], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+log = open(sys.argv[1], "a")
+for line in sys.stdin:
+    req = json.loads(line)
+    extra = None
+    if req.get("cmd") == "device" and req.get("scope") == "control":
+        req["hold"] = True
+        extra = dict(req, hold="yes")
+    w.stdin.write(json.dumps(req) + "\n"); w.stdin.flush()
+    ans = w.stdout.readline()
+    if extra:
+        log.write(json.dumps({"held": json.loads(ans)}) + "\n")
+        w.stdin.write(json.dumps(extra) + "\n"); w.stdin.flush()
+        log.write(json.dumps({"bad": json.loads(w.stdout.readline())}) + "\n")
+        log.flush()
+    sys.stdout.write(ans); sys.stdout.flush()
+EOP
+  "${export_fake[@]}" "$D" run --output "$T/cuda" "${CU[@]}" --input-views --device-timing \
+    --candidate-worker "/usr/bin/python3 $T/proxy.py $T/proxy.log $FW"; rc=$?
+  [ $rc -eq 0 ] && ok || no "fake cuda run: exit $rc"
+  /usr/bin/python3 - "$T/cuda/results.json" "$T/proxy.log" <<'EOP' && ok || no "fake cuda run: results"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert len(r["cases"]) == 2
+for c in r["cases"]:
+    assert c["valid"] is True, c["id"]
+    im = c["impl"]["candidate"]
+    assert im["status"] == "ok" and all(k["ok"] for k in im["checks"]), (c["id"], im["error"])
+    for s in ("control_batch", "control_single", "probe_batch", "probe_single"):
+        assert len(im["samples"][s]) == 3 and all(x["us"] > 0 for x in im["samples"][s]), s
+    assert im["samples"]["probe_batch"][0]["kernel_count"] == 1
+h = r["frameworks"][0]["hello"]
+assert h["backends"]["cuda"]["available"] and h["backends"]["cuda"]["info"]["gpu"].startswith("Fake GPU")
+assert h["device_timing"] == {"available": True}, h["device_timing"]
+log = [json.loads(l) for l in open(sys.argv[2])]
+held = [x["held"] for x in log if "held" in x]; bad = [x["bad"] for x in log if "bad" in x]
+assert len(held) >= 12 and len(bad) == len(held)
+assert all(a["ok"] and a["result"]["held"] is True and a["result"]["hold_method"] == "wait_value" for a in held)
+assert all(a["ok"] is False and a["error"] == "device: 'hold' must be true or false" for a in bad)
+EOP
+  # out of device memory: prepare fails with the driver's reason, the run goes on
+  FAKE_CUDA_FAIL_ALLOC=1 "${export_fake[@]}" "$D" run --output "$T/oom" "${CU[@]}" --candidate-worker "$FW"; rc=$?
+  [ $rc -eq 1 ] && ok || no "fake cuda out of memory: exit $rc, wanted 1"
+  grep -q "cuMemAlloc (the arena's device mirror) failed: CUDA error 2 (out of memory)" "$T/oom/results.json" \
+    && ok || no "fake cuda out of memory: no reason in results.json"
+  # no timing helper: device requests answer "device timing not offered"
+  env LD_LIBRARY_PATH="$B/tests/sdk/fakecuda" DUALTIME_TIMING_LIB=/nonexistent/libdualtime_timing.so \
+    "$D" run --output "$T/notiming" "${CU[@]}" --candidate-worker "$FW" --baseline-worker "$FW"; rc=$?
+  [ $rc -eq 0 ] && ok || no "fake cuda without the helper: exit $rc"
+  grep -q '"reason": *"device timing not offered: no timing helper' "$T/notiming/results.json" \
+    && ok || no "fake cuda without the helper: hello reason"
+else
+  echo "no $FW: CUDA-mode checks skipped"
+fi
 
 ls /dev/shm 2>/dev/null | grep -q "^dualtime-$$-" && no "shared memory left" || ok
 echo "$pass passed, $fail failed"
