@@ -556,6 +556,13 @@ int dt_sdk_main(int argc, char **argv, const dt_sdk_spec *spec) {
         while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r')) line[--len] = '\0';
         if (len == 0) continue;
         if (handle_line(&s, line, (size_t)len)) break;
+        if (is_cuda(&s) && dt_sdk_cuda_lost()) {
+            /* as the native worker: exit so that a fresh worker serves the next case */
+            fprintf(stderr, "%s: the CUDA context is lost (a kernel fault); exiting so a fresh "
+                    "worker takes over\n", who(&s));
+            free(line);
+            return 3;
+        }
     }
     free(line);
     if (s.prepared) release_case(&s);

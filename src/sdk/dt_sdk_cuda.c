@@ -157,14 +157,19 @@ dt_status dt_sdk_cuda_copy(int to_device, uint64_t dptr, void *host, int64_t byt
         CU_TRY(cu.MemcpyHtoD((CUdeviceptr)dptr, host, (size_t)bytes), "cuMemcpyHtoD (upload)");
     else
         CU_TRY(cu.MemcpyDtoH(host, (CUdeviceptr)dptr, (size_t)bytes), "cuMemcpyDtoH (download)");
-    CU_TRY(cu.CtxSynchronize(), "cuCtxSynchronize");
-    return DT_OK;
+    return dt_sdk_cuda_sync(err);
 }
 
+static int g_lost;
+
 dt_status dt_sdk_cuda_sync(dt_err *err) {
-    CU_TRY(cu.CtxSynchronize(), "cuCtxSynchronize");
-    return DT_OK;
+    CUresult r = cu.CtxSynchronize();
+    if (r == 0) return DT_OK;
+    g_lost = 1;
+    return cu_fail(err, r, "cuCtxSynchronize (a kernel fault? the context is lost)");
 }
+
+int dt_sdk_cuda_lost(void) { return g_lost; }
 
 dt_status dt_sdk_cuda_empty(void *stream, dt_err *err) {
     CU_TRY(cu.LaunchKernel(cu.empty_fn, 1, 1, 1, 1, 1, 1, 0, stream, NULL, NULL),

@@ -32,8 +32,11 @@ void dt_sdk_cuda_case_close(uint64_t dptr, void *stream);
 /* Copies bytes between host and the device buffer (to_device: host -> device), then
  * synchronizes the context. */
 dt_status dt_sdk_cuda_copy(int to_device, uint64_t dptr, void *host, int64_t bytes, dt_err *err);
-/* cuCtxSynchronize: the whole device, with the error named. */
+/* cuCtxSynchronize: the whole device, with the error named. A failure here is a kernel
+ * fault or a lost context: dt_sdk_cuda_lost() is 1 from then on. */
 dt_status dt_sdk_cuda_sync(dt_err *err);
+/* 1 once a synchronization failed: the context can serve nothing more in this process. */
+int dt_sdk_cuda_lost(void);
 /* Launches the empty kernel <<<1,1>>> on stream. */
 dt_status dt_sdk_cuda_empty(void *stream, dt_err *err);
 
