@@ -3,6 +3,7 @@
  * through DUALTIME_TIMING_LIB): a region's stream_ns is the host time from begin to end
  * (at least 1000 ns), a probe reports one kernel record per region; hold() marks the next
  * region held. Nested or unmatched calls fail as the real helper's do. */
+#define _POSIX_C_SOURCE 200809L
 #include <string.h>
 #include <time.h>
 
