@@ -23,6 +23,7 @@
 
 #include "cli/dt_doctor.h"
 #include "cli/dt_sys.h"
+#include "common/dt_affinity.h"
 #include "common/dt_common.h"
 #include "data/dt_shm.h"
 #include "format/dt_format_compare.h"
@@ -72,12 +73,17 @@ static const char *k_usage =
     "  --warmup-ms MS          warmup per framework and case (default 150)\n"
     "  --prime N               untimed calls right before every timed sample, in the same\n"
     "                          request (default 1, 0..16; docs/protocol.md, Priming)\n"
-    "  --rounds N              repeat the plan, order rotated and reversed (default 1)\n"
+    "  --rounds N              repeat the plan, order rotated and reversed (default: 2 on\n"
+    "                          cuda, 1 on cpu)\n"
     "  --seed N                input seed (default 1)\n"
     "  --threads N             CPU threads of both frameworks (default min(8, cores))\n"
     "  --timeout S             seconds a worker may take for one request (default 180)\n"
-    "  --device-timing         add the device scopes (CUDA: stream control, CUPTI probe)\n"
-    "  --probe-kind KIND       concurrent or serialized CUPTI kernel records\n"
+    "  --device-timing         the device scopes (held control, CUPTI probe, dispatch):\n"
+    "                          on by default on cuda; an error on cpu\n"
+    "  --no-device-timing      host scopes only\n"
+    "  --probe-kind KIND       auto (default: a pilot per case picks the less perturbing),\n"
+    "                          concurrent or serialized CUPTI kernel records\n"
+    "  --no-pin                do not pin the orchestrator and workers to their own CPUs\n"
     "  --capture-sources       keep every run-time compiled source in DIR/sources\n"
     "  --python PATH           interpreter of the PyTorch worker (default: DUALTIME_PYTHON,\n"
     "                          else the first of python3 on PATH and /usr/bin/python3\n"
@@ -251,6 +257,9 @@ typedef struct run_settings {
     long long samples, rounds, seed, threads, prime;
     double sample_ms, warmup_ms, timeout_s;
     int quick, views, device_timing, capture_sources, quiet, probe_kind;
+    int no_pin;            /* --no-pin */
+    /* device_timing, samples and rounds are -1 until given: their defaults depend on the
+     * backend (apply_backend_defaults) */
     const char *backend;   /* --backends checked: "cpu", "cuda" or NULL (automatic) */
     int ops[DT_OP_COUNT];  /* selected operations */
     dt_shape_list rows, gemms;
@@ -267,13 +276,17 @@ typedef struct run_job {
     dt_session session;
     dt_run_config cfg;
     dt_record *results;    /* the run's record */
+    dt_pin_plan pin;       /* the CPUs of the orchestrator and each member's workers */
+    char orch_cpus[DT_PIN_LIST_LEN]; /* the orchestrator's affinity once pinned (or not) */
     dt_clocks *clocks;
 } run_job;
 
 static void settings_defaults(run_settings *a) {
     memset(a, 0, sizeof *a);
-    a->samples = 9;
-    a->rounds = 1;
+    a->samples = -1;
+    a->rounds = -1;
+    a->device_timing = -1;
+    a->probe_kind = DT_RUN_PROBE_AUTO;
     a->seed = 1;
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     a->threads = ncpu > 8 ? 8 : (ncpu > 0 ? ncpu : 1);
@@ -285,7 +298,7 @@ static void settings_defaults(run_settings *a) {
 
 enum { O_OUT = 1000, O_BACK, O_OPS, O_ROWS, O_GEMM, O_VIEWS, O_SAMPLES, O_SMS, O_WMS, O_CAP,
        O_QUICK, O_THREADS, O_TIMEOUT, O_SEED, O_ROUNDS, O_DEV, O_PROBE, O_PY, O_CAND, O_BASE,
-       O_QUIET, O_PRIME, O_HELP };
+       O_QUIET, O_PRIME, O_HELP, O_NODEV, O_NOPIN };
 
 static const struct option k_run_opts[] = {
     {"output", required_argument, 0, O_OUT},        {"backends", required_argument, 0, O_BACK},
@@ -301,6 +314,7 @@ static const struct option k_run_opts[] = {
     {"baseline-worker", required_argument, 0, O_BASE},
     {"quiet", no_argument, 0, O_QUIET},             {"help", no_argument, 0, O_HELP},
     {"prime", required_argument, 0, O_PRIME},
+    {"no-device-timing", no_argument, 0, O_NODEV},  {"no-pin", no_argument, 0, O_NOPIN},
     {0, 0, 0, 0}};
 
 /* One option with a number value into a; -1 when it is not one (message printed). */
@@ -339,10 +353,13 @@ static int parse_run_args(int argc, char **argv, run_settings *a) {
         case O_CAP: a->capture_sources = 1; break;
         case O_QUICK: a->quick = 1; break;
         case O_DEV: a->device_timing = 1; break;
+        case O_NODEV: a->device_timing = 0; break;
+        case O_NOPIN: a->no_pin = 1; break;
         case O_PROBE:
-            if (strcmp(optarg, "concurrent") == 0) a->probe_kind = 0;
-            else if (strcmp(optarg, "serialized") == 0) a->probe_kind = 1;
-            else return bad("--probe-kind: '%s' is not concurrent or serialized", optarg);
+            if (strcmp(optarg, "concurrent") == 0) a->probe_kind = DT_RUN_PROBE_CONCURRENT;
+            else if (strcmp(optarg, "serialized") == 0) a->probe_kind = DT_RUN_PROBE_SERIALIZED;
+            else if (strcmp(optarg, "auto") == 0) a->probe_kind = DT_RUN_PROBE_AUTO;
+            else return bad("--probe-kind: '%s' is not auto, concurrent or serialized", optarg);
             break;
         case O_PY: a->python = optarg; break;
         case O_CAND: a->candidate_cmd = optarg; break;
@@ -387,9 +404,42 @@ static int check_run_settings(run_settings *a, int resuming) {
         else
             return bad("--backends: unknown backend '%s' (known: cpu, cuda)", a->backends);
     }
-    if (a->device_timing && a->backend && strcmp(a->backend, "cpu") == 0)
+    if (a->device_timing == 1 && a->backend && strcmp(a->backend, "cpu") == 0)
         return bad("--device-timing: the cpu backend has no device scopes; use --backends cuda");
     return -1;
+}
+
+/* Defaults that depend on the backend (docs/device-workflow.md, "Defaults on cuda"):
+ * cuda: device timing on, 2 rounds (the assessment needs >= 2 for comparative) and 9
+ * samples; cpu: no device timing, 1 round, 9 samples. Given flags win. */
+static void apply_backend_defaults(run_settings *a, const char *backend) {
+    int cuda = strcmp(backend, "cuda") == 0;
+    if (a->device_timing < 0) a->device_timing = cuda;
+    if (a->rounds < 0) a->rounds = cuda ? 2 : 1;
+    if (a->samples < 0) a->samples = 9;
+}
+
+/* Pinning (issue 12, item 6): with enough CPUs the orchestrator is pinned to one now and
+ * each member's workers start pinned to their own (common/dt_affinity.h); --no-pin or
+ * too few CPUs leave everything as it is, the reason kept for the record. */
+static void plan_pinning(run_job *j) {
+    if (j->a.no_pin) {
+        memset(&j->pin, 0, sizeof j->pin);
+        snprintf(j->pin.why, sizeof j->pin.why, "not pinned: --no-pin");
+    } else {
+        /* before the backend is settled: an explicit cpu run must keep --threads CPUs per
+         * worker; cuda (or automatic) caps each share at --threads */
+        int cpu = j->a.backend && strcmp(j->a.backend, "cpu") == 0;
+        dt_affinity_plan_here(DT_SESSION_IMPLS, (int)j->a.threads, cpu, &j->pin);
+        if (j->pin.pinned && dt_affinity_pin_self(j->pin.orchestrator) != 0) {
+            char why[sizeof j->pin.why];
+            snprintf(why, sizeof why, "not pinned: sched_setaffinity(%s): %s",
+                     j->pin.orchestrator, strerror(errno));
+            memset(&j->pin, 0, sizeof j->pin);
+            snprintf(j->pin.why, sizeof j->pin.why, "%s", why);
+        }
+    }
+    if (dt_affinity_self(j->orch_cpus, sizeof j->orch_cpus) != 0) j->orch_cpus[0] = '\0';
 }
 
 /* Starts the workers and builds the plan for the backend they settle on. */
@@ -398,14 +448,18 @@ static int start_run(run_job *j) {
     if (dt_exe_dir(j->exe_dir, sizeof j->exe_dir) != 0)
         return bad("cannot locate the dualtime binary");
     dt_shm_sweep_stale();
+    plan_pinning(j);
     dt_session_settings ss = {j->exe_dir, a->python, a->candidate_cmd, a->baseline_cmd,
-                              a->backend, (int)a->threads, a->timeout_s};
+                              a->backend, (int)a->threads, a->timeout_s,
+                              {j->pin.pinned ? j->pin.worker[0] : NULL,
+                               j->pin.pinned ? j->pin.worker[1] : NULL}};
     dt_err e;
     if (dt_session_start(&j->session, &ss, &e) != DT_OK) return bad("%s", e.msg);
     const char *backend = j->session.backend;
-    if (a->device_timing && strcmp(backend, "cuda") != 0)
+    if (a->device_timing == 1 && strcmp(backend, "cuda") != 0)
         return bad("--device-timing needs the cuda backend, and this run uses %s (%s)", backend,
                    j->session.backend_choice);
+    apply_backend_defaults(a, backend);
     if (!a->row_shapes) dt_shapes_default(backend, a->quick, 0, &a->rows);
     if (!a->gemm_shapes) dt_shapes_default(backend, a->quick, 1, &a->gemms);
     dt_plan_build(&j->cfg.plan, a->ops, &a->rows, &a->gemms, a->views);
@@ -450,7 +504,10 @@ static void fill_settings(const run_job *j, dt_settings *s) {
     s->timeout_s = a->timeout_s;
     s->quick = a->quick;
     s->device_timing = a->device_timing;
-    dt_record_set_str(&s->probe_kind, a->probe_kind ? "serialized" : "concurrent");
+    static const char *const k_kinds[] = {"concurrent", "serialized", "auto"};
+    dt_record_set_str(&s->probe_kind, k_kinds[a->probe_kind]);
+    s->pin = j->pin.pinned;
+    dt_record_set_str(&s->pin_reason, j->pin.pinned ? NULL : j->pin.why);
     s->capture_sources = a->capture_sources;
     s->max_reps = DT_RUN_MAX_REPS;
     s->device_reps_cap = DT_RUN_DEVICE_REPS_CAP;
@@ -483,6 +540,7 @@ static void add_impls(const run_job *j, dt_record *r) {
         const dt_worker *w = &m->worker[DT_STEP_MAIN];
         for (int i = 0; w->argv[i]; i++) dt_strv_push(&im->command, w->argv[i]);
         dt_record_set_str(&im->hello_json, m->hello.text);
+        if (m->cpus[0]) dt_record_set_str(&im->cpus, m->cpus);
     }
 }
 
@@ -510,6 +568,7 @@ static dt_record *run_record(const run_job *j) {
         dt_record_set_str(&r->env.gpu_name, h0->cuda_name);
     }
     dt_record_set_str(&r->env.python, j->session.python);
+    if (j->orch_cpus[0]) dt_record_set_str(&r->env.orchestrator_cpus, j->orch_cpus);
     add_files(r, j->exe_dir);
     return r;
 }

@@ -2,6 +2,7 @@
  * (contract in dt_spawn.h). */
 #define _GNU_SOURCE
 #include "dt_spawn.h"
+#include "dt_affinity.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -85,8 +86,16 @@ dt_status dt_spawn_start(char *const argv[], const dt_spawn_opts *o, dt_child *c
         posix_spawnattr_setsigdefault(&attr, &all);
     }
     pid_t pid = 0;
+    /* posix_spawn has no affinity attribute: the child inherits the calling thread's
+     * mask, so it is set for the spawn and restored after */
+    cpu_set_t saved, want;
+    int pinned = 0;
+    if (o->cpus && dt_affinity_parse(o->cpus, &want) == 0 &&
+        sched_getaffinity(0, sizeof saved, &saved) == 0)
+        pinned = sched_setaffinity(0, sizeof want, &want) == 0;
     int rc = o->search_path ? posix_spawnp(&pid, argv[0], &fa, &attr, argv, environ)
                             : posix_spawn(&pid, argv[0], &fa, &attr, argv, environ);
+    if (pinned) sched_setaffinity(0, sizeof saved, &saved);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&attr);
     close_fd(&p[0][0]);
@@ -158,7 +167,7 @@ int dt_spawn_capture(char *const argv[], const char *input, int merge_stderr, do
     DT_ASSERT(len > 0);
     out[0] = '\0';
     dt_spawn_opts o = {input ? DT_SPAWN_PIPE : DT_SPAWN_NULL, DT_SPAWN_PIPE,
-                       merge_stderr ? DT_SPAWN_MERGE : DT_SPAWN_NULL, 1, 0};
+                       merge_stderr ? DT_SPAWN_MERGE : DT_SPAWN_NULL, 1, 0, NULL};
     dt_child c;
     dt_err e;
     if (dt_spawn_start(argv, &o, &c, &e) != DT_OK) return -1;

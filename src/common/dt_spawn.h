@@ -30,6 +30,9 @@ typedef struct dt_spawn_opts {
     dt_spawn_io in, out, err;
     int search_path; /* 1: argv[0] is looked up in PATH (posix_spawnp) */
     int own_group;   /* 1: own process group, empty signal mask, default dispositions */
+    const char *cpus; /* CPU list ("2-3,5") the child starts pinned to (it inherits the
+                         calling thread's affinity, set for the spawn and restored);
+                         NULL: inherit as it is */
 } dt_spawn_opts;
 
 /* A started child and the parent's ends of its pipes (-1 where none). */

@@ -4,7 +4,9 @@
  *   per implementation: prepare → upload → cold call → download → check("cold")
  *   per implementation: warmup (batches) → calibrate R
  *   batch samples, ABBA-interleaved; single samples, ABBA-interleaved
- *   [device timing: control and probe samples, the probe on the probe worker]
+ *   [device timing: probe workers prepared (probe kind auto: a pilot of both kinds in
+ *    round 0 picks the less perturbing one); per sample index control (held), probe
+ *    (held, on the probe worker of the kind) and dispatch (unheld) in a rotated order]
  *   per implementation: poison → upload → call → download → check("warm") → release
  *   write results.json + results.md + plots (dt_outputs_write)
  *
@@ -29,6 +31,7 @@
 #include "../record/dt_record_json.h"
 #include "../stats/dt_derive.h"
 #include "../session/dt_protocol.h"
+#include "../stats/dt_stats.h"
 
 static volatile sig_atomic_t g_stop_signal;
 
@@ -39,12 +42,13 @@ int dt_run_stop_requested(void) { return g_stop_signal != 0; }
 typedef struct fw_case {
     int index;          /* session member: 0 candidate, 1 baseline */
     const char *id;     /* implementation id */
-    dt_worker *w[2];    /* [DT_STEP_MAIN], [DT_STEP_PROBE]: the session's workers */
+    dt_worker *w[DT_STEP_COUNT]; /* by step: the session's workers */
     dt_case_impl *ci;   /* this implementation's part of the case (in the record) */
     dt_shm shm;         /* this implementation's arena (the probe worker maps it too) */
     dt_protocol_prepare_req req; /* kept for the probe worker */
     int prepared;       /* prepare succeeded: release owed */
-    int probe_prepared; /* prepare on the probe worker succeeded: release owed */
+    int probe_prepared[DT_STEP_COUNT]; /* prepare on that probe worker succeeded: release owed */
+    dt_session_step probe_step; /* the probe worker (kind) whose samples are kept */
     int ok;             /* still eligible for timing */
     int64_t reps;       /* calibrated batch size */
 } fw_case;
@@ -73,8 +77,20 @@ typedef struct case_run {
     fw_case fw[DT_SESSION_IMPLS];
 } case_run;
 
-static const char *probe_kind_name(const dt_run_config *cfg) {
-    return cfg->probe_kind ? "serialized" : "concurrent";
+/* The CUPTI kind of a probe step. */
+static const char *kind_name(dt_session_step step) {
+    return step == DT_STEP_PROBE_SERIAL ? "serialized" : "concurrent";
+}
+
+void dt_run_device_order(int index, int order[3]) {
+    /* all six permutations of (control, probe, dispatch): control before probe exactly
+     * on even indexes; every aligned three indexes a Latin square (each slot once in each
+     * position); every six each pairwise order three times */
+    static const int k_order[6][3] = {{0, 1, 2}, {1, 2, 0}, {2, 0, 1},
+                                      {2, 1, 0}, {0, 2, 1}, {1, 0, 2}};
+    int r = index % 6;
+    if (r < 0) r += 6;
+    for (int q = 0; q < 3; q++) order[q] = k_order[r][q];
 }
 
 /* ---- progress --------------------------------------------------------------------- */
@@ -332,24 +348,27 @@ static void take_samples(run_ctx *c, case_run *cr, int single) {
 
 /* ---- device phase ---------------------------------------------------------------------- */
 
-/* One device region: control on the main worker, probe on the probe worker. */
-static dt_status fw_device(run_ctx *c, fw_case *f, int probe, int64_t reps, dt_sample *s) {
-    dt_session_step step = probe ? DT_STEP_PROBE : DT_STEP_MAIN;
-    const char *stage = probe ? "probe sample" : "control sample";
+/* One device region on the worker of step (main: control or dispatch; a probe step: a
+ * probe of that step's kind), held or not. A failure (a held window the watchdog had to
+ * release included) fails f with stage and the worker's reason, like any device sample. */
+static dt_status fw_device(run_ctx *c, fw_case *f, dt_session_step step, int hold,
+                           int64_t reps, const char *stage, dt_sample *s) {
+    int probe = step != DT_STEP_MAIN;
     dt_worker *w = fw_worker(f, step, stage);
     if (!w) return DT_EWORKER;
     dt_err e;
-    dt_status st = dt_protocol_device(w, probe, reps, probe_kind_name(c->cfg), c->cfg->prime,
-                                      c->cfg->timeout_s, s, &e);
+    dt_status st = dt_protocol_device(w, probe, hold, reps, kind_name(probe ? step : f->probe_step),
+                                      c->cfg->prime, c->cfg->timeout_s, s, &e);
     return fw_done(f, step, stage, st, &e);
 }
 
-/* Starts (if needed) and prepares the probe worker of f on the same arena, then warms it. */
-static dt_status fw_probe_prepare(run_ctx *c, fw_case *f, int64_t reps) {
+/* Starts (if needed) the probe worker of f for step (its kind), prepares it on the same
+ * arena, then warms it. */
+static dt_status fw_probe_prepare(run_ctx *c, fw_case *f, dt_session_step step, int64_t reps) {
     dt_err e;
     int started = 0;
-    if (dt_session_ready(c->session, f->index, DT_STEP_PROBE, &started, &e) != DT_OK) {
-        fw_fail(f, DT_STEP_PROBE, "start probe worker", e.msg);
+    if (dt_session_ready(c->session, f->index, step, &started, &e) != DT_OK) {
+        fw_fail(f, step, "start probe worker", e.msg);
         return DT_EWORKER;
     }
     dt_worker *w;
@@ -358,26 +377,98 @@ static dt_status fw_probe_prepare(run_ctx *c, fw_case *f, int64_t reps) {
         /* A dedicated probe process: CUPTI stays attached between probe regions, so the
          * warmup and prime calls pay its setup (docs/device-timing.md, persistent mode). */
         const char *stage = "probe worker probe_process";
-        if (!(w = fw_worker(f, DT_STEP_PROBE, stage))) return DT_EWORKER;
-        st = dt_protocol_probe_process(w, probe_kind_name(c->cfg), c->cfg->timeout_s, &e);
-        if (fw_done(f, DT_STEP_PROBE, stage, st, &e) != DT_OK) return st;
+        if (!(w = fw_worker(f, step, stage))) return DT_EWORKER;
+        st = dt_protocol_probe_process(w, kind_name(step), c->cfg->timeout_s, &e);
+        if (fw_done(f, step, stage, st, &e) != DT_OK) return st;
     }
-    if (!(w = fw_worker(f, DT_STEP_PROBE, "probe worker prepare"))) return DT_EWORKER;
+    if (!(w = fw_worker(f, step, "probe worker prepare"))) return DT_EWORKER;
     st = dt_protocol_prepare(w, &f->req, c->cfg->timeout_s, NULL, &e);
-    if (fw_done(f, DT_STEP_PROBE, "probe worker prepare", st, &e) == DT_OK) {
-        f->probe_prepared = 1;
+    if (fw_done(f, step, "probe worker prepare", st, &e) == DT_OK) {
+        f->probe_prepared[step] = 1;
         double ms;
-        st = fw_copy(c, f, DT_STEP_PROBE, "upload", &ms);
+        st = fw_copy(c, f, step, "upload", &ms);
     }
+    /* the GPU is warm from the main worker's samples just before; the probe worker's own
+     * warmup pays CUPTI's first launches of the module: capped (the default run's budget) */
+    double wms = c->cfg->warmup_ms < DT_RUN_PROBE_WARMUP_MS ? c->cfg->warmup_ms
+                                                           : DT_RUN_PROBE_WARMUP_MS;
     int64_t t0 = dt_now_ns(), ns;
-    while (st == DT_OK && (double)(dt_now_ns() - t0) < c->cfg->warmup_ms * 1e6)
-        st = fw_run(c, f, DT_STEP_PROBE, "probe worker warmup", reps, &ns);
+    while (st == DT_OK && (double)(dt_now_ns() - t0) < wms * 1e6)
+        st = fw_run(c, f, step, "probe worker warmup", reps, &ns);
     return st;
 }
 
-/* Paired control/probe samples: per pair index i, implementations in ABBA order, and
- * within one, control first on even i, probe first on odd i. */
+static double median3(double *x, int n) {
+    dt_stats_sort(x, (size_t)n);
+    return dt_stats_quantile_sorted(x, (size_t)n, 0.5);
+}
+
+/* Probe kind auto (docs/device-workflow.md, "Probe kind auto"): DT_RUN_PILOT_PAIRS
+ * indexes of a held control batch and a held probe batch of each kind, in the rotated
+ * order of dt_run_device_order (control, concurrent, serialized), both probe workers
+ * prepared. Each kind's probe/control is the median of its paired ratios (recorded); the
+ * kind whose ratio is closer to 1 (smaller |log ratio|; a tie keeps concurrent) takes the
+ * samples, the other worker's case is released. Pilot samples are not stored. */
+static void fw_pilot(run_ctx *c, fw_case *f, int64_t reps) {
+    static const dt_session_step k_step[3] = {DT_STEP_MAIN, DT_STEP_PROBE, DT_STEP_PROBE_SERIAL};
+    static const char *const k_stage[3] = {"pilot control sample", "pilot probe sample (concurrent)",
+                                           "pilot probe sample (serialized)"};
+    double ratio[2][DT_RUN_PILOT_PAIRS];
+    for (int i = 0; i < DT_RUN_PILOT_PAIRS; i++) {
+        int order[3];
+        double us[3] = {0, 0, 0};
+        dt_run_device_order(i, order);
+        for (int q = 0; q < 3; q++) {
+            int slot = order[q];
+            progress(c, f->id, "probe kind pilot");
+            dt_samples tmp = {0};
+            dt_sample s;
+            if (fw_device(c, f, k_step[slot], 1, reps, k_stage[slot], &s) != DT_OK) return;
+            us[slot] = s.us;
+            dt_samples_push(&tmp, &s);
+            dt_samples_free(&tmp);
+        }
+        ratio[0][i] = us[1] / us[0];
+        ratio[1][i] = us[2] / us[0];
+    }
+    f->ci->pilot_poc_concurrent = median3(ratio[0], DT_RUN_PILOT_PAIRS);
+    f->ci->pilot_poc_serialized = median3(ratio[1], DT_RUN_PILOT_PAIRS);
+    int serial = fabs(log(f->ci->pilot_poc_serialized)) < fabs(log(f->ci->pilot_poc_concurrent));
+    f->probe_step = serial ? DT_STEP_PROBE_SERIAL : DT_STEP_PROBE;
+    dt_session_step other = serial ? DT_STEP_PROBE : DT_STEP_PROBE_SERIAL;
+    if (f->probe_prepared[other] && dt_worker_alive(f->w[other])) fw_release(c, f, other);
+    f->probe_prepared[other] = 0;
+}
+
+/* The probe workers of f for this round: the kind of an earlier round (recorded), else
+ * the forced kind, else (auto) both, piloted. Records the kind used. */
+static void fw_probe_setup(run_ctx *c, fw_case *f, int64_t rdev) {
+    int pilot = 0;
+    if (f->ci->probe_kind)
+        f->probe_step = strcmp(f->ci->probe_kind, "serialized") == 0 ? DT_STEP_PROBE_SERIAL
+                                                                      : DT_STEP_PROBE;
+    else if (c->cfg->probe_kind == DT_RUN_PROBE_AUTO)
+        pilot = 1;
+    else
+        f->probe_step = c->cfg->probe_kind == DT_RUN_PROBE_SERIALIZED ? DT_STEP_PROBE_SERIAL
+                                                                      : DT_STEP_PROBE;
+    if (!pilot) {
+        fw_probe_prepare(c, f, f->probe_step, rdev);
+    } else if (fw_probe_prepare(c, f, DT_STEP_PROBE, rdev) == DT_OK &&
+               fw_probe_prepare(c, f, DT_STEP_PROBE_SERIAL, rdev) == DT_OK) {
+        fw_pilot(c, f, rdev);
+    }
+    if (f->ok) dt_record_set_str(&f->ci->probe_kind, kind_name(f->probe_step));
+}
+
+/* Device samples: per index i, implementations in ABBA order, and within one the held
+ * control, the held probe and the unheld dispatch in dt_run_device_order(i) (control
+ * before probe on even i, as pairs always were). */
 static void take_device_samples(run_ctx *c, case_run *cr, int single) {
+    static const dt_scope k_scope[2][3] = {
+        {DT_SCOPE_CONTROL_BATCH, DT_SCOPE_PROBE_BATCH, DT_SCOPE_DISPATCH_BATCH},
+        {DT_SCOPE_CONTROL_SINGLE, DT_SCOPE_PROBE_SINGLE, DT_SCOPE_DISPATCH_SINGLE}};
+    static const char *const k_stage[3] = {"control sample", "probe sample", "dispatch sample"};
     int64_t cap = c->cfg->device_reps_cap;
     for (int i = 0; i < c->cfg->samples; i++) {
         int first = ((i & 1) ^ cr->flip) ? 1 : 0;
@@ -385,14 +476,17 @@ static void take_device_samples(run_ctx *c, case_run *cr, int single) {
             fw_case *f = &cr->fw[first ^ j];
             if (!f->ok) continue;
             int64_t reps = single ? 1 : (f->reps < cap ? f->reps : cap);
-            for (int q = 0; q < 2; q++) {
-                int probe = (i & 1) ? (q == 0) : (q == 1);
-                dt_scope scope = probe ? (single ? DT_SCOPE_PROBE_SINGLE : DT_SCOPE_PROBE_BATCH)
-                                       : (single ? DT_SCOPE_CONTROL_SINGLE
-                                                 : DT_SCOPE_CONTROL_BATCH);
+            int order[3];
+            dt_run_device_order(i, order);
+            for (int q = 0; q < 3; q++) {
+                int slot = order[q];
+                dt_scope scope = k_scope[single][slot];
                 progress(c, f->id, dt_scope_name(scope));
+                dt_session_step step = slot == DT_RUN_SLOT_PROBE ? f->probe_step : DT_STEP_MAIN;
                 dt_sample s;
-                if (fw_device(c, f, probe, reps, &s) != DT_OK) break;
+                if (fw_device(c, f, step, slot != DT_RUN_SLOT_DISPATCH, reps, k_stage[slot], &s) !=
+                    DT_OK)
+                    break;
                 s.round = cr->round;
                 s.index = i;
                 s.position = c->position++;
@@ -511,7 +605,7 @@ static void timed_part(run_ctx *c, case_run *cr) {
             if (!f->ok) continue;
             progress(c, f->id, "probe worker prepare");
             int64_t rdev = f->reps < cfg->device_reps_cap ? f->reps : cfg->device_reps_cap;
-            fw_probe_prepare(c, f, rdev);
+            fw_probe_setup(c, f, rdev);
         }
         take_device_samples(c, cr, 0);
         take_device_samples(c, cr, 1);
@@ -527,8 +621,8 @@ static void case_finish(run_ctx *c, case_run *cr) {
     for (int i = 0; i < 2; i++) {
         fw_case *f = &cr->fw[i];
         if (f->prepared && dt_worker_alive(f->w[DT_STEP_MAIN])) fw_release(c, f, DT_STEP_MAIN);
-        if (f->probe_prepared && dt_worker_alive(f->w[DT_STEP_PROBE]))
-            fw_release(c, f, DT_STEP_PROBE);
+        for (int k = DT_STEP_PROBE; k < DT_STEP_COUNT; k++)
+            if (f->probe_prepared[k] && dt_worker_alive(f->w[k])) fw_release(c, f, (dt_session_step)k);
         dt_shm_destroy(&f->shm);
     }
     int valid = 1;
@@ -555,8 +649,9 @@ static void run_case(run_ctx *c, const dt_case_spec *spec, int round, int flip) 
         fw_case *f = &cr.fw[i];
         f->index = i;
         f->id = c->cfg->fw_ids[i];
-        f->w[DT_STEP_MAIN] = dt_session_worker(c->session, i, DT_STEP_MAIN);
-        f->w[DT_STEP_PROBE] = dt_session_worker(c->session, i, DT_STEP_PROBE);
+        for (int k = 0; k < DT_STEP_COUNT; k++)
+            f->w[k] = dt_session_worker(c->session, i, (dt_session_step)k);
+        f->probe_step = DT_STEP_PROBE;
         f->ci = &cr.cj->impl[c->ri[i]];
         /* an implementation that failed in an earlier round stays failed */
         f->ok = f->ci->status == DT_IMPL_OK;

@@ -21,6 +21,22 @@
 /* Caps of the timing policy (recorded in settings). */
 #define DT_RUN_MAX_REPS 100000       /* host batch reps */
 #define DT_RUN_DEVICE_REPS_CAP 64    /* device batch reps */
+#define DT_RUN_PILOT_PAIRS 3         /* probe kind auto: held batch indexes per kind */
+#define DT_RUN_PROBE_WARMUP_MS 50.0  /* a probe worker's warmup: min(--warmup-ms, this) */
+
+/* dt_run_config.probe_kind */
+enum { DT_RUN_PROBE_CONCURRENT = 0, DT_RUN_PROBE_SERIALIZED = 1, DT_RUN_PROBE_AUTO = 2 };
+
+/* The device samples of one index, by slot (dt_run_device_order). */
+enum { DT_RUN_SLOT_CONTROL = 0, DT_RUN_SLOT_PROBE = 1, DT_RUN_SLOT_DISPATCH = 2 };
+
+/* The order of the three device samples (control, probe, dispatch: DT_RUN_SLOT_*) at
+ * sample index `index` (>= 0) into order[0..2]: the six permutations in turn, so that
+ * control comes before probe exactly on even indexes, each aligned block of three
+ * indexes puts every slot once in every position, and each block of six holds every
+ * pairwise order equally often. The probe kind pilot uses it for (control, concurrent,
+ * serialized). */
+void dt_run_device_order(int index, int order[3]);
 
 typedef struct dt_run_config {
     const char *output_dir; /* exists and is empty */
@@ -34,7 +50,8 @@ typedef struct dt_run_config {
     int threads;
     double timeout_s;
     int device_timing;
-    int probe_kind; /* 0 concurrent, 1 serialized */
+    int probe_kind; /* DT_RUN_PROBE_*: concurrent, serialized, auto (a pilot per case and
+                       implementation in its first round picks the kind) */
     int capture_sources;
     int64_t max_reps;       /* host batch cap (100000) */
     int64_t device_reps_cap; /* 64 */

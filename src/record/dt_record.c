@@ -564,6 +564,7 @@ void dt_record_free(dt_record *r) {
     free(r->settings.backend_choice);
     free(r->settings.operations);
     free(r->settings.probe_kind);
+    free(r->settings.pin_reason);
     for (size_t i = 0; i < r->n_cases; i++)
         case_free(r, &r->cases[i]);
     free(r->cases);

@@ -193,6 +193,7 @@ typedef struct dt_settings {
     int held_windows;         /* 1: control/probe windows are held (new runs; dt_record_new
                                  sets 1); 0: an older file (absent/false): unheld */
     int pin;                  /* --pin: 1 on, 0 off (--no-pin), -1 absent (older files) */
+    char *pin_reason;         /* pin 0: why not ("--no-pin", too few CPUs; NULL: absent) */
     int capture_sources;
     int64_t max_reps;         /* cap of batch reps */
     int64_t device_reps_cap;  /* cap of R_dev */

@@ -331,6 +331,7 @@ static dt_status dec_settings(dec *d, const json_t *root) {
     TRY(get_str(d, o, "probe_kind", F_NULL, &s->probe_kind));
     TRY(get_bool(d, o, "held_windows", F_NULL, 0, &s->held_windows));
     TRY(get_bool(d, o, "pin", F_NULL, -1, &s->pin));
+    TRY(get_str(d, o, "pin_reason", F_NULL, &s->pin_reason));
     TRY(get_bool(d, o, "capture_sources", 0, 0, &s->capture_sources));
     TRY(get_int(d, o, "max_reps", F_NULL, 1, INT64_MAX, &s->max_reps));
     TRY(get_int(d, o, "device_reps_cap", F_NULL, 1, INT64_MAX, &s->device_reps_cap));
@@ -1721,6 +1722,8 @@ static json_t *enc_settings(enc *e, const dt_settings *s) {
     put(e, o, "held_windows", jbool(s->held_windows));
     if (s->pin >= 0)
         put(e, o, "pin", jbool(s->pin));
+    if (s->pin_reason)
+        put_str(e, o, "pin_reason", s->pin_reason);
     put(e, o, "capture_sources", jbool(s->capture_sources));
     put(e, o, "max_reps", jint(s->max_reps));
     put(e, o, "device_reps_cap", jint(s->device_reps_cap));

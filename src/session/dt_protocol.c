@@ -357,13 +357,15 @@ static void probe_fill(const json_t *res, double reps, dt_sample *smp) {
     records_fill(recs, &p->records);
 }
 
-dt_status dt_protocol_device(dt_worker *w, int probe, int64_t reps, const char *probe_kind,
-                             int prime, double timeout_s, dt_sample *out, dt_err *err) {
+dt_status dt_protocol_device(dt_worker *w, int probe, int hold, int64_t reps,
+                             const char *probe_kind, int prime, double timeout_s, dt_sample *out,
+                             dt_err *err) {
     *out = dt_sample_empty();
     json_t *req = json_pack("{s:s,s:s,s:I,s:I,s:s,s:i}", "cmd", "device", "scope",
                             probe ? "probe" : "control", "reps", (json_int_t)reps, "capacity",
                             (json_int_t)(reps * 16 + 64), "probe_kind", probe_kind, "prime",
                             prime);
+    if (hold) json_object_set_new(req, "hold", json_true());
     json_t *resp = NULL;
     dt_status st = call(w, req, timeout_s, &resp, err);
     if (st != DT_OK) return st;
@@ -372,6 +374,11 @@ dt_status dt_protocol_device(dt_worker *w, int probe, int64_t reps, const char *
     if (!json_is_object(r) || !(stream_ns > 0)) {
         json_decref(resp);
         return dt_fail(err, DT_EWORKER, "worker answered device without a positive result.stream_ns");
+    }
+    if (hold && !json_is_true(json_object_get(r, "held"))) {
+        json_decref(resp);
+        return dt_fail(err, DT_EWORKER, "worker answered a held device request without "
+                       "held:true (its window was not held)");
     }
     out->us = stream_ns / 1e3 / (double)reps;
     out->reps = reps;

@@ -111,14 +111,18 @@ dt_status dt_protocol_release(dt_worker *w, double timeout_s, dt_err *err);
 dt_status dt_protocol_probe_process(dt_worker *w, const char *probe_kind, double timeout_s,
                                     dt_err *err);
 
-/* device: one control or probe region of reps calls -> a sample with us (per call) set
- * from result.stream_ns (which must be positive: else DT_EWORKER "worker answered device
- * without a positive result.stream_ns") and, for a probe, its probe fields: per-call
+/* device: one control or probe region of reps calls, held (request "hold": true) when
+ * hold is 1 -> a sample with us (per call) set from result.stream_ns (which must be
+ * positive: else DT_EWORKER "worker answered device without a positive result.stream_ns";
+ * a held request must come back with result.held true: else DT_EWORKER "worker answered
+ * a held device request without held:true", so an unheld window is never stored as a
+ * held one) and, for a probe, its probe fields: per-call
  * kernel sum/span, counts, clock offset, per-name kernel totals and every kernel record
  * (compact rows relative to the first start). reps/round/index/position are the caller's
  * to set. On DT_OK *out owns its arrays (push it with dt_samples_push). */
-dt_status dt_protocol_device(dt_worker *w, int probe, int64_t reps, const char *probe_kind,
-                             int prime, double timeout_s, dt_sample *out, dt_err *err);
+dt_status dt_protocol_device(dt_worker *w, int probe, int hold, int64_t reps,
+                             const char *probe_kind, int prime, double timeout_s, dt_sample *out,
+                             dt_err *err);
 
 /* ceilings of the backend's device into *out (present, error NULL), checked: copy_gbps,
  * copy_bytes, launch_sync_floor_us, launch_queue_floor_us positive finite numbers;

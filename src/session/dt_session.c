@@ -60,8 +60,10 @@ static void add_threads(cmd_words *c, int threads) {
 /* Initialises member m's two workers with argv and starts the main one (hello). */
 static dt_status member_start(dt_session *s, dt_session_member *m, char *const argv[],
                               dt_err *err) {
-    dt_worker_init(&m->worker[DT_STEP_MAIN], argv);
-    dt_worker_init(&m->worker[DT_STEP_PROBE], argv);
+    for (int k = 0; k < DT_STEP_COUNT; k++) {
+        dt_worker_init(&m->worker[k], argv);
+        m->worker[k].cpus = m->cpus[0] ? m->cpus : NULL;
+    }
     return dt_protocol_start(&m->worker[DT_STEP_MAIN], s->timeout_s, &m->hello, err);
 }
 
@@ -134,8 +136,7 @@ static dt_status start_torch(dt_session *s, dt_session_member *m, const dt_sessi
             return DT_OK;
         }
         snprintf(last, sizeof last, "%s", e.msg);
-        dt_worker_free(&m->worker[DT_STEP_MAIN]);
-        dt_worker_free(&m->worker[DT_STEP_PROBE]);
+        for (int k = 0; k < DT_STEP_COUNT; k++) dt_worker_free(&m->worker[k]);
         dt_hello_free(&m->hello);
     }
     return dt_fail(err, DT_EINVAL, "no usable PyTorch worker (tried %s): %s", tried, last);
@@ -187,6 +188,9 @@ dt_status dt_session_start(dt_session *s, const dt_session_settings *set, dt_err
     s->timeout_s = set->timeout_s;
     s->member[0].role = "candidate";
     s->member[1].role = "baseline";
+    for (int i = 0; i < DT_SESSION_IMPLS; i++)
+        if (set->cpus[i])
+            snprintf(s->member[i].cpus, sizeof s->member[i].cpus, "%s", set->cpus[i]);
     s->count = DT_SESSION_IMPLS;
     char native[PATH_MAX + 32];
     snprintf(native, sizeof native, "%s/dualtime-native-worker", set->exe_dir);
@@ -209,7 +213,7 @@ dt_status dt_session_start(dt_session *s, const dt_session_settings *set, dt_err
 }
 
 dt_worker *dt_session_worker(dt_session *s, int i, dt_session_step step) {
-    DT_ASSERT(i >= 0 && i < s->count && (step == DT_STEP_MAIN || step == DT_STEP_PROBE));
+    DT_ASSERT(i >= 0 && i < s->count && step >= DT_STEP_MAIN && step < DT_STEP_COUNT);
     return &s->member[i].worker[step];
 }
 
@@ -230,8 +234,8 @@ void dt_session_stop(dt_session *s) {
     for (int i = 0; i < DT_SESSION_IMPLS; i++) {
         dt_session_member *m = &s->member[i];
         /* a zeroed worker has no argv: nothing to stop */
-        if (m->worker[DT_STEP_MAIN].argv[0]) dt_worker_free(&m->worker[DT_STEP_MAIN]);
-        if (m->worker[DT_STEP_PROBE].argv[0]) dt_worker_free(&m->worker[DT_STEP_PROBE]);
+        for (int k = 0; k < DT_STEP_COUNT; k++)
+            if (m->worker[k].argv[0]) dt_worker_free(&m->worker[k]);
         dt_hello_free(&m->hello);
     }
     s->count = 0;

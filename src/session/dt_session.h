@@ -2,10 +2,13 @@
  * backend the run uses and why, and stopping them.
  *
  * A session has one member per implementation (index 0 the candidate, 1 the baseline).
- * Each member has a main worker (checks, host and control samples) and a probe worker:
- * a second process of the same command, started only when a step needs it (the CUPTI
- * probe scopes), so CUPTI never attaches to the process that takes host samples. The
- * step asks for the worker it needs (dt_session_worker); nobody swaps workers.
+ * Each member has a main worker (checks, host, control and dispatch samples) and a probe
+ * worker per CUPTI kind (concurrent, serialized): more processes of the same command,
+ * started only when a step needs them (the CUPTI probe scopes; probe kind auto pilots
+ * both), so CUPTI never attaches to the process that takes host samples and a probe
+ * process keeps one kind for its life. The step asks for the worker it needs
+ * (dt_session_worker); nobody swaps workers. Workers start pinned to the member's CPU
+ * list when dt_session_settings.cpus names one (common/dt_spawn.h).
  *
  * The candidate is --candidate-worker or the native worker next to the dualtime binary;
  * the baseline is --baseline-worker or the PyTorch worker script next to the binary, run
@@ -41,19 +44,24 @@ typedef struct dt_session_settings {
     const char *backend;       /* --backends: "cpu", "cuda", or NULL for automatic */
     int threads;               /* --threads, passed to every worker */
     double timeout_s;          /* --timeout: per request (hello: at least DT_WORKER_START_S) */
+    const char *cpus[2];       /* CPU list each member's workers are pinned to (index 0
+                                  candidate, 1 baseline); NULL: not pinned */
 } dt_session_settings;
 
 /* Which worker of a member a step needs. */
 typedef enum dt_session_step {
-    DT_STEP_MAIN = 0,  /* checks, warmup, calibration, host and control samples */
-    DT_STEP_PROBE = 1, /* the CUPTI probe scopes */
+    DT_STEP_MAIN = 0,         /* checks, warmup, calibration, host, control, dispatch */
+    DT_STEP_PROBE = 1,        /* the CUPTI probe scopes, concurrent kind */
+    DT_STEP_PROBE_SERIAL = 2, /* the CUPTI probe scopes, serialized kind */
+    DT_STEP_COUNT
 } dt_session_step;
 
 /* One implementation of the run and its two worker processes. */
 typedef struct dt_session_member {
     const char *role;           /* "candidate" or "baseline" */
     char id[DT_SESSION_ID_LEN]; /* from hello (or the role) */
-    dt_worker worker[2];        /* [DT_STEP_MAIN], [DT_STEP_PROBE] (initialised, maybe not started) */
+    dt_worker worker[DT_STEP_COUNT]; /* by step (initialised, maybe not started) */
+    char cpus[64];              /* CPU list its workers are pinned to, "" when not */
     dt_hello hello;             /* the main worker's first hello */
 } dt_session_member;
 

@@ -32,7 +32,7 @@ dt_status dt_worker_start(dt_worker *w, dt_err *err) {
     DT_ASSERT(w->pid == 0);
     /* stdin/stdout/stderr are pipes; the worker gets its own process group so a terminal
      * Ctrl-C reaches only us: we stop workers ourselves. */
-    dt_spawn_opts o = {DT_SPAWN_PIPE, DT_SPAWN_PIPE, DT_SPAWN_PIPE, 0, 1};
+    dt_spawn_opts o = {DT_SPAWN_PIPE, DT_SPAWN_PIPE, DT_SPAWN_PIPE, 0, 1, w->cpus};
     dt_child c;
     dt_err e;
     dt_status st = dt_spawn_start(w->argv, &o, &c, &e);

@@ -30,6 +30,8 @@ typedef struct dt_worker {
     size_t tail_len, tail_pos;
     int exit_status;                    /* waitpid status after death, -1 unknown */
     char death[256];                    /* why it was stopped, "" if alive */
+    const char *cpus;                   /* CPU list to start it pinned to (not owned;
+                                           NULL: inherit the caller's affinity) */
 } dt_worker;
 
 /* Copies argv (NULL-terminated) into w. Does not start it. */

@@ -4,11 +4,30 @@
 and answers `device` from a timed `run` of the real worker with a synthetic result:
 stream_ns = the run's host_ns; a probe adds per-call kernel records named after the
 wrapped framework. FAKE_DEVICE_FAULT=probe makes every probe request fail;
-FAKE_DEVICE_FAULT=nofloor answers `floor` like a worker that has no such request."""
+FAKE_DEVICE_FAULT=nofloor answers `floor` like a worker that has no such request.
+Held windows: a request with "hold": true is answered with "held": true (and a
+hold_method), others with "held": false. A probe's stream_ns is the run's host_ns times
+its kind's factor (FAKE_PROBE_FACTORS, default "concurrent=2.0,serialized=1.05": the
+serialized kind perturbs less). FAKE_DEVICE_LOG=FILE appends one JSON line per device
+request ({"pid", "scope", "hold", "probe_kind", "reps"}). The hello says the process's
+CPU affinity (fake_cpus, a sorted list), so a test can check pinning. FAKE_CEILINGS=1
+answers `ceilings` for cuda with fixed numbers, the held floors included;
+FAKE_DEVICE_NS=N makes every control region N ns per call (probes: times the factor),
+so the pilot's ratios are exactly the factors."""
 import json, os, subprocess, sys
+
+def factors():
+    f = {"concurrent": 2.0, "serialized": 1.05}
+    for kv in os.environ.get("FAKE_PROBE_FACTORS", "").split(","):
+        if "=" in kv:
+            k, v = kv.split("=", 1)
+            f[k] = float(v)
+    return f
 
 def main():
     args = sys.argv[1:]
+    fac = factors()
+    log = os.environ.get("FAKE_DEVICE_LOG")
     real = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     name = os.path.basename(args[1] if args[0].endswith("python3") else args[0])
     def ask(req):
@@ -22,6 +41,13 @@ def main():
             r.setdefault("backends", {})["cuda"] = {"available": True, "info": {"name": "fake GPU"}}
             r["device_timing"] = {"available": True}
             r["worker"] = "fake-" + r.get("worker", "x")
+            r["fake_cpus"] = sorted(os.sched_getaffinity(0))
+        elif cmd == "ceilings" and req.get("backend") == "cuda" and os.environ.get("FAKE_CEILINGS"):
+            r = {"ok": True, "ceilings": {"copy_gbps": 3000.0, "copy_bytes": 1 << 20,
+                 "launch_sync_floor_us": 8.0, "launch_queue_floor_us": 2.0,
+                 "held_launch_floor_us": 3.2, "held_launch_batch_floor_us": 1.0,
+                 "held_touch_floor_us": 4.1, "held_touch_batch_floor_us": 1.9,
+                 "method": "fake ceilings"}}
         elif cmd == "probe_process":
             r = {"ok": True, "persistent": True, "probe_kind": req.get("probe_kind", "concurrent")}
         elif cmd == "floor" and os.environ.get("FAKE_DEVICE_FAULT") == "nofloor":
@@ -30,6 +56,12 @@ def main():
             req["backend"] = "cpu"
             r = ask(req)
         elif cmd == "device":
+            hold = req.get("hold", False)
+            if log:
+                with open(log, "a") as fp:
+                    fp.write(json.dumps({"pid": os.getpid(), "scope": req["scope"], "hold": hold,
+                                         "probe_kind": req.get("probe_kind"),
+                                         "reps": req["reps"]}) + "\n")
             if req["scope"] == "probe" and os.environ.get("FAKE_DEVICE_FAULT") == "probe":
                 r = {"ok": False, "error": "planted probe failure"}
             else:
@@ -38,9 +70,16 @@ def main():
                     r = run
                 else:
                     ns = run["host_ns"]; reps = req["reps"]
+                    if os.environ.get("FAKE_DEVICE_NS"):  # deterministic device times
+                        ns = int(float(os.environ["FAKE_DEVICE_NS"]) * reps)
+                    if req["scope"] == "probe":
+                        ns = int(ns * fac.get(req.get("probe_kind", "concurrent"), 1.0))
                     res = {"stream_ns": float(ns), "kernel_sum_ns": 0.0, "kernel_span_ns": 0.0,
                            "kernel_count": 0, "launch_count": 0, "dropped_records": 0,
-                           "clock_offset_ns": 0.0, "clock_uncertainty_ns": 0.0}
+                           "clock_offset_ns": 0.0, "clock_uncertainty_ns": 0.0,
+                           "held": bool(hold)}
+                    if hold:
+                        res.update(hold_method="wait_value", hold_timeout_ms=1000, hold_queue_ns=1000)
                     if req["scope"] == "probe":
                         per = ns / reps
                         ks = [{"name": "k_" + name, "start_ns": int(i * per), "end_ns": int(i * per + 0.8 * per),

@@ -3,7 +3,8 @@
  * backends, the device description with its name, the text kept), the protocol version
  * check, run/floor answers and their host_ns rule, ok:false keeps the worker, garbage
  * kills it, a probe device answer into a typed sample (per-call kernel totals in
- * first-seen order, compact records), the ceilings check, and the resumption note. */
+ * first-seen order, compact records), a held request (hold:true sent, an answer without
+ * held:true refused), the ceilings check, and the resumption note. */
 #define _GNU_SOURCE
 #include <math.h>
 #include <signal.h>
@@ -22,6 +23,9 @@ static const char k_script[] =
     "*'\"reps\":7'*) echo '{\"ok\":true}';;\n"
     "*'\"cmd\":\"run\"'*) echo '{\"ok\":true,\"host_ns\":1500}';;\n"
     "*floor*) echo '{\"ok\":false,\"error\":\"unknown cmd floor\"}';;\n"
+    "*'\"reps\":5'*'\"hold\":true'*) echo '{\"ok\":true,\"result\":{\"stream_ns\":5000.0,"
+    "\"held\":true}}';;\n"
+    "*'\"hold\":true'*'\"hold\":true'*) echo '{\"ok\":false,\"error\":\"hold twice\"}';;\n"
     "*device*) echo '{\"ok\":true,\"result\":{\"stream_ns\":4000.0,\"kernel_sum_ns\":3000.0,"
     "\"kernel_span_ns\":3500.0,\"kernel_count\":3,\"launch_count\":2,\"clock_offset_ns\":5.0,"
     "\"kernels\":[{\"name\":\"b\",\"start_ns\":1100,\"end_ns\":1600,\"grid\":[2,1,1],\"block\":[64,1,1],"
@@ -90,7 +94,7 @@ static void test_device(void) {
     dt_hello_free(&h);
     dt_sample s;
     dt_err err = {{0}};
-    CHECK(dt_protocol_device(&w, 1, 2, "concurrent", 1, 10, &s, &err) == DT_OK, "%s", err.msg);
+    CHECK(dt_protocol_device(&w, 1, 0, 2, "concurrent", 1, 10, &s, &err) == DT_OK, "%s", err.msg);
     CHECK(s.us == 2.0 && s.reps == 2 && s.has_probe, "us per call %g", s.us);
     const dt_probe *p = &s.probe;
     CHECK(p->kernel_sum_us == 1.5 && p->kernel_span_us == 1.75 && p->kernel_count == 3 &&
@@ -109,6 +113,13 @@ static void test_device(void) {
           "rows relative to t0, stream ids, launches");
     dt_samples v = {0};
     dt_samples_push(&v, &s); /* the sample's arrays now belong to v */
+    /* held: the request carries "hold":true once, the answer must say held:true */
+    dt_sample hs;
+    CHECK(dt_protocol_device(&w, 0, 1, 5, "concurrent", 1, 10, &hs, &err) == DT_OK && hs.us == 1.0,
+          "held control: %s", err.msg);
+    CHECK(dt_protocol_device(&w, 1, 1, 2, "concurrent", 1, 10, &hs, &err) == DT_EWORKER &&
+              strstr(err.msg, "without held:true") && dt_worker_alive(&w),
+          "a held request answered unheld fails closed: %s", err.msg);
     dt_samples_free(&v);
     dt_worker_free(&w);
 }

@@ -31,7 +31,7 @@ static void test_python_candidates(void) {
 }
 
 static dt_session_settings settings(const char *backend) {
-    dt_session_settings s = {g_build, NULL, NULL, g_native, backend, 1, 30};
+    dt_session_settings s = {g_build, NULL, NULL, g_native, backend, 1, 30, {NULL, NULL}};
     return s;
 }
 

@@ -53,7 +53,7 @@ static void test_start(void) {
           "which of a path");
     char *argv[] = {path, NULL};
     dt_spawn_which("cat", path, sizeof path);
-    dt_spawn_opts o = {DT_SPAWN_PIPE, DT_SPAWN_PIPE, DT_SPAWN_PIPE, 0, 1};
+    dt_spawn_opts o = {DT_SPAWN_PIPE, DT_SPAWN_PIPE, DT_SPAWN_PIPE, 0, 1, NULL};
     dt_child c;
     dt_err err = {{0}};
     CHECK(dt_spawn_start(argv, &o, &c, &err) == DT_OK, "start: %s", err.msg);

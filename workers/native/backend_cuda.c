@@ -25,6 +25,7 @@
 #include "../../src/common/dt_cuda_check.h"
 #include "dualtime/dt_timing.h"
 #include "backend_cuda_plan.h"
+#include <stdio.h>
 #include "dt_backend.h"
 #include "../../src/stats/dt_stats.h"
 
@@ -66,6 +67,8 @@ typedef struct cuda_state {
     char *texts[2];            /* op source and common header, for the source records */
     int warm;                  /* the case's kernel has run in this process (a held window
                                   must not pay its first launch: lazy loading can sync) */
+    double plant_fraction;     /* DUALTIME_PLANT_SLOWDOWN for this op (tests), 0: none */
+    int plant_set;             /* the planted spin has been calibrated for this case */
 } cuda_state;
 
 /* Errors after which the context is gone (kernel faults): remember them. */
@@ -242,6 +245,107 @@ static void cache_key(const char *src, const char *hdr, const dt_cuda_plan *p, c
     sha256_hex(parts, lens, n, out);
 }
 
+/* ---- planted slowdown (tests only: docs/cuda-backend.md) ------------------------------
+ * DUALTIME_PLANT_SLOWDOWN=<op>:<fraction> makes that op's kernel take about (1 +
+ * fraction) x its own time: the kernel source gets a prologue in which the block that
+ * starts last spins on %globaltimer for dt_plant_ns, set once per case to fraction x the
+ * kernel's held per-call time (measured with the plant off). */
+static const char k_plant_prelude[] =
+    "__device__ unsigned int dt_plant_ticket;\n"
+    "__device__ unsigned long long dt_plant_ns;\n"
+    "__device__ __forceinline__ void dt_plant_prologue() {\n"
+    "  if (threadIdx.x | threadIdx.y | threadIdx.z) return;\n"
+    "  unsigned total = gridDim.x * gridDim.y * gridDim.z;\n"
+    "  if (atomicAdd(&dt_plant_ticket, 1u) != total - 1u) return;\n"
+    "  dt_plant_ticket = 0u;\n"
+    "  unsigned long long t0, t;\n"
+    "  asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t0));\n"
+    "  do { asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t)); } while (t - t0 < dt_plant_ns);\n"
+    "}\n";
+
+/* The fraction planted for op (0: none or not this op). */
+static double plant_fraction(dt_op op) {
+    const char *v = getenv("DUALTIME_PLANT_SLOWDOWN"), *colon = v ? strchr(v, ':') : NULL;
+    const char *name = dt_op_get(op)->name;
+    if (!colon || (size_t)(colon - v) != strlen(name) || strncmp(v, name, strlen(name)) != 0)
+        return 0;
+    double f = atof(colon + 1);
+    return f > 0 && f < 100 ? f : 0;
+}
+
+/* *text with the prelude first and dt_plant_prologue(); opening every extern "C" kernel. */
+static void plant_source(char **text) {
+    size_t n = strlen(*text), extra = sizeof k_plant_prelude + 64;
+    for (const char *p = *text; (p = strstr(p, "extern \"C\" __global__")); p++) extra += 32;
+    char *out = dt_xmalloc(n + extra), *o = out;
+    o += sprintf(o, "%s", k_plant_prelude);
+    const char *p = *text;
+    for (const char *k; (k = strstr(p, "extern \"C\" __global__")) && strchr(k, '{');) {
+        const char *brace = strchr(k, '{') + 1;
+        memcpy(o, p, (size_t)(brace - p));
+        o += brace - p;
+        o += sprintf(o, " dt_plant_prologue();");
+        p = brace;
+    }
+    strcpy(o, p);
+    free(*text);
+    *text = out;
+}
+
+/* Sets the module's dt_plant_ns. */
+static dt_status plant_set_ns(cuda_state *s, unsigned long long ns, dt_err *err) {
+    CUdeviceptr at;
+    size_t bytes;
+    dt_status st = DT_OK;
+    CU_RUN(cuModuleGetGlobal(&at, &bytes, s->module, "dt_plant_ns"), err, st, out, "plant");
+    CU_RUN(cuMemcpyHtoD(at, &ns, sizeof ns), err, st, out, "plant");
+out:
+    return st;
+}
+
+/* Once per case (its first run): the kernel's per-call time of 16 launches in a held
+ * control window with the plant off (plain events where controls are refused: a probe
+ * process), then the spin = fraction x that. */
+static dt_status plant_calibrate(cuda_state *s, dt_err *err) {
+    const dt_cuda_plan *p = &s->plan;
+    dt_status st = plant_set_ns(s, 0, err);
+    s->plant_set = 1;
+    if (st != DT_OK) return st;
+    CU_RUN(cuLaunchKernel(s->fn, p->grid[0], p->grid[1], p->grid[2], p->block[0], p->block[1],
+                          p->block[2], p->shared_bytes, s->stream, s->params, NULL),
+           err, st, out, "plant");
+    CU_RUN(cuStreamSynchronize(s->stream), err, st, out, "plant");
+    dt_timing_result res;
+    int held = dt_timing_hold(s->stream) && dt_timing_begin_control(s->stream);
+    CUevent e0 = NULL, e1 = NULL;
+    if (!held) {
+        CU_RUN(cuEventCreate(&e0, 0), err, st, out, "plant");
+        CU_RUN(cuEventCreate(&e1, 0), err, st, out, "plant");
+        CU_RUN(cuEventRecord(e0, s->stream), err, st, out, "plant");
+    }
+    for (int i = 0; i < 16; i++)
+        CU_RUN(cuLaunchKernel(s->fn, p->grid[0], p->grid[1], p->grid[2], p->block[0],
+                              p->block[1], p->block[2], p->shared_bytes, s->stream, s->params,
+                              NULL), err, st, out, "plant");
+    double ns = 0;
+    if (held) {
+        if (!dt_timing_end(&res))
+            return dt_fail(err, DT_EDEVICE, "plant: timing end: %s", dt_timing_last_error());
+        ns = res.stream_ns;
+    } else {
+        float ms = 0;
+        CU_RUN(cuEventRecord(e1, s->stream), err, st, out, "plant");
+        CU_RUN(cuEventSynchronize(e1), err, st, out, "plant");
+        CU_RUN(cuEventElapsedTime(&ms, e0, e1), err, st, out, "plant");
+        ns = ms * 1e6;
+    }
+    st = plant_set_ns(s, (unsigned long long)(s->plant_fraction * ns / 16), err);
+out:
+    if (e0) cuEventDestroy(e0);
+    if (e1) cuEventDestroy(e1);
+    return st;
+}
+
 static void cuda_release(void *state) {
     cuda_state *s = state;
     if (!s) return;
@@ -272,6 +376,7 @@ static dt_status cuda_prepare(void **state, const dt_case_layout *L, uint8_t *ho
     if (st != DT_OK) goto fail;
     st = dt_cuda_source_load(DT_CUDA_COMMON_HEADER, &s->texts[1], &from_dir[1], err);
     if (st != DT_OK) goto fail;
+    if ((s->plant_fraction = plant_fraction(L->op)) > 0) plant_source(&s->texts[0]);
 
     /* compile (or find in the cache) and load */
     char key[65];
@@ -327,6 +432,12 @@ static dt_status cuda_prepare(void **state, const dt_case_layout *L, uint8_t *ho
              "%s; %s regs=%d local=%dB smem=%dB; cache=%s; src=%s", s->plan.summary,
              g_cuda.arch, regs, local_bytes, static_smem, hit ? "hit" : "miss",
              from_dir[0] || from_dir[1] ? "DUALTIME_KERNEL_DIR" : "embedded");
+    if (s->plant_fraction > 0) {
+        size_t at = strlen(info->implementation);
+        snprintf(info->implementation + at, sizeof info->implementation - at,
+                 "; PLANTED SLOWDOWN x%.3g (DUALTIME_PLANT_SLOWDOWN, tests only)",
+                 1 + s->plant_fraction);
+    }
     info->nsources = 2;
     for (int i = 0; i < 2; i++) {
         dt_source_record *r = &info->sources[i];
@@ -408,7 +519,9 @@ out:
 static dt_status cuda_run(void *state, int64_t reps, int64_t *host_ns, dt_err *err) {
     cuda_state *s = state;
     const dt_cuda_plan *p = &s->plan;
-    dt_status st = launch_timed(s, s->fn, p->grid, p->block, p->shared_bytes, s->params,
+    dt_status st = s->plant_fraction > 0 && !s->plant_set ? plant_calibrate(s, err) : DT_OK;
+    if (st != DT_OK) return st;
+    st = launch_timed(s, s->fn, p->grid, p->block, p->shared_bytes, s->params,
                                 p->kernel_name, reps, host_ns, err);
     if (st == DT_OK) s->warm = 1;
     return st;
