@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "dt_protocol.h"
 #include "dt_ops_json.h"
+#include "dualtime/dt_worker_sdk.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -140,6 +141,19 @@ dt_status dt_protocol_start(dt_worker *w, double timeout_s, dt_hello *hello, dt_
         dt_worker_kill(w, "protocol mismatch");
         return dt_fail(err, DT_EWORKER, "worker %s speaks protocol %lld, dualtime speaks %d",
                        w->argv[0], (long long)proto, DT_PROTOCOL_VERSION);
+    }
+    /* a worker built with the C worker SDK names the SDK version it was compiled
+     * against (docs/worker-sdk.md, "Versioning"): it must be this dualtime's */
+    const json_t *sdkv = json_object_get(resp, "sdk_version");
+    if (sdkv && (!json_is_integer(sdkv) || json_integer_value(sdkv) != DT_SDK_VERSION)) {
+        long long v = json_is_integer(sdkv) ? (long long)json_integer_value(sdkv) : -1;
+        json_decref(resp);
+        dt_worker_kill(w, "worker SDK version mismatch");
+        return dt_fail(err, DT_EWORKER,
+                       "worker %s was built with worker SDK version %lld, this dualtime's SDK "
+                       "is version %d: rebuild it against this dualtime's "
+                       "include/dualtime/dt_worker_sdk.h and libdualtime_worker_sdk.a",
+                       w->argv[0], v, DT_SDK_VERSION);
     }
     hello_fill(resp, hello);
     json_decref(resp);
