@@ -49,10 +49,10 @@
 #include "plan/dt_ops.h"
 #include "session/dt_ops_json.h"
 #include "plan/dt_plan.h"
-#include "record/dt_compare_json.h"
+#include "format/dt_compare_json.h"
 #include "plan/dt_shard.h"
 #include "record/dt_record_json.h"
-#include "record/dt_table_json.h"
+#include "format/dt_table_json.h"
 #include "record/dt_file.h"
 #include "common/dt_outpath.h"
 #include "session/dt_protocol.h"
@@ -238,7 +238,7 @@ static int cmd_list(int argc, char **argv) {
 static int cmd_report(int argc, char **argv);
 
 /* `report --format csv|json [--output FILE]`: the flat table (format/dt_format_csv.h,
- * record/dt_table_json.h) on stdout or in FILE; `--format md` is plain `report`. Returns
+ * format/dt_table_json.h) on stdout or in FILE; `--format md` is plain `report`. Returns
  * -1 when argv has no --format (the caller goes on as `report`), else the exit status. */
 static int cmd_report_format(int argc, char **argv) {
     const char *in = NULL, *out = NULL, *format = NULL, *unknown = NULL;

@@ -1,6 +1,6 @@
 /* dt_format_compare.h — the Markdown text of a comparison of two runs
  * (dt_compare_runs.h): what `dualtime compare A B` prints (the default; --format json is
- * record/dt_compare_json.h).
+ * format/dt_compare_json.h).
  *
  * Purpose. A header (A's and B's start time and git revision, comparability, the method
  * with the threshold, interval level, resamples, minimum pairs and spread floor of the

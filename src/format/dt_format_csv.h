@@ -1,6 +1,6 @@
 /* dt_format_csv.h — the run's numbers as a flat table for pandas or a spreadsheet
  * (`dualtime report --format csv`), and the rows that table and its JSON twin
- * (record/dt_table_json.h, `--format json`) share.
+ * (format/dt_table_json.h, `--format json`) share.
  *
  * Purpose. One row per case x implementation x scope that has a summary (the scope has
  * samples in that implementation), in plan order, implementations in display order

@@ -2,7 +2,7 @@
  * every case's bytes are checked against what is free on the host (MemAvailable), in
  * /dev/shm (statvfs) and on the device (when the worker's hello reported its free memory).
  *
- * Per case (dt_case_bytes_of, src/plan/dt_plan.h): the host needs the orchestrator's
+ * Per case (dt_case_bytes_of below): the host needs the orchestrator's
  * pristine arena, the FP64 reference and scale and the oracle's scratch, plus the
  * implementations' shared arenas (tmpfs pages are host memory too); /dev/shm needs one
  * arena per implementation; the device one arena per implementation. The orchestrator
@@ -16,6 +16,15 @@
 
 #include "../common/dt_common.h"
 #include "../plan/dt_plan.h"
+
+/* Bytes one case needs while it runs (shape, dtype and views as in the case):
+ * host: the orchestrator's pristine arena, the FP64 reference and scale, and the oracle's
+ * scratch (dense doubles of A and B for gemm); shm: one arena per implementation
+ * (nimpls), in /dev/shm; device: one arena per implementation on the device. */
+typedef struct dt_case_bytes {
+    int64_t arena_bytes, host_bytes, shm_bytes, device_bytes;
+} dt_case_bytes;
+void dt_case_bytes_of(const dt_case_spec *c, int nimpls, dt_case_bytes *out);
 
 /* What is free now: host MemAvailable and /dev/shm's available bytes (-1 when unknown). */
 typedef struct dt_mem_free {

@@ -1,7 +1,6 @@
 /* dt_plan.c — shapes and the case matrix (see dt_plan.h). */
 #include "dt_plan.h"
 
-#include "../data/dt_arena.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -212,21 +211,6 @@ dt_status dt_dtypes_parse(const char *text, dt_dtype out[DT_MAX_DTYPES], int *co
     return DT_OK;
 }
 
-void dt_case_bytes_of(const dt_case_spec *c, int nimpls, dt_case_bytes *out) {
-    dt_case_layout L;
-    dt_layout_make_typed(&L, c->op, c->m, c->n, c->k, c->views, c->dtype);
-    const dt_buffer_layout *O = &L.buf[dt_layout_output(&L)];
-    int64_t ref = 2 * O->rows * O->cols * (int64_t)sizeof(double); /* ref + scale */
-    int64_t scratch = 0;
-    if (dt_op_get(c->op)->is_gemm) /* dense A, B and |B| */
-        scratch = (c->m * c->k + 2 * c->k * c->n) * (int64_t)sizeof(double);
-    else /* two rows of doubles per thread, and gamma/beta: small */
-        scratch = 4 * c->n * (int64_t)sizeof(double) * 8;
-    out->arena_bytes = L.total_bytes;
-    out->host_bytes = L.total_bytes + ref + scratch;
-    out->shm_bytes = L.total_bytes * nimpls;
-    out->device_bytes = L.total_bytes * nimpls;
-}
 
 void dt_plan_free(dt_plan *plan) {
     free(plan->cases);

@@ -13,7 +13,7 @@
 
 #define DT_MAX_SHAPES 64
 /* Shapes are limited by memory, not by a cap (the run checks the bytes of every case
- * against what is free before it starts, see dt_case_bytes). These bounds only keep the
+ * against what is free before it starts, see orchestrate/dt_memcheck.h). These bounds only keep the
  * element counts far from int64 overflow. */
 #define DT_MAX_DIM 2147483647LL
 #define DT_MAX_ELEMS (1LL << 40) /* per matrix */
@@ -70,14 +70,6 @@ void dt_plan_build_typed(dt_plan *plan, const int ops[DT_OP_COUNT], const dt_sha
 dt_status dt_dtypes_parse(const char *text, dt_dtype out[DT_MAX_DTYPES], int *count,
                           dt_err *err);
 
-/* Bytes one case needs while it runs (shape, dtype and views as in the case):
- * host: the orchestrator's pristine arena, the FP64 reference and scale, and the oracle's
- * scratch (dense doubles of A and B for gemm); shm: one arena per implementation
- * (nimpls), in /dev/shm; device: one arena per implementation on the device. */
-typedef struct dt_case_bytes {
-    int64_t arena_bytes, host_bytes, shm_bytes, device_bytes;
-} dt_case_bytes;
-void dt_case_bytes_of(const dt_case_spec *c, int nimpls, dt_case_bytes *out);
 void dt_plan_free(dt_plan *plan);
 
 /* Formats a shape as "MxN" or "MxNxK". */

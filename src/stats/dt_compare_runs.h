@@ -1,5 +1,5 @@
 /* dt_compare_runs.h — the comparison of two runs (records A and B) as computation with a
- * typed result; dt_format_compare.h prints it as Markdown, record/dt_compare_json.h as
+ * typed result; dt_format_compare.h prints it as Markdown, format/dt_compare_json.h as
  * JSON (`dualtime compare A B [--format md|json]`).
  *
  * Purpose. A change of a candidate is judged on its paired ratio to the baseline in each

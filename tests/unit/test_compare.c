@@ -16,7 +16,7 @@
 #include "dt_fixture_multi.h"
 
 #include "format/dt_format_compare.h"
-#include "record/dt_compare_json.h"
+#include "format/dt_compare_json.h"
 #include "record/dt_record.h"
 #include "record/dt_record_json.h"
 #include "stats/dt_compare_runs.h"

@@ -1,6 +1,6 @@
 /* dt_table_json.c — the flat table of a run as a JSON array (contract in
  * dt_table_json.h). */
-#include "record/dt_table_json.h"
+#include "format/dt_table_json.h"
 
 #include "format/dt_format_csv.h"
 

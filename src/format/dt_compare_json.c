@@ -1,7 +1,7 @@
 /* dt_compare_json.c — a comparison result (and a refusal) as JSON text for `dualtime
  * compare --format json`. Contract in dt_compare_json.h; layout in
  * docs/results-format.md ("Comparing two runs", JSON). */
-#include "record/dt_compare_json.h"
+#include "format/dt_compare_json.h"
 
 #include <jansson.h>
 #include <math.h>
