@@ -776,19 +776,15 @@ static dt_status ceil_held_floors(CUfunction empty, CUfunction touch, CUstream s
  * a held window around one launch and per launch of 64, of each of the two kernels,
  * median of 50 after 5 (ceil_held_launches). Everything allocated here is freed before
  * returning. */
-static dt_status cuda_ceilings(dt_ceilings *out, dt_err *err) {
-    memset(out, 0, sizeof *out);
-    dt_status st = cuda_init(err);
-    if (st != DT_OK) return st;
+/* The copy ceiling: device-to-device copies of up to CEIL_COPY_MAX_BYTES (a quarter of
+ * the free memory at most) between events on stream, median of CEIL_COPY_REPS after
+ * CEIL_COPY_WARMUP; fills out's copy fields and *bytes_out (the buffers are freed). */
+static dt_status ceil_copy(CUstream stream, CUevent ev0, CUevent ev1, dt_ceilings *out,
+                           size_t *bytes_out, dt_err *err) {
+    dt_status st = DT_OK;
     CUdeviceptr src = 0, dst = 0;
-    CUstream stream = NULL;
-    CUevent ev0 = NULL, ev1 = NULL;
-    CUmodule mod = NULL, tmod = NULL;
-    CUfunction fn = NULL, tfn = NULL;
-    CUdeviceptr tsrc = 0, tdst = 0;
     double t[CEIL_SYNC_REPS];
     size_t free_b = 0, total_b = 0;
-
     CU_RUN(cuMemGetInfo(&free_b, &total_b), err, st, done, "ceilings");
     size_t bytes = free_b / 4 < CEIL_COPY_MAX_BYTES ? free_b / 4 : CEIL_COPY_MAX_BYTES;
     bytes &= ~(size_t)((1 << 20) - 1); /* whole MiB */
@@ -796,9 +792,6 @@ static dt_status cuda_ceilings(dt_ceilings *out, dt_err *err) {
         st = dt_fail(err, DT_EDEVICE, "ceilings: only %zu bytes of device memory free", free_b);
         goto done;
     }
-    CU_RUN(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), err, st, done, "ceilings");
-    CU_RUN(cuEventCreate(&ev0, CU_EVENT_DEFAULT), err, st, done, "ceilings");
-    CU_RUN(cuEventCreate(&ev1, CU_EVENT_DEFAULT), err, st, done, "ceilings");
     CU_RUN(cuMemAlloc(&src, bytes), err, st, done, "ceilings copy");
     CU_RUN(cuMemAlloc(&dst, bytes), err, st, done, "ceilings copy");
     CU_RUN(cuMemsetD8Async(src, 0x3c, bytes, stream), err, st, done, "ceilings copy");
@@ -822,9 +815,31 @@ static dt_status cuda_ceilings(dt_ceilings *out, dt_err *err) {
     }
     out->copy_bytes = (int64_t)bytes;
     out->copy_gbps = 2.0 * (double)bytes / (copy_ms * 1e6); /* bytes per ns = GB/s */
-    cuMemFree(src);
-    cuMemFree(dst);
-    src = dst = 0;
+    *bytes_out = bytes;
+
+done:
+    if (src) cuMemFree(src);
+    if (dst) cuMemFree(dst);
+    return st;
+}
+
+static dt_status cuda_ceilings(dt_ceilings *out, dt_err *err) {
+    memset(out, 0, sizeof *out);
+    dt_status st = cuda_init(err);
+    if (st != DT_OK) return st;
+    CUstream stream = NULL;
+    CUevent ev0 = NULL, ev1 = NULL;
+    CUmodule mod = NULL, tmod = NULL;
+    CUfunction fn = NULL, tfn = NULL;
+    CUdeviceptr tsrc = 0, tdst = 0;
+    double t[CEIL_SYNC_REPS];
+
+    CU_RUN(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), err, st, done, "ceilings");
+    CU_RUN(cuEventCreate(&ev0, CU_EVENT_DEFAULT), err, st, done, "ceilings");
+    CU_RUN(cuEventCreate(&ev1, CU_EVENT_DEFAULT), err, st, done, "ceilings");
+    size_t bytes = 0;
+    st = ceil_copy(stream, ev0, ev1, out, &bytes, err);
+    if (st != DT_OK) goto done;
 
     /* the empty kernel */
     st = load_tiny_kernel("dt_empty", k_empty_kernel, &mod, &fn, err);
@@ -890,8 +905,6 @@ done:
     if (tmod) cuModuleUnload(tmod);
     if (tsrc) cuMemFree(tsrc);
     if (tdst) cuMemFree(tdst);
-    if (src) cuMemFree(src);
-    if (dst) cuMemFree(dst);
     if (ev0) cuEventDestroy(ev0);
     if (ev1) cuEventDestroy(ev1);
     if (stream) cuStreamDestroy(stream);
