@@ -349,6 +349,22 @@ static void kernels_fill(const json_t *recs, double reps, dt_probe *p) {
     free(count);
 }
 
+/* Every kernel record of a probe answer must carry finite start/end timestamps in
+ * [0, 2^62] ns with end >= start (the records are stored as int64 offsets from the first
+ * start); the fuzz harness found 1e19 cast to int64 (undefined behaviour) before. */
+static dt_status records_check(const json_t *res, dt_err *err) {
+    const json_t *recs = json_object_get(res, "kernels"), *k;
+    size_t i;
+    json_array_foreach(recs, i, k) {
+        double st = json_number_value(json_object_get(k, "start_ns"));
+        double en = json_number_value(json_object_get(k, "end_ns"));
+        if (!(st >= 0 && st <= 4.6e18) || !(en >= st && en <= 4.6e18))
+            return dt_fail(err, DT_EWORKER, "worker answered a probe kernel record (%zu) with "
+                           "timestamps outside [0, 2^62] ns or ending before it starts", i);
+    }
+    return DT_OK;
+}
+
 static void probe_fill(const json_t *res, double reps, dt_sample *smp) {
     dt_probe *p = &smp->probe;
     smp->has_probe = 1;
@@ -376,7 +392,11 @@ static dt_status device_from(const json_t *resp, int probe, int hold, int64_t re
                        "held:true (its window was not held)");
     out->us = stream_ns / 1e3 / (double)reps;
     out->reps = reps;
-    if (probe) probe_fill(r, (double)reps, out);
+    if (probe) {
+        dt_status st = records_check(r, err);
+        if (st != DT_OK) return st;
+        probe_fill(r, (double)reps, out);
+    }
     return DT_OK;
 }
 
