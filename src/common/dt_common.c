@@ -46,3 +46,24 @@ char *dt_xstrdup(const char *s) {
     memcpy(p, s, n);
     return p;
 }
+
+void dt_json_string_write(FILE *o, const char *s) {
+    fputc('"', o);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        switch (*p) {
+        case '"': fputs("\\\"", o); break;
+        case '\\': fputs("\\\\", o); break;
+        case '\b': fputs("\\b", o); break;
+        case '\f': fputs("\\f", o); break;
+        case '\n': fputs("\\n", o); break;
+        case '\r': fputs("\\r", o); break;
+        case '\t': fputs("\\t", o); break;
+        default:
+            if (*p < 0x20)
+                fprintf(o, "\\u%04X", *p);
+            else
+                fputc(*p, o);
+        }
+    }
+    fputc('"', o);
+}

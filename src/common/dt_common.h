@@ -49,6 +49,11 @@ dt_status dt_fail(dt_err *err, dt_status status, const char *fmt, ...)
  * host interval dualtime publishes; the CUPTI probe is calibrated against it. */
 int64_t dt_now_ns(void);
 
+/* Writes s to o as a JSON string literal, the way jansson's dump escapes it: quotes,
+ * \" \\ \b \f \n \r \t, \uXXXX for other control characters, other bytes as they are.
+ * For text that shows JSON without being a codec (reports, compare's differences). */
+void dt_json_string_write(FILE *o, const char *s);
+
 /* Allocation that aborts on failure (out of memory is not a recoverable input error). */
 void *dt_xmalloc(size_t n);
 void *dt_xcalloc(size_t count, size_t n);

@@ -1285,27 +1285,6 @@ static void json_int_text(FILE *o, int64_t x) {
         fputs("null", o);
 }
 
-/* A JSON string as jansson's dump escapes it. */
-static void json_string_text(FILE *o, const char *s) {
-    fputc('"', o);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        switch (*p) {
-        case '"': fputs("\\\"", o); break;
-        case '\\': fputs("\\\\", o); break;
-        case '\b': fputs("\\b", o); break;
-        case '\f': fputs("\\f", o); break;
-        case '\n': fputs("\\n", o); break;
-        case '\r': fputs("\\r", o); break;
-        case '\t': fputs("\\t", o); break;
-        default:
-            if (*p < 0x20)
-                fprintf(o, "\\u%04X", *p);
-            else
-                fputc(*p, o);
-        }
-    }
-    fputc('"', o);
-}
 
 /* The oracle's first failure as the old report printed it: the JSON object with sorted
  * keys, compact (then escaped for Markdown like any text). */
@@ -1325,7 +1304,7 @@ static void first_failure_text(const md *m, const dt_check_oracle *orc) {
     json_int_text(j, orc->first_row);
     fputs(",\"text\":", j);
     if (orc->first_text)
-        json_string_text(j, orc->first_text);
+        dt_json_string_write(j, orc->first_text);
     else
         fputs("null", j);
     fputs(",\"value\":", j);

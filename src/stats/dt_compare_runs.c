@@ -69,24 +69,7 @@ static char *lit_str(const char *s) {
     size_t len = 0;
     FILE *o = open_memstream(&buf, &len);
     DT_ASSERT(o);
-    fputc('"', o);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        switch (*p) {
-        case '"': fputs("\\\"", o); break;
-        case '\\': fputs("\\\\", o); break;
-        case '\b': fputs("\\b", o); break;
-        case '\f': fputs("\\f", o); break;
-        case '\n': fputs("\\n", o); break;
-        case '\r': fputs("\\r", o); break;
-        case '\t': fputs("\\t", o); break;
-        default:
-            if (*p < 0x20)
-                fprintf(o, "\\u%04X", *p);
-            else
-                fputc(*p, o);
-        }
-    }
-    fputc('"', o);
+    dt_json_string_write(o, s);
     DT_ASSERT(fclose(o) == 0);
     return buf;
 }
