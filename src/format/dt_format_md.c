@@ -2,6 +2,7 @@
  * the order of docs/results-format.md. Reads only; contract in dt_format_md.h. */
 #define _GNU_SOURCE
 #include "format/dt_format_md.h"
+#include "format/dt_demangle.h"
 
 #include "format/dt_format_svg.h"
 #include "format/dt_format_util.h"
@@ -785,7 +786,8 @@ static void probe_row(const md *m, const dt_case *c, size_t i) {
     fprintf(m->o, " | %s |\n", dt_format_ratio(b, probe_over_control(c, DT_SCOPE_PROBE_SINGLE, i)));
 }
 
-/* Per kernel name of the probe batch scope, for shown cases. */
+/* Per kernel name of the probe batch scope, for shown cases; names demangled and
+ * shortened (dt_demangle_short), the record keeps the recorded name. */
 static void probe_kernels(const md *m) {
     fputs("\n### Per-kernel breakdown (probe batch, p50 per call)\n\n"
           "| Case | Framework | Kernel | Launches/call | µs/call |\n"
@@ -801,7 +803,10 @@ static void probe_kernels(const md *m) {
                 const dt_probe_kernel_median *km = &pb->kernels[j];
                 row_open(m, c, i);
                 fputs(" | ", m->o);
-                dt_format_md_code(m->o, km->name ? km->name : "?", 1);
+                char *shown = dt_demangle_short(km->name ? km->name : "?",
+                                                DT_DEMANGLE_SHORT_CHARS);
+                dt_format_md_code(m->o, shown, 1);
+                free(shown);
                 fprintf(m->o, " | %s | %s |\n", dt_format_num(b, km->per_call_p50),
                         dt_format_num(b2, km->us_p50));
                 rows++;

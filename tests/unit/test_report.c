@@ -242,6 +242,43 @@ static void test_verdicts_and_md(void) {
     dt_record_free(r);
 }
 
+/* issue 13: a probe kernel record with a mangled (CUPTI) name shows its demangled,
+ * shortened form in results.md's per-kernel breakdown; results.json keeps the mangled
+ * name; an unmangled name is shown as recorded. */
+static void test_kernel_names_demangled(void) {
+    static const char *mangled = "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_15CUDAF"
+                                 "unctor_addIfEESt5arrayIPcLm3EEEEviT0_T1_";
+    fx_run o = CUDA_OK;
+    json_t *j = fx_results(&o);
+    json_t *c = fx_add_case(j, &o, "add_17x257", 6.0, 10.0, 0.02, 1);
+    json_t *pb = json_object_get(
+        json_object_get(json_object_get(json_object_get(c, "impl"), "torch"), "samples"),
+        "probe_batch");
+    size_t i;
+    json_t *s;
+    json_array_foreach(pb, i, s) {
+        json_object_set_new(json_array_get(json_object_get(s, "kernels"), 0), "name",
+                            json_string(mangled));
+    }
+    dt_record *r = typed(j);
+    if (!r)
+        return;
+    char *md = md_of(r);
+    CHECK(strstr(md, "| `at::native::vectorized_elementwise_kernel<4, CUDAFunctor_add<float>, "
+                     "…>` |") != NULL);
+    CHECK(strstr(md, mangled) == NULL);
+    CHECK(strstr(md, "| `void add_kernel<float>(float*, int\\|x)` |") != NULL); /* native */
+    char *t = NULL;
+    size_t n = 0;
+    dt_err err = {{0}};
+    CHECK_MSG(dt_record_encode(r, &t, &n, &err) == DT_OK, err.msg);
+    CHECK(t && strstr(t, mangled) != NULL);
+    CHECK(t && strstr(t, "vectorized_elementwise_kernel<") == NULL);
+    free(t);
+    free(md);
+    dt_record_free(r);
+}
+
 /* probe/control is a median over (round, index) pairs, not a ratio of medians, and
  * pairing follows the keys, not the storage order. */
 static void test_probe_pairs(void) {
@@ -1298,6 +1335,7 @@ int main(void) {
     test_levels();
     test_verdicts_and_md();
     test_probe_pairs();
+    test_kernel_names_demangled();
     test_roofline();
     test_paired_floor();
     test_clocks_md(dir);
