@@ -1346,6 +1346,18 @@ static dt_status dec_scopes(dec *d, const json_t *der, dt_case *c) {
     return DT_OK;
 }
 
+/* Implementation i's entry of a per-implementation object `impl` (keyed by id; `sub` is
+ * the path segment before the id: ".impl", or "" for a v1 e2e_floor): *e NULL when
+ * absent; else its path is pushed (*mark for path_pop) and it must be an object. */
+static dt_status impl_entry(dec *d, const json_t *impl, size_t i, const char *sub,
+                            const json_t **e, size_t *mark) {
+    *e = json_object_get(impl, d->r->impls[i].id);
+    if (!*e)
+        return DT_OK;
+    *mark = path_push(d, "%s.%.200s", sub, d->r->impls[i].id);
+    return want(d, NULL, *e, json_is_object(*e), "an object");
+}
+
 static dt_status dec_roofline(dec *d, const json_t *der, dt_case *c) {
     const json_t *o, *impl;
     TRY(get_obj(d, der, "roofline", F_NULL, &o));
@@ -1363,11 +1375,11 @@ static dt_status dec_roofline(dec *d, const json_t *der, dt_case *c) {
     TRY(get_num(d, o, "copy_gbps", F_NULL, 0, &rf->copy_gbps));
     TRY(get_obj(d, o, "impl", F_NULL, &impl));
     for (size_t i = 0; i < d->r->n_impls; i++) {
-        const json_t *e = json_object_get(impl, d->r->impls[i].id);
+        const json_t *e;
+        size_t m2;
+        TRY(impl_entry(d, impl, i, ".impl", &e, &m2));
         if (!e)
             continue;
-        size_t m2 = path_push(d, ".impl.%.200s", d->r->impls[i].id);
-        TRY(want(d, NULL, e, json_is_object(e), "an object"));
         dt_roofline_impl *ri = &rf->impl[i];
         ri->present = 1;
         char *scope = NULL;
@@ -1406,11 +1418,11 @@ static dt_status dec_e2e_floor(dec *d, const json_t *der, dt_case *c) {
     if (d->version >= 2)
         TRY(get_obj(d, o, "impl", F_NULL, &impl));
     for (size_t i = 0; i < d->r->n_impls; i++) {
-        const json_t *e = json_object_get(impl, d->r->impls[i].id);
+        const json_t *e;
+        size_t m2;
+        TRY(impl_entry(d, impl, i, d->version >= 2 ? ".impl" : "", &e, &m2));
         if (!e)
             continue;
-        size_t m2 = path_push(d, "%s.%.200s", d->version >= 2 ? ".impl" : "", d->r->impls[i].id);
-        TRY(want(d, NULL, e, json_is_object(e), "an object"));
         dt_e2e_floor_impl *fi = &ef->impl[i];
         fi->present = 1;
         TRY(get_num(d, e, "single_us", F_NULL, -INFINITY, &fi->single_us));
@@ -1435,11 +1447,11 @@ static dt_status dec_held_floor(dec *d, const json_t *der, dt_case *c) {
     TRY(get_num(d, o, "touch_floor_us", F_NULL, -INFINITY, &hf->touch_floor_us));
     TRY(get_obj(d, o, "impl", F_NULL, &impl));
     for (size_t i = 0; i < d->r->n_impls; i++) {
-        const json_t *e = json_object_get(impl, d->r->impls[i].id);
+        const json_t *e;
+        size_t m2;
+        TRY(impl_entry(d, impl, i, ".impl", &e, &m2));
         if (!e)
             continue;
-        size_t m2 = path_push(d, ".impl.%.200s", d->r->impls[i].id);
-        TRY(want(d, NULL, e, json_is_object(e), "an object"));
         dt_held_floor_impl *hi = &hf->impl[i];
         hi->present = 1;
         TRY(get_num(d, e, "control_batch_us", F_NULL, -INFINITY, &hi->control_batch_us));
