@@ -197,8 +197,11 @@ step_small-tpr128() { small_step small-tpr128 DUALTIME_ROW_TPR=128 "${DEVT[@]}";
 # rerun: the issue-12 acceptance pair. Each run's wall time goes to the summary; each
 # results.md comes back (rerun-a.md, rerun-b.md), compare's Markdown too (compare-ab.md).
 rerun_one() { local t0; t0=$(date +%s)
-  run "$1" 300 3 "$B/dualtime" run --backends cuda "${BENCH_EXTRA[@]}" --quiet --output "$W/$1"
+  run "$1" "${DT_RERUN_S:-300}" 3 env DUALTIME_PHASE_TRACE="$W/$1.trace" "$B/dualtime" run \
+    --backends cuda "${BENCH_EXTRA[@]}" --quiet --output "$W/$1"
   echo "   $1 wall: $(( $(date +%s) - t0 )) s" | tee -a "$S"
+  # where the wall time went (scripts/phase_times.py), the top lines into the summary
+  python3 scripts/phase_times.py "$W/$1.trace" >"$W/$1-phases.txt" 2>&1 && head -14 "$W/$1-phases.txt" | sed 's/^/   /' >>"$S"
   [ -f "$W/$1/results.md" ] && cp "$W/$1/results.md" "$OUT/$1.md"; return 0; }
 step_rerun() { rerun_one rerun-a; rerun_one rerun-b
   run compare-ab 60 12 "$B/dualtime" compare "$W/rerun-a/results.json" "$W/rerun-b/results.json"

@@ -46,6 +46,7 @@
 #include "orchestrate/dt_clocks.h"
 #include "orchestrate/dt_memcheck.h"
 #include "orchestrate/dt_run.h"
+#include "oracle/dt_oracle.h"
 #include "plan/dt_ops.h"
 #include "session/dt_ops_json.h"
 #include "plan/dt_plan.h"
@@ -592,6 +593,8 @@ static void plan_pinning(run_job *j) {
          * worker; cuda (or automatic) caps each share at --threads */
         int cpu = j->a.backend && strcmp(j->a.backend, "cpu") == 0;
         dt_affinity_plan_here(DT_SESSION_IMPLS, (int)j->a.threads, cpu, &j->pin);
+        /* the oracle's threads keep every CPU: only this thread is pinned below */
+        if (j->pin.pinned) dt_oracle_threads_start();
         if (j->pin.pinned && dt_affinity_pin_self(j->pin.orchestrator) != 0) {
             char why[sizeof j->pin.why];
             snprintf(why, sizeof why, "not pinned: sched_setaffinity(%s): %s",

@@ -68,4 +68,11 @@ double dt_oracle_bound(const dt_oracle_ref *ref, int64_t idx);
 void dt_oracle_check(const dt_oracle_ref *ref, const dt_case_layout *L, const uint8_t *base,
                      dt_oracle_report *rep);
 
+/* Starts the OpenMP threads of the oracle (and of the arena fill and checks) now, with the
+ * CPUs the calling thread may use now. Call it before the orchestrator pins its own thread
+ * to one CPU (dt_affinity_pin_self affects the calling thread only): threads created later
+ * inherit the pinned mask, and every FP64 reference would then run on that one CPU (a 4096^3
+ * gemm reference took minutes that way). Returns the number of threads started. */
+int dt_oracle_threads_start(void);
+
 #endif

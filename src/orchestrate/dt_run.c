@@ -64,6 +64,8 @@ typedef struct run_ctx {
     int64_t t_start_ns;
     const char *current;
     int floor_off;      /* the candidate worker has no floor call: asked no more */
+    FILE *trace;        /* DUALTIME_PHASE_TRACE: one line per phase change, or NULL */
+    int round;          /* round of the case in flight (the trace's column) */
 } run_ctx;
 
 /* One case in flight. */
@@ -95,7 +97,17 @@ void dt_run_device_order(int index, int order[3]) {
 
 /* ---- progress --------------------------------------------------------------------- */
 
+/* The phase trace (docs/device-workflow.md, "Where a run's time goes"): DUALTIME_PHASE_TRACE
+ * names a file that gets "ns case round implementation phase" at every phase change; a
+ * phase lasts until the next line. scripts/phase_times.py sums it per phase and case. */
+static void trace_line(run_ctx *c, const char *fw, const char *phase) {
+    if (!c->trace) return;
+    fprintf(c->trace, "%lld\t%s\t%d\t%s\t%s\n", (long long)(dt_now_ns() - c->t_start_ns),
+            c->current ? c->current : "-", c->round, fw ? fw : "-", phase);
+}
+
 static void progress(run_ctx *c, const char *fw, const char *phase) {
+    trace_line(c, fw, phase);
     if (!c->cfg->progress) return;
     double el = (double)(dt_now_ns() - c->t_start_ns) / 1e9;
     char eta[32] = "--";
@@ -508,6 +520,11 @@ static void fw_probe_setup(run_ctx *c, fw_case *f, int64_t rdev) {
     if (f->ok) dt_record_set_str(&f->ci->probe_kind, kind_name(f->probe_step));
 }
 
+/* Calls per device batch window (SPEC §4): R_dev = min(R, --device-reps cap). */
+static int64_t device_reps(const run_ctx *c, const fw_case *f) {
+    return f->reps < c->cfg->device_reps_cap ? f->reps : c->cfg->device_reps_cap;
+}
+
 /* Device samples: per index i, implementations in ABBA order, and within one the held
  * control, the held probe and the unheld dispatch in dt_run_device_order(i) (control
  * before probe on even i, as pairs always were). */
@@ -516,13 +533,12 @@ static void take_device_samples(run_ctx *c, case_run *cr, int single) {
         {DT_SCOPE_CONTROL_BATCH, DT_SCOPE_PROBE_BATCH, DT_SCOPE_DISPATCH_BATCH},
         {DT_SCOPE_CONTROL_SINGLE, DT_SCOPE_PROBE_SINGLE, DT_SCOPE_DISPATCH_SINGLE}};
     static const char *const k_stage[3] = {"control sample", "probe sample", "dispatch sample"};
-    int64_t cap = c->cfg->device_reps_cap;
     for (int i = 0; i < c->cfg->samples; i++) {
         int first = ((i & 1) ^ cr->flip) ? 1 : 0;
         for (int j = 0; j < 2; j++) {
             fw_case *f = &cr->fw[first ^ j];
             if (!f->ok) continue;
-            int64_t reps = single ? 1 : (f->reps < cap ? f->reps : cap);
+            int64_t reps = single ? 1 : device_reps(c, f);
             int order[3];
             dt_run_device_order(i, order);
             for (int q = 0; q < 3; q++) {
@@ -656,8 +672,7 @@ static void timed_part(run_ctx *c, case_run *cr) {
             fw_case *f = &cr->fw[i];
             if (!f->ok) continue;
             progress(c, f->id, "probe worker prepare");
-            int64_t rdev = f->reps < cfg->device_reps_cap ? f->reps : cfg->device_reps_cap;
-            fw_probe_setup(c, f, rdev);
+            fw_probe_setup(c, f, device_reps(c, f));
         }
         take_device_samples(c, cr, 0);
         take_device_samples(c, cr, 1);
@@ -794,19 +809,12 @@ static dt_status write_now(run_ctx *c, int complete, dt_err *err) {
     return st == DT_OK ? dt_outputs_write(c->r, c->cfg->output_dir, err) : st;
 }
 
-dt_status dt_run_plan(const dt_run_config *cfg, dt_session *session, dt_record *r,
-                      int *any_invalid, dt_err *err) {
-    run_ctx c = {cfg, session, r, {0, 0}, dt_record_next_position(r), 0,
-                 cfg->plan.count * cfg->rounds, dt_now_ns(), NULL,
-                 /* a resumed run keeps not asking a worker that had no floor call */
-                 r->floor_unavailable != NULL};
-    for (int i = 0; i < DT_SESSION_IMPLS; i++) {
-        c.ri[i] = dt_record_impl_find(r, cfg->fw_ids[i]);
-        DT_ASSERT(c.ri[i] >= 0);
-    }
-    *any_invalid = 0;
-    /* the run as it stands before its first case, so an interruption has a state to keep */
-    dt_status st = write_now(&c, 0, err);
+/* Every round of the plan: the state before the first case (so an interruption has one
+ * to keep), each case, the outputs after each case, the final outputs. */
+static dt_status run_rounds(run_ctx *c, dt_err *err) {
+    const dt_run_config *cfg = c->cfg;
+    dt_record *r = c->r;
+    dt_status st = write_now(c, 0, err);
     if (st != DT_OK) return st;
     int n = cfg->plan.count;
     for (int round = 0; round < cfg->rounds; round++) {
@@ -815,17 +823,42 @@ dt_status dt_run_plan(const dt_run_config *cfg, dt_session *session, dt_record *
             int idx = (j + round) % n;
             if (round & 1) idx = n - 1 - idx;
             if (round_done(r, cfg->plan.cases[idx].id, round)) {
-                c.cases_total--; /* finished before an interruption: kept as it is */
+                c->cases_total--; /* finished before an interruption: kept as it is */
                 continue;
             }
-            run_case(&c, &cfg->plan.cases[idx], round, round & 1);
-            if (dt_run_stop_requested()) return write_interrupted(&c, err);
-            c.cases_done++;
-            if ((st = write_now(&c, 0, err)) != DT_OK) return st;
+            c->round = round;
+            run_case(c, &cfg->plan.cases[idx], round, round & 1);
+            if (dt_run_stop_requested()) return write_interrupted(c, err);
+            c->cases_done++;
+            trace_line(c, NULL, "write outputs");
+            if ((st = write_now(c, 0, err)) != DT_OK) return st;
         }
     }
     if (cfg->progress) fputs("\r\033[K", stderr);
-    if ((st = write_now(&c, 1, err)) != DT_OK) return st;
+    trace_line(c, NULL, "write outputs");
+    st = write_now(c, 1, err);
+    trace_line(c, NULL, "done");
+    return st;
+}
+
+dt_status dt_run_plan(const dt_run_config *cfg, dt_session *session, dt_record *r,
+                      int *any_invalid, dt_err *err) {
+    run_ctx c = {cfg, session, r, {0, 0}, dt_record_next_position(r), 0,
+                 cfg->plan.count * cfg->rounds, dt_now_ns(), NULL,
+                 /* a resumed run keeps not asking a worker that had no floor call */
+                 r->floor_unavailable != NULL, NULL, 0};
+    const char *trace = getenv("DUALTIME_PHASE_TRACE");
+    if (trace && *trace && !(c.trace = fopen(trace, "a")))
+        return dt_fail(err, DT_EIO, "DUALTIME_PHASE_TRACE=%s: cannot open: %s", trace,
+                       strerror(errno));
+    for (int i = 0; i < DT_SESSION_IMPLS; i++) {
+        c.ri[i] = dt_record_impl_find(r, cfg->fw_ids[i]);
+        DT_ASSERT(c.ri[i] >= 0);
+    }
+    *any_invalid = 0;
+    dt_status st = run_rounds(&c, err);
+    if (c.trace) fclose(c.trace);
+    if (st != DT_OK) return st;
     for (size_t i = 0; i < r->n_cases; i++)
         if (!r->cases[i].valid) *any_invalid = 1;
     return DT_OK;

@@ -111,20 +111,25 @@ static void narrow_cases(const char *hdr) {
     static const int64_t gemms[][3] = {{127, 193, 61}, {513, 257, 129}, {1024, 1024, 1024},
                                        {64, 64, 64}, {1, 8, 16}};
     static const dt_dtype dts[] = {DT_BF16, DT_F16};
-    unsetenv("DUALTIME_GEMM_VARIANT");
     for (size_t t = 0; t < 2; t++)
         for (int op = 0; op < DT_OP_COUNT; op++)
             for (int views = 0; views < 2; views++) {
                 if (dt_op_get((dt_op)op)->is_gemm) {
+                    /* the default: wg1 where TMA can take A and B, else tc1 saying why */
+                    unsetenv("DUALTIME_GEMM_VARIANT");
+                    g_expect = views ? "variant=tc1 (fallback: " : "variant=wg1";
+                    compile_typed((dt_op)op, 1024, 1024, 1024, views, "sm_90", hdr, dts[t]);
+                    g_expect = "variant=tc1 (fallback: A rows not 16-byte aligned for TMA)";
+                    compile_typed((dt_op)op, 127, 193, 61, views, "sm_90", hdr, dts[t]);
+                    g_expect = "variant=tc1 (fallback: arch sm_80 has no wgmma)";
+                    compile_typed((dt_op)op, 1024, 1024, 1024, views, "sm_80", hdr, dts[t]);
+                    setenv("DUALTIME_GEMM_VARIANT", "tc1", 1);
                     g_expect = "variant=tc1";
                     for (size_t i = 0; i < sizeof gemms / sizeof gemms[0]; i++)
                         compile_typed((dt_op)op, gemms[i][0], gemms[i][1], gemms[i][2], views,
                                       "sm_90", hdr, dts[t]);
                     g_expect = views ? "vec(a,b)=(1,1)" : "vec(a,b)=(8,8)";
                     compile_typed((dt_op)op, 1024, 1024, 1024, views, "sm_90", hdr, dts[t]);
-                    setenv("DUALTIME_GEMM_VARIANT", "tc1", 1);
-                    g_expect = "variant=tc1";
-                    compile_typed((dt_op)op, 127, 193, 61, views, "sm_90", hdr, dts[t]);
                     unsetenv("DUALTIME_GEMM_VARIANT");
                 } else {
                     g_expect = NULL;
