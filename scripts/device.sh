@@ -202,6 +202,7 @@ rerun_one() { local t0; t0=$(date +%s)
   echo "   $1 wall: $(( $(date +%s) - t0 )) s" | tee -a "$S"
   # where the wall time went (scripts/phase_times.py), the top lines into the summary
   python3 scripts/phase_times.py "$W/$1.trace" >"$W/$1-phases.txt" 2>&1 && head -14 "$W/$1-phases.txt" | sed 's/^/   /' >>"$S"
+  [ -f "$W/$1/results.json" ] && gzip -c "$W/$1/results.json" >"$OUT/$1.json.gz"
   [ -f "$W/$1/results.md" ] && cp "$W/$1/results.md" "$OUT/$1.md"; return 0; }
 step_rerun() { rerun_one rerun-a; rerun_one rerun-b
   run compare-ab 60 12 "$B/dualtime" compare "$W/rerun-a/results.json" "$W/rerun-b/results.json"
