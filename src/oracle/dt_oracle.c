@@ -285,6 +285,33 @@ double dt_oracle_bound(const dt_oracle_ref *ref, int64_t idx) {
     return ref->atol + ref->rtol * ref->scale[idx];
 }
 
+/* The first failure's fields and text into rep (element (i, j), its value v). */
+static void note_first_failure(const dt_oracle_ref *ref, const dt_buffer_layout *O,
+                               const uint8_t *base, int64_t i, int64_t j, dt_oracle_report *rep) {
+    const uint8_t *p = base + dt_elem_offset(O, i, 0);
+    const int64_t idx = i * ref->cols + j;
+    const double v = load_elem(O->dtype, p, j);
+    const double want = ref->ref[idx], bound = dt_oracle_bound(ref, idx);
+    double e = isfinite(v) ? fabs((double)v - want) : INFINITY;
+    rep->ok = 0;
+    rep->first_fail_row = i;
+    rep->first_fail_col = j;
+    rep->first_fail_value = v;
+    rep->first_fail_ref = want;
+    rep->first_fail_bound = bound;
+    uint32_t w = 0;
+    memcpy(&w, p + j * O->elem_bytes, (size_t)O->elem_bytes);
+    char ulps[96] = "";
+    if (ref->tol.ulps > 0)
+        snprintf(ulps, sizeof ulps, " + %g ulp(%s) at |ref| + %g at scale", ref->tol.ulps,
+                 dt_dtype_name(ref->dtype), ref->tol.scale_ulps);
+    snprintf(rep->first_failure, sizeof rep->first_failure,
+             "%s element (%lld, %lld) = %.9g (0x%0*x), ref %.9g, |err| %.3g > bound "
+             "%.3g (atol %g + rtol %g * scale %.6g%s)",
+             O->name, (long long)i, (long long)j, v, (int)(2 * O->elem_bytes), (unsigned)w, want,
+             e, bound, ref->atol, ref->rtol, ref->scale[idx], ulps);
+}
+
 void dt_oracle_check(const dt_oracle_ref *ref, const dt_case_layout *L, const uint8_t *base,
                      dt_oracle_report *rep) {
     const dt_buffer_layout *O = &L->buf[dt_layout_output(L)];
@@ -294,6 +321,12 @@ void dt_oracle_check(const dt_oracle_ref *ref, const dt_case_layout *L, const ui
     rep->ok = 1;
     rep->first_fail_row = rep->first_fail_col = -1;
     rep->elements = ref->rows * ref->cols;
+    /* over threads by rows: counts and maxima reduce, the first failure is the smallest
+     * failing index, so the report is the same for any thread count */
+    int64_t failures = 0, first = INT64_MAX;
+    double max_e = 0, max_used = 0;
+#pragma omp parallel for schedule(static) reduction(+ : failures) reduction(max : max_e, max_used) \
+    reduction(min : first) if (rep->elements > (1 << 16))
     for (int64_t i = 0; i < ref->rows; i++) {
         const uint8_t *p = base + dt_elem_offset(O, i, 0);
         for (int64_t j = 0; j < ref->cols; j++) {
@@ -302,28 +335,15 @@ void dt_oracle_check(const dt_oracle_ref *ref, const dt_case_layout *L, const ui
             const double want = ref->ref[idx], bound = dt_oracle_bound(ref, idx);
             double e = isfinite(v) ? fabs((double)v - want) : INFINITY;
             double used = e == 0 ? 0 : (bound > 0 ? e / bound : INFINITY);
-            if (e > rep->max_abs_error) rep->max_abs_error = e;
-            if (used > rep->max_budget_used) rep->max_budget_used = used;
+            if (e > max_e) max_e = e;
+            if (used > max_used) max_used = used;
             if (isfinite(v) && e <= bound) continue;
-            rep->failures++;
-            if (!rep->ok) continue;
-            rep->ok = 0;
-            rep->first_fail_row = i;
-            rep->first_fail_col = j;
-            rep->first_fail_value = v;
-            rep->first_fail_ref = want;
-            rep->first_fail_bound = bound;
-            uint32_t w = 0;
-            memcpy(&w, p + j * O->elem_bytes, (size_t)O->elem_bytes);
-            char ulps[96] = "";
-            if (ref->tol.ulps > 0)
-                snprintf(ulps, sizeof ulps, " + %g ulp(%s) at |ref| + %g at scale", ref->tol.ulps,
-                         dt_dtype_name(ref->dtype), ref->tol.scale_ulps);
-            snprintf(rep->first_failure, sizeof rep->first_failure,
-                     "%s element (%lld, %lld) = %.9g (0x%0*x), ref %.9g, |err| %.3g > bound "
-                     "%.3g (atol %g + rtol %g * scale %.6g%s)",
-                     O->name, (long long)i, (long long)j, v, (int)(2 * O->elem_bytes),
-                     (unsigned)w, want, e, bound, ref->atol, ref->rtol, ref->scale[idx], ulps);
+            failures++;
+            if (idx < first) first = idx;
         }
     }
+    rep->failures = failures;
+    rep->max_abs_error = max_e;
+    rep->max_budget_used = max_used;
+    if (failures > 0) note_first_failure(ref, O, base, first / ref->cols, first % ref->cols, rep);
 }
