@@ -30,8 +30,18 @@ static void us_cell(FILE *o, double ns) {
     fprintf(o, " %s |", isfinite(ns) ? dt_format_num(b, ns / 1e3) : "—");
 }
 
-/* One table row: case, implementation, the segments, sum, measured, ±, counts, check. */
-static void row(FILE *o, const dt_case *c, const char *impl, const dt_decomp_set *set) {
+/* The uninstrumented single-call E2E p50 of impl i in c, in ns (NAN: not derived). */
+static double e2e_single_ns(const dt_case *c, size_t i) {
+    const dt_scope_derived *sd = &c->derived.scopes[DT_SCOPE_E2E_SINGLE];
+    if (!c->derived.present || !sd->present || !sd->impl || sd->impl[i].summary.n == 0)
+        return NAN;
+    return sd->impl[i].summary.p50 * 1e3;
+}
+
+/* One table row: case, implementation, the segments, sum, measured, ±, E2E single p50,
+ * counts, check. */
+static void row(FILE *o, const dt_case *c, size_t i, const char *impl,
+                const dt_decomp_set *set) {
     fputs("| ", o);
     dt_format_md_text(o, c->id);
     fputs(" | ", o);
@@ -39,7 +49,9 @@ static void row(FILE *o, const dt_case *c, const char *impl, const dt_decomp_set
     fputs(" |", o);
     const dt_decomp_raw *raw = dt_decomp_set_median(set);
     if (!raw) {
-        fputs(" — | — | — | — | — | — | — | — | — | unavailable: ", o);
+        fputs(" — | — | — | — | — | — | — | — |", o);
+        us_cell(o, e2e_single_ns(c, i));
+        fputs(" — | unavailable: ", o);
         dt_format_md_text(o, set->unavailable ? set->unavailable : "no sample");
         fputs(" |\n", o);
         return;
@@ -56,6 +68,7 @@ static void row(FILE *o, const dt_case *c, const char *impl, const dt_decomp_set
     dt_format_buf b;
     fprintf(o, " ±%s |", isfinite(s.uncertainty_ns) ? dt_format_num(b, s.uncertainty_ns / 1e3)
                                                      : "—");
+    us_cell(o, e2e_single_ns(c, i));
     fprintf(o, " %zu / %zu |", s.n_launches, s.n_kernels);
     if (s.consistent) {
         fputs(s.overlap_ns > 0 ? " adds up (overlap) |\n" : " adds up |\n", o);
@@ -91,16 +104,18 @@ void dt_format_decomp_md(FILE *o, const dt_record *r) {
           "compares the sum with the measured call (within 2× ± plus 0.1 µs) and the order "
           "of the timestamps (docs/device-timing.md, \"E2E decomposition\"). The probe is "
           "attached (CUPTI perturbs launches), so these are the probe's segments, not an "
-          "uninstrumented call's.\n\n"
+          "uninstrumented call's: *E2E single p50* is the uninstrumented single call of the "
+          "main table, for comparison (the difference is the probe's cost and the "
+          "sample's own noise).\n\n"
           "| Case | Implementation | Dispatch | Launch | Queue | Kernel | Completion | Sum | "
-          "Measured | Calibration ± | Launches / kernels | Check |\n"
-          "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n", o);
+          "Measured | Calibration ± | E2E single p50 | Launches / kernels | Check |\n"
+          "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n", o);
     for (size_t n = 0; n < r->n_cases; n++)
         for (size_t k = 0; k < r->n_impls; k++) {
             size_t i = dt_format_impl_at(r, k);
             const dt_case_impl *ci = &r->cases[n].impl[i];
             if (!ci->present || (ci->decomp.n == 0 && !ci->decomp.unavailable)) continue;
-            row(o, &r->cases[n], r->impls[i].id, &ci->decomp);
+            row(o, &r->cases[n], i, r->impls[i].id, &ci->decomp);
         }
     fputs("\n", o);
 }

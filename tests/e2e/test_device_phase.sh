@@ -127,7 +127,7 @@ assert len({q["pid"] for q in ser}) == 2 and len({q["pid"] for q in con}) == 2
 assert not {q["pid"] for q in ser} & {q["pid"] for q in con}
 EOP
 grep -q "## Device control" "$T/ok/results.md" && grep -q "Per-kernel breakdown" "$T/ok/results.md" && ok || no "device tables missing in results.md"
-grep -Eq "^\| add_17x257 \| fake-native \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| ±0\.0500 \| 1 / 1 \| adds up \|$" "$T/ok/results.md" \
+grep -Eq "^\| add_17x257 \| fake-native \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| ±0\.0500 \| [0-9.]+ \| 1 / 1 \| adds up \|$" "$T/ok/results.md" \
   && ok || no "E2E decomposition table missing or not adding up in results.md"
 FAKE_DEVICE_FAULT=probe "$D" run --output "$T/bad" "${ARGS[@]}" --operations add; rc=$?
 [ $rc -eq 1 ] && ok || no "probe failure exit $rc"
