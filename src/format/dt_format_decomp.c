@@ -59,7 +59,13 @@ static void row(FILE *o, const dt_case *c, size_t i, const char *impl,
     dt_decomp_segments s;
     dt_decomp_compute(raw, &s);
     us_cell(o, s.dispatch_ns);
-    us_cell(o, s.launch_ns);
+    if (s.n_launches > 1) { /* several launches: the time inside the APIs too */
+        dt_format_buf b1, b2;
+        fprintf(o, " %s (in API %s) |", dt_format_num(b1, s.launch_ns / 1e3),
+                dt_format_num(b2, s.launch_api_sum_ns / 1e3));
+    } else {
+        us_cell(o, s.launch_ns);
+    }
     us_cell(o, s.queue_ns);
     us_cell(o, s.kernel_ns);
     us_cell(o, s.completion_ns);
@@ -95,7 +101,8 @@ void dt_format_decomp_md(FILE *o, const dt_record *r) {
           "the call and after its synchronization returns; CUPTI's launch callbacks stamp "
           "every launch API's entry and exit and its activity records every kernel, on the "
           "host clock through the calibration. **dispatch** = call start to the first launch "
-          "API entry; **launch** = first entry to the last exit (between launches included); "
+          "API entry; **launch** = first entry to the last exit (between launches included; with "
+          "several launches the time inside the APIs alone follows as *in API*); "
           "**queue** = last launch exit to the first kernel start (negative: the GPU started "
           "before the host's last launch returned, *overlap*); **kernel** = first kernel start "
           "to last kernel end; **completion** = last kernel end to the synchronization's "
