@@ -96,8 +96,8 @@ void dt_format_decomp_md(FILE *o, const dt_record *r) {
         fputs(".\n\n", o);
         return;
     }
-    fputs("One *unheld* single-call probe sample per implementation and round (the median "
-          "by measured call is shown), on one clock: the worker reads the host clock before "
+    fputs("Three *unheld* single-call probe samples per implementation and round (the "
+          "median by measured call is shown), on one clock: the worker reads the host clock before "
           "the call and after its synchronization returns; CUPTI's launch callbacks stamp "
           "every launch API's entry and exit and its activity records every kernel, on the "
           "host clock through the calibration. **dispatch** = call start to the first launch "

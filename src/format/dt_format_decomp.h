@@ -2,8 +2,9 @@
  * 13 item 3): per case and implementation the segments of one unheld single-call probe
  * sample (dispatch, launch, queue, kernel, completion; src/stats/dt_decomp.h computes
  * them from the raw timestamps the record holds), their sum against the measured call,
- * the clock calibration's uncertainty and the add-up/order check. With several rounds
- * the sample whose measured call is the median is shown. Without samples it prints one
+ * the clock calibration's uncertainty, the uninstrumented E2E single p50 and the
+ * add-up/order check. Of the samples (three per round) the one whose measured call is
+ * the median is shown. Without samples it prints one
  * line saying why the decomposition is unavailable (the first reason recorded: the cpu
  * backend, device timing off, or what a worker answered); nothing at all when no
  * implementation recorded a "decomposition" (files from before issue 13).

@@ -7,7 +7,7 @@
  *   [device timing: probe workers prepared (probe kind auto: a pilot of both kinds in
  *    round 0 picks the less perturbing one); per sample index control (held), probe
  *    (held, on the probe worker of the kind) and dispatch (unheld) in a rotated order;
- *    then one unheld single-call probe with timestamps: the E2E decomposition]
+ *    then unheld single-call probes with timestamps: the E2E decomposition]
  *   per implementation: poison → upload → call → download → check("warm") → release
  *   write results.json + results.md + plots (dt_outputs_write)
  *
@@ -544,14 +544,17 @@ static void take_device_samples(run_ctx *c, case_run *cr, int single) {
     }
 }
 
-/* E2E decomposition (issue 13, src/stats/dt_decomp.h): one unheld single-call probe
- * sample per implementation and round on its probe worker. A worker that refuses it and
- * stays alive leaves the reason (the decomposition is then unavailable there); one that
- * dies fails its case like any sample. */
+/* E2E decomposition (issue 13, src/stats/dt_decomp.h): DT_RUN_DECOMP_SAMPLES unheld
+ * single-call probe samples per implementation and round on its probe worker, the
+ * implementations alternating. A worker that refuses one and stays alive leaves the
+ * reason (the decomposition is then unavailable there); one that dies fails its case
+ * like any sample. */
+#define DT_RUN_DECOMP_SAMPLES 3
 static void take_decomp_samples(run_ctx *c, case_run *cr) {
-    for (int i = 0; i < 2; i++) {
-        fw_case *f = &cr->fw[i ^ cr->flip];
-        dt_worker *w = f->ok ? fw_worker(f, f->probe_step, "decomposition sample") : NULL;
+    for (int k = 0; k < 2 * DT_RUN_DECOMP_SAMPLES; k++) {
+        fw_case *f = &cr->fw[(k & 1) ^ cr->flip];
+        if (!f->ok || (f->ci->decomp.unavailable && f->ci->decomp.n == 0)) continue;
+        dt_worker *w = fw_worker(f, f->probe_step, "decomposition sample");
         if (!w) continue;
         progress(c, f->id, "decomposition");
         dt_decomp_raw d;

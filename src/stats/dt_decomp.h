@@ -101,7 +101,7 @@ void dt_decomp_raw_free(dt_decomp_raw *raw);
 /* Deep copy (arrays duplicated). */
 void dt_decomp_raw_copy(dt_decomp_raw *dst, const dt_decomp_raw *src);
 
-/* The samples of one implementation (one per round) and, when none could be taken, why. */
+/* The samples of one implementation (three per round) and, when none could be taken, why. */
 typedef struct dt_decomp_set {
     dt_decomp_raw *v;
     size_t n, cap;

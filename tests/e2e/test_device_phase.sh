@@ -102,17 +102,17 @@ ctl_held = [q for q in log if q["scope"] == "control" and q["hold"] is True]
 ctl_unheld = [q for q in log if q["scope"] == "control" and q["hold"] is False]
 prb = [q for q in log if q["scope"] == "probe" and not q["decomp"]]  # the samples' requests
 assert all(q["hold"] is True for q in prb), "a probe request without hold:true"
-# the E2E decomposition: one unheld single-call probe per implementation (one round), on
+# the E2E decomposition: three unheld single-call probes per implementation (one round), on
 # the probe worker of the kept kind, stored raw, tabled in results.md
 dec = [q for q in log if q["decomp"]]
-assert len(dec) == 2 * len(r["cases"]), len(dec)
+assert len(dec) == 3 * 2 * len(r["cases"]), len(dec)
 assert all(q["scope"] == "probe" and q["hold"] is False and q["reps"] == 1 and
            q["probe_kind"] == "serialized" for q in dec), dec
 assert {q["pid"] for q in dec} <= {q["pid"] for q in prb if q["probe_kind"] == "serialized"}
 for c in r["cases"]:
     for fw in ("fake-native", "fake-torch"):
         d = c["impl"][fw]["decomposition"]["samples"]
-        assert len(d) == 1 and len(d[0]["launches"]) == 1 and len(d[0]["kernels"]) == 1, d
+        assert len(d) == 3 and all(len(x["launches"]) == 1 and len(x["kernels"]) == 1 for x in d), d
         assert d[0]["call_start_ns"] < d[0]["launches"][0][0] < d[0]["sync_return_ns"], d
         assert d[0]["clock_uncertainty_ns"] == 50.0, d
 assert len(ctl_unheld) == n_dis, (len(ctl_unheld), n_dis)   # dispatch = unheld
