@@ -54,7 +54,8 @@ rerun|two default-matrix runs back to back (rerun-a, rerun-b), wall time each, t
 plant|DT_PLANT (default softmax:0.10) slowed native op at 8192^2 and 128x1024 (and add 17x257 unplanted), compared against rerun-a (must be a regression, exit 1)
 dtypes|the row ops of the default matrix in DT_DTYPES (default bf16,fp16) with device timing
 long|CUDA backend GPU test of the long-row, vocabulary and unaligned-view shapes (DUALTIME_GPU_TEST_SHAPES=long) in every dtype
-shards|a two-shard plan of a small CUDA matrix, both shards one after the other on this GPU, merged, against a single run of the same flags (same case ids and input SHA-256s)'
+shards|a two-shard plan of a small CUDA matrix, both shards one after the other on this GPU, merged, against a single run of the same flags (same case ids and input SHA-256s)
+decomp|E2E decomposition: add and layernorm at 17x257 and 8192x8192 (cuda, device timing, 3 rounds), its table into the summary, results.md as decomp.md; then the decomp GPU checks of both workers'
 # name|its steps
 GROUP_LIST='all|gpu-tests timing-gpu views memcheck racecheck bench
 tests|gpu-tests timing-gpu views
@@ -233,6 +234,20 @@ step_shards() { rm -rf "$W/shards" "$W/shards-single"
   run shards-check 30 8 python3 scripts/shards_compare.py "$W/shards/plan.json" \
     "$W/shards/merged/results.json" "$W/shards-single/results.json"
   [ -f "$W/shards/merged/results.md" ] && cp "$W/shards/merged/results.md" "$OUT/shards-merged.md"; return 0; }
+
+# decomp: issue 13 item 3. The run's "E2E decomposition" table goes to the summary and its
+# results.md comes back as decomp.md; the native and torch workers' GPU tests print one
+# decomposed add 17x257 each ("decomp:" lines) and check the timestamps' order.
+step_decomp() { rm -rf "$W/decomp"
+  run decomp 420 3 "$B/dualtime" run --backends cuda --operations add,layernorm \
+    --row-shapes 17x257,8192x8192 --device-timing --samples 5 --rounds 3 --quiet --output "$W/decomp"
+  [ -f "$W/decomp/results.md" ] && cp "$W/decomp/results.md" "$OUT/decomp.md"
+  note "$W/decomp/results.md" '/^## E2E decomposition/,/^## [^E]/p' 30
+  run decomp-native 180 4 "$B/tests/native/test_native_worker" "$B/dualtime-native-worker" --gpu-hold
+  summary_of decomp-native "decomp:"
+  run decomp-torch 240 4 python3 tests/torch/test_torch_worker.py workers/torch/dualtime_torch_worker.py \
+    "$B/dualtime"
+  summary_of decomp-torch "decomp:"; }
 
 machine() { # machine.txt: the machine, the card's clocks and temperature, torch
   [ -n "$DRY" ] && return 0

@@ -119,6 +119,22 @@ typedef struct dt_timing_kernel {
     uint32_t pad_;           /* zero */
 } dt_timing_kernel;
 
+/* One launch API call seen by the probe's callbacks (the outermost call: a runtime
+ * launch's nested driver launch is folded into it). ABI 2 addition (the version stays 2:
+ * nothing existing changed; loaders look dt_timing_launch_record up by name and treat
+ * its absence as "no launch timestamps"). 96 bytes. */
+typedef struct dt_timing_launch {
+    uint64_t enter_ns;           /* cuptiGetTimestamp at the API's entry (in the callback),
+                                    on the host monotonic clock like the kernel records
+                                    (converted by the calibration where needed) */
+    uint64_t exit_ns;            /* the same at its exit */
+    uint32_t correlation_id;     /* CUPTI correlation id of the call */
+    uint32_t alt_correlation_id; /* a nested driver launch's id, or 0 */
+    int32_t status;              /* the API's return value (0 on success) */
+    uint32_t runtime;            /* 1: runtime API (cudaLaunchKernel ...), 0: driver API */
+    char api[64];                /* the API function's name, NUL-terminated */
+} dt_timing_launch;
+
 /* Result of one region. On failure every field is zero except abi_version and scope.
  * ABI 2 appended held .. hold_queue_ns (ABI 1 ended at region_stream_id, pad_). */
 typedef struct dt_timing_result {
@@ -164,6 +180,10 @@ int dt_timing_begin_probe(void *stream, uint32_t capacity, uint32_t probe_kind);
 int dt_timing_end(dt_timing_result *result);
 /* Copies record i (0 <= i < records_stored) of the last successful probe. 1/0. */
 int dt_timing_kernel_record(uint64_t i, dt_timing_kernel *out);
+/* Copies launch i (0 <= i < launch_count) of the last successful probe, in order of
+ * entry. Launches live in the helper until the next begin, like the records. 1/0.
+ * ABI 2 addition: see dt_timing_launch. */
+int dt_timing_launch_record(uint64_t i, dt_timing_launch *out);
 /* The first error since the last begin (or set_persistent), or "". Never NULL. */
 const char *dt_timing_last_error(void);
 /* Optional settings, outside a region only; 0 keeps (or restores) the default.

@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "format/dt_format_md.h"
 #include "format/dt_demangle.h"
+#include "format/dt_format_decomp.h"
 
 #include "format/dt_format_svg.h"
 #include "format/dt_format_util.h"
@@ -1523,6 +1524,7 @@ static void write_all(const md *m) {
     sec_correctness(m);
     sec_control(m);
     sec_probe(m);
+    dt_format_decomp_md(m->o, m->r);
     sec_clocks(m);
     sec_energy(m);
     sec_roofline(m);

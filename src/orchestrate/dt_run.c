@@ -6,7 +6,8 @@
  *   batch samples, ABBA-interleaved; single samples, ABBA-interleaved
  *   [device timing: probe workers prepared (probe kind auto: a pilot of both kinds in
  *    round 0 picks the less perturbing one); per sample index control (held), probe
- *    (held, on the probe worker of the kind) and dispatch (unheld) in a rotated order]
+ *    (held, on the probe worker of the kind) and dispatch (unheld) in a rotated order;
+ *    then unheld single-call probes with timestamps: the E2E decomposition]
  *   per implementation: poison → upload → call → download → check("warm") → release
  *   write results.json + results.md + plots (dt_outputs_write)
  *
@@ -559,6 +560,33 @@ static void take_device_samples(run_ctx *c, case_run *cr, int single) {
     }
 }
 
+/* E2E decomposition (issue 13, src/stats/dt_decomp.h): DT_RUN_DECOMP_SAMPLES unheld
+ * single-call probe samples per implementation and round on its probe worker, the
+ * implementations alternating. A worker that refuses one and stays alive leaves the
+ * reason (the decomposition is then unavailable there); one that dies fails its case
+ * like any sample. */
+#define DT_RUN_DECOMP_SAMPLES 3
+static void take_decomp_samples(run_ctx *c, case_run *cr) {
+    for (int k = 0; k < 2 * DT_RUN_DECOMP_SAMPLES; k++) {
+        fw_case *f = &cr->fw[(k & 1) ^ cr->flip];
+        if (!f->ok || (f->ci->decomp.unavailable && f->ci->decomp.n == 0)) continue;
+        dt_worker *w = fw_worker(f, f->probe_step, "decomposition sample");
+        if (!w) continue;
+        progress(c, f->id, "decomposition");
+        dt_decomp_raw d;
+        dt_err e;
+        if (dt_protocol_decomp(w, kind_name(f->probe_step), c->cfg->prime, c->cfg->timeout_s,
+                               &d, &e) != DT_OK) {
+            if (dt_worker_alive(w)) dt_decomp_set_unavailable(&f->ci->decomp, e.msg);
+            else fw_fail(f, f->probe_step, "decomposition sample", e.msg);
+            continue;
+        }
+        d.round = cr->round;
+        d.position = c->position++;
+        dt_decomp_set_push(&f->ci->decomp, &d);
+    }
+}
+
 /* ---- the case in the record ------------------------------------------------------------- */
 
 /* Adds the case of spec to the record: op, shape, tolerance, input hashes. */
@@ -676,6 +704,12 @@ static void timed_part(run_ctx *c, case_run *cr) {
         }
         take_device_samples(c, cr, 0);
         take_device_samples(c, cr, 1);
+        take_decomp_samples(c, cr);
+    } else {
+        for (int i = 0; i < 2; i++) /* said in results.md (src/format/dt_format_decomp.h) */
+            dt_decomp_set_unavailable(&cr->fw[i].ci->decomp, strcmp(cfg->backend, "cpu") == 0
+                                          ? "the cpu backend has no CUPTI timestamps"
+                                          : "device timing is off (--no-device-timing)");
     }
     if (cfg->clocks) {
         dt_clocks_read(cfg->clocks, &after);

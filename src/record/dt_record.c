@@ -227,6 +227,7 @@ static void case_impl_free(dt_case_impl *ci) {
     free(ci->output_sha256);
     free(ci->energy_reason);
     free(ci->probe_kind);
+    dt_decomp_set_free(&ci->decomp);
     for (int s = 0; s < DT_SCOPE_COUNT; s++)
         dt_samples_free(&ci->samples[s]);
     dt_strv_free(&ci->sources);

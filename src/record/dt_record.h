@@ -38,6 +38,7 @@
 
 #include "common/dt_common.h"
 #include "plan/dt_ops.h"
+#include "stats/dt_decomp.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -427,6 +428,9 @@ typedef struct dt_case_impl {
     double energy_j, energy_window_s, energy_j_per_call, avg_power_w;
     int64_t energy_calls;
     char *energy_reason;
+    /* E2E decomposition (issue 13): the raw timestamps of the unheld single-call probe
+     * samples (three per round; stats/dt_decomp.h), or why none was taken; empty: absent. */
+    dt_decomp_set decomp;
 } dt_case_impl;
 
 /* Appends a zeroed check (strings NULL, doubles 0; set fields after) and returns it. */

@@ -896,6 +896,69 @@ static dt_status dec_probe_kind(dec *d, const json_t *impl, dt_case_impl *ci) {
     return DT_OK;
 }
 
+/* An array of [a, b] integer pairs (ns) of a decomposition sample; b >= a is checked by
+ * dt_decomp_compute (a flagged sample), not here. */
+static dt_status dec_intervals(dec *d, const json_t *o, const char *key,
+                               dt_decomp_interval **out, size_t *n) {
+    const json_t *arr, *p;
+    TRY(get_arr(d, o, key, F_REQ, &arr));
+    size_t m = path_key(d, key), i;
+    *n = 0;
+    *out = json_array_size(arr) ? dt_xcalloc(json_array_size(arr), sizeof **out) : NULL;
+    json_array_foreach(arr, i, p) {
+        const json_t *a = json_array_get(p, 0), *b = json_array_get(p, 1);
+        char k[32];
+        snprintf(k, sizeof k, "[%zu]", i);
+        if (!json_is_array(p) || json_array_size(p) != 2 || !json_is_integer(a) ||
+            !json_is_integer(b))
+            return fail_at(d, k, "must be a pair of integers [ns, ns]");
+        (*out)[(*n)++] = (dt_decomp_interval){json_integer_value(a), json_integer_value(b)};
+    }
+    path_pop(d, m);
+    return DT_OK;
+}
+
+/* One raw decomposition sample (stats/dt_decomp.h). */
+static dt_status dec_decomp_raw(dec *d, const json_t *o, dt_decomp_raw *x) {
+    TRY(want(d, NULL, o, json_is_object(o), "an object"));
+    int64_t v;
+    TRY(get_int(d, o, "round", F_REQ, 0, INT32_MAX, &v));
+    x->round = (int32_t)v;
+    TRY(get_int(d, o, "position", F_NULL, 0, INT64_MAX, &x->position));
+    TRY(get_int(d, o, "call_start_ns", F_REQ, 0, INT64_MAX, &x->call_start_ns));
+    TRY(get_int(d, o, "sync_return_ns", F_REQ, 0, INT64_MAX, &x->sync_return_ns));
+    TRY(get_num(d, o, "host_call_ns", F_REQ, 0, &x->host_call_ns));
+    TRY(get_num(d, o, "clock_offset_ns", F_NULL, -INFINITY, &x->clock_offset_ns));
+    TRY(get_num(d, o, "clock_uncertainty_ns", F_REQ, 0, &x->clock_uncertainty_ns));
+    TRY(get_int(d, o, "clock_source", F_NULL, 0, 2, &x->clock_source));
+    TRY(dec_intervals(d, o, "launches", &x->launches, &x->n_launches));
+    return dec_intervals(d, o, "kernels", &x->kernels, &x->n_kernels);
+}
+
+/* The impl's "decomposition" object (optional; issue 13). */
+static dt_status dec_decomp(dec *d, const json_t *impl, dt_case_impl *ci) {
+    const json_t *o, *arr, *x;
+    TRY(get_obj(d, impl, "decomposition", F_NULL, &o));
+    if (!o)
+        return DT_OK;
+    size_t m = path_key(d, "decomposition"), i;
+    TRY(get_str(d, o, "unavailable", F_NULL, &ci->decomp.unavailable));
+    TRY(get_arr(d, o, "samples", F_NULL, &arr));
+    size_t m2 = path_key(d, "samples");
+    json_array_foreach(arr, i, x) {
+        size_t m3 = path_push(d, "[%zu]", i);
+        dt_decomp_raw raw;
+        memset(&raw, 0, sizeof raw);
+        dt_status st = dec_decomp_raw(d, x, &raw);
+        dt_decomp_set_push(&ci->decomp, &raw); /* owned (and freed) from here */
+        TRY(st);
+        path_pop(d, m3);
+    }
+    path_pop(d, m2);
+    path_pop(d, m);
+    return DT_OK;
+}
+
 static dt_status dec_case_impl(dec *d, const json_t *impl, dt_case_impl *ci) {
     if (!json_is_object(impl))
         return fail_at(d, NULL, "must be an object, found %s", type_name(impl));
@@ -925,6 +988,7 @@ static dt_status dec_case_impl(dec *d, const json_t *impl, dt_case_impl *ci) {
     TRY(dec_samples(d, impl, ci));
     TRY(get_strv(d, impl, "sources", F_NULL, &ci->sources));
     TRY(dec_energy(d, impl, ci));
+    TRY(dec_decomp(d, impl, ci));
     return dec_probe_kind(d, impl, ci);
 }
 
@@ -2002,6 +2066,37 @@ static json_t *enc_check(enc *e, const dt_check *c) {
     return o;
 }
 
+static json_t *enc_intervals(enc *e, const dt_decomp_interval *v, size_t n) {
+    json_t *a = json_array();
+    for (size_t i = 0; i < n; i++)
+        append(e, a, json_pack("[I,I]", (json_int_t)v[i].a_ns, (json_int_t)v[i].b_ns));
+    return a;
+}
+
+/* The impl's "decomposition" (issue 13): raw timestamps per sample, or why none. */
+static json_t *enc_decomp(enc *e, const dt_decomp_set *set) {
+    json_t *o = json_object(), *arr = json_array();
+    for (size_t i = 0; i < set->n; i++) {
+        const dt_decomp_raw *x = &set->v[i];
+        json_t *s = json_object();
+        put(e, s, "round", json_integer(x->round));
+        put(e, s, "position", jint(x->position));
+        put(e, s, "call_start_ns", json_integer(x->call_start_ns));
+        put(e, s, "sync_return_ns", json_integer(x->sync_return_ns));
+        put(e, s, "host_call_ns", jnum(x->host_call_ns));
+        put(e, s, "clock_offset_ns", jnum(x->clock_offset_ns));
+        put(e, s, "clock_uncertainty_ns", jnum(x->clock_uncertainty_ns));
+        put(e, s, "clock_source", jint(x->clock_source));
+        put(e, s, "launches", enc_intervals(e, x->launches, x->n_launches));
+        put(e, s, "kernels", enc_intervals(e, x->kernels, x->n_kernels));
+        append(e, arr, s);
+    }
+    put(e, o, "samples", arr);
+    if (set->unavailable)
+        put_str(e, o, "unavailable", set->unavailable);
+    return o;
+}
+
 static json_t *enc_case_impl(enc *e, const dt_case_impl *ci) {
     json_t *o = json_object(), *setup = json_object();
     put_str(e, o, "status", dt_impl_status_name(ci->status));
@@ -2066,6 +2161,8 @@ static json_t *enc_case_impl(enc *e, const dt_case_impl *ci) {
             put_str(e, en, "reason", ci->energy_reason);
         put(e, o, "energy", en);
     }
+    if (ci->decomp.n > 0 || ci->decomp.unavailable)
+        put(e, o, "decomposition", enc_decomp(e, &ci->decomp));
     return o;
 }
 

@@ -431,6 +431,85 @@ dt_status dt_protocol_device_parse(const char *text, size_t len, int probe, int6
     return st;
 }
 
+/* ---- decomposition (issue 13) ----------------------------------------------------------- */
+
+/* arr[i][ka], arr[i][kb] as integers into a fresh interval array. 0 when an element lacks
+ * them (or they are not integers in [0, 2^62]). */
+static int intervals_from(const json_t *arr, const char *ka, const char *kb,
+                          dt_decomp_interval **out, size_t *n) {
+    size_t i;
+    const json_t *x;
+    *n = 0;
+    *out = json_array_size(arr) ? dt_xcalloc(json_array_size(arr), sizeof **out) : NULL;
+    json_array_foreach(arr, i, x) {
+        const json_t *a = json_object_get(x, ka), *b = json_object_get(x, kb);
+        if (!json_is_integer(a) || !json_is_integer(b) || json_integer_value(a) < 0 ||
+            json_integer_value(b) < 0 || json_integer_value(a) > ((json_int_t)1 << 62) ||
+            json_integer_value(b) > ((json_int_t)1 << 62))
+            return 0;
+        (*out)[(*n)++] = (dt_decomp_interval){json_integer_value(a), json_integer_value(b)};
+    }
+    return 1;
+}
+
+static dt_status decomp_from(const json_t *resp, dt_decomp_raw *out, dt_err *err) {
+    memset(out, 0, sizeof *out);
+    out->position = DT_NULL_I64;
+    const json_t *r = json_object_get(resp, "result");
+    const json_t *d = json_object_get(r, "decomp");
+    const json_t *t0 = json_object_get(d, "call_start_ns"), *t1 = json_object_get(d, "sync_return_ns");
+    if (!json_is_object(d) || !json_is_integer(t0) || !json_is_integer(t1) ||
+        json_integer_value(t0) <= 0 || json_integer_value(t1) < json_integer_value(t0))
+        return dt_fail(err, DT_EWORKER, "worker answered decomp without result.decomp "
+                       "call_start_ns <= sync_return_ns (positive integers)");
+    out->call_start_ns = json_integer_value(t0);
+    out->sync_return_ns = json_integer_value(t1);
+    out->host_call_ns = number_or_nan(json_object_get(d, "host_call_ns"));
+    if (!isfinite(out->host_call_ns))
+        out->host_call_ns = (double)(out->sync_return_ns - out->call_start_ns);
+    out->clock_offset_ns = number_or_nan(json_object_get(r, "clock_offset_ns"));
+    out->clock_uncertainty_ns = number_or_nan(json_object_get(r, "clock_uncertainty_ns"));
+    if (!(out->clock_uncertainty_ns >= 0))
+        return dt_fail(err, DT_EWORKER, "worker answered decomp without a clock_uncertainty_ns >= 0");
+    out->clock_source = int_or_null(json_object_get(d, "clock_source"));
+    if (!intervals_from(json_object_get(d, "launches"), "enter_ns", "exit_ns", &out->launches,
+                        &out->n_launches) ||
+        !intervals_from(json_object_get(r, "kernels"), "start_ns", "end_ns", &out->kernels,
+                        &out->n_kernels)) {
+        dt_decomp_raw_free(out);
+        return dt_fail(err, DT_EWORKER, "worker answered decomp with a launch or kernel "
+                       "lacking integer timestamps in [0, 2^62] ns");
+    }
+    return DT_OK;
+}
+
+dt_status dt_protocol_decomp(dt_worker *w, const char *probe_kind, int prime, double timeout_s,
+                             dt_decomp_raw *out, dt_err *err) {
+    memset(out, 0, sizeof *out);
+    json_t *req = json_pack("{s:s,s:s,s:i,s:i,s:s,s:i,s:b}", "cmd", "device", "scope", "probe",
+                            "reps", 1, "capacity", 64, "probe_kind", probe_kind, "prime", prime,
+                            "decomp", 1);
+    json_t *resp = NULL;
+    dt_status st = call(w, req, timeout_s, &resp, err);
+    if (st != DT_OK) return st;
+    st = decomp_from(resp, out, err);
+    json_decref(resp);
+    return st;
+}
+
+dt_status dt_protocol_decomp_parse(const char *text, size_t len, dt_decomp_raw *out,
+                                   dt_err *err) {
+    memset(out, 0, sizeof *out);
+    json_t *resp = json_loadb(text, len, 0, NULL);
+    dt_status st;
+    if (!json_is_object(resp) || !json_is_true(json_object_get(resp, "ok")))
+        st = dt_fail(err, DT_EWORKER, "decomp: not an ok:true answer");
+    else
+        st = decomp_from(resp, out, err);
+    json_decref(resp);
+    return st;
+}
+
 /* ---- ceilings ----------------------------------------------------------------------------- */
 
 /* c[key] must be a positive finite number; absent is fine unless required (then NAN). */

@@ -134,6 +134,18 @@ dt_status dt_protocol_device(dt_worker *w, int probe, int hold, int64_t reps,
 dt_status dt_protocol_device_parse(const char *text, size_t len, int probe, int64_t reps,
                                    dt_sample *out, dt_err *err);
 
+/* device with "decomp": true (issue 13, docs/protocol.md "decomp"): one unheld probe
+ * region of one call, after `prime` untimed calls, whose answer carries result.decomp
+ * (the host bracket of the call and its launch API timestamps) and the kernel records ->
+ * *out (round and position are the caller's to set). DT_EWORKER when the worker refuses
+ * (ok:false: the decomposition is then unavailable there, the worker stays usable) or
+ * the answer lacks a field (the message says which). On DT_OK *out owns its arrays. */
+dt_status dt_protocol_decomp(dt_worker *w, const char *probe_kind, int prime, double timeout_s,
+                             dt_decomp_raw *out, dt_err *err);
+/* The same on a whole answer line's text (a test's). */
+dt_status dt_protocol_decomp_parse(const char *text, size_t len, dt_decomp_raw *out,
+                                   dt_err *err);
+
 /* ceilings of the backend's device into *out (present, error NULL), checked: copy_gbps,
  * copy_bytes, launch_sync_floor_us, launch_queue_floor_us positive finite numbers;
  * launch_sync_touch_floor_us absent (NAN) or a positive finite number; method absent or

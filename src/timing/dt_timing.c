@@ -39,6 +39,8 @@
 #define TM_DEFAULT_TIMEOUT_MS 10000u
 /* The calibration accepts the CUPTI clock as the host clock within this tolerance. */
 #define TM_CLOCK_TOL_NS 10000.0
+/* Host/CUPTI/host brackets per calibration; the tightest is kept. */
+#define TM_CALIB_BRACKETS 16
 /* Slack on the region's host window for kernel records (CUPTI interpolates GPU times). */
 #define TM_WINDOW_SLACK_NS 1000000ull
 /* The hold's watchdog timeout unless dt_timing_configure_hold says otherwise. */
@@ -90,6 +92,7 @@ static struct {
     uint32_t buffers_given;     /* * activity buffers handed to CUPTI this region */
     /* Results of the last successful probe. */
     uint64_t records_stored;    /* records retrievable with dt_timing_kernel_record */
+    uint64_t launches_stored;   /* launches retrievable with dt_timing_launch_record */
     /* Settings (dt_timing_configure). */
     uint64_t buffer_bytes;      /* * activity buffer size */
     uint32_t max_buffers;       /* * 0 = unlimited */
@@ -121,6 +124,7 @@ static struct {
 };
 
 _Static_assert(sizeof(dt_timing_result) == 144, "dt_timing_result is 144 bytes (ABI 2)");
+_Static_assert(sizeof(dt_timing_launch) == 96, "dt_timing_launch is 96 bytes");
 
 static void tm_hold_drop(void); /* held windows, below */
 
@@ -268,12 +272,22 @@ static const CUpti_CallbackId tm_runtime_launch_cbids[] = {
     CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000,
 };
 
-/* Called with g_tm.mu held: appends a launch, returns its index. */
-static uint64_t tm_add_launch(uint32_t corr_id, const char *api) {
+/* Called with g_tm.mu held: appends a launch entered at enter_ns (CUPTI clock), returns
+ * its index. */
+static uint64_t tm_add_launch(uint32_t corr_id, const char *api, int runtime,
+                              uint64_t enter_ns) {
     uint64_t i = g_tm.launch_total++;
     if (i < g_tm.capacity)
-        g_tm.launches[i] = (dt_tl_launch){.corr_id = corr_id, .api = api};
+        g_tm.launches[i] = (dt_tl_launch){.corr_id = corr_id, .api = api,
+                                          .runtime = (uint32_t)runtime, .enter_ns = enter_ns};
     return i;
+}
+
+/* Called with g_tm.mu held: the exit of stored launch i (status, exit_ns). */
+static void tm_exit_launch(uint64_t i, int32_t status, uint64_t exit_ns) {
+    if (!g_tm.collecting || i >= g_tm.capacity || i >= g_tm.launch_total) return;
+    g_tm.launches[i].status = status;
+    g_tm.launches[i].exit_ns = exit_ns;
 }
 
 static void CUPTIAPI tm_api_callback(void *userdata, CUpti_CallbackDomain domain,
@@ -284,13 +298,17 @@ static void CUPTIAPI tm_api_callback(void *userdata, CUpti_CallbackDomain domain
     int runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
     if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API)
         return;
+    /* The launch API's entry or exit on CUPTI's clock (the records' clock), read first
+     * thing, outside the lock (the E2E decomposition, docs/device-timing.md). */
+    uint64_t ts = 0;
+    if (cuptiGetTimestamp(&ts) != CUPTI_SUCCESS) ts = 0;
     pthread_mutex_lock(&g_tm.mu);
     if (cb->callbackSite == CUPTI_API_ENTER) {
         /* Every launch, inside a region or not: the next region's correlation floor. */
         dt_tl_note_corr(&g_tm.corr_max, cb->correlationId);
         if (runtime) {
             if (tm_tls.rt_depth++ == 0 && g_tm.collecting)
-                tm_tls.rt_index = tm_add_launch(cb->correlationId, cb->functionName);
+                tm_tls.rt_index = tm_add_launch(cb->correlationId, cb->functionName, 1, ts);
         } else if (tm_tls.rt_depth > 0) {
             /* The driver launch a runtime launch makes: same launch, second id. */
             if (g_tm.collecting && tm_tls.rt_index < g_tm.capacity &&
@@ -300,19 +318,17 @@ static void CUPTIAPI tm_api_callback(void *userdata, CUpti_CallbackDomain domain
             tm_tls.drv_depth++;
         } else {
             if (tm_tls.drv_depth++ == 0 && g_tm.collecting)
-                tm_tls.drv_index = tm_add_launch(cb->correlationId, cb->functionName);
+                tm_tls.drv_index = tm_add_launch(cb->correlationId, cb->functionName, 0, ts);
         }
     } else if (cb->callbackSite == CUPTI_API_EXIT) {
         int32_t status = cb->functionReturnValue ? *(const int32_t *)cb->functionReturnValue
                                                  : 0;
         if (runtime) {
-            if (tm_tls.rt_depth > 0 && --tm_tls.rt_depth == 0 && g_tm.collecting &&
-                tm_tls.rt_index < g_tm.capacity && tm_tls.rt_index < g_tm.launch_total)
-                g_tm.launches[tm_tls.rt_index].status = status;
+            if (tm_tls.rt_depth > 0 && --tm_tls.rt_depth == 0)
+                tm_exit_launch(tm_tls.rt_index, status, ts);
         } else if (tm_tls.drv_depth > 0) {
-            if (--tm_tls.drv_depth == 0 && tm_tls.rt_depth == 0 && g_tm.collecting &&
-                tm_tls.drv_index < g_tm.capacity && tm_tls.drv_index < g_tm.launch_total)
-                g_tm.launches[tm_tls.drv_index].status = status;
+            if (--tm_tls.drv_depth == 0 && tm_tls.rt_depth == 0)
+                tm_exit_launch(tm_tls.drv_index, status, ts);
         }
     }
     pthread_mutex_unlock(&g_tm.mu);
@@ -343,19 +359,24 @@ static int tm_wait_event(CUevent ev, uint32_t timeout_ms, int *timed_out) {
     }
 }
 
-/* One calibration bracket: host read, CUPTI read, host read. */
+/* One calibration: TM_CALIB_BRACKETS brackets (host read, CUPTI read, host read) in a
+ * row, the tightest kept (a preemption or a cache miss widens one bracket, not all). */
 static int tm_calibrate(dt_tl_calib *out) {
-    uint64_t cupti = 0;
-    uint64_t h0 = tm_now_ns();
-    CUptiResult rc = cuptiGetTimestamp(&cupti);
-    uint64_t h1 = tm_now_ns();
-    if (!dt_cupti_ok(rc, "cuptiGetTimestamp(&cupti)", __FILE__, __LINE__, tm_error_sink))
-        return 0;
-    char e[256];
-    if (!dt_tl_calib_bracket(h0, cupti, h1, out, e, sizeof e)) {
-        tm_set_error("%s", e);
-        return 0;
+    dt_tl_calib br[TM_CALIB_BRACKETS];
+    for (int i = 0; i < TM_CALIB_BRACKETS; i++) {
+        uint64_t cupti = 0;
+        uint64_t h0 = tm_now_ns();
+        CUptiResult rc = cuptiGetTimestamp(&cupti);
+        uint64_t h1 = tm_now_ns();
+        if (!dt_cupti_ok(rc, "cuptiGetTimestamp(&cupti)", __FILE__, __LINE__, tm_error_sink))
+            return 0;
+        char e[256];
+        if (!dt_tl_calib_bracket(h0, cupti, h1, &br[i], e, sizeof e)) {
+            tm_set_error("%s", e);
+            return 0;
+        }
     }
+    *out = dt_tl_calib_tightest(br, TM_CALIB_BRACKETS);
     return 1;
 }
 
@@ -372,6 +393,7 @@ static void tm_free_storage(void) {
     g_tm.collecting = 0;
     pthread_mutex_unlock(&g_tm.mu);
     g_tm.records_stored = 0;
+    g_tm.launches_stored = 0;
 }
 
 /* Maps the ABI's probe kind to CUPTI's activity kind. */
@@ -988,6 +1010,11 @@ TM_EXPORT int dt_timing_end(dt_timing_result *result) {
         g_tm.records[i].start_ns = dt_tl_to_host_ns(g_tm.records[i].start_ns, cal.offset_ns);
         g_tm.records[i].end_ns = dt_tl_to_host_ns(g_tm.records[i].end_ns, cal.offset_ns);
     }
+    uint64_t nl = g_tm.launch_total < g_tm.capacity ? g_tm.launch_total : g_tm.capacity;
+    for (uint64_t i = 0; i < nl && !on_host_clock; i++) {
+        g_tm.launches[i].enter_ns = dt_tl_to_host_ns(g_tm.launches[i].enter_ns, cal.offset_ns);
+        g_tm.launches[i].exit_ns = dt_tl_to_host_ns(g_tm.launches[i].exit_ns, cal.offset_ns);
+    }
     dt_tl_region region = {
         .launches = g_tm.launches,
         .launch_total = g_tm.launch_total,
@@ -1008,6 +1035,7 @@ TM_EXPORT int dt_timing_end(dt_timing_result *result) {
         return 0;
     }
     g_tm.records_stored = stored;
+    g_tm.launches_stored = nl;
     result->probe_kind = g_tm.probe_kind;
     result->clock_source = on_host_clock ? DT_TIMING_CLOCK_CALLBACK : DT_TIMING_CLOCK_OFFSET;
     result->stream_ns = stream_ns;
@@ -1083,5 +1111,19 @@ TM_EXPORT int dt_timing_configure_hold(uint32_t timeout_ms, uint32_t method) {
 TM_EXPORT int dt_timing_kernel_record(uint64_t i, dt_timing_kernel *out) {
     if (!out || g_tm.active || i >= g_tm.records_stored || !g_tm.records) return 0;
     *out = g_tm.records[i];
+    return 1;
+}
+
+TM_EXPORT int dt_timing_launch_record(uint64_t i, dt_timing_launch *out) {
+    if (!out || g_tm.active || i >= g_tm.launches_stored || !g_tm.launches) return 0;
+    const dt_tl_launch *l = &g_tm.launches[i];
+    memset(out, 0, sizeof *out);
+    out->enter_ns = l->enter_ns;
+    out->exit_ns = l->exit_ns;
+    out->correlation_id = l->corr_id;
+    out->alt_correlation_id = l->alt_id;
+    out->status = l->status;
+    out->runtime = l->runtime;
+    if (l->api) snprintf(out->api, sizeof out->api, "%s", l->api);
     return 1;
 }

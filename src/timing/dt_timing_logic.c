@@ -235,6 +235,13 @@ int dt_tl_calib_bracket(uint64_t host_before_ns, uint64_t cupti_ns, uint64_t hos
     return 1;
 }
 
+dt_tl_calib dt_tl_calib_tightest(const dt_tl_calib *brackets, size_t n) {
+    dt_tl_calib best = brackets[0];
+    for (size_t i = 1; i < n; i++)
+        if (brackets[i].uncertainty_ns < best.uncertainty_ns) best = brackets[i];
+    return best;
+}
+
 dt_tl_calib dt_tl_calib_combine(dt_tl_calib a, dt_tl_calib b) {
     dt_tl_calib c;
     int64_t diff = b.offset_ns - a.offset_ns;

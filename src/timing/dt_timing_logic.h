@@ -24,8 +24,11 @@ typedef struct dt_tl_launch {
     uint32_t corr_id;  /* correlation id of the outermost launch API call (nonzero) */
     uint32_t alt_id;   /* correlation id of a nested driver launch call, or 0 */
     int32_t status;    /* the launch API's return value (0 = success) */
-    uint32_t pad_;
+    uint32_t runtime;  /* 1: runtime API (cudaLaunch*), 0: driver API (cuLaunch*) */
     const char *api;   /* API function name (a CUPTI global constant), or NULL */
+    uint64_t enter_ns; /* cuptiGetTimestamp at the outermost call's entry (CUPTI clock;
+                          on the host clock after end converts it like the records) */
+    uint64_t exit_ns;  /* the same at its exit (0: not seen) */
 } dt_tl_launch;
 
 /* What the collector saw during one probe region. */
@@ -70,6 +73,10 @@ typedef struct dt_tl_calib {
  * is zero. */
 int dt_tl_calib_bracket(uint64_t host_before_ns, uint64_t cupti_ns, uint64_t host_after_ns,
                         dt_tl_calib *out, char *err, size_t err_len);
+
+/* The tightest of n >= 1 brackets (smallest uncertainty; the first of equals): a
+ * calibration takes several host/CUPTI/host brackets in a row and keeps this one. */
+dt_tl_calib dt_tl_calib_tightest(const dt_tl_calib *brackets, size_t n);
 
 /* Combines the calibrations at begin and end: offset = mean, uncertainty =
  * max(half-widths) + |offset difference| / 2. */

@@ -13,8 +13,11 @@ request ({"pid", "scope", "hold", "probe_kind", "reps"}). The hello says the pro
 CPU affinity (fake_cpus, a sorted list), so a test can check pinning. FAKE_CEILINGS=1
 answers `ceilings` for cuda with fixed numbers, the held floors included;
 FAKE_DEVICE_NS=N makes every control region N ns per call (probes: times the factor),
-so the pilot's ratios are exactly the factors."""
-import json, os, subprocess, sys
+so the pilot's ratios are exactly the factors. A probe with "decomp": true (the E2E
+decomposition's sample) gets a result.decomp of synthetic timestamps on the host clock
+around the run (launch 10-30%, kernel 40-80% of it, uncertainty 50 ns) and is logged with
+"decomp": true; FAKE_DEVICE_FAULT=decomp answers it ok:false instead."""
+import json, os, subprocess, sys, time
 
 def factors():
     f = {"concurrent": 2.0, "serialized": 1.05}
@@ -61,9 +64,12 @@ def main():
                 with open(log, "a") as fp:
                     fp.write(json.dumps({"pid": os.getpid(), "scope": req["scope"], "hold": hold,
                                          "probe_kind": req.get("probe_kind"),
-                                         "reps": req["reps"]}) + "\n")
+                                         "reps": req["reps"],
+                                         "decomp": req.get("decomp", False)}) + "\n")
             if req["scope"] == "probe" and os.environ.get("FAKE_DEVICE_FAULT") == "probe":
                 r = {"ok": False, "error": "planted probe failure"}
+            elif req.get("decomp") and os.environ.get("FAKE_DEVICE_FAULT") == "decomp":
+                r = {"ok": False, "error": "device: decomp unavailable: planted"}
             else:
                 run = ask({"cmd": "run", "reps": req["reps"]})
                 if not run["ok"]:
@@ -87,6 +93,15 @@ def main():
                               for i in range(reps)]
                         res.update(kernel_sum_ns=0.8 * ns, kernel_span_ns=0.8 * ns + (reps - 1) * 0.2 * per,
                                    kernel_count=reps, launch_count=reps, kernels=ks)
+                    if req.get("decomp"):
+                        t1 = time.monotonic_ns(); t0 = t1 - ns
+                        at = lambda f: t0 + int(f * ns)
+                        res["clock_uncertainty_ns"] = 50.0
+                        res["kernels"] = [dict(ks[0], start_ns=at(0.4), end_ns=at(0.8))]
+                        res["decomp"] = {"call_start_ns": t0, "sync_return_ns": t1,
+                                         "host_call_ns": ns, "clock_source": 1,
+                                         "launches": [{"enter_ns": at(0.1), "exit_ns": at(0.3),
+                                                       "api": "cuLaunchKernel"}]}
                     r = {"ok": True, "result": res}
         else:
             r = ask(req)

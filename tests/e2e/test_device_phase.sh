@@ -100,8 +100,21 @@ for c in r["cases"]:
 PILOT = 3 * len(r["cases"]) * 2
 ctl_held = [q for q in log if q["scope"] == "control" and q["hold"] is True]
 ctl_unheld = [q for q in log if q["scope"] == "control" and q["hold"] is False]
-prb = [q for q in log if q["scope"] == "probe"]
+prb = [q for q in log if q["scope"] == "probe" and not q["decomp"]]  # the samples' requests
 assert all(q["hold"] is True for q in prb), "a probe request without hold:true"
+# the E2E decomposition: three unheld single-call probes per implementation (one round), on
+# the probe worker of the kept kind, stored raw, tabled in results.md
+dec = [q for q in log if q["decomp"]]
+assert len(dec) == 3 * 2 * len(r["cases"]), len(dec)
+assert all(q["scope"] == "probe" and q["hold"] is False and q["reps"] == 1 and
+           q["probe_kind"] == "serialized" for q in dec), dec
+assert {q["pid"] for q in dec} <= {q["pid"] for q in prb if q["probe_kind"] == "serialized"}
+for c in r["cases"]:
+    for fw in ("fake-native", "fake-torch"):
+        d = c["impl"][fw]["decomposition"]["samples"]
+        assert len(d) == 3 and all(len(x["launches"]) == 1 and len(x["kernels"]) == 1 for x in d), d
+        assert d[0]["call_start_ns"] < d[0]["launches"][0][0] < d[0]["sync_return_ns"], d
+        assert d[0]["clock_uncertainty_ns"] == 50.0, d
 assert len(ctl_unheld) == n_dis, (len(ctl_unheld), n_dis)   # dispatch = unheld
 assert len(ctl_held) == n_ctl + PILOT, (len(ctl_held), n_ctl, PILOT)
 ser = [q for q in prb if q["probe_kind"] == "serialized"]
@@ -114,6 +127,8 @@ assert len({q["pid"] for q in ser}) == 2 and len({q["pid"] for q in con}) == 2
 assert not {q["pid"] for q in ser} & {q["pid"] for q in con}
 EOP
 grep -q "## Device control" "$T/ok/results.md" && grep -q "Per-kernel breakdown" "$T/ok/results.md" && ok || no "device tables missing in results.md"
+grep -Eq "^\| add_17x257 \| fake-native \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| ±0\.0500 \| [0-9.]+ \| 1 / 1 \| adds up \|$" "$T/ok/results.md" \
+  && ok || no "E2E decomposition table missing or not adding up in results.md"
 FAKE_DEVICE_FAULT=probe "$D" run --output "$T/bad" "${ARGS[@]}" --operations add; rc=$?
 [ $rc -eq 1 ] && ok || no "probe failure exit $rc"
 grep -q "planted probe failure" "$T/bad/results.json" && ok || no "probe failure not recorded"
@@ -181,6 +196,15 @@ for c in r["cases"]:
         s = c["impl"][fw]["samples"]
         assert len(s["e2e_batch"]) == 3
         assert not any(k.startswith(("control", "probe", "dispatch")) and v for k, v in s.items()), s.keys()
+        d = c["impl"][fw]["decomposition"]
+        assert d["samples"] == [] and "--no-device-timing" in d["unavailable"], d
 EOP
+grep -q "^Unavailable: device timing is off (--no-device-timing)\.$" "$T/nodev/results.md" && ok \
+  || no "--no-device-timing: the decomposition is not said to be unavailable"
+# a worker that refuses the decomposition request: recorded, said, the run goes on (exit 0)
+FAKE_DEVICE_FAULT=decomp "$D" run --output "$T/nodec" "${ARGS[@]}" --operations add --probe-kind concurrent; rc=$?
+[ $rc -eq 0 ] && ok || no "decomp refusal run exit $rc"
+grep -q "^Unavailable: device: decomp unavailable: planted\.$" "$T/nodec/results.md" && ok \
+  || no "decomp refusal not said in results.md"
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -171,5 +171,24 @@ int main(void) {
     CHECK(dt_req_parse_device(req, &probe, &reps, &cap, &hold, &err) == DT_EINVAL);
     json_decref(req);
 
+    /* "decomp" (the E2E decomposition's sample): absent/false = 0; true only for an unheld
+     * probe of one call; a non-boolean refused */
+    int decomp = -1;
+    req = json_pack("{s:s}", "cmd", "device");
+    CHECK(dt_req_parse_decomp(req, 1, 0, 1, &decomp, &err) == DT_OK && decomp == 0);
+    json_object_set_new(req, "decomp", json_false());
+    CHECK(dt_req_parse_decomp(req, 1, 0, 1, &decomp, &err) == DT_OK && decomp == 0);
+    json_object_set_new(req, "decomp", json_true());
+    CHECK(dt_req_parse_decomp(req, 1, 0, 1, &decomp, &err) == DT_OK && decomp == 1);
+    CHECK(dt_req_parse_decomp(req, 2, 0, 1, &decomp, &err) == DT_OK && decomp == 1);
+    CHECK(dt_req_parse_decomp(req, 0, 0, 1, &decomp, &err) == DT_EINVAL &&
+          strstr(err.msg, "'decomp' needs an unheld probe of one call"));
+    CHECK(dt_req_parse_decomp(req, 1, 1, 1, &decomp, &err) == DT_EINVAL && decomp == 0);
+    CHECK(dt_req_parse_decomp(req, 1, 0, 2, &decomp, &err) == DT_EINVAL && decomp == 0);
+    json_object_set_new(req, "decomp", json_integer(1));
+    CHECK(dt_req_parse_decomp(req, 1, 0, 1, &decomp, &err) == DT_EINVAL &&
+          strstr(err.msg, "'decomp' must be true or false"));
+    json_decref(req);
+
     return dt_check_summary("test_native_request");
 }

@@ -509,6 +509,30 @@ int dt_timing_gpu_test(void) {
                            k.start_ns >= r.host_begin_ns && k.end_ns <= r.host_end_ns,
                        "record 0 names dt_inc, geometry matches, lies in [begin, end]");
         }
+        /* launch API timestamps (the E2E decomposition): one per launch, in order of
+         * entry, enter <= exit, the record with its correlation id not starting before
+         * its launch was entered (within the calibration's uncertainty) */
+        for (uint64_t i = 0; ok && i < r.launch_count; i++) {
+            dt_timing_launch l;
+            int got = dt_timing_launch_record(i, &l);
+            dt_timing_kernel k = {0};
+            int matched = 0;
+            for (uint64_t j = 0; got && j < r.records_stored; j++)
+                if (dt_timing_kernel_record(j, &k) && k.correlation_id == l.correlation_id) {
+                    matched = 1;
+                    break;
+                }
+            EXPECT(got && l.enter_ns <= l.exit_ns && l.enter_ns >= r.host_begin_ns &&
+                       matched && (double)k.start_ns + r.clock_uncertainty_ns >= (double)l.enter_ns,
+                   "probe(%s) launch %llu (%s): enter +%.3f us, in API %.3f us, its kernel "
+                   "starts %.3f us after entry", kname, (unsigned long long)i, got ? l.api : "?",
+                   (double)(l.enter_ns - r.host_begin_ns) / 1e3,
+                   (double)(l.exit_ns - l.enter_ns) / 1e3,
+                   ((double)k.start_ns - (double)l.enter_ns) / 1e3);
+        }
+        EXPECT(!dt_timing_launch_record(r.launch_count, &(dt_timing_launch){0}),
+               "launch index %llu of %llu refused", (unsigned long long)r.launch_count,
+               (unsigned long long)r.launch_count);
         CK(cuMemcpyDtoH(host_probe, small_b, n_small * sizeof(float)));
         EXPECT(memcmp(host_ctl, host_probe, n_small * sizeof(float)) == 0 &&
                    host_probe[0] == 5.0f && host_probe[n_small - 1] == 5.0f,

@@ -675,6 +675,52 @@ static void gpu_hold_probe_large(child *c) {
     finish(&p);
 }
 
+/* The E2E decomposition's sample (issue 13): an unheld single-call probe with "decomp"
+ * on a probe_process worker answers the host bracket and the launch API timestamps, on
+ * the kernels' clock, in order; a held or batched decomp request is refused. */
+static void gpu_decomp(void) {
+    child p;
+    spawn(&p, NULL);
+    expect(&p, "{\"cmd\":\"hello\"}", 1, "hello (decomp probe worker)");
+    expect(&p, "{\"cmd\":\"probe_process\"}", 1, "probe_process (decomp)");
+    arena a;
+    arena_make(&a, DT_OP_ADD, 17, 257, 0, 0);
+    if (gpu_case_up(&p, &a, "decomp: add 17x257")) {
+        expect(&p, "{\"cmd\":\"device\",\"scope\":\"probe\",\"reps\":1,\"hold\":true,"
+               "\"decomp\":true}", 0, "decomp with a hold is refused");
+        expect(&p, "{\"cmd\":\"device\",\"scope\":\"probe\",\"reps\":2,\"decomp\":true}",
+               0, "decomp of two calls is refused");
+        json_t *o = ask(&p, "{\"cmd\":\"device\",\"scope\":\"probe\",\"reps\":1,"
+                            "\"capacity\":64,\"prime\":1,\"decomp\":true}");
+        json_t *r = json_object_get(o, "result"), *d = json_object_get(r, "decomp");
+        json_t *l = json_array_get(json_object_get(d, "launches"), 0);
+        json_t *k = json_array_get(json_object_get(r, "kernels"), 0);
+        CHECK(is_ok(o) && d && l && k, "decomp answer with a launch and a kernel");
+        if (is_ok(o) && d && l && k) {
+            double t0 = json_number_value(json_object_get(d, "call_start_ns"));
+            double t1 = json_number_value(json_object_get(d, "sync_return_ns"));
+            double en = json_number_value(json_object_get(l, "enter_ns"));
+            double ex = json_number_value(json_object_get(l, "exit_ns"));
+            double ks = json_number_value(json_object_get(k, "start_ns"));
+            double ke = json_number_value(json_object_get(k, "end_ns"));
+            double u = json_number_value(json_object_get(r, "clock_uncertainty_ns"));
+            fprintf(stderr, "  decomp: native add 17x257 ns: dispatch %.0f launch %.0f queue "
+                    "%.0f kernel %.0f completion %.0f (total %.0f, u %.0f, api %s)\n",
+                    en - t0, ex - en, ks - ex, ke - ks, t1 - ke, t1 - t0, u,
+                    json_string_value(json_object_get(l, "api")));
+            CHECK(t0 - u <= en && en <= ex && en - u <= ks && ks < ke && ke <= t1 + u,
+                  "decomp timestamps out of order");
+            CHECK(json_array_size(json_object_get(d, "launches")) == 1, "one launch");
+            CHECK(t1 - t0 < 1e6, "a small single call took %.0f ns", t1 - t0);
+        }
+        json_decref(o);
+        expect(&p, "{\"cmd\":\"release\"}", 1, "release (decomp)");
+    }
+    arena_free(&a);
+    expect(&p, "{\"cmd\":\"quit\"}", 1, "quit (decomp)");
+    finish(&p);
+}
+
 /* The ceilings' held floors: present, positive, and below the synchronized floors. */
 static void gpu_hold_ceilings(child *c) {
     json_t *o = ask(c, "{\"cmd\":\"ceilings\",\"backend\":\"cuda\"}");
@@ -729,6 +775,7 @@ static int gpu_hold_main(void) {
     gpu_hold_ceilings(&c);
     finish(&c);
     gpu_hold_planted_sync();
+    gpu_decomp();
     printf("test_native_worker --gpu-hold: %d checks, %d passed, %d failed\n", g_pass + g_fail,
            g_pass, g_fail);
     return g_fail ? 1 : 0;

@@ -258,6 +258,13 @@ static void test_calibration(void) {
     /* Negative offsets of realistic size and an odd bracket width (floor of half). */
     CHECK(dt_tl_calib_bracket(5000, 1000, 5003, &c, err, sizeof err) == 1);
     CHECK(c.offset_ns == -4001 && c.uncertainty_ns == 1.5);
+    /* The tightest of several brackets: the smallest half-width, the first of equals. */
+    dt_tl_calib br[4] = {{300, 200.0}, {120, 45.0}, {-80, 45.0}, {90, 60.0}};
+    c = dt_tl_calib_tightest(br, 4);
+    CHECK(c.offset_ns == 120 && c.uncertainty_ns == 45.0, "tightest %lld %g",
+          (long long)c.offset_ns, c.uncertainty_ns);
+    c = dt_tl_calib_tightest(br, 1);
+    CHECK(c.offset_ns == 300 && c.uncertainty_ns == 200.0);
 }
 
 /* A persistent-mode collector as dt_timing.c drives it: launches are stored only while

@@ -401,6 +401,14 @@ def error_paths(w, backends):
         check(not r["ok"] and ("device timing not available" in r.get("error", "")
                                or "needs the cuda backend" in r.get("error", "")),
               "held device refused without device timing: %r" % r)
+        r = w.ask({"cmd": "device", "scope": "probe", "reps": 1, "decomp": 1})
+        check(not r["ok"] and "'decomp' must be true or false" in r.get("error", ""),
+              "device with a non-boolean decomp refused: %r" % r)
+        for bad_req in ({"scope": "probe", "reps": 2}, {"scope": "control", "reps": 1},
+                        {"scope": "probe", "reps": 1, "hold": True}):
+            r = w.ask(dict(bad_req, cmd="device", decomp=True))
+            check(not r["ok"] and "'decomp' needs an unheld probe of one call"
+                  in r.get("error", ""), "decomp %r refused: %r" % (bad_req, r))
         r = w.ask({"cmd": "run", "reps": 3})
         check(r["ok"] and r["host_ns"] > 0, "run still works after errors")
         check(w.ask({"cmd": "release"})["ok"], "release")
@@ -548,6 +556,46 @@ def held_windows():
         env_w.finish()
         shm.close()
     held_probe_large()
+    decomp_probe()
+
+
+def decomp_probe():
+    """GPU only: the E2E decomposition's sample (an unheld single-call probe with
+    "decomp") on a probe_process worker: the host bracket and the launch API timestamps,
+    in order on one clock with the kernel records."""
+    m, n = 17, 257
+    bufs, total = layout("add", m, n, 0, False)
+    shm = Shm(total)
+    w = Worker()
+    try:
+        w.ask(HELLO)
+        check(w.ask({"cmd": "probe_process"})["ok"], "decomp: probe_process")
+        shm.mm[:] = _arena_bytes(bufs, total, "add")
+        if not _device_case(w, "add", m, n, shm, bufs, total):
+            return
+        r = w.ask({"cmd": "device", "scope": "probe", "reps": 1, "capacity": 64, "prime": 1,
+                   "decomp": True})
+        check(r["ok"], "decomp sample: %r" % r.get("error"))
+        if r["ok"]:
+            res = r["result"]
+            d = res.get("decomp", {})
+            ls, ks = d.get("launches", []), res.get("kernels", [])
+            check(len(ls) >= 1 and len(ks) >= 1, "decomp: launches %r kernels %r" % (ls, ks))
+            if ls and ks:
+                u = res["clock_uncertainty_ns"]
+                t0, t1 = d["call_start_ns"], d["sync_return_ns"]
+                en, ex = ls[0]["enter_ns"], max(l["exit_ns"] for l in ls)
+                k0, k1 = min(k["start_ns"] for k in ks), max(k["end_ns"] for k in ks)
+                print("decomp: torch add 17x257 ns: dispatch %d launch %d queue %d kernel %d "
+                      "completion %d (total %d, u %.0f, %d launch(es), api %s)"
+                      % (en - t0, ex - en, k0 - ex, k1 - k0, t1 - k1, t1 - t0, u, len(ls),
+                         ls[0]["api"]), flush=True)
+                check(t0 - u <= en <= ex and en - u <= k0 < k1 <= t1 + u,
+                      "decomp timestamps out of order: %r" % d)
+        check(w.ask({"cmd": "release"})["ok"], "decomp: release")
+    finally:
+        w.finish()
+        shm.close()
 
 
 def held_probe_large():

@@ -70,6 +70,8 @@ typedef struct cuda_state {
                                   must not pay its first launch: lazy loading can sync) */
     double plant_fraction;     /* DUALTIME_PLANT_SLOWDOWN for this op (tests), 0: none */
     int plant_set;             /* the planted spin has been calibrated for this case */
+    int64_t decomp_call_ns;    /* DT_DEVICE_DECOMP: host clock before the call (0: none) */
+    int64_t decomp_return_ns;  /* host clock after its cuStreamSynchronize returned */
 } cuda_state;
 
 /* Errors after which the context is gone (kernel faults): remember them. */
@@ -637,6 +639,8 @@ static dt_status cuda_device(void *state, int probe, int64_t reps, int64_t capac
                       : dt_timing_begin_control(s->stream);
     if (!began)
         return dt_fail(err, DT_EDEVICE, "timing begin: %s", dt_timing_last_error());
+    s->decomp_call_ns = s->decomp_return_ns = 0;
+    int64_t call_ns = dt_now_ns(); /* DT_DEVICE_DECOMP: the call starts */
     for (int64_t i = 0; i < reps; i++) {
         CUresult r = cuLaunchKernel(s->fn, p->grid[0], p->grid[1], p->grid[2], p->block[0],
                                     p->block[1], p->block[2], p->shared_bytes, s->stream,
@@ -651,6 +655,11 @@ static dt_status cuda_device(void *state, int probe, int64_t reps, int64_t capac
     }
     if (flags & DT_DEVICE_PLANT_SYNC) /* the planted host synchronization (tests) */
         CU_RUN(cuCtxSynchronize(), err, st, planted, p->kernel_name);
+    if (flags & DT_DEVICE_DECOMP) { /* the caller sees the call complete */
+        CU_RUN(cuStreamSynchronize(s->stream), err, st, planted, p->kernel_name);
+        s->decomp_return_ns = dt_now_ns();
+        s->decomp_call_ns = call_ns;
+    }
 planted:
     if (!dt_timing_end(res)) {
         if (st != DT_OK) return st;
@@ -662,6 +671,15 @@ planted:
     CU_RUN(cuCtxSynchronize(), err, st, out, p->kernel_name);
 out:
     return st;
+}
+
+/* The host bracket of the last DT_DEVICE_DECOMP region: 1 with both readings, else 0. */
+static int cuda_decomp_bracket(void *state, int64_t *call_start_ns, int64_t *sync_return_ns) {
+    const cuda_state *s = state;
+    if (!s || !s->decomp_call_ns) return 0;
+    *call_start_ns = s->decomp_call_ns;
+    *sync_return_ns = s->decomp_return_ns;
+    return 1;
 }
 
 /* ---- ceilings ------------------------------------------------------------------- */
@@ -922,6 +940,7 @@ static const dt_backend k_cuda_backend = {
     .run = cuda_run,
     .download = cuda_download,
     .device = cuda_device,
+    .decomp_bracket = cuda_decomp_bracket,
     .release = cuda_release,
     .ceilings = cuda_ceilings,
     .floor = cuda_floor,

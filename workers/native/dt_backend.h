@@ -71,6 +71,10 @@ typedef struct dt_ceilings {
 #define DT_DEVICE_PLANT_SYNC 2 /* tests only (DUALTIME_FAULT=holdsync): a cuCtxSynchronize
                                   after the calls, inside the hold: the watchdog must fail
                                   the sample in time */
+#define DT_DEVICE_DECOMP 4     /* the E2E decomposition's sample (unheld probe, one call):
+                                  the host clock is read right before the call and right
+                                  after a stream synchronization that follows it, inside
+                                  the region (decomp_bracket returns them) */
 
 typedef struct dt_backend {
     const char *name; /* "cpu" or "cuda" */
@@ -106,6 +110,10 @@ typedef struct dt_backend {
      * the case's stream; CPU: an empty function through a pointer); sync; t1 -> *host_ns.
      * NULL when the backend has none. */
     dt_status (*floor)(void *state, int64_t reps, int64_t *host_ns, dt_err *err);
+    /* Optional: the host clock (CLOCK_MONOTONIC ns) right before the call and right after
+     * its synchronization returned, of the last device region run with DT_DEVICE_DECOMP:
+     * 1 with both, 0 when there is none. NULL when the backend has none. */
+    int (*decomp_bracket)(void *state, int64_t *call_start_ns, int64_t *sync_return_ns);
 } dt_backend;
 
 extern const dt_backend dt_backend_cpu;

@@ -45,6 +45,7 @@ typedef enum fault_kind {
 } fault_kind;
 
 typedef int (*dt_kernel_record_fn)(uint64_t i, dt_timing_kernel *out);
+typedef int (*dt_launch_record_fn)(uint64_t i, dt_timing_launch *out);
 typedef int (*dt_set_persistent_fn)(int on);
 typedef const char *(*dt_last_error_fn)(void);
 
@@ -56,6 +57,7 @@ typedef struct worker {
     const dt_backend *cuda;      /* its backend table when available, else NULL */
     char cuda_reason[512];       /* why CUDA is unavailable ("" when available) */
     dt_kernel_record_fn kernel_record; /* dt_timing_kernel_record, if the module has it */
+    dt_launch_record_fn launch_record; /* dt_timing_launch_record, likewise (decomposition) */
     dt_set_persistent_fn set_persistent; /* dt_timing_set_persistent, likewise */
     dt_last_error_fn last_error;  /* dt_timing_last_error, likewise */
     fault_kind fault;            /* injected fault (tests only) */
@@ -227,6 +229,8 @@ static void probe_cuda(worker *w) {
      * searches its dependencies too. */
     void *rec = dlsym(h, "dt_timing_kernel_record");
     if (rec) memcpy(&w->kernel_record, &rec, sizeof w->kernel_record);
+    void *lr = dlsym(h, "dt_timing_launch_record");
+    if (lr) memcpy(&w->launch_record, &lr, sizeof w->launch_record);
     void *per = dlsym(h, "dt_timing_set_persistent");
     if (per) memcpy(&w->set_persistent, &per, sizeof w->set_persistent);
     void *le = dlsym(h, "dt_timing_last_error");
@@ -514,6 +518,34 @@ static json_t *timing_result_json(const dt_timing_result *r, const dt_timing_ker
     return o;
 }
 
+/* The E2E decomposition's part of a device answer (docs/protocol.md, "decomp"): the
+ * host bracket of the call and every launch's API enter/exit; NULL (with *why) when the
+ * backend or the helper cannot give them. */
+static json_t *decomp_json(worker *w, const dt_timing_result *r, const char **why) {
+    int64_t t0 = 0, t1 = 0;
+    if (!w->be->decomp_bracket || !w->be->decomp_bracket(w->state, &t0, &t1)) {
+        *why = "the backend gave no host bracket of the call";
+        return NULL;
+    }
+    if (!w->launch_record) {
+        *why = "the timing helper has no dt_timing_launch_record";
+        return NULL;
+    }
+    json_t *arr = json_array();
+    for (uint64_t i = 0; i < r->launch_count; i++) {
+        dt_timing_launch l;
+        if (!w->launch_record(i, &l)) break;
+        json_array_append_new(arr, json_pack("{s:I,s:I,s:s,s:I,s:b}", "enter_ns",
+                                             (json_int_t)l.enter_ns, "exit_ns",
+                                             (json_int_t)l.exit_ns, "api", l.api,
+                                             "correlation_id", (json_int_t)l.correlation_id,
+                                             "runtime", (int)l.runtime));
+    }
+    return json_pack("{s:I,s:I,s:I,s:i,s:o}", "call_start_ns", (json_int_t)t0,
+                     "sync_return_ns", (json_int_t)t1, "host_call_ns", (json_int_t)(t1 - t0),
+                     "clock_source", (int)r->clock_source, "launches", arr);
+}
+
 static void do_device(worker *w, json_t *req) {
     if (!need_case(w, "device", 1)) return;
     if (!w->be->device) {
@@ -523,7 +555,9 @@ static void do_device(worker *w, json_t *req) {
     int probe, hold;
     int64_t reps, capacity;
     dt_err err = {{0}};
-    if (dt_req_parse_device(req, &probe, &reps, &capacity, &hold, &err) != DT_OK) {
+    int decomp = 0;
+    if (dt_req_parse_device(req, &probe, &reps, &capacity, &hold, &err) != DT_OK ||
+        dt_req_parse_decomp(req, probe, hold, reps, &decomp, &err) != DT_OK) {
         emit_error("device: %s", err.msg);
         return;
     }
@@ -539,7 +573,8 @@ static void do_device(worker *w, json_t *req) {
     dt_timing_result res;
     memset(&res, 0, sizeof res);
     int flags = (hold ? DT_DEVICE_HOLD : 0) |
-                (hold && fault_active(w, FAULT_HOLDSYNC) ? DT_DEVICE_PLANT_SYNC : 0);
+                (hold && fault_active(w, FAULT_HOLDSYNC) ? DT_DEVICE_PLANT_SYNC : 0) |
+                (decomp ? DT_DEVICE_DECOMP : 0);
     if (w->be->device(w->state, probe, reps, capacity, flags, &res, &err) != DT_OK) {
         emit_error("device: %s", err.msg);
         return;
@@ -556,8 +591,20 @@ static void do_device(worker *w, json_t *req) {
         while (nrecs < want && w->kernel_record(nrecs, &recs[nrecs])) nrecs++;
     }
     json_t *o = ok_obj();
-    json_object_set_new(o, "result", timing_result_json(&res, recs, nrecs));
+    json_t *result = timing_result_json(&res, recs, nrecs);
     free(recs);
+    if (decomp) {
+        const char *why = NULL;
+        json_t *d = decomp_json(w, &res, &why);
+        if (!d) {
+            json_decref(o);
+            json_decref(result);
+            emit_error("device: decomp unavailable: %s", why);
+            return;
+        }
+        json_object_set_new(result, "decomp", d);
+    }
+    json_object_set_new(o, "result", result);
     emit(o);
 }
 

@@ -226,3 +226,16 @@ dt_status dt_req_parse_device(const json_t *req, int *probe, int64_t *reps, int6
     *probe = p;
     return DT_OK;
 }
+
+dt_status dt_req_parse_decomp(const json_t *req, int probe, int hold, int64_t reps, int *decomp,
+                              dt_err *err) {
+    const json_t *d = json_object_get(req, "decomp");
+    *decomp = 0;
+    if (d && !json_is_boolean(d)) return dt_fail(err, DT_EINVAL, "'decomp' must be true or false");
+    if (!d || !json_is_true(d)) return DT_OK;
+    if (!probe || hold || reps != 1)
+        return dt_fail(err, DT_EINVAL, "'decomp' needs an unheld probe of one call (scope "
+                       "probe, reps 1, no hold)");
+    *decomp = 1;
+    return DT_OK;
+}

@@ -64,4 +64,11 @@ dt_status dt_req_parse_prime(const json_t *req, int64_t *prime, dt_err *err);
 dt_status dt_req_parse_device(const json_t *req, int *probe, int64_t *reps, int64_t *capacity,
                               int *hold, dt_err *err);
 
+/* The optional "decomp" of a device request (the E2E decomposition's sample,
+ * docs/protocol.md): *decomp 1 for true, 0 for false or absent. Refused: a non-boolean,
+ * and true unless the request is an unheld probe of one call (probe, hold, reps as
+ * dt_req_parse_device gave them). */
+dt_status dt_req_parse_decomp(const json_t *req, int probe, int hold, int64_t reps, int *decomp,
+                              dt_err *err);
+
 #endif

@@ -392,6 +392,14 @@ class _Kernel(ctypes.Structure):
                 ("stream_id", ctypes.c_uint32), ("pad_", ctypes.c_uint32)]
 
 
+class _Launch(ctypes.Structure):
+    """dt_timing_launch (include/dualtime/dt_timing.h; ABI 2 addition, 96 bytes)."""
+    _fields_ = [("enter_ns", ctypes.c_uint64), ("exit_ns", ctypes.c_uint64),
+                ("correlation_id", ctypes.c_uint32), ("alt_correlation_id", ctypes.c_uint32),
+                ("status", ctypes.c_int32), ("runtime", ctypes.c_uint32),
+                ("api", ctypes.c_char * 64)]
+
+
 class _Result(ctypes.Structure):
     """dt_timing_result (include/dualtime/dt_timing.h)."""
     _fields_ = [("abi_version", ctypes.c_uint32), ("scope", ctypes.c_uint32),
@@ -440,6 +448,9 @@ class DeviceTiming:
         if hasattr(lib, "dt_timing_hold"):  # ABI 2 (the version check below refuses older)
             lib.dt_timing_hold.argtypes = [ctypes.c_void_p]
             lib.dt_timing_hold.restype = ctypes.c_int
+        if hasattr(lib, "dt_timing_launch_record"):  # the E2E decomposition's launches
+            lib.dt_timing_launch_record.argtypes = [ctypes.c_uint64, ctypes.POINTER(_Launch)]
+            lib.dt_timing_launch_record.restype = ctypes.c_int
         if hasattr(lib, "dt_timing_set_persistent"):
             lib.dt_timing_set_persistent.argtypes = [ctypes.c_int]
             lib.dt_timing_set_persistent.restype = ctypes.c_int
@@ -471,14 +482,20 @@ class DeviceTiming:
         if not self.lib.dt_timing_set_persistent(on):
             raise self._error("dt_timing_set_persistent")
 
-    def measure(self, case, scope, reps, capacity, probe_kind, hold=False):
+    def measure(self, case, scope, reps, capacity, probe_kind, hold=False, decomp=False):
         """One region of reps calls on torch's current stream. hold: a held window
         (docs/device-timing.md): the op is called once more and synchronized first (its
         kernels loaded, torch's allocator holding the blocks a functional op reuses), the
         stream then waits on the helper's flag while the calls queue; a call that
-        synchronizes inside the hold fails the sample with the watchdog's reason."""
+        synchronizes inside the hold fails the sample with the watchdog's reason.
+        decomp (an unheld probe of one call): the host clock is read right before the
+        call and right after case.sync() returns, inside the region, and the answer
+        carries them with every launch's API enter/exit ("decomp", docs/protocol.md)."""
         if self.lib is None:
             raise WorkerError("device timing not available: %s" % self.reason)
+        if decomp and not hasattr(self.lib, "dt_timing_launch_record"):
+            raise WorkerError("decomp unavailable: the timing helper has no "
+                              "dt_timing_launch_record")
         if case.backend != "cuda":
             raise WorkerError("device timing needs the cuda backend")
         stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
@@ -499,10 +516,14 @@ class DeviceTiming:
             if not ok:
                 raise self._error("timing begin")
             try:
+                t_call = time.monotonic_ns()
                 for _ in range(reps):
                     call()
                 if plant_sync:
                     torch.cuda.synchronize()
+                if decomp:  # the caller sees the call complete
+                    case.sync()
+                    t_return = time.monotonic_ns()
             except Exception:
                 junk = _Result()
                 self.lib.dt_timing_end(ctypes.byref(junk))  # also releases a hold
@@ -539,6 +560,19 @@ class DeviceTiming:
                                 "correlation_id": k.correlation_id, "stream_id": k.stream_id})
             out["kernels"] = kernels
             out["kernels_truncated"] = len(kernels) < res.records_stored
+        if decomp:
+            launches = []
+            l = _Launch()
+            for i in range(res.launch_count):
+                if not self.lib.dt_timing_launch_record(i, ctypes.byref(l)):
+                    break
+                launches.append({"enter_ns": l.enter_ns, "exit_ns": l.exit_ns,
+                                 "api": l.api.decode("utf-8", "replace"),
+                                 "correlation_id": l.correlation_id,
+                                 "runtime": bool(l.runtime)})
+            out["decomp"] = {"call_start_ns": t_call, "sync_return_ns": t_return,
+                             "host_call_ns": t_return - t_call,
+                             "clock_source": res.clock_source, "launches": launches}
         return out
 
 
@@ -994,7 +1028,13 @@ class Worker:
                 case.sync()
         if kind not in ("concurrent", "serialized"):
             raise WorkerError("'probe_kind' must be concurrent or serialized")
-        return {"result": self.timing.measure(case, scope, reps, capacity, kind, hold)}
+        decomp = req.get("decomp", False)
+        if not isinstance(decomp, bool):
+            raise WorkerError("'decomp' must be true or false")
+        if decomp and (scope != "probe" or hold or reps != 1):
+            raise WorkerError("'decomp' needs an unheld probe of one call (scope probe, "
+                              "reps 1, no hold)")
+        return {"result": self.timing.measure(case, scope, reps, capacity, kind, hold, decomp)}
 
     def probe_process(self, req):
         """{"cmd":"probe_process"}: this process serves only probe samples from now on
