@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/dt_devices_cli.h"
 #include "cli/dt_doctor.h"
 #include "cli/dt_dryrun.h"
 #include "cli/dt_help.h"
@@ -779,7 +780,8 @@ static dt_record *run_record(const run_job *j) {
  * not CUDA's ordinal in general: the PCI bus must match the worker's device. */
 static void open_clocks(run_job *j) {
     if (strcmp(j->session.backend, "cuda") != 0) return;
-    const char *dev_env = getenv("DUALTIME_CUDA_DEVICE");
+    const char *dev_env = getenv("DUALTIME_NVML_DEVICE"); /* a --devices child's GPU */
+    if (!dev_env || !*dev_env) dev_env = getenv("DUALTIME_CUDA_DEVICE");
     int dev_index = dev_env && *dev_env ? atoi(dev_env) : 0;
     char why[DT_ERR_LEN];
     dt_nvml *nvml = &j->results->env.nvml;
@@ -1242,6 +1244,10 @@ int main(int argc, char **argv) {
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "--resume") == 0 || strncmp(argv[i], "--resume=", 9) == 0)
             return cmd_resume(argc, argv);
+    if (strcmp(cmd, "run") == 0 && dt_devices_cli_wanted(argc - 2, argv + 2))
+        return dt_devices_cli_run(argc - 2, argv + 2, argc, argv);
+    if (cmd[0] == '-' && dt_devices_cli_wanted(argc - 1, argv + 1))
+        return dt_devices_cli_run(argc - 1, argv + 1, argc, argv);
     if (strcmp(cmd, "run") == 0 && has_flag(argc, argv, "--plan"))
         return cmd_run_plan(argc - 2, argv + 2, argc, argv);
     if (strcmp(cmd, "plan") == 0) return cmd_plan(argc - 2, argv + 2);
