@@ -544,8 +544,12 @@ int dt_devices_cli_run(int argc, char **argv, int full_argc, char **full_argv) {
                     dr.doc.cases.count, dr.n_jobs, dr.n_jobs == 1 ? "" : "s", dr.n_shards,
                     dr.n_shards == 1 ? "" : "s",
                     dr.rep_ids.n ? ", then the replicated cases on every device" : "", dr.output);
+        int64_t t0 = dt_now_ns();
         run_jobs(&dr);
         rc = merge_all(&dr, full_argc, full_argv);
+        if (!dr.quiet)
+            fprintf(stderr, "dualtime: --devices %s: wall %.1f s\n", dr.devices,
+                    (double)(dt_now_ns() - t0) / 1e9);
     }
     dt_plan_doc_free(&dr.doc);
     dt_strv_free(&dr.pass);
