@@ -423,9 +423,9 @@ static void device_entry(const dev_run *dr, const dev_job *j, const dt_record *r
                                                 : j->info.pci_bus_id[0] ? j->info.pci_bus_id : NULL);
     d->shard = j->shard >= 0 ? j->shard : DT_NULL_I64;
     dt_record_set_str(&d->cpus, j->cpus[0] ? j->cpus : NULL);
-    const char *dir = j->shard >= 0 ? j->main_dir : j->rep_dir;
+    const char *dir = j->shard >= 0 ? j->main_dir : j->rep_status >= 0 ? j->rep_dir : NULL;
     size_t ol = strlen(dr->output);
-    dt_record_set_str(&d->dir, strncmp(dir, dr->output, ol) == 0 ? dir + ol + 1 : dir);
+    if (dir) dt_record_set_str(&d->dir, strncmp(dir, dr->output, ol) == 0 ? dir + ol + 1 : dir);
     int status = j->shard >= 0 ? j->main_status : j->rep_status;
     d->exit_status = status >= 0 ? status : DT_NULL_I64;
     if (rec) {
