@@ -1115,6 +1115,12 @@ static int cmd_resume(int argc, char **argv) {
         dt_runlock_release(&lock);
         return bad("--resume: %s", e.msg);
     }
+    if (r->n_devices) { /* its shards are its devices' runs (docs/devices.md) */
+        dt_record_free(r);
+        dt_runlock_release(&lock);
+        return bad("--resume: %s is a --devices run: not resumable; run it again into a new "
+                   "folder", dir);
+    }
     size_t dropped = retry ? drop_failed(r) : 0;
     if (r->complete && !dropped) {
         dt_record_free(r);
@@ -1210,6 +1216,8 @@ static int cmd_run_plan(int argc, char **argv, int full_argc, char **full_argv) 
     int rc = dt_shard_cli_run_args(argc, argv, &sr);
     if (rc >= 0) return rc;
     run_job *j = dt_xcalloc(1, sizeof *j);
+    j->lock.fd = -1;
+    install_signals(); /* a stopped shard keeps what it has, as any run */
     settings_defaults(&j->a);
     j->full_argc = full_argc;
     j->full_argv = full_argv;

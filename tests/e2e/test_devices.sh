@@ -21,6 +21,7 @@ no() { fail=$((fail+1)); echo "FAIL: $*"; }
 export DT_NVML_LIBRARY="$FAKE" FAKE_NVML_DEVICES=2 FAKE_CEILINGS=1 DEVLOG="$T/workers.log"
 cat > "$T/logw.sh" <<'EOW'
 #!/usr/bin/env bash
+[ "${FAIL_NVML_DEVICE:-x}" = "${DUALTIME_NVML_DEVICE:-}" ] && { echo "planted start failure" >&2; exit 3; }
 echo "start ${CUDA_VISIBLE_DEVICES:-none} ${DUALTIME_NVML_DEVICE:-none} $(date +%s%N)" >> "$DEVLOG"
 "$@"; rc=$?
 echo "end ${CUDA_VISIBLE_DEVICES:-none} ${DUALTIME_NVML_DEVICE:-none} $(date +%s%N)" >> "$DEVLOG"
@@ -127,6 +128,30 @@ assert all(c["device"]["index"] == 0 for c in one["cases"]) and len(one["devices
 assert all("device" not in c for c in plain["cases"]) and "devices" not in plain
 assert one["settings"]["samples"] == plain["settings"]["samples"] == 3
 EOP
+
+# a device whose workers cannot start: no merged results, the other device's run kept
+FAIL_NVML_DEVICE=1 "$D" run --devices 0,1 --output "$T/broken" "${ARGS[@]}" 2>"$T/broken.err"; rc=$?
+[ $rc -ne 0 ] && ok || no "a failed device's run: exit 0"
+grep -qF '[gpu 1] left no results' "$T/broken.err" && ok || no "no message naming gpu 1: $(tail -3 "$T/broken.err")"
+[ ! -e "$T/broken/results.json" ] && [ -f "$T/broken/devices/gpu-0/results.json" ] && ok ||
+  no "a failed device: merged results written, or the other device's run lost"
+"$D" run --resume "$T/two" --retry-failed 2>"$T/err"; rc=$?
+[ $rc -eq 2 ] && grep -qF "is a --devices run" "$T/err" && ok || no "resume of a devices run: exit $rc: $(cat "$T/err")"
+
+# Ctrl-C: passed on to every device's run, which keeps what it has (marked interrupted)
+"$D" run --devices 0,1 --output "$T/int" "${ARGS[@]}" --samples 9 --sample-ms 20 --warmup-ms 50 \
+  --rounds 3 --row-shapes 17x257,1x127,256x4096 2>"$T/int.err" & P=$!
+for _ in $(seq 100); do [ -f "$T/int/devices/gpu-1/results.json" ] && [ -f "$T/int/devices/gpu-0/results.json" ] && break; sleep 0.1; done
+sleep 1; kill -INT $P; wait $P; rc=$?
+[ $rc -eq 1 ] && [ ! -e "$T/int/results.json" ] && ok || no "interrupted devices run: exit $rc: $(tail -3 "$T/int.err")"
+/usr/bin/python3 - "$T/int" <<'EOP' && ok || no "interrupted device runs not marked"
+import json, sys
+for i in (0, 1):
+    s = json.load(open("%s/devices/gpu-%d/results.json" % (sys.argv[1], i)))
+    assert s["complete"] is False and s["interrupted"] == {"signal": 15}, (i, s.get("interrupted"))
+EOP
+sleep 0.5
+! pgrep -f -- "$T/int/" >/dev/null && ok || no "processes of the interrupted run are left"
 
 # 3. refusals: exit 2 naming the flag and the value, nothing written
 expect_refusal "not an index" "--devices" "'0,x'" -- "$D" run --devices 0,x --output "$T/bad" "${ARGS[@]}"
