@@ -371,13 +371,64 @@ static void job_reap(dev_job *j) {
     j->phase++;
 }
 
+/* ---- progress (a terminal only) --------------------------------------------------------- */
+
+/* Case rounds finished by the running shard of j so far, from its results.json (written
+ * after every case); *total gets the shard's case rounds. */
+static int64_t job_done(const dev_run *dr, const dev_job *j, int64_t *total) {
+    int64_t cases = 0, done = 0, rounds = 1;
+    for (int i = 0; i < dr->doc.cases.count; i++) cases += dr->doc.shard_of[i] == j->shard;
+    char path[PATH_MAX + 16];
+    snprintf(path, sizeof path, "%s/results.json", j->main_dir);
+    dt_record *r = NULL;
+    dt_err e;
+    if (dt_record_load(path, &r, &e) == DT_OK) {
+        if (r->settings.rounds != DT_NULL_I64 && r->settings.rounds > 0) rounds = r->settings.rounds;
+        for (size_t i = 0; i < r->n_cases; i++) done += (int64_t)r->cases[i].n_rounds_done;
+        dt_record_free(r);
+    } else if (dr->doc.settings.rounds > 0) {
+        rounds = dr->doc.settings.rounds;
+    }
+    *total = cases * rounds;
+    return done;
+}
+
+/* One progress line: case rounds done over every device, elapsed, ETA. */
+static void show_progress(const dev_run *dr, int64_t t0_ns) {
+    int64_t done = 0, total = 0, running = 0;
+    for (int i = 0; i < dr->n_jobs; i++) {
+        const dev_job *j = &dr->jobs[i];
+        if (j->shard < 0) continue;
+        int64_t t = 0, d = job_done(dr, j, &t);
+        total += t;
+        done += j->phase > 0 ? t : d;
+        running += j->running;
+    }
+    double el = (double)(dt_now_ns() - t0_ns) / 1e9;
+    char eta[32] = "--";
+    if (done > 0 && total > done) {
+        double left = el / (double)done * (double)(total - done);
+        snprintf(eta, sizeof eta, "%dm%02ds", (int)(left / 60), (int)left % 60);
+    }
+    fprintf(stderr, "\r\033[K[devices] %lld/%lld case rounds, %lld GPU%s running, elapsed "
+            "%dm%02ds  ETA %s", (long long)done, (long long)total, (long long)running,
+            running == 1 ? "" : "s", (int)(el / 60), (int)el % 60, eta);
+    fflush(stderr);
+}
+
 /* Runs every job's children, the devices concurrently; a stop request is passed on to
  * the running children (they keep what they have) and starts no more. */
 static void run_jobs(dev_run *dr) {
     for (int i = 0; i < dr->n_jobs; i++) job_start(dr, &dr->jobs[i]);
     struct pollfd *fds = dt_xcalloc((size_t)dr->n_jobs, sizeof *fds);
     int *who = dt_xcalloc((size_t)dr->n_jobs, sizeof *who), forwarded = 0;
+    int progress = !dr->quiet && isatty(2);
+    int64_t t0 = dt_now_ns(), shown = 0;
     while (1) {
+        if (progress && dt_now_ns() - shown > 3000000000LL) {
+            show_progress(dr, t0);
+            shown = dt_now_ns();
+        }
         int nf = 0;
         for (int i = 0; i < dr->n_jobs; i++)
             if (dr->jobs[i].running) {
@@ -396,6 +447,8 @@ static void run_jobs(dev_run *dr) {
             dev_job *j = &dr->jobs[who[k]];
             char buf[4096];
             ssize_t got = read(j->child.err_fd, buf, sizeof buf);
+            if (progress) fputs("\r\033[K", stderr); /* a line, or a start message, follows */
+            shown = 0;
             if (got > 0) {
                 job_forward(j, buf, (size_t)got);
             } else if (got == 0 || errno != EINTR) {
@@ -404,6 +457,7 @@ static void run_jobs(dev_run *dr) {
             }
         }
     }
+    if (progress) fputs("\r\033[K", stderr);
     free(fds);
     free(who);
 }

@@ -48,7 +48,14 @@ expect_refusal() {
 "$D" run --devices 0,1 --replicate add_1x127,gemm_32x32x32 --output "$T/two" "${ARGS[@]}" \
   2>"$T/two.err"; rc=$?
 [ $rc -eq 0 ] && ok || no "--devices 0,1 exit $rc: $(tail -5 "$T/two.err")"
-grep -qF '[gpu 1]' "$T/two.err" && ok || no "no per-device progress line"
+grep -qF '[gpu 1]' "$T/two.err" && ok || no "no per-device start line"
+! grep -qF '[devices]' "$T/two.err" && ok || no "a progress line in a pipe"
+if command -v script >/dev/null; then # on a terminal: case rounds done, elapsed, ETA
+  printf '%q ' "$D" run --devices 0,1 --output "$T/tty" "${ARGS[@]}" >"$T/tty.sh"
+  script -qec "bash $T/tty.sh" "$T/tty.log" >/dev/null 2>&1
+  grep -qE '\[devices\] [0-9]+/7 case rounds, [0-9] GPUs? running, elapsed [0-9]+m[0-9]{2}s  ETA' "$T/tty.log" &&
+    [ -f "$T/tty/results.json" ] && ok || no "no progress line on a terminal: $(tr '\r' '\n' <"$T/tty.log" | tail -3)"
+fi
 /usr/bin/python3 - "$T/two" "$DEVLOG" <<'EOP' && ok || no "two-device run"
 import json, sys
 d, log = sys.argv[1], sys.argv[2]
