@@ -532,8 +532,12 @@ static int merge_all(dev_run *dr, int full_argc, char **full_argv) {
             recs[j->shard] = rec;
             names[j->shard] = j->main_dir;
             if (!rec) rc = j->main_status == EXIT_BAD ? EXIT_BAD : 1;
+            device_entry(dr, j, rec, holder);
+        } else { /* no shard (more GPUs than cases): its replicated run describes it */
+            dt_record *rep = j->rep_status >= 0 ? load_child(j, j->rep_dir, j->rep_status) : NULL;
+            device_entry(dr, j, rep, holder);
+            dt_record_free(rep);
         }
-        device_entry(dr, j, rec, holder);
     }
     dt_record *m = NULL;
     dt_err e;
