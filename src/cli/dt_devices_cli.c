@@ -308,17 +308,23 @@ static int job_start(dev_run *dr, dev_job *j) {
     char **argv = child_argv(dr->exe, words, n, more);
     char index[16];
     snprintf(index, sizeof index, "%d", j->info.index);
-    const char *old_vis = getenv("CUDA_VISIBLE_DEVICES"), *old_nvml = getenv("DUALTIME_NVML_DEVICE");
-    char *keep_vis = old_vis ? dt_xstrdup(old_vis) : NULL, *keep_nvml = old_nvml ? dt_xstrdup(old_nvml) : NULL;
-    if (j->known && j->info.uuid[0]) env_set("CUDA_VISIBLE_DEVICES", j->info.uuid);
-    env_set("DUALTIME_NVML_DEVICE", index);
+    /* the child's environment: only its GPU visible, which is then CUDA device 0 */
+    static const char *const k_env[] = {"CUDA_VISIBLE_DEVICES", "DUALTIME_CUDA_DEVICE",
+                                        "DUALTIME_NVML_DEVICE"};
+    char *keep[3];
+    for (int k = 0; k < 3; k++) keep[k] = getenv(k_env[k]) ? dt_xstrdup(getenv(k_env[k])) : NULL;
+    if (j->known && j->info.uuid[0]) {
+        env_set(k_env[0], j->info.uuid);
+        env_set(k_env[1], "0");
+    }
+    env_set(k_env[2], index);
     dt_spawn_opts o = {DT_SPAWN_NULL, DT_SPAWN_NULL, DT_SPAWN_PIPE, 0, 1, j->cpus[0] ? j->cpus : NULL};
     dt_err e;
     dt_status st = dt_spawn_start(argv, &o, &j->child, &e);
-    env_set("CUDA_VISIBLE_DEVICES", keep_vis);
-    env_set("DUALTIME_NVML_DEVICE", keep_nvml);
-    free(keep_vis);
-    free(keep_nvml);
+    for (int k = 0; k < 3; k++) {
+        env_set(k_env[k], keep[k]);
+        free(keep[k]);
+    }
     free(argv);
     dt_strv_free(&rep);
     if (st != DT_OK) {

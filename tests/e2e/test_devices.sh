@@ -22,9 +22,9 @@ export DT_NVML_LIBRARY="$FAKE" FAKE_NVML_DEVICES=2 FAKE_CEILINGS=1 DEVLOG="$T/wo
 cat > "$T/logw.sh" <<'EOW'
 #!/usr/bin/env bash
 [ "${FAIL_NVML_DEVICE:-x}" = "${DUALTIME_NVML_DEVICE:-}" ] && { echo "planted start failure" >&2; exit 3; }
-echo "start ${CUDA_VISIBLE_DEVICES:-none} ${DUALTIME_NVML_DEVICE:-none} $(date +%s%N)" >> "$DEVLOG"
+echo "start ${CUDA_VISIBLE_DEVICES:-none} ${DUALTIME_NVML_DEVICE:-none} ${DUALTIME_CUDA_DEVICE:-none} $(date +%s%N)" >> "$DEVLOG"
 "$@"; rc=$?
-echo "end ${CUDA_VISIBLE_DEVICES:-none} ${DUALTIME_NVML_DEVICE:-none} $(date +%s%N)" >> "$DEVLOG"
+echo "end ${CUDA_VISIBLE_DEVICES:-none} ${DUALTIME_NVML_DEVICE:-none} ${DUALTIME_CUDA_DEVICE:-none} $(date +%s%N)" >> "$DEVLOG"
 exit $rc
 EOW
 chmod +x "$T/logw.sh"
@@ -44,8 +44,9 @@ expect_refusal() {
   [ ! -e "$T/bad" ] && ok || { no "$name: left $T/bad behind"; rm -rf "$T/bad"; }
 }
 
-# 1. two devices at once, add_1x127 and gemm replicated on both
-"$D" run --devices 0,1 --replicate add_1x127,gemm_32x32x32 --output "$T/two" "${ARGS[@]}" \
+# 1. two devices at once, add_1x127 and gemm replicated on both (a DUALTIME_CUDA_DEVICE of
+#    the shell must not reach the workers: each sees its one GPU as CUDA device 0)
+DUALTIME_CUDA_DEVICE=1 "$D" run --devices 0,1 --replicate add_1x127,gemm_32x32x32 --output "$T/two" "${ARGS[@]}" \
   2>"$T/two.err"; rc=$?
 [ $rc -eq 0 ] && ok || no "--devices 0,1 exit $rc: $(tail -5 "$T/two.err")"
 grep -qF '[gpu 1]' "$T/two.err" && ok || no "no per-device start line"
@@ -97,8 +98,9 @@ if len(cpus) == 2:
 # concurrency: each device's workers started before the other's ended
 spans = {}
 for line in open(log):
-    what, vis, nvml, ns = line.split()
+    what, vis, nvml, cuda, ns = line.split()
     assert vis == "GPU-%08x-fake" % int(nvml), line  # a child sees its own GPU only
+    assert cuda == "0", line                          # as CUDA device 0
     lo, hi = spans.get(nvml, (1 << 62, 0))
     spans[nvml] = (min(lo, int(ns)), max(hi, int(ns)))
 assert set(spans) == {"0", "1"}, spans
