@@ -1191,7 +1191,7 @@ static int cmd_plan(int argc, char **argv) {
         apply_backend_defaults(&a, a.backend);
         if (!a.row_shapes) dt_shapes_default(a.backend, a.quick, 0, &a.rows);
         if (!a.gemm_shapes) dt_shapes_default(a.backend, a.quick, 1, &a.gemms);
-        dt_plan_build(&doc.cases, a.ops, &a.rows, &a.gemms, a.views);
+        dt_plan_build_typed(&doc.cases, a.ops, &a.rows, &a.gemms, a.views, a.dtypes, a.ndtypes);
         plan_settings(&a, &doc.settings);
         char exe_dir[PATH_MAX], repo[PATH_MAX + 4];
         dt_tool t = {0};
