@@ -19,6 +19,7 @@
 #include "cli/dt_sys.h"
 #include "common/dt_affinity.h"
 #include "common/dt_spawn.h"
+#include "format/dt_format_summary.h"
 #include "format/dt_outputs.h"
 #include "orchestrate/dt_devices.h"
 #include "orchestrate/dt_run.h"
@@ -577,6 +578,12 @@ static int merge_all(dev_run *dr, int full_argc, char **full_argv) {
                     "%s)\n", rc ? "done with FAILED cases" : "done", dr->output, m->n_cases,
                     dr->n_jobs, dr->n_jobs == 1 ? "" : "s",
                     m->derived.present ? dt_level_name(m->derived.level) : "?");
+        char abs_dir[PATH_MAX], *text = NULL;
+        size_t len = 0;
+        if (!dr->quiet && realpath(dr->output, abs_dir) && /* as a plain run ends */
+            dt_format_summary(m, abs_dir, &text, &len, &e) == DT_OK)
+            fwrite(text, 1, len, stderr);
+        free(text);
     } else if (rc) {
         fprintf(stderr, "dualtime: --devices: no merged results; each device's run is in "
                 "%s/devices\n", dr->output);
