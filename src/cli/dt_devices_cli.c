@@ -45,11 +45,11 @@ static int dev_bad(const char *fmt, ...) {
 /* One device of the run and its children (the shard, then the replicated cases). */
 typedef struct dev_job {
     dt_device_info info;
-    int known;                 /* info came from NVML */
-    int shard;                 /* its plan shard; -1: none (more devices than cases) */
+    int known;                  /* info came from NVML */
+    int shard;                  /* its plan shard; -1: none (more devices than cases) */
     char cpus[DT_PIN_LIST_LEN]; /* "" : not confined */
     char main_dir[PATH_MAX], rep_dir[PATH_MAX];
-    int phase;                 /* next child: 0 the shard, 1 the replicated cases, 2 none */
+    int phase; /* next child: 0 the shard, 1 the replicated cases, 2 none */
     dt_child child;
     int running;
     char line[2048];
@@ -61,12 +61,12 @@ typedef struct dev_job {
 typedef struct dev_run {
     const char *devices, *replicate, *output, *backends;
     int quiet, no_pin;
-    dt_strv pass;              /* the run flags for plan and replicate children */
+    dt_strv pass; /* the run flags for plan and replicate children */
     char exe[PATH_MAX];
     char plan_path[PATH_MAX];
     dt_plan_doc doc;
     int n_shards;
-    dt_strv rep_ids;           /* --replicate: the chosen case ids */
+    dt_strv rep_ids; /* --replicate: the chosen case ids */
     dev_job *jobs;
     int n_jobs;
 } dev_run;
@@ -116,12 +116,17 @@ static int parse_args(int argc, char **argv, dev_run *dr) {
             size_t n = strlen(k_refused[k]);
             if (strncmp(argv[i], k_refused[k], n) == 0 && (!argv[i][n] || argv[i][n] == '='))
                 return dev_bad("--devices: %s does not go with --devices (a devices run plans "
-                               "and merges its own shards)", k_refused[k]);
+                               "and merges its own shards)",
+                               k_refused[k]);
         }
-        if ((v = flag_value(argc, argv, &i, "--devices"))) dr->devices = v;
-        else if ((v = flag_value(argc, argv, &i, "--replicate"))) dr->replicate = v;
-        else if ((v = flag_value(argc, argv, &i, "--output"))) dr->output = v;
-        else if (strcmp(argv[i], "--quiet") == 0) dr->quiet = 1;
+        if ((v = flag_value(argc, argv, &i, "--devices")))
+            dr->devices = v;
+        else if ((v = flag_value(argc, argv, &i, "--replicate")))
+            dr->replicate = v;
+        else if ((v = flag_value(argc, argv, &i, "--output")))
+            dr->output = v;
+        else if (strcmp(argv[i], "--quiet") == 0)
+            dr->quiet = 1;
         else if ((v = flag_value(argc, argv, &i, "--backends"))) {
             dr->backends = v;
             dt_strv_push(&dr->pass, "--backends");
@@ -132,7 +137,8 @@ static int parse_args(int argc, char **argv, dev_run *dr) {
         } else {
             const char *eq = strchr(argv[i], '=');
             char flag[64] = "";
-            if (eq && eq - argv[i] < 63) snprintf(flag, sizeof flag, "%.*s", (int)(eq - argv[i]), argv[i]);
+            if (eq && eq - argv[i] < 63)
+                snprintf(flag, sizeof flag, "%.*s", (int)(eq - argv[i]), argv[i]);
             if (flag[0] && is_path_flag(flag)) {
                 dt_strv_push(&dr->pass, flag);
                 push_abs(&dr->pass, eq + 1);
@@ -142,7 +148,8 @@ static int parse_args(int argc, char **argv, dev_run *dr) {
             }
         }
     }
-    if (!dr->devices) return dev_bad("--replicate: needs --devices LIST (the GPUs to replicate on)");
+    if (!dr->devices)
+        return dev_bad("--replicate: needs --devices LIST (the GPUs to replicate on)");
     if (dr->backends && strcmp(dr->backends, "cuda") != 0)
         return dev_bad("--devices: '%s' needs --backends cuda (--backends %s has no devices)",
                        dr->devices, dr->backends);
@@ -156,7 +163,8 @@ static int parse_args(int argc, char **argv, dev_run *dr) {
     if (lstat(dr->output, &st) == 0)
         return dev_bad("--output: '%s' already exists; dualtime never overwrites results",
                        dr->output);
-    if (dt_exe_dir(dr->exe, sizeof dr->exe) != 0) return dev_bad("cannot locate the dualtime binary");
+    if (dt_exe_dir(dr->exe, sizeof dr->exe) != 0)
+        return dev_bad("cannot locate the dualtime binary");
     size_t l = strlen(dr->exe);
     snprintf(dr->exe + l, sizeof dr->exe - l, "/dualtime");
     return -1;
@@ -260,14 +268,16 @@ static int make_plan(dev_run *dr) {
 static void share_cpus(dev_run *dr) {
     char self[1024];
     cpu_set_t set;
-    if (dr->no_pin || dt_affinity_self(self, sizeof self) != 0 || dt_affinity_parse(self, &set) != 0)
+    if (dr->no_pin || dt_affinity_self(self, sizeof self) != 0 ||
+        dt_affinity_parse(self, &set) != 0)
         return;
     int cpus[CPU_SETSIZE], n = 0;
     for (int c = 0; c < CPU_SETSIZE; c++)
         if (CPU_ISSET(c, &set)) cpus[n++] = c;
-    char (*lists)[DT_PIN_LIST_LEN] = dt_xcalloc((size_t)dr->n_jobs, sizeof *lists);
+    char(*lists)[DT_PIN_LIST_LEN] = dt_xcalloc((size_t)dr->n_jobs, sizeof *lists);
     if (dt_devices_split_cpus(cpus, n, dr->n_jobs, lists))
-        for (int i = 0; i < dr->n_jobs; i++) snprintf(dr->jobs[i].cpus, DT_PIN_LIST_LEN, "%s", lists[i]);
+        for (int i = 0; i < dr->n_jobs; i++)
+            snprintf(dr->jobs[i].cpus, DT_PIN_LIST_LEN, "%s", lists[i]);
     free(lists);
 }
 
@@ -275,8 +285,10 @@ static void share_cpus(dev_run *dr) {
 
 /* Sets (value non-NULL) or unsets an environment variable. */
 static void env_set(const char *name, const char *value) {
-    if (value) setenv(name, value, 1);
-    else unsetenv(name);
+    if (value)
+        setenv(name, value, 1);
+    else
+        unsetenv(name);
 }
 
 /* Starts job j's next child (its shard, then the replicated cases); 0 when none is left. */
@@ -291,8 +303,8 @@ static int job_start(dev_run *dr, dev_job *j) {
     if (j->phase == 2 || dt_run_stop_requested()) return 0;
     if (j->phase == 0) {
         snprintf(shard, sizeof shard, "%d/%d", j->shard, dr->n_shards);
-        const char *w[] = {"run", "--plan", dr->plan_path, "--shard", shard, "--output",
-                           j->main_dir, "--quiet"};
+        const char *w[] = {"run", "--plan",   dr->plan_path, "--shard",
+                           shard, "--output", j->main_dir,   "--quiet"};
         for (n = 0; n < sizeof w / sizeof w[0]; n++) words[n] = w[n];
     } else {
         words[n++] = "run";
@@ -319,7 +331,8 @@ static int job_start(dev_run *dr, dev_job *j) {
         env_set(k_env[1], "0");
     }
     env_set(k_env[2], index);
-    dt_spawn_opts o = {DT_SPAWN_NULL, DT_SPAWN_NULL, DT_SPAWN_PIPE, 0, 1, j->cpus[0] ? j->cpus : NULL};
+    dt_spawn_opts o = {
+        DT_SPAWN_NULL, DT_SPAWN_NULL, DT_SPAWN_PIPE, 0, 1, j->cpus[0] ? j->cpus : NULL};
     dt_err e;
     dt_status st = dt_spawn_start(argv, &o, &j->child, &e);
     for (int k = 0; k < 3; k++) {
@@ -330,8 +343,10 @@ static int job_start(dev_run *dr, dev_job *j) {
     dt_strv_free(&rep);
     if (st != DT_OK) {
         fprintf(stderr, "dualtime: [gpu %d] cannot start: %s\n", j->info.index, e.msg);
-        if (j->phase == 0) j->main_status = 127;
-        else j->rep_status = 127;
+        if (j->phase == 0)
+            j->main_status = 127;
+        else
+            j->rep_status = 127;
         j->phase++;
         return job_start(dr, j);
     }
@@ -339,8 +354,8 @@ static int job_start(dev_run *dr, dev_job *j) {
     j->line_len = 0;
     if (!dr->quiet && j->phase == 0)
         fprintf(stderr, "dualtime: [gpu %d] %s%s%s: shard %s into %s\n", j->info.index,
-                j->info.name[0] ? j->info.name : "GPU", j->cpus[0] ? ", CPUs " : "", j->cpus,
-                shard, j->main_dir);
+                j->info.name[0] ? j->info.name : "GPU", j->cpus[0] ? ", CPUs " : "", j->cpus, shard,
+                j->main_dir);
     else if (!dr->quiet)
         fprintf(stderr, "dualtime: [gpu %d] the replicated cases into %s\n", j->info.index,
                 j->rep_dir);
@@ -369,11 +384,14 @@ static void job_reap(dev_job *j) {
     job_forward(j, "\n", 1);
     close(j->child.err_fd);
     int ws = 0;
-    while (waitpid(j->child.pid, &ws, 0) < 0 && errno == EINTR) {}
+    while (waitpid(j->child.pid, &ws, 0) < 0 && errno == EINTR) {
+    }
     dt_spawn_forget_group(j->child.pid);
     int status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + (WIFSIGNALED(ws) ? WTERMSIG(ws) : 0);
-    if (j->phase == 0) j->main_status = status;
-    else j->rep_status = status;
+    if (j->phase == 0)
+        j->main_status = status;
+    else
+        j->rep_status = status;
     j->running = 0;
     j->phase++;
 }
@@ -390,7 +408,8 @@ static int64_t job_done(const dev_run *dr, const dev_job *j, int64_t *total) {
     dt_record *r = NULL;
     dt_err e;
     if (dt_record_load(path, &r, &e) == DT_OK) {
-        if (r->settings.rounds != DT_NULL_I64 && r->settings.rounds > 0) rounds = r->settings.rounds;
+        if (r->settings.rounds != DT_NULL_I64 && r->settings.rounds > 0)
+            rounds = r->settings.rounds;
         for (size_t i = 0; i < r->n_cases; i++) done += (int64_t)r->cases[i].n_rounds_done;
         dt_record_free(r);
     } else if (dr->doc.settings.rounds > 0) {
@@ -417,9 +436,11 @@ static void show_progress(const dev_run *dr, int64_t t0_ns) {
         double left = el / (double)done * (double)(total - done);
         snprintf(eta, sizeof eta, "%dm%02ds", (int)(left / 60), (int)left % 60);
     }
-    fprintf(stderr, "\r\033[K[devices] %lld/%lld case rounds, %lld GPU%s running, elapsed "
-            "%dm%02ds  ETA %s", (long long)done, (long long)total, (long long)running,
-            running == 1 ? "" : "s", (int)(el / 60), (int)el % 60, eta);
+    fprintf(stderr,
+            "\r\033[K[devices] %lld/%lld case rounds, %lld GPU%s running, elapsed "
+            "%dm%02ds  ETA %s",
+            (long long)done, (long long)total, (long long)running, running == 1 ? "" : "s",
+            (int)(el / 60), (int)el % 60, eta);
     fflush(stderr);
 }
 
@@ -480,8 +501,9 @@ static void device_entry(const dev_run *dr, const dev_job *j, const dt_record *r
     int described = n && n->has_description && n->available;
     dt_record_set_str(&d->name, described ? n->name : j->info.name[0] ? j->info.name : NULL);
     dt_record_set_str(&d->uuid, described ? n->uuid : j->info.uuid[0] ? j->info.uuid : NULL);
-    dt_record_set_str(&d->pci_bus_id, described ? n->pci_bus_id
-                                                : j->info.pci_bus_id[0] ? j->info.pci_bus_id : NULL);
+    dt_record_set_str(&d->pci_bus_id, described               ? n->pci_bus_id
+                                      : j->info.pci_bus_id[0] ? j->info.pci_bus_id
+                                                              : NULL);
     d->shard = j->shard >= 0 ? j->shard : DT_NULL_I64;
     dt_record_set_str(&d->cpus, j->cpus[0] ? j->cpus : NULL);
     const char *dir = j->shard >= 0 ? j->main_dir : j->rep_status >= 0 ? j->rep_dir : NULL;
@@ -503,8 +525,8 @@ static dt_record *load_child(const dev_job *j, const char *dir, int status) {
     dt_record *r = NULL;
     dt_err e;
     if (dt_record_load(path, &r, &e) != DT_OK) {
-        fprintf(stderr, "dualtime: [gpu %d] left no results (exit %d): %s\n", j->info.index,
-                status, e.msg);
+        fprintf(stderr, "dualtime: [gpu %d] left no results (exit %d): %s\n", j->info.index, status,
+                e.msg);
         return NULL;
     }
     return r;
@@ -574,9 +596,11 @@ static int merge_all(dev_run *dr, int full_argc, char **full_argv) {
         for (size_t i = 0; i < m->n_cases; i++)
             if (!m->cases[i].valid) rc = 1;
         if (!dr->quiet)
-            fprintf(stderr, "dualtime: %s: %s/results.md (%zu cases on %d device%s; assessment: "
-                    "%s)\n", rc ? "done with FAILED cases" : "done", dr->output, m->n_cases,
-                    dr->n_jobs, dr->n_jobs == 1 ? "" : "s",
+            fprintf(stderr,
+                    "dualtime: %s: %s/results.md (%zu cases on %d device%s; assessment: "
+                    "%s)\n",
+                    rc ? "done with FAILED cases" : "done", dr->output, m->n_cases, dr->n_jobs,
+                    dr->n_jobs == 1 ? "" : "s",
                     m->derived.present ? dt_level_name(m->derived.level) : "?");
         char abs_dir[PATH_MAX], *text = NULL;
         size_t len = 0;
@@ -585,8 +609,10 @@ static int merge_all(dev_run *dr, int full_argc, char **full_argv) {
             fwrite(text, 1, len, stderr);
         free(text);
     } else if (rc) {
-        fprintf(stderr, "dualtime: --devices: no merged results; each device's run is in "
-                "%s/devices\n", dr->output);
+        fprintf(stderr,
+                "dualtime: --devices: no merged results; each device's run is in "
+                "%s/devices\n",
+                dr->output);
     }
     for (int i = 0; i < n; i++) dt_record_free(recs[i]);
     dt_record_free(m);

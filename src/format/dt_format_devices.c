@@ -41,7 +41,8 @@ static double sm_p50(const dt_record *r, int64_t d) {
         const dt_case *c = &r->cases[i];
         for (size_t k = 0; c->device == d && k < c->n_clock_rounds; k++) {
             const dt_clock_round *cr = &c->clock_rounds[k];
-            if (cr->has_before && cr->before.sm_mhz != DT_NULL_I64) v[n++] = (double)cr->before.sm_mhz;
+            if (cr->has_before && cr->before.sm_mhz != DT_NULL_I64)
+                v[n++] = (double)cr->before.sm_mhz;
         }
     }
     double m = median(v, n);
@@ -73,13 +74,17 @@ static int any_ratio(const dt_record *r, size_t k, dt_scope s) {
 
 static void text_cell(FILE *o, const char *s) {
     fputs(" | ", o);
-    if (s && *s) dt_format_md_text(o, s);
-    else fputs("—", o);
+    if (s && *s)
+        dt_format_md_text(o, s);
+    else
+        fputs("—", o);
 }
 
 static void i64_cell(FILE *o, int64_t x) {
-    if (x == DT_NULL_I64) fputs(" | —", o);
-    else fprintf(o, " | %lld", (long long)x);
+    if (x == DT_NULL_I64)
+        fputs(" | —", o);
+    else
+        fprintf(o, " | %lld", (long long)x);
 }
 
 /* The consistency table: one row per device. */
@@ -88,7 +93,8 @@ static void device_table(FILE *o, const dt_record *r) {
     int ctl = k && any_ratio(r, k, DT_SCOPE_CONTROL_BATCH);
     const char *cand = k ? r->impls[k].id : "?", *base = r->impls[0].id;
     fputs("| device | name | UUID | PCI bus | CPUs | cases | valid | wall s | SM MHz p50 | "
-          "copy GB/s | launch sync floor µs | held touch floor µs | ", o);
+          "copy GB/s | launch sync floor µs | held touch floor µs | ",
+          o);
     dt_format_md_text(o, cand);
     fputs("/", o);
     dt_format_md_text(o, base);
@@ -108,12 +114,16 @@ static void device_table(FILE *o, const dt_record *r) {
         text_cell(o, d->cpus);
         i64_cell(o, d->cases);
         i64_cell(o, d->valid);
-        fprintf(o, " | %s | %s | %s | %s | %s | %s", dt_format_num(a, wall_s(d->started_at, d->finished_at)),
-                dt_format_reading(b, sm_p50(r, d->index)), dt_format_num(c, have ? ce->copy_gbps : NAN),
+        fprintf(o, " | %s | %s | %s | %s | %s | %s",
+                dt_format_num(a, wall_s(d->started_at, d->finished_at)),
+                dt_format_reading(b, sm_p50(r, d->index)),
+                dt_format_num(c, have ? ce->copy_gbps : NAN),
                 dt_format_num(e, have ? ce->launch_sync_floor_us : NAN),
                 dt_format_num(f, have ? ce->held_touch_floor_batch_us : NAN),
                 dt_format_ratio(g, k ? ratio_p50(r, d->index, k, DT_SCOPE_E2E_BATCH) : NAN));
-        if (ctl) fprintf(o, " | %s", dt_format_ratio(a, ratio_p50(r, d->index, k, DT_SCOPE_CONTROL_BATCH)));
+        if (ctl)
+            fprintf(o, " | %s",
+                    dt_format_ratio(a, ratio_p50(r, d->index, k, DT_SCOPE_CONTROL_BATCH)));
         fputs(" |\n", o);
     }
     fputs("\n", o);
@@ -136,8 +146,10 @@ static void replica_table(FILE *o, const dt_record *r) {
           "Each case below was run again on every device after the matrix (a run of its own "
           "per device, same inputs and settings). Spread = (max - min) / min of the per-device "
           "p50s; devices that agree show a spread near the cases' own noise.\n\n"
-          "| case | implementation | scope |", o);
-    for (size_t i = 0; i < r->n_devices; i++) fprintf(o, " gpu %lld µs |", (long long)r->devices[i].index);
+          "| case | implementation | scope |",
+          o);
+    for (size_t i = 0; i < r->n_devices; i++)
+        fprintf(o, " gpu %lld µs |", (long long)r->devices[i].index);
     fputs(" spread |\n|---|---|---|", o);
     for (size_t i = 0; i < r->n_devices; i++) fputs("---:|", o);
     fputs("---:|\n", o);
@@ -159,7 +171,8 @@ static void replica_table(FILE *o, const dt_record *r) {
 
 void dt_format_devices_md(FILE *o, const dt_record *r) {
     if (!r->n_devices) return;
-    fprintf(o, "## Devices (--devices)\n\n%zu device%s ran this run at the same time, each its "
+    fprintf(o,
+            "## Devices (--devices)\n\n%zu device%s ran this run at the same time, each its "
             "own shard of the plan with its own workers, CPUs, clocks and ceilings (measured "
             "on that device); every case names its device in results.json. The ratio columns "
             "hold the median over the device's valid cases of the candidate's paired ratio to "

@@ -43,19 +43,24 @@ dt_status dt_devices_parse(const char *list, int n_present, const char *why_unkn
         size_t len = comma ? (size_t)(comma - p) : strlen(p);
         int v;
         if (parse_index(p, len, &v) != 0)
-            return dt_fail(err, DT_EINVAL, "--devices: '%s': '%.*s' is not a device index "
-                           "(give indexes like 0,1,3 or all)", list, (int)len, p);
+            return dt_fail(err, DT_EINVAL,
+                           "--devices: '%s': '%.*s' is not a device index "
+                           "(give indexes like 0,1,3 or all)",
+                           list, (int)len, p);
         if (n_present < 0 && v != 0)
-            return dt_fail(err, DT_EINVAL, "--devices: '%s': device %d cannot be checked, the "
-                           "GPUs cannot be counted (%s); only 0 is accepted", list, v,
-                           why_unknown ? why_unknown : "NVML unavailable");
+            return dt_fail(err, DT_EINVAL,
+                           "--devices: '%s': device %d cannot be checked, the "
+                           "GPUs cannot be counted (%s); only 0 is accepted",
+                           list, v, why_unknown ? why_unknown : "NVML unavailable");
         if (n_present >= 0 && v >= n_present)
-            return dt_fail(err, DT_EINVAL, "--devices: '%s': there is no device %d (this machine "
-                           "has %d GPU%s: 0..%d)", list, v, n_present, n_present == 1 ? "" : "s",
-                           n_present - 1);
+            return dt_fail(err, DT_EINVAL,
+                           "--devices: '%s': there is no device %d (this machine "
+                           "has %d GPU%s: 0..%d)",
+                           list, v, n_present, n_present == 1 ? "" : "s", n_present - 1);
         for (int i = 0; i < *n; i++)
             if (out[i] == v)
-                return dt_fail(err, DT_EINVAL, "--devices: '%s': device %d is given twice", list, v);
+                return dt_fail(err, DT_EINVAL, "--devices: '%s': device %d is given twice", list,
+                               v);
         if (*n == DT_DEVICES_MAX)
             return dt_fail(err, DT_EINVAL, "--devices: '%s': more than %d devices", list,
                            DT_DEVICES_MAX);
@@ -125,7 +130,8 @@ static void some_ids(const dt_plan *plan, char *buf, size_t len) {
     buf[0] = 0;
     for (int i = 0; i < plan->count && i < 8 && used < len; i++)
         used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? ", " : "", plan->cases[i].id);
-    if (plan->count > 8 && used < len) snprintf(buf + used, len - used, " and %d more", plan->count - 8);
+    if (plan->count > 8 && used < len)
+        snprintf(buf + used, len - used, " and %d more", plan->count - 8);
 }
 
 dt_status dt_devices_replicate_select(const char *list, const dt_plan *plan, dt_strv *ids,
@@ -144,8 +150,10 @@ dt_status dt_devices_replicate_select(const char *list, const dt_plan *plan, dt_
             if (at < 0) {
                 char known[600];
                 some_ids(plan, known, sizeof known);
-                st = dt_fail(err, DT_EINVAL, "--replicate: '%.*s' is not a case of this run "
-                             "(cases: %s)", (int)len, p, known);
+                st = dt_fail(err, DT_EINVAL,
+                             "--replicate: '%.*s' is not a case of this run "
+                             "(cases: %s)",
+                             (int)len, p, known);
             } else if (chosen[at]) {
                 st = dt_fail(err, DT_EINVAL, "--replicate: '%.*s' is given twice", (int)len, p);
             } else {
@@ -189,8 +197,10 @@ void dt_devices_replicate_flags(const dt_plan *plan, const dt_strv *ids, dt_strv
         list_add(info->is_gemm ? gemms : rows, info->is_gemm ? sizeof gemms : sizeof rows, shape);
         list_add(dtypes, sizeof dtypes, dt_dtype_name(c->dtype));
     }
-    const char *const pairs[][2] = {{"--operations", ops}, {"--row-shapes", rows},
-                                    {"--gemm-shapes", gemms}, {"--dtypes", dtypes}};
+    const char *const pairs[][2] = {{"--operations", ops},
+                                    {"--row-shapes", rows},
+                                    {"--gemm-shapes", gemms},
+                                    {"--dtypes", dtypes}};
     for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
         if (!pairs[i][1][0]) continue;
         dt_strv_push(argv_out, pairs[i][0]);
@@ -251,8 +261,7 @@ static double spread_of(const double *us, size_t n) {
     return k >= 2 && lo > 0 ? (hi - lo) / lo : NAN;
 }
 
-void dt_devices_replicas(dt_record *r, const dt_record *const *reps, size_t n,
-                         const dt_strv *ids) {
+void dt_devices_replicas(dt_record *r, const dt_record *const *reps, size_t n, const dt_strv *ids) {
     static const dt_scope k_scopes[] = {DT_SCOPE_E2E_BATCH, DT_SCOPE_CONTROL_BATCH};
     for (size_t q = 0; q < ids->n; q++)
         for (size_t si = 0; si < sizeof k_scopes / sizeof k_scopes[0]; si++)

@@ -15,15 +15,18 @@ static void test_parse(void) {
     int idx[DT_DEVICES_MAX], n = 0;
     dt_err e;
     CHECK(dt_devices_parse("0,2,1", 4, NULL, idx, &n, &e) == DT_OK && n == 3 && idx[0] == 0 &&
-          idx[1] == 2 && idx[2] == 1, "0,2,1 in the given order");
+              idx[1] == 2 && idx[2] == 1,
+          "0,2,1 in the given order");
     CHECK(dt_devices_parse("all", 3, NULL, idx, &n, &e) == DT_OK && n == 3 && idx[2] == 2, "all");
     CHECK(dt_devices_parse("all", -1, "no NVML", idx, &n, &e) == DT_OK && n == 1 && idx[0] == 0,
           "all without NVML: device 0");
     CHECK(dt_devices_parse("0", -1, "no NVML", idx, &n, &e) == DT_OK && n == 1, "0 without NVML");
     CHECK(dt_devices_parse("1", -1, "NVML not found", idx, &n, &e) == DT_EINVAL &&
-          strstr(e.msg, "--devices: '1'") && strstr(e.msg, "NVML not found"), "%s", e.msg);
-    CHECK(dt_devices_parse("4", 4, NULL, idx, &n, &e) == DT_EINVAL && strstr(e.msg, "no device 4") &&
-          strstr(e.msg, "4 GPUs"), "%s", e.msg);
+              strstr(e.msg, "--devices: '1'") && strstr(e.msg, "NVML not found"),
+          "%s", e.msg);
+    CHECK(dt_devices_parse("4", 4, NULL, idx, &n, &e) == DT_EINVAL &&
+              strstr(e.msg, "no device 4") && strstr(e.msg, "4 GPUs"),
+          "%s", e.msg);
     CHECK(dt_devices_parse("1,1", 4, NULL, idx, &n, &e) == DT_EINVAL && strstr(e.msg, "twice"),
           "%s", e.msg);
     const char *bad[] = {"", "x", "0,", ",0", "-1", "0 1", "1.5", "0,,1", "1234567"};
@@ -40,7 +43,8 @@ static void test_split(void) {
     char lists[3][DT_PIN_LIST_LEN];
     CHECK(dt_devices_split_cpus(cpus, 9, 3, lists) == 1);
     CHECK(strcmp(lists[0], "0-2") == 0 && strcmp(lists[1], "3-5") == 0 &&
-          strcmp(lists[2], "6,8-9") == 0, "%s | %s | %s", lists[0], lists[1], lists[2]);
+              strcmp(lists[2], "6,8-9") == 0,
+          "%s | %s | %s", lists[0], lists[1], lists[2]);
     CHECK(dt_devices_split_cpus(cpus, 2, 3, lists) == 0, "fewer CPUs than devices: no shares");
     CHECK(dt_devices_split_cpus(cpus, 2, 2, lists) == 1 && strcmp(lists[1], "1") == 0);
 }
@@ -61,11 +65,12 @@ static void test_replicate(void) {
     dt_strv ids = {0}, flags = {0};
     dt_err e;
     CHECK(dt_devices_replicate_select("gemm_32x32x32,add_1x127_bf16", &p, &ids, &e) == DT_OK &&
-          ids.n == 2 && strcmp(ids.v[0], "add_1x127_bf16") == 0 &&
-          strcmp(ids.v[1], "gemm_32x32x32") == 0, "plan order");
+              ids.n == 2 && strcmp(ids.v[0], "add_1x127_bf16") == 0 &&
+              strcmp(ids.v[1], "gemm_32x32x32") == 0,
+          "plan order");
     dt_devices_replicate_flags(&p, &ids, &flags);
-    const char *want[] = {"--operations", "add,gemm", "--row-shapes", "1x127", "--gemm-shapes",
-                          "32x32x32", "--dtypes", "bf16,fp32"};
+    const char *want[] = {"--operations",  "add,gemm", "--row-shapes", "1x127",
+                          "--gemm-shapes", "32x32x32", "--dtypes",     "bf16,fp32"};
     CHECK(flags.n == 8, "%zu flags", flags.n);
     for (size_t i = 0; i < 8 && i < flags.n; i++)
         CHECK(strcmp(flags.v[i], want[i]) == 0 || (i == 7 && strcmp(flags.v[i], "bf16,f32") == 0),
@@ -75,10 +80,12 @@ static void test_replicate(void) {
     CHECK(dt_devices_replicate_select("all", &p, &ids, &e) == DT_OK && ids.n == 6);
     dt_strv_free(&ids);
     CHECK(dt_devices_replicate_select("add_1x127,nosuch", &p, &ids, &e) == DT_EINVAL &&
-          strstr(e.msg, "--replicate: 'nosuch'") && strstr(e.msg, "add_17x257"), "%s", e.msg);
+              strstr(e.msg, "--replicate: 'nosuch'") && strstr(e.msg, "add_17x257"),
+          "%s", e.msg);
     dt_strv_free(&ids);
     CHECK(dt_devices_replicate_select("add_1x127,add_1x127", &p, &ids, &e) == DT_EINVAL &&
-          strstr(e.msg, "twice"), "%s", e.msg);
+              strstr(e.msg, "twice"),
+          "%s", e.msg);
     dt_strv_free(&ids);
     dt_plan_free(&p);
 }
@@ -123,7 +130,8 @@ static void test_mark_and_codec(void) {
     CHECK(r->cases[0].device == 3 && r->cases[1].device == 1 && r->cases[2].device == 3);
     CHECK(r->cases[1].device_uuid && strcmp(r->cases[1].device_uuid, "GPU-1") == 0);
     CHECK(r->devices[0].cases == 2 && r->devices[0].valid == 1 && r->devices[1].cases == 1 &&
-          r->devices[1].valid == 1, "counts %lld/%lld %lld/%lld", (long long)r->devices[0].cases,
+              r->devices[1].valid == 1,
+          "counts %lld/%lld %lld/%lld", (long long)r->devices[0].cases,
           (long long)r->devices[0].valid, (long long)r->devices[1].cases,
           (long long)r->devices[1].valid);
     dt_replica_rec *q = dt_record_replica_add(r, 2);
@@ -136,10 +144,12 @@ static void test_mark_and_codec(void) {
     size_t l1 = 0, l2 = 0;
     dt_err e;
     REQUIRE(dt_record_encode(r, &t1, &l1, &e) == DT_OK, "%s", e.msg);
-    CHECK(strstr(t1, "\"devices\"") && strstr(t1, "\"replicas\"") && strstr(t1, "\"uuid\": \"GPU-3\""));
+    CHECK(strstr(t1, "\"devices\"") && strstr(t1, "\"replicas\"") &&
+          strstr(t1, "\"uuid\": \"GPU-3\""));
     REQUIRE(dt_record_decode(t1, l1, "t", &back, &e) == DT_OK, "%s", e.msg);
-    CHECK(back->n_devices == 2 && back->devices[1].index == 1 && back->devices[1].ceilings.present &&
-          back->devices[1].ceilings.copy_gbps == 3001.0 && back->cases[2].device == 3);
+    CHECK(back->n_devices == 2 && back->devices[1].index == 1 &&
+          back->devices[1].ceilings.present && back->devices[1].ceilings.copy_gbps == 3001.0 &&
+          back->cases[2].device == 3);
     CHECK(back->n_replicas == 1 && back->replicas[0].scope == DT_SCOPE_CONTROL_BATCH &&
           back->replicas[0].us[0] == 2.0 && isnan(back->replicas[0].us[1]));
     REQUIRE(dt_record_encode(back, &t2, &l2, &e) == DT_OK, "%s", e.msg);
@@ -151,7 +161,8 @@ static void test_mark_and_codec(void) {
     char *close = strchr(at, ']');
     memmove(at + 7, close, strlen(close) + 1); /* "us": [] */
     CHECK(dt_record_decode(bad, strlen(bad), "t", &nope, &e) == DT_EINVAL &&
-          strstr(e.msg, "replicas[0].us") && strstr(e.msg, "one value per device"), "%s", e.msg);
+              strstr(e.msg, "replicas[0].us") && strstr(e.msg, "one value per device"),
+          "%s", e.msg);
     free(bad);
 done:
     free(t1);
@@ -184,8 +195,8 @@ static void test_replicas(void) {
         const dt_replica_rec *q = &r->replicas[i];
         double lo = 10.0 + (double)i;
         CHECK(q->scope == DT_SCOPE_E2E_BATCH && q->us[0] == lo && q->us[1] == lo + 2.0 &&
-              fabs(q->spread - 2.0 / lo) < 1e-12, "%s: %g %g spread %g", q->impl_id, q->us[0],
-              q->us[1], q->spread);
+                  fabs(q->spread - 2.0 / lo) < 1e-12,
+              "%s: %g %g spread %g", q->impl_id, q->us[0], q->us[1], q->spread);
     }
     dt_record *none[2] = {reps[0], NULL};
     dt_record *r2 = merged_record();
