@@ -55,7 +55,9 @@ plant|DT_PLANT (default softmax:0.10) slowed native op at 8192^2 and 128x1024 (a
 dtypes|the row ops of the default matrix in DT_DTYPES (default bf16,fp16) with device timing
 long|CUDA backend GPU test of the long-row, vocabulary and unaligned-view shapes (DUALTIME_GPU_TEST_SHAPES=long) in every dtype
 shards|a two-shard plan of a small CUDA matrix, both shards one after the other on this GPU, merged, against a single run of the same flags (same case ids and input SHA-256s)
-decomp|E2E decomposition: add and layernorm at 17x257 and 8192x8192 (cuda, device timing, 3 rounds), its table into the summary, results.md as decomp.md; then the decomp GPU checks of both workers'
+decomp|E2E decomposition: add and layernorm at 17x257 and 8192x8192 (cuda, device timing, 3 rounds), its table into the summary, results.md as decomp.md; then the decomp GPU checks of both workers
+devices|the small CUDA matrix of `shards` with --devices 0 and as a plain run: same cases and inputs; every case names GPU 0, its UUID, clocks and ceilings (docs/devices.md)
+devices-all|multi-GPU kinds: the default matrix with --devices ${DT_DEVICES:-all} and on one GPU, both wall times and the Devices table into the summary (target: 2 GPUs <= 0.6x one)'
 # name|its steps
 GROUP_LIST='all|gpu-tests timing-gpu views memcheck racecheck bench
 tests|gpu-tests timing-gpu views
@@ -248,6 +250,25 @@ step_decomp() { rm -rf "$W/decomp"
   run decomp-torch 240 4 python3 tests/torch/test_torch_worker.py workers/torch/dualtime_torch_worker.py \
     "$B/dualtime"
   summary_of decomp-torch "decomp:"; }
+# devices: issue 20 item 1 on one GPU. --devices 0 against a plain run of the same flags.
+step_devices() { rm -rf "$W/devices" "$W/devices-plain"
+  run devices 300 3 "$B/dualtime" run --devices 0 "${shard_flags[@]}" --output "$W/devices"
+  run devices-plain 300 3 "$B/dualtime" run "${shard_flags[@]}" --quiet --output "$W/devices-plain"
+  run devices-same 30 8 python3 scripts/shards_compare.py "$W/devices/devices/plan.json" \
+    "$W/devices/results.json" "$W/devices-plain/results.json"
+  run devices-check 30 8 python3 scripts/devices_check.py "$W/devices/results.json" 1
+  note "$W/devices/results.md" '/^## Devices/,/^## Host/p' 12
+  [ -f "$W/devices/results.md" ] && cp "$W/devices/results.md" "$OUT/devices.md"; return 0; }
+# devices-all: on a kind with several GPUs; on one GPU it is the same as `devices`.
+step_devices-all() { local t0 t1 t2; rm -rf "$W/devices-all" "$W/devices-one"; t0=$(date +%s)
+  run devices-all 580 4 "$B/dualtime" run --devices "${DT_DEVICES:-all}" --backends cuda \
+    "${BENCH_EXTRA[@]}" --output "$W/devices-all"; t1=$(date +%s)
+  run devices-one 580 3 "$B/dualtime" run --backends cuda "${BENCH_EXTRA[@]}" --quiet \
+    --output "$W/devices-one"; t2=$(date +%s)
+  echo "   wall: --devices ${DT_DEVICES:-all} $((t1 - t0)) s, one GPU $((t2 - t1)) s" | tee -a "$S"
+  run devices-all-check 30 12 python3 scripts/devices_check.py "$W/devices-all/results.json"
+  note "$W/devices-all/results.md" '/^## Devices/,/^## Host/p' 20
+  [ -f "$W/devices-all/results.md" ] && cp "$W/devices-all/results.md" "$OUT/devices-all.md"; return 0; }
 
 machine() { # machine.txt: the machine, the card's clocks and temperature, torch
   [ -n "$DRY" ] && return 0

@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/dt_devices_cli.h"
 #include "cli/dt_doctor.h"
 #include "cli/dt_dryrun.h"
 #include "cli/dt_help.h"
@@ -77,6 +78,7 @@ static const char *k_usage =
     "       dualtime list [--json]             ops, definitions, tolerances, default shapes\n"
     "       dualtime doctor                    what this machine can run, and the fix if not\n"
     "       dualtime plan --shards N --output DIR [run options]   split a run (DIR/plan.json)\n"
+    "       dualtime run --devices LIST --output DIR [options]   one run over local GPUs\n"
     "       dualtime run --plan DIR/plan.json --shard I/N --output DIR/shard-I\n"
     "       dualtime merge DIR/shard-* --output DIR/merged [--plan DIR/plan.json]\n"
     "\n"
@@ -113,6 +115,12 @@ static const char *k_usage =
     "  --probe-kind KIND       auto (default: a pilot per case picks the less perturbing),\n"
     "                          concurrent or serialized CUPTI kernel records\n"
     "  --no-pin                do not pin the orchestrator and workers to their own CPUs\n"
+    "  --devices LIST          GPUs to spread the cases over, concurrently (0,1,3 or all;\n"
+    "                          NVML's numbering): one shard per GPU with its own workers,\n"
+    "                          CPUs and ceilings, merged into DIR (docs/devices.md). Without\n"
+    "                          it the run uses the first GPU, as always\n"
+    "  --replicate CASES       with --devices: these case ids (or all) run again on every\n"
+    "                          listed GPU afterwards; results.md shows their spread\n"
     "  --capture-sources       keep every run-time compiled source in DIR/sources\n"
     "  --python PATH           interpreter of the PyTorch worker (default: DUALTIME_PYTHON,\n"
     "                          else the first of python3 on PATH and /usr/bin/python3\n"
@@ -782,7 +790,8 @@ static dt_record *run_record(const run_job *j) {
  * not CUDA's ordinal in general: the PCI bus must match the worker's device. */
 static void open_clocks(run_job *j) {
     if (strcmp(j->session.backend, "cuda") != 0) return;
-    const char *dev_env = getenv("DUALTIME_CUDA_DEVICE");
+    const char *dev_env = getenv("DUALTIME_NVML_DEVICE"); /* a --devices child's GPU */
+    if (!dev_env || !*dev_env) dev_env = getenv("DUALTIME_CUDA_DEVICE");
     int dev_index = dev_env && *dev_env ? atoi(dev_env) : 0;
     char why[DT_ERR_LEN];
     dt_nvml *nvml = &j->results->env.nvml;
@@ -1109,6 +1118,12 @@ static int cmd_resume(int argc, char **argv) {
         dt_runlock_release(&lock);
         return bad("--resume: %s", e.msg);
     }
+    if (r->n_devices) { /* its shards are its devices' runs (docs/devices.md) */
+        dt_record_free(r);
+        dt_runlock_release(&lock);
+        return bad("--resume: %s is a --devices run: not resumable; run it again into a new "
+                   "folder", dir);
+    }
     size_t dropped = retry ? drop_failed(r) : 0;
     if (r->complete && !dropped) {
         dt_record_free(r);
@@ -1179,7 +1194,7 @@ static int cmd_plan(int argc, char **argv) {
         apply_backend_defaults(&a, a.backend);
         if (!a.row_shapes) dt_shapes_default(a.backend, a.quick, 0, &a.rows);
         if (!a.gemm_shapes) dt_shapes_default(a.backend, a.quick, 1, &a.gemms);
-        dt_plan_build(&doc.cases, a.ops, &a.rows, &a.gemms, a.views);
+        dt_plan_build_typed(&doc.cases, a.ops, &a.rows, &a.gemms, a.views, a.dtypes, a.ndtypes);
         plan_settings(&a, &doc.settings);
         char exe_dir[PATH_MAX], repo[PATH_MAX + 4];
         dt_tool t = {0};
@@ -1204,6 +1219,8 @@ static int cmd_run_plan(int argc, char **argv, int full_argc, char **full_argv) 
     int rc = dt_shard_cli_run_args(argc, argv, &sr);
     if (rc >= 0) return rc;
     run_job *j = dt_xcalloc(1, sizeof *j);
+    j->lock.fd = -1;
+    install_signals(); /* a stopped shard keeps what it has, as any run */
     settings_defaults(&j->a);
     j->full_argc = full_argc;
     j->full_argv = full_argv;
@@ -1245,6 +1262,10 @@ int main(int argc, char **argv) {
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "--resume") == 0 || strncmp(argv[i], "--resume=", 9) == 0)
             return cmd_resume(argc, argv);
+    if (strcmp(cmd, "run") == 0 && dt_devices_cli_wanted(argc - 2, argv + 2))
+        return dt_devices_cli_run(argc - 2, argv + 2, argc, argv);
+    if (cmd[0] == '-' && dt_devices_cli_wanted(argc - 1, argv + 1))
+        return dt_devices_cli_run(argc - 1, argv + 1, argc, argv);
     if (strcmp(cmd, "run") == 0 && has_flag(argc, argv, "--plan"))
         return cmd_run_plan(argc - 2, argv + 2, argc, argv);
     if (strcmp(cmd, "plan") == 0) return cmd_plan(argc - 2, argv + 2);

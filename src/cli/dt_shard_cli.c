@@ -143,6 +143,10 @@ static char *resolve_command(const char *cmd, const char *dir) {
     return out;
 }
 
+char *dt_shard_cli_resolve_command(const char *cmd, const char *dir) {
+    return resolve_command(cmd, dir);
+}
+
 static int is_path_flag(const char *a) {
     return strcmp(a, "--python") == 0 || strcmp(a, "--candidate-worker") == 0 ||
            strcmp(a, "--baseline-worker") == 0;

@@ -34,6 +34,10 @@ typedef struct dt_shard_run {
 int dt_shard_cli_run_args(int argc, char **argv, dt_shard_run *out);
 void dt_shard_cli_run_free(dt_shard_run *sr);
 
+/* A worker command or interpreter path with its relative paths ("./x", "../x", a first
+ * word with a '/') resolved from dir, as run --plan resolves a plan's (caller frees). */
+char *dt_shard_cli_resolve_command(const char *cmd, const char *dir);
+
 /* `dualtime merge SHARD_DIR... --output DIR [--plan FILE]` (argv after "merge"). */
 int dt_shard_cli_merge(int argc, char **argv, int full_argc, char **full_argv);
 

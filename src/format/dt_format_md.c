@@ -4,6 +4,7 @@
 #include "format/dt_format_md.h"
 #include "format/dt_demangle.h"
 #include "format/dt_format_decomp.h"
+#include "format/dt_format_devices.h"
 
 #include "format/dt_format_svg.h"
 #include "format/dt_format_util.h"
@@ -1518,6 +1519,7 @@ static void write_all(const md *m) {
     what_settings(m);
     what_counts(m);
     what_machine(m);
+    dt_format_devices_md(m->o, m->r);
     sec_main(m);
     sec_plots(m);
     sec_setup(m);

@@ -59,7 +59,7 @@ static json_t *enc_cases(const dt_plan_doc *doc) {
         json_object_set_new(o, "index", json_integer(i));
         json_object_set_new(o, "id", json_string(c->id));
         json_object_set_new(o, "op", json_string(dt_op_get(c->op)->name));
-        json_object_set_new(o, "dtype", json_string("f32"));
+        json_object_set_new(o, "dtype", json_string(dt_dtype_name(c->dtype)));
         json_object_set_new(o, "m", json_integer(c->m));
         json_object_set_new(o, "n", json_integer(c->n));
         json_object_set_new(o, "k", json_integer(c->k));
@@ -188,6 +188,12 @@ static dt_status dec_case(const json_t *c, int i, const char *path, dt_plan_doc 
     for (int j = 0; j < i; j++)
         if (strcmp(doc->cases.cases[j].id, id) == 0)
             return dt_fail(err, DT_EINVAL, "%s: cases[%d] repeats the id %s", path, i, id);
+    const char *dtype = json_string_value(json_object_get(c, "dtype"));
+    int dt = dtype ? dt_dtype_find(dtype) : DT_F32; /* absent: f32 */
+    if (dt < 0 || (dt != DT_F32 && dt != DT_BF16 && dt != DT_F16))
+        return dt_fail(err, DT_EINVAL, "%s: cases[%d].dtype '%s' is not f32, bf16 or f16", path,
+                       i, dtype);
+    cs->dtype = (dt_dtype)dt;
     cs->op = (dt_op)dt_op_find(op);
     snprintf(cs->id, sizeof cs->id, "%s", id);
     doc->shard_of[i] = (int)shard;

@@ -2,6 +2,8 @@
  * Contract in dt_record.h. */
 #include "record/dt_record.h"
 
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Grows *p (element size elem, capacity *cap) to hold at least need elements; new
@@ -443,6 +445,7 @@ dt_case *dt_record_case_add(dt_record *r, const char *id) {
     c->atol = c->rtol = NAN;
     c->floor_impl = -1;
     c->shard = DT_NULL_I64;
+    c->device = DT_NULL_I64;
     c->impl = dt_xcalloc(r->n_impls, sizeof *c->impl);
     for (size_t i = 0; i < r->n_impls; i++)
         case_impl_init(&c->impl[i]);
@@ -515,6 +518,8 @@ static void case_free(const dt_record *r, dt_case *c) {
     dt_samples_free(&c->floor);
     case_derived_free(r, c);
     free(c->host);
+    free(c->device_name);
+    free(c->device_uuid);
 }
 
 void dt_record_case_remove(dt_record *r, size_t i) {
@@ -563,6 +568,70 @@ static void prov_free(dt_provenance *p) {
     free(p->sources);
 }
 
+/* ---- devices (--devices runs) ---- */
+
+static void ceilings_strings_free(dt_ceilings_rec *c) {
+    free(c->error);
+    free(c->method);
+    free(c->backend);
+}
+
+static void devices_free(dt_record *r) {
+    for (size_t i = 0; i < r->n_devices; i++) {
+        dt_device_rec *d = &r->devices[i];
+        free(d->name);
+        free(d->uuid);
+        free(d->pci_bus_id);
+        free(d->cpus);
+        free(d->dir);
+        free(d->started_at);
+        free(d->finished_at);
+        ceilings_strings_free(&d->ceilings);
+    }
+    free(r->devices);
+    for (size_t i = 0; i < r->n_replicas; i++) {
+        free(r->replicas[i].case_id);
+        free(r->replicas[i].impl_id);
+        free(r->replicas[i].us);
+    }
+    free(r->replicas);
+}
+
+dt_device_rec *dt_record_device_add(dt_record *r) {
+    dt_device_rec *grown = realloc(r->devices, (r->n_devices + 1) * sizeof *grown);
+    DT_ASSERT(grown);
+    r->devices = grown;
+    dt_device_rec *d = &r->devices[r->n_devices++];
+    memset(d, 0, sizeof *d);
+    d->index = d->shard = d->exit_status = d->cases = d->valid = DT_NULL_I64;
+    dt_ceilings_rec *c = &d->ceilings;
+    c->copy_gbps = c->launch_sync_floor_us = c->launch_queue_floor_us = NAN;
+    c->launch_sync_touch_floor_us = c->held_floor_batch_us = c->held_floor_single_us = NAN;
+    c->held_touch_floor_batch_us = c->held_touch_floor_single_us = c->copy_gbps_iqr = NAN;
+    c->copy_bytes = DT_NULL_I64;
+    return d;
+}
+
+dt_replica_rec *dt_record_replica_add(dt_record *r, size_t n_us) {
+    dt_replica_rec *grown = realloc(r->replicas, (r->n_replicas + 1) * sizeof *grown);
+    DT_ASSERT(grown);
+    r->replicas = grown;
+    dt_replica_rec *q = &r->replicas[r->n_replicas++];
+    memset(q, 0, sizeof *q);
+    q->us = dt_xcalloc(n_us ? n_us : 1, sizeof *q->us);
+    q->n_us = n_us;
+    for (size_t i = 0; i < n_us; i++) q->us[i] = NAN;
+    q->spread = NAN;
+    return q;
+}
+
+void dt_ceilings_copy(dt_ceilings_rec *dst, const dt_ceilings_rec *src) {
+    *dst = *src;
+    dst->error = src->error ? dt_xstrdup(src->error) : NULL;
+    dst->method = src->method ? dt_xstrdup(src->method) : NULL;
+    dst->backend = src->backend ? dt_xstrdup(src->backend) : NULL;
+}
+
 void dt_record_free(dt_record *r) {
     if (!r)
         return;
@@ -599,6 +668,7 @@ void dt_record_free(dt_record *r) {
     dt_strv_free(&r->notes);
     free(r->plan.plan_id);
     free(r->shards_json);
+    devices_free(r);
     dt_strv_free(&r->derived.reasons);
     dt_strv_free(&r->derived.summary);
     for (int s = 0; s < DT_SCOPE_COUNT; s++)

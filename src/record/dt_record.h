@@ -611,6 +611,9 @@ typedef struct dt_case {
     dt_case_derived derived;
     int64_t shard;         /* merged runs: the shard that ran the case; DT_NULL_I64: absent */
     char *host;            /* merged runs: that shard's hostname (NULL: absent) */
+    int64_t device;        /* --devices runs: index of the GPU that ran the case (one of
+                              r->devices); DT_NULL_I64: absent */
+    char *device_name, *device_uuid; /* --devices runs: its NVML name and UUID (NULL: null) */
 } dt_case;
 
 dt_input *dt_case_input_add(dt_case *c, const char *name, const char *sha256, int64_t rows,
@@ -665,6 +668,30 @@ typedef struct dt_shard_ref {
     int64_t count;   /* shards of the plan */
 } dt_shard_ref;
 
+/* results.json "devices": one entry per GPU of a `dualtime run --devices` run
+ * (docs/devices.md): what ran there, and the ceilings measured on it. */
+typedef struct dt_device_rec {
+    int64_t index;             /* the --devices index (NVML's, as nvidia-smi numbers them) */
+    char *name, *uuid, *pci_bus_id; /* NVML's description (NULL: unknown) */
+    int64_t shard;             /* the shard of the run's plan it ran (DT_NULL_I64: none) */
+    char *cpus;                /* CPU list its run was confined to (NULL: not confined) */
+    char *dir;                 /* its own run's folder, relative to the run's */
+    char *started_at, *finished_at; /* its run's times (NULL: absent) */
+    int64_t exit_status;       /* its run's exit status */
+    int64_t cases, valid;      /* cases of the merged run it ran, and how many are valid */
+    dt_ceilings_rec ceilings;  /* measured on this device (present 0: none) */
+} dt_device_rec;
+
+/* results.json "replicas": one case measured on every device (--replicate), per
+ * implementation and scope: the p50 on each device and the spread between them. */
+typedef struct dt_replica_rec {
+    char *case_id, *impl_id;
+    dt_scope scope;            /* e2e_batch, or control_batch when device-timed */
+    double *us;                /* [n_us] p50 per call, in r->devices order; NAN: none */
+    size_t n_us;
+    double spread;             /* (max - min) / min over the values present; NAN: < 2 */
+} dt_replica_rec;
+
 struct dt_record {
     int format_version;       /* version decoded from (1 or 2); a new record: 2 */
     int complete;             /* 0 while running or after an interruption */
@@ -689,6 +716,10 @@ struct dt_record {
     dt_shard_ref plan;        /* the shard plan (plan.present 0: not sharded) */
     char *shards_json;        /* merged runs: one entry per shard (index, host, times,
                                  environment), canonical JSON array text (NULL: none) */
+    dt_device_rec *devices;   /* --devices runs: the GPUs, in --devices order (n 0: none) */
+    size_t n_devices;
+    dt_replica_rec *replicas; /* --replicate: cases measured on every device (n 0: none) */
+    size_t n_replicas;
 };
 
 /* An empty record: format_version 2, settings defaults (bootstrap from the policy),
@@ -726,6 +757,13 @@ dt_prov_source *dt_record_prov_source_add(dt_record *r, const char *sha256, cons
 /* Frees every derived block (run and cases), keeping the arrays; policy reset to
  * dt_policy_default() with the settings' bootstrap. */
 void dt_record_derived_clear(dt_record *r);
+
+/* Appends an empty device entry (index, shard, exit status and counts DT_NULL_I64,
+ * ceilings absent with NAN numbers) / an empty replica entry with n_us values NAN. */
+dt_device_rec *dt_record_device_add(dt_record *r);
+dt_replica_rec *dt_record_replica_add(dt_record *r, size_t n_us);
+/* Deep copy of a ceilings record (strings duplicated) into *dst (overwritten). */
+void dt_ceilings_copy(dt_ceilings_rec *dst, const dt_ceilings_rec *src);
 
 /* Replaces *dst with a copy of s (NULL allowed); frees the old value. */
 void dt_record_set_str(char **dst, const char *s);

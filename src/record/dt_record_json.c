@@ -440,12 +440,12 @@ static dt_status dec_host(dec *d, const json_t *env) {
     return DT_OK;
 }
 
-static dt_status dec_ceilings(dec *d, const json_t *env) {
+/* "ceilings" of env (the environment, or a device entry) into *ce. */
+static dt_status dec_ceilings(dec *d, const json_t *env, dt_ceilings_rec *ce) {
     const json_t *c;
     TRY(get_obj(d, env, "ceilings", F_NULL, &c));
     if (!c)
         return DT_OK;
-    dt_ceilings_rec *ce = &d->r->env.ceilings;
     ce->present = 1;
     size_t m = path_key(d, "ceilings");
     TRY(get_str(d, c, "error", F_NULL, &ce->error));
@@ -510,7 +510,7 @@ static dt_status dec_environment(dec *d, const json_t *root) {
     }
     TRY(get_str(d, env, "python", F_NULL, &d->r->env.python));
     TRY(get_str(d, env, "orchestrator_cpus", F_NULL, &d->r->env.orchestrator_cpus));
-    TRY(dec_ceilings(d, env));
+    TRY(dec_ceilings(d, env, &d->r->env.ceilings));
     TRY(dec_nvml(d, env));
     path_pop(d, m);
     return DT_OK;
@@ -1225,6 +1225,15 @@ static dt_status dec_case(dec *d, const json_t *cj, size_t index) {
     TRY(dec_derived_block(d, cj, c));
     TRY(get_int(d, cj, "shard", F_NULL, 0, INT32_MAX, &c->shard));
     TRY(get_str(d, cj, "host", F_NULL, &c->host));
+    const json_t *dv;
+    TRY(get_obj(d, cj, "device", F_NULL, &dv));
+    if (dv) {
+        size_t m2 = path_key(d, "device");
+        TRY(get_int(d, dv, "index", F_REQ, 0, INT32_MAX, &c->device));
+        TRY(get_str(d, dv, "name", F_NULL, &c->device_name));
+        TRY(get_str(d, dv, "uuid", F_NULL, &c->device_uuid));
+        path_pop(d, m2);
+    }
     path_pop(d, m);
     return DT_OK;
 }
@@ -1245,6 +1254,75 @@ static dt_status dec_plan_ref(dec *d, const json_t *root) {
     const json_t *sh;
     TRY(get_arr(d, root, "shards", F_NULL, &sh));
     d->r->shards_json = canonical(sh);
+    return DT_OK;
+}
+
+/* "devices" of a --devices run: one entry per GPU (docs/devices.md). */
+static dt_status dec_device(dec *d, const json_t *o, size_t i) {
+    char k[64];
+    size_t m = path_push(d, "%s", elem(k, sizeof k, "devices", i));
+    TRY(want(d, NULL, o, json_is_object(o), "an object"));
+    dt_device_rec *v = dt_record_device_add(d->r);
+    TRY(get_int(d, o, "index", F_REQ, 0, INT32_MAX, &v->index));
+    TRY(get_str(d, o, "name", F_NULL, &v->name));
+    TRY(get_str(d, o, "uuid", F_NULL, &v->uuid));
+    TRY(get_str(d, o, "pci_bus_id", F_NULL, &v->pci_bus_id));
+    TRY(get_int(d, o, "shard", F_NULL, 0, INT32_MAX, &v->shard));
+    TRY(get_str(d, o, "cpus", F_NULL, &v->cpus));
+    TRY(get_str(d, o, "dir", F_NULL, &v->dir));
+    TRY(get_str(d, o, "started_at", F_NULL, &v->started_at));
+    TRY(get_str(d, o, "finished_at", F_NULL, &v->finished_at));
+    TRY(get_int(d, o, "exit_status", F_NULL, 0, 255, &v->exit_status));
+    TRY(get_int(d, o, "cases", F_NULL, 0, INT32_MAX, &v->cases));
+    TRY(get_int(d, o, "valid", F_NULL, 0, INT32_MAX, &v->valid));
+    TRY(dec_ceilings(d, o, &v->ceilings));
+    path_pop(d, m);
+    return DT_OK;
+}
+
+/* "replicas" (--replicate): us has one value (or null) per device. */
+static dt_status dec_replica(dec *d, const json_t *o, size_t i) {
+    char k[64];
+    size_t m = path_push(d, "%s", elem(k, sizeof k, "replicas", i));
+    TRY(want(d, NULL, o, json_is_object(o), "an object"));
+    const json_t *us;
+    TRY(get_arr(d, o, "us", F_REQ, &us));
+    size_t n = json_array_size(us);
+    if (n != d->r->n_devices)
+        return fail_at(d, "us", "must hold one value per device (%zu), found %zu",
+                       d->r->n_devices, n);
+    dt_replica_rec *q = dt_record_replica_add(d->r, n);
+    TRY(get_str(d, o, "case", F_REQ | F_NONEMPTY, &q->case_id));
+    TRY(get_str(d, o, "impl", F_REQ | F_NONEMPTY, &q->impl_id));
+    char *scope = NULL;
+    TRY(get_str(d, o, "scope", F_REQ | F_NONEMPTY, &scope));
+    int sc = dt_scope_find(scope);
+    free(scope);
+    if (sc < 0)
+        return fail_at(d, "scope", "must be a scope name");
+    q->scope = (dt_scope)sc;
+    for (size_t j = 0; j < n; j++) {
+        const json_t *x = json_array_get(us, j);
+        if (json_is_null(x))
+            continue;
+        TRY(want(d, "us", x, json_is_number(x) && json_number_value(x) >= 0,
+                 "an array of numbers >= 0 or nulls"));
+        q->us[j] = json_number_value(x);
+    }
+    TRY(get_num(d, o, "spread", F_NULL, 0, &q->spread));
+    path_pop(d, m);
+    return DT_OK;
+}
+
+static dt_status dec_devices(dec *d, const json_t *root) {
+    const json_t *a, *x;
+    size_t i;
+    TRY(get_arr(d, root, "devices", F_NULL, &a));
+    if (a)
+        json_array_foreach(a, i, x) TRY(dec_device(d, x, i));
+    TRY(get_arr(d, root, "replicas", F_NULL, &a));
+    if (a)
+        json_array_foreach(a, i, x) TRY(dec_replica(d, x, i));
     return DT_OK;
 }
 
@@ -1730,6 +1808,7 @@ static dt_status dec_run(dec *d, const json_t *root) {
     r->resumes_json = canonical(res);
     TRY(get_strv(d, root, "notes", F_NULL, &r->notes));
     TRY(dec_plan_ref(d, root));
+    TRY(dec_devices(d, root));
     TRY(dec_derived_block(d, root, NULL));
     if (d->v1_derived_bad)
         dt_record_derived_clear(r);
@@ -2417,7 +2496,57 @@ static json_t *enc_case(enc *e, const dt_case *c) {
         put(e, o, "shard", json_integer(c->shard));
     if (c->host)
         put_str(e, o, "host", c->host);
+    if (c->device != DT_NULL_I64) {
+        json_t *dv = json_object();
+        put(e, dv, "index", json_integer(c->device));
+        put_str(e, dv, "name", c->device_name);
+        put_str(e, dv, "uuid", c->device_uuid);
+        put(e, o, "device", dv);
+    }
     return o;
+}
+
+/* "devices" of a --devices run. */
+static json_t *enc_devices(enc *e, const dt_record *r) {
+    json_t *a = json_array();
+    for (size_t i = 0; i < r->n_devices; i++) {
+        const dt_device_rec *v = &r->devices[i];
+        json_t *o = json_object();
+        put(e, o, "index", jint(v->index));
+        put_str(e, o, "name", v->name);
+        put_str(e, o, "uuid", v->uuid);
+        put_str(e, o, "pci_bus_id", v->pci_bus_id);
+        put(e, o, "shard", jint(v->shard));
+        put_str(e, o, "cpus", v->cpus);
+        put_str(e, o, "dir", v->dir);
+        put_str(e, o, "started_at", v->started_at);
+        put_str(e, o, "finished_at", v->finished_at);
+        put(e, o, "exit_status", jint(v->exit_status));
+        put(e, o, "cases", jint(v->cases));
+        put(e, o, "valid", jint(v->valid));
+        if (v->ceilings.present)
+            put(e, o, "ceilings", enc_ceilings(e, &v->ceilings));
+        append(e, a, o);
+    }
+    return a;
+}
+
+/* "replicas" (--replicate). */
+static json_t *enc_replicas(enc *e, const dt_record *r) {
+    json_t *a = json_array();
+    for (size_t i = 0; i < r->n_replicas; i++) {
+        const dt_replica_rec *q = &r->replicas[i];
+        json_t *o = json_object(), *us = json_array();
+        put_str(e, o, "case", q->case_id);
+        put_str(e, o, "impl", q->impl_id);
+        put_str(e, o, "scope", dt_scope_name(q->scope));
+        for (size_t j = 0; j < q->n_us; j++)
+            append(e, us, jnum(q->us[j]));
+        put(e, o, "us", us);
+        put(e, o, "spread", jnum(q->spread));
+        append(e, a, o);
+    }
+    return a;
 }
 
 static json_t *enc_policy(enc *e, const dt_policy *p) {
@@ -2517,6 +2646,10 @@ static json_t *enc_run(enc *e) {
     }
     if (r->shards_json)
         put(e, o, "shards", jembed(e, r->shards_json, "shards"));
+    if (r->n_devices)
+        put(e, o, "devices", enc_devices(e, r));
+    if (r->n_replicas)
+        put(e, o, "replicas", enc_replicas(e, r));
     if (r->derived.present)
         put(e, o, "derived", enc_run_derived(e, &r->derived));
     return o;

@@ -117,7 +117,7 @@ static void move_cases(const dt_merge_plan *p, dt_record **shards, const int *by
     }
     for (int i = 0; i < p->n_shards; i++) {
         dt_record *r = shards[bys[i]];
-        if (r != base) free(r->cases);
+        free(r->cases); /* the cases were moved out (the base's array too) */
         r->cases = NULL;
         r->n_cases = r->cap_cases = 0;
     }

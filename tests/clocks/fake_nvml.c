@@ -4,7 +4,8 @@
  * FAKE_NVML_POWER_MW, FAKE_NVML_REASONS (mask), FAKE_NVML_PSTATE; a variable set to
  * "fail" makes that query return NVML_ERROR_NOT_SUPPORTED (3). FAKE_NVML_INIT=fail
  * makes nvmlInit_v2 fail with NVML_ERROR_DRIVER_NOT_LOADED (9); FAKE_NVML_DEVICES is the
- * device count (default 1). The counter of live inits is exported for the test.
+ * device count (default 1; device i has UUID GPU-<i, 8 hex digits>-fake and PCI bus
+ * 0x1b + i). The counter of live inits is exported for the test.
  * nvmlDeviceGetTotalEnergyConsumption: a counter (mJ) that starts at FAKE_NVML_ENERGY_MJ
  * (default 1000000) and grows by FAKE_NVML_ENERGY_STEP_MJ (default 40) at every read;
  * FAKE_NVML_ENERGY=fail makes it return NOT_SUPPORTED (a GPU without the counter). */
@@ -72,8 +73,10 @@ int nvmlDeviceGetName(void *dev, char *buf, unsigned int len) {
     snprintf(buf, len, "Fake H200");
     return 0;
 }
+/* Device i of FAKE_NVML_DEVICES: UUID GPU-<i as 8 hex digits>-fake, PCI bus 0x1b + i. */
+static unsigned dev_index(void *dev) { return (unsigned)((size_t)dev - 0x1000); }
 int nvmlDeviceGetUUID(void *dev, char *buf, unsigned int len) {
-    snprintf(buf, len, "GPU-00000000-fake");
+    snprintf(buf, len, "GPU-%08x-fake", dev_index(dev));
     return 0;
 }
 int nvmlSystemGetDriverVersion(char *buf, unsigned int len) {
@@ -91,8 +94,8 @@ typedef struct {
 } fake_pci;
 int nvmlDeviceGetPciInfo_v3(void *dev, fake_pci *p) {
     memset(p, 0, sizeof *p);
-    p->bus = 0x1b;
-    snprintf(p->busId, sizeof p->busId, "00000000:1B:00.0");
+    p->bus = 0x1b + dev_index(dev);
+    snprintf(p->busId, sizeof p->busId, "00000000:%02X:00.0", p->bus);
     return 0;
 }
 

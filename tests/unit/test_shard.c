@@ -78,6 +78,7 @@ static void test_assign(void) {
 static void test_codec(void) {
     dt_plan_doc doc, back;
     make_doc(&doc, 2);
+    doc.cases.cases[1].dtype = DT_BF16; /* the dtype travels with the case */
     char *text = NULL;
     size_t len = 0;
     dt_err e;
@@ -94,6 +95,7 @@ static void test_codec(void) {
     for (int i = 0; i < back.cases.count && i < doc.cases.count; i++) {
         CHECK(strcmp(back.cases.cases[i].id, doc.cases.cases[i].id) == 0, "case %d id", i);
         CHECK(back.cases.cases[i].m == doc.cases.cases[i].m && back.shard_of[i] == i % 2);
+        CHECK(back.cases.cases[i].dtype == doc.cases.cases[i].dtype, "case %d dtype", i);
     }
     CHECK(back.n_run_args == 2 && strcmp(back.run_args[1], "cpu") == 0);
     CHECK(back.settings.seed == 5 && strcmp(back.settings.backend, "cpu") == 0);
