@@ -54,7 +54,9 @@ rerun|two default-matrix runs back to back (rerun-a, rerun-b), wall time each, t
 plant|DT_PLANT (default softmax:0.10) slowed native op at 8192^2 and 128x1024 (and add 17x257 unplanted), compared against rerun-a (must be a regression, exit 1)
 dtypes|the row ops of the default matrix in DT_DTYPES (default bf16,fp16) with device timing
 long|CUDA backend GPU test of the long-row, vocabulary and unaligned-view shapes (DUALTIME_GPU_TEST_SHAPES=long) in every dtype
-shards|a two-shard plan of a small CUDA matrix, both shards one after the other on this GPU, merged, against a single run of the same flags (same case ids and input SHA-256s)'
+shards|a two-shard plan of a small CUDA matrix, both shards one after the other on this GPU, merged, against a single run of the same flags (same case ids and input SHA-256s)
+examples|issue 17 examples on the GPU, each as a candidate against torch eager: Triton softmax, torch.compile (default, reduce-overhead), CuPy, torch-code module, cuda-dir, ptx-dir; then examples/check_gpu.py (DT_PYTHON)
+impls|the issue-17 "done" command: softmax, default matrix, --impls torch,native,torch-compile,triton=py:... in one report (skipped while dualtime has no --impls)'
 # name|its steps
 GROUP_LIST='all|gpu-tests timing-gpu views memcheck racecheck bench
 tests|gpu-tests timing-gpu views
@@ -229,6 +231,33 @@ step_shards() { rm -rf "$W/shards" "$W/shards-single"
   run shards-check 30 8 python3 scripts/shards_compare.py "$W/shards/plan.json" \
     "$W/shards/merged/results.json" "$W/shards-single/results.json"
   [ -f "$W/shards/merged/results.md" ] && cp "$W/shards/merged/results.md" "$OUT/shards-merged.md"; return 0; }
+
+# examples (issue 17): each user implementation through the worker flags the --impls
+# spellings start (docs/torch-worker.md, docs/cuda-backend.md), as --candidate-worker
+# against the PyTorch worker's eager baseline; every case must be valid (exit 0).
+# shellcheck disable=SC2054 # the commas are dualtime's
+ex_flags=(--backends cuda --row-shapes 17x257,1024x4096,4096x50257 --samples 3 --device-timing --quiet)
+ex_run() { local name="$1" ops="$2" cand="$3"; rm -rf "${W:?}/$name"
+  run "$name" 300 4 "$B/dualtime" run "${ex_flags[@]}" --operations "$ops" --candidate-worker "$cand" \
+    --output "$W/$name"
+  [ -f "$W/$name/results.md" ] && cp "$W/$name/results.md" "$OUT/$name.md"; return 0; }
+step_examples() { local py="${DT_PYTHON:-python3}" tw="$B/dualtime_torch_worker.py"
+  ex_run ex-triton softmax "$py $tw --module examples/triton-softmax/softmax_triton.py"
+  ex_run ex-compile softmax,layernorm "$py $tw --compile default"
+  ex_run ex-compile-ro softmax "$py $tw --compile reduce-overhead"
+  ex_run ex-cupy add,softmax "$py $tw --module examples/cupy-kernel/softmax_cupy.py"
+  ex_run ex-torch-module add,softmax "$py $tw --module examples/torch-module/ops.py"
+  ex_run ex-cuda-dir add,softmax "$B/dualtime-native-worker --kernel-dir examples/cuda-dir"
+  ex_run ex-ptx-dir add,softmax "$B/dualtime-native-worker --kernel-dir examples/ptx-dir"
+  run ex-check 120 8 "$py" examples/check_gpu.py; }
+step_impls() {
+  if [ -z "$DRY" ] && ! "$B/dualtime" run --help 2>&1 | grep -q -- '--impls'; then
+    echo "== impls: skipped (this dualtime has no --impls)" | tee -a "$S"; return 0; fi
+  rm -rf "$W/impls"
+  run impls 480 6 "$B/dualtime" run --backends cuda --operations softmax --device-timing --quiet \
+    --impls torch,native,torch-compile,triton=py:examples/triton-softmax/softmax_triton.py \
+    --output "$W/impls"
+  [ -f "$W/impls/results.md" ] && cp "$W/impls/results.md" "$OUT/impls.md"; return 0; }
 
 machine() { # machine.txt: the machine, the card's clocks and temperature, torch
   [ -n "$DRY" ] && return 0
