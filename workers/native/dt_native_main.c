@@ -437,6 +437,11 @@ static void do_prepare(worker *w, json_t *req) {
         w->state = NULL;
         dt_shm_destroy(&w->shm);
         free(info);
+        if (w->kernel_dir[0] && strncmp(err.msg, "unsupported:", 12) == 0) {
+            /* --kernel-dir: the file lacks the entry point of the case's dtype */
+            emit(json_pack("{s:b,s:s,s:b}", "ok", 0, "error", err.msg, "unsupported", 1));
+            return;
+        }
         emit_error("prepare: %s backend: %s", be->name, err.msg);
         return;
     }
