@@ -57,7 +57,9 @@ long|CUDA backend GPU test of the long-row, vocabulary and unaligned-view shapes
 shards|a two-shard plan of a small CUDA matrix, both shards one after the other on this GPU, merged, against a single run of the same flags (same case ids and input SHA-256s)
 decomp|E2E decomposition: add and layernorm at 17x257 and 8192x8192 (cuda, device timing, 3 rounds), its table into the summary, results.md as decomp.md; then the decomp GPU checks of both workers
 devices|the small CUDA matrix of `shards` with --devices 0 and as a plain run: same cases and inputs; every case names GPU 0, its UUID, clocks and ceilings (docs/devices.md)
-devices-all|multi-GPU kinds: the default matrix with --devices ${DT_DEVICES:-all} and on one GPU, both wall times and the Devices table into the summary (target: 2 GPUs <= 0.6x one)'
+devices-all|multi-GPU kinds: the default matrix with --devices ${DT_DEVICES:-all} and on one GPU, both wall times and the Devices table into the summary (target: 2 GPUs <= 0.6x one)
+examples|issue 17 examples on the GPU, each as a candidate against torch eager: Triton softmax, torch.compile (default, reduce-overhead), CuPy, torch-code module, cuda-dir, ptx-dir; then examples/check_gpu.py (DT_PYTHON)
+impls|the issue-17 "done" command: softmax, default matrix, --impls torch,native,torch-compile,triton=py:... in one report (skipped while dualtime has no --impls)'
 # name|its steps
 GROUP_LIST='all|gpu-tests timing-gpu views memcheck racecheck bench
 tests|gpu-tests timing-gpu views
@@ -269,6 +271,32 @@ step_devices-all() { local t0 t1 t2; rm -rf "$W/devices-all" "$W/devices-one"; t
   run devices-all-check 30 12 python3 scripts/devices_check.py "$W/devices-all/results.json"
   note "$W/devices-all/results.md" '/^## Devices/,/^## Host/p' 20
   [ -f "$W/devices-all/results.md" ] && cp "$W/devices-all/results.md" "$OUT/devices-all.md"; return 0; }
+# examples (issue 17): each user implementation through the worker flags the --impls
+# spellings start (docs/torch-worker.md, docs/cuda-backend.md), as --candidate-worker
+# against the PyTorch worker's eager baseline; every case must be valid (exit 0).
+# shellcheck disable=SC2054 # the commas are dualtime's
+ex_flags=(--backends cuda --row-shapes 17x257,1024x4096,4096x50257 --samples 3 --device-timing --quiet)
+ex_run() { local name="$1" ops="$2" cand="$3"; rm -rf "${W:?}/$name"
+  run "$name" 300 4 "$B/dualtime" run "${ex_flags[@]}" --operations "$ops" --candidate-worker "$cand" \
+    --output "$W/$name"
+  [ -f "$W/$name/results.md" ] && cp "$W/$name/results.md" "$OUT/$name.md"; return 0; }
+step_examples() { local py="${DT_PYTHON:-python3}" tw="$B/dualtime_torch_worker.py"
+  ex_run ex-triton softmax "$py $tw --module examples/triton-softmax/softmax_triton.py"
+  ex_run ex-compile softmax,layernorm "$py $tw --compile default"
+  ex_run ex-compile-ro softmax "$py $tw --compile reduce-overhead"
+  ex_run ex-cupy add,softmax "$py $tw --module examples/cupy-kernel/softmax_cupy.py"
+  ex_run ex-torch-module add,softmax "$py $tw --module examples/torch-module/ops.py"
+  ex_run ex-cuda-dir add,softmax "$B/dualtime-native-worker --kernel-dir examples/cuda-dir"
+  ex_run ex-ptx-dir add,softmax "$B/dualtime-native-worker --kernel-dir examples/ptx-dir"
+  run ex-check 120 8 "$py" examples/check_gpu.py; }
+step_impls() {
+  if [ -z "$DRY" ] && ! "$B/dualtime" run --help 2>&1 | grep -q -- '--impls'; then
+    echo "== impls: skipped (this dualtime has no --impls)" | tee -a "$S"; return 0; fi
+  rm -rf "$W/impls"
+  run impls 480 6 "$B/dualtime" run --backends cuda --operations softmax --device-timing --quiet \
+    --impls torch,native,torch-compile,triton=py:examples/triton-softmax/softmax_triton.py \
+    --output "$W/impls"
+  [ -f "$W/impls/results.md" ] && cp "$W/impls/results.md" "$OUT/impls.md"; return 0; }
 
 machine() { # machine.txt: the machine, the card's clocks and temperature, torch
   [ -n "$DRY" ] && return 0

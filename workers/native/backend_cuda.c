@@ -25,6 +25,7 @@
 #include "../../src/common/dt_cuda_check.h"
 #include "dualtime/dt_timing.h"
 #include "backend_cuda_plan.h"
+#include "dt_kernel_dir.h"
 #include <stdio.h>
 #include "dt_backend.h"
 #include "../../src/stats/dt_stats.h"
@@ -63,7 +64,10 @@ typedef struct cuda_state {
     CUfunction fn;
     dt_cuda_plan plan;
     CUdeviceptr args[DT_MAX_BUFFERS];
-    void *params[DT_MAX_BUFFERS];
+    void *params[2 * DT_MAX_BUFFERS + 3]; /* user .ptx/.cubin: pointer and stride a buffer, sizes */
+    long long kvals[DT_MAX_BUFFERS + 3];  /* those strides and sizes (--kernel-dir) */
+    dt_kdir_file kfile;                   /* --kernel-dir: the file serving the case */
+    size_t ktext_len;                     /* its bytes (texts[0]; a cubin is binary) */
     CUtensorMap *tmaps;        /* gemm wg1: plan.ntma maps (64-byte aligned), or NULL */
     char *texts[2];            /* op source and common header, for the source records */
     int warm;                  /* the case's kernel has run in this process (a held window
@@ -405,6 +409,129 @@ static dt_status encode_tensor_maps(cuda_state *s, dt_err *err) {
     return st;
 }
 
+/* ---- --kernel-dir: a user's kernels (dt_kernel_dir.h, docs/cuda-backend.md) ---------- */
+
+static char g_kernel_dir[4096]; /* "" unless the worker was started with --kernel-dir */
+
+/* Called by the worker (dlsym) before any case: every case then runs the user's file
+ * for its op from dir instead of the built-in kernel. */
+__attribute__((visibility("default"))) void dt_cuda_set_kernel_dir(const char *dir) {
+    snprintf(g_kernel_dir, sizeof g_kernel_dir, "%s", dir ? dir : "");
+}
+
+/* Loads a .ptx (driver JIT, with its error log) or .cubin image into *mod. */
+static dt_status user_load_image(cuda_state *s, CUmodule *mod, dt_err *err) {
+    char log[2048] = "";
+    CUjit_option opt[2] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+    void *val[2] = {log, (void *)(uintptr_t)sizeof log};
+    CUresult r = cuModuleLoadDataEx(mod, s->texts[0], 2, opt, val);
+    if (r == CUDA_SUCCESS) return DT_OK;
+    const char *name = NULL, *str = NULL;
+    dt_cuda_describe_cu(r, &name, &str);
+    for (char *c = log; *c; c++)
+        if (*c == '\n') *c = ' ';
+    return dt_fail(err, DT_EDEVICE, "loading %s failed: %s (%d): %s%s%.400s", s->kfile.path,
+                   name ? name : "unknown", (int)r, str ? str : "", log[0] ? ": " : "", log);
+}
+
+/* The user's module and entry point for the case: plan, compile (.cu, cached like the
+ * built-ins) or load (.ptx, .cubin), then the first entry name that exists. */
+static dt_status user_module(cuda_state *s, const dt_case_layout *L, int *hit, dt_err *err) {
+    dt_status st = dt_kdir_find(g_kernel_dir, L->op, &s->kfile, err);
+    if (st != DT_OK) return st;
+    if (s->kfile.kind == DT_KDIR_NONE)
+        return dt_fail(err, DT_EUNAVAIL, "unsupported: --kernel-dir %s has no %s.cu, %s.ptx or "
+                       "%s.cubin", g_kernel_dir, dt_op_get(L->op)->name,
+                       dt_op_get(L->op)->name, dt_op_get(L->op)->name);
+    if ((st = dt_kdir_read(s->kfile.path, &s->texts[0], &s->ktext_len, err)) != DT_OK) return st;
+    const int is_cu = s->kfile.kind == DT_KDIR_CU;
+    st = dt_kdir_plan(g_kernel_dir, &s->kfile, s->kfile.kind == DT_KDIR_CUBIN ? NULL : s->texts[0],
+                      L, g_cuda.arch, &s->plan, err);
+    if (st != DT_OK) return st;
+    char *image = NULL;
+    if (is_cu) {
+        char key[65];
+        cache_key(s->texts[0], "", &s->plan, key);
+        for (int i = 0; i < g_cuda.ncache && !*hit; i++)
+            if (strcmp(g_cuda.cache[i].key, key) == 0) {
+                s->module = g_cuda.cache[i].module;
+                *hit = 1;
+            }
+        if (!*hit) {
+            size_t image_bytes = 0;
+            st = dt_cuda_nvrtc_compile(s->kfile.name, s->texts[0], NULL, &s->plan, &image,
+                                       &image_bytes, err);
+            if (st != DT_OK) return st;
+            CU_RUN(cuModuleLoadData(&s->module, image), err, st, out, s->kfile.name);
+            if (g_cuda.ncache < DT_CUDA_CACHE_SLOTS) {
+                cuda_cache_entry *e = &g_cuda.cache[g_cuda.ncache++];
+                memcpy(e->key, key, sizeof e->key);
+                e->module = s->module;
+            } else {
+                s->module_owned = 1;
+            }
+        }
+    } else {
+        if ((st = user_load_image(s, &s->module, err)) != DT_OK) return st;
+        s->module_owned = 1;
+    }
+    char names[2][64];
+    int nnames = dt_kdir_entries(L->op, L->dtype, names);
+    for (int i = 0; i < nnames && !s->fn; i++)
+        if (cuModuleGetFunction(&s->fn, s->module, names[i]) == CUDA_SUCCESS)
+            snprintf(s->plan.kernel_name, sizeof s->plan.kernel_name, "%.63s", names[i]);
+        else
+            s->fn = NULL;
+    if (!s->fn)
+        st = dt_fail(err, DT_EUNAVAIL, "unsupported: %s has no entry point %s%s%s (a %s case)",
+                     s->kfile.path, names[0], nnames > 1 ? " or " : "", nnames > 1 ? names[1] : "",
+                     dt_dtype_name(L->dtype));
+out:
+    free(image);
+    return st;
+}
+
+/* .ptx / .cubin parameters: each buffer's pointer and row stride, then m, n[, k]. */
+static void user_params(cuda_state *s, const dt_case_layout *L) {
+    int np = 0, nv = 0;
+    for (int b = 0; b < L->nbuffers; b++) {
+        s->params[np++] = &s->args[b];
+        s->kvals[nv] = (long long)L->buf[b].row_stride;
+        s->params[np++] = &s->kvals[nv++];
+    }
+    s->kvals[nv] = (long long)L->m;
+    s->params[np++] = &s->kvals[nv++];
+    s->kvals[nv] = (long long)L->n;
+    s->params[np++] = &s->kvals[nv++];
+    if (dt_op_get(L->op)->is_gemm) {
+        s->kvals[nv] = (long long)L->k;
+        s->params[np++] = &s->kvals[nv++];
+    }
+}
+
+/* The implementation line and the one source record of a user kernel. */
+static void user_info(cuda_state *s, int hit, int regs, int local_bytes, int static_smem,
+                      int capture_sources, dt_prepare_info *info) {
+    const char *how = s->kfile.kind == DT_KDIR_CU    ? "NVRTC"
+                      : s->kfile.kind == DT_KDIR_PTX ? "driver JIT of PTX"
+                                                     : "cubin as is";
+    snprintf(info->implementation, sizeof info->implementation,
+             "%.200s entry=%s; %s, %s regs=%d local=%dB smem=%dB; cache=%s; src=--kernel-dir %.100s",
+             s->plan.summary, s->plan.kernel_name, how, g_cuda.arch, regs, local_bytes,
+             static_smem, s->kfile.kind == DT_KDIR_CU ? (hit ? "hit" : "miss") : "none",
+             g_kernel_dir);
+    info->nsources = 1;
+    dt_source_record *r = &info->sources[0];
+    snprintf(r->name, sizeof r->name, "%s", s->kfile.name);
+    dt_kdir_sha256(s->texts[0], s->ktext_len, r->sha256);
+    size_t o = 0;
+    r->options[0] = 0;
+    for (int j = 0; j < s->plan.nopts && o + 1 < sizeof r->options; j++)
+        o += (size_t)snprintf(r->options + o, sizeof r->options - o, "%s%s", j ? " " : "",
+                              s->plan.opts[j]);
+    r->text = capture_sources && s->kfile.kind != DT_KDIR_CUBIN ? s->texts[0] : NULL;
+}
+
 static dt_status cuda_prepare(void **state, const dt_case_layout *L, uint8_t *host_base,
                               int capture_sources, dt_prepare_info *info, dt_err *err) {
     *state = NULL;
@@ -416,6 +543,12 @@ static dt_status cuda_prepare(void **state, const dt_case_layout *L, uint8_t *ho
     s->host = host_base;
     char *image = NULL;
     int from_dir[2] = {0, 0};
+    int hit = 0;
+    int64_t t0 = dt_now_ns();
+    if (g_kernel_dir[0]) {
+        if ((st = user_module(s, L, &hit, err)) != DT_OK) goto fail;
+        goto loaded;
+    }
 
     st = dt_cuda_plan_make(L, g_cuda.arch, g_cuda.sm_count, &s->plan, err);
     if (st != DT_OK) goto fail;
@@ -428,8 +561,7 @@ static dt_status cuda_prepare(void **state, const dt_case_layout *L, uint8_t *ho
     /* compile (or find in the cache) and load */
     char key[65];
     cache_key(s->texts[0], s->texts[1], &s->plan, key);
-    int hit = 0;
-    int64_t t0 = dt_now_ns();
+    t0 = dt_now_ns();
     for (int i = 0; i < g_cuda.ncache; i++)
         if (strcmp(g_cuda.cache[i].key, key) == 0) {
             s->module = g_cuda.cache[i].module;
@@ -452,6 +584,7 @@ static dt_status cuda_prepare(void **state, const dt_case_layout *L, uint8_t *ho
     }
     CU_RUN(cuModuleGetFunction(&s->fn, s->module, s->plan.kernel_name), err, st, fail,
            s->plan.kernel_name);
+loaded:
     info->compile_ms = (double)(dt_now_ns() - t0) / 1e6;
     /* register use and spills (local memory), for the implementation line */
     int regs = -1, local_bytes = -1, static_smem = -1;
@@ -483,6 +616,12 @@ static dt_status cuda_prepare(void **state, const dt_case_layout *L, uint8_t *ho
     }
 
     snprintf(info->output_policy, sizeof info->output_policy, "preallocated");
+    if (g_kernel_dir[0]) {
+        if (s->kfile.kind != DT_KDIR_CU) user_params(s, L);
+        user_info(s, hit, regs, local_bytes, static_smem, capture_sources, info);
+        *state = s;
+        return DT_OK;
+    }
     snprintf(info->implementation, sizeof info->implementation,
              "%s; %s regs=%d local=%dB smem=%dB; cache=%s; src=%s", s->plan.summary,
              g_cuda.arch, regs, local_bytes, static_smem, hit ? "hit" : "miss",

@@ -3,8 +3,10 @@
  * backend (dt_backend.h): the CPU backend always, the CUDA backend when the module
  * libdualtime_cuda.so (next to this executable) loads and finds a device.
  *
- * Run: dualtime-native-worker [--threads N]   (started by `dualtime run`; by hand, type
- * one JSON request per line, e.g. {"cmd":"hello"}).
+ * Run: dualtime-native-worker [--threads N] [--kernel-dir DIR]   (started by `dualtime
+ * run`; by hand, type one JSON request per line, e.g. {"cmd":"hello"}). --kernel-dir: the
+ * cuda backend runs the user's kernels of DIR instead of ours (dt_kernel_dir.h;
+ * docs/cuda-backend.md, "User kernel directories"); the cpu backend is then unavailable.
  * stdout carries only protocol lines (flushed after each); diagnostics go to stderr.
  * Every request is validated; a bad one gets {"ok":false,"error":...} and the worker
  * stays usable. End of input or {"cmd":"quit"} exits 0.
@@ -25,6 +27,7 @@
 #include "../../include/dualtime/dt_timing.h"
 #include "../../src/data/dt_shm.h"
 #include "dt_backend.h"
+#include "dt_kernel_dir.h"
 #include "dt_native_request.h"
 
 /* Kernel records put into one device answer at most (a line is at most 16 MiB). */
@@ -70,6 +73,7 @@ typedef struct worker {
     void *state;                 /* its per-case state */
     dt_case_layout L;            /* the case's arena layout */
     dt_shm shm;                  /* the mapped arena */
+    char kernel_dir[PATH_MAX];   /* --kernel-dir, absolute where it resolves ("" : none) */
 } worker;
 
 /* ---- output ---------------------------------------------------------------------- */
@@ -223,6 +227,17 @@ static void probe_cuda(worker *w) {
         return;
     }
     w->cuda_handle = h;
+    if (w->kernel_dir[0]) { /* the module runs the user's kernels from now on */
+        void (*set_dir)(const char *) = NULL;
+        void *sd = dlsym(h, "dt_cuda_set_kernel_dir");
+        if (sd) memcpy(&set_dir, &sd, sizeof set_dir);
+        if (!set_dir) {
+            snprintf(w->cuda_reason, sizeof w->cuda_reason, "%.400s has no "
+                     "dt_cuda_set_kernel_dir (--kernel-dir needs a newer module)", path);
+            return;
+        }
+        set_dir(w->kernel_dir);
+    }
     w->cuda = be;
     w->cuda_reason[0] = '\0';
     /* The timing helper is a dependency of the module: dlsym on the module's handle
@@ -248,6 +263,102 @@ static json_t *describe_json(const dt_backend *be) {
         o = NULL;
     }
     return o;
+}
+
+/* ---- --kernel-dir ------------------------------------------------------------------- */
+
+/* hello with --kernel-dir: worker "cuda-dir", "impl" (the files serving each op, their
+ * SHA-256), the directory's hash in framework_version, cpu unavailable; a missing
+ * directory, or one serving no op, makes the whole worker "unavailable". */
+static void kernel_dir_hello(worker *w, json_t *o) {
+    dt_err err = {{0}};
+    json_t *files = json_array(), *ops = json_array(), *unsup = json_array(),
+           *errors = json_array();
+    char unavailable[DT_ERR_LEN] = "";
+    char all[DT_OP_COUNT * 140] = "";
+    if (dt_kdir_check(w->kernel_dir, &err) != DT_OK) {
+        snprintf(unavailable, sizeof unavailable, "%s", err.msg);
+    } else {
+        for (int op = 0; op < DT_OP_COUNT; op++) {
+            dt_kdir_file f;
+            const char *name = dt_op_get((dt_op)op)->name;
+            if (dt_kdir_find(w->kernel_dir, (dt_op)op, &f, &err) != DT_OK)
+                json_array_append_new(errors, json_string(err.msg));
+            if (f.kind == DT_KDIR_NONE) {
+                json_array_append_new(unsup, json_string(name));
+                continue;
+            }
+            char *data = NULL, sha[65] = "";
+            size_t len = 0;
+            if (dt_kdir_read(f.path, &data, &len, &err) != DT_OK) {
+                json_array_append_new(errors, json_string(err.msg));
+                json_array_append_new(unsup, json_string(name));
+                continue;
+            }
+            dt_kdir_sha256(data, len, sha);
+            free(data);
+            json_array_append_new(files, json_pack("{s:s,s:s,s:s,s:I}", "op", name, "name",
+                                                   f.name, "sha256", sha, "bytes", (json_int_t)len));
+            json_array_append_new(ops, json_string(name));
+            size_t used = strlen(all);
+            snprintf(all + used, sizeof all - used, "%s %s\n", f.name, sha);
+        }
+        if (json_array_size(ops) == 0)
+            snprintf(unavailable, sizeof unavailable, "--kernel-dir %.200s: no <op>.cu, <op>.ptx "
+                     "or <op>.cubin for any op%s%.250s", w->kernel_dir,
+                     json_array_size(errors) ? ": " : "",
+                     json_array_size(errors) ? json_string_value(json_array_get(errors, 0)) : "");
+    }
+    char dir_sha[65];
+    dt_kdir_sha256(all, strlen(all), dir_sha);
+    char version[PATH_MAX + 200];
+    snprintf(version, sizeof version, "%s kernel-dir=%s sha256=%s", DT_VERSION, w->kernel_dir,
+             dir_sha);
+    json_object_set_new(o, "worker", json_string("cuda-dir"));
+    json_object_set_new(o, "framework_version", json_string(version));
+    json_object_set_new(o, "impl", json_pack("{s:s,s:s,s:s,s:o,s:o,s:o,s:o}", "kind", "cuda-dir",
+                                             "path", w->kernel_dir, "sha256", dir_sha, "files",
+                                             files, "ops", ops, "unsupported", unsup, "errors",
+                                             errors));
+    json_t *be = json_object_get(o, "backends");
+    json_object_set_new(be, "cpu", json_pack("{s:b,s:s}", "available", 0, "reason",
+                                             "--kernel-dir serves the cuda backend only"));
+    if (unavailable[0]) {
+        json_object_set_new(o, "unavailable", json_string(unavailable));
+        json_object_set_new(be, "cuda", json_pack("{s:b,s:s}", "available", 0, "reason",
+                                                  unavailable));
+    }
+}
+
+/* prepare with --kernel-dir, before the request is validated further: the cpu backend
+ * and an op without a file (or with two) are refused, the latter as "unsupported".
+ * Returns 1 when it answered. */
+static int kernel_dir_refuse(worker *w, json_t *req) {
+    const char *opname = json_string_value(json_object_get(req, "op"));
+    const char *backend = json_string_value(json_object_get(req, "backend"));
+    int op = opname ? dt_op_find(opname) : -1;
+    if (op < 0) return 0; /* the validator names it */
+    if (backend && strcmp(backend, "cpu") == 0) {
+        emit_error("prepare: --kernel-dir serves the cuda backend only");
+        return 1;
+    }
+    dt_err err = {{0}};
+    dt_kdir_file f;
+    if (dt_kdir_check(w->kernel_dir, &err) != DT_OK) {
+        emit_error("prepare: %s", err.msg);
+        return 1;
+    }
+    dt_status st = dt_kdir_find(w->kernel_dir, (dt_op)op, &f, &err);
+    if (st == DT_OK && f.kind != DT_KDIR_NONE) return 0;
+    char msg[DT_ERR_LEN + 200];
+    if (st != DT_OK)
+        snprintf(msg, sizeof msg, "prepare: %s", err.msg);
+    else
+        snprintf(msg, sizeof msg, "prepare: unsupported: --kernel-dir %.300s has no %.40s.cu, "
+                 "%.40s.ptx or %.40s.cubin", w->kernel_dir, opname, opname, opname);
+    fprintf(stderr, "dualtime-native-worker: %s\n", msg);
+    emit(json_pack("{s:b,s:s,s:b}", "ok", 0, "error", msg, "unsupported", st == DT_OK));
+    return 1;
 }
 
 /* ---- requests -------------------------------------------------------------------- */
@@ -281,6 +392,7 @@ static void do_hello(worker *w) {
         emit_error("internal: cannot build hello");
         return;
     }
+    if (w->kernel_dir[0]) kernel_dir_hello(w, o);
     /* how the driver loads modules (EAGER unless the caller set it: held windows) */
     const char *loading = getenv("CUDA_MODULE_LOADING");
     json_object_set_new(json_object_get(o, "env"), "cuda_module_loading",
@@ -310,6 +422,7 @@ static void do_prepare(worker *w, json_t *req) {
         emit_error("prepare: a case is already prepared (release it first)");
         return;
     }
+    if (w->kernel_dir[0] && kernel_dir_refuse(w, req)) return;
     dt_err err = {{0}};
     dt_prepare_req pr;
     if (dt_req_parse_prepare(req, cuda_check, w, &pr, &err) != DT_OK) {
@@ -328,6 +441,11 @@ static void do_prepare(worker *w, json_t *req) {
         w->state = NULL;
         dt_shm_destroy(&w->shm);
         free(info);
+        if (w->kernel_dir[0] && strncmp(err.msg, "unsupported:", 12) == 0) {
+            /* --kernel-dir: the file lacks the entry point of the case's dtype */
+            emit(json_pack("{s:b,s:s,s:b}", "ok", 0, "error", err.msg, "unsupported", 1));
+            return;
+        }
         emit_error("prepare: %s backend: %s", be->name, err.msg);
         return;
     }
@@ -752,7 +870,7 @@ static int handle_line(worker *w, const char *line, size_t len) {
 }
 
 static void usage(void) {
-    fprintf(stderr, "usage: dualtime-native-worker [--threads N]\n");
+    fprintf(stderr, "usage: dualtime-native-worker [--threads N] [--kernel-dir DIR]\n");
 }
 
 int main(int argc, char **argv) {
@@ -767,6 +885,14 @@ int main(int argc, char **argv) {
                 return 2;
             }
             w.threads = (int)t;
+        } else if (strcmp(argv[i], "--kernel-dir") == 0 || strncmp(argv[i], "--kernel-dir=", 13) == 0) {
+            const char *dir = argv[i][12] == '=' ? argv[i] + 13 : (i + 1 < argc ? argv[++i] : NULL);
+            if (!dir || !*dir) {
+                fprintf(stderr, "dualtime-native-worker: --kernel-dir needs a directory\n");
+                return 2;
+            }
+            /* absolute where it resolves; a missing one stays as given (hello: unavailable) */
+            if (!realpath(dir, w.kernel_dir)) snprintf(w.kernel_dir, sizeof w.kernel_dir, "%s", dir);
         } else if (strcmp(argv[i], "--help") == 0) {
             usage();
             return 0;

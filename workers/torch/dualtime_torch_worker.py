@@ -44,30 +44,40 @@ def _log(msg):
 # --- arguments and thread pools (before torch is imported) ---------------------------
 
 def _parse_args(argv):
-    """Returns (threads or None, startup error or None)."""
-    threads, err, i = None, None, 0
+    """Returns (threads or None, startup error or None, {"module": path} or {"compile":
+    mode} or {}). --module FILE.py and --compile MODE (docs/torch-worker.md, "User
+    implementations") exclude each other."""
+    threads, err, mode, i = None, None, {}, 0
     while i < len(argv):
         a = argv[i]
-        if a == "--threads" or a.startswith("--threads="):
-            if a == "--threads":
-                if i + 1 >= len(argv):
-                    return None, "--threads needs a value"
-                val, i = argv[i + 1], i + 2
-            else:
+        key = a.split("=", 1)[0]
+        if key in ("--threads", "--module", "--compile"):
+            if "=" in a:
                 val, i = a.split("=", 1)[1], i + 1
-            try:
-                threads = int(val)
-            except ValueError:
-                threads = 0
-            if threads < 1:
-                return None, "--threads: '%s' is not a positive integer" % val
+            elif i + 1 >= len(argv):
+                return None, "%s needs a value" % key, mode
+            else:
+                val, i = argv[i + 1], i + 2
+            if key == "--threads":
+                try:
+                    threads = int(val)
+                except ValueError:
+                    threads = 0
+                if threads < 1:
+                    return None, "--threads: '%s' is not a positive integer" % val, mode
+            else:
+                if mode:
+                    return None, "--module and --compile are given together (one per worker)", mode
+                if not val:
+                    return None, "%s: empty value" % key, mode
+                mode = {key[2:]: val}
         else:
             _log("ignoring unknown argument %r" % a)
             i += 1
-    return threads, err
+    return threads, err, mode
 
 
-THREADS, STARTUP_ERROR = _parse_args(sys.argv[1:])
+THREADS, STARTUP_ERROR, USER_MODE = _parse_args(sys.argv[1:])
 if THREADS is not None:
     for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ[_var] = str(THREADS)
@@ -281,7 +291,7 @@ def _functional(fn, target, desc):
 
     def publish():
         if last[0] is not None:
-            target.copy_(last[0].view(target.shape))
+            target.copy_(last[0].reshape(target.shape))
     return call, FUNCTIONAL, desc + " [result allocated by torch; copied to the output only for checks]", publish
 
 
@@ -380,6 +390,288 @@ _BUILDERS = {"add": _build_add, "gelu_add": _build_gelu_add, "sum": _build_sum,
              "softmax": _build_softmax, "rmsnorm": _build_rmsnorm,
              "layernorm": _build_layernorm, "residual_layernorm": _build_residual_layernorm,
              "cross_entropy": _build_cross_entropy, "gemm": _build_gemm}
+
+
+# --- user implementations: --module FILE.py and --compile MODE -------------------------
+# docs/torch-worker.md, "User implementations". One mode per process: USER_MODE is {} (eager
+# torch, the default), {"module": path} or {"compile": mode}. Whatever makes the mode
+# unusable here is USER.unavailable (hello's "unavailable"; every prepare is refused with it).
+
+def _sha256_file(path):
+    import hashlib
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _arg_views(roles, views, views1d):
+    """The op's tensors in table order (inputs, then out): 1-D for a role whose table dims
+    have a "1" (gamma, beta: N; labels and the out of sum/cross_entropy: M), else 2-D."""
+    return [views1d[r[0]] if "1" in (r[2], r[3]) else views[r[0]] for r in roles]
+
+
+def _compile_exprs():
+    """op -> functional torch code that torch.compile compiles (inputs in table order, the
+    same arithmetic as the eager builders; the result is returned, never written to out)."""
+    def rmsnorm(a, g):
+        if hasattr(F, "rms_norm"):
+            return F.rms_norm(a, (a.shape[-1],), g, EPS)
+        return a * torch.rsqrt(a.pow(2).mean(-1, keepdim=True) + EPS) * g
+    return {
+        "add": lambda a, b: a + b,
+        "gelu_add": lambda a, b: F.gelu(a + b),
+        "sum": lambda a: torch.sum(a, 1),
+        "softmax": lambda a: torch.softmax(a, 1),
+        "rmsnorm": rmsnorm,
+        "layernorm": lambda a, g, be: F.layer_norm(a, (a.shape[-1],), g, be, EPS),
+        "residual_layernorm": lambda a, b: F.layer_norm(a + b, (a.shape[-1],), None, None, EPS),
+        "cross_entropy": lambda a, lab: F.cross_entropy(a, lab, reduction="none"),
+        "gemm": lambda a, b: torch.mm(a, b),
+    }
+
+
+class UserImpl:
+    """The process's implementation mode. kind: "eager", "module" or "compile"."""
+
+    def __init__(self, mode):
+        self.kind = "eager"
+        self.unavailable = None      # why this implementation cannot run here (str)
+        self.backend_reason = {}     # backend -> why it cannot (compile: per-backend probe)
+        self.module = None
+        self.path = None
+        self.sha256 = None
+        self.mode = None
+        self.probed = False
+        if "module" in mode:
+            self.kind = "module"
+            self._load(mode["module"])
+        elif "compile" in mode:
+            self.kind = "compile"
+            self.mode = mode["compile"]
+
+    # --module -----------------------------------------------------------------------
+    def _load(self, path):
+        import importlib.util
+        self.path = os.path.abspath(path)
+        if not os.path.isfile(self.path):
+            self.unavailable = "--module %s: no such file" % path
+            return
+        try:
+            self.sha256 = _sha256_file(self.path)
+        except OSError as exc:
+            self.unavailable = "--module %s: cannot read it: %s" % (path, exc.strerror)
+            return
+        if torch is None:
+            return  # hello reports TORCH_ERROR
+        stem = os.path.splitext(os.path.basename(self.path))[0]
+        name = "dualtime_user_" + "".join(c if c.isalnum() else "_" for c in stem)
+        sys.path.insert(0, os.path.dirname(self.path))  # the module may import its siblings
+        try:
+            spec = importlib.util.spec_from_file_location(name, self.path)
+            if spec is None or spec.loader is None:
+                raise ImportError("not a Python source file")
+            mod = importlib.util.module_from_spec(spec)
+            sys.modules[name] = mod
+            spec.loader.exec_module(mod)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # SyntaxError, ImportError (no triton here), SystemExit
+            _log("cannot load --module %s:" % path)
+            traceback.print_exc(file=sys.stderr)
+            self.unavailable = _one_line("--module %s: cannot load it: %s: %s"
+                                         % (path, type(exc).__name__, exc), 600)
+            return
+        self.module = mod
+
+    def module_ops(self, table):
+        """Op names of the table the module defines a function for, table order."""
+        if self.module is None:
+            return []
+        return [op for op in table if callable(getattr(self.module, op, None))]
+
+    # --compile ----------------------------------------------------------------------
+    def probe(self, cuda_ok):
+        """--compile: one tiny real torch.compile per backend (never judged by version).
+        Fills backend_reason and, when no backend compiles, unavailable."""
+        if self.kind != "compile" or self.probed:
+            return
+        self.probed = True
+        if not hasattr(torch, "compile"):
+            self.unavailable = ("torch %s has no torch.compile (it needs PyTorch 2.0 or "
+                                "newer)" % torch.__version__)
+            return
+        for backend in ("cpu", "cuda"):
+            if backend == "cuda" and not cuda_ok:
+                self.backend_reason["cuda"] = "no usable CUDA device"
+                continue
+            try:
+                _dynamo_reset()
+                fn = torch.compile(lambda x: x * 2.0 + 1.0, mode=self.mode, dynamic=False,
+                                   fullgraph=True)
+                x = torch.arange(8, dtype=torch.float32, device=backend)
+                with _inference_mode():
+                    y = fn(x)
+                if backend == "cuda":
+                    torch.cuda.synchronize()
+                if not torch.equal(y.cpu(), torch.arange(8, dtype=torch.float32) * 2 + 1):
+                    raise RuntimeError("the compiled probe computed a wrong result")
+            except Exception as exc:
+                _log("torch.compile probe on %s failed:" % backend)
+                traceback.print_exc(file=sys.stderr)
+                self.backend_reason[backend] = _one_line(
+                    "torch.compile(mode=%s) does not work on %s here: %s: %s"
+                    % (self.mode, backend, type(exc).__name__, exc), 600)
+        _dynamo_reset()
+        if "cpu" in self.backend_reason and "cuda" in self.backend_reason:
+            if cuda_ok:
+                self.unavailable = "%s; %s" % (self.backend_reason["cpu"],
+                                               self.backend_reason["cuda"])
+            else:
+                self.unavailable = self.backend_reason["cpu"]
+
+    # hello --------------------------------------------------------------------------
+    def hello_fields(self, table):
+        """(worker, framework_version suffix, "impl" object) for hello."""
+        if self.kind == "module":
+            impl = {"kind": "module", "path": self.path, "sha256": self.sha256,
+                    "ops": self.module_ops(table or {}),
+                    "setup": bool(self.module is not None
+                                  and callable(getattr(self.module, "setup", None)))}
+            return "py-module", " module=%s sha256=%s" % (self.path, self.sha256), impl
+        if self.kind == "compile":
+            return ("torch-compile", " torch.compile mode=%s" % self.mode,
+                    {"kind": "compile", "mode": self.mode})
+        return "torch", "", {"kind": "eager"}
+
+    def unsupported_ops(self, table):
+        """Op names of the table this process has no code for, table order."""
+        if self.kind == "module":
+            have = self.module_ops(table)
+            return [op for op in table if op not in have]
+        code = _COMPILE_EXPRS if self.kind == "compile" else _BUILDERS
+        return [op for op in table if op not in code]
+
+    def refuse(self, op, backend, table):
+        """Raises why this process cannot prepare op on backend: WorkerError, or
+        Unsupported (prepare answers "unsupported": true) for an op it has no code for."""
+        if self.unavailable:
+            raise WorkerError(self.unavailable)
+        if self.kind == "compile" and backend in self.backend_reason:
+            raise WorkerError(self.backend_reason[backend])
+        if op not in self.unsupported_ops(table):
+            return
+        if self.kind == "module":
+            raise Unsupported("unsupported: --module %s defines no function %s() (it defines: "
+                              "%s)" % (os.path.basename(self.path), op,
+                                       ", ".join(self.module_ops(table)) or "none of the ops"))
+        raise Unsupported("unsupported: this worker has no %s code for op %s"
+                          % ("torch.compile" if self.kind == "compile" else "torch", op))
+
+    # prepare ------------------------------------------------------------------------
+    def build(self, case, op, roles, m, n, k, setup_ms):
+        """(call, policy, description, publish or None) for the prepared case. Runs the
+        set-up phase: module: setup(case) then one call (Triton/CuPy JIT, the policy);
+        compile: the compile and warm-up calls. Outputs written here are poisoned again by
+        the orchestrator before every checked call."""
+        args = _arg_views(roles, case.views, case.views1d)
+        out = args[-1]
+        if case.dev is not None:  # the first calls see the real inputs, not stale memory
+            case.dev.copy_(case.host)
+        if self.kind == "compile":
+            return self._build_compile(case, op, args, setup_ms)
+        return self._build_module(case, op, args, out, m, n, k, setup_ms)
+
+    def _build_compile(self, case, op, args, setup_ms):
+        _dynamo_reset()  # one case at a time: no cache limit, no automatic dynamic shapes
+        t0 = time.perf_counter()
+        fn = torch.compile(_COMPILE_EXPRS[op], mode=self.mode, dynamic=False, fullgraph=True)
+        ins = tuple(args[:-1])
+        out = args[-1]
+        try:
+            with _inference_mode():
+                for _ in range(3):  # compile, then cudagraph warm-up and recording
+                    res = fn(*ins)
+            case.sync()
+        except Exception as exc:
+            _log("torch.compile of %s failed:" % op)
+            traceback.print_exc(file=sys.stderr)
+            raise WorkerError(_one_line("torch.compile(mode=%s) of %s failed: %s: %s"
+                                        % (self.mode, op, type(exc).__name__, exc)))
+        setup_ms["compile"] = (time.perf_counter() - t0) * 1e3
+        _check_result(res, out, "the compiled %s" % op)
+        call, policy, desc, publish = _functional(functools.partial(fn, *ins), out,
+                                                  "torch.compile(mode=%s, dynamic=False, "
+                                                  "fullgraph=True) of %s" % (self.mode, op))
+        return call, policy, desc, publish
+
+    def _build_module(self, case, op, args, out, m, n, k, setup_ms):
+        import types
+        fn = getattr(self.module, op)
+        base = os.path.basename(self.path)
+        setup = getattr(self.module, "setup", None)
+        if callable(setup):
+            info = types.SimpleNamespace(
+                name=case.name, op=op, backend=case.backend, m=m, n=n, k=k,
+                dtype=out.dtype, device=out.device,
+                tensors={r: t for r, t in zip(case.roles, args)})
+            t0 = time.perf_counter()
+            try:
+                setup(info)
+                case.sync()
+            except Exception as exc:
+                raise WorkerError(_user_error("%s setup(case)" % base, exc))
+            setup_ms["setup"] = (time.perf_counter() - t0) * 1e3
+        t0 = time.perf_counter()
+        try:
+            with _inference_mode():
+                res = fn(*args)
+            case.sync()
+        except Exception as exc:
+            raise WorkerError(_user_error("%s %s()" % (base, op), exc))
+        setup_ms["first_call"] = (time.perf_counter() - t0) * 1e3
+        sig = "%s(%s)" % (op, ", ".join(case.roles))
+        where = "%s sha256=%s" % (base, (self.sha256 or "")[:16])
+        if res is None or (isinstance(res, torch.Tensor) and res.shape == out.shape
+                           and res.data_ptr() == out.data_ptr() and res.stride() == out.stride()):
+            return (functools.partial(fn, *args), "preallocated",
+                    "module %s: %s writes out" % (where, sig), None)
+        _check_result(res, out, "%s %s()" % (base, op))
+        call, policy, desc, publish = _functional(functools.partial(fn, *args), out,
+                                                  "module %s: %s returns its result"
+                                                  % (where, sig))
+        return call, policy, desc, publish
+
+
+def _user_error(what, exc):
+    _log("%s raised:" % what)
+    traceback.print_exc(file=sys.stderr)
+    return _one_line("%s raised %s: %s" % (what, type(exc).__name__, exc))
+
+
+def _check_result(res, out, what):
+    """A returned result must be a tensor the output can take: same element count,
+    dtype and device (a silent cast or transfer would hide work from the timing)."""
+    if not isinstance(res, torch.Tensor):
+        raise WorkerError("%s returned %s: return None (it wrote out) or a tensor"
+                          % (what, type(res).__name__))
+    if res.numel() != out.numel() or res.dtype != out.dtype or res.device != out.device:
+        raise WorkerError("%s returned a %s %s tensor on %s; the output is %s %s on %s"
+                          % (what, "x".join(map(str, res.shape)) or "scalar",
+                             str(res.dtype).replace("torch.", ""), res.device,
+                             "x".join(map(str, out.shape)),
+                             str(out.dtype).replace("torch.", ""), out.device))
+
+
+def _dynamo_reset():
+    dyn = getattr(torch, "_dynamo", None)
+    if dyn is not None and hasattr(dyn, "reset"):
+        dyn.reset()
+
+
+_COMPILE_EXPRS = _compile_exprs() if torch is not None else {}
+USER = UserImpl(USER_MODE)
 
 
 # --- device timing (placeholder) -------------------------------------------------------
@@ -582,6 +874,11 @@ class WorkerError(Exception):
     """A request the worker refuses; its text becomes the response's error."""
 
 
+class Unsupported(WorkerError):
+    """A prepare of an op this implementation has no code for: the answer carries
+    "unsupported": true next to the error (docs/protocol.md)."""
+
+
 MAX_PRIME = 16
 
 
@@ -688,6 +985,7 @@ class Case:
         self.views = {}       # name -> 2-D view on the compute arena
         self.views1d = {}     # name -> 1-D view (vectors, M x 1 buffers)
         self.extra = None     # anything else the callable keeps alive
+        self.roles = []       # buffer names in table order (user implementations)
         self.call = None      # the op, no arguments
         self.publish = None   # functional ops: copies the last result into the output
         self.sync = None      # device synchronize or no-op
@@ -804,11 +1102,22 @@ class Worker:
                 env["device"] = "unknown: %s" % _one_line(exc, 200)
         ops = {"received": len(self.table or {}),
                "without_torch_call": [op for op in (self.table or {}) if op not in _BUILDERS]}
-        return {"protocol": PROTOCOL, "worker": WORKER, "framework": "pytorch",
-                "framework_version": torch.__version__, "ops": ops,
-                "backends": {"cpu": {"available": True}, "cuda": cuda},
-                "device_timing": (self.timing.load(cuda_ok), self.timing.hello())[1],
-                "env": env}
+        USER.probe(cuda_ok)
+        worker, version_note, impl = USER.hello_fields(self.table)
+        impl["unsupported"] = USER.unsupported_ops(self.table or {})
+        cpu = {"available": True}
+        for name, b in (("cpu", cpu), ("cuda", cuda)):
+            why = USER.unavailable or USER.backend_reason.get(name)
+            if why and b["available"]:
+                b["available"], b["reason"] = False, why
+        ans = {"protocol": PROTOCOL, "worker": worker, "framework": "pytorch",
+               "framework_version": torch.__version__ + version_note, "ops": ops,
+               "impl": impl, "backends": {"cpu": cpu, "cuda": cuda},
+               "device_timing": (self.timing.load(cuda_ok), self.timing.hello())[1],
+               "env": env}
+        if USER.unavailable:
+            ans["unavailable"] = USER.unavailable
+        return ans
 
     # prepare -------------------------------------------------------------------------
     def _validate(self, req):
@@ -818,8 +1127,8 @@ class Worker:
                               "(docs/protocol.md)")
         if not isinstance(op, str) or op not in self.table:
             raise WorkerError("unknown op %r (known: %s)" % (op, ", ".join(self.table)))
-        if op not in _BUILDERS:
-            raise WorkerError("op %s: this worker has no torch call for it" % op)
+        if USER.kind == "eager" and op not in _BUILDERS:
+            raise Unsupported("op %s: this worker has no torch call for it" % op)
         backend = req.get("backend")
         if backend not in ("cpu", "cuda"):
             raise WorkerError("unknown backend %r (cpu or cuda)" % (backend,))
@@ -899,6 +1208,7 @@ class Worker:
         if self.case is not None:
             raise WorkerError("a case is already prepared (%s); release it first" % self.case.name)
         op, backend, m, n, k, shm, arena, roles, byname = self._validate(req)
+        USER.refuse(op, backend, self.table)
         if backend == "cuda" and not torch.cuda.is_available():
             raise WorkerError("backend cuda is not available in this PyTorch (%s, CUDA %s)"
                               % (torch.__version__, torch.version.cuda))
@@ -940,18 +1250,26 @@ class Worker:
                 elif cols == 1:
                     case.views1d[name] = st.as_strided((rows,), (stride,), eoff)
             dev = base.device
-            built = _BUILDERS[op](case.views, case.views1d, m, n, dev)
+            case.roles = [r[0] for r in roles]
+            emulated = False
+            if USER.kind != "eager":  # set-up calls (compile, first call) are not "alloc"
+                case.sync()
+                setup_ms["alloc"] = (time.perf_counter() - t0) * 1e3
+                built = USER.build(case, op, roles, m, n, k, setup_ms)
+                t0 = time.perf_counter()
+            else:
+                built = _BUILDERS[op](case.views, case.views1d, m, n, dev)
             case.call, policy, impl = built[:3]
             case.publish = built[3] if len(built) > 3 else None
-            emulated = False
             narrow = case.views["out"].dtype
-            if narrow != torch.float32 and not _computes(op, roles, narrow, dev):
+            if (USER.kind == "eager" and narrow != torch.float32
+                    and not _computes(op, roles, narrow, dev)):
                 built = _emulate(op, case, roles, m, n, dev)
                 case.call, policy, impl = built[:3]
                 case.publish = built[3]
                 emulated = True
             case.sync()
-            setup_ms["alloc"] = (time.perf_counter() - t0) * 1e3
+            setup_ms["alloc"] = setup_ms.get("alloc", 0.0) + (time.perf_counter() - t0) * 1e3
         except BaseException:
             case.close()
             raise
@@ -1092,6 +1410,8 @@ def _answer(worker, line):
         return {"ok": False, "error": STARTUP_ERROR or TORCH_ERROR}, False
     try:
         body = handler(req)
+    except Unsupported as exc:
+        return {"ok": False, "error": _one_line(exc), "unsupported": True}, False
     except WorkerError as exc:
         return {"ok": False, "error": _one_line(exc)}, False
     except Exception as exc:
