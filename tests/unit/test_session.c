@@ -34,8 +34,8 @@ static void test_python_candidates(void) {
 }
 
 static dt_session_settings settings(const char *backend) {
-    dt_session_settings s = {g_build, NULL, NULL, g_native, backend, 1, 30, {NULL, NULL},
-                             0, NULL, NULL};
+    dt_session_settings s = {.exe_dir = g_build, .baseline_cmd = g_native, .backend = backend,
+                             .threads = 1, .timeout_s = 30};
     return s;
 }
 
@@ -44,29 +44,30 @@ static void test_start(void) {
     dt_err err = {{0}};
     dt_session_settings set = settings(NULL);
     CHECK(dt_session_start(&s, &set, &err) == DT_OK, "start: %s", err.msg);
-    CHECK(s.count == 2 && strcmp(s.member[0].id, "candidate") == 0 &&
-              strcmp(s.member[1].id, "baseline") == 0, "same worker twice: ids are the roles");
-    CHECK(strcmp(s.member[0].hello.worker, "native") == 0, "hello kept");
-    if (!s.member[0].hello.cuda.available) {
+    /* the members in the record's order: 0 the baseline, 1 the candidate */
+    CHECK(s.count == 2 && strcmp(s.member[1].id, "candidate") == 0 &&
+              strcmp(s.member[0].id, "baseline") == 0, "same worker twice: ids are the roles");
+    CHECK(strcmp(s.member[1].hello.worker, "native") == 0, "hello kept");
+    if (!s.member[1].hello.cuda.available) {
         CHECK(strcmp(s.backend, "cpu") == 0 && strstr(s.backend_choice, "default: cpu (no usable GPU: "),
               "automatic: %s (%s)", s.backend, s.backend_choice);
     }
     CHECK(s.python[0] == 0, "no interpreter for a given baseline command");
-    dt_worker *m = dt_session_worker(&s, 0, DT_STEP_MAIN), *p = dt_session_worker(&s, 0, DT_STEP_PROBE);
+    dt_worker *m = dt_session_worker(&s, 1, DT_STEP_MAIN), *p = dt_session_worker(&s, 1, DT_STEP_PROBE);
     CHECK(m != p && dt_worker_alive(m) && !dt_worker_alive(p), "probe worker not started yet");
     CHECK(strstr(m->argv[0], "dualtime-native-worker") && strcmp(m->argv[1], "--threads") == 0 &&
               strcmp(m->argv[2], "1") == 0 && strcmp(p->argv[0], m->argv[0]) == 0,
           "same command, --threads appended");
     int started = 0;
-    CHECK(dt_session_ready(&s, 0, DT_STEP_PROBE, &started, &err) == DT_OK && started &&
+    CHECK(dt_session_ready(&s, 1, DT_STEP_PROBE, &started, &err) == DT_OK && started &&
               dt_worker_alive(p) && p->pid != m->pid, "probe worker on demand: %s", err.msg);
-    CHECK(dt_session_ready(&s, 0, DT_STEP_PROBE, &started, &err) == DT_OK && !started,
+    CHECK(dt_session_ready(&s, 1, DT_STEP_PROBE, &started, &err) == DT_OK && !started,
           "already running");
     dt_worker_kill(m, "test");
-    CHECK(dt_session_ready(&s, 0, DT_STEP_MAIN, &started, &err) == DT_OK && started &&
+    CHECK(dt_session_ready(&s, 1, DT_STEP_MAIN, &started, &err) == DT_OK && started &&
               dt_worker_alive(m), "a dead worker restarts: %s", err.msg);
     dt_session_stop(&s);
-    CHECK(!dt_worker_alive(&s.member[0].worker[DT_STEP_MAIN]), "stopped");
+    CHECK(!dt_worker_alive(&s.member[1].worker[DT_STEP_MAIN]), "stopped");
 }
 
 static void test_refusals(void) {
