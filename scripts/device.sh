@@ -54,7 +54,8 @@ rerun|two default-matrix runs back to back (rerun-a, rerun-b), wall time each, t
 plant|DT_PLANT (default softmax:0.10) slowed native op at 8192^2 and 128x1024 (and add 17x257 unplanted), compared against rerun-a (must be a regression, exit 1)
 dtypes|the row ops of the default matrix in DT_DTYPES (default bf16,fp16) with device timing
 long|CUDA backend GPU test of the long-row, vocabulary and unaligned-view shapes (DUALTIME_GPU_TEST_SHAPES=long) in every dtype
-shards|a two-shard plan of a small CUDA matrix, both shards one after the other on this GPU, merged, against a single run of the same flags (same case ids and input SHA-256s)'
+shards|a two-shard plan of a small CUDA matrix, both shards one after the other on this GPU, merged, against a single run of the same flags (same case ids and input SHA-256s)
+impls|--impls with three implementations on cuda (torch,native,native2=native; every case valid, three in results.json), then torch,torch-compile,native (exit 0, or 2 naming --impls torch-compile when this torch has no torch.compile)'
 # name|its steps
 GROUP_LIST='all|gpu-tests timing-gpu views memcheck racecheck bench
 tests|gpu-tests timing-gpu views
@@ -229,6 +230,23 @@ step_shards() { rm -rf "$W/shards" "$W/shards-single"
   run shards-check 30 8 python3 scripts/shards_compare.py "$W/shards/plan.json" \
     "$W/shards/merged/results.json" "$W/shards-single/results.json"
   [ -f "$W/shards/merged/results.md" ] && cp "$W/shards/merged/results.md" "$OUT/shards-merged.md"; return 0; }
+
+# impls: issue 17 items 1-2 on the GPU. Three implementations with device timing; the
+# Latin-square order and the per-implementation tables come back in impls.md.
+# shellcheck disable=SC2054 # the commas are dualtime's
+impls_flags=(--backends cuda --operations add,softmax,gemm --row-shapes 17x257,1024x4096
+             --gemm-shapes 513x257x129 --device-timing --samples 5 --quiet)
+step_impls() { rm -rf "$W/impls" "$W/impls-compile"
+  run impls 300 3 "$B/dualtime" run "${impls_flags[@]}" --impls torch,native,native2=native --output "$W/impls"
+  run impls-check 30 6 python3 -c 'import json,sys
+r = json.load(open(sys.argv[1])); ids = [f["id"] for f in r["frameworks"]]
+assert ids == ["torch", "native", "native2"], ids
+bad = [c["id"] for c in r["cases"] if not c["valid"] or sorted(c["impl"]) != sorted(ids)]
+assert not bad, bad
+print("impls: %d cases, every one valid with %s" % (len(r["cases"]), ",".join(ids)))' "$W/impls/results.json"
+  [ -f "$W/impls/results.md" ] && cp "$W/impls/results.md" "$OUT/impls.md"
+  run impls-compile 300 4 "$B/dualtime" run "${impls_flags[@]}" --impls torch,torch-compile,native --output "$W/impls-compile"
+  return 0; }
 
 machine() { # machine.txt: the machine, the card's clocks and temperature, torch
   [ -n "$DRY" ] && return 0
