@@ -4,7 +4,7 @@
 # a quoted path holding a space. results.json holds all three with their samples, every
 # candidate's verdict vs the baseline, and sample positions in the rotated Latin square;
 # results.md names them all and regenerates identically; compare pairs every candidate;
-# --dry-run lists them. Refusals exit 2 before anything starts (no output directory): bad
+# --dry-run lists them; an interrupted run of three resumes. Refusals exit 2 before anything starts (no output directory): bad
 # specs, a module that does not exist, a single implementation, --impls with an older
 # spelling, and a worker whose hello says it is unavailable (the reason in the message).
 set -u
@@ -70,7 +70,26 @@ out=$("$D" run --dry-run "${SMALL[@]}" --impls "$IMPLS" 2>&1); rc=$?
 [ $rc -eq 0 ] && grep -q "implementations: torch (baseline, pytorch), native (candidate, dualtime-native), copy (candidate, dualtime-native)" <<<"$out" &&
   ok || no "dry run: exit $rc: $(grep implementations <<<"$out")"
 
-# 2. refusals: exit 2, the flag and the value named, nothing created
+# 2. an interrupted three-implementation run resumes (check_resume matches all three)
+"$D" run --output "$T/rs" "${SMALL[@]}" --operations add,sum,softmax,gemm --sample-ms 10 \
+  --impls "torch,native,n2=native" & p=$!
+for _ in $(seq 1 120); do
+  sleep 0.5
+  /usr/bin/python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["cases"] else 1)' \
+    "$T/rs/results.json" 2>/dev/null && break
+done
+kill -INT $p 2>/dev/null; wait $p
+"$D" run --resume "$T/rs" --quiet; rc=$?
+[ $rc -eq 0 ] && ok || no "resume of three: exit $rc"
+/usr/bin/python3 - "$T/rs/results.json" <<'EOP' && ok || no "resumed results.json"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["complete"] is True and len(r["cases"]) == 4, (r["complete"], len(r["cases"]))
+assert [f["id"] for f in r["frameworks"]] == ["torch", "native", "n2"]
+assert all(c["valid"] and sorted(c["impl"]) == ["n2", "native", "torch"] for c in r["cases"])
+EOP
+
+# 3. refusals: exit 2, the flag and the value named, nothing created
 refused() { # refused NAME EXPECTED-TEXT ARGS...
   local name="$1" want="$2"; shift 2
   local err; err=$("$D" run --output "$T/r-$name" "${SMALL[@]}" "$@" 2>&1); local rc=$?
