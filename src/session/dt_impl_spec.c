@@ -3,6 +3,8 @@
 #define _GNU_SOURCE
 #include "dt_impl_spec.h"
 
+#include "../record/dt_record_json.h"
+
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -202,6 +204,9 @@ static dt_status parse_one(const char *flag, const char *text, size_t len, dt_im
     if (st == DT_OK && !*kind)
         st = dt_fail(err, DT_EINVAL, "%s: '%s': no implementation after '='", flag, t);
     if (st == DT_OK) st = parse_kind(flag, kind, s, err);
+    if (st == DT_OK && dt_record_id_reserved(s->name))
+        st = dt_fail(err, DT_EINVAL, "%s: '%s': the name '%s' is reserved (a key of the "
+                     "results' derived scopes); give it another", flag, t, s->name);
     free(t);
     return st;
 }

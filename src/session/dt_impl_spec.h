@@ -10,7 +10,8 @@
  *   py:FILE.py              the PyTorch worker started with --module FILE
  *   cuda:DIR                the native worker started with --kernel-dir DIR
  *   worker:CMD              CMD, split into words like a shell does (dt_words_split)
- * NAME ([A-Za-z0-9_.-]+, unique in the list) is the implementation's id in the results;
+ * NAME ([A-Za-z0-9_.-]+, unique in the list, not one of the results' reserved keys:
+ * record/dt_record_json.h, dt_record_id_reserved) is the implementation's id in the results;
  * it is required for py:, cuda: and worker:, and defaults to the KIND for the built-ins
  * ("torch-compile-MODE" for a mode other than the default). Commas inside quotes of a
  * worker: command do not split the list.

@@ -118,6 +118,8 @@ static void test_refusals(void) {
         {"torch,x=worker:", "--impls: 'x=worker:' names no command"},
         {"torch,x=worker:   ", "--impls: 'x=worker:   ': empty command"},
         {"torch,x=worker:'/bin/w", "--impls x: ''/bin/w': unterminated ' quote"},
+        {"torch,ratio=native", "--impls: 'ratio=native': the name 'ratio' is reserved (a key "
+                               "of the results' derived scopes); give it another"},
         {"torch,torch-compile:", "--impls: 'torch-compile:': empty torch.compile mode"},
         {"torch,torch-compile:a/b", "--impls: 'torch-compile:a/b': give it a name "
                                     "(NAME=torch-compile:a/b; NAME of A-Z a-z 0-9 _ . -)"},
