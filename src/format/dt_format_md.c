@@ -524,6 +524,13 @@ static void sec_plots(const md *m) {
     fprintf(m->o, "## Plots\n\nPer case, the candidate/baseline ratio of each scope with its %s%% "
             "interval (log axis; left of 1: the candidate is faster; hollow: no interval).\n\n"
             "![ratios](" DT_FORMAT_SVG_RATIOS ")\n\n", ci_pct(b, m));
+    for (size_t k = 2; k < m->r->n_impls; k++) { /* one chart per further candidate */
+        char name[128];
+        dt_format_svg_ratios_name(m->r, k, name, sizeof name);
+        fputs("![ratios of ", m->o);
+        text(m, m->r->impls[k].id);
+        fprintf(m->o, "](%s)\n\n", name);
+    }
     if (dt_format_has_roofline(m->r))
         fputs("Achieved bandwidth as % of the device copy ceiling:\n\n"
               "![roofline](" DT_FORMAT_SVG_ROOFLINE ")\n\n", m->o);

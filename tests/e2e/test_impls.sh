@@ -61,6 +61,10 @@ for id in native copy torch; do
 done
 grep -qF "| torch E2E batch p50 | torch p90 | torch single p50 | native p50 |" "$md" && grep -qF "native ratio [95% CI] | native verdict | copy p50 |" "$md" && ok ||
   no "results.md has no column group per implementation"
+[ -s "$T/three/plots/ratios.svg" ] && grep -q "native / torch" "$T/three/plots/ratios.svg" &&
+  [ -s "$T/three/plots/ratios-copy.svg" ] && grep -q "copy / torch" "$T/three/plots/ratios-copy.svg" &&
+  grep -qF "![ratios of copy](plots/ratios-copy.svg)" "$md" && ok ||
+  no "no ratio chart per candidate (plots/ratios.svg, plots/ratios-copy.svg, linked in results.md)"
 cp "$md" "$T/first.md"
 "$D" report "$T/three/results.json" 2>/dev/null && cmp -s "$T/first.md" "$md" && ok || no "report regeneration differs"
 out=$("$D" compare "$T/three/results.json" "$T/three/results.json" 2>&1); rc=$?
