@@ -825,6 +825,13 @@ static void sec_control(const md *m) {
     }
     for (size_t k = 1; k < m->r->n_impls; k++) {
         fputs("\n", m->o);
+        if (m->r->n_impls > 2) { /* whose table: several candidates */
+            fputs("Ratios of **", m->o);
+            text(m, m->r->impls[k].id);
+            fputs("** to the baseline **", m->o);
+            text(m, m->r->impls[0].id);
+            fputs("**:\n\n", m->o);
+        }
         control_ratio_table(m, k, dc);
     }
     fputs("\n", m->o);

@@ -3,7 +3,8 @@
 # torch (the baseline), native, and a copy of the native worker named through worker: with
 # a quoted path holding a space. results.json holds all three with their samples, every
 # candidate's verdict vs the baseline, and sample positions in the rotated Latin square;
-# results.md names them all and regenerates identically; compare pairs every candidate;
+# results.md names them all and regenerates identically; the device phase (a fake cuda
+# worker) orders device samples the same way and has a ratio table per candidate; compare pairs every candidate;
 # --dry-run lists them; an interrupted run of three resumes. Refusals exit 2 before anything starts (no output directory): bad
 # specs, a module that does not exist, a single implementation, --impls with an older
 # spelling, and a worker whose hello says it is unavailable (the reason in the message).
@@ -73,6 +74,31 @@ out=$("$D" compare "$T/three/results.json" "$T/three/results.json" 2>&1); rc=$?
 out=$("$D" run --dry-run "${SMALL[@]}" --impls "$IMPLS" 2>&1); rc=$?
 [ $rc -eq 0 ] && grep -q "implementations: torch (baseline, pytorch), native (candidate, dualtime-native), copy (candidate, dualtime-native)" <<<"$out" &&
   ok || no "dry run: exit $rc: $(grep implementations <<<"$out")"
+
+# 1b. the device phase with three (tests/e2e/fake_device_worker.py claims cuda): device
+# samples in the Latin square too (reversed in round 1), a ratio table per candidate
+H="$(cd "$(dirname "$0")" && pwd)"
+FK="$H/fake_device_worker.py"
+FAKE_DEVICE_NS=5000 "$D" run --output "$T/dev" --backends cuda --device-timing --operations add \
+  --row-shapes 17x257 --samples 3 --rounds 2 --sample-ms 2 --warmup-ms 5 --threads 1 --quiet \
+  --impls "ft=worker:$FK /usr/bin/python3 $B/dualtime_torch_worker.py,fn=worker:$FK $B/dualtime-native-worker,n3=worker:$FK $B/dualtime-native-worker"; rc=$?
+[ $rc -eq 0 ] && ok || no "device run of three: exit $rc"
+/usr/bin/python3 - "$T/dev/results.json" <<'EOP' && ok || no "device samples of three"
+import json, sys
+r = json.load(open(sys.argv[1]))
+c = r["cases"][0]
+seq = ["fn", "n3", "ft"]
+for scope in ("control_batch", "probe_single", "dispatch_batch"):
+    for rnd in (0, 1):
+        for i in range(3):
+            at = sorted(seq, key=lambda k: [s for s in c["impl"][k]["samples"][scope]
+                                            if s["round"] == rnd and s["index"] == i][0]["position"])
+            want = seq[i:] + seq[:i]
+            assert at == (want if rnd == 0 else want[::-1]), (scope, rnd, i, at)
+EOP
+grep -qF "Ratios of **n3** to the baseline **ft**:" "$T/dev/results.md" &&
+  grep -qF "Ratios of **fn** to the baseline **ft**:" "$T/dev/results.md" && ok ||
+  no "results.md: no device ratio table per candidate"
 
 # 2. an interrupted three-implementation run resumes (check_resume matches all three)
 "$D" run --output "$T/rs" "${SMALL[@]}" --operations add,sum,softmax,gemm --sample-ms 10 \
