@@ -208,9 +208,12 @@ static dt_status choose_backend(dt_session *s, const char *requested, dt_err *er
             int i = k % s->count;
             const dt_hello *h = &s->member[i].hello;
             const dt_hello_backend *b = dt_hello_backend_get(h, requested);
+            /* "--impls NAME", or "the candidate worker" for the older spellings */
+            const char *label = s->member[i].label;
             if (!b || !b->available)
-                return dt_fail(err, DT_EINVAL, "--backends %s: the %s worker (%s) cannot run it: %s",
-                               requested, s->member[i].role, h->framework ? h->framework : "(null)",
+                return dt_fail(err, DT_EINVAL, "--backends %s: %s%s (%s) cannot run it: %s",
+                               requested, label[0] == '-' ? "" : "the ", label,
+                               h->framework ? h->framework : "(null)",
                                b && b->reason ? b->reason : "not offered");
         }
         snprintf(s->backend, sizeof s->backend, "%s", requested);

@@ -171,6 +171,13 @@ static void test_impls(void) {
     if (!s.member[1].hello.cuda.available)
         CHECK(strcmp(s.backend, "cpu") == 0, "automatic: %s", s.backend_choice);
     dt_session_stop(&s);
+    set.backend = "cuda";
+    set.on_start = NULL;
+    if (dt_session_start(&s, &set, &err) != DT_OK) /* no GPU here: the member is named */
+        CHECK(strstr(err.msg, "--backends cuda: --impls cand (dualtime-native) cannot run it: "),
+              "%s", err.msg);
+    dt_session_stop(&s);
+    set.backend = NULL;
     dt_impl_specs_free(&specs);
 
     char script[PATH_MAX + 32];
