@@ -1,8 +1,10 @@
-/* fuzz_shapes.c — libFuzzer harness for the command-line shape and op lists:
- * dt_shapes_parse() (row and gemm forms) and dt_ops_parse() on arbitrary text.
+/* fuzz_shapes.c — libFuzzer harness for the command-line shape, op and implementation
+ * lists: dt_shapes_parse() (row and gemm forms), dt_ops_parse(), dt_impl_specs_parse()
+ * (--impls) and dt_words_split() (worker commands) on arbitrary text.
  * A success must produce shapes inside the documented limits; a failure must say why.
  * Build: fuzz/run.sh (see docs/fuzzing.md). */
 #include "plan/dt_plan.h"
+#include "session/dt_impl_spec.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -44,6 +46,36 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         int any = 0;
         for (int i = 0; i < DT_OP_COUNT; i++) any |= ops[i];
         if (!any) abort();
+    } else if (!err.msg[0]) {
+        abort();
+    }
+
+    /* --impls: names present, short and unique; an argument where the kind takes one */
+    dt_impl_specs specs;
+    err.msg[0] = '\0';
+    if (dt_impl_specs_parse("--impls", text, &specs, &err) == DT_OK) {
+        if (specs.n < 1 || specs.n > DT_IMPL_SPEC_MAX) abort();
+        for (int i = 0; i < specs.n; i++) {
+            const dt_impl_spec *p = &specs.v[i];
+            size_t len = strnlen(p->name, DT_IMPL_NAME_LEN);
+            if (len == 0 || len >= DT_IMPL_NAME_LEN) abort();
+            if ((p->kind == DT_IMPL_NATIVE || p->kind == DT_IMPL_TORCH) != (p->arg == NULL)) abort();
+            for (int j = 0; j < i; j++)
+                if (strcmp(specs.v[j].name, p->name) == 0) abort();
+        }
+        dt_impl_specs_free(&specs);
+    } else if (!err.msg[0]) {
+        abort();
+    }
+    /* worker commands: a NULL-terminated list of n words */
+    char **words = NULL;
+    int nw = -1;
+    err.msg[0] = '\0';
+    if (dt_words_split("--x", text, &words, &nw, &err) == DT_OK) {
+        if (nw < 0 || !words || words[nw]) abort();
+        for (int i = 0; i < nw; i++)
+            if (!words[i]) abort();
+        dt_words_free(words);
     } else if (!err.msg[0]) {
         abort();
     }

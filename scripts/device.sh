@@ -59,7 +59,8 @@ decomp|E2E decomposition: add and layernorm at 17x257 and 8192x8192 (cuda, devic
 devices|the small CUDA matrix of `shards` with --devices 0 and as a plain run: same cases and inputs; every case names GPU 0, its UUID, clocks and ceilings (docs/devices.md)
 devices-all|multi-GPU kinds: the default matrix with --devices ${DT_DEVICES:-all} and on one GPU, both wall times and the Devices table into the summary (target: 2 GPUs <= 0.6x one)
 examples|issue 17 examples on the GPU, each as a candidate against torch eager: Triton softmax, torch.compile (default, reduce-overhead), CuPy, torch-code module, cuda-dir, ptx-dir; then examples/check_gpu.py (DT_PYTHON)
-impls|the issue-17 "done" command: softmax, default matrix, --impls torch,native,torch-compile,triton=py:... in one report (skipped while dualtime has no --impls)'
+impls-triton|the issue-17 "done" command: softmax, default matrix, --impls torch,native,torch-compile,triton=py:... in one report (skipped while dualtime has no --impls)
+impls|--impls with three implementations on cuda (torch,native,native2=native; every case valid, three in results.json), then torch,torch-compile,native (exit 0, or 2 naming --impls torch-compile when this torch has no torch.compile)'
 # name|its steps
 GROUP_LIST='all|gpu-tests timing-gpu views memcheck racecheck bench
 tests|gpu-tests timing-gpu views
@@ -289,14 +290,30 @@ step_examples() { local py="${DT_PYTHON:-python3}" tw="$B/dualtime_torch_worker.
   ex_run ex-cuda-dir add,softmax "$B/dualtime-native-worker --kernel-dir examples/cuda-dir"
   ex_run ex-ptx-dir add,softmax "$B/dualtime-native-worker --kernel-dir examples/ptx-dir"
   run ex-check 120 8 "$py" examples/check_gpu.py; }
-step_impls() {
+step_impls-triton() {
   if [ -z "$DRY" ] && ! "$B/dualtime" run --help 2>&1 | grep -q -- '--impls'; then
     echo "== impls: skipped (this dualtime has no --impls)" | tee -a "$S"; return 0; fi
-  rm -rf "$W/impls"
-  run impls 480 6 "$B/dualtime" run --backends cuda --operations softmax --device-timing --quiet \
+  rm -rf "$W/impls-triton"
+  run impls-triton 480 6 "$B/dualtime" run --backends cuda --operations softmax --device-timing --quiet \
     --impls torch,native,torch-compile,triton=py:examples/triton-softmax/softmax_triton.py \
-    --output "$W/impls"
-  [ -f "$W/impls/results.md" ] && cp "$W/impls/results.md" "$OUT/impls.md"; return 0; }
+    --output "$W/impls-triton"
+  [ -f "$W/impls-triton/results.md" ] && cp "$W/impls-triton/results.md" "$OUT/impls-triton.md"; return 0; }
+# impls: issue 17 items 1-2 on the GPU. Three implementations with device timing; the
+# Latin-square order and the per-implementation tables come back in impls.md.
+# shellcheck disable=SC2054 # the commas are dualtime's
+impls_flags=(--backends cuda --operations add,softmax,gemm --row-shapes 17x257,1024x4096
+             --gemm-shapes 513x257x129 --device-timing --samples 5 --quiet)
+step_impls() { rm -rf "$W/impls" "$W/impls-compile"
+  run impls 300 3 "$B/dualtime" run "${impls_flags[@]}" --impls torch,native,native2=native --output "$W/impls"
+  run impls-check 30 6 python3 -c 'import json,sys
+r = json.load(open(sys.argv[1])); ids = [f["id"] for f in r["frameworks"]]
+assert ids == ["torch", "native", "native2"], ids
+bad = [c["id"] for c in r["cases"] if not c["valid"] or sorted(c["impl"]) != sorted(ids)]
+assert not bad, bad
+print("impls: %d cases, every one valid with %s" % (len(r["cases"]), ",".join(ids)))' "$W/impls/results.json"
+  [ -f "$W/impls/results.md" ] && cp "$W/impls/results.md" "$OUT/impls.md"
+  run impls-compile 300 4 "$B/dualtime" run "${impls_flags[@]}" --impls torch,torch-compile,native --output "$W/impls-compile"
+  return 0; }
 
 machine() { # machine.txt: the machine, the card's clocks and temperature, torch
   [ -n "$DRY" ] && return 0

@@ -19,6 +19,7 @@
 #define DT_DRYRUN_H
 
 #include "plan/dt_plan.h"
+#include "session/dt_session.h"
 
 #include <stdio.h>
 
@@ -31,7 +32,8 @@
 typedef struct dt_dryrun {
     const dt_plan *plan;
     const char *backend, *backend_choice;
-    const char *impl_ids[2], *impl_roles[2], *impl_frameworks[2];
+    const char *impl_ids[DT_SESSION_MAX_IMPLS], *impl_roles[DT_SESSION_MAX_IMPLS],
+        *impl_frameworks[DT_SESSION_MAX_IMPLS]; /* the run's order: 0 the baseline */
     int n_impls;
     long long samples, rounds, prime, threads;
     double sample_ms, warmup_ms;

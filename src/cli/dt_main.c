@@ -125,8 +125,13 @@ static const char *k_usage =
     "  --python PATH           interpreter of the PyTorch worker (default: DUALTIME_PYTHON,\n"
     "                          else the first of python3 on PATH and /usr/bin/python3\n"
     "                          that can import torch)\n"
-    "  --candidate-worker CMD  command of the candidate worker (default: native worker)\n"
-    "  --baseline-worker CMD   command of the baseline worker (default: PyTorch worker)\n"
+    "  --impls LIST            the implementations, the first the baseline (default\n"
+    "                          torch,native): native, torch, torch-compile[:MODE],\n"
+    "                          NAME=py:FILE.py, NAME=cuda:DIR, NAME=worker:CMD (CMD split\n"
+    "                          like a shell; docs/implementations.md)\n"
+    "  --candidate-worker CMD  older spelling: the command of the candidate (--impls\n"
+    "                          torch,NAME=worker:CMD)\n"
+    "  --baseline-worker CMD   older spelling: the command of the baseline\n"
     "  --quiet                 no progress line and no end-of-run summary\n"
     "  --dry-run               print the plan and an estimate of its wall time; run and\n"
     "                          write nothing (--output not needed)\n"
@@ -400,6 +405,8 @@ static int cmd_compare(int argc, char **argv) {
 typedef struct run_settings {
     const char *output, *backends, *operations, *row_shapes, *gemm_shapes, *python;
     const char *candidate_cmd, *baseline_cmd;
+    const char *impls_text;  /* --impls (NULL: the older spellings or the default) */
+    dt_impl_specs impls;     /* --impls parsed (n 0 until check_run_settings) */
     const char *dtypes_text, *inputs_text; /* --dtypes, --inputs (NULL: fp32, uniform) */
     dt_dtype dtypes[DT_MAX_DTYPES];
     int ndtypes, inputs;
@@ -452,7 +459,8 @@ static void settings_defaults(run_settings *a) {
 
 enum { O_OUT = 1000, O_BACK, O_OPS, O_ROWS, O_GEMM, O_VIEWS, O_SAMPLES, O_SMS, O_WMS, O_CAP,
        O_QUICK, O_THREADS, O_TIMEOUT, O_SEED, O_ROUNDS, O_DEV, O_PROBE, O_PY, O_CAND, O_BASE,
-       O_QUIET, O_PRIME, O_HELP, O_NODEV, O_NOPIN, O_DRY, O_START, O_DTYPES, O_INPUTS };
+       O_QUIET, O_PRIME, O_HELP, O_NODEV, O_NOPIN, O_DRY, O_START, O_DTYPES, O_INPUTS,
+       O_IMPLS };
 
 static const struct option k_run_opts[] = {
     {"output", required_argument, 0, O_OUT},        {"backends", required_argument, 0, O_BACK},
@@ -472,6 +480,7 @@ static const struct option k_run_opts[] = {
     {"dry-run", no_argument, 0, O_DRY},
     {"start-timeout", required_argument, 0, O_START},
     {"dtypes", required_argument, 0, O_DTYPES},     {"inputs", required_argument, 0, O_INPUTS},
+    {"impls", required_argument, 0, O_IMPLS},
     {0, 0, 0, 0}};
 
 /* One option with a number value into a; -1 when it is not one (message printed). */
@@ -522,6 +531,7 @@ static int parse_run_args(int argc, char **argv, run_settings *a) {
         case O_PY: a->python = optarg; break;
         case O_CAND: a->candidate_cmd = optarg; break;
         case O_BASE: a->baseline_cmd = optarg; break;
+        case O_IMPLS: a->impls_text = optarg; break;
         case O_QUIET: a->quiet = 1; break;
         case O_DRY: a->dry_run = 1; break;
         case O_DTYPES: a->dtypes_text = optarg; break;
@@ -533,6 +543,29 @@ static int parse_run_args(int argc, char **argv, run_settings *a) {
         }
     }
     if (optind < argc) return bad("unexpected argument '%s'", argv[optind]);
+    return -1;
+}
+
+/* --impls (or its older spellings) into a->impls, its files and directories checked:
+ * -1 to go on, else EXIT_BAD (message printed). */
+static int check_impls(run_settings *a) {
+    dt_err e;
+    dt_impl_specs_free(&a->impls);
+    if (a->impls_text && (a->candidate_cmd || a->baseline_cmd))
+        return bad("--impls: cannot be combined with %s (name that worker in the list: "
+                   "--impls ...,NAME=worker:CMD)", a->candidate_cmd ? "--candidate-worker"
+                                                                   : "--baseline-worker");
+    if (a->impls_text || (!a->candidate_cmd && !a->baseline_cmd)) {
+        if (dt_impl_specs_parse("--impls", a->impls_text ? a->impls_text : DT_IMPL_DEFAULT,
+                                &a->impls, &e) != DT_OK)
+            return bad("%s", e.msg);
+        if (a->impls.n < 2)
+            return bad("--impls: '%s': name a baseline and at least one implementation to "
+                       "compare with it", a->impls_text);
+    } else {
+        dt_impl_specs_legacy(a->candidate_cmd, a->baseline_cmd, &a->impls);
+    }
+    if (dt_impl_specs_check(&a->impls, &e) != DT_OK) return bad("%s", e.msg);
     return -1;
 }
 
@@ -576,7 +609,7 @@ static int check_run_settings(run_settings *a, int resuming) {
     }
     if (a->device_timing == 1 && a->backend && strcmp(a->backend, "cpu") == 0)
         return bad("--device-timing: the cpu backend has no device scopes; use --backends cuda");
-    return -1;
+    return check_impls(a);
 }
 
 /* Defaults that depend on the backend (docs/device-workflow.md, "Defaults on cuda"):
@@ -600,7 +633,13 @@ static void plan_pinning(run_job *j) {
         /* before the backend is settled: an explicit cpu run must keep --threads CPUs per
          * worker; cuda (or automatic) caps each share at --threads */
         int cpu = j->a.backend && strcmp(j->a.backend, "cpu") == 0;
-        dt_affinity_plan_here(DT_SESSION_IMPLS, (int)j->a.threads, cpu, &j->pin);
+        if (j->a.impls.n > DT_PIN_MAX_WORKERS) {
+            memset(&j->pin, 0, sizeof j->pin);
+            snprintf(j->pin.why, sizeof j->pin.why, "not pinned: %d implementations (pinning "
+                     "gives at most %d their own CPUs)", j->a.impls.n, DT_PIN_MAX_WORKERS);
+        } else {
+            dt_affinity_plan_here(j->a.impls.n, (int)j->a.threads, cpu, &j->pin);
+        }
         /* the oracle's threads keep every CPU: only this thread is pinned below */
         if (j->pin.pinned) dt_oracle_threads_start();
         if (j->pin.pinned && dt_affinity_pin_self(j->pin.orchestrator) != 0) {
@@ -629,12 +668,12 @@ static int start_run(run_job *j) {
         return bad("cannot locate the dualtime binary");
     dt_shm_sweep_stale();
     plan_pinning(j);
-    dt_session_settings ss = {j->exe_dir, a->python, a->candidate_cmd, a->baseline_cmd,
-                              a->backend, (int)a->threads, a->timeout_s,
-                              {j->pin.pinned ? j->pin.worker[0] : NULL,
-                               j->pin.pinned ? j->pin.worker[1] : NULL},
-                              a->start_timeout_s, !a->quiet && isatty(2) ? show_start : NULL,
-                              NULL};
+    dt_session_settings ss = {.exe_dir = j->exe_dir, .python = a->python,
+                              .backend = a->backend, .threads = (int)a->threads,
+                              .timeout_s = a->timeout_s, .start_timeout_s = a->start_timeout_s,
+                              .on_start = !a->quiet && isatty(2) ? show_start : NULL,
+                              .impls = &a->impls};
+    for (int i = 0; j->pin.pinned && i < a->impls.n; i++) ss.cpus[i] = j->pin.worker[i];
     dt_err e;
     if (dt_session_start(&j->session, &ss, &e) != DT_OK) return bad("%s", e.msg);
     const char *backend = j->session.backend;
@@ -651,12 +690,13 @@ static int start_run(run_job *j) {
     dt_mem_free mf;
     dt_mem_free_read(&mf);
     mf.device_bytes = -1; /* the least free memory a cuda worker reported; -1: skipped */
-    for (int i = 0; strcmp(backend, "cuda") == 0 && i < DT_SESSION_IMPLS; i++) {
+    for (int i = 0; strcmp(backend, "cuda") == 0 && i < j->session.count; i++) {
         const dt_hello *h = &j->session.member[i].hello;
         int64_t f = h->text ? h->cuda_memory_free_bytes : -1;
         if (f >= 0 && (mf.device_bytes < 0 || f < mf.device_bytes)) mf.device_bytes = f;
     }
-    if (dt_memcheck_plan(&j->cfg.plan, 2, &mf, NULL, 0, &e) != DT_OK) return bad("%s", e.msg);
+    if (dt_memcheck_plan(&j->cfg.plan, j->session.count, &mf, NULL, 0, &e) != DT_OK)
+        return bad("%s", e.msg);
     return -1;
 }
 
@@ -667,14 +707,22 @@ static int check_resume(run_job *j) {
     if (!was || strcmp(was, backend) != 0)
         return bad("--resume: the run used backend %s, this machine chose %s", was ? was : "?",
                    backend);
-    /* the record keeps the baseline first; the session the candidate first */
+    /* the record and the session both keep the baseline first */
     const dt_record *r = j->resume;
-    const char *r0 = r->n_impls == 2 ? r->impls[1].id : NULL;
-    const char *r1 = r->n_impls == 2 ? r->impls[0].id : NULL;
-    const char *id0 = j->session.member[0].id, *id1 = j->session.member[1].id;
-    if (!r0 || !r1 || strcmp(r0, id0) != 0 || strcmp(r1, id1) != 0)
-        return bad("--resume: the run compared %s with %s, the workers here are %s and %s",
-                   r0 ? r0 : "?", r1 ? r1 : "?", id0, id1);
+    int same = r->n_impls == (size_t)j->session.count;
+    for (int i = 0; same && i < j->session.count; i++)
+        same = strcmp(r->impls[i].id, j->session.member[i].id) == 0;
+    if (!same) {
+        char was[512] = "", here[512] = "";
+        for (size_t i = 0; i < r->n_impls; i++)
+            snprintf(was + strlen(was), sizeof was - strlen(was), "%s%s", i ? "," : "",
+                     r->impls[i].id);
+        for (int i = 0; i < j->session.count; i++)
+            snprintf(here + strlen(here), sizeof here - strlen(here), "%s%s", i ? "," : "",
+                     j->session.member[i].id);
+        return bad("--resume: the run had the implementations %s, the workers here are %s",
+                   was, here);
+    }
     return -1;
 }
 
@@ -730,11 +778,11 @@ static void add_files(dt_record *r, const char *exe_dir) {
     }
 }
 
-/* The implementations: the record keeps the baseline first, then the candidate. */
+/* The implementations, in the session's order: the baseline first, then the candidates. */
 static void add_impls(const run_job *j, dt_record *r) {
-    for (int k = DT_SESSION_IMPLS - 1; k >= 0; k--) {
+    for (int k = 0; k < j->session.count; k++) {
         const dt_session_member *m = &j->session.member[k];
-        dt_impl *im = dt_record_impl_add(r, m->id, k == 1 ? DT_ROLE_BASELINE : DT_ROLE_CANDIDATE);
+        dt_impl *im = dt_record_impl_add(r, m->id, k == 0 ? DT_ROLE_BASELINE : DT_ROLE_CANDIDATE);
         dt_record_set_str(&im->framework, m->hello.framework);
         dt_record_set_str(&im->framework_version, m->hello.framework_version);
         const dt_worker *w = &m->worker[DT_STEP_MAIN];
@@ -756,6 +804,14 @@ static void note_threads(const run_job *j, dt_record *r) {
     dt_strv_push(&r->notes, note);
 }
 
+/* The hello that describes the device: the first candidate's with a description, else
+ * the baseline's; NULL when none has one. */
+static const dt_hello *cuda_describer(const dt_session *s) {
+    for (int k = 1; k <= s->count; k++)
+        if (s->member[k % s->count].hello.cuda_info_json) return &s->member[k % s->count].hello;
+    return NULL;
+}
+
 /* The run-level part of the record (no cases yet). */
 static dt_record *run_record(const run_job *j) {
     dt_record *r = dt_record_new();
@@ -773,9 +829,9 @@ static dt_record *run_record(const run_job *j) {
     r->derived.policy.bootstrap_seed = r->settings.bootstrap_seed;
     add_impls(j, r);
     dt_host_info(&r->env.host);
-    const dt_hello *h0 = &j->session.member[0].hello;
-    if (strcmp(j->session.backend, "cuda") == 0 && h0->cuda_info_json) {
-        /* the candidate's description of the device */
+    const dt_hello *h0 = cuda_describer(&j->session);
+    if (strcmp(j->session.backend, "cuda") == 0 && h0) {
+        /* the first candidate's description of the device (the baseline's when none has) */
         dt_record_set_str(&r->env.gpu_json, h0->cuda_info_json);
         dt_record_set_str(&r->env.gpu_name, h0->cuda_name);
     }
@@ -799,7 +855,8 @@ static void open_clocks(run_job *j) {
     j->clocks = dt_clocks_open(dev_index, why, sizeof why);
     if (j->clocks) {
         dt_clocks_describe(j->clocks, nvml);
-        int64_t cuda_bus = j->session.member[0].hello.cuda_pci_bus;
+        const dt_hello *h = cuda_describer(&j->session);
+        int64_t cuda_bus = h ? h->cuda_pci_bus : DT_NULL_I64;
         if (cuda_bus != DT_NULL_I64 && nvml->pci_bus != DT_NULL_I64 && cuda_bus != nvml->pci_bus) {
             snprintf(why, sizeof why, "NVML device %d is on PCI bus %lld, the CUDA device on "
                      "bus %lld (set DUALTIME_CUDA_DEVICE / CUDA_DEVICE_ORDER=PCI_BUS_ID)",
@@ -854,8 +911,7 @@ static void fill_config(run_job *j) {
     cfg->max_reps = DT_RUN_MAX_REPS;
     cfg->device_reps_cap = DT_RUN_DEVICE_REPS_CAP;
     cfg->progress = !a->quiet && isatty(2);
-    cfg->fw_ids[0] = j->session.member[0].id;
-    cfg->fw_ids[1] = j->session.member[1].id;
+    for (int i = 0; i < j->session.count; i++) cfg->fw_ids[i] = j->session.member[i].id;
     cfg->clocks = j->clocks;
     cfg->inputs = a->inputs;
 }
@@ -1031,10 +1087,10 @@ static int dry_run(run_job *j) {
     int64_t t0 = dt_now_ns();
     if ((rc = start_run(j)) >= 0) return rc;
     dt_dryrun d = {&j->cfg.plan, j->session.backend, j->session.backend_choice,
-                   {NULL, NULL}, {NULL, NULL}, {NULL, NULL}, DT_SESSION_IMPLS, a->samples,
+                   {NULL}, {NULL}, {NULL}, j->session.count, a->samples,
                    a->rounds, a->prime, a->threads, a->sample_ms, a->warmup_ms,
                    a->device_timing, (double)(dt_now_ns() - t0) / 1e9};
-    for (int k = 0; k < DT_SESSION_IMPLS; k++) {
+    for (int k = 0; k < j->session.count; k++) {
         d.impl_ids[k] = j->session.member[k].id;
         d.impl_roles[k] = j->session.member[k].role;
         d.impl_frameworks[k] = j->session.member[k].hello.framework;
@@ -1044,6 +1100,7 @@ static int dry_run(run_job *j) {
 }
 
 static void run_job_free(run_job *j) {
+    dt_impl_specs_free(&j->a.impls);
     dt_record_free(j->results);
     dt_record_free(j->resume);
     dt_clocks_close(j->clocks);
@@ -1208,6 +1265,7 @@ static int cmd_plan(int argc, char **argv) {
         free(t.git_source);
     }
     dt_plan_doc_free(&doc);
+    dt_impl_specs_free(&a.impls);
     free(rest);
     return rc;
 }

@@ -455,14 +455,68 @@ static void main_table(const md *m, size_t k) {
     }
 }
 
+/* The E2E table of three or more implementations: one column group per implementation,
+ * the baseline's first (p50, p90, single p50), then each candidate's with its ratio to
+ * the baseline and verdict. */
+static void main_table_groups(const md *m) {
+    FILE *o = m->o;
+    dt_format_buf b;
+    const size_t n = m->r->n_impls;
+    fputs("| Case |", o);
+    head_impl(m, 0, "E2E batch p50");
+    head_impl(m, 0, "p90");
+    head_impl(m, 0, "single p50");
+    for (size_t k = 1; k < n; k++) {
+        head_impl(m, k, "p50");
+        head_impl(m, k, "p90");
+        head_impl(m, k, "single p50");
+        char what[48];
+        snprintf(what, sizeof what, "ratio [%s%% CI]", ci_pct(b, m));
+        head_impl(m, k, what);
+        head_impl(m, k, "verdict");
+    }
+    fputs("\n|---|---:|---:|---:|", o);
+    for (size_t k = 1; k < n; k++)
+        fputs("---:|---:|---:|---|---|", o);
+    fputs("\n", o);
+    for (size_t i = 0; i < m->r->n_cases; i++) {
+        const dt_case *c = &m->r->cases[i];
+        fputs("| ", o);
+        text(m, c->id);
+        if (!dt_format_case_shown(m->r, c)) {
+            fputs(" | — | — | — |", o);
+            for (size_t k = 1; k < n; k++)
+                fputs(" — | — | — | FAILED | invalid |", o);
+            fputs("\n", o);
+            continue;
+        }
+        for (size_t k = 0; k < n; k++) {
+            fprintf(o, " | %s", dt_format_num(b, p50(c, DT_SCOPE_E2E_BATCH, k)));
+            fprintf(o, " | %s", dt_format_num(b, p90(c, DT_SCOPE_E2E_BATCH, k)));
+            fprintf(o, " | %s", dt_format_num(b, p50(c, DT_SCOPE_E2E_SINGLE, k)));
+            if (k == 0)
+                continue;
+            fputs(" | ", o);
+            ratio_cell(m, c, DT_SCOPE_E2E_BATCH, k);
+            fputs(" | ", o);
+            verdict_cell(m, c, DT_SCOPE_E2E_BATCH, k);
+        }
+        fputs(" |\n", o);
+    }
+}
+
 static void sec_main(const md *m) {
     fputs("## Host end-to-end (µs per call)\n\n", m->o);
-    for (size_t k = 1; k < m->r->n_impls; k++) {
-        if (k > 1)
-            fputs("\n", m->o);
-        main_table(m, k);
+    if (m->r->n_impls > 2) {
+        main_table_groups(m);
+        fputs("\nEach ratio is that candidate's against the baseline, ", m->o);
+        text(m, m->r->impls[0].id);
+        fputs(".", m->o);
     }
-    fputs("\nThe ratio and verdict are for E2E batch; single-call ratios are in results.json "
+    for (size_t k = 1; m->r->n_impls <= 2 && k < m->r->n_impls; k++)
+        main_table(m, k);
+    fputs(m->r->n_impls > 2 ? " " : "\n", m->o);
+    fputs("The ratio and verdict are for E2E batch; single-call ratios are in results.json "
           "(cases[].derived.scopes.e2e_single).\n\n", m->o);
 }
 
@@ -472,6 +526,13 @@ static void sec_plots(const md *m) {
     fprintf(m->o, "## Plots\n\nPer case, the candidate/baseline ratio of each scope with its %s%% "
             "interval (log axis; left of 1: the candidate is faster; hollow: no interval).\n\n"
             "![ratios](" DT_FORMAT_SVG_RATIOS ")\n\n", ci_pct(b, m));
+    for (size_t k = 2; k < m->r->n_impls; k++) { /* one chart per further candidate */
+        char name[128];
+        dt_format_svg_ratios_name(m->r, k, name, sizeof name);
+        fputs("![ratios of ", m->o);
+        text(m, m->r->impls[k].id);
+        fprintf(m->o, "](%s)\n\n", name);
+    }
     if (dt_format_has_roofline(m->r))
         fputs("Achieved bandwidth as % of the device copy ceiling:\n\n"
               "![roofline](" DT_FORMAT_SVG_ROOFLINE ")\n\n", m->o);
@@ -766,6 +827,13 @@ static void sec_control(const md *m) {
     }
     for (size_t k = 1; k < m->r->n_impls; k++) {
         fputs("\n", m->o);
+        if (m->r->n_impls > 2) { /* whose table: several candidates */
+            fputs("Ratios of **", m->o);
+            text(m, m->r->impls[k].id);
+            fputs("** to the baseline **", m->o);
+            text(m, m->r->impls[0].id);
+            fputs("**:\n\n", m->o);
+        }
         control_ratio_table(m, k, dc);
     }
     fputs("\n", m->o);

@@ -508,6 +508,23 @@ dt_status dt_format_svg_ratios(const dt_record *r, char **svg, size_t *len, dt_e
     return dt_format_svg_ratios_vs(r, 1, svg, len, err);
 }
 
+void dt_format_svg_ratios_name(const dt_record *r, size_t cand, char *buf, size_t cap) {
+    DT_ASSERT(cand >= 1 && cand < r->n_impls);
+    if (cand == 1) {
+        snprintf(buf, cap, "%s", DT_FORMAT_SVG_RATIOS);
+        return;
+    }
+    const char *id = r->impls[cand].id ? r->impls[cand].id : "";
+    size_t n = strlen(id), ok = n > 0 && n < 64;
+    for (size_t i = 0; ok && i < n; i++)
+        ok = (id[i] >= 'a' && id[i] <= 'z') || (id[i] >= 'A' && id[i] <= 'Z') ||
+             (id[i] >= '0' && id[i] <= '9') || strchr("_.-", id[i]);
+    if (ok)
+        snprintf(buf, cap, "%s/ratios-%s.svg", DT_FORMAT_SVG_DIR, id);
+    else
+        snprintf(buf, cap, "%s/ratios-impl%zu.svg", DT_FORMAT_SVG_DIR, cand);
+}
+
 /* ---- the roofline chart ---- */
 
 /* Achieved bandwidth of implementation f in case c as a fraction of the copy ceiling

@@ -15,7 +15,7 @@
  *
  * Implementations: r->impls[0] is the baseline. dt_format_svg_ratios() charts the first
  * candidate (impls[1]); dt_format_svg_ratios_vs() charts any candidate, so a run with N
- * implementations has N-1 ratio charts. The roofline chart holds every implementation.
+ * implementations has N-1 ratio charts (named by dt_format_svg_ratios_name). The roofline chart holds every implementation.
  * With two implementations the text is byte-identical to the old dt_plot writer.
  *
  * Input: a record through the derive step (dt_derive_run); only c->derived and the run's
@@ -44,6 +44,12 @@ dt_status dt_format_svg_ratios(const dt_record *r, char **svg, size_t *len, dt_e
 /* The ratio chart of candidate impls[cand] (1 <= cand < n_impls) over the baseline. */
 dt_status dt_format_svg_ratios_vs(const dt_record *r, size_t cand, char **svg, size_t *len,
                                   dt_err *err);
+
+/* The file name (relative to the output directory) of candidate impls[cand]'s ratio
+ * chart into buf: DT_FORMAT_SVG_RATIOS for the first candidate, "plots/ratios-ID.svg"
+ * for the others (ID the candidate's id when it is 1..63 of A-Z a-z 0-9 _ . -, else
+ * "impl<cand>"), so results.md links and dt_outputs writes the same names. */
+void dt_format_svg_ratios_name(const dt_record *r, size_t cand, char *buf, size_t cap);
 
 /* The roofline chart; *svg is NULL, *len 0 (and DT_OK) when no case has roofline data. */
 dt_status dt_format_svg_roofline(const dt_record *r, char **svg, size_t *len, dt_err *err);

@@ -24,7 +24,23 @@ static dt_status write_in(const char *dir, const char *name, const char *text, s
     return st;
 }
 
-/* plots/ratios.svg and, when some case has roofline data, plots/roofline.svg in dir. */
+/* The ratio charts of the candidates after the first (plots/ratios-ID.svg,
+ * dt_format_svg_ratios_name) in dir. */
+static dt_status write_more_ratios(const dt_record *r, const char *dir, dt_err *err) {
+    dt_status st = DT_OK;
+    for (size_t k = 2; st == DT_OK && k < r->n_impls; k++) {
+        char name[128], *svg = NULL;
+        size_t len = 0;
+        dt_format_svg_ratios_name(r, k, name, sizeof name);
+        st = dt_format_svg_ratios_vs(r, k, &svg, &len, err);
+        if (st == DT_OK) st = write_in(dir, name, svg, len, err);
+        free(svg);
+    }
+    return st;
+}
+
+/* plots/ratios.svg (and one more per further candidate) and, when some case has
+ * roofline data, plots/roofline.svg in dir. */
 static dt_status write_plots(const dt_record *r, const char *dir, dt_err *err) {
     size_t n = strlen(dir) + sizeof DT_FORMAT_SVG_DIR + 2;
     char *pdir = dt_xmalloc(n);
@@ -41,6 +57,7 @@ static dt_status write_plots(const dt_record *r, const char *dir, dt_err *err) {
     if (st == DT_OK) st = write_in(dir, DT_FORMAT_SVG_RATIOS, svg, len, err);
     free(svg);
     svg = NULL;
+    if (st == DT_OK) st = write_more_ratios(r, dir, err);
     if (st == DT_OK) st = dt_format_svg_roofline(r, &svg, &len, err);
     if (st == DT_OK && svg) st = write_in(dir, DT_FORMAT_SVG_ROOFLINE, svg, len, err);
     free(svg);

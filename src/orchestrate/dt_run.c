@@ -3,7 +3,8 @@
  *   pristine arena + FP64 reference
  *   per implementation: prepare → upload → cold call → download → check("cold")
  *   per implementation: warmup (batches) → calibrate R
- *   batch samples, ABBA-interleaved; single samples, ABBA-interleaved
+ *   batch samples, then single samples, the implementations in the rotated Latin square
+ *   of dt_latin_order at every sample index (ABBA with two)
  *   [device timing: probe workers prepared (probe kind auto: a pilot of both kinds in
  *    round 0 picks the less perturbing one); per sample index control (held), probe
  *    (held, on the probe worker of the kind) and dispatch (unheld) in a rotated order;
@@ -33,6 +34,7 @@
 #include "../stats/dt_derive.h"
 #include "../session/dt_protocol.h"
 #include "../stats/dt_stats.h"
+#include "dt_latin.h"
 
 static volatile sig_atomic_t g_stop_signal;
 
@@ -41,7 +43,7 @@ int dt_run_stop_requested(void) { return g_stop_signal != 0; }
 
 /* Per-implementation state of the case being run. */
 typedef struct fw_case {
-    int index;          /* session member: 0 candidate, 1 baseline */
+    int index;          /* session member: 0 the baseline, 1.. the candidates */
     const char *id;     /* implementation id */
     dt_worker *w[DT_STEP_COUNT]; /* by step: the session's workers */
     dt_case_impl *ci;   /* this implementation's part of the case (in the record) */
@@ -59,12 +61,13 @@ typedef struct run_ctx {
     const dt_run_config *cfg;
     dt_session *session;
     dt_record *r;
-    int ri[DT_SESSION_IMPLS]; /* record impl index of each session member */
+    int n;              /* implementations (session members) */
+    int ri[DT_SESSION_MAX_IMPLS]; /* record impl index of each session member */
     int64_t position;   /* global sample counter */
     int cases_done, cases_total;
     int64_t t_start_ns;
     const char *current;
-    int floor_off;      /* the candidate worker has no floor call: asked no more */
+    int floor_off;      /* the first candidate's worker has no floor call: asked no more */
     FILE *trace;        /* DUALTIME_PHASE_TRACE: one line per phase change, or NULL */
     int round;          /* round of the case in flight (the trace's column) */
 } run_ctx;
@@ -77,7 +80,7 @@ typedef struct case_run {
     uint8_t *pristine;
     dt_oracle_ref ref;
     int round, flip;
-    fw_case fw[DT_SESSION_IMPLS];
+    fw_case fw[DT_SESSION_MAX_IMPLS];
 } case_run;
 
 /* The CUPTI kind of a probe step. */
@@ -370,7 +373,7 @@ static void energy_null_reasons(const run_ctx *c, case_run *cr) {
     const char *reason = strcmp(c->cfg->backend, "cuda") != 0 ? "cpu backend"
                          : !c->cfg->clocks ? "NVML not available (see environment.nvml)"
                          : dt_clocks_energy_mj(c->cfg->clocks, &mj, why, sizeof why) ? NULL : why;
-    for (int i = 0; reason && i < 2; i++) {
+    for (int i = 0; reason && i < c->n; i++) {
         dt_case_impl *ci = cr->fw[i].ci;
         if (!ci || (ci->has_energy && isfinite(ci->energy_j_per_call))) continue;
         ci->has_energy = 1;
@@ -378,16 +381,18 @@ static void energy_null_reasons(const run_ctx *c, case_run *cr) {
     }
 }
 
-/* Takes samples of one scope for both implementations in ABBA order. flip reverses the
- * starting one (alternate rounds). single: one call per sample, each pair of them
- * preceded by a floor sample on the candidate's worker. */
+/* Takes samples of one scope for every implementation, at each index in the order of
+ * dt_latin_order (ABBA with two); flip reverses it (alternate rounds). single: one call
+ * per sample, each index's samples preceded by a floor sample on the first candidate's
+ * worker. */
 static void take_samples(run_ctx *c, case_run *cr, int single) {
     dt_scope scope = single ? DT_SCOPE_E2E_SINGLE : DT_SCOPE_E2E_BATCH;
     for (int i = 0; i < c->cfg->samples; i++) {
-        if (single) take_floor_sample(c, cr, &cr->fw[0], i);
-        int first = ((i & 1) ^ cr->flip) ? 1 : 0;
-        for (int j = 0; j < 2; j++) {
-            fw_case *f = &cr->fw[first ^ j];
+        if (single) take_floor_sample(c, cr, &cr->fw[c->n > 1 ? 1 : 0], i);
+        int order[DT_SESSION_MAX_IMPLS];
+        dt_latin_order(c->n, i, cr->flip, order);
+        for (int j = 0; j < c->n; j++) {
+            fw_case *f = &cr->fw[order[j]];
             if (!f->ok) continue;
             progress(c, f->id, single ? "single samples" : "batch samples");
             int64_t reps = single ? 1 : f->reps, ns = 0, e_t0 = 0;
@@ -526,18 +531,19 @@ static int64_t device_reps(const run_ctx *c, const fw_case *f) {
     return f->reps < c->cfg->device_reps_cap ? f->reps : c->cfg->device_reps_cap;
 }
 
-/* Device samples: per index i, implementations in ABBA order, and within one the held
- * control, the held probe and the unheld dispatch in dt_run_device_order(i) (control
- * before probe on even i, as pairs always were). */
+/* Device samples: per index i, implementations in the order of dt_latin_order (ABBA
+ * with two), and within one the held control, the held probe and the unheld dispatch in
+ * dt_run_device_order(i) (control before probe on even i, as pairs always were). */
 static void take_device_samples(run_ctx *c, case_run *cr, int single) {
     static const dt_scope k_scope[2][3] = {
         {DT_SCOPE_CONTROL_BATCH, DT_SCOPE_PROBE_BATCH, DT_SCOPE_DISPATCH_BATCH},
         {DT_SCOPE_CONTROL_SINGLE, DT_SCOPE_PROBE_SINGLE, DT_SCOPE_DISPATCH_SINGLE}};
     static const char *const k_stage[3] = {"control sample", "probe sample", "dispatch sample"};
     for (int i = 0; i < c->cfg->samples; i++) {
-        int first = ((i & 1) ^ cr->flip) ? 1 : 0;
-        for (int j = 0; j < 2; j++) {
-            fw_case *f = &cr->fw[first ^ j];
+        int impl_order[DT_SESSION_MAX_IMPLS];
+        dt_latin_order(c->n, i, cr->flip, impl_order);
+        for (int j = 0; j < c->n; j++) {
+            fw_case *f = &cr->fw[impl_order[j]];
             if (!f->ok) continue;
             int64_t reps = single ? 1 : device_reps(c, f);
             int order[3];
@@ -567,8 +573,10 @@ static void take_device_samples(run_ctx *c, case_run *cr, int single) {
  * like any sample. */
 #define DT_RUN_DECOMP_SAMPLES 3
 static void take_decomp_samples(run_ctx *c, case_run *cr) {
-    for (int k = 0; k < 2 * DT_RUN_DECOMP_SAMPLES; k++) {
-        fw_case *f = &cr->fw[(k & 1) ^ cr->flip];
+    for (int k = 0; k < c->n * DT_RUN_DECOMP_SAMPLES; k++) {
+        int order[DT_SESSION_MAX_IMPLS];
+        dt_latin_order(c->n, k / c->n, cr->flip, order);
+        fw_case *f = &cr->fw[order[k % c->n]];
         if (!f->ok || (f->ci->decomp.unavailable && f->ci->decomp.n == 0)) continue;
         dt_worker *w = fw_worker(f, f->probe_step, "decomposition sample");
         if (!w) continue;
@@ -696,7 +704,7 @@ static void timed_part(run_ctx *c, case_run *cr) {
     take_samples(c, cr, 0);
     take_samples(c, cr, 1);
     if (cfg->device_timing) {
-        for (int i = 0; i < 2; i++) {
+        for (int i = 0; i < c->n; i++) {
             fw_case *f = &cr->fw[i];
             if (!f->ok) continue;
             progress(c, f->id, "probe worker prepare");
@@ -706,7 +714,7 @@ static void timed_part(run_ctx *c, case_run *cr) {
         take_device_samples(c, cr, 1);
         take_decomp_samples(c, cr);
     } else {
-        for (int i = 0; i < 2; i++) /* said in results.md (src/format/dt_format_decomp.h) */
+        for (int i = 0; i < c->n; i++) /* said in results.md (src/format/dt_format_decomp.h) */
             dt_decomp_set_unavailable(&cr->fw[i].ci->decomp, strcmp(cfg->backend, "cpu") == 0
                                           ? "the cpu backend has no CUPTI timestamps"
                                           : "device timing is off (--no-device-timing)");
@@ -719,7 +727,7 @@ static void timed_part(run_ctx *c, case_run *cr) {
 
 /* Checked call after timing, releases, validity and the round's bookkeeping. */
 static void case_finish(run_ctx *c, case_run *cr) {
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < c->n; i++) {
         fw_case *f = &cr->fw[i];
         if (f->prepared && dt_worker_alive(f->w[DT_STEP_MAIN])) fw_release(c, f, DT_STEP_MAIN);
         for (int k = DT_STEP_PROBE; k < DT_STEP_COUNT; k++)
@@ -727,7 +735,7 @@ static void case_finish(run_ctx *c, case_run *cr) {
         dt_shm_destroy(&f->shm);
     }
     int valid = 1;
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < c->n; i++)
         if (!cr->fw[i].ok || cr->fw[i].ci->status != DT_IMPL_OK) valid = 0;
     cr->cj->valid = valid;
     dt_case_round_done_add(cr->cj, cr->round);
@@ -748,7 +756,7 @@ static void run_case(run_ctx *c, const dt_case_spec *spec, int round, int flip) 
     if (cr.pristine) dt_arena_fill(&cr.L, cr.pristine, c->cfg->seed);
     int at = dt_record_case_find(c->r, spec->id);
     cr.cj = at >= 0 ? &c->r->cases[at] : case_new(c, spec, &cr.L, cr.pristine);
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < c->n; i++) {
         fw_case *f = &cr.fw[i];
         f->index = i;
         f->id = c->cfg->fw_ids[i];
@@ -765,13 +773,13 @@ static void run_case(run_ctx *c, const dt_case_spec *spec, int round, int flip) 
         char msg[128];
         snprintf(msg, sizeof msg, "could not allocate %lld bytes for the pristine inputs",
                  (long long)cr.L.total_bytes);
-        for (int i = 0; i < 2; i++) fw_fail(&cr.fw[i], DT_STEP_MAIN, "inputs", msg);
+        for (int i = 0; i < c->n; i++) fw_fail(&cr.fw[i], DT_STEP_MAIN, "inputs", msg);
     } else if (dt_oracle_compute(&cr.L, cr.pristine, &cr.ref, &e) != DT_OK) {
-        for (int i = 0; i < 2; i++) fw_fail(&cr.fw[i], DT_STEP_MAIN, "oracle", e.msg);
+        for (int i = 0; i < c->n; i++) fw_fail(&cr.fw[i], DT_STEP_MAIN, "oracle", e.msg);
     } else {
-        for (int i = 0; i < 2; i++)
+        for (int i = 0; i < c->n; i++)
             if (cr.fw[i].ok) fw_setup(c, &cr, &cr.fw[i]);
-        for (int i = 0; i < 2; i++) { /* warmup and calibration */
+        for (int i = 0; i < c->n; i++) { /* warmup and calibration */
             fw_case *f = &cr.fw[i];
             if (!f->ok) continue;
             progress(c, f->id, "warmup");
@@ -780,7 +788,7 @@ static void run_case(run_ctx *c, const dt_case_spec *spec, int round, int flip) 
             fw_calibrate(c, f);
         }
         timed_part(c, &cr);
-        for (int i = 0; i < 2; i++) { /* checked call after timing */
+        for (int i = 0; i < c->n; i++) { /* checked call after timing */
             fw_case *f = &cr.fw[i];
             if (!f->ok) continue;
             progress(c, f->id, "check after timing");
@@ -877,7 +885,7 @@ static dt_status run_rounds(run_ctx *c, dt_err *err) {
 
 dt_status dt_run_plan(const dt_run_config *cfg, dt_session *session, dt_record *r,
                       int *any_invalid, dt_err *err) {
-    run_ctx c = {cfg, session, r, {0, 0}, dt_record_next_position(r), 0,
+    run_ctx c = {cfg, session, r, session->count, {0}, dt_record_next_position(r), 0,
                  cfg->plan.count * cfg->rounds, dt_now_ns(), NULL,
                  /* a resumed run keeps not asking a worker that had no floor call */
                  r->floor_unavailable != NULL, NULL, 0};
@@ -885,7 +893,7 @@ dt_status dt_run_plan(const dt_run_config *cfg, dt_session *session, dt_record *
     if (trace && *trace && !(c.trace = fopen(trace, "a")))
         return dt_fail(err, DT_EIO, "DUALTIME_PHASE_TRACE=%s: cannot open: %s", trace,
                        strerror(errno));
-    for (int i = 0; i < DT_SESSION_IMPLS; i++) {
+    for (int i = 0; i < c.n; i++) {
         c.ri[i] = dt_record_impl_find(r, cfg->fw_ids[i]);
         DT_ASSERT(c.ri[i] >= 0);
     }

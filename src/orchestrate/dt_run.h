@@ -1,10 +1,13 @@
-/* dt_run.h — the orchestrator's run loop: for every case and round, prepare both
- * workers, check the cold call against the oracle, warm up, calibrate, take
- * interleaved (ABBA) host samples, check again, and write results after every case.
+/* dt_run.h — the orchestrator's run loop: for every case and round, prepare every
+ * implementation's worker, check the cold call against the oracle, warm up, calibrate,
+ * take interleaved host samples (a rotated Latin square over the implementations,
+ * orchestrate/dt_latin.h: ABBA with two), check again, and write results after every
+ * case.
  *
- * Policy lives here and only here (SPEC §4); workers only offer primitives. The two
- * session members are the candidate (index 0) and the baseline (index 1); their ids come
- * from the workers' hello answers (the session), never from this code. Measurements go
+ * Policy lives here and only here (SPEC §4); workers only offer primitives. The session
+ * members are the implementations in the record's order (index 0 the baseline, 1.. the
+ * candidates); their ids come from the session (--impls names or the workers' hellos),
+ * never from this code. Measurements go
  * into the typed record (record/dt_record.h), found there by implementation id.
  * Ownership: the caller owns the config, the session and the record; dt_run fills the
  * record and writes DIR/results.json, DIR/results.md and DIR/plots (dt_outputs_write)
@@ -56,7 +59,8 @@ typedef struct dt_run_config {
     int64_t max_reps;       /* host batch cap (100000) */
     int64_t device_reps_cap; /* 64 */
     int progress;           /* 1: draw a progress line on stderr */
-    const char *fw_ids[2];  /* from hello: candidate, baseline */
+    const char *fw_ids[DT_SESSION_MAX_IMPLS]; /* the session members' ids, in its order
+                                                 (0 the baseline) */
     dt_clocks *clocks;      /* NVML (cuda runs); NULL: clocks are not read */
     int inputs;             /* --inputs: a dt_inputs (src/data/dt_arena.h), 0 uniform */
 } dt_run_config;

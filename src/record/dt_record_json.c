@@ -349,6 +349,8 @@ static int reserved_id(const char *id) {
     return 0;
 }
 
+int dt_record_id_reserved(const char *id) { return reserved_id(id); }
+
 /* Checks frameworks[] (roles, ids) and returns in order[] the array indexes in record
  * order: the baseline first, then the candidates in file order. */
 static dt_status frameworks_order(dec *d, const json_t *fws, size_t *order) {

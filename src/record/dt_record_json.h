@@ -39,4 +39,9 @@ dt_status dt_record_save(const dt_record *r, const char *path, dt_err *err);
 dt_status dt_record_shards_json(const dt_record *const *shards, size_t n, char **text,
                                 dt_err *err);
 
+/* 1 when id may not name an implementation: it would collide with a fixed key of
+ * derived.scopes.<scope> ("noise", "probe", "probe_over_control", "vs_baseline",
+ * "ratio", "verdict"); the decoder refuses such a file. */
+int dt_record_id_reserved(const char *id);
+
 #endif

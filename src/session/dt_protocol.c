@@ -60,6 +60,7 @@ static void hello_fill(const json_t *o, dt_hello *h) {
     h->framework = dup_or_null(json_string_value(json_object_get(o, "framework")));
     h->framework_version =
         dup_or_null(json_string_value(json_object_get(o, "framework_version")));
+    h->unavailable = dup_or_null(json_string_value(json_object_get(o, "unavailable")));
     backend_of(o, "cpu", &h->cpu);
     backend_of(o, "cuda", &h->cuda);
     const json_t *th = json_object_get(json_object_get(o, "env"), "threads");
@@ -113,6 +114,7 @@ void dt_hello_free(dt_hello *h) {
     free(h->cuda.reason);
     free(h->cuda_info_json);
     free(h->cuda_name);
+    free(h->unavailable);
     free(h->text);
     memset(h, 0, sizeof *h);
 }

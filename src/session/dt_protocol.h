@@ -49,6 +49,9 @@ typedef struct dt_hello {
     char *cuda_name;         /* that "name", NULL if none */
     int64_t cuda_pci_bus;    /* its integer "pci_bus", DT_NULL_I64 if none */
     int64_t cuda_memory_free_bytes; /* its "memory_free_bytes", -1 if none (issue 16) */
+    char *unavailable;       /* "unavailable": why the worker cannot provide what it was
+                                started as (e.g. --compile on a torch without
+                                torch.compile); NULL when absent or not a string */
     char *text;              /* the whole answer, compact JSON */
 } dt_hello;
 

@@ -21,25 +21,24 @@ static void words_free(cmd_words *c) {
     c->w[0] = NULL;
 }
 
-/* Splits a worker command on spaces (no shell, no quoting); argv[0] resolved in PATH. */
+/* Splits a worker command like a shell (dt_words_split); argv[0] resolved in PATH. */
 static dt_status split_cmd(const char *flag, const char *text, cmd_words *c, dt_err *err) {
     c->n = 0;
-    char *copy = dt_xstrdup(text);
-    for (char *save = NULL, *t = strtok_r(copy, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
-        if (c->n == DT_WORKER_MAX_ARGS - 2) {
-            free(copy);
-            words_free(c);
-            return dt_fail(err, DT_EINVAL, "%s: too many words in '%s'", flag, text);
-        }
-        c->w[c->n++] = dt_xstrdup(t);
+    char **w = NULL;
+    int n = 0;
+    dt_status st = dt_words_split(flag, text, &w, &n, err);
+    if (st != DT_OK) return st;
+    if (n > DT_WORKER_MAX_ARGS - 2) {
+        dt_words_free(w);
+        return dt_fail(err, DT_EINVAL, "%s: too many words in '%s'", flag, text);
     }
-    free(copy);
+    for (int i = 0; i < n; i++) c->w[c->n++] = dt_xstrdup(w[i]);
     c->w[c->n] = NULL;
+    dt_words_free(w);
     if (c->n == 0) return dt_fail(err, DT_EINVAL, "%s: empty command", flag);
     char path[PATH_MAX];
     if (dt_spawn_which(c->w[0], path, sizeof path) != 0) {
-        dt_status st = dt_fail(err, DT_EINVAL, "%s: '%s' is not an executable program", flag,
-                               c->w[0]);
+        st = dt_fail(err, DT_EINVAL, "%s: '%s' is not an executable program", flag, c->w[0]);
         words_free(c);
         return st;
     }
@@ -93,25 +92,35 @@ static dt_status member_start(dt_session *s, dt_session_member *m, char *const a
     return start_worker(s, m->what, &m->worker[DT_STEP_MAIN], &m->hello, err);
 }
 
-/* A given command (--candidate-worker / --baseline-worker) or the default program. */
-static dt_status start_command(dt_session *s, dt_session_member *m, const char *flag,
-                               const char *cmd, const char *default_prog, int threads,
-                               dt_err *err) {
+/* The native worker (native, cuda:DIR) or a given command (worker:CMD). */
+static dt_status start_command(dt_session *s, dt_session_member *m, const dt_impl_spec *spec,
+                               const char *native_prog, int threads, dt_err *err) {
     cmd_words c = {{0}, 0};
-    if (cmd) {
-        dt_status st = split_cmd(flag, cmd, &c, err);
+    char flag[DT_IMPL_NAME_LEN + 16];
+    snprintf(flag, sizeof flag, "%s%s%s", spec->flag, spec->name[0] ? " " : "", spec->name);
+    if (spec->kind == DT_IMPL_WORKER) {
+        dt_status st = split_cmd(flag, spec->arg, &c, err);
         if (st != DT_OK) return st;
         const char *base = strrchr(c.w[0], '/');
-        snprintf(m->what, sizeof m->what, "the %s worker", base ? base + 1 : c.w[0]);
+        snprintf(m->what, sizeof m->what, "the %s worker",
+                 spec->name[0] ? spec->name : base ? base + 1 : c.w[0]);
     } else {
-        c.w[c.n++] = dt_xstrdup(default_prog);
-        snprintf(m->what, sizeof m->what, "the native worker");
+        c.w[c.n++] = dt_xstrdup(native_prog);
+        const char *extra[2];
+        char buf[PATH_MAX];
+        int ne = dt_impl_spec_extra_args(spec, extra, buf, sizeof buf);
+        for (int i = 0; i < ne; i++) c.w[c.n++] = dt_xstrdup(extra[i]);
+        c.w[c.n] = NULL;
+        if (spec->name[0] && strcmp(spec->name, "native") != 0)
+            snprintf(m->what, sizeof m->what, "the native worker (%s)", spec->name);
+        else
+            snprintf(m->what, sizeof m->what, "the native worker");
     }
     add_threads(&c, threads);
     dt_err e;
     dt_status st = member_start(s, m, c.w, &e);
     words_free(&c);
-    if (st != DT_OK) return dt_fail(err, st, "%s worker: %s", m->role, e.msg);
+    if (st != DT_OK) return dt_fail(err, st, "%s: %s", m->label, e.msg);
     return DT_OK;
 }
 
@@ -133,9 +142,10 @@ int dt_session_python_candidates(const char *python_arg, const char *cands[2], c
     return 2;
 }
 
-/* The PyTorch worker with the first interpreter whose hello works. */
+/* The PyTorch worker (torch, torch-compile, py:FILE) with the first interpreter whose
+ * hello works. */
 static dt_status start_torch(dt_session *s, dt_session_member *m, const dt_session_settings *set,
-                             dt_err *err) {
+                             const dt_impl_spec *spec, dt_err *err) {
     char script[PATH_MAX + 32];
     snprintf(script, sizeof script, "%s/dualtime_torch_worker.py", set->exe_dir);
     if (access(script, R_OK) != 0)
@@ -143,7 +153,13 @@ static dt_status start_torch(dt_session *s, dt_session_member *m, const dt_sessi
                        script);
     const char *cands[2], *how;
     int nc = dt_session_python_candidates(set->python, cands, &how);
-    snprintf(m->what, sizeof m->what, "the PyTorch worker");
+    if (spec->name[0] && strcmp(spec->name, "torch") != 0)
+        snprintf(m->what, sizeof m->what, "the PyTorch worker (%s)", spec->name);
+    else
+        snprintf(m->what, sizeof m->what, "the PyTorch worker");
+    const char *extra[2];
+    char extra_buf[PATH_MAX];
+    int ne = dt_impl_spec_extra_args(spec, extra, extra_buf, sizeof extra_buf);
     char threads[32];
     snprintf(threads, sizeof threads, "%d", set->threads);
     char last[DT_ERR_LEN] = "no python3 found";
@@ -159,7 +175,12 @@ static dt_status start_torch(dt_session *s, dt_session_member *m, const dt_sessi
         if (strstr(tried, path)) continue;
         strncat(tried, path, sizeof tried - strlen(tried) - 2);
         strcat(tried, " ");
-        char *argv[] = {path, script, "--threads", threads, NULL};
+        char *argv[7] = {path, script};
+        int na = 2;
+        for (int k = 0; k < ne; k++) argv[na++] = (char *)extra[k];
+        argv[na++] = "--threads";
+        argv[na++] = threads;
+        argv[na] = NULL;
         dt_err e;
         if (member_start(s, m, argv, &e) == DT_OK) {
             snprintf(s->python, sizeof s->python, "%s", path);
@@ -180,44 +201,85 @@ static dt_status start_torch(dt_session *s, dt_session_member *m, const dt_sessi
 }
 
 /* Explicit, never a silent fallback: a requested backend every worker must offer;
- * automatic: cuda when both offer it, else cpu with the reason. */
+ * automatic: cuda when every member offers it, else cpu with the first reason. */
 static dt_status choose_backend(dt_session *s, const char *requested, dt_err *err) {
-    const dt_hello *h0 = &s->member[0].hello, *h1 = &s->member[1].hello;
     if (requested) {
-        for (int i = 0; i < DT_SESSION_IMPLS; i++) {
+        for (int k = 1; k <= s->count; k++) { /* the candidates, then the baseline */
+            int i = k % s->count;
             const dt_hello *h = &s->member[i].hello;
             const dt_hello_backend *b = dt_hello_backend_get(h, requested);
+            /* "--impls NAME", or "the candidate worker" for the older spellings */
+            const char *label = s->member[i].label;
             if (!b || !b->available)
-                return dt_fail(err, DT_EINVAL, "--backends %s: the %s worker (%s) cannot run it: %s",
-                               requested, s->member[i].role, h->framework ? h->framework : "(null)",
+                return dt_fail(err, DT_EINVAL, "--backends %s: %s%s (%s) cannot run it: %s",
+                               requested, label[0] == '-' ? "" : "the ", label,
+                               h->framework ? h->framework : "(null)",
                                b && b->reason ? b->reason : "not offered");
         }
         snprintf(s->backend, sizeof s->backend, "%s", requested);
         snprintf(s->backend_choice, sizeof s->backend_choice, "requested (--backends %s)",
                  requested);
-    } else if (h0->cuda.available && h1->cuda.available) {
-        snprintf(s->backend, sizeof s->backend, "cuda");
-        snprintf(s->backend_choice, sizeof s->backend_choice,
-                 "default: cuda (a GPU is usable by both workers)");
-    } else {
-        snprintf(s->backend, sizeof s->backend, "cpu");
-        const char *why = !h0->cuda.available
-                              ? (h0->cuda.reason ? h0->cuda.reason : "candidate has no cuda")
-                              : (h1->cuda.reason ? h1->cuda.reason : "baseline has no cuda");
-        snprintf(s->backend_choice, sizeof s->backend_choice, "default: cpu (no usable GPU: %s)",
-                 why);
+        return DT_OK;
     }
+    int lacking = -1; /* the first member without cuda, the candidates before the baseline */
+    for (int k = 1; k <= s->count && lacking < 0; k++)
+        if (!s->member[k % s->count].hello.cuda.available) lacking = k % s->count;
+    if (lacking < 0) {
+        snprintf(s->backend, sizeof s->backend, "cuda");
+        snprintf(s->backend_choice, sizeof s->backend_choice, "default: cuda (a GPU is usable "
+                 "by %s)", s->count == 2 ? "both workers" : "every worker");
+        return DT_OK;
+    }
+    snprintf(s->backend, sizeof s->backend, "cpu");
+    const dt_session_member *m = &s->member[lacking];
+    char why[256];
+    if (m->hello.cuda.reason) snprintf(why, sizeof why, "%s", m->hello.cuda.reason);
+    else snprintf(why, sizeof why, "%s has no cuda", m->role);
+    snprintf(s->backend_choice, sizeof s->backend_choice, "default: cpu (no usable GPU: %s)", why);
     return DT_OK;
 }
 
-/* Ids from the hellos; the roles when either is missing or both are the same. */
-static void fix_ids(dt_session *s) {
-    const char *a = s->member[0].hello.worker, *b = s->member[1].hello.worker;
-    int use_roles = !a || !b || !*a || !*b || strcmp(a, b) == 0;
-    for (int i = 0; i < DT_SESSION_IMPLS; i++) {
-        dt_session_member *m = &s->member[i];
-        snprintf(m->id, sizeof m->id, "%s", use_roles ? m->role : m->hello.worker);
+/* Ids: the specs' names; for the older spellings (no names) the hellos, or the roles when
+ * one is missing or two are the same. */
+static void fix_ids(dt_session *s, const dt_impl_specs *specs) {
+    int named = 1, use_roles = 0;
+    for (int i = 0; i < s->count; i++) {
+        if (!specs->v[i].name[0]) named = 0;
+        const char *a = s->member[i].hello.worker;
+        if (!a || !*a) use_roles = 1;
+        for (int j = 0; j < i && !use_roles; j++)
+            if (strcmp(a, s->member[j].hello.worker) == 0) use_roles = 1;
     }
+    for (int i = 0; i < s->count; i++) {
+        dt_session_member *m = &s->member[i];
+        const char *id = named ? specs->v[i].name : use_roles ? m->role : m->hello.worker;
+        snprintf(m->id, sizeof m->id, "%s", id);
+    }
+}
+
+/* Starts member i as spec says; a hello that says the worker is unavailable refuses it. */
+static dt_status start_member(dt_session *s, int i, const dt_impl_spec *spec,
+                              const dt_session_settings *set, dt_err *err) {
+    dt_session_member *m = &s->member[i];
+    m->role = i == 0 ? "baseline" : "candidate";
+    if (spec->name[0]) snprintf(m->label, sizeof m->label, "%s %s", spec->flag, spec->name);
+    else snprintf(m->label, sizeof m->label, "%s worker", m->role);
+    if (set->cpus[i]) snprintf(m->cpus, sizeof m->cpus, "%s", set->cpus[i]);
+    char native[PATH_MAX + 32];
+    snprintf(native, sizeof native, "%s/dualtime-native-worker", set->exe_dir);
+    dt_err e;
+    dt_status st = dt_impl_spec_is_torch(spec) ? start_torch(s, m, set, spec, &e)
+                                               : start_command(s, m, spec, native, set->threads, &e);
+    if (st != DT_OK) {
+        /* --impls names the implementation in every message; the older spellings keep theirs */
+        if (spec->name[0] && strncmp(e.msg, m->label, strlen(m->label)) != 0)
+            return dt_fail(err, st, "%s: %s", m->label, e.msg);
+        return dt_fail(err, st, "%s", e.msg);
+    }
+    if (m->hello.unavailable)
+        return dt_fail(err, DT_EINVAL, "%s: %s", spec->name[0] ? m->label : spec->flag,
+                       m->hello.unavailable);
+    return DT_OK;
 }
 
 dt_status dt_session_start(dt_session *s, const dt_session_settings *set, dt_err *err) {
@@ -226,29 +288,29 @@ dt_status dt_session_start(dt_session *s, const dt_session_settings *set, dt_err
     s->start_timeout_s = set->start_timeout_s;
     s->on_start = set->on_start;
     s->on_start_ctx = set->on_start_ctx;
-    s->member[0].role = "candidate";
-    s->member[1].role = "baseline";
-    for (int i = 0; i < DT_SESSION_IMPLS; i++)
-        if (set->cpus[i])
-            snprintf(s->member[i].cpus, sizeof s->member[i].cpus, "%s", set->cpus[i]);
-    s->count = DT_SESSION_IMPLS;
-    char native[PATH_MAX + 32];
-    snprintf(native, sizeof native, "%s/dualtime-native-worker", set->exe_dir);
-    dt_status st = start_command(s, &s->member[0], "--candidate-worker", set->candidate_cmd,
-                                 native, set->threads, err);
-    if (st == DT_OK) {
-        if (set->baseline_cmd)
-            st = start_command(s, &s->member[1], "--baseline-worker", set->baseline_cmd, NULL,
-                               set->threads, err);
-        else
-            st = start_torch(s, &s->member[1], set, err);
+    dt_impl_specs legacy = {0};
+    const dt_impl_specs *specs = set->impls;
+    if (!specs) {
+        dt_impl_specs_legacy(set->candidate_cmd, set->baseline_cmd, &legacy);
+        specs = &legacy;
+    }
+    DT_ASSERT(specs->n >= 1 && specs->n <= DT_SESSION_MAX_IMPLS);
+    /* the older spellings (no names) start the candidate first: its errors come first,
+     * as before --impls */
+    int older = !specs->v[0].name[0];
+    dt_status st = DT_OK;
+    s->count = specs->n;
+    for (int k = 0; k < specs->n && st == DT_OK; k++) {
+        int i = older ? (k + 1) % specs->n : k;
+        st = start_member(s, i, &specs->v[i], set, err);
     }
     if (st == DT_OK) st = choose_backend(s, set->backend, err);
+    if (st == DT_OK) fix_ids(s, specs);
+    dt_impl_specs_free(&legacy);
     if (st != DT_OK) {
         dt_session_stop(s);
         return st;
     }
-    fix_ids(s);
     return DT_OK;
 }
 
@@ -271,7 +333,7 @@ dt_status dt_session_ready(dt_session *s, int i, dt_session_step step, int *star
 }
 
 void dt_session_stop(dt_session *s) {
-    for (int i = 0; i < DT_SESSION_IMPLS; i++) {
+    for (int i = 0; i < DT_SESSION_MAX_IMPLS; i++) {
         dt_session_member *m = &s->member[i];
         /* a zeroed worker has no argv: nothing to stop */
         for (int k = 0; k < DT_STEP_COUNT; k++)

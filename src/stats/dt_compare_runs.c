@@ -169,6 +169,35 @@ static long impl_at(const dt_record *r, size_t k, size_t n) {
     return k + 1 < r->n_impls ? (long)(k + 1) : -1;
 }
 
+/* 1 when both runs hold the same implementation ids with the same baseline (the
+ * candidates in any order). */
+static int same_impls(const dt_record *a, const dt_record *b) {
+    if (a->n_impls != b->n_impls || a->n_impls == 0 || !a->impls[0].id || !b->impls[0].id ||
+        strcmp(a->impls[0].id, b->impls[0].id) != 0)
+        return 0;
+    for (size_t i = 1; i < a->n_impls; i++) {
+        size_t j = 1;
+        while (j < b->n_impls && (!a->impls[i].id || !b->impls[j].id ||
+                                  strcmp(a->impls[i].id, b->impls[j].id) != 0))
+            j++;
+        if (j == b->n_impls)
+            return 0;
+    }
+    return 1;
+}
+
+/* B's implementation paired with A's at display position k: the one with the same id
+ * when both runs hold the same implementations (rows pair by case and implementation,
+ * whatever the order of --impls), else B's at the same position; -1 when none. */
+static long partner_in_b(const dt_record *a, const dt_record *b, size_t k, size_t n) {
+    long ia = impl_at(a, k, n);
+    if (ia > 0 && same_impls(a, b))
+        for (size_t j = 1; j < b->n_impls; j++)
+            if (strcmp(b->impls[j].id, a->impls[ia].id) == 0)
+                return (long)j;
+    return impl_at(b, k, n);
+}
+
 static void run_diffs(const dt_record *a, const dt_record *b, size_t npos,
                       dt_compare_diffs *d) {
     diff_if(d, "backend", lit_str(a->settings.backend), lit_str(b->settings.backend));
@@ -178,7 +207,7 @@ static void run_diffs(const dt_record *a, const dt_record *b, size_t npos,
     diff_if(d, "GPU name", lit_str(a->env.gpu_name), lit_str(b->env.gpu_name));
     diff_if(d, "CPU", lit_str(a->env.host.cpu), lit_str(b->env.host.cpu));
     for (size_t k = 0; k < npos; k++) {
-        long ia = impl_at(a, k, npos), ib = impl_at(b, k, npos);
+        long ia = impl_at(a, k, npos), ib = partner_in_b(a, b, k, npos);
         const dt_impl *fa = ia >= 0 ? &a->impls[ia] : NULL, *fb = ib >= 0 ? &b->impls[ib] : NULL;
         char pos[48], what[96];
         position_name(pos, sizeof pos, k, npos);
@@ -427,7 +456,7 @@ static void row_judge(const cmp_ctx *cx, const dt_compare_case *cc, dt_compare_r
 /* The row of display position k in scope s, when either side has samples there. */
 static void compare_row(const cmp_ctx *cx, const dt_case *ca, const dt_case *cb,
                         dt_compare_case *cc, dt_scope s, size_t k) {
-    long ia = impl_at(cx->a, k, cx->npos), ib = impl_at(cx->b, k, cx->npos);
+    long ia = impl_at(cx->a, k, cx->npos), ib = partner_in_b(cx->a, cx->b, k, cx->npos);
     DT_ASSERT(ia >= 0 && ib >= 0); /* run-level differences were refused */
     if (samples_of(ca, (size_t)ia, s)->n == 0 && samples_of(cb, (size_t)ib, s)->n == 0)
         return;

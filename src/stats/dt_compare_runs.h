@@ -6,8 +6,11 @@
  * run: the baseline runs beside the candidate in the same rounds, so it is the in-run
  * control for whatever the machine did (clocks, load, a neighbour). For every case id
  * present in both runs, every scope with samples in either, and every implementation
- * position (the candidates impls[1..] in order, then the baseline impls[0]; A's k-th
- * implementation is compared with B's k-th):
+ * position (A's candidates impls[1..] in order, then the baseline impls[0]): rows pair
+ * by (case, implementation) — when both runs hold the same implementation ids with the
+ * same baseline, A's implementation is compared with B's of the same id whatever the
+ * order of the candidates; otherwise A's k-th with B's k-th, and the differing ids are
+ * a refusal (below):
  *  - candidate rows: in each run, ratio = the median of the paired ratios
  *    candidate/baseline (pairs matched by (round, index), as derive does); the change is
  *    ratio_B / ratio_A, with a percentile bootstrap interval that resamples the pairs of

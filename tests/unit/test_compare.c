@@ -112,6 +112,54 @@ static void test_verdict_rule(void) {
     CHECK(strcmp(verdict(NAN, NAN, 0.05, NAN), "insufficient") == 0);
 }
 
+/* r with its two candidates (frameworks[1] and [2]) in the other order, through the
+ * codec (per-implementation maps are keyed by id); NULL when a step fails. */
+static dt_record *swap_candidates(const dt_record *r) {
+    char *text = NULL;
+    size_t len = 0;
+    dt_err err = {{0}};
+    if (!r || dt_record_encode(r, &text, &len, &err) != DT_OK)
+        return NULL;
+    json_t *j = json_loadb(text, len, 0, NULL);
+    free(text);
+    json_t *fws = json_object_get(j, "frameworks");
+    json_t *second = json_incref(json_array_get(fws, 2));
+    json_array_remove(fws, 2);
+    json_array_insert_new(fws, 1, second);
+    text = json_dumps(j, JSON_REAL_PRECISION(17));
+    json_decref(j);
+    dt_record *out = NULL;
+    if (!text || dt_record_decode(text, strlen(text), "swapped", &out, &err) != DT_OK)
+        fprintf(stderr, "swap_candidates: %s\n", err.msg);
+    free(text);
+    return out;
+}
+
+/* Rows pair by (case, implementation): B lists the same candidates in the other order
+ * (--impls torch,native2,native): still compared, and native2's regression is found on
+ * native2's row, native unchanged. */
+static void test_pair_by_id(void) {
+    json_t *ja = run_with(101, 6.0, NULL), *jb = run_with(202, 6.0, NULL);
+    dt_record *a = fxm_with_candidate(ja, "native2", "other-native", 1.0);
+    dt_record *b0 = fxm_with_candidate(jb, "native2", "other-native", 1.3);
+    dt_record *b = swap_candidates(b0);
+    CHECK(a && b && b->n_impls == 3 && strcmp(b->impls[1].id, "native2") == 0 &&
+          strcmp(b->impls[2].id, "native") == 0);
+    int reg = -1;
+    dt_status st = DT_EINVAL;
+    char *md = b ? compare_rec(a, b, &reg, &st) : NULL;
+    CHECK(st == DT_OK && reg == 1);
+    CHECK(md && row_has(md, "| add_17x257 | e2e_batch | native |", "| unchanged |"));
+    CHECK(md && row_has(md, "| add_17x257 | e2e_batch | native2 |", "| **slower** |"));
+    CHECK(md && row_has(md, "| add_17x257 | e2e_batch | torch |", "| unchanged |"));
+    free(md);
+    dt_record_free(a);
+    dt_record_free(b0);
+    dt_record_free(b);
+    json_decref(ja);
+    json_decref(jb);
+}
+
 /* Two candidates: one row per implementation (candidates in order, then the baseline);
  * a regression of the second candidate alone is found; a run without it is incomparable. */
 static void test_two_candidates(void) {
@@ -645,6 +693,7 @@ static void test_across_versions(void) {
 int main(void) {
     test_verdict_rule();
     test_two_candidates();
+    test_pair_by_id();
     test_machine_drift();
     test_planted_slowdown();
     test_identical_rerun();

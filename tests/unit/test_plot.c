@@ -546,6 +546,16 @@ static void test_two_candidates(void) {
         CHECK(n1 && n2 && t && n1 < n2 && n2 < t);
     }
     free(roof);
+    /* chart names: ratios.svg for the first candidate, ratios-ID.svg for the others (an
+     * id that is no safe file name: by index) */
+    char name[128];
+    dt_format_svg_ratios_name(two, 1, name, sizeof name);
+    CHECK(strcmp(name, "plots/ratios.svg") == 0);
+    dt_format_svg_ratios_name(two, 2, name, sizeof name);
+    CHECK(strcmp(name, "plots/ratios-native2.svg") == 0);
+    dt_record_set_str(&two->impls[2].id, "../x y");
+    dt_format_svg_ratios_name(two, 2, name, sizeof name);
+    CHECK(strcmp(name, "plots/ratios-impl2.svg") == 0);
     dt_record_free(one);
     dt_record_free(two);
 }

@@ -2,7 +2,7 @@
  * against a scripted worker (/bin/sh answering fixed lines): hello into a struct (ids,
  * backends, the device description with its name, the text kept), the protocol version
  * check, run/floor answers and their host_ns rule, ok:false keeps the worker, garbage
- * kills it, a probe device answer into a typed sample (per-call kernel totals in
+ * kills it, "unavailable" in a hello, a probe device answer into a typed sample (per-call kernel totals in
  * first-seen order, compact records), a held request (hold:true sent, an answer without
  * held:true refused), the ceilings check, and the resumption note. */
 #define _GNU_SOURCE
@@ -87,6 +87,23 @@ static void test_hello(void) {
     dt_worker_free(&w);
 }
 
+/* "unavailable" in a hello (docs/protocol.md, hello): kept as a string, ignored when it
+ * is not one; absent in the scripted worker's hello. */
+static void test_unavailable(void) {
+    dt_hello h;
+    dt_err err = {{0}};
+    const char *a = "{\"ok\":true,\"protocol\":1,\"unavailable\":\"torch.compile needs torch 2\"}";
+    CHECK(dt_hello_parse(a, strlen(a), &h, &err) == DT_OK && h.unavailable &&
+              strcmp(h.unavailable, "torch.compile needs torch 2") == 0, "the reason kept");
+    dt_hello_free(&h);
+    const char *b = "{\"ok\":true,\"protocol\":1,\"unavailable\":true}";
+    CHECK(dt_hello_parse(b, strlen(b), &h, &err) == DT_OK && !h.unavailable, "not a string");
+    dt_hello_free(&h);
+    const char *c = "{\"ok\":true,\"protocol\":1}";
+    CHECK(dt_hello_parse(c, strlen(c), &h, &err) == DT_OK && !h.unavailable, "absent");
+    dt_hello_free(&h);
+}
+
 static void test_device(void) {
     dt_worker w;
     dt_hello h;
@@ -142,6 +159,7 @@ static void test_note(void) {
 int main(void) {
     signal(SIGPIPE, SIG_IGN);
     test_hello();
+    test_unavailable();
     test_device();
     test_note();
     printf("test_protocol: %d passed, %d failed\n", g_pass, g_fail);
