@@ -227,6 +227,8 @@ static void case_impl_free(dt_case_impl *ci) {
     free(ci->output_sha256);
     free(ci->energy_reason);
     free(ci->probe_kind);
+    free(ci->graph_unavailable);
+    free(ci->cache.warm_reason);
     for (int s = 0; s < DT_SCOPE_COUNT; s++)
         dt_samples_free(&ci->samples[s]);
     dt_strv_free(&ci->sources);
@@ -383,6 +385,7 @@ dt_record *dt_record_new(void) {
     r->settings.threads = r->settings.max_reps = r->settings.device_reps_cap = DT_NULL_I64;
     r->settings.held_windows = 1;
     r->settings.pin = -1;
+    r->settings.graph = -1;
     r->env.host.cores = DT_NULL_I64;
     r->env.ceilings.copy_gbps = r->env.ceilings.launch_sync_floor_us = NAN;
     r->env.ceilings.launch_queue_floor_us = r->env.ceilings.launch_sync_touch_floor_us = NAN;
@@ -579,6 +582,7 @@ void dt_record_free(dt_record *r) {
     free(r->settings.pin_reason);
     free(r->settings.inputs);
     free(r->settings.dtypes);
+    free(r->settings.cache);
     for (size_t i = 0; i < r->n_cases; i++)
         case_free(r, &r->cases[i]);
     free(r->cases);

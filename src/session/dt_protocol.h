@@ -49,6 +49,7 @@ typedef struct dt_hello {
     char *cuda_name;         /* that "name", NULL if none */
     int64_t cuda_pci_bus;    /* its integer "pci_bus", DT_NULL_I64 if none */
     int64_t cuda_memory_free_bytes; /* its "memory_free_bytes", -1 if none (issue 16) */
+    int64_t cuda_l2_bytes;   /* its "l2_bytes", -1 if none (issue 13: --cache cold) */
     char *text;              /* the whole answer, compact JSON */
 } dt_hello;
 
@@ -133,6 +134,41 @@ dt_status dt_protocol_device(dt_worker *w, int probe, int hold, int64_t reps,
  * DT_EINVAL for reps < 1. On DT_OK *out owns its arrays. */
 dt_status dt_protocol_device_parse(const char *text, size_t len, int probe, int64_t reps,
                                    dt_sample *out, dt_err *err);
+
+/* An extended device request (issue 13; docs/protocol.md, "device"): scope graph
+ * (R calls captured in a CUDA graph, the graph replayed once in the window) and the cold
+ * cache (flush before the window, batch calls rotating over `copies` arena copies). */
+enum { DT_PROTOCOL_DEVICE_CONTROL = 0, DT_PROTOCOL_DEVICE_PROBE = 1, DT_PROTOCOL_DEVICE_GRAPH = 2 };
+typedef struct dt_protocol_device_opts {
+    int scope;              /* DT_PROTOCOL_DEVICE_* */
+    int hold;               /* 1: "hold": true (the answer must say held:true) */
+    int64_t reps;           /* >= 1 */
+    const char *probe_kind; /* "concurrent" | "serialized"; NULL: concurrent */
+    int prime;
+    int cache_cold;         /* 1: "cache":"cold" with copies and flush_bytes */
+    int64_t copies, flush_bytes;
+} dt_protocol_device_opts;
+
+/* What an extended answer says beyond the sample. */
+typedef struct dt_protocol_device_extra {
+    char *unavailable;      /* graph: the worker's reason the scope is unavailable (ok:true
+                               with "unavailable"; the sample is then empty); NULL: measured */
+    int cache_cold;         /* result.cache.state was "cold" */
+    int64_t copies;         /* result.cache.copies (0: absent) */
+    int64_t flushed_bytes;  /* result.cache.flush_bytes (0: absent) */
+} dt_protocol_device_extra;
+
+/* Sends o; on DT_OK either x->unavailable is set (graph only; *out empty) or *out is the
+ * sample as dt_protocol_device makes it (us per call from stream_ns, held checked, probe
+ * fields for a probe) and x the cache echo. "unavailable" in an answer to a non-graph
+ * request, or not a non-empty string, is DT_EWORKER. Free x with the function below. */
+dt_status dt_protocol_device_ex(dt_worker *w, const dt_protocol_device_opts *o, double timeout_s,
+                                dt_sample *out, dt_protocol_device_extra *x, dt_err *err);
+/* The same on an answer line's text (tests). */
+dt_status dt_protocol_device_ex_parse(const char *text, size_t len,
+                                      const dt_protocol_device_opts *o, dt_sample *out,
+                                      dt_protocol_device_extra *x, dt_err *err);
+void dt_protocol_device_extra_free(dt_protocol_device_extra *x);
 
 /* ceilings of the backend's device into *out (present, error NULL), checked: copy_gbps,
  * copy_bytes, launch_sync_floor_us, launch_queue_floor_us positive finite numbers;
