@@ -71,6 +71,10 @@ typedef struct dt_ceilings {
 #define DT_DEVICE_PLANT_SYNC 2 /* tests only (DUALTIME_FAULT=holdsync): a cuCtxSynchronize
                                   after the calls, inside the hold: the watchdog must fail
                                   the sample in time */
+#define DT_DEVICE_GRAPH 4      /* graph replay (issue 13): the reps calls are captured in a
+                                  graph (outside the window, kept for the next requests of
+                                  the same reps), and the window holds one replay of it. A
+                                  capture the driver refuses: DT_EUNAVAIL with the reason */
 
 typedef struct dt_backend {
     const char *name; /* "cpu" or "cuda" */
@@ -106,6 +110,13 @@ typedef struct dt_backend {
      * the case's stream; CPU: an empty function through a pointer); sync; t1 -> *host_ns.
      * NULL when the backend has none. */
     dt_status (*floor)(void *state, int64_t reps, int64_t *host_ns, dt_err *err);
+    /* Optional (NULL: no cold cache): the next device windows run cold — flush_bytes
+     * written before each window (outside it), batch calls rotating over `copies` copies
+     * of the arena (docs/device-timing.md, "Cold cache"); copies 0: warm again. *used is
+     * the rotation the windows will really use (1 where the kernel's parameters cannot
+     * rotate), echoed to the orchestrator, which checks it. */
+    dt_status (*cache)(void *state, int64_t copies, int64_t flush_bytes, int64_t *used,
+                       dt_err *err);
 } dt_backend;
 
 extern const dt_backend dt_backend_cpu;
