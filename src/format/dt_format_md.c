@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "format/dt_format_md.h"
 #include "format/dt_demangle.h"
+#include "format/dt_format_graph.h"
 
 #include "format/dt_format_svg.h"
 #include "format/dt_format_util.h"
@@ -1522,6 +1523,7 @@ static void write_all(const md *m) {
     sec_setup(m);
     sec_correctness(m);
     sec_control(m);
+    dt_format_md_graph_cache(m->o, m->r); /* issue 13: graph replay, cache state */
     sec_probe(m);
     sec_clocks(m);
     sec_energy(m);

@@ -13,7 +13,12 @@ request ({"pid", "scope", "hold", "probe_kind", "reps"}). The hello says the pro
 CPU affinity (fake_cpus, a sorted list), so a test can check pinning. FAKE_CEILINGS=1
 answers `ceilings` for cuda with fixed numbers, the held floors included;
 FAKE_DEVICE_NS=N makes every control region N ns per call (probes: times the factor),
-so the pilot's ratios are exactly the factors."""
+so the pilot's ratios are exactly the factors. Issue 13: FAKE_L2_BYTES=N puts l2_bytes in
+the hello's cuda info; scope "graph" is answered like a control region (with "graph": true),
+or, when FAKE_GRAPH_UNAVAILABLE names the wrapped worker's file (e.g. dualtime_torch_worker.py),
+with ok:true and "unavailable"; a "cache": "cold" request is echoed as result.cache (copies,
+flush_bytes as asked) unless FAKE_CACHE_IGNORE=1. The log lines carry cache, copies and
+flush_bytes too."""
 import json, os, subprocess, sys
 
 def factors():
@@ -39,6 +44,8 @@ def main():
         if cmd == "hello":
             r = ask(req)
             r.setdefault("backends", {})["cuda"] = {"available": True, "info": {"name": "fake GPU"}}
+            if os.environ.get("FAKE_L2_BYTES"):
+                r["backends"]["cuda"]["info"]["l2_bytes"] = int(os.environ["FAKE_L2_BYTES"])
             r["device_timing"] = {"available": True}
             r["worker"] = "fake-" + r.get("worker", "x")
             r["fake_cpus"] = sorted(os.sched_getaffinity(0))
@@ -61,8 +68,12 @@ def main():
                 with open(log, "a") as fp:
                     fp.write(json.dumps({"pid": os.getpid(), "scope": req["scope"], "hold": hold,
                                          "probe_kind": req.get("probe_kind"),
-                                         "reps": req["reps"]}) + "\n")
-            if req["scope"] == "probe" and os.environ.get("FAKE_DEVICE_FAULT") == "probe":
+                                         "reps": req["reps"], "cache": req.get("cache"),
+                                         "copies": req.get("copies"),
+                                         "flush_bytes": req.get("flush_bytes")}) + "\n")
+            if req["scope"] == "graph" and os.environ.get("FAKE_GRAPH_UNAVAILABLE") == name:
+                r = {"ok": True, "unavailable": "planted: %s cannot be captured" % name}
+            elif req["scope"] == "probe" and os.environ.get("FAKE_DEVICE_FAULT") == "probe":
                 r = {"ok": False, "error": "planted probe failure"}
             else:
                 run = ask({"cmd": "run", "reps": req["reps"]})
@@ -80,6 +91,11 @@ def main():
                            "held": bool(hold)}
                     if hold:
                         res.update(hold_method="wait_value", hold_timeout_ms=1000, hold_queue_ns=1000)
+                    if req["scope"] == "graph":
+                        res["graph"] = True
+                    if req.get("cache") == "cold" and not os.environ.get("FAKE_CACHE_IGNORE"):
+                        res["cache"] = {"state": "cold", "copies": req["copies"],
+                                        "flush_bytes": req["flush_bytes"]}
                     if req["scope"] == "probe":
                         per = ns / reps
                         ks = [{"name": "k_" + name, "start_ns": int(i * per), "end_ns": int(i * per + 0.8 * per),
