@@ -54,7 +54,8 @@ rerun|two default-matrix runs back to back (rerun-a, rerun-b), wall time each, t
 plant|DT_PLANT (default softmax:0.10) slowed native op at 8192^2 and 128x1024 (and add 17x257 unplanted), compared against rerun-a (must be a regression, exit 1)
 dtypes|the row ops of the default matrix in DT_DTYPES (default bf16,fp16) with device timing
 long|CUDA backend GPU test of the long-row, vocabulary and unaligned-view shapes (DUALTIME_GPU_TEST_SHAPES=long) in every dtype
-shards|a two-shard plan of a small CUDA matrix, both shards one after the other on this GPU, merged, against a single run of the same flags (same case ids and input SHA-256s)'
+shards|a two-shard plan of a small CUDA matrix, both shards one after the other on this GPU, merged, against a single run of the same flags (same case ids and input SHA-256s)
+graph-cold|issue 13: add,softmax,layernorm at 17x257,512x4096,1024x4096,8192x8192 with --graph, warm then --cache cold; graph vs held vs dispatch, cold/warm (add 512x4096 >= 1.3x) into the summary'
 # name|its steps
 GROUP_LIST='all|gpu-tests timing-gpu views memcheck racecheck bench
 tests|gpu-tests timing-gpu views
@@ -229,6 +230,21 @@ step_shards() { rm -rf "$W/shards" "$W/shards-single"
   run shards-check 30 8 python3 scripts/shards_compare.py "$W/shards/plan.json" \
     "$W/shards/merged/results.json" "$W/shards-single/results.json"
   [ -f "$W/shards/merged/results.md" ] && cp "$W/shards/merged/results.md" "$OUT/shards-merged.md"; return 0; }
+
+# graph-cold (issue 13): the same small matrix with the graph replay scope, warm then cold;
+# both results.md come back (graph-warm.md, graph-cold.md), the check's tables go to the
+# summary (scripts/graph_cold_check.py: exit 1 when cold does not read >= 1.3x warm at
+# add 512x4096, a window is not confirmed cold, or native has no graph samples).
+# shellcheck disable=SC2054 # the commas are dualtime's
+graph_flags=(--backends cuda --graph --operations add,softmax,layernorm
+             --row-shapes 17x257,512x4096,1024x4096,8192x8192 --samples 9 --rounds 1
+             --probe-kind concurrent --warmup-ms 50 --quiet)
+step_graph-cold() { rm -rf "$W/graph-warm" "$W/graph-cold"
+  run graph-warm 85 3 "$B/dualtime" run "${graph_flags[@]}" --output "$W/graph-warm"
+  run graph-cold 85 3 "$B/dualtime" run "${graph_flags[@]}" --cache cold --output "$W/graph-cold"
+  for k in warm cold; do [ -f "$W/graph-$k/results.md" ] && cp "$W/graph-$k/results.md" "$OUT/graph-$k.md"; done
+  run graph-cold-check 20 80 python3 scripts/graph_cold_check.py "$W/graph-warm/results.json" \
+    "$W/graph-cold/results.json"; return 0; }
 
 machine() { # machine.txt: the machine, the card's clocks and temperature, torch
   [ -n "$DRY" ] && return 0
