@@ -74,16 +74,18 @@ dt_status dt_cuda_replay_cache(dt_cuda_replay *rp, const dt_case_layout *L, CUde
         if (st != DT_OK) return st;
     }
     rp->use_copies = copies;
-    if (flush_bytes > rp->flush_bytes || !rp->flush) {
+    rp->flush_bytes = 0;
+    if (flush_bytes > rp->flush_alloc || !rp->flush) {
         if (rp->flush) cuMemFree(rp->flush);
         rp->flush = 0;
-        rp->flush_bytes = 0;
+        rp->flush_alloc = 0;
         char t[DT_CUDA_CHECK_TEXT_LEN];
         if (!DT_CUDA_CHECK(cu, cuMemAlloc(&rp->flush, (size_t)flush_bytes), t, sizeof t)) {
             rp->flush = 0;
             return dt_fail(err, DT_EDEVICE, "cold cache: flush buffer of %lld bytes: %s",
                            (long long)flush_bytes, t);
         }
+        rp->flush_alloc = flush_bytes;
     }
     rp->flush_bytes = flush_bytes;
     return DT_OK;

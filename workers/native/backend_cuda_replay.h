@@ -30,7 +30,8 @@ typedef struct dt_cuda_replay {
     void **params;        /* [ncopies * nbuffers]: &args[...], a launch's kernelParams */
     int nbuffers;
     CUdeviceptr flush;    /* the flush buffer (0: none) */
-    int64_t flush_bytes;  /* its size; what a flush writes */
+    int64_t flush_alloc;  /* its size */
+    int64_t flush_bytes;  /* what a flush writes (0: no flush: warm) */
     uint32_t flush_value; /* changes every flush */
     CUgraphExec graph;    /* the captured graph (NULL: none) */
     int64_t graph_reps, graph_copies; /* what it holds */
