@@ -397,12 +397,12 @@ static void take_samples(run_ctx *c, case_run *cr, int single) {
 
 /* ---- device phase ---------------------------------------------------------------------- */
 
-/* One device region on the worker of step (main: control or dispatch; a probe step: a
- * probe of that step's kind), held or not. A failure (a held window the watchdog had to
- * release included) fails f with stage and the worker's reason, like any device sample. */
 static dt_status fw_device_scope(run_ctx *c, fw_case *f, dt_session_step step, int scope,
                                  int hold, int64_t reps, const char *stage, dt_sample *s);
 
+/* One device region on the worker of step (main: control or dispatch; a probe step: a
+ * probe of that step's kind), held or not. A failure (a held window the watchdog had to
+ * release included) fails f with stage and the worker's reason, like any device sample. */
 static dt_status fw_device(run_ctx *c, fw_case *f, dt_session_step step, int hold,
                            int64_t reps, const char *stage, dt_sample *s) {
     return fw_device_scope(c, f, step,

@@ -407,17 +407,11 @@ static dt_status device_from(const json_t *resp, int probe, int hold, int64_t re
 dt_status dt_protocol_device(dt_worker *w, int probe, int hold, int64_t reps,
                              const char *probe_kind, int prime, double timeout_s, dt_sample *out,
                              dt_err *err) {
-    *out = dt_sample_empty();
-    json_t *req = json_pack("{s:s,s:s,s:I,s:I,s:s,s:i}", "cmd", "device", "scope",
-                            probe ? "probe" : "control", "reps", (json_int_t)reps, "capacity",
-                            (json_int_t)(reps * 16 + 64), "probe_kind", probe_kind, "prime",
-                            prime);
-    if (hold) json_object_set_new(req, "hold", json_true());
-    json_t *resp = NULL;
-    dt_status st = call(w, req, timeout_s, &resp, err);
-    if (st != DT_OK) return st;
-    st = device_from(resp, probe, hold, reps, out, err);
-    json_decref(resp);
+    dt_protocol_device_opts o = {probe ? DT_PROTOCOL_DEVICE_PROBE : DT_PROTOCOL_DEVICE_CONTROL,
+                                 hold, reps, probe_kind, prime, 0, 0, 0};
+    dt_protocol_device_extra x;
+    dt_status st = dt_protocol_device_ex(w, &o, timeout_s, out, &x, err);
+    dt_protocol_device_extra_free(&x);
     return st;
 }
 
@@ -467,10 +461,9 @@ static dt_status device_ex_from(const json_t *resp, const dt_protocol_device_opt
 
 /* The request of o as JSON. */
 static json_t *device_ex_request(const dt_protocol_device_opts *o) {
-    int probe = o->scope == DT_PROTOCOL_DEVICE_PROBE;
     json_t *req = json_pack("{s:s,s:s,s:I,s:I,s:s,s:i}", "cmd", "device", "scope",
                             k_dev_scope[o->scope], "reps", (json_int_t)o->reps, "capacity",
-                            (json_int_t)(probe ? o->reps * 16 + 64 : 0), "probe_kind",
+                            (json_int_t)(o->reps * 16 + 64), "probe_kind",
                             o->probe_kind ? o->probe_kind : "concurrent", "prime", o->prime);
     if (o->hold) json_object_set_new(req, "hold", json_true());
     if (o->cache_cold) {
