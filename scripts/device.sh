@@ -240,10 +240,10 @@ graph_flags=(--backends cuda --graph --operations add,softmax,layernorm
              --row-shapes 17x257,512x4096,1024x4096,8192x8192 --samples 9 --rounds 1
              --probe-kind concurrent --warmup-ms 50 --quiet)
 step_graph-cold() { rm -rf "$W/graph-warm" "$W/graph-cold"
-  run graph-warm 85 3 "$B/dualtime" run "${graph_flags[@]}" --output "$W/graph-warm"
-  run graph-cold 85 3 "$B/dualtime" run "${graph_flags[@]}" --cache cold --output "$W/graph-cold"
+  run graph-warm 80 3 "$B/dualtime" run "${graph_flags[@]}" --output "$W/graph-warm"
+  run graph-cold 80 3 "$B/dualtime" run "${graph_flags[@]}" --cache cold --output "$W/graph-cold"
   for k in warm cold; do [ -f "$W/graph-$k/results.md" ] && cp "$W/graph-$k/results.md" "$OUT/graph-$k.md"; done
-  run graph-cold-check 20 80 python3 scripts/graph_cold_check.py "$W/graph-warm/results.json" \
+  run graph-cold-check 10 80 python3 scripts/graph_cold_check.py "$W/graph-warm/results.json" \
     "$W/graph-cold/results.json"; return 0; }
 
 machine() { # machine.txt: the machine, the card's clocks and temperature, torch

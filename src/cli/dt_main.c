@@ -1218,6 +1218,9 @@ static int cmd_plan(int argc, char **argv) {
     if (rc < 0) rc = check_run_settings(&a, 1);
     if (rc < 0 && !a.backend)
         rc = bad("plan: --backends cpu or --backends cuda is required (a plan fixes the backend)");
+    if (rc < 0 && (a.graph || a.cache_cold)) /* never dropped silently */
+        rc = bad("plan: %s is not carried by plan files yet; run it without a plan",
+                 a.graph ? "--graph" : "--cache cold");
     dt_plan_doc doc = {0};
     if (rc < 0) {
         apply_backend_defaults(&a, a.backend);

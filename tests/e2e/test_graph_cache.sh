@@ -35,6 +35,8 @@ SMALL=(--operations add,softmax --row-shapes 17x257 --samples 3 --rounds 1 --sam
 expect2 "--cache: 'hot' is not warm or cold" run --output "$T/o" --backends cpu --cache hot
 expect2 "--cache: '' is not warm or cold" run --output "$T/o" --backends cpu --cache ''
 expect2 "--cache cold: the cpu backend has no device windows" run --output "$T/o" --backends cpu --cache cold
+expect2 "plan: --graph is not carried by plan files yet" plan --shards 2 --output "$T/o" --backends cuda --graph
+expect2 "plan: --cache cold is not carried by plan files yet" plan --shards 2 --output "$T/o" --backends cuda --cache cold
 expect2 "--cache cold: needs the device scopes" run --output "$T/o" --backends cuda --no-device-timing --cache cold
 # cuda chosen by the fakes, but no worker reports the L2 size
 expect2 "--cache cold: no worker reported the device's L2 size" run --output "$T/o" --backends cuda --cache cold "${SMALL[@]}" "${FAKE[@]}"
