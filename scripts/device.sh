@@ -60,7 +60,8 @@ devices|the small CUDA matrix of `shards` with --devices 0 and as a plain run: s
 devices-all|multi-GPU kinds: the default matrix with --devices ${DT_DEVICES:-all} and on one GPU, both wall times and the Devices table into the summary (target: 2 GPUs <= 0.6x one)
 examples|issue 17 examples on the GPU, each as a candidate against torch eager: Triton softmax, torch.compile (default, reduce-overhead), CuPy, torch-code module, cuda-dir, ptx-dir; then examples/check_gpu.py (DT_PYTHON)
 impls-triton|the issue-17 "done" command: softmax, default matrix, --impls torch,native,torch-compile,triton=py:... in one report (skipped while dualtime has no --impls)
-impls|--impls with three implementations on cuda (torch,native,native2=native; every case valid, three in results.json), then torch,torch-compile,native (exit 0, or 2 naming --impls torch-compile when this torch has no torch.compile)'
+impls|--impls with three implementations on cuda (torch,native,native2=native; every case valid, three in results.json), then torch,torch-compile,native (exit 0, or 2 naming --impls torch-compile when this torch has no torch.compile)
+graph-cold|issue 13: add,softmax,layernorm at 17x257,512x4096,1024x4096,8192x8192 with --graph, warm then --cache cold; graph vs held vs dispatch, cold/warm (add 512x4096 >= 1.3x) into the summary'
 # name|its steps
 GROUP_LIST='all|gpu-tests timing-gpu views memcheck racecheck bench
 tests|gpu-tests timing-gpu views
@@ -314,6 +315,20 @@ print("impls: %d cases, every one valid with %s" % (len(r["cases"]), ",".join(id
   [ -f "$W/impls/results.md" ] && cp "$W/impls/results.md" "$OUT/impls.md"
   run impls-compile 300 4 "$B/dualtime" run "${impls_flags[@]}" --impls torch,torch-compile,native --output "$W/impls-compile"
   return 0; }
+# graph-cold (issue 13): the same small matrix with the graph replay scope, warm then cold;
+# both results.md come back (graph-warm.md, graph-cold.md), the check's tables go to the
+# summary (scripts/graph_cold_check.py: exit 1 when cold does not read >= 1.3x warm at
+# add 512x4096, a window is not confirmed cold, or native has no graph samples).
+# shellcheck disable=SC2054 # the commas are dualtime's
+graph_flags=(--backends cuda --graph --operations add,softmax,layernorm
+             --row-shapes 17x257,512x4096,1024x4096,8192x8192 --samples 9 --rounds 1
+             --probe-kind concurrent --warmup-ms 50 --quiet)
+step_graph-cold() { rm -rf "$W/graph-warm" "$W/graph-cold"
+  run graph-warm 80 3 "$B/dualtime" run "${graph_flags[@]}" --output "$W/graph-warm"
+  run graph-cold 80 3 "$B/dualtime" run "${graph_flags[@]}" --cache cold --output "$W/graph-cold"
+  for k in warm cold; do [ -f "$W/graph-$k/results.md" ] && cp "$W/graph-$k/results.md" "$OUT/graph-$k.md"; done
+  run graph-cold-check 10 80 python3 scripts/graph_cold_check.py "$W/graph-warm/results.json" \
+    "$W/graph-cold/results.json"; return 0; }
 
 machine() { # machine.txt: the machine, the card's clocks and temperature, torch
   [ -n "$DRY" ] && return 0

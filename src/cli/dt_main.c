@@ -114,6 +114,11 @@ static const char *k_usage =
     "  --no-device-timing      host scopes only\n"
     "  --probe-kind KIND       auto (default: a pilot per case picks the less perturbing),\n"
     "                          concurrent or serialized CUPTI kernel records\n"
+    "  --graph                 also the graph replay scope (cuda): R_dev calls captured in\n"
+    "                          a CUDA graph, replayed in a held window (off by default)\n"
+    "  --cache warm|cold       device windows with warm L2 (default) or cold: L2 flushed\n"
+    "                          before every window, batch calls rotating over arena copies\n"
+    "                          larger than 2 x L2 (cuda only; host scopes stay warm)\n"
     "  --no-pin                do not pin the orchestrator and workers to their own CPUs\n"
     "  --devices LIST          GPUs to spread the cases over, concurrently (0,1,3 or all;\n"
     "                          NVML's numbering): one shard per GPU with its own workers,\n"
@@ -414,6 +419,8 @@ typedef struct run_settings {
     double sample_ms, warmup_ms, timeout_s, start_timeout_s;
     int quick, views, device_timing, capture_sources, quiet, probe_kind;
     int no_pin;            /* --no-pin */
+    int graph;             /* --graph */
+    int cache_cold;        /* --cache cold */
     /* device_timing, samples and rounds are -1 until given: their defaults depend on the
      * backend (apply_backend_defaults) */
     const char *backend;   /* --backends checked: "cpu", "cuda" or NULL (automatic) */
@@ -460,7 +467,7 @@ static void settings_defaults(run_settings *a) {
 enum { O_OUT = 1000, O_BACK, O_OPS, O_ROWS, O_GEMM, O_VIEWS, O_SAMPLES, O_SMS, O_WMS, O_CAP,
        O_QUICK, O_THREADS, O_TIMEOUT, O_SEED, O_ROUNDS, O_DEV, O_PROBE, O_PY, O_CAND, O_BASE,
        O_QUIET, O_PRIME, O_HELP, O_NODEV, O_NOPIN, O_DRY, O_START, O_DTYPES, O_INPUTS,
-       O_IMPLS };
+       O_IMPLS, O_GRAPH, O_CACHE };
 
 static const struct option k_run_opts[] = {
     {"output", required_argument, 0, O_OUT},        {"backends", required_argument, 0, O_BACK},
@@ -481,6 +488,7 @@ static const struct option k_run_opts[] = {
     {"start-timeout", required_argument, 0, O_START},
     {"dtypes", required_argument, 0, O_DTYPES},     {"inputs", required_argument, 0, O_INPUTS},
     {"impls", required_argument, 0, O_IMPLS},
+    {"graph", no_argument, 0, O_GRAPH},             {"cache", required_argument, 0, O_CACHE},
     {0, 0, 0, 0}};
 
 /* One option with a number value into a; -1 when it is not one (message printed). */
@@ -536,6 +544,12 @@ static int parse_run_args(int argc, char **argv, run_settings *a) {
         case O_DRY: a->dry_run = 1; break;
         case O_DTYPES: a->dtypes_text = optarg; break;
         case O_INPUTS: a->inputs_text = optarg; break;
+        case O_GRAPH: a->graph = 1; break;
+        case O_CACHE:
+            if (strcmp(optarg, "warm") == 0) a->cache_cold = 0;
+            else if (strcmp(optarg, "cold") == 0) a->cache_cold = 1;
+            else return bad("--cache: '%s' is not warm or cold", optarg);
+            break;
         case O_HELP: fputs(k_usage, stdout); return 0;
         default:
             if (optopt) return bad("option '%s' needs a value", argv[optind - 1]);
@@ -609,6 +623,11 @@ static int check_run_settings(run_settings *a, int resuming) {
     }
     if (a->device_timing == 1 && a->backend && strcmp(a->backend, "cpu") == 0)
         return bad("--device-timing: the cpu backend has no device scopes; use --backends cuda");
+    if (a->cache_cold && a->backend && strcmp(a->backend, "cpu") == 0)
+        return bad("--cache cold: the cpu backend has no device windows to run cold (host "
+                   "scopes stay warm); use --backends cuda");
+    if (a->cache_cold && a->device_timing == 0)
+        return bad("--cache cold: needs the device scopes, and --no-device-timing turns them off");
     return check_impls(a);
 }
 
@@ -661,9 +680,31 @@ static void show_start(void *ctx, const char *what) {
     fflush(stderr);
 }
 
+/* --cache cold once the backend is settled: cuda with device timing, and an L2 size from a
+ * worker's hello (the largest reported) for the flush and the rotation. */
+static int cache_check(run_job *j) {
+    const run_settings *a = &j->a;
+    if (!a->cache_cold) return -1;
+    if (strcmp(j->session.backend, "cuda") != 0)
+        return bad("--cache cold: the cpu backend has no device windows to run cold (host "
+                   "scopes stay warm); this run uses %s (%s)", j->session.backend,
+                   j->session.backend_choice);
+    if (!a->device_timing)
+        return bad("--cache cold: needs the device scopes, and --no-device-timing turns them off");
+    j->cfg.l2_bytes = 0;
+    for (int i = 0; i < j->session.count; i++)
+        if (j->session.member[i].hello.cuda_l2_bytes > j->cfg.l2_bytes)
+            j->cfg.l2_bytes = j->session.member[i].hello.cuda_l2_bytes;
+    if (j->cfg.l2_bytes <= 0)
+        return bad("--cache cold: no worker reported the device's L2 size (hello "
+                   "backends.cuda.info.l2_bytes), so the flush cannot be sized");
+    return -1;
+}
+
 /* Starts the workers and builds the plan for the backend they settle on. */
 static int start_run(run_job *j) {
     run_settings *a = &j->a;
+    int rc;
     if (dt_exe_dir(j->exe_dir, sizeof j->exe_dir) != 0)
         return bad("cannot locate the dualtime binary");
     dt_shm_sweep_stale();
@@ -681,6 +722,7 @@ static int start_run(run_job *j) {
         return bad("--device-timing needs the cuda backend, and this run uses %s (%s)", backend,
                    j->session.backend_choice);
     apply_backend_defaults(a, backend);
+    if ((rc = cache_check(j)) >= 0) return rc;
     if (!a->row_shapes) dt_shapes_default(backend, a->quick, 0, &a->rows);
     if (!a->gemm_shapes) dt_shapes_default(backend, a->quick, 1, &a->gemms);
     dt_plan_build_typed(&j->cfg.plan, a->ops, &a->rows, &a->gemms, a->views, a->dtypes,
@@ -759,6 +801,8 @@ static void fill_settings(const run_job *j, dt_settings *s) {
         strcat(dts, dt_dtype_name(a->dtypes[i]));
     }
     dt_record_set_str(&s->dtypes, dts);
+    s->graph = a->graph;
+    dt_record_set_str(&s->cache, a->cache_cold ? "cold" : "warm");
     s->bootstrap_resamples = 2000;
     s->bootstrap_seed = 20261130;
 }
@@ -914,6 +958,8 @@ static void fill_config(run_job *j) {
     for (int i = 0; i < j->session.count; i++) cfg->fw_ids[i] = j->session.member[i].id;
     cfg->clocks = j->clocks;
     cfg->inputs = a->inputs;
+    cfg->graph = a->graph;
+    cfg->cache_cold = a->cache_cold;
 }
 
 /* The end-of-run summary on stderr (format/dt_format_summary.h), terminal or not; --quiet
@@ -1246,6 +1292,9 @@ static int cmd_plan(int argc, char **argv) {
     if (rc < 0) rc = check_run_settings(&a, 1);
     if (rc < 0 && !a.backend)
         rc = bad("plan: --backends cpu or --backends cuda is required (a plan fixes the backend)");
+    if (rc < 0 && (a.graph || a.cache_cold)) /* never dropped silently */
+        rc = bad("plan: %s is not carried by plan files yet; run it without a plan",
+                 a.graph ? "--graph" : "--cache cold");
     dt_plan_doc doc = {0};
     if (rc < 0) {
         apply_backend_defaults(&a, a.backend);

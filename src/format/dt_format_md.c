@@ -5,6 +5,7 @@
 #include "format/dt_demangle.h"
 #include "format/dt_format_decomp.h"
 #include "format/dt_format_devices.h"
+#include "format/dt_format_graph.h"
 
 #include "format/dt_format_svg.h"
 #include "format/dt_format_util.h"
@@ -1593,6 +1594,7 @@ static void write_all(const md *m) {
     sec_setup(m);
     sec_correctness(m);
     sec_control(m);
+    dt_format_md_graph_cache(m->o, m->r); /* issue 13: graph replay, cache state */
     sec_probe(m);
     dt_format_decomp_md(m->o, m->r);
     sec_clocks(m);

@@ -35,6 +35,7 @@
 #include "../session/dt_protocol.h"
 #include "../stats/dt_stats.h"
 #include "dt_latin.h"
+#include "dt_cache.h"
 
 static volatile sig_atomic_t g_stop_signal;
 
@@ -52,6 +53,7 @@ typedef struct fw_case {
     int prepared;       /* prepare succeeded: release owed */
     int probe_prepared[DT_STEP_COUNT]; /* prepare on that probe worker succeeded: release owed */
     dt_session_step probe_step; /* the probe worker (kind) whose samples are kept */
+    int graph_off;      /* the graph scope is unavailable for this impl (reason recorded) */
     int ok;             /* still eligible for timing */
     int64_t reps;       /* calibrated batch size */
 } fw_case;
@@ -413,18 +415,94 @@ static void take_samples(run_ctx *c, case_run *cr, int single) {
 
 /* ---- device phase ---------------------------------------------------------------------- */
 
+static dt_status fw_device_scope(run_ctx *c, fw_case *f, dt_session_step step, int scope,
+                                 int hold, int64_t reps, const char *stage, dt_sample *s);
+
 /* One device region on the worker of step (main: control or dispatch; a probe step: a
  * probe of that step's kind), held or not. A failure (a held window the watchdog had to
  * release included) fails f with stage and the worker's reason, like any device sample. */
 static dt_status fw_device(run_ctx *c, fw_case *f, dt_session_step step, int hold,
                            int64_t reps, const char *stage, dt_sample *s) {
-    int probe = step != DT_STEP_MAIN;
+    return fw_device_scope(c, f, step,
+                           step != DT_STEP_MAIN ? DT_PROTOCOL_DEVICE_PROBE
+                                                : DT_PROTOCOL_DEVICE_CONTROL,
+                           hold, reps, stage, s);
+}
+
+/* --cache cold: what the worker echoed for a window of reps calls, checked
+ * (dt_cache_window_cold) into f's record; the first doubt is kept as warm_reason. */
+static void cache_confirm(run_ctx *c, fw_case *f, int64_t reps, const dt_protocol_device_extra *x) {
+    dt_case_impl *ci = f->ci;
+    int64_t bytes = f->req.layout ? f->req.layout->total_bytes : 0;
+    char why[300];
+    int cold = x->cache_cold &&
+               dt_cache_window_cold(bytes, x->copies, reps, c->cfg->l2_bytes, x->flushed_bytes,
+                                    why, sizeof why);
+    if (!x->cache_cold)
+        snprintf(why, sizeof why, "the %s worker did not confirm a cold cache (its device "
+                 "answer has no result.cache with state cold)", f->id);
+    if (!ci->cache.present) {
+        ci->cache.present = 1;
+        ci->cache.copies = 0;
+    }
+    if (x->copies > ci->cache.copies) ci->cache.copies = x->copies;
+    ci->cache.copy_bytes = bytes;
+    ci->cache.l2_bytes = c->cfg->l2_bytes;
+    if (x->flushed_bytes > 0) ci->cache.flush_bytes = x->flushed_bytes;
+    if (!cold && !ci->cache.warm_reason) dt_record_set_str(&ci->cache.warm_reason, why);
+}
+
+/* One device window of scope (DT_PROTOCOL_DEVICE_*) on the worker of step; with --cache
+ * cold the request carries the flush and the rotation and the answer's echo is checked.
+ * A graph the worker cannot capture comes back DT_EUNAVAIL with the reason recorded in
+ * f's graph_unavailable (f stays ok). */
+static dt_status fw_device_scope(run_ctx *c, fw_case *f, dt_session_step step, int scope,
+                                 int hold, int64_t reps, const char *stage, dt_sample *s) {
+    int probe = scope == DT_PROTOCOL_DEVICE_PROBE;
     dt_worker *w = fw_worker(f, step, stage);
     if (!w) return DT_EWORKER;
+    int64_t bytes = f->req.layout ? f->req.layout->total_bytes : 0;
+    dt_protocol_device_opts o = {scope, hold, reps, kind_name(probe ? step : f->probe_step),
+                                 c->cfg->prime, c->cfg->cache_cold,
+                                 dt_cache_copies(bytes, c->cfg->l2_bytes, reps),
+                                 dt_cache_flush_bytes(c->cfg->l2_bytes)};
+    dt_protocol_device_extra x;
     dt_err e;
-    dt_status st = dt_protocol_device(w, probe, hold, reps, kind_name(probe ? step : f->probe_step),
-                                      c->cfg->prime, c->cfg->timeout_s, s, &e);
+    dt_status st = dt_protocol_device_ex(w, &o, c->cfg->timeout_s, s, &x, &e);
+    if (st == DT_OK && x.unavailable) {
+        f->graph_off = 1;
+        if (!f->ci->graph_unavailable) dt_record_set_str(&f->ci->graph_unavailable, x.unavailable);
+        dt_protocol_device_extra_free(&x);
+        return DT_EUNAVAIL;
+    }
+    if (st == DT_OK && c->cfg->cache_cold) cache_confirm(c, f, reps, &x);
+    dt_protocol_device_extra_free(&x);
     return fw_done(f, step, stage, st, &e);
+}
+
+/* One graph_batch sample of f at index i (the held replay of a graph of reps calls), unless
+ * the scope is off for f; an unavailable graph turns it off for the case. */
+static void take_graph_sample(run_ctx *c, case_run *cr, fw_case *f, int64_t reps, int i) {
+    if (!c->cfg->graph || f->graph_off || f->ci->graph_unavailable || !f->ok) return;
+    progress(c, f->id, dt_scope_name(DT_SCOPE_GRAPH_BATCH));
+    dt_sample s;
+    if (fw_device_scope(c, f, DT_STEP_MAIN, DT_PROTOCOL_DEVICE_GRAPH, 1, reps, "graph sample",
+                        &s) != DT_OK)
+        return;
+    s.round = cr->round;
+    s.index = i;
+    s.position = c->position++;
+    dt_samples_push(&f->ci->samples[DT_SCOPE_GRAPH_BATCH], &s);
+}
+
+/* --graph without device windows: the reason for every impl of the case. */
+static void graph_unavailable_all(const run_ctx *c, case_run *cr) {
+    if (!c->cfg->graph || c->cfg->device_timing) return;
+    const char *why = strcmp(c->cfg->backend, "cuda") != 0 ? DT_GRAPH_CPU_REASON
+                                                           : DT_GRAPH_NO_TIMING_REASON;
+    for (int i = 0; i < c->n; i++)
+        if (!cr->fw[i].ci->graph_unavailable)
+            dt_record_set_str(&cr->fw[i].ci->graph_unavailable, why);
 }
 
 /* Starts (if needed) the probe worker of f for step (its kind), prepares it on the same
@@ -548,6 +626,8 @@ static void take_device_samples(run_ctx *c, case_run *cr, int single) {
             int64_t reps = single ? 1 : device_reps(c, f);
             int order[3];
             dt_run_device_order(i, order);
+            /* graph_batch: first on odd indexes, last on even ones */
+            if (!single && (i & 1)) take_graph_sample(c, cr, f, reps, i);
             for (int q = 0; q < 3; q++) {
                 int slot = order[q];
                 dt_scope scope = k_scope[single][slot];
@@ -562,6 +642,7 @@ static void take_device_samples(run_ctx *c, case_run *cr, int single) {
                 s.position = c->position++;
                 dt_samples_push(&f->ci->samples[scope], &s);
             }
+            if (!single && !(i & 1)) take_graph_sample(c, cr, f, reps, i);
         }
     }
 }
@@ -701,6 +782,7 @@ static void timed_part(run_ctx *c, case_run *cr) {
     dt_clock_snapshot before, after;
     if (cfg->clocks) dt_clocks_read(cfg->clocks, &before);
     energy_null_reasons(c, cr);
+    graph_unavailable_all(c, cr);
     take_samples(c, cr, 0);
     take_samples(c, cr, 1);
     if (cfg->device_timing) {

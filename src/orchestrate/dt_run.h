@@ -63,6 +63,11 @@ typedef struct dt_run_config {
                                                  (0 the baseline) */
     dt_clocks *clocks;      /* NVML (cuda runs); NULL: clocks are not read */
     int inputs;             /* --inputs: a dt_inputs (src/data/dt_arena.h), 0 uniform */
+    int graph;              /* --graph: graph_batch samples (held replay of a graph of R_dev
+                               calls) after each index's device samples (issue 13) */
+    int cache_cold;         /* --cache cold: every device window flushed first, batch calls
+                               rotating over arena copies (orchestrate/dt_cache.h) */
+    int64_t l2_bytes;       /* the device's L2 (from hello), sizes flush and rotation */
 } dt_run_config;
 
 /* Runs the plan with the session's workers (started, hello done; each member's probe

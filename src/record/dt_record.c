@@ -230,6 +230,8 @@ static void case_impl_free(dt_case_impl *ci) {
     free(ci->energy_reason);
     free(ci->probe_kind);
     dt_decomp_set_free(&ci->decomp);
+    free(ci->graph_unavailable);
+    free(ci->cache.warm_reason);
     for (int s = 0; s < DT_SCOPE_COUNT; s++)
         dt_samples_free(&ci->samples[s]);
     dt_strv_free(&ci->sources);
@@ -386,6 +388,7 @@ dt_record *dt_record_new(void) {
     r->settings.threads = r->settings.max_reps = r->settings.device_reps_cap = DT_NULL_I64;
     r->settings.held_windows = 1;
     r->settings.pin = -1;
+    r->settings.graph = -1;
     r->env.host.cores = DT_NULL_I64;
     r->env.ceilings.copy_gbps = r->env.ceilings.launch_sync_floor_us = NAN;
     r->env.ceilings.launch_queue_floor_us = r->env.ceilings.launch_sync_touch_floor_us = NAN;
@@ -649,6 +652,7 @@ void dt_record_free(dt_record *r) {
     free(r->settings.pin_reason);
     free(r->settings.inputs);
     free(r->settings.dtypes);
+    free(r->settings.cache);
     for (size_t i = 0; i < r->n_cases; i++)
         case_free(r, &r->cases[i]);
     free(r->cases);

@@ -59,8 +59,8 @@ typedef struct dt_record dt_record;
  * flag while begin event, calls and end event are queued) in runs with
  * settings.held_windows; dispatch is the unheld window. Files written before held windows
  * (format 1, or held_windows absent/false) decode with their control_* samples as
- * dispatch_* and their probe scopes marked unheld (dt_record.probe_unheld). GRAPH_* is
- * reserved (no worker produces it yet); the codec already reads and writes it. */
+ * dispatch_* and their probe scopes marked unheld (dt_record.probe_unheld). GRAPH_BATCH
+ * (`--graph`): R_dev calls captured in a CUDA graph, replayed in a held window, per call. */
 typedef enum dt_scope {
     DT_SCOPE_E2E_BATCH = 0,   /* "e2e_batch": host interval / reps */
     DT_SCOPE_E2E_SINGLE,      /* "e2e_single": one call's host interval */
@@ -71,7 +71,7 @@ typedef enum dt_scope {
     DT_SCOPE_DISPATCH_BATCH,  /* "dispatch_batch": unheld stream events / reps, as a caller
                                  feeds the GPU (launch gaps included) */
     DT_SCOPE_DISPATCH_SINGLE, /* "dispatch_single" */
-    DT_SCOPE_GRAPH_BATCH,     /* "graph_batch" (reserved) */
+    DT_SCOPE_GRAPH_BATCH,     /* "graph_batch": held replay of a graph of R_dev calls / reps */
     DT_SCOPE_COUNT
 } dt_scope;
 
@@ -201,6 +201,10 @@ typedef struct dt_settings {
     char *inputs;             /* --inputs distribution ("uniform", "wide-logits", ...; issue
                                  16); NULL: absent (older files: uniform) */
     char *dtypes;             /* --dtypes as run, "f32,bf16,f16"; NULL: absent (f32) */
+    int graph;                /* --graph: 1 the graph replay scope was asked for, 0 not, -1
+                                 absent (older files: not asked) */
+    char *cache;              /* --cache: "warm" | "cold" (device scopes; host scopes are
+                                 always warm); NULL: absent (older files: warm) */
     unsigned bootstrap_resamples; /* settings.bootstrap; defaults when absent */
     uint64_t bootstrap_seed;
 } dt_settings;
@@ -431,6 +435,23 @@ typedef struct dt_case_impl {
     /* E2E decomposition (issue 13): the raw timestamps of the unheld single-call probe
      * samples (three per round; stats/dt_decomp.h), or why none was taken; empty: absent. */
     dt_decomp_set decomp;
+    /* Graph replay (issue 13): why this impl has no graph_batch samples although the run
+     * asked for them (a capture that failed, "cpu: no graphs", ...; not a failure of the
+     * case). NULL: available or not asked. */
+    char *graph_unavailable;
+    /* Cold cache (issue 13, --cache cold): what the worker confirmed for this impl's
+     * device windows (orchestrate/dt_cache.h). present 0: a warm run (or older file). */
+    struct {
+        int present;
+        int64_t copies;       /* arena copies the batch windows rotated over (largest seen) */
+        int64_t copy_bytes;   /* bytes of one copy (the arena) */
+        int64_t l2_bytes;     /* the L2 the flush and rotation were sized for */
+        int64_t flush_bytes;  /* bytes the flush before each window wrote */
+        char *warm_reason;    /* non-NULL: some device window could not be confirmed cold
+                                 (the first reason: the worker's echo failed
+                                 dt_cache_window_cold, or it sent none): this impl's device
+                                 numbers of the case are then not known to be cold */
+    } cache;
 } dt_case_impl;
 
 /* Appends a zeroed check (strings NULL, doubles 0; set fields after) and returns it. */

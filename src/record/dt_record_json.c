@@ -337,6 +337,10 @@ static dt_status dec_settings(dec *d, const json_t *root) {
     TRY(get_int(d, o, "device_reps_cap", F_NULL, 1, INT64_MAX, &s->device_reps_cap));
     TRY(get_str(d, o, "inputs", F_NULL, &s->inputs));
     TRY(get_str(d, o, "dtypes", F_NULL, &s->dtypes));
+    TRY(get_bool(d, o, "graph", F_NULL, -1, &s->graph));
+    TRY(get_str(d, o, "cache", F_NULL, &s->cache));
+    if (s->cache && strcmp(s->cache, "warm") != 0 && strcmp(s->cache, "cold") != 0)
+        return fail_at(d, "cache", "must be \"warm\" or \"cold\"");
     TRY(dec_bootstrap(d, o));
     path_pop(d, m);
     return DT_OK;
@@ -886,6 +890,24 @@ static dt_status dec_energy(dec *d, const json_t *impl, dt_case_impl *ci) {
     return DT_OK;
 }
 
+/* The impl's graph replay unavailability and cold-cache confirmation (issue 13). */
+static dt_status dec_graph_cache(dec *d, const json_t *impl, dt_case_impl *ci) {
+    const json_t *o;
+    TRY(get_str(d, impl, "graph_unavailable", F_NULL, &ci->graph_unavailable));
+    TRY(get_obj(d, impl, "cache", F_NULL, &o));
+    if (!o)
+        return DT_OK;
+    size_t m = path_key(d, "cache");
+    ci->cache.present = 1;
+    TRY(get_int(d, o, "copies", F_REQ, 1, INT64_MAX, &ci->cache.copies));
+    TRY(get_int(d, o, "copy_bytes", F_REQ, 1, INT64_MAX, &ci->cache.copy_bytes));
+    TRY(get_int(d, o, "l2_bytes", F_REQ, 1, INT64_MAX, &ci->cache.l2_bytes));
+    TRY(get_int(d, o, "flush_bytes", F_REQ, 0, INT64_MAX, &ci->cache.flush_bytes));
+    TRY(get_str(d, o, "warm_reason", F_NULL, &ci->cache.warm_reason));
+    path_pop(d, m);
+    return DT_OK;
+}
+
 /* The probe kind an impl's probe samples used and the pilot's ratio of each kind. */
 static dt_status dec_probe_kind(dec *d, const json_t *impl, dt_case_impl *ci) {
     const json_t *o;
@@ -991,6 +1013,7 @@ static dt_status dec_case_impl(dec *d, const json_t *impl, dt_case_impl *ci) {
     TRY(get_strv(d, impl, "sources", F_NULL, &ci->sources));
     TRY(dec_energy(d, impl, ci));
     TRY(dec_decomp(d, impl, ci));
+    TRY(dec_graph_cache(d, impl, ci));
     return dec_probe_kind(d, impl, ci);
 }
 
@@ -1936,6 +1959,10 @@ static json_t *enc_settings(enc *e, const dt_settings *s) {
         put_str(e, o, "inputs", s->inputs);
     if (s->dtypes)
         put_str(e, o, "dtypes", s->dtypes);
+    if (s->graph >= 0)
+        put(e, o, "graph", jbool(s->graph));
+    if (s->cache)
+        put_str(e, o, "cache", s->cache);
     json_t *bs = json_object();
     put(e, bs, "resamples", json_integer(s->bootstrap_resamples));
     put(e, bs, "seed", json_integer((json_int_t)s->bootstrap_seed));
@@ -2244,6 +2271,18 @@ static json_t *enc_case_impl(enc *e, const dt_case_impl *ci) {
     }
     if (ci->decomp.n > 0 || ci->decomp.unavailable)
         put(e, o, "decomposition", enc_decomp(e, &ci->decomp));
+    if (ci->graph_unavailable)
+        put_str(e, o, "graph_unavailable", ci->graph_unavailable);
+    if (ci->cache.present) {
+        json_t *ca = json_object();
+        put(e, ca, "copies", jint(ci->cache.copies));
+        put(e, ca, "copy_bytes", jint(ci->cache.copy_bytes));
+        put(e, ca, "l2_bytes", jint(ci->cache.l2_bytes));
+        put(e, ca, "flush_bytes", jint(ci->cache.flush_bytes));
+        if (ci->cache.warm_reason)
+            put_str(e, ca, "warm_reason", ci->cache.warm_reason);
+        put(e, o, "cache", ca);
+    }
     return o;
 }
 

@@ -69,6 +69,7 @@ static void hello_fill(const json_t *o, dt_hello *h) {
                                          "info");
     h->cuda_pci_bus = DT_NULL_I64;
     h->cuda_memory_free_bytes = -1;
+    h->cuda_l2_bytes = -1;
     if (json_is_object(info)) {
         /* the device description, plus "name" */
         json_t *gpu = json_deep_copy(info);
@@ -81,6 +82,9 @@ static void hello_fill(const json_t *o, dt_hello *h) {
         const json_t *mf = json_object_get(gpu, "memory_free_bytes");
         if (json_is_integer(mf) && json_integer_value(mf) >= 0)
             h->cuda_memory_free_bytes = json_integer_value(mf);
+        const json_t *l2 = json_object_get(gpu, "l2_bytes");
+        if (json_is_integer(l2) && json_integer_value(l2) > 0)
+            h->cuda_l2_bytes = json_integer_value(l2);
         json_decref(gpu);
     }
     h->text = json_dumps(o, JSON_COMPACT);
@@ -405,17 +409,11 @@ static dt_status device_from(const json_t *resp, int probe, int hold, int64_t re
 dt_status dt_protocol_device(dt_worker *w, int probe, int hold, int64_t reps,
                              const char *probe_kind, int prime, double timeout_s, dt_sample *out,
                              dt_err *err) {
-    *out = dt_sample_empty();
-    json_t *req = json_pack("{s:s,s:s,s:I,s:I,s:s,s:i}", "cmd", "device", "scope",
-                            probe ? "probe" : "control", "reps", (json_int_t)reps, "capacity",
-                            (json_int_t)(reps * 16 + 64), "probe_kind", probe_kind, "prime",
-                            prime);
-    if (hold) json_object_set_new(req, "hold", json_true());
-    json_t *resp = NULL;
-    dt_status st = call(w, req, timeout_s, &resp, err);
-    if (st != DT_OK) return st;
-    st = device_from(resp, probe, hold, reps, out, err);
-    json_decref(resp);
+    dt_protocol_device_opts o = {probe ? DT_PROTOCOL_DEVICE_PROBE : DT_PROTOCOL_DEVICE_CONTROL,
+                                 hold, reps, probe_kind, prime, 0, 0, 0};
+    dt_protocol_device_extra x;
+    dt_status st = dt_protocol_device_ex(w, &o, timeout_s, out, &x, err);
+    dt_protocol_device_extra_free(&x);
     return st;
 }
 
@@ -485,6 +483,36 @@ static dt_status decomp_from(const json_t *resp, dt_decomp_raw *out, dt_err *err
     return DT_OK;
 }
 
+/* ---- device, with options (issue 13: graph replay, cold cache) ------------------------ */
+
+static const char *const k_dev_scope[] = {"control", "probe", "graph"};
+
+/* The answer resp of an extended device request into *out and *x. */
+static dt_status device_ex_from(const json_t *resp, const dt_protocol_device_opts *o,
+                                dt_sample *out, dt_protocol_device_extra *x, dt_err *err) {
+    const json_t *un = json_object_get(resp, "unavailable");
+    if (un) {
+        if (o->scope != DT_PROTOCOL_DEVICE_GRAPH || !json_is_string(un) ||
+            json_string_length(un) == 0)
+            return dt_fail(err, DT_EWORKER, "worker answered device with 'unavailable' that is "
+                           "not a non-empty string of a graph request");
+        x->unavailable = dt_xstrdup(json_string_value(un));
+        return DT_OK;
+    }
+    dt_status st = device_from(resp, o->scope == DT_PROTOCOL_DEVICE_PROBE, o->hold, o->reps,
+                               out, err);
+    if (st != DT_OK) return st;
+    const json_t *c = json_object_get(json_object_get(resp, "result"), "cache");
+    if (json_is_object(c)) {
+        const json_t *cp = json_object_get(c, "copies"), *fb = json_object_get(c, "flush_bytes");
+        const char *state = json_string_value(json_object_get(c, "state"));
+        x->cache_cold = state && strcmp(state, "cold") == 0;
+        x->copies = json_is_integer(cp) ? json_integer_value(cp) : 0;
+        x->flushed_bytes = json_is_integer(fb) ? json_integer_value(fb) : 0;
+    }
+    return DT_OK;
+}
+
 dt_status dt_protocol_decomp(dt_worker *w, const char *probe_kind, int prime, double timeout_s,
                              dt_decomp_raw *out, dt_err *err) {
     memset(out, 0, sizeof *out);
@@ -510,6 +538,57 @@ dt_status dt_protocol_decomp_parse(const char *text, size_t len, dt_decomp_raw *
         st = decomp_from(resp, out, err);
     json_decref(resp);
     return st;
+}
+
+/* The request of o as JSON. */
+static json_t *device_ex_request(const dt_protocol_device_opts *o) {
+    json_t *req = json_pack("{s:s,s:s,s:I,s:I,s:s,s:i}", "cmd", "device", "scope",
+                            k_dev_scope[o->scope], "reps", (json_int_t)o->reps, "capacity",
+                            (json_int_t)(o->reps * 16 + 64), "probe_kind",
+                            o->probe_kind ? o->probe_kind : "concurrent", "prime", o->prime);
+    if (o->hold) json_object_set_new(req, "hold", json_true());
+    if (o->cache_cold) {
+        json_object_set_new(req, "cache", json_string("cold"));
+        json_object_set_new(req, "copies", json_integer((json_int_t)o->copies));
+        json_object_set_new(req, "flush_bytes", json_integer((json_int_t)o->flush_bytes));
+    }
+    return req;
+}
+
+dt_status dt_protocol_device_ex(dt_worker *w, const dt_protocol_device_opts *o, double timeout_s,
+                                dt_sample *out, dt_protocol_device_extra *x, dt_err *err) {
+    *out = dt_sample_empty();
+    memset(x, 0, sizeof *x);
+    if (o->reps < 1) return dt_fail(err, DT_EINVAL, "device: reps must be positive");
+    json_t *resp = NULL;
+    dt_status st = call(w, device_ex_request(o), timeout_s, &resp, err);
+    if (st != DT_OK) return st;
+    st = device_ex_from(resp, o, out, x, err);
+    json_decref(resp);
+    if (st != DT_OK) dt_protocol_device_extra_free(x);
+    return st;
+}
+
+dt_status dt_protocol_device_ex_parse(const char *text, size_t len,
+                                      const dt_protocol_device_opts *o, dt_sample *out,
+                                      dt_protocol_device_extra *x, dt_err *err) {
+    *out = dt_sample_empty();
+    memset(x, 0, sizeof *x);
+    if (o->reps < 1) return dt_fail(err, DT_EINVAL, "device: reps must be positive");
+    json_t *resp = json_loadb(text, len, 0, NULL);
+    dt_status st;
+    if (!json_is_object(resp) || !json_is_true(json_object_get(resp, "ok")))
+        st = dt_fail(err, DT_EWORKER, "device: not an ok:true answer");
+    else
+        st = device_ex_from(resp, o, out, x, err);
+    json_decref(resp);
+    if (st != DT_OK) dt_protocol_device_extra_free(x);
+    return st;
+}
+
+void dt_protocol_device_extra_free(dt_protocol_device_extra *x) {
+    free(x->unavailable);
+    x->unavailable = NULL;
 }
 
 /* ---- ceilings ----------------------------------------------------------------------------- */

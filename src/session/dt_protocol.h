@@ -52,6 +52,7 @@ typedef struct dt_hello {
     char *unavailable;       /* "unavailable": why the worker cannot provide what it was
                                 started as (e.g. --compile on a torch without
                                 torch.compile); NULL when absent or not a string */
+    int64_t cuda_l2_bytes;   /* its "l2_bytes", -1 if none (issue 13: --cache cold) */
     char *text;              /* the whole answer, compact JSON */
 } dt_hello;
 
@@ -148,6 +149,40 @@ dt_status dt_protocol_decomp(dt_worker *w, const char *probe_kind, int prime, do
 /* The same on a whole answer line's text (a test's). */
 dt_status dt_protocol_decomp_parse(const char *text, size_t len, dt_decomp_raw *out,
                                    dt_err *err);
+/* An extended device request (issue 13; docs/protocol.md, "device"): scope graph
+ * (R calls captured in a CUDA graph, the graph replayed once in the window) and the cold
+ * cache (flush before the window, batch calls rotating over `copies` arena copies). */
+enum { DT_PROTOCOL_DEVICE_CONTROL = 0, DT_PROTOCOL_DEVICE_PROBE = 1, DT_PROTOCOL_DEVICE_GRAPH = 2 };
+typedef struct dt_protocol_device_opts {
+    int scope;              /* DT_PROTOCOL_DEVICE_* */
+    int hold;               /* 1: "hold": true (the answer must say held:true) */
+    int64_t reps;           /* >= 1 */
+    const char *probe_kind; /* "concurrent" | "serialized"; NULL: concurrent */
+    int prime;
+    int cache_cold;         /* 1: "cache":"cold" with copies and flush_bytes */
+    int64_t copies, flush_bytes;
+} dt_protocol_device_opts;
+
+/* What an extended answer says beyond the sample. */
+typedef struct dt_protocol_device_extra {
+    char *unavailable;      /* graph: the worker's reason the scope is unavailable (ok:true
+                               with "unavailable"; the sample is then empty); NULL: measured */
+    int cache_cold;         /* result.cache.state was "cold" */
+    int64_t copies;         /* result.cache.copies (0: absent) */
+    int64_t flushed_bytes;  /* result.cache.flush_bytes (0: absent) */
+} dt_protocol_device_extra;
+
+/* Sends o; on DT_OK either x->unavailable is set (graph only; *out empty) or *out is the
+ * sample as dt_protocol_device makes it (us per call from stream_ns, held checked, probe
+ * fields for a probe) and x the cache echo. "unavailable" in an answer to a non-graph
+ * request, or not a non-empty string, is DT_EWORKER. Free x with the function below. */
+dt_status dt_protocol_device_ex(dt_worker *w, const dt_protocol_device_opts *o, double timeout_s,
+                                dt_sample *out, dt_protocol_device_extra *x, dt_err *err);
+/* The same on an answer line's text (tests). */
+dt_status dt_protocol_device_ex_parse(const char *text, size_t len,
+                                      const dt_protocol_device_opts *o, dt_sample *out,
+                                      dt_protocol_device_extra *x, dt_err *err);
+void dt_protocol_device_extra_free(dt_protocol_device_extra *x);
 
 /* ceilings of the backend's device into *out (present, error NULL), checked: copy_gbps,
  * copy_bytes, launch_sync_floor_us, launch_queue_floor_us positive finite numbers;

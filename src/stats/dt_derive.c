@@ -376,6 +376,8 @@ static void scope_summaries(derive_ctx *cx, dt_case *c, int valid, dt_scope s) {
     joined few = {0}, noisy = {0};
     for (size_t k = 0; k < cx->r->n_impls; k++) {
         size_t i = cx->order[k];
+        if (s == DT_SCOPE_GRAPH_BATCH && c->impl[i].graph_unavailable)
+            continue; /* an unavailable graph (recorded with its reason) is not too few */
         if (sd->impl[i].summary.n < p->min_samples)
             joined_add(&few, "%s %zu", impl_id(cx, i), sd->impl[i].summary.n);
     }

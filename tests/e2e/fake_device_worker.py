@@ -16,8 +16,14 @@ FAKE_DEVICE_NS=N makes every control region N ns per call (probes: times the fac
 so the pilot's ratios are exactly the factors. A probe with "decomp": true (the E2E
 decomposition's sample) gets a result.decomp of synthetic timestamps on the host clock
 around the run (launch 10-30%, kernel 40-80% of it, uncertainty 50 ns) and is logged with
-"decomp": true; FAKE_DEVICE_FAULT=decomp answers it ok:false instead."""
+"decomp": true; FAKE_DEVICE_FAULT=decomp answers it ok:false instead. Issue 13 (graph, cold cache): FAKE_L2_BYTES=N puts l2_bytes in
+the hello's cuda info; scope "graph" is answered like a control region (with "graph": true),
+or, when FAKE_GRAPH_UNAVAILABLE names the wrapped worker's file (e.g. dualtime_torch_worker.py),
+with ok:true and "unavailable"; a "cache": "cold" request is echoed as result.cache (copies,
+flush_bytes as asked) unless FAKE_CACHE_IGNORE=1. The log lines carry cache, copies and
+flush_bytes too."""
 import json, os, subprocess, sys, time
+
 
 def factors():
     f = {"concurrent": 2.0, "serialized": 1.05}
@@ -42,6 +48,8 @@ def main():
         if cmd == "hello":
             r = ask(req)
             r.setdefault("backends", {})["cuda"] = {"available": True, "info": {"name": "fake GPU"}}
+            if os.environ.get("FAKE_L2_BYTES"):
+                r["backends"]["cuda"]["info"]["l2_bytes"] = int(os.environ["FAKE_L2_BYTES"])
             r["device_timing"] = {"available": True}
             r["worker"] = "fake-" + r.get("worker", "x")
             r["fake_cpus"] = sorted(os.sched_getaffinity(0))
@@ -64,9 +72,13 @@ def main():
                 with open(log, "a") as fp:
                     fp.write(json.dumps({"pid": os.getpid(), "scope": req["scope"], "hold": hold,
                                          "probe_kind": req.get("probe_kind"),
-                                         "reps": req["reps"],
+                                         "reps": req["reps"], "cache": req.get("cache"),
+                                         "copies": req.get("copies"),
+                                         "flush_bytes": req.get("flush_bytes"),
                                          "decomp": req.get("decomp", False)}) + "\n")
-            if req["scope"] == "probe" and os.environ.get("FAKE_DEVICE_FAULT") == "probe":
+            if req["scope"] == "graph" and os.environ.get("FAKE_GRAPH_UNAVAILABLE") == name:
+                r = {"ok": True, "unavailable": "planted: %s cannot be captured" % name}
+            elif req["scope"] == "probe" and os.environ.get("FAKE_DEVICE_FAULT") == "probe":
                 r = {"ok": False, "error": "planted probe failure"}
             elif req.get("decomp") and os.environ.get("FAKE_DEVICE_FAULT") == "decomp":
                 r = {"ok": False, "error": "device: decomp unavailable: planted"}
@@ -86,6 +98,11 @@ def main():
                            "held": bool(hold)}
                     if hold:
                         res.update(hold_method="wait_value", hold_timeout_ms=1000, hold_queue_ns=1000)
+                    if req["scope"] == "graph":
+                        res["graph"] = True
+                    if req.get("cache") == "cold" and not os.environ.get("FAKE_CACHE_IGNORE"):
+                        res["cache"] = {"state": "cold", "copies": req["copies"],
+                                        "flush_bytes": req["flush_bytes"]}
                     if req["scope"] == "probe":
                         per = ns / reps
                         ks = [{"name": "k_" + name, "start_ns": int(i * per), "end_ns": int(i * per + 0.8 * per),

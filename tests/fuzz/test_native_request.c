@@ -55,8 +55,52 @@ static dt_status prep(json_t *req, dt_prepare_req *out, char *msg) {
     return st;
 }
 
+/* Issue 13: device requests with scope graph and the cold cache fields. */
+static void test_device_ex(void) {
+    dt_err err = {{0}};
+    dt_device_req d;
+    json_t *req = json_pack("{s:s,s:s,s:i,s:b}", "cmd", "device", "scope", "graph", "reps", 64,
+                            "hold", 1);
+    CHECK(dt_req_parse_device_ex(req, &d, &err) == DT_OK && d.graph && d.hold && d.reps == 64 &&
+          !d.probe && !d.cold, "%s", err.msg);
+    int probe, hold;
+    int64_t reps, cap;
+    CHECK(dt_req_parse_device(req, &probe, &reps, &cap, &hold, &err) == DT_EINVAL,
+          "the old parser knows no graph");
+    json_object_set_new(req, "cache", json_string("warm"));
+    CHECK(dt_req_parse_device_ex(req, &d, &err) == DT_OK && !d.cold);
+    json_object_set_new(req, "cache", json_string("cold"));
+    CHECK(dt_req_parse_device_ex(req, &d, &err) == DT_EINVAL && strstr(err.msg, "copies"), "%s", err.msg);
+    json_object_set_new(req, "copies", json_integer(6));
+    json_object_set_new(req, "flush_bytes", json_integer(130023424));
+    CHECK(dt_req_parse_device_ex(req, &d, &err) == DT_OK && d.cold && d.copies == 6 &&
+          d.flush_bytes == 130023424, "%s", err.msg);
+    json_object_set_new(req, "copies", json_integer(0));
+    CHECK(dt_req_parse_device_ex(req, &d, &err) == DT_EINVAL && strstr(err.msg, "copies=0 out of [1, 1024]"), "%s", err.msg);
+    json_object_set_new(req, "copies", json_integer(1025));
+    CHECK(dt_req_parse_device_ex(req, &d, &err) == DT_EINVAL);
+    json_object_set_new(req, "copies", json_integer(1));
+    json_object_set_new(req, "flush_bytes", json_integer(2));
+    CHECK(dt_req_parse_device_ex(req, &d, &err) == DT_EINVAL && strstr(err.msg, "flush_bytes=2"), "%s", err.msg);
+    json_object_set_new(req, "cache", json_string("tepid"));
+    CHECK(dt_req_parse_device_ex(req, &d, &err) == DT_EINVAL && strstr(err.msg, "'cache' must be"), "%s", err.msg);
+    json_object_set_new(req, "cache", json_integer(1));
+    CHECK(dt_req_parse_device_ex(req, &d, &err) == DT_EINVAL);
+    json_object_del(req, "cache");
+    json_object_set_new(req, "hold", json_string("yes"));
+    CHECK(dt_req_parse_device_ex(req, &d, &err) == DT_EINVAL && strstr(err.msg, "'hold'"));
+    json_object_set_new(req, "hold", json_true());
+    json_object_set_new(req, "scope", json_string("probe"));
+    json_object_set_new(req, "probe_kind", json_string("serialized"));
+    CHECK(dt_req_parse_device_ex(req, &d, &err) == DT_OK && d.probe == 2 && !d.graph);
+    json_object_set_new(req, "scope", json_string("graphs"));
+    CHECK(dt_req_parse_device_ex(req, &d, &err) == DT_EINVAL && strstr(err.msg, "'scope' must be"));
+    json_decref(req);
+}
+
 int main(void) {
     char msg[DT_ERR_LEN];
+    test_device_ex();
     dt_prepare_req pr;
 
     /* framing */

@@ -26,6 +26,7 @@
 #include "dualtime/dt_timing.h"
 #include "backend_cuda_plan.h"
 #include "dt_kernel_dir.h"
+#include "backend_cuda_replay.h"
 #include <stdio.h>
 #include "dt_backend.h"
 #include "../../src/stats/dt_stats.h"
@@ -76,6 +77,7 @@ typedef struct cuda_state {
     int plant_set;             /* the planted spin has been calibrated for this case */
     int64_t decomp_call_ns;    /* DT_DEVICE_DECOMP: host clock before the call (0: none) */
     int64_t decomp_return_ns;  /* host clock after its cuStreamSynchronize returned */
+    dt_cuda_replay replay;     /* graph replay and cold cache (backend_cuda_replay.h) */
 } cuda_state;
 
 /* Errors after which the context is gone (kernel faults): remember them. */
@@ -363,6 +365,7 @@ static void cuda_release(void *state) {
     cuda_state *s = state;
     if (!s) return;
     /* After a fault these fail; nothing more to do about it. */
+    dt_cuda_replay_free(&s->replay);
     if (s->stream) cuStreamDestroy(s->stream);
     if (s->dbase) cuMemFree(s->dbase);
     if (s->module_owned && s->module) cuModuleUnload(s->module);
@@ -748,6 +751,27 @@ out:
     return st;
 }
 
+/* The case's launch for the replay module: rotatable unless the parameters hold tensor
+ * maps (gemm wg1). */
+static dt_cuda_launch case_launch(cuda_state *s) {
+    const dt_cuda_plan *p = &s->plan;
+    dt_cuda_launch ln = {s->fn, {p->grid[0], p->grid[1], p->grid[2]},
+                         {p->block[0], p->block[1], p->block[2]}, p->shared_bytes, s->stream,
+                         s->params, p->ntma == 0};
+    return ln;
+}
+
+static dt_status cuda_cache(void *state, int64_t copies, int64_t flush_bytes, int64_t *used,
+                            dt_err *err) {
+    cuda_state *s = state;
+    dt_status st = cuda_init(err);
+    if (st != DT_OK) return st;
+    dt_cuda_launch ln = case_launch(s);
+    st = dt_cuda_replay_cache(&s->replay, s->L, s->dbase, &ln, copies, flush_bytes, err);
+    *used = st == DT_OK ? s->replay.use_copies : 0;
+    return st;
+}
+
 /* One device-timing region (include/dualtime/dt_timing.h) around reps launches on the
  * case's stream: probe 0 = control (events), 1 = CUPTI probe (concurrent kernel records),
  * 2 = CUPTI probe (serialized kernel records). flags & DT_DEVICE_HOLD: a held window; the
@@ -766,7 +790,16 @@ static dt_status cuda_device(void *state, int probe, int64_t reps, int64_t capac
         st = cuda_run(s, 1, &ns, err);
         if (st != DT_OK) return st;
     }
+    dt_cuda_launch ln = case_launch(s);
+    CUgraphExec graph = NULL; /* graph replay: made (and replayed once) before the window */
+    if ((flags & DT_DEVICE_GRAPH) && probe)
+        return dt_fail(err, DT_EINVAL, "a graph replay is a control window, not a probe");
+    if ((flags & DT_DEVICE_GRAPH) &&
+        (st = dt_cuda_replay_graph(&s->replay, &ln, reps, &graph, err)) != DT_OK)
+        return st;
     CU_RUN(cuStreamSynchronize(s->stream), err, st, out, p->kernel_name);
+    /* cold cache: the flush, outside the window (nothing when warm) */
+    if ((st = dt_cuda_replay_flush(&s->replay, &ln, err)) != DT_OK) return st;
     if (dt_timing_abi_version() != DT_TIMING_ABI_VERSION)
         return dt_fail(err, DT_EDEVICE, "timing helper ABI %u, expected %u",
                        dt_timing_abi_version(), DT_TIMING_ABI_VERSION);
@@ -780,10 +813,12 @@ static dt_status cuda_device(void *state, int probe, int64_t reps, int64_t capac
         return dt_fail(err, DT_EDEVICE, "timing begin: %s", dt_timing_last_error());
     s->decomp_call_ns = s->decomp_return_ns = 0;
     int64_t call_ns = dt_now_ns(); /* DT_DEVICE_DECOMP: the call starts */
-    for (int64_t i = 0; i < reps; i++) {
-        CUresult r = cuLaunchKernel(s->fn, p->grid[0], p->grid[1], p->grid[2], p->block[0],
-                                    p->block[1], p->block[2], p->shared_bytes, s->stream,
-                                    s->params, NULL);
+    for (int64_t i = 0; i < (graph ? 1 : reps); i++) {
+        CUresult r = graph ? cuGraphLaunch(graph, s->stream)
+                           : cuLaunchKernel(s->fn, p->grid[0], p->grid[1], p->grid[2],
+                                            p->block[0], p->block[1], p->block[2],
+                                            p->shared_bytes, s->stream,
+                                            dt_cuda_replay_params(&s->replay, &ln, i), NULL);
         char t[DT_CUDA_CHECK_TEXT_LEN];
         if (!dt_cu_check(r, "cuLaunchKernel", __FILE__, __LINE__, t, sizeof t)) {
             dt_timing_result junk;
@@ -1080,6 +1115,7 @@ static const dt_backend k_cuda_backend = {
     .download = cuda_download,
     .device = cuda_device,
     .decomp_bracket = cuda_decomp_bracket,
+    .cache = cuda_cache,
     .release = cuda_release,
     .ceilings = cuda_ceilings,
     .floor = cuda_floor,

@@ -75,6 +75,10 @@ typedef struct dt_ceilings {
                                   the host clock is read right before the call and right
                                   after a stream synchronization that follows it, inside
                                   the region (decomp_bracket returns them) */
+#define DT_DEVICE_GRAPH 8      /* graph replay (issue 13): the reps calls are captured in a
+                                  graph (outside the window, kept for the next requests of
+                                  the same reps), and the window holds one replay of it. A
+                                  capture the driver refuses: DT_EUNAVAIL with the reason */
 
 typedef struct dt_backend {
     const char *name; /* "cpu" or "cuda" */
@@ -114,6 +118,13 @@ typedef struct dt_backend {
      * its synchronization returned, of the last device region run with DT_DEVICE_DECOMP:
      * 1 with both, 0 when there is none. NULL when the backend has none. */
     int (*decomp_bracket)(void *state, int64_t *call_start_ns, int64_t *sync_return_ns);
+    /* Optional (NULL: no cold cache): the next device windows run cold — flush_bytes
+     * written before each window (outside it), batch calls rotating over `copies` copies
+     * of the arena (docs/device-timing.md, "Cold cache"); copies 0: warm again. *used is
+     * the rotation the windows will really use (1 where the kernel's parameters cannot
+     * rotate), echoed to the orchestrator, which checks it. */
+    dt_status (*cache)(void *state, int64_t copies, int64_t flush_bytes, int64_t *used,
+                       dt_err *err);
 } dt_backend;
 
 extern const dt_backend dt_backend_cpu;

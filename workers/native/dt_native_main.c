@@ -664,21 +664,40 @@ static json_t *decomp_json(worker *w, const dt_timing_result *r, const char **wh
                      "clock_source", (int)r->clock_source, "launches", arr);
 }
 
+/* The cold cache of a device request (or warm again) on the backend; on failure the
+ * error is answered and DT_EDEVICE returned. */
+static dt_status device_cache(worker *w, const dt_device_req *dq, int64_t *used) {
+    dt_err err = {{0}};
+    *used = 0;
+    if (!w->be->cache) {
+        emit_error("device: the %s backend has no cold cache", w->be->name);
+        return DT_EUNAVAIL;
+    }
+    if (w->be->cache(w->state, dq->cold ? dq->copies : 0, dq->cold ? dq->flush_bytes : 0, used,
+                     &err) != DT_OK) {
+        emit_error("device: %s", err.msg);
+        return DT_EDEVICE;
+    }
+    return DT_OK;
+}
+
 static void do_device(worker *w, json_t *req) {
     if (!need_case(w, "device", 1)) return;
     if (!w->be->device) {
         emit_error("device timing not available");
         return;
     }
-    int probe, hold;
-    int64_t reps, capacity;
+    dt_device_req dq;
     dt_err err = {{0}};
     int decomp = 0;
-    if (dt_req_parse_device(req, &probe, &reps, &capacity, &hold, &err) != DT_OK ||
-        dt_req_parse_decomp(req, probe, hold, reps, &decomp, &err) != DT_OK) {
+    if (dt_req_parse_device_ex(req, &dq, &err) != DT_OK ||
+        dt_req_parse_decomp(req, dq.probe, dq.hold, dq.reps, &decomp, &err) != DT_OK) {
         emit_error("device: %s", err.msg);
         return;
     }
+    int probe = dq.probe, hold = dq.hold;
+    int64_t reps = dq.reps, capacity = dq.capacity, used_copies = 0;
+    if ((dq.cold || w->be->cache) && device_cache(w, &dq, &used_copies) != DT_OK) return;
     int64_t prime = 0, prime_ns = 0;
     if (dt_req_parse_prime(req, &prime, &err) != DT_OK) {
         emit_error("device: %s", err.msg);
@@ -690,10 +709,15 @@ static void do_device(worker *w, json_t *req) {
     }
     dt_timing_result res;
     memset(&res, 0, sizeof res);
-    int flags = (hold ? DT_DEVICE_HOLD : 0) |
+    int flags = (hold ? DT_DEVICE_HOLD : 0) | (dq.graph ? DT_DEVICE_GRAPH : 0) |
                 (hold && fault_active(w, FAULT_HOLDSYNC) ? DT_DEVICE_PLANT_SYNC : 0) |
                 (decomp ? DT_DEVICE_DECOMP : 0);
-    if (w->be->device(w->state, probe, reps, capacity, flags, &res, &err) != DT_OK) {
+    dt_status dst = w->be->device(w->state, probe, reps, capacity, flags, &res, &err);
+    if (dst == DT_EUNAVAIL && dq.graph) { /* the scope is unavailable, the case is fine */
+        emit(json_pack("{s:b,s:s}", "ok", 1, "unavailable", err.msg));
+        return;
+    }
+    if (dst != DT_OK) {
         emit_error("device: %s", err.msg);
         return;
     }
@@ -710,6 +734,12 @@ static void do_device(worker *w, json_t *req) {
     }
     json_t *o = ok_obj();
     json_t *result = timing_result_json(&res, recs, nrecs);
+    if (dq.graph) json_object_set_new(result, "graph", json_true());
+    if (dq.cold) /* what the backend did: the orchestrator checks it (dt_cache.h) */
+        json_object_set_new(result, "cache",
+                            json_pack("{s:s,s:I,s:I}", "state", "cold", "copies",
+                                      (json_int_t)used_copies, "flush_bytes",
+                                      (json_int_t)dq.flush_bytes));
     free(recs);
     if (decomp) {
         const char *why = NULL;

@@ -202,6 +202,45 @@ dt_status dt_req_parse_prime(const json_t *req, int64_t *prime, dt_err *err) {
     return DT_OK;
 }
 
+/* "cache" of a device request into out (cold, copies, flush_bytes). */
+static dt_status parse_cache(const json_t *req, dt_device_req *out, dt_err *err) {
+    const json_t *c = json_object_get(req, "cache");
+    out->cold = 0;
+    out->copies = out->flush_bytes = 0;
+    if (!c) return DT_OK;
+    const char *v = json_string_value(c);
+    if (!v || (strcmp(v, "warm") != 0 && strcmp(v, "cold") != 0))
+        return dt_fail(err, DT_EINVAL, "'cache' must be \"warm\" or \"cold\"");
+    if (strcmp(v, "warm") == 0) return DT_OK;
+    out->cold = 1;
+    if (dt_req_get_int(req, "copies", &out->copies, err) != DT_OK ||
+        dt_req_get_int(req, "flush_bytes", &out->flush_bytes, err) != DT_OK)
+        return DT_EINVAL;
+    if (out->copies < 1 || out->copies > DT_REQ_MAX_COPIES)
+        return dt_fail(err, DT_EINVAL, "copies=%lld out of [1, %d]", (long long)out->copies,
+                       DT_REQ_MAX_COPIES);
+    if (out->flush_bytes < 4 || out->flush_bytes > DT_REQ_MAX_FLUSH)
+        return dt_fail(err, DT_EINVAL, "flush_bytes=%lld out of [4, 2^40]",
+                       (long long)out->flush_bytes);
+    return DT_OK;
+}
+
+dt_status dt_req_parse_device_ex(const json_t *req, dt_device_req *out, dt_err *err) {
+    memset(out, 0, sizeof *out);
+    const char *scope = json_string_value(json_object_get(req, "scope"));
+    if (scope && strcmp(scope, "graph") == 0) {
+        const json_t *h = json_object_get(req, "hold");
+        if (h && !json_is_boolean(h)) return dt_fail(err, DT_EINVAL, "'hold' must be true or false");
+        out->hold = h && json_is_true(h);
+        out->graph = 1;
+        if (dt_req_parse_reps(req, &out->reps, err) != DT_OK) return DT_EINVAL;
+    } else if (dt_req_parse_device(req, &out->probe, &out->reps, &out->capacity, &out->hold,
+                                   err) != DT_OK) {
+        return DT_EINVAL;
+    }
+    return parse_cache(req, out, err);
+}
+
 dt_status dt_req_parse_device(const json_t *req, int *probe, int64_t *reps, int64_t *capacity,
                               int *hold, dt_err *err) {
     *probe = 0;

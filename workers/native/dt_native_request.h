@@ -70,5 +70,21 @@ dt_status dt_req_parse_device(const json_t *req, int *probe, int64_t *reps, int6
  * dt_req_parse_device gave them). */
 dt_status dt_req_parse_decomp(const json_t *req, int probe, int hold, int64_t reps, int *decomp,
                               dt_err *err);
+/* A device request with the issue-13 options (docs/protocol.md, "device"). */
+#define DT_REQ_MAX_COPIES 1024              /* "copies" in [1, this] */
+#define DT_REQ_MAX_FLUSH ((int64_t)1 << 40) /* "flush_bytes" in [4, this] */
+typedef struct dt_device_req {
+    int probe;             /* as dt_req_parse_device (0 for a graph) */
+    int graph;             /* 1: "scope": "graph" (the reps calls as one replayed graph) */
+    int64_t reps, capacity;
+    int hold;
+    int cold;              /* 1: "cache": "cold" (absent or "warm": 0) */
+    int64_t copies;        /* cold: arena copies the batch calls rotate over */
+    int64_t flush_bytes;   /* cold: bytes written before the window */
+} dt_device_req;
+
+/* Validates a device request of any scope: control, probe or graph; "cache" absent,
+ * "warm" or "cold" (cold needs integer "copies" and "flush_bytes" in range). */
+dt_status dt_req_parse_device_ex(const json_t *req, dt_device_req *out, dt_err *err);
 
 #endif

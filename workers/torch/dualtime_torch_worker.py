@@ -774,12 +774,16 @@ class DeviceTiming:
         if not self.lib.dt_timing_set_persistent(on):
             raise self._error("dt_timing_set_persistent")
 
-    def measure(self, case, scope, reps, capacity, probe_kind, hold=False, decomp=False):
+    def measure(self, case, scope, reps, capacity, probe_kind, hold=False, calls=None,
+                flush=None, graph=None, decomp=False):
         """One region of reps calls on torch's current stream. hold: a held window
         (docs/device-timing.md): the op is called once more and synchronized first (its
         kernels loaded, torch's allocator holding the blocks a functional op reuses), the
         stream then waits on the helper's flag while the calls queue; a call that
         synchronizes inside the hold fails the sample with the watchdog's reason.
+        calls: the cold cache's rotation (call i is calls[i % len]); flush: run and
+        synchronized before the window (cold cache); graph: a captured CUDA graph of the
+        reps calls, replayed once in a control window (scope "graph").
         decomp (an unheld probe of one call): the host clock is read right before the
         call and right after case.sync() returns, inside the region, and the answer
         carries them with every launch's API enter/exit ("decomp", docs/protocol.md)."""
@@ -791,13 +795,17 @@ class DeviceTiming:
         if case.backend != "cuda":
             raise WorkerError("device timing needs the cuda backend")
         stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
-        call = case.call
+        call = graph.replay if graph is not None else case.call
+        rot = calls if calls and graph is None else [call]
         # tests only: a host synchronization planted inside the hold
         plant_sync = hold and os.environ.get("DUALTIME_TORCH_FAULT") == "holdsync"
         with _inference_mode():
             if hold:
                 call()
             case.sync()
+            if flush is not None:  # cold cache: outside the window
+                flush()
+                case.sync()
             if hold and not self.lib.dt_timing_hold(stream):
                 raise self._error("timing hold")
             if scope == "probe":
@@ -809,8 +817,12 @@ class DeviceTiming:
                 raise self._error("timing begin")
             try:
                 t_call = time.monotonic_ns()
-                for _ in range(reps):
-                    call()
+                if graph is not None:
+                    graph.replay()
+                else:
+                    nrot = len(rot)
+                    for i in range(reps):
+                        rot[i % nrot]()
                 if plant_sync:
                     torch.cuda.synchronize()
                 if decomp:  # the caller sees the call complete
@@ -866,6 +878,106 @@ class DeviceTiming:
                              "host_call_ns": t_return - t_call,
                              "clock_source": res.clock_source, "launches": launches}
         return out
+
+
+# --- graph replay and cold cache (issue 13; docs/device-timing.md) ---------------------
+
+MAX_COPIES = 1024  # "copies" of a cold device request, at most
+
+
+class GraphUnavailable(Exception):
+    """The op cannot be captured in a CUDA graph: the graph scope is unavailable for this
+    case (recorded with the reason), which is not a failure of the case."""
+
+
+def _req_cache(req):
+    """(cold, copies, flush_bytes) of a device request's optional "cache"."""
+    c = req.get("cache")
+    if c is None or c == "warm":
+        return False, 0, 0
+    if c != "cold":
+        raise WorkerError("'cache' must be \"warm\" or \"cold\"")
+    copies = _req_int(req, "copies", 1)
+    if copies > MAX_COPIES:
+        raise WorkerError("copies=%d out of [1, %d]" % (copies, MAX_COPIES))
+    flush_bytes = _req_int(req, "flush_bytes", 4)
+    if flush_bytes > 1 << 40:
+        raise WorkerError("flush_bytes=%d out of [4, 2^40]" % flush_bytes)
+    return True, copies, flush_bytes
+
+
+class Replay:
+    """A case's cold cache (arena copies with their calls, the flush buffer) and its
+    captured graph. Copies are made from the case's device arena when first needed, so
+    they hold the same inputs; every copy gets its own call (case.bind on the copy)."""
+
+    def __init__(self):
+        self.copies = []       # [(device arena copy, call)], copy 0 is the case's own
+        self.flush_buf = None  # int32 device tensor of flush_bytes / 4 elements
+        self.flush_value = 0
+        self.graph_obj = None
+        self.graph_key = None  # (reps, number of copies) the graph holds
+
+    def cold(self, case, copies, flush_bytes):
+        """(calls, flush) of a cold window rotating over `copies` arena copies."""
+        if case.dev is None:
+            raise WorkerError("cold cache: needs the cuda backend")
+        if copies > 1 and (case.emulated or case.bind is None):
+            raise WorkerError("cold cache: arena copies are not offered for an emulated case "
+                              "or a user implementation (--module, --compile)")
+        if not self.copies:
+            self.copies = [(case.dev, case.call)]
+        while len(self.copies) < copies:
+            dev = case.dev.clone()
+            self.copies.append((dev, case.bind(dev)[2][0]))
+            self.graph_obj = None
+        if self.flush_buf is None or self.flush_buf.numel() * 4 < flush_bytes:
+            self.flush_buf = None
+            self.flush_buf = torch.empty(flush_bytes // 4, dtype=torch.int32, device="cuda")
+        calls = [c for _, c in self.copies[:copies]]
+        return calls, self._flush
+
+    def _flush(self):
+        self.flush_value = (self.flush_value * 1664525 + 1013904223) % (1 << 31)
+        self.flush_buf.fill_(self.flush_value)
+
+    def graph(self, case, reps, calls):
+        """The CUDA graph of reps calls (rotated over calls when given), captured on a side
+        stream as torch requires (torch.cuda.graph), replayed once untimed; kept for the
+        next requests of the same reps and copies. GraphUnavailable when torch refuses."""
+        if case.dev is None:
+            raise GraphUnavailable("cpu: no graphs")
+        if not hasattr(torch.cuda, "CUDAGraph") or not hasattr(torch.cuda, "graph"):
+            raise GraphUnavailable("torch %s has no torch.cuda.graph" % torch.__version__)
+        rot = calls or [case.call]
+        key = (reps, len(rot))
+        if self.graph_obj is not None and self.graph_key == key:
+            return self.graph_obj
+        self.graph_obj = None
+        try:
+            with _inference_mode():
+                side = torch.cuda.Stream()
+                side.wait_stream(torch.cuda.current_stream())
+                with torch.cuda.stream(side):  # warm-up on a side stream before capture
+                    for c in rot[:3]:
+                        c()
+                torch.cuda.current_stream().wait_stream(side)
+                torch.cuda.synchronize()
+                g = torch.cuda.CUDAGraph()
+                with torch.cuda.graph(g):
+                    for i in range(reps):
+                        rot[i % len(rot)]()
+                g.replay()
+                torch.cuda.synchronize()
+        except Exception as exc:  # not capturable: the scope is unavailable for the case
+            try:
+                torch.cuda.synchronize()
+            except Exception:
+                pass
+            raise GraphUnavailable("torch.cuda.graph capture failed: %s: %s"
+                                   % (type(exc).__name__, _one_line(exc, 300)))
+        self.graph_obj, self.graph_key = g, key
+        return g
 
 
 # --- the case -------------------------------------------------------------------------
@@ -991,8 +1103,13 @@ class Case:
         self.sync = None      # device synchronize or no-op
         self.backend = None
         self.name = None
+        self.bind = None      # bind(base) -> (views, views1d, built): the op on another arena
+        self.emulated = False
+        self.replay = Replay()  # graph replay and cold cache
 
     def close(self):
+        self.replay = Replay()
+        self.bind = None
         self.call = None
         self.views = {}
         self.views1d = {}
@@ -1235,20 +1352,27 @@ class Worker:
             else:
                 base = case.host
                 case.sync = _no_sync
-            typed = {"f32": _typed(base, torch.float32, 4), "i64": _typed(base, torch.int64, 8),
-                     "bf16": _typed(base, torch.bfloat16, 2), "f16": _typed(base, torch.float16, 2)}
-            for name, dtype, rdim, cdim, is_out in roles:
-                b = byname[name]
-                dtype = b["dtype"]  # the case dtype for float roles (checked in _validate)
-                esize = ESIZE[dtype]
-                st = typed[dtype]
-                rows, cols, stride = b["rows"], b["cols"], b["row_stride"]
-                eoff = b["data_offset"] // esize
-                case.views[name] = st.as_strided((rows, cols), (stride, 1), eoff)
-                if rows == 1:
-                    case.views1d[name] = st.as_strided((cols,), (1,), eoff)
-                elif cols == 1:
-                    case.views1d[name] = st.as_strided((rows,), (stride,), eoff)
+            def bind(base):
+                """The op's views and call on arena `base` (the case's, or a copy of it)."""
+                typed = {"f32": _typed(base, torch.float32, 4), "i64": _typed(base, torch.int64, 8),
+                         "bf16": _typed(base, torch.bfloat16, 2),
+                         "f16": _typed(base, torch.float16, 2)}
+                views, views1d = {}, {}
+                for name, dtype, rdim, cdim, is_out in roles:
+                    b = byname[name]
+                    dtype = b["dtype"]  # the case dtype for float roles (checked in _validate)
+                    esize = ESIZE[dtype]
+                    st = typed[dtype]
+                    rows, cols, stride = b["rows"], b["cols"], b["row_stride"]
+                    eoff = b["data_offset"] // esize
+                    views[name] = st.as_strided((rows, cols), (stride, 1), eoff)
+                    if rows == 1:
+                        views1d[name] = st.as_strided((cols,), (1,), eoff)
+                    elif cols == 1:
+                        views1d[name] = st.as_strided((rows,), (stride,), eoff)
+                return views, views1d, _BUILDERS[op](views, views1d, m, n, base.device)
+            case.views, case.views1d, built = bind(base)
+            case.bind = bind
             dev = base.device
             case.roles = [r[0] for r in roles]
             emulated = False
@@ -1257,8 +1381,7 @@ class Worker:
                 setup_ms["alloc"] = (time.perf_counter() - t0) * 1e3
                 built = USER.build(case, op, roles, m, n, k, setup_ms)
                 t0 = time.perf_counter()
-            else:
-                built = _BUILDERS[op](case.views, case.views1d, m, n, dev)
+                case.bind = None  # a user's function on arena copies: not offered (cold cache)
             case.call, policy, impl = built[:3]
             case.publish = built[3] if len(built) > 3 else None
             narrow = case.views["out"].dtype
@@ -1268,6 +1391,7 @@ class Worker:
                 case.call, policy, impl = built[:3]
                 case.publish = built[3]
                 emulated = True
+                case.emulated = True
             case.sync()
             setup_ms["alloc"] = setup_ms.get("alloc", 0.0) + (time.perf_counter() - t0) * 1e3
         except BaseException:
@@ -1330,8 +1454,8 @@ class Worker:
     def device(self, req):
         case = self._need_case("device")
         scope = req.get("scope")
-        if scope not in ("control", "probe"):
-            raise WorkerError("'scope' must be control or probe")
+        if scope not in ("control", "probe", "graph"):
+            raise WorkerError("'scope' must be control, probe or graph")
         reps = _req_int(req, "reps", 1)
         capacity = _req_int(req, "capacity", 0, required=False) or 0
         kind = req.get("probe_kind", "concurrent")
@@ -1346,13 +1470,28 @@ class Worker:
                 case.sync()
         if kind not in ("concurrent", "serialized"):
             raise WorkerError("'probe_kind' must be concurrent or serialized")
+        cold, copies, flush_bytes = _req_cache(req)
+        rp = case.replay
+        calls, flush = rp.cold(case, copies, flush_bytes) if cold else (None, None)
+        graph = None
+        if scope == "graph":
+            try:
+                graph = rp.graph(case, reps, calls)
+            except GraphUnavailable as exc:
+                return {"unavailable": _one_line(exc)}
         decomp = req.get("decomp", False)
         if not isinstance(decomp, bool):
             raise WorkerError("'decomp' must be true or false")
-        if decomp and (scope != "probe" or hold or reps != 1):
+        if decomp and (scope != "probe" or hold or reps != 1 or graph is not None or cold):
             raise WorkerError("'decomp' needs an unheld probe of one call (scope probe, "
-                              "reps 1, no hold)")
-        return {"result": self.timing.measure(case, scope, reps, capacity, kind, hold, decomp)}
+                              "reps 1, no hold, warm)")
+        res = self.timing.measure(case, "control" if graph is not None else scope, reps,
+                                  capacity, kind, hold, calls, flush, graph, decomp)
+        if graph is not None:
+            res["graph"] = True
+        if cold:  # what was done: the orchestrator checks it (src/orchestrate/dt_cache.h)
+            res["cache"] = {"state": "cold", "copies": len(calls), "flush_bytes": flush_bytes}
+        return {"result": res}
 
     def probe_process(self, req):
         """{"cmd":"probe_process"}: this process serves only probe samples from now on
