@@ -276,44 +276,47 @@ static int fw_direct(const run_ctx *c, const fw_case *f) {
            !(f->ci->output_policy && strcmp(f->ci->output_policy, "functional") == 0);
 }
 
-/* Before timed sample `index`: its input set and poisoned outputs into f's arena, then
- * upload. Returns the set, or -1 (no anti-cheat state, a sample not checked (large
- * arenas: dt_cheat_sample_checked), or f failed). */
-static int fw_sample_arm(run_ctx *c, const case_run *cr, fw_case *f, int index) {
-    if (!cr->cheat.nsets || !dt_cheat_sample_checked(cr->L.total_bytes, index)) return -1;
+/* Before timed sample `index` (on the worker of step; device: a device sample): its input
+ * set and poisoned outputs into f's arena, then upload. Returns the set, or -1 (no
+ * anti-cheat state, a sample not checked (dt_cheat_sample_checked), or f failed). */
+static int fw_sample_arm(run_ctx *c, const case_run *cr, fw_case *f, dt_session_step step,
+                         int index, int device) {
+    if (!cr->cheat.nsets || !dt_cheat_sample_checked(cr->L.total_bytes, index) ||
+        (device && cr->L.total_bytes > DT_CHEAT_FULL_BYTES))
+        return -1;
     int set = dt_cheat_sample_set(index);
     dt_cheat_begin(&f->ci->cheat, cr->cheat.nsets);
     dt_cheat_arm(&cr->cheat, set, f->shm.base);
     double ms;
-    return fw_copy(c, f, DT_STEP_MAIN, "upload", &ms) == DT_OK ? set : -1;
+    return fw_copy(c, f, step, "upload", &ms) == DT_OK ? set : -1;
 }
 
 /* After timed sample `index` given input set `set`: the output read and checked (direct
  * workers before download, then re-poisoned and watched through download and, on the
  * first checked index, for DT_CHEAT_LATE_MS; device mirrors after download, re-read while still
  * poisoned), classified (dt_cheat_classify); a failure fails f, naming its check. */
-static void fw_sample_check(run_ctx *c, const case_run *cr, fw_case *f, int set,
-                            dt_scope scope, int index) {
+static void fw_sample_check(run_ctx *c, const case_run *cr, fw_case *f, dt_session_step step,
+                            int set, dt_scope scope, int index) {
     if (set < 0 || !f->ok) return;
     dt_cheat_obs o;
     memset(&o, 0, sizeof o);
-    o.direct = fw_direct(c, f);
+    o.direct = step == DT_STEP_MAIN && fw_direct(c, f);
     double ms;
     if (o.direct) {
         dt_cheat_look_at(&cr->cheat, set, f->shm.base, &o.now);
         dt_arena_poison_outputs(&cr->L, f->shm.base);
-        if (fw_copy(c, f, DT_STEP_MAIN, "download", &ms) != DT_OK) return;
+        if (fw_copy(c, f, step, "download", &ms) != DT_OK) return;
         o.written_at_download = dt_cheat_output_written(&cr->L, f->shm.base);
         if (index == dt_cheat_first_checked(cr->L.total_bytes) && o.written_at_download == 0) {
             usleep(DT_CHEAT_LATE_MS * 1000);
             o.written_late = dt_cheat_output_written(&cr->L, f->shm.base);
         }
     } else {
-        if (fw_copy(c, f, DT_STEP_MAIN, "download", &ms) != DT_OK) return;
+        if (fw_copy(c, f, step, "download", &ms) != DT_OK) return;
         dt_cheat_look_at(&cr->cheat, set, f->shm.base, &o.now);
         for (int t = 0; !o.now.ok && o.now.ar.output_unwritten > 0 && t < 20; t++) {
             usleep(DT_CHEAT_LATE_MS * 1000);
-            if (fw_copy(c, f, DT_STEP_MAIN, "download", &ms) != DT_OK) return;
+            if (fw_copy(c, f, step, "download", &ms) != DT_OK) return;
             dt_cheat_look_at(&cr->cheat, set, f->shm.base, &o.late);
             o.has_late = 1;
             if (o.late.ok) break;
@@ -331,7 +334,7 @@ static void fw_sample_check(run_ctx *c, const case_run *cr, fw_case *f, int set,
     } else {
         snprintf(msg, sizeof msg, "%s", reason);
     }
-    fw_fail(f, DT_STEP_MAIN, "check after timed sample", msg);
+    fw_fail(f, step, "check after timed sample", msg);
 }
 
 /* After the case's round: the physics check (a catch fails f), then every check settled. */
@@ -497,7 +500,7 @@ static void take_samples(run_ctx *c, case_run *cr, int single) {
             progress(c, f->id, single ? "single samples" : "batch samples");
             int64_t reps = single ? 1 : f->reps, ns = 0, e_t0 = 0;
             unsigned long long e_mj = 0;
-            int set = fw_sample_arm(c, cr, f, i); /* anti-cheat: rotated inputs, poison */
+            int set = fw_sample_arm(c, cr, f, DT_STEP_MAIN, i, 0); /* anti-cheat: inputs, poison */
             if (set < 0 && !f->ok) continue;
             int energy = !single && energy_begin(c, &e_mj, &e_t0);
             /* untimed calls right before (--prime, default 1), in the same request: on a
@@ -509,7 +512,7 @@ static void take_samples(run_ctx *c, case_run *cr, int single) {
             if (energy) energy_end(c, f, e_mj, e_t0, reps + c->cfg->prime);
             dt_sample s = host_sample(c, (double)ns / 1e3 / (double)reps, reps, cr->round, i);
             dt_samples_push(&f->ci->samples[scope], &s);
-            fw_sample_check(c, cr, f, set, scope, i);
+            fw_sample_check(c, cr, f, DT_STEP_MAIN, set, scope, i);
         }
     }
 }
@@ -652,6 +655,8 @@ static void take_device_samples(run_ctx *c, case_run *cr, int single) {
                 progress(c, f->id, dt_scope_name(scope));
                 dt_session_step step = slot == DT_RUN_SLOT_PROBE ? f->probe_step : DT_STEP_MAIN;
                 dt_sample s;
+                int set = fw_sample_arm(c, cr, f, step, i, 1); /* anti-cheat (small arenas) */
+                if (set < 0 && !f->ok) break;
                 if (fw_device(c, f, step, slot != DT_RUN_SLOT_DISPATCH, reps, k_stage[slot], &s) !=
                     DT_OK)
                     break;
@@ -659,6 +664,8 @@ static void take_device_samples(run_ctx *c, case_run *cr, int single) {
                 s.index = i;
                 s.position = c->position++;
                 dt_samples_push(&f->ci->samples[scope], &s);
+                fw_sample_check(c, cr, f, step, set, scope, i);
+                if (!f->ok) break;
             }
         }
     }
