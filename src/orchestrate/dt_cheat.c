@@ -150,10 +150,7 @@ int dt_cheat_in_text(const char *text) {
 }
 
 void dt_cheat_begin(dt_cheat_rec *rec, int input_sets) {
-    if (!rec->present) {
-        rec->present = 1;
-        rec->sample_checks = 0;
-    }
+    rec->present = 1;
     if (input_sets > rec->input_sets) rec->input_sets = input_sets;
 }
 
@@ -172,14 +169,18 @@ static void settle_one(dt_cheat_rec *rec, dt_cheat_check k, const char *na) {
     dt_record_set_str(&r->note, na);
 }
 
-void dt_cheat_settle(dt_cheat_rec *rec, int lazy_checked, const char *backend) {
+void dt_cheat_settle(dt_cheat_rec *rec, int lazy_checked, const char *backend,
+                     int64_t checked_calls) {
     dt_cheat_begin(rec, 0);
     int none = rec->sample_checks == 0;
     const char *no_samples = "no timed sample was checked (the implementation failed first)";
     settle_one(rec, DT_CHEAT_CACHED_RESULT, none ? no_samples : NULL);
     settle_one(rec, DT_CHEAT_SKIPPED_WORK, none ? no_samples : NULL);
     settle_one(rec, DT_CHEAT_SIDE_STREAM, none ? no_samples : NULL);
-    settle_one(rec, DT_CHEAT_WROTE_INPUT, NULL);
+    settle_one(rec, DT_CHEAT_WROTE_INPUT, none && checked_calls == 0
+                                              ? "no call was checked (the implementation "
+                                                "failed first)"
+                                              : NULL);
     const char *lazy = none ? no_samples
                        : lazy_checked ? NULL
                        : backend && strcmp(backend, "cpu") == 0

@@ -159,7 +159,10 @@ int dt_cheat_physics(const dt_cheat_limits *lim, const dt_case *c, size_t impl, 
                      size_t reason_len);
 
 /* Closes rec after a round: checks that ran and caught nothing become passed, those
- * that cannot apply get their note. lazy_checked: the early read was possible. */
-void dt_cheat_settle(dt_cheat_rec *rec, int lazy_checked, const char *backend);
+ * that cannot apply get their note. lazy_checked: the early read was possible;
+ * checked_calls: the implementation's checked calls (cold, warm), 0 when it failed before
+ * any (then wrote_input is not applicable either). */
+void dt_cheat_settle(dt_cheat_rec *rec, int lazy_checked, const char *backend,
+                     int64_t checked_calls);
 
 #endif

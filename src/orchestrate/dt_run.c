@@ -358,7 +358,7 @@ static void fw_cheat_finish(run_ctx *c, case_run *cr, fw_case *f) {
         ph->status = p == 0 ? DT_CHEAT_PASSED : DT_CHEAT_NOT_APPLICABLE;
         dt_record_set_str(&ph->note, f->ok ? reason : "the implementation failed first");
     }
-    dt_cheat_settle(rec, fw_direct(c, f), c->cfg->backend);
+    dt_cheat_settle(rec, fw_direct(c, f), c->cfg->backend, (int64_t)f->ci->n_checks);
 }
 
 /* ---- timing policy -------------------------------------------------------------------- */

@@ -134,11 +134,25 @@ static void test_schedule_and_names(void) {
     dt_cheat_mark(&rec, DT_CHEAT_SKIPPED_WORK, "first");
     dt_cheat_mark(&rec, DT_CHEAT_SKIPPED_WORK, "second");
     rec.sample_checks = 3;
-    dt_cheat_settle(&rec, 1, "cpu");
+    dt_cheat_settle(&rec, 1, "cpu", 2);
     CHECK(rec.present && rec.check[DT_CHEAT_SKIPPED_WORK].status == DT_CHEAT_CAUGHT &&
           strcmp(rec.check[DT_CHEAT_SKIPPED_WORK].note, "first") == 0);
     CHECK(rec.check[DT_CHEAT_CACHED_RESULT].status == DT_CHEAT_PASSED);
     CHECK(rec.check[DT_CHEAT_ALIASED_OUTPUT].status == DT_CHEAT_PASSED);
+    for (int k = 0; k < DT_CHEAT_COUNT; k++) free(rec.check[k].note);
+    /* nothing checked at all: not applicable, with the reason; a device mirror's lazy
+     * check is not applicable either */
+    memset(&rec, 0, sizeof rec);
+    dt_cheat_settle(&rec, 0, "cuda", 0);
+    for (int k = 0; k < DT_CHEAT_FASTER_THAN_PHYSICS; k++)
+        CHECK(rec.check[k].status == DT_CHEAT_NOT_APPLICABLE && rec.check[k].note, "check %d", k);
+    for (int k = 0; k < DT_CHEAT_COUNT; k++) free(rec.check[k].note);
+    memset(&rec, 0, sizeof rec);
+    rec.sample_checks = 4;
+    dt_cheat_settle(&rec, 0, "cuda", 2);
+    CHECK(rec.check[DT_CHEAT_ALIASED_OUTPUT].status == DT_CHEAT_NOT_APPLICABLE &&
+          strstr(rec.check[DT_CHEAT_ALIASED_OUTPUT].note, "device mirror"));
+    CHECK(rec.check[DT_CHEAT_SIDE_STREAM].status == DT_CHEAT_PASSED);
     for (int k = 0; k < DT_CHEAT_COUNT; k++) free(rec.check[k].note);
 }
 
