@@ -20,6 +20,10 @@ int dt_cheat_sample_checked(int64_t arena_bytes, int index) {
     return arena_bytes <= DT_CHEAT_FULL_BYTES || index == 1 || index == 2;
 }
 
+int dt_cheat_round_checked(int64_t arena_bytes, int round) {
+    return arena_bytes <= DT_CHEAT_FULL_BYTES || round == 0;
+}
+
 int dt_cheat_first_checked(int64_t arena_bytes) { return arena_bytes <= DT_CHEAT_FULL_BYTES ? 0 : 1; }
 
 dt_status dt_cheat_case_init(dt_cheat_case *cc, const dt_case_layout *L, uint64_t seed,

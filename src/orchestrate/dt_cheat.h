@@ -65,11 +65,13 @@ int dt_cheat_sample_set(int index);
 
 /* Whether timed sample `index` of a case with arena_bytes is armed and checked: every
  * sample up to DT_CHEAT_FULL_BYTES; above it (each check copies, uploads, downloads and
- * compares the whole arena) samples 1 and 2 of each scope and round only (set 0 after
- * the warmup's set 0: skipped work; set 1: a replay), the physics check covering the
- * rest (such cases are far over every cache). */
+ * compares the whole arena: seconds) e2e samples 1 and 2 of each scope in round 0 only
+ * (set 0 after the warmup's set 0: skipped work; set 1: a replay), and no device sample;
+ * the physics check, every round, covers the rest (such cases are far over every cache).
+ * dt_cheat_round_checked: whether round `round` makes the input sets at all. */
 #define DT_CHEAT_FULL_BYTES (256ll << 20)
 int dt_cheat_sample_checked(int64_t arena_bytes, int index);
+int dt_cheat_round_checked(int64_t arena_bytes, int round);
 /* The first checked index (0, or 1 above DT_CHEAT_FULL_BYTES): where a direct worker's
  * output is watched for late writes. */
 int dt_cheat_first_checked(int64_t arena_bytes);

@@ -337,9 +337,9 @@ static void fw_sample_check(run_ctx *c, const case_run *cr, fw_case *f, dt_sessi
     fw_fail(f, step, "check after timed sample", msg);
 }
 
-/* After the case's round: the physics check (a catch fails f), then every check settled. */
+/* After the case's round: the physics check (a catch fails f), then every check settled
+ * (also in rounds that check no sample: large arenas after round 0). */
 static void fw_cheat_finish(run_ctx *c, case_run *cr, fw_case *f) {
-    if (!cr->cheat.nsets) return;
     dt_cheat_rec *rec = &f->ci->cheat;
     dt_cheat_begin(rec, cr->cheat.nsets);
     char reason[480];
@@ -847,8 +847,9 @@ static void run_case(run_ctx *c, const dt_case_spec *spec, int round, int flip) 
         for (int i = 0; i < 2; i++) fw_fail(&cr.fw[i], DT_STEP_MAIN, "inputs", msg);
     } else if (dt_oracle_compute(&cr.L, cr.pristine, &cr.ref, &e) != DT_OK) {
         for (int i = 0; i < 2; i++) fw_fail(&cr.fw[i], DT_STEP_MAIN, "oracle", e.msg);
-    } else if (dt_cheat_case_init(&cr.cheat, &cr.L, c->cfg->seed, cr.pristine, &cr.ref, &e) !=
-               DT_OK) {
+    } else if (dt_cheat_round_checked(cr.L.total_bytes, round) &&
+               dt_cheat_case_init(&cr.cheat, &cr.L, c->cfg->seed, cr.pristine, &cr.ref, &e) !=
+                   DT_OK) {
         for (int i = 0; i < 2; i++) fw_fail(&cr.fw[i], DT_STEP_MAIN, "input sets", e.msg);
     } else {
         for (int i = 0; i < 2; i++)

@@ -123,6 +123,8 @@ static void test_schedule_and_names(void) {
         CHECK(dt_cheat_sample_checked(DT_CHEAT_FULL_BYTES + 1, i) == (i == 1 || i == 2), "large %d", i);
     }
     CHECK(dt_cheat_first_checked(1 << 20) == 0 && dt_cheat_first_checked(DT_CHEAT_FULL_BYTES + 1) == 1);
+    CHECK(dt_cheat_round_checked(1 << 20, 3) && dt_cheat_round_checked(DT_CHEAT_FULL_BYTES + 1, 0) &&
+          !dt_cheat_round_checked(DT_CHEAT_FULL_BYTES + 1, 1));
     CHECK(dt_cheat_in_text("download: cheat.aliased_output: a view") == DT_CHEAT_ALIASED_OUTPUT);
     CHECK(dt_cheat_in_text("cheat.aliased_output without colon") == -1);
     CHECK(dt_cheat_in_text(NULL) == -1);
