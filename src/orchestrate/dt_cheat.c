@@ -261,6 +261,7 @@ void dt_cheat_limits_read(const dt_record *r, const char *backend, dt_cheat_limi
     const dt_ceilings_rec *ce = &r->env.ceilings;
     lim->copy_gbps = ce->present && !ce->error && ce->copy_gbps > 0 ? ce->copy_gbps : NAN;
     lim->cache_bytes = lim->peak_flops_f32 = lim->peak_flops_narrow = NAN;
+    lim->bw_margin = DT_CHEAT_BW_MARGIN;
     if (backend && strcmp(backend, "cuda") == 0) {
         lim->cache_bytes = json_text_int(r->env.gpu_json, "l2_bytes");
         double sms = json_text_int(r->env.gpu_json, "sm_count");
@@ -272,6 +273,7 @@ void dt_cheat_limits_read(const dt_record *r, const char *backend, dt_cheat_limi
             lim->peak_flops_narrow = sms * khz * 1e3 * 4096.0;
         }
     } else {
+        lim->bw_margin = DT_CHEAT_BW_MARGIN_CPU;
         lim->cache_bytes = cpu_cache_bytes();
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
         /* per core and cycle at 6 GHz: two 16-lane FP32 FMA units (64 flop), 1024 for
@@ -322,13 +324,14 @@ int dt_cheat_physics(const dt_cheat_limits *lim, const dt_case *c, size_t impl, 
     int bytes_rule = lim->copy_gbps > 0 && lim->cache_bytes > 0 &&
                      bytes > DT_CHEAT_CACHE_FACTOR * lim->cache_bytes;
     int flops_rule = peak > 0 && flops > 0;
-    double bytes_us = bytes_rule ? bytes / (lim->copy_gbps * DT_CHEAT_BW_MARGIN * 1e3) : NAN;
+    double margin = lim->bw_margin > 0 ? lim->bw_margin : DT_CHEAT_BW_MARGIN;
+    double bytes_us = bytes_rule ? bytes / (lim->copy_gbps * margin * 1e3) : NAN;
     double flops_us = flops_rule ? flops / (peak * DT_CHEAT_FLOPS_MARGIN) * 1e6 : NAN;
     if (bytes_rule && us < bytes_us) {
         snprintf(reason, len, "%s p50 %.4g us per call is faster than physics: %.4g bytes "
                  "(more than %.0fx the %.4g-byte cache) at %.0f%% of the measured copy "
                  "ceiling %.4g GB/s need at least %.4g us", dt_scope_name(scope), us, bytes,
-                 DT_CHEAT_CACHE_FACTOR, lim->cache_bytes, 100.0 * DT_CHEAT_BW_MARGIN,
+                 DT_CHEAT_CACHE_FACTOR, lim->cache_bytes, 100.0 * margin,
                  lim->copy_gbps, bytes_us);
         return 1;
     }

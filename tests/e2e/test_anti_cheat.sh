@@ -7,7 +7,9 @@
 #    cheat.aliased_output, physics -> cheat.faster_than_physics (a case over 4x the
 #    largest CPU cache), and the input writer DUALTIME_FAULT=input:add ->
 #    cheat.wrote_input: each fails its case (exit 1, no verdict) naming the check in
-#    results.json (error and anti_cheat.checks) and results.md; the SDK baseline passes.
+#    results.json (error and anti_cheat.checks) and results.md; the SDK baseline passes;
+#    cached, skip and async again behind the fake device worker (the device-mirror path,
+#    device samples checked too);
 #  - the PyTorch worker's planted view result (DUALTIME_TORCH_PLANT=aliased_output) ->
 #    cheat.aliased_output (skipped without torch);
 #  - honest native and torch workers: every check passed or not applicable, none caught.
@@ -79,7 +81,24 @@ print(best or 32 << 20)
 EOP
 )
 ROWS=$(( (CACHE * 9 / 2) / (3 * 4 * 4096) + 1 ))  # add: 3 x 4 bytes per element, 4.5 x cache
-plant physics cheat.faster_than_physics --row-shapes "${ROWS}x4096" --sample-ms 40 --samples 3
+# (--sample-ms 200: even a call slowed by a loaded host leaves room for R to grow)
+plant physics cheat.faster_than_physics --row-shapes "${ROWS}x4096" --sample-ms 200 --samples 3
+
+# 1b. the device-mirror path (the output is read after download, re-read while poisoned):
+# the same plants behind the fake device worker (--backends cuda, cpu underneath)
+H="$(cd "$(dirname "$0")" && pwd)"
+MIRROR=(--backends cuda --device-timing --operations add --row-shapes 17x257 --samples 4
+        --rounds 1 --sample-ms 2 --warmup-ms 5 --threads 1 --quiet
+        --candidate-worker "$H/fake_device_worker.py $B/dualtime-native-worker"
+        --baseline-worker "$H/fake_device_worker.py $W")
+mirror() { # mirror KIND NAME
+  DUALTIME_PLANT_CHEAT="$1:add" "$D" run --output "$T/m-$1" "${MIRROR[@]}"; local rc=$?
+  [ $rc -eq 1 ] && caught "$T/m-$1" "$2" fake-native fake-sdk-cpu && ok ||
+    no "mirror $1: exit $rc or $2 not named"
+}
+mirror cached cheat.cached_result
+mirror skip cheat.skipped_work
+mirror async cheat.side_stream
 
 # 2. the input writer (the native worker's fault injection): caught at the cold call
 DUALTIME_FAULT=input:add "$D" run --output "$T/input" "${SMALL[@]}"; rc=$?

@@ -180,6 +180,7 @@ static void test_physics(void) {
     dt_cheat_limits lim;
     memset(&lim, 0, sizeof lim);
     lim.copy_gbps = 100.0;          /* 1e11 B/s */
+    lim.bw_margin = 2.0;
     lim.cache_bytes = 1e6;
     lim.peak_flops_f32 = 1e12;
     lim.peak_flops_narrow = 1e13;
