@@ -20,6 +20,10 @@ int dt_cheat_sample_checked(int64_t arena_bytes, int index) {
     return arena_bytes <= DT_CHEAT_FULL_BYTES || index == 1 || index == 2;
 }
 
+int dt_cheat_device_sample_checked(int64_t arena_bytes, int index) {
+    return arena_bytes <= DT_CHEAT_FULL_BYTES && index >= 0 && index <= 2;
+}
+
 int dt_cheat_round_checked(int64_t arena_bytes, int round) {
     return arena_bytes <= DT_CHEAT_FULL_BYTES || round == 0;
 }

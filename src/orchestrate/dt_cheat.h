@@ -73,6 +73,9 @@ int dt_cheat_sample_set(int index);
  * dt_cheat_round_checked: whether round `round` makes the input sets at all. */
 #define DT_CHEAT_FULL_BYTES (256ll << 20)
 int dt_cheat_sample_checked(int64_t arena_bytes, int index);
+/* The same for a device sample (control, probe, dispatch: three per index): indexes 0..2
+ * (sets 0, 0, 1) of arenas up to DT_CHEAT_FULL_BYTES, none above. */
+int dt_cheat_device_sample_checked(int64_t arena_bytes, int index);
 int dt_cheat_round_checked(int64_t arena_bytes, int round);
 /* The first checked index (0, or 1 above DT_CHEAT_FULL_BYTES): where a direct worker's
  * output is watched for late writes. */

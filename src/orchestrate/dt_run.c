@@ -281,8 +281,8 @@ static int fw_direct(const run_ctx *c, const fw_case *f) {
  * anti-cheat state, a sample not checked (dt_cheat_sample_checked), or f failed). */
 static int fw_sample_arm(run_ctx *c, const case_run *cr, fw_case *f, dt_session_step step,
                          int index, int device) {
-    if (!cr->cheat.nsets || !dt_cheat_sample_checked(cr->L.total_bytes, index) ||
-        (device && cr->L.total_bytes > DT_CHEAT_FULL_BYTES))
+    if (!cr->cheat.nsets || !(device ? dt_cheat_device_sample_checked(cr->L.total_bytes, index)
+                                     : dt_cheat_sample_checked(cr->L.total_bytes, index)))
         return -1;
     int set = dt_cheat_sample_set(index);
     dt_cheat_begin(&f->ci->cheat, cr->cheat.nsets);
@@ -655,7 +655,7 @@ static void take_device_samples(run_ctx *c, case_run *cr, int single) {
                 progress(c, f->id, dt_scope_name(scope));
                 dt_session_step step = slot == DT_RUN_SLOT_PROBE ? f->probe_step : DT_STEP_MAIN;
                 dt_sample s;
-                int set = fw_sample_arm(c, cr, f, step, i, 1); /* anti-cheat (small arenas) */
+                int set = fw_sample_arm(c, cr, f, step, i, 1); /* anti-cheat: indexes 0..2 */
                 if (set < 0 && !f->ok) break;
                 if (fw_device(c, f, step, slot != DT_RUN_SLOT_DISPATCH, reps, k_stage[slot], &s) !=
                     DT_OK)

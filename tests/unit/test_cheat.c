@@ -122,6 +122,10 @@ static void test_schedule_and_names(void) {
         CHECK(dt_cheat_sample_checked(1 << 20, i), "small %d", i);
         CHECK(dt_cheat_sample_checked(DT_CHEAT_FULL_BYTES + 1, i) == (i == 1 || i == 2), "large %d", i);
     }
+    for (int i = 0; i < 9; i++) {
+        CHECK(dt_cheat_device_sample_checked(1 << 20, i) == (i <= 2), "device small %d", i);
+        CHECK(!dt_cheat_device_sample_checked(DT_CHEAT_FULL_BYTES + 1, i), "device large %d", i);
+    }
     CHECK(dt_cheat_first_checked(1 << 20) == 0 && dt_cheat_first_checked(DT_CHEAT_FULL_BYTES + 1) == 1);
     CHECK(dt_cheat_round_checked(1 << 20, 3) && dt_cheat_round_checked(DT_CHEAT_FULL_BYTES + 1, 0) &&
           !dt_cheat_round_checked(DT_CHEAT_FULL_BYTES + 1, 1));
