@@ -74,8 +74,8 @@ static void narrow_buf(dt_dtype d, const cpu_narrow_buf *b) {
 }
 
 static void cpu_state_free(cpu_state *s) {
-    if (s) dt_cpu_plant_free(s->plant);
     if (!s) return;
+    dt_cpu_plant_free(s->plant); /* first: joins a planted thread still using the state */
     for (int i = 0; i < s->nnarrow; i++) free(s->nb[i].f32);
     free(s);
 }
