@@ -54,6 +54,7 @@ rerun|two default-matrix runs back to back (rerun-a, rerun-b), wall time each, t
 plant|DT_PLANT (default softmax:0.10) slowed native op at 8192^2 and 128x1024 (and add 17x257 unplanted), compared against rerun-a (must be a regression, exit 1)
 dtypes|the row ops of the default matrix in DT_DTYPES (default bf16,fp16) with device timing
 long|CUDA backend GPU test of the long-row, vocabulary and unaligned-view shapes (DUALTIME_GPU_TEST_SHAPES=long) in every dtype
+anti-cheat|issue 17 item 7: honest torch and native on cuda (a case over 4x L2 included) pass every named anti-cheat check (docs/anti-cheat.md)
 shards|a two-shard plan of a small CUDA matrix, both shards one after the other on this GPU, merged, against a single run of the same flags (same case ids and input SHA-256s)
 decomp|E2E decomposition: add and layernorm at 17x257 and 8192x8192 (cuda, device timing, 3 rounds), its table into the summary, results.md as decomp.md; then the decomp GPU checks of both workers
 devices|the small CUDA matrix of `shards` with --devices 0 and as a plain run: same cases and inputs; every case names GPU 0, its UUID, clocks and ceilings (docs/devices.md)
@@ -226,6 +227,25 @@ step_dtypes() { run dtypes 300 3 "$B/dualtime" run --backends cuda --operations 
   [ -f "$W/dtypes/results.md" ] && cp "$W/dtypes/results.md" "$OUT/dtypes.md"; return 0; }
 step_long() { run long 240 60 env DUALTIME_GPU_TEST_SHAPES=long DUALTIME_GPU_TEST_NO_FAULT=1 "${CUDA_TEST[@]}"
   fails long; }
+
+# anti-cheat: the honest workers on the GPU pass every check; add 8192^2 (768 MiB) is over
+# 4x the H200's L2, so the bytes rule of cheat.faster_than_physics applies to it.
+step_anti-cheat() { rm -rf "$W/anti-cheat"
+  run anti-cheat 300 3 "$B/dualtime" run --backends cuda --operations add,softmax,gemm \
+    --row-shapes 17x257,8192x8192 --gemm-shapes 1024x1024x1024 "${DEVT[@]}" --samples 5 \
+    --quiet --output "$W/anti-cheat"
+  run anti-cheat-check 30 12 python3 -c 'import json, sys
+r = json.load(open(sys.argv[1])); bad = 0
+for c in r["cases"]:
+    for fw, im in c["impl"].items():
+        ck = im.get("anti_cheat", {}).get("checks", {})
+        st = {k: v["status"] for k, v in ck.items()}
+        ok = len(st) == 6 and all(s in ("passed", "not_applicable") for s in st.values())
+        ph = ck.get("cheat.faster_than_physics", {})
+        print(c["id"], fw, "ok" if ok else "FAIL", im["anti_cheat"]["sample_checks"], ph.get("status"), ph.get("note"))
+        bad += not ok
+sys.exit(1 if bad else 0)' "$W/anti-cheat/results.json"
+  [ -f "$W/anti-cheat/results.md" ] && cp "$W/anti-cheat/results.md" "$OUT/anti-cheat.md"; return 0; }
 
 # shards: issue 20 on one GPU. The plan's flags are the single run's flags.
 # shellcheck disable=SC2054 # the commas are dualtime's

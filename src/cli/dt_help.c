@@ -43,6 +43,10 @@ static const char *const k_run_head =
     "Benchmarks the candidate worker against the baseline worker on every case of the\n"
     "plan and writes DIR/results.json, DIR/results.md and the plots; at the end a short\n"
     "summary on stderr (results path, assessment, verdicts, slowest and fastest ratio).\n"
+    "Every output is checked against an FP64 oracle, and every implementation by the named\n"
+    "anti-cheat checks (cheat.cached_result, cheat.skipped_work, cheat.side_stream,\n"
+    "cheat.wrote_input, cheat.aliased_output, cheat.faster_than_physics: docs/anti-cheat.md);\n"
+    "a failed or caught implementation fails its case (no verdict, exit status 1).\n"
     "\n";
 
 int dt_help_wanted(int argc, char **argv) {

@@ -659,6 +659,54 @@ static void sec_correctness(const md *m) {
     sec_tolerances(m);
 }
 
+/* ---- anti-cheat (issue 17 item 7, docs/anti-cheat.md) ---- */
+
+/* One implementation's anti-cheat row: samples checked, then every check that did not
+ * simply pass (caught first, with its reason; not applicable with why). */
+static void anti_cheat_row(const md *m, const dt_case *c, size_t i) {
+    const dt_cheat_rec *ac = &c->impl[i].cheat;
+    if (!c->impl[i].present || !ac->present)
+        return;
+    row_open(m, c, i);
+    fprintf(m->o, " | %lld (%lld input sets) | ", (long long)ac->sample_checks,
+            (long long)ac->input_sets);
+    int shown = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (int k = 0; k < DT_CHEAT_COUNT; k++) {
+            const dt_cheat_result *x = &ac->check[k];
+            if (x->status != (pass == 0 ? DT_CHEAT_CAUGHT : DT_CHEAT_NOT_APPLICABLE))
+                continue;
+            fputs(shown++ ? "; " : "", m->o);
+            fprintf(m->o, pass == 0 ? "**CAUGHT `%s`**: " : "`%s` not applicable: ",
+                    dt_cheat_check_name((dt_cheat_check)k));
+            text(m, x->note ? x->note : "");
+        }
+    fputs(shown ? " |\n" : "every check passed |\n", m->o);
+}
+
+static void sec_anti_cheat(const md *m) {
+    int any = 0;
+    for (size_t n = 0; n < m->r->n_cases && !any; n++)
+        for (size_t i = 0; i < m->r->n_impls; i++)
+            any |= m->r->cases[n].impl[i].cheat.present;
+    if (!any)
+        return;
+    fputs("## Anti-cheat checks\n\n"
+          "Each implementation is checked for the attacks benchmark harnesses met "
+          "(docs/anti-cheat.md): `cheat.cached_result` (inputs rotate between timed samples "
+          "over distinct input sets; every sample's output is checked against its set's "
+          "oracle), `cheat.skipped_work` (outputs are poisoned before every timed sample), "
+          "`cheat.side_stream` (writes after the call returned), `cheat.wrote_input`, "
+          "`cheat.aliased_output` (lazy, view or aliased outputs), "
+          "`cheat.faster_than_physics` (faster than the fewest bytes at the measured copy "
+          "ceiling or the flops at peak). A caught check fails the case: no verdict.\n\n"
+          "| Case | Framework | Samples checked | Findings |\n|---|---|---:|---|\n", m->o);
+    for (size_t i = 0; i < m->r->n_cases; i++)
+        for (size_t k = 0; k < m->r->n_impls; k++)
+            anti_cheat_row(m, &m->r->cases[i], dt_format_impl_at(m->r, k));
+    fputs("\n", m->o);
+}
+
 /* ---- device control, kernel probe ---- */
 
 /* Small cases' held control batch over (kernels per call x the held touch floor batch),
@@ -1593,6 +1641,7 @@ static void write_all(const md *m) {
     sec_plots(m);
     sec_setup(m);
     sec_correctness(m);
+    sec_anti_cheat(m);
     sec_control(m);
     dt_format_md_graph_cache(m->o, m->r); /* issue 13: graph replay, cache state */
     sec_probe(m);

@@ -6,6 +6,7 @@
 #include <sys/statvfs.h>
 
 #include "../data/dt_arena.h"
+#include "dt_cheat.h"
 
 void dt_case_bytes_of(const dt_case_spec *c, int nimpls, dt_case_bytes *out) {
     dt_case_layout L;
@@ -18,7 +19,8 @@ void dt_case_bytes_of(const dt_case_spec *c, int nimpls, dt_case_bytes *out) {
     else /* two rows of doubles per thread, and gamma/beta: small */
         scratch = 4 * c->n * (int64_t)sizeof(double) * 8;
     out->arena_bytes = L.total_bytes;
-    out->host_bytes = L.total_bytes + ref + scratch;
+    /* + the anti-cheat input sets beyond the first: arenas and references */
+    out->host_bytes = L.total_bytes + ref + scratch + dt_cheat_extra_host_bytes(&L);
     out->shm_bytes = L.total_bytes * nimpls;
     out->device_bytes = L.total_bytes * nimpls;
 }

@@ -3,7 +3,8 @@
  * /dev/shm (statvfs) and on the device (when the worker's hello reported its free memory).
  *
  * Per case (dt_case_bytes_of below): the host needs the orchestrator's
- * pristine arena, the FP64 reference and scale and the oracle's scratch, plus the
+ * pristine arena (and the anti-cheat input sets: dt_cheat.h), the FP64 reference and
+ * scale and the oracle's scratch, plus the
  * implementations' shared arenas (tmpfs pages are host memory too); /dev/shm needs one
  * arena per implementation; the device one arena per implementation. The orchestrator
  * holds one case at a time (it frees the case's buffers before the next), so the largest

@@ -34,8 +34,9 @@
 #include "../stats/dt_derive.h"
 #include "../session/dt_protocol.h"
 #include "../stats/dt_stats.h"
-#include "dt_latin.h"
 #include "dt_cache.h"
+#include "dt_cheat.h"
+#include "dt_latin.h"
 
 static volatile sig_atomic_t g_stop_signal;
 
@@ -82,6 +83,7 @@ typedef struct case_run {
     uint8_t *pristine;
     dt_oracle_ref ref;
     int round, flip;
+    dt_cheat_case cheat; /* the case's input sets (anti-cheat; nsets 0: none) */
     fw_case fw[DT_SESSION_MAX_IMPLS];
 } case_run;
 
@@ -133,6 +135,8 @@ static void progress(run_ctx *c, const char *fw, const char *phase) {
 static void fw_fail(fw_case *f, dt_session_step step, const char *stage, const char *msg) {
     if (!f->ok && f->ci->error) return; /* first wins */
     f->ok = 0;
+    int cheat = dt_cheat_in_text(msg); /* a worker's own anti-cheat finding */
+    if (cheat >= 0) dt_cheat_mark(&f->ci->cheat, (dt_cheat_check)cheat, msg);
     char line[700];
     snprintf(line, sizeof line, "%s: %s", stage, msg);
     f->ci->status = DT_IMPL_FAILED;
@@ -226,12 +230,18 @@ static void check_record(fw_case *f, const char *when, const dt_arena_report *ar
     }
 }
 
+static void fw_cheat_name(const case_run *cr, fw_case *f, int cold, const dt_arena_report *ar,
+                          const dt_oracle_report *orp, char *msg, size_t len);
+
 /* One checked call: poison, upload, call, download, check arena and oracle. Appends a
  * check to the case; setup (round 0's cold call) gets the phase times. Returns DT_OK
  * when everything passed. */
 static dt_status fw_checked_call(run_ctx *c, fw_case *f, const char *when, const case_run *cr,
                                  int setup) {
-    dt_arena_poison_outputs(&cr->L, f->shm.base);
+    if (cr->cheat.nsets) /* input set 0 again (samples rotate them), outputs poisoned */
+        dt_cheat_arm(&cr->cheat, 0, f->shm.base);
+    else
+        dt_arena_poison_outputs(&cr->L, f->shm.base);
     double up_ms = 0, down_ms = 0;
     int64_t ns = 0;
     int cold = strcmp(when, "cold") == 0;
@@ -252,10 +262,121 @@ static dt_status fw_checked_call(run_ctx *c, fw_case *f, const char *when, const
     if (!ar.ok || !orp.ok) {
         char msg[600];
         snprintf(msg, sizeof msg, "%s", !ar.ok ? ar.first_problem : orp.first_failure);
+        fw_cheat_name(cr, f, cold, &ar, &orp, msg, sizeof msg);
         fw_fail(f, DT_STEP_MAIN, cold ? "check after cold call" : "check after timing", msg);
         return DT_ECHECK;
     }
     return DT_OK;
+}
+
+/* ---- anti-cheat hooks (dt_cheat.h, docs/anti-cheat.md): per (case, implementation) -- */
+
+/* A failed checked call's named check, if any: msg becomes "cheat.<name>: <reason>". */
+static void fw_cheat_name(const case_run *cr, fw_case *f, int cold, const dt_arena_report *ar,
+                          const dt_oracle_report *orp, char *msg, size_t len) {
+    if (!cr->cheat.nsets) return;
+    dt_cheat_obs o;
+    memset(&o, 0, sizeof o);
+    o.now.ar = *ar;
+    o.now.orp = *orp;
+    o.now.other_set_ok = -1;
+    char reason[480];
+    int k = dt_cheat_classify(&o, cold, reason, sizeof reason);
+    if (k < 0) return;
+    dt_cheat_mark(&f->ci->cheat, (dt_cheat_check)k, reason);
+    snprintf(msg, len, "%s: %s", dt_cheat_check_name((dt_cheat_check)k), reason);
+}
+
+/* The worker computes in the shared arena (cpu, not the functional output policy): its
+ * output must be there when the call returns, before any download. */
+static int fw_direct(const run_ctx *c, const fw_case *f) {
+    return strcmp(c->cfg->backend, "cpu") == 0 &&
+           !(f->ci->output_policy && strcmp(f->ci->output_policy, "functional") == 0);
+}
+
+/* Before timed sample `index` (on the worker of step; device: a device sample): its input
+ * set and poisoned outputs into f's arena, then upload. Returns the set, or -1 (no
+ * anti-cheat state, a sample not checked (dt_cheat_sample_checked), or f failed). */
+static int fw_sample_arm(run_ctx *c, const case_run *cr, fw_case *f, dt_session_step step,
+                         int index, int device) {
+    if (!cr->cheat.nsets || !(device ? dt_cheat_device_sample_checked(cr->L.total_bytes, index)
+                                     : dt_cheat_sample_checked(cr->L.total_bytes, index)))
+        return -1;
+    int set = dt_cheat_sample_set(index);
+    dt_cheat_begin(&f->ci->cheat, cr->cheat.nsets);
+    dt_cheat_arm(&cr->cheat, set, f->shm.base);
+    double ms;
+    return fw_copy(c, f, step, "upload", &ms) == DT_OK ? set : -1;
+}
+
+/* After timed sample `index` given input set `set`: the output read and checked (direct
+ * workers before download, then re-poisoned and watched through download and, on the
+ * first checked index, for DT_CHEAT_LATE_MS; device mirrors after download, re-read while still
+ * poisoned), classified (dt_cheat_classify); a failure fails f, naming its check. */
+static void fw_sample_check(run_ctx *c, const case_run *cr, fw_case *f, dt_session_step step,
+                            int set, dt_scope scope, int index) {
+    if (set < 0 || !f->ok) return;
+    dt_cheat_obs o;
+    memset(&o, 0, sizeof o);
+    o.direct = step == DT_STEP_MAIN && fw_direct(c, f);
+    double ms;
+    if (o.direct) {
+        dt_cheat_look_at(&cr->cheat, set, f->shm.base, &o.now);
+        dt_arena_poison_outputs(&cr->L, f->shm.base);
+        if (fw_copy(c, f, step, "download", &ms) != DT_OK) return;
+        o.written_at_download = dt_cheat_output_written(&cr->L, f->shm.base);
+        if (index == dt_cheat_first_checked(cr->L.total_bytes) && o.written_at_download == 0) {
+            usleep(DT_CHEAT_LATE_MS * 1000);
+            o.written_late = dt_cheat_output_written(&cr->L, f->shm.base);
+        }
+    } else {
+        if (fw_copy(c, f, step, "download", &ms) != DT_OK) return;
+        dt_cheat_look_at(&cr->cheat, set, f->shm.base, &o.now);
+        for (int t = 0; !o.now.ok && o.now.ar.output_unwritten > 0 && t < 20; t++) {
+            usleep(DT_CHEAT_LATE_MS * 1000);
+            if (fw_copy(c, f, step, "download", &ms) != DT_OK) return;
+            dt_cheat_look_at(&cr->cheat, set, f->shm.base, &o.late);
+            o.has_late = 1;
+            if (o.late.ok) break;
+        }
+    }
+    f->ci->cheat.sample_checks++;
+    char reason[480], when[96], msg[600];
+    int k = dt_cheat_classify(&o, 0, reason, sizeof reason);
+    if (k == -2) return;
+    snprintf(when, sizeof when, "sample %s #%d (input set %d)", dt_scope_name(scope), index, set);
+    check_record(f, when, &o.now.ar, &o.now.orp);
+    if (k >= 0) {
+        dt_cheat_mark(&f->ci->cheat, (dt_cheat_check)k, reason);
+        snprintf(msg, sizeof msg, "%s: %s", dt_cheat_check_name((dt_cheat_check)k), reason);
+    } else {
+        snprintf(msg, sizeof msg, "%s", reason);
+    }
+    fw_fail(f, step, "check after timed sample", msg);
+}
+
+/* After the case's round: the physics check (a catch fails f), then every check settled
+ * (also in rounds that check no sample: large arenas after round 0). */
+static void fw_cheat_finish(run_ctx *c, case_run *cr, fw_case *f) {
+    dt_cheat_rec *rec = &f->ci->cheat;
+    dt_cheat_begin(rec, cr->cheat.nsets);
+    char reason[480];
+    dt_cheat_limits lim;
+    dt_cheat_limits_read(c->r, c->cfg->backend, &lim);
+    int p = f->ok ? dt_cheat_physics(&lim, cr->cj, (size_t)c->ri[f->index], reason, sizeof reason)
+                  : -1;
+    if (p == 1) {
+        dt_cheat_mark(rec, DT_CHEAT_FASTER_THAN_PHYSICS, reason);
+        char msg[600];
+        snprintf(msg, sizeof msg, "%s: %s", dt_cheat_check_name(DT_CHEAT_FASTER_THAN_PHYSICS),
+                 reason);
+        fw_fail(f, DT_STEP_MAIN, "physics", msg);
+    } else if (rec->check[DT_CHEAT_FASTER_THAN_PHYSICS].status != DT_CHEAT_CAUGHT) {
+        dt_cheat_result *ph = &rec->check[DT_CHEAT_FASTER_THAN_PHYSICS];
+        ph->status = p == 0 ? DT_CHEAT_PASSED : DT_CHEAT_NOT_APPLICABLE;
+        dt_record_set_str(&ph->note, f->ok ? reason : "the implementation failed first");
+    }
+    dt_cheat_settle(rec, fw_direct(c, f), c->cfg->backend, (int64_t)f->ci->n_checks);
 }
 
 /* ---- timing policy -------------------------------------------------------------------- */
@@ -399,6 +520,8 @@ static void take_samples(run_ctx *c, case_run *cr, int single) {
             progress(c, f->id, single ? "single samples" : "batch samples");
             int64_t reps = single ? 1 : f->reps, ns = 0, e_t0 = 0;
             unsigned long long e_mj = 0;
+            int set = fw_sample_arm(c, cr, f, DT_STEP_MAIN, i, 0); /* anti-cheat: inputs, poison */
+            if (set < 0 && !f->ok) continue;
             int energy = !single && energy_begin(c, &e_mj, &e_t0);
             /* untimed calls right before (--prime, default 1), in the same request: on a
              * GPU shared by two worker processes they take the context switch away from
@@ -409,6 +532,7 @@ static void take_samples(run_ctx *c, case_run *cr, int single) {
             if (energy) energy_end(c, f, e_mj, e_t0, reps + c->cfg->prime);
             dt_sample s = host_sample(c, (double)ns / 1e3 / (double)reps, reps, cr->round, i);
             dt_samples_push(&f->ci->samples[scope], &s);
+            fw_sample_check(c, cr, f, DT_STEP_MAIN, set, scope, i);
         }
     }
 }
@@ -634,6 +758,8 @@ static void take_device_samples(run_ctx *c, case_run *cr, int single) {
                 progress(c, f->id, dt_scope_name(scope));
                 dt_session_step step = slot == DT_RUN_SLOT_PROBE ? f->probe_step : DT_STEP_MAIN;
                 dt_sample s;
+                int set = fw_sample_arm(c, cr, f, step, i, 1); /* anti-cheat: indexes 0..2 */
+                if (set < 0 && !f->ok) break;
                 if (fw_device(c, f, step, slot != DT_RUN_SLOT_DISPATCH, reps, k_stage[slot], &s) !=
                     DT_OK)
                     break;
@@ -641,6 +767,8 @@ static void take_device_samples(run_ctx *c, case_run *cr, int single) {
                 s.index = i;
                 s.position = c->position++;
                 dt_samples_push(&f->ci->samples[scope], &s);
+                fw_sample_check(c, cr, f, step, set, scope, i);
+                if (!f->ok) break;
             }
             if (!single && !(i & 1)) take_graph_sample(c, cr, f, reps, i);
         }
@@ -858,6 +986,10 @@ static void run_case(run_ctx *c, const dt_case_spec *spec, int round, int flip) 
         for (int i = 0; i < c->n; i++) fw_fail(&cr.fw[i], DT_STEP_MAIN, "inputs", msg);
     } else if (dt_oracle_compute(&cr.L, cr.pristine, &cr.ref, &e) != DT_OK) {
         for (int i = 0; i < c->n; i++) fw_fail(&cr.fw[i], DT_STEP_MAIN, "oracle", e.msg);
+    } else if (dt_cheat_round_checked(cr.L.total_bytes, round) &&
+               dt_cheat_case_init(&cr.cheat, &cr.L, c->cfg->seed, cr.pristine, &cr.ref, &e) !=
+                   DT_OK) {
+        for (int i = 0; i < c->n; i++) fw_fail(&cr.fw[i], DT_STEP_MAIN, "input sets", e.msg);
     } else {
         for (int i = 0; i < c->n; i++)
             if (cr.fw[i].ok) fw_setup(c, &cr, &cr.fw[i]);
@@ -880,8 +1012,10 @@ static void run_case(run_ctx *c, const dt_case_spec *spec, int round, int flip) 
                 dt_record_set_str(&f->ci->output_sha256, hex);
             }
         }
+        for (int i = 0; i < c->n; i++) fw_cheat_finish(c, &cr, &cr.fw[i]);
     }
     case_finish(c, &cr);
+    dt_cheat_case_free(&cr.cheat);
     dt_oracle_free(&cr.ref);
     free(cr.pristine);
 }

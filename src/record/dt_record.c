@@ -70,6 +70,30 @@ int dt_elem_type_find(const char *name) { return table_find(k_elem_names, DT_ELE
 const char *dt_role_name(dt_role r) { return r == DT_ROLE_BASELINE ? "baseline" : "candidate"; }
 const char *dt_impl_status_name(dt_impl_status s) { return s == DT_IMPL_OK ? "ok" : "failed"; }
 
+static const char *const k_cheat_names[DT_CHEAT_COUNT] = {
+    "cheat.cached_result", "cheat.skipped_work",   "cheat.side_stream",
+    "cheat.wrote_input",   "cheat.aliased_output", "cheat.faster_than_physics"};
+const char *dt_cheat_check_name(dt_cheat_check c) {
+    DT_ASSERT((int)c >= 0 && c < DT_CHEAT_COUNT);
+    return k_cheat_names[c];
+}
+int dt_cheat_check_find(const char *name) {
+    for (int i = 0; name && i < DT_CHEAT_COUNT; i++)
+        if (strcmp(name, k_cheat_names[i]) == 0) return i;
+    return -1;
+}
+static const char *const k_cheat_status[DT_CHEAT_STATUS_COUNT] = {"unset", "passed", "caught",
+                                                                  "not_applicable"};
+const char *dt_cheat_status_name(dt_cheat_status s) {
+    DT_ASSERT((int)s >= 0 && s < DT_CHEAT_STATUS_COUNT);
+    return k_cheat_status[s];
+}
+int dt_cheat_status_find(const char *name) {
+    for (int i = 1; name && i < DT_CHEAT_STATUS_COUNT; i++)
+        if (strcmp(name, k_cheat_status[i]) == 0) return i;
+    return -1;
+}
+
 static const char *const k_verdict_names[DT_REC_VERDICT_COUNT] = {
     "invalid", "insufficient", "indistinguishable", "faster", "slower"};
 const char *dt_rec_verdict_name(dt_rec_verdict v) {
@@ -232,6 +256,8 @@ static void case_impl_free(dt_case_impl *ci) {
     dt_decomp_set_free(&ci->decomp);
     free(ci->graph_unavailable);
     free(ci->cache.warm_reason);
+    for (int k = 0; k < DT_CHEAT_COUNT; k++)
+        free(ci->cheat.check[k].note);
     for (int s = 0; s < DT_SCOPE_COUNT; s++)
         dt_samples_free(&ci->samples[s]);
     dt_strv_free(&ci->sources);

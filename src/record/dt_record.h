@@ -394,6 +394,44 @@ typedef struct dt_check {
     dt_check_oracle oracle;
 } dt_check;
 
+/* Anti-cheat checks (issue 17 item 7; docs/anti-cheat.md), one per attack, in report
+ * order; their stable names are "cheat.cached_result" ... (dt_cheat_check_name). The
+ * logic is orchestrate/dt_cheat.h; the record only keeps what each found. */
+typedef enum dt_cheat_check {
+    DT_CHEAT_CACHED_RESULT = 0, /* "cheat.cached_result": replays an earlier result */
+    DT_CHEAT_SKIPPED_WORK,      /* "cheat.skipped_work": skips work when called repeatedly */
+    DT_CHEAT_SIDE_STREAM,       /* "cheat.side_stream": works on after the call returned */
+    DT_CHEAT_WROTE_INPUT,       /* "cheat.wrote_input": modifies an input */
+    DT_CHEAT_ALIASED_OUTPUT,    /* "cheat.aliased_output": lazy or aliased output */
+    DT_CHEAT_FASTER_THAN_PHYSICS, /* "cheat.faster_than_physics" */
+    DT_CHEAT_COUNT
+} dt_cheat_check;
+const char *dt_cheat_check_name(dt_cheat_check c);
+int dt_cheat_check_find(const char *name); /* -1 when unknown */
+
+typedef enum dt_cheat_status {
+    DT_CHEAT_UNSET = 0,      /* not recorded (older files, a case that never ran) */
+    DT_CHEAT_PASSED,         /* "passed" */
+    DT_CHEAT_CAUGHT,         /* "caught": the implementation failed its case for it */
+    DT_CHEAT_NOT_APPLICABLE, /* "not_applicable": note says why */
+    DT_CHEAT_STATUS_COUNT
+} dt_cheat_status;
+const char *dt_cheat_status_name(dt_cheat_status s);
+int dt_cheat_status_find(const char *name); /* -1 when unknown */
+
+typedef struct dt_cheat_result {
+    dt_cheat_status status;
+    char *note; /* caught: the reason; not_applicable: why; NULL: none */
+} dt_cheat_result;
+
+/* What the anti-cheat checks found for one implementation of one case (every round). */
+typedef struct dt_cheat_rec {
+    int present;           /* 0: absent (older files) */
+    int64_t sample_checks; /* timed samples whose output was checked against the oracle */
+    int64_t input_sets;    /* distinct input sets the timed samples rotated over */
+    dt_cheat_result check[DT_CHEAT_COUNT];
+} dt_cheat_rec;
+
 typedef struct dt_case_impl {
     int present;            /* 0: this impl did not record the case (invalid v1 cases) */
     dt_impl_status status;
@@ -452,6 +490,7 @@ typedef struct dt_case_impl {
                                  dt_cache_window_cold, or it sent none): this impl's device
                                  numbers of the case are then not known to be cold */
     } cache;
+    dt_cheat_rec cheat;     /* anti-cheat findings (issue 17 item 7) */
 } dt_case_impl;
 
 /* Appends a zeroed check (strings NULL, doubles 0; set fields after) and returns it. */

@@ -908,6 +908,45 @@ static dt_status dec_graph_cache(dec *d, const json_t *impl, dt_case_impl *ci) {
     return DT_OK;
 }
 
+/* The impl's "anti_cheat" object (optional; issue 17 item 7, docs/anti-cheat.md):
+ * {"sample_checks":N,"input_sets":K,"checks":{"cheat.<name>":{"status":..,"note":..}}}. */
+static dt_status dec_anti_cheat(dec *d, const json_t *impl, dt_case_impl *ci) {
+    const json_t *o, *checks, *v;
+    TRY(get_obj(d, impl, "anti_cheat", F_NULL, &o));
+    if (!o)
+        return DT_OK;
+    size_t m = path_key(d, "anti_cheat");
+    dt_cheat_rec *cr = &ci->cheat;
+    cr->present = 1;
+    TRY(get_int(d, o, "sample_checks", F_REQ, 0, INT64_MAX, &cr->sample_checks));
+    TRY(get_int(d, o, "input_sets", F_REQ, 0, INT64_MAX, &cr->input_sets));
+    TRY(get_obj(d, o, "checks", F_REQ, &checks));
+    size_t m2 = path_key(d, "checks");
+    const char *name;
+    json_object_foreach((json_t *)checks, name, v) {
+        int k = dt_cheat_check_find(name);
+        if (k < 0)
+            return fail_at(d, name, "is not a known anti-cheat check (cheat.cached_result, "
+                           "cheat.skipped_work, cheat.side_stream, cheat.wrote_input, "
+                           "cheat.aliased_output, cheat.faster_than_physics)");
+        if (!json_is_object(v))
+            return fail_at(d, name, "must be an object, found %s", type_name(v));
+        size_t m3 = path_key(d, name);
+        char *status = NULL;
+        TRY(get_str(d, v, "status", F_REQ, &status));
+        int st = dt_cheat_status_find(status);
+        free(status);
+        if (st < 0)
+            return fail_at(d, "status", "must be \"passed\", \"caught\" or \"not_applicable\"");
+        cr->check[k].status = (dt_cheat_status)st;
+        TRY(get_str(d, v, "note", F_NULL, &cr->check[k].note));
+        path_pop(d, m3);
+    }
+    path_pop(d, m2);
+    path_pop(d, m);
+    return DT_OK;
+}
+
 /* The probe kind an impl's probe samples used and the pilot's ratio of each kind. */
 static dt_status dec_probe_kind(dec *d, const json_t *impl, dt_case_impl *ci) {
     const json_t *o;
@@ -1014,6 +1053,7 @@ static dt_status dec_case_impl(dec *d, const json_t *impl, dt_case_impl *ci) {
     TRY(dec_energy(d, impl, ci));
     TRY(dec_decomp(d, impl, ci));
     TRY(dec_graph_cache(d, impl, ci));
+    TRY(dec_anti_cheat(d, impl, ci));
     return dec_probe_kind(d, impl, ci);
 }
 
@@ -2282,6 +2322,22 @@ static json_t *enc_case_impl(enc *e, const dt_case_impl *ci) {
         if (ci->cache.warm_reason)
             put_str(e, ca, "warm_reason", ci->cache.warm_reason);
         put(e, o, "cache", ca);
+    }
+    if (ci->cheat.present) {
+        json_t *ac = json_object(), *ck = json_object();
+        put(e, ac, "sample_checks", json_integer(ci->cheat.sample_checks));
+        put(e, ac, "input_sets", json_integer(ci->cheat.input_sets));
+        for (int k = 0; k < DT_CHEAT_COUNT; k++) {
+            const dt_cheat_result *cz = &ci->cheat.check[k];
+            if (cz->status == DT_CHEAT_UNSET)
+                continue;
+            json_t *one = json_object();
+            put_str(e, one, "status", dt_cheat_status_name(cz->status));
+            put_str(e, one, "note", cz->note);
+            put(e, ck, dt_cheat_check_name((dt_cheat_check)k), one);
+        }
+        put(e, ac, "checks", ck);
+        put(e, o, "anti_cheat", ac);
     }
     return o;
 }

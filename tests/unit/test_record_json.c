@@ -611,6 +611,48 @@ static void test_malformed_v2(void) {
     plant(v2, "derived/assessment/level", json_string("meh"), "derived.assessment.level must be");
     plant(v2, "cases/0/derived/scopes/e2e_batch/vs_baseline/native/ratio/pairs", NULL,
           "e2e_batch.vs_baseline.native.ratio.pairs must be an integer");
+    /* issue 17 item 7: impl.anti_cheat round-trips; unknown names and statuses are refused */
+    plant(v2, "cases/0/impl/native/anti_cheat",
+          json_pack("{s:i,s:i,s:{s:{s:s}}}", "sample_checks", 3, "input_sets", 2, "checks",
+                    "cheat.cashed_result", "status", "passed"),
+          "anti_cheat.checks.cheat.cashed_result is not a known anti-cheat check");
+    plant(v2, "cases/0/impl/native/anti_cheat",
+          json_pack("{s:i,s:i,s:{s:{s:s}}}", "sample_checks", 3, "input_sets", 2, "checks",
+                    "cheat.skipped_work", "status", "maybe"),
+          "anti_cheat.checks.cheat.skipped_work.status must be \"passed\"");
+    plant(v2, "cases/0/impl/native/anti_cheat", json_pack("{s:i}", "input_sets", 2),
+          "anti_cheat.sample_checks must be an integer");
+    {
+        json_t *root = json_loads(v2, 0, NULL);
+        set_at(root, "cases/0/impl/native/anti_cheat",
+               json_pack("{s:i,s:i,s:{s:{s:s,s:s},s:{s:s,s:n}}}", "sample_checks", 7,
+                         "input_sets", 2, "checks", "cheat.skipped_work", "status", "caught",
+                         "note", "left poison", "cheat.wrote_input", "status", "passed",
+                         "note"));
+        char *t = json_dumps(root, 0), *t2 = NULL, *t3 = NULL;
+        size_t n2b = 0, n3 = 0;
+        dt_record *ac = NULL, *ac2 = NULL;
+        CHECK(dt_record_decode(t, strlen(t), "ac", &ac, &err) == DT_OK, "%s", err.msg);
+        const dt_cheat_rec *cr = ac ? &ac->cases[0].impl[dt_record_impl_find(ac, "native")].cheat
+                                    : NULL;
+        CHECK(cr && cr->present && cr->sample_checks == 7 && cr->input_sets == 2 &&
+                  cr->check[DT_CHEAT_SKIPPED_WORK].status == DT_CHEAT_CAUGHT &&
+                  strcmp(cr->check[DT_CHEAT_SKIPPED_WORK].note, "left poison") == 0 &&
+                  cr->check[DT_CHEAT_WROTE_INPUT].status == DT_CHEAT_PASSED &&
+                  cr->check[DT_CHEAT_CACHED_RESULT].status == DT_CHEAT_UNSET,
+              "anti_cheat decoded");
+        CHECK(ac && dt_record_encode(ac, &t2, &n2b, &err) == DT_OK &&
+                  dt_record_decode(t2, n2b, "ac2", &ac2, &err) == DT_OK &&
+                  dt_record_encode(ac2, &t3, &n3, &err) == DT_OK && n2b == n3 &&
+                  memcmp(t2, t3, n3) == 0 && strstr(t2, "\"cheat.skipped_work\"") != NULL,
+              "anti_cheat not a fixed point: %s", err.msg);
+        dt_record_free(ac);
+        dt_record_free(ac2);
+        free(t);
+        free(t2);
+        free(t3);
+        json_decref(root);
+    }
     /* the good v2 text itself loads */
     dt_record *ok = NULL;
     CHECK(dt_record_decode(v2, n2, "v2", &ok, &err) == DT_OK, "%s", err.msg);

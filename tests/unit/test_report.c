@@ -1243,6 +1243,41 @@ static void test_held_floor(void) {
     dt_record_free(r);
 }
 
+/* The anti-cheat section (issue 17 item 7): absent without anti_cheat records; a caught
+ * check first with its reason, a not applicable one with why, an honest row says so. */
+static void test_anti_cheat_md(void) {
+    dt_record *r = derived_run(&CUDA_OK, 0, 0);
+    if (!r)
+        return;
+    char *md = md_of(r);
+    CHECK(strstr(md, "## Anti-cheat checks") == NULL); /* no records: no section */
+    free(md);
+    size_t nat = ix(r, "native"), tor = ix(r, "torch");
+    for (size_t i = 0; i < r->n_impls; i++) {
+        dt_cheat_rec *cr = &r->cases[0].impl[i].cheat;
+        cr->present = 1;
+        cr->sample_checks = 18;
+        cr->input_sets = 2;
+        for (int k = 0; k < DT_CHEAT_COUNT; k++)
+            cr->check[k].status = DT_CHEAT_PASSED;
+    }
+    dt_cheat_rec *nc = &r->cases[0].impl[nat].cheat;
+    nc->check[DT_CHEAT_SKIPPED_WORK].status = DT_CHEAT_CAUGHT;
+    nc->check[DT_CHEAT_SKIPPED_WORK].note = dt_xstrdup("left 3 elements poisoned");
+    nc->check[DT_CHEAT_ALIASED_OUTPUT].status = DT_CHEAT_NOT_APPLICABLE;
+    nc->check[DT_CHEAT_ALIASED_OUTPUT].note = dt_xstrdup("device mirror");
+    md = md_of(r);
+    CHECK(strstr(md, "## Anti-cheat checks") != NULL);
+    CHECK(strstr(md, "| add_17x257 | native | 18 (2 input sets) | **CAUGHT `cheat.skipped_work`**: "
+                     "left 3 elements poisoned; `cheat.aliased_output` not applicable: device "
+                     "mirror |\n") != NULL);
+    CHECK(strstr(md, "| add_17x257 | torch | 18 (2 input sets) | every check passed |\n") != NULL);
+    CHECK(strstr(md, "| softmax_1x127 | native | 18 (2 input sets)") == NULL); /* no record */
+    (void)tor;
+    free(md);
+    dt_record_free(r);
+}
+
 /* The headline lines: from after the title to the first section. */
 static size_t headline_lines(const char *md, char **out) {
     const char *a = strstr(md, "\n\n"), *b = strstr(md, "\n\n## ");
@@ -1357,6 +1392,7 @@ int main(void) {
     test_dispatch_scopes();
     test_held_floor();
     test_scope_assessment();
+    test_anti_cheat_md();
     test_stored("results-v1-cpu");
     test_stored("results-v1-device");
     char cmd[600];

@@ -13,6 +13,7 @@
 #include "dt_backend.h"
 #include "../../src/stats/dt_stats.h"
 #include "dt_cpu_kernels.h"
+#include "dt_cpu_plant.h"
 
 /* A bf16/f16 buffer of the arena and its FP32 scratch (narrow cases only). */
 typedef struct cpu_narrow_buf {
@@ -36,6 +37,7 @@ typedef struct cpu_state {
     dt_dtype dtype;           /* the case dtype */
     int nnarrow;              /* narrow float buffers: inputs first, the output last */
     cpu_narrow_buf nb[DT_MAX_BUFFERS];
+    dt_cpu_plant *plant;      /* tests only: DUALTIME_PLANT_CHEAT (dt_cpu_plant.h); NULL */
 } cpu_state;
 
 /* f16 -> f32 of every bit pattern (built once). */
@@ -73,6 +75,7 @@ static void narrow_buf(dt_dtype d, const cpu_narrow_buf *b) {
 
 static void cpu_state_free(cpu_state *s) {
     if (!s) return;
+    dt_cpu_plant_free(s->plant); /* first: joins a planted thread still using the state */
     for (int i = 0; i < s->nnarrow; i++) free(s->nb[i].f32);
     free(s);
 }
@@ -157,6 +160,9 @@ static const char *kernel_name(dt_op op) {
     }
 }
 
+static void cpu_call(const cpu_state *s);
+static void plant_call(const void *ctx) { cpu_call(ctx); }
+
 static dt_status cpu_prepare(void **state, const dt_case_layout *L, uint8_t *host_base,
                              int capture_sources, dt_prepare_info *info, dt_err *err) {
     *state = NULL;
@@ -213,6 +219,14 @@ static dt_status cpu_prepare(void **state, const dt_case_layout *L, uint8_t *hos
     info->compile_ms = 0.0;
     info->alloc_ms = 0.0;
     info->nsources = 0; /* compiled ahead of time: nothing to capture */
+    const dt_buffer_layout *O = &L->buf[io], *A = &L->buf[ia];
+    s->plant = dt_cpu_plant_new(L->op, host_base + O->data_offset, O->rows * O->cols * O->elem_bytes,
+                                host_base + A->data_offset, A->cols * A->elem_bytes, plant_call, s);
+    if (s->plant) {
+        size_t len = strlen(info->implementation);
+        snprintf(info->implementation + len, sizeof info->implementation - len,
+                 " PLANTED CHEAT %s (tests only)", dt_cpu_plant_kind(s->plant));
+    }
     *state = s;
     return DT_OK;
 }
@@ -224,6 +238,8 @@ static dt_status cpu_upload(void *state, double *ms, dt_err *err) {
 
 static dt_status cpu_download(void *state, double *ms, dt_err *err) {
     *ms = 0.0;
+    const cpu_state *s = state;
+    if (s->plant) dt_cpu_plant_download(s->plant);
     return DT_OK;
 }
 
@@ -263,6 +279,10 @@ static void cpu_call_f32(const cpu_state *s) {
 static dt_status cpu_run(void *state, int64_t reps, int64_t *host_ns, dt_err *err) {
     const cpu_state *s = state;
     if (reps < 1) return dt_fail(err, DT_EINVAL, "reps must be >= 1, got %lld", (long long)reps);
+    if (s->plant) {
+        *host_ns = dt_cpu_plant_run(s->plant, reps);
+        return DT_OK;
+    }
     int64_t t0 = dt_now_ns();
     for (int64_t r = 0; r < reps; r++) cpu_call(s);
     int64_t t1 = dt_now_ns();

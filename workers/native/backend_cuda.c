@@ -693,22 +693,23 @@ out:
     return st;
 }
 
-/* sync; t0; reps launches of fn on the case's stream; sync; t1 -> *host_ns. */
+/* sync; t0; reps launches of fn on the case's stream; sync; t1 -> *host_ns. Both syncs
+ * are device-wide (cuCtxSynchronize, docs/anti-cheat.md "cheat.side_stream"): no work of
+ * any stream of the context is left outside the window, and a fault of the last launch
+ * shows at the closing sync. */
 static dt_status launch_timed(cuda_state *s, CUfunction fn, const unsigned grid[3],
                               const unsigned block[3], unsigned shared_bytes, void **params,
                               const char *name, int64_t reps, int64_t *host_ns, dt_err *err) {
     dt_status st = cuda_init(err);
     if (st != DT_OK) return st;
-    CU_RUN(cuStreamSynchronize(s->stream), err, st, out, name);
+    CU_RUN(cuCtxSynchronize(), err, st, out, name);
     int64_t t0 = dt_now_ns();
     for (int64_t i = 0; i < reps; i++)
         CU_RUN(cuLaunchKernel(fn, grid[0], grid[1], grid[2], block[0], block[1], block[2],
                               shared_bytes, s->stream, params, NULL),
                err, st, out, name);
-    CU_RUN(cuStreamSynchronize(s->stream), err, st, out, name);
-    *host_ns = dt_now_ns() - t0;
-    /* a fault of the last launch shows at the sync above; double-check the context */
     CU_RUN(cuCtxSynchronize(), err, st, out, name);
+    *host_ns = dt_now_ns() - t0;
 out:
     return st;
 }

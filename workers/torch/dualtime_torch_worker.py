@@ -280,17 +280,60 @@ def _parse_table(ops):
 FUNCTIONAL = "functional"
 
 
+def _storage_of(t):
+    """(data_ptr, nbytes) of t's whole storage (torch 1.13 and 2.x)."""
+    s = t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage()
+    nbytes = s.nbytes() if hasattr(s, "nbytes") else s.size() * t.element_size()
+    return s.data_ptr(), nbytes
+
+
+def check_plain_result(res, target):
+    """cheat.aliased_output (docs/anti-cheat.md) unless a returned result is plain memory
+    of the case: `target` (the arena's output) itself, or a torch.Tensor of exactly that
+    class (no subclass or lazy tensor), on target's device, dense, owning its whole
+    storage (not a view into something larger) and not inside the case's arena (an
+    input)."""
+    if res is target:
+        return
+    name = "cheat.aliased_output: the returned result"
+    if type(res) is not torch.Tensor:
+        raise WorkerError("%s is a %s, not a plain torch.Tensor (lazy or wrapped)"
+                          % (name, type(res).__name__))
+    if res.device != target.device or res.numel() != target.numel():
+        raise WorkerError("%s is on %s with %d elements, the output is on %s with %d"
+                          % (name, res.device, res.numel(), target.device, target.numel()))
+    if not res.is_contiguous():
+        raise WorkerError("%s is not dense (strides %s)" % (name, tuple(res.stride())))
+    ptr, nbytes = _storage_of(res)
+    if res.storage_offset() != 0 or nbytes != res.numel() * res.element_size():
+        raise WorkerError("%s is a view of other memory (offset %d, storage of %d bytes for "
+                          "%d)" % (name, res.storage_offset(), nbytes,
+                                   res.numel() * res.element_size()))
+    arena, arena_bytes = _storage_of(target)
+    if arena <= ptr < arena + arena_bytes:
+        raise WorkerError("%s lives in the case's arena (an input's memory)" % name)
+
+
 def _functional(fn, target, desc):
     """A functional op: the timed call only computes (torch allocates the result, as a
-    caller's code would); publish() copies the last result into the arena output, outside
-    any timing, before the output is downloaded and checked."""
+    caller's code would); publish() checks that the last result is plain memory
+    (check_plain_result) and copies it into the arena output, outside any timing, before
+    the output is downloaded and checked."""
     last = [None]
+    if os.environ.get("DUALTIME_TORCH_PLANT") == "aliased_output":  # tests only
+        inner = fn
+        sys.stderr.write("dualtime torch worker: PLANTED CHEAT aliased_output (tests only)\n")
+
+        def fn():  # the right values, returned as a view into a larger tensor
+            r = inner()
+            return torch.cat([r, r])[: r.shape[0]]
 
     def call():
         last[0] = fn()
 
     def publish():
         if last[0] is not None:
+            check_plain_result(last[0], target)
             target.copy_(last[0].reshape(target.shape))
     return call, FUNCTIONAL, desc + " [result allocated by torch; copied to the output only for checks]", publish
 
