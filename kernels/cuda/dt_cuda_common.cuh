@@ -375,7 +375,11 @@ __device__ __forceinline__ float dt_row_online_sumexp(const dt_t *__restrict__ p
 // outside [0, nl) are neighbours' data or guard bytes: read (the arena has 256-byte
 // guards around every region and a view's padding between rows), never used or
 // written. The buffer holds ceil(NSPAN / VEC) + 1 chunks (the plan's shared_bytes).
+#ifdef DT_HOST_EMU /* tests/cuda/emu: the CPU emulation harness supplies the buffer */
+DT_EMU_SROW_BUF;
+#else
 extern __shared__ __align__(16) unsigned char dt_srow_buf[];
+#endif
 struct dt_srow {
     int h;   /* elements of chunk 0 before column 0 (0..VEC-1) */
     int nch; /* chunks holding columns [0, nl) */
@@ -388,12 +392,16 @@ __device__ __forceinline__ dt_srow dt_srow_load(const dt_t *p, int nl) {
     r.h = (int)((a & 15ull) / sizeof(dt_t));
     r.nch = (r.h + nl + VEC - 1) / VEC;
     const char *g = (const char *)(a & ~15ull);
+#ifdef DT_HOST_EMU
+    for (int k = (int)threadIdx.x; k < r.nch; k += BLOCK) dt_emu_copy16(dt_srow_buf + 16 * k, g + 16ll * k);
+#else
     const unsigned s = (unsigned)__cvta_generic_to_shared(dt_srow_buf);
     for (int k = (int)threadIdx.x; k < r.nch; k += BLOCK)
         asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s + 16u * (unsigned)k),
                      "l"(g + 16ll * k)
                      : "memory");
     asm volatile("cp.async.commit_group;\n\tcp.async.wait_group 0;" ::: "memory");
+#endif
     __syncthreads();
     return r;
 }

@@ -1,0 +1,47 @@
+// dt_emu.hpp — a CPU stand-in for the CUDA built-ins the row kernels use, so a kernel
+// source of kernels/cuda can be compiled by g++ (-DDT_HOST_EMU -include dt_emu.hpp) and
+// run with one std::thread per CUDA thread, one block at a time: __syncthreads is a
+// std::barrier of the block, a warp shuffle an exchange through an array between two
+// block barriers (the kernels shuffle only where every thread of the block does),
+// __shared__ variables are statics (one block runs at a time). FP32 only, no clusters,
+// no inline PTX except the staged-row copy (dt_emu_copy16). A development check of index
+// math, bounds and barriers (run by tests/cuda/emu/run_emu.sh), not a timing model.
+#pragma once
+#include <barrier>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+struct dt_emu_dim { unsigned x, y, z; };
+inline thread_local dt_emu_dim threadIdx, blockIdx;
+inline std::barrier<> *dt_emu_bar;
+inline float dt_emu_xch[1024];
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define __launch_bounds__(x)
+#define __shared__ static
+#define __align__(n) alignas(n)
+#define DT_EMU_SROW_BUF alignas(16) static unsigned char dt_srow_buf[232448]
+inline void __syncthreads() { dt_emu_bar->arrive_and_wait(); }
+struct float4 { float x, y, z, w; };
+struct uint4 { unsigned x, y, z, w; };
+inline float4 make_float4(float a, float b, float c, float d) { return {a, b, c, d}; }
+inline uint4 make_uint4(unsigned a, unsigned b, unsigned c, unsigned d) { return {a, b, c, d}; }
+template <class T> inline T __ldg(const T *p) { return *p; }
+inline float __int_as_float(int i) { float f; std::memcpy(&f, &i, 4); return f; }
+inline float __uint_as_float(unsigned i) { float f; std::memcpy(&f, &i, 4); return f; }
+inline float __shfl_xor_sync(unsigned, float v, int o) {
+    const unsigned t = threadIdx.x;
+    dt_emu_xch[t] = v;
+    __syncthreads();
+    const float r = dt_emu_xch[t ^ (unsigned)o];
+    __syncthreads();
+    return r;
+}
+inline void dt_emu_copy16(void *dst, const void *src) {
+    // cp.async.cg needs 16-byte aligned source and destination
+    if (((uintptr_t)dst | (uintptr_t)src) & 15u) __builtin_trap();
+    std::memcpy(dst, src, 16);
+}
+#include <math.h>
