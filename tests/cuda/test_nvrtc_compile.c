@@ -195,7 +195,8 @@ static void smem_row_cases(const char *hdr) {
         {8191, 8193, 1, DT_BF16, "grid=8191 block=128 vec=8 row-staged-in-smem cp.async single-read smem=16416"},
         {8191, 8193, 0, DT_F16, "vec=8 row-staged-in-smem"}, /* N % 8 != 0 */
         {8192, 8193, 0, DT_F32, "vec=4 row-staged-in-smem"},  /* odd rows, contiguous */
-        {3, 20000, 1, DT_BF16, "grid=3 block=1024 vec=8 row-staged-in-smem"}, /* few rows */
+        /* few rows: one more cluster doubling, 1024 threads */
+        {3, 20000, 1, DT_BF16, "grid=6 block=1024 vec=8 row-staged-in-smem cp.async single-read smem=20016 cluster=2 "},
         {1024, 4097, 0, DT_F32, "row-staged-in-smem"},
         {1, 65536, 0, DT_F32, "row-in-registers single-pass cluster=8 "}, /* few: registers */
         {5, 40000, 1, DT_BF16, "row-in-registers single-pass cluster="},
@@ -225,7 +226,7 @@ static void smem_row_cases(const char *hdr) {
     g_expect = "block=128 vec=4 row-staged-in-smem cp.async single-read smem=32784";
     compile_typed(DT_OP_SOFTMAX, 8192, 8192, 0, 0, "sm_90", hdr, DT_F32);
     compile_typed(DT_OP_LAYERNORM, 8192, 8192, 0, 0, "sm_90", hdr, DT_F32);
-    g_expect = "block=1024 vec=4 row-staged-in-smem cp.async single-read smem=65552 cluster=4 ";
+    g_expect = "block=1024 vec=4 row-staged-in-smem cp.async single-read smem=32784 cluster=8 ";
     compile_typed(DT_OP_SOFTMAX, 1, 65536, 0, 0, "sm_90", hdr, DT_F32);
     g_expect = "warp-per-row";
     compile_typed(DT_OP_SOFTMAX, 8192, 1024, 0, 0, "sm_90", hdr, DT_F32);
@@ -249,6 +250,15 @@ static void smem_row_cases(const char *hdr) {
     g_expect = "row-staged-in-smem";
     compile_typed(DT_OP_SOFTMAX, 8191, 8193, 0, 1, "sm_80", hdr, DT_F32);
     compile_typed(DT_OP_LAYERNORM, 4096, 50257, 0, 0, "sm_80", hdr, DT_BF16);
+    /* a budget over the arch's limit: sm_80 blocks have at most 163 KiB, sm_86 99 KiB */
+    setenv("DUALTIME_ROW_SMEM_KB", "227", 1);
+    g_expect = "multi-pass";
+    compile_typed(DT_OP_SOFTMAX, 4096, 50257, 0, 0, "sm_80", hdr, DT_F32);
+    g_expect = "smem=100544";
+    compile_typed(DT_OP_SOFTMAX, 4096, 50257, 0, 0, "sm_86", hdr, DT_BF16);
+    g_expect = "multi-pass";
+    compile_typed(DT_OP_SOFTMAX, 4096, 50257, 0, 0, "sm_86", hdr, DT_F32);
+    unsetenv("DUALTIME_ROW_SMEM_KB");
     /* the DUALTIME_ROW_TPR override keeps the old geometry */
     setenv("DUALTIME_ROW_TPR", "1024", 1);
     g_expect = "vec=1 multi-pass";

@@ -148,11 +148,30 @@ static int cluster_plan(dt_op op, int64_t m, int64_t n, int vec, int elems, int 
     return 1;
 }
 
-/* Shared memory of one SM and the most one block may have (sm_90: 228 / 227 KiB), and
- * what the driver reserves per block (1 KiB). */
-#define DT_SMEM_SM_BYTES (228 * 1024)
-#define DT_SMEM_BLOCK_MAX (227 * 1024)
+/* What the driver reserves of an SM's shared memory per block (1 KiB). */
 #define DT_SMEM_RESERVED 1024
+/* Shared memory of one SM and the most one block may opt in to, by arch (CUDA
+ * programming guide, compute capabilities): 9.0 228 / 227 KiB, 8.0 and 8.7 164 / 163,
+ * other 8.x 100 / 99. */
+static int64_t smem_sm_bytes(int arch) {
+    return (arch >= 90 ? 228 : arch == 80 || arch == 87 ? 164 : 100) * 1024LL;
+}
+
+/* A staged row of n columns over c blocks: *w columns a block (a multiple of vw) and
+ * *bytes of shared memory (one 16-byte chunk more than the columns fill: a row start
+ * inside a chunk). 0 when the last block would be empty or the part exceeds the budget
+ * or a block's limit on this arch. */
+static int smem_part(int64_t n, int64_t c, int vw, int arch, int64_t budget_bytes, int64_t *w,
+                     int64_t *bytes) {
+    int64_t cols = (n + c - 1) / c;
+    cols = (cols + vw - 1) / vw * vw;
+    if (c > 1 && (c - 1) * cols >= n) return 0;
+    const int64_t b = ((cols + vw - 1) / vw + 1) * 16;
+    if (b > budget_bytes || b > smem_sm_bytes(arch) - DT_SMEM_RESERVED) return 0;
+    *w = cols;
+    *bytes = b;
+    return 1;
+}
 
 /* The staged-row variant (SMEMROW, dt_cuda_common.cuh) of softmax, rmsnorm, layernorm
  * and cross_entropy: the row (or a cluster block's part of it) is copied once into
@@ -164,7 +183,9 @@ static int cluster_plan(dt_op op, int64_t m, int64_t n, int vec, int elems, int 
  * in-register cluster split already took them (few rows); 2 every row longer than 1024
  * (A/B against the in-register path). Geometry from the shape: the cluster has the
  * fewest blocks (1, 2, 4, 8; > 1 needs sm_90) whose part fits budget_bytes of shared
- * memory (DUALTIME_ROW_SMEM_KB, default 113 KiB: two blocks an SM); blocks an SM =
+ * memory (DUALTIME_ROW_SMEM_KB, default 113 KiB: two blocks an SM), doubled once more
+ * where the grid would still leave half the SMs idle and each block keeps at least
+ * 4096 columns (few long rows spread over more SMs); blocks an SM =
  * 228 KiB / (part + 1 KiB); threads a block: the largest power of two in 128..1024 with
  * blocks an SM x threads <= 1024 (64 registers a thread; blocks an SM counts only
  * the blocks the grid gives each SM, so few rows get 1024 threads), and no more threads
@@ -177,27 +198,31 @@ static int smem_row_plan(dt_op op, int64_t m, int64_t n, int vw, int mode, int a
     if (op != DT_OP_SOFTMAX && op != DT_OP_RMSNORM && op != DT_OP_LAYERNORM &&
         op != DT_OP_CROSS_ENTROPY)
         return 0;
-    for (int64_t c = 1; c <= 8; c *= 2) {
-        if (c > 1 && arch < 90) return 0;
-        int64_t w = (n + c - 1) / c;
-        w = (w + vw - 1) / vw * vw;
-        if (c > 1 && (c - 1) * w >= n) continue; /* the last block would be empty */
-        const int64_t chunks = (w + vw - 1) / vw + 1; /* + 1: a row start inside a chunk */
-        const int64_t bytes = chunks * 16;
-        if (bytes > budget_bytes || bytes > DT_SMEM_BLOCK_MAX) continue;
-        int64_t per_sm = DT_SMEM_SM_BYTES / (bytes + DT_SMEM_RESERVED);
-        const int64_t busy = (m * c + sm_count - 1) / sm_count; /* few rows: fewer a SM */
-        if (per_sm > busy) per_sm = busy;
-        if (per_sm < 1) per_sm = 1;
-        int64_t t = 1024;
-        while (t > 128 && (t * per_sm > 1024 || t / 2 >= chunks)) t /= 2;
-        *cl = c;
-        *nc = c > 1 ? w : n;
-        *threads = (int)t;
-        *smem = (unsigned)bytes;
-        return 1;
+    int64_t c = 0, w = 0, bytes = 0;
+    for (int64_t t = 1; t <= 8 && !c; t *= 2)
+        if ((t == 1 || arch >= 90) && smem_part(n, t, vw, arch, budget_bytes, &w, &bytes)) c = t;
+    if (!c) return 0;
+    /* few long rows: one doubling more while half the SMs would idle */
+    if (c < 8 && arch >= 90 && m * c * 2 <= sm_count && w / 2 >= 4096) {
+        int64_t w2 = 0, b2 = 0;
+        if (smem_part(n, c * 2, vw, arch, budget_bytes, &w2, &b2)) {
+            c *= 2;
+            w = w2;
+            bytes = b2;
+        }
     }
-    return 0;
+    const int64_t chunks = bytes / 16;
+    int64_t per_sm = smem_sm_bytes(arch) / (bytes + DT_SMEM_RESERVED);
+    const int64_t busy = (m * c + sm_count - 1) / sm_count; /* few rows: fewer a SM */
+    if (per_sm > busy) per_sm = busy;
+    if (per_sm < 1) per_sm = 1;
+    int64_t t = 1024;
+    while (t > 128 && (t * per_sm > 1024 || t / 2 >= chunks)) t /= 2;
+    *cl = c;
+    *nc = c > 1 ? w : n;
+    *threads = (int)t;
+    *smem = (unsigned)bytes;
+    return 1;
 }
 
 /* wg1's target: sm_90 -> sm_90a, compute_90 -> compute_90a (wgmma, setmaxnreg need the
