@@ -220,7 +220,8 @@ step_long() { run long 240 60 env DUALTIME_GPU_TEST_SHAPES=long DUALTIME_GPU_TES
 # rows-sweep: issue 18's row ops (softmax, layernorm, rmsnorm, cross_entropy) where the
 # staged-row variant (DUALTIME_ROW_SMEM, docs/cuda-backend.md) runs. The FP32 GPU oracle
 # test of the long shapes (the narrow types are checked by the runs' own oracle), the same
-# at 8192^2 with every long row staged (=2) and 4096x50257 in one block (SMEM_KB=227);
+# at 8192^2 with every long row staged (=2), residual_layernorm's quick shapes (staged
+# views, 3x70000) in f32 and bf16;
 # then one held device run of native vs torch, contiguous and views, fp32 and bf16, and
 # two geometry A/Bs. results.md (contiguous), rows-views.md, rows-ab-kb227.md and
 # rows-ab-smem2.md to $OUT.
@@ -233,13 +234,15 @@ step_rows-sweep() { rm -rf "$W/rows" "$W/rows-views" "$W/rows-ab" "$W/rows-ab2"
     DUALTIME_GPU_TEST_NO_FAULT=1 "${CUDA_TEST[@]}"; fails rows-oracle
   run rows-oracle-smem2 40 3 env DUALTIME_ROW_SMEM=2 DUALTIME_GPU_TEST_SHAPES=8192 \
     DUALTIME_GPU_TEST_DTYPES=f32 DUALTIME_GPU_TEST_NO_FAULT=1 "${CUDA_TEST[@]}"; fails rows-oracle-smem2
+  run rows-oracle-residual 40 3 env DUALTIME_GPU_TEST_OPS=residual_layernorm DUALTIME_GPU_TEST_QUICK=1 \
+    DUALTIME_GPU_TEST_DTYPES=f32,bf16 DUALTIME_GPU_TEST_NO_FAULT=1 "${CUDA_TEST[@]}"; fails rows-oracle-residual
   [ -f "$W/rows-oracle.log" ] && grep -E "^ok +(softmax|layernorm|rmsnorm|cross_entropy) " "$W/rows-oracle.log" |
     sed -E 's/ +\| compile.*\| / | /' | cut -c1-230 | head -40 | tee -a "$S"
   run rows-run 100 3 "$B/dualtime" run "${rows_run[@]}" \
     --row-shapes 4096x50257,2048x128256,1x65536,8192x8192 --output "$W/rows"
   keep_results rows; note "$W/rows/results.md" '/^## Device control/,/^$/p' 50
-  run rows-views 45 3 "$B/dualtime" run "${rows_run[@]}" --input-views \
-    --row-shapes 8191x8193,8192x8192 --output "$W/rows-views"
+  run rows-views 50 3 "$B/dualtime" run "${rows_run[@]}" --input-views \
+    --operations "$rows_ops,residual_layernorm" --row-shapes 8191x8193,8192x8192 --output "$W/rows-views"
   [ -f "$W/rows-views/results.md" ] && cp "$W/rows-views/results.md" "$OUT/rows-views.md"
   note "$W/rows-views/results.md" '/^## Device control/,/^$/p' 30
   # A/B of the geometry: 4096x50257 f32 in one 1024-thread block an SM (no cluster), and

@@ -35,7 +35,7 @@ DT_KNAME(dt_cross_entropy)(const dt_t *__restrict__ a, const long long *__restri
     DT_CLUSTER_END();
 #elif SMEMROW
     const int nl = DT_NL;
-    const dt_srow r = dt_srow_load(p + dt_cbase(), nl);
+    const dt_srow r = dt_srow_load(p + dt_cbase(), nl, dt_srow_buf);
     float mx = -DT_INF;
     for (int k = (int)threadIdx.x; k < r.nch; k += BLOCK) {
         float f[VEC];

@@ -381,21 +381,26 @@ DT_EMU_SROW_BUF;
 extern __shared__ __align__(16) unsigned char dt_srow_buf[];
 #endif
 struct dt_srow {
-    int h;   /* elements of chunk 0 before column 0 (0..VEC-1) */
-    int nch; /* chunks holding columns [0, nl) */
+    unsigned char *buf; /* its shared memory: dt_srow_buf, or + DT_SROW_BYTES (a 2nd row) */
+    int h;              /* elements of chunk 0 before column 0 (0..VEC-1) */
+    int nch;            /* chunks holding columns [0, nl) */
 };
-// Issues the copies (every thread of the block, coalesced), waits for them, and
-// synchronizes the block: on return the row part is in dt_srow_buf for every thread.
-__device__ __forceinline__ dt_srow dt_srow_load(const dt_t *p, int nl) {
+// Bytes of one staged row part: ceil(DT_NSPAN / VEC) + 1 chunks (the plan's shared_bytes,
+// twice that for residual_layernorm's two rows).
+#define DT_SROW_BYTES (((DT_NSPAN) + VEC - 1) / VEC * 16 + 16)
+// Issues the copies into buf (every thread of the block, coalesced), waits for them, and
+// synchronizes the block: on return the row part is in buf for every thread.
+__device__ __forceinline__ dt_srow dt_srow_load(const dt_t *p, int nl, unsigned char *buf) {
     const unsigned long long a = (unsigned long long)p;
     dt_srow r;
+    r.buf = buf;
     r.h = (int)((a & 15ull) / sizeof(dt_t));
     r.nch = (r.h + nl + VEC - 1) / VEC;
     const char *g = (const char *)(a & ~15ull);
 #ifdef DT_HOST_EMU
-    for (int k = (int)threadIdx.x; k < r.nch; k += BLOCK) dt_emu_copy16(dt_srow_buf + 16 * k, g + 16ll * k);
+    for (int k = (int)threadIdx.x; k < r.nch; k += BLOCK) dt_emu_copy16(buf + 16 * k, g + 16ll * k);
 #else
-    const unsigned s = (unsigned)__cvta_generic_to_shared(dt_srow_buf);
+    const unsigned s = (unsigned)__cvta_generic_to_shared(buf);
     for (int k = (int)threadIdx.x; k < r.nch; k += BLOCK)
         asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s + 16u * (unsigned)k),
                      "l"(g + 16ll * k)
@@ -406,18 +411,18 @@ __device__ __forceinline__ dt_srow dt_srow_load(const dt_t *p, int nl) {
     return r;
 }
 // Chunk k as VEC floats (no masking).
-__device__ __forceinline__ void dt_srow_chunk(int k, float (&f)[VEC]) {
+__device__ __forceinline__ void dt_srow_chunk(const dt_srow &r, int k, float (&f)[VEC]) {
 #if VEC == 8
-    dt_unpack8(reinterpret_cast<const uint4 *>(dt_srow_buf)[k], f);
+    dt_unpack8(reinterpret_cast<const uint4 *>(r.buf)[k], f);
 #else
-    const float4 t = reinterpret_cast<const float4 *>(dt_srow_buf)[k];
+    const float4 t = reinterpret_cast<const float4 *>(r.buf)[k];
     f[0] = t.x; f[1] = t.y; f[2] = t.z; f[3] = t.w;
 #endif
 }
 // Chunk k, its elements outside columns [0, nl) replaced by fill.
 __device__ __forceinline__ void dt_srow_chunk_fill(const dt_srow &r, int nl, int k,
                                                    float (&f)[VEC], float fill) {
-    dt_srow_chunk(k, f);
+    dt_srow_chunk(r, k, f);
     if (k == 0 || k == r.nch - 1) {
 #pragma unroll
         for (int e = 0; e < VEC; e++) {
@@ -428,13 +433,31 @@ __device__ __forceinline__ void dt_srow_chunk_fill(const dt_srow &r, int nl, int
 }
 // Column c (0 <= c < nl) of the staged row.
 __device__ __forceinline__ float dt_srow_at(const dt_srow &r, int c) {
-    return dt_to_f32(reinterpret_cast<const dt_t *>(dt_srow_buf)[r.h + c]);
+    return dt_to_f32(reinterpret_cast<const dt_t *>(r.buf)[r.h + c]);
 }
 // Overwrites chunk k of the staged row with f (FP32 only: softmax keeps exp(x - max)).
-__device__ __forceinline__ void dt_srow_put(int k, const float (&f)[VEC]) {
+__device__ __forceinline__ void dt_srow_put(const dt_srow &r, int k, const float (&f)[VEC]) {
 #if VEC == 4 && DT_ELEM == 0
-    reinterpret_cast<float4 *>(dt_srow_buf)[k] = make_float4(f[0], f[1], f[2], f[3]);
+    reinterpret_cast<float4 *>(r.buf)[k] = make_float4(f[0], f[1], f[2], f[3]);
 #endif
+}
+// Columns c0 .. c0+VEC-1 of the staged row r added to x (columns outside [0, nl) add
+// nothing): one vector read where the chunk is full and starts a chunk of r.
+__device__ __forceinline__ void dt_srow_add(const dt_srow &r, int c0, bool full, int nl,
+                                            float (&x)[VEC]) {
+    const int i0 = c0 + r.h; /* element index of column c0 in r.buf */
+    if (full && i0 % VEC == 0) {
+        float g[VEC];
+        dt_srow_chunk(r, i0 / VEC, g);
+#pragma unroll
+        for (int e = 0; e < VEC; e++) x[e] += g[e];
+    } else {
+#pragma unroll
+        for (int e = 0; e < VEC; e++) {
+            const int c = c0 + e;
+            if (c >= 0 && c < nl) x[e] += dt_srow_at(r, c);
+        }
+    }
 }
 // VEC elements of a contiguous parameter vector (gamma, beta; 16-byte aligned base)
 // from column c0 on: one 16-byte load when the chunk is full and c0 % VEC == 0, else
@@ -473,7 +496,7 @@ __device__ __forceinline__ void dt_srow_store(const dt_srow &r, dt_t *__restrict
         const bool full = c0 >= 0 && c0 + VEC <= nl;
         float x[VEC];
         if (hq == r.h) {
-            dt_srow_chunk(k, x);
+            dt_srow_chunk(r, k, x);
         } else {
 #pragma unroll
             for (int e = 0; e < VEC; e++) {

@@ -34,7 +34,7 @@ DT_KNAME(dt_rmsnorm)(const dt_t *__restrict__ a, const dt_t *__restrict__ gamma,
     (void)lane;
     gamma += dt_cbase();
     const int nl = DT_NL;
-    const dt_srow sr = dt_srow_load(p, nl);
+    const dt_srow sr = dt_srow_load(p, nl, dt_srow_buf);
     float ss = 0.0f;
     for (int k = (int)threadIdx.x; k < sr.nch; k += BLOCK) {
         float f[VEC];

@@ -44,7 +44,7 @@ DT_KNAME(dt_softmax)(const dt_t *__restrict__ a, dt_t *__restrict__ out) {
 #elif SMEMROW
     (void)lane;
     const int nl = DT_NL;
-    const dt_srow r = dt_srow_load(p, nl);
+    const dt_srow r = dt_srow_load(p, nl, dt_srow_buf);
     float mx = -DT_INF;
     for (int k = (int)threadIdx.x; k < r.nch; k += BLOCK) {
         float f[VEC];
@@ -64,7 +64,7 @@ DT_KNAME(dt_softmax)(const dt_t *__restrict__ a, dt_t *__restrict__ out) {
             s += f[e];
         }
 #if DT_ELEM == 0
-        dt_srow_put(k, f); /* FP32: keep exp(x - max), the store pass divides */
+        dt_srow_put(r, k, f); /* FP32: keep exp(x - max), the store pass divides */
 #endif
     }
     s = dt_row_sum(s); /* its barrier orders the dt_srow_put stores before the reads */

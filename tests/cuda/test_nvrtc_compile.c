@@ -176,9 +176,10 @@ static void narrow_cases(const char *hdr) {
 
 /* The staged-row variant (SMEMROW, DUALTIME_ROW_SMEM / _SMEM_KB): by default every
  * vocabulary row and unaligned long row of softmax, layernorm, rmsnorm, cross_entropy
- * stages in shared memory with the geometry of the shape (cluster blocks by the shared
- * memory budget, blocks an SM by their shared memory, 16-byte chunks whatever the
- * alignment); residual_layernorm and few too-long rows keep their paths; mode 2 stages
+ * and residual_layernorm (two rows) stages in shared memory with the geometry of the
+ * shape (cluster blocks by the shared memory budget, blocks an SM by their shared
+ * memory, 16-byte chunks whatever the alignment); sum and few too-long rows keep their
+ * paths; mode 2 stages
  * every row longer than 1024; the budget knob moves the cluster size; sm_80 has no
  * clusters; bad values are refused. */
 static void smem_row_cases(const char *hdr) {
@@ -215,9 +216,16 @@ static void smem_row_cases(const char *hdr) {
                   "%s %lldx%lld: smem %u block %u", dt_op_get(ops[o])->name, (long long)sh[i].m,
                   (long long)sh[i].n, p->shared_bytes, p->block[0]);
         }
-    /* the other ops never stage */
-    g_expect = "multi-pass";
+    /* residual_layernorm stages both input rows (twice the shared memory: a cluster of
+     * 4 at 4096x50257 f32), also as views; sum never stages */
+    g_expect = "block=512 vec=4 row-staged-in-smem cp.async single-read smem=100576 cluster=4 ";
     compile_typed(DT_OP_RESIDUAL_LAYERNORM, 4096, 50257, 0, 0, "sm_90", hdr, DT_F32);
+    g_expect = "vec=8 row-staged-in-smem cp.async single-read smem=100576 cluster=2 ";
+    compile_typed(DT_OP_RESIDUAL_LAYERNORM, 4096, 50257, 0, 1, "sm_90", hdr, DT_BF16);
+    g_expect = "block=256 vec=4 row-staged-in-smem cp.async single-read smem=65600";
+    compile_typed(DT_OP_RESIDUAL_LAYERNORM, 8191, 8193, 0, 1, "sm_90", hdr, DT_F32);
+    g_expect = "row-staged-in-smem";
+    compile_typed(DT_OP_RESIDUAL_LAYERNORM, 2048, 128256, 0, 0, "sm_90", hdr, DT_F16);
     g_expect = "streaming";
     compile_typed(DT_OP_SUM, 4096, 50257, 0, 0, "sm_90", hdr, DT_BF16);
     /* mode 2: every row longer than 1024, the aligned in-register ones and the few long

@@ -159,22 +159,22 @@ static int64_t smem_sm_bytes(int arch) {
 
 /* A staged row of n columns over c blocks: *w columns a block (a multiple of vw) and
  * *bytes of shared memory (one 16-byte chunk more than the columns fill: a row start
- * inside a chunk). 0 when the last block would be empty or the part exceeds the budget
+ * inside a chunk), times rows (residual_layernorm stages a and b). 0 when the last block would be empty or the part exceeds the budget
  * or a block's limit on this arch. */
-static int smem_part(int64_t n, int64_t c, int vw, int arch, int64_t budget_bytes, int64_t *w,
-                     int64_t *bytes) {
+static int smem_part(int64_t n, int64_t c, int vw, int arch, int rows, int64_t budget_bytes,
+                     int64_t *w, int64_t *bytes) {
     int64_t cols = (n + c - 1) / c;
     cols = (cols + vw - 1) / vw * vw;
     if (c > 1 && (c - 1) * cols >= n) return 0;
-    const int64_t b = ((cols + vw - 1) / vw + 1) * 16;
+    const int64_t b = ((cols + vw - 1) / vw + 1) * 16 * rows;
     if (b > budget_bytes || b > smem_sm_bytes(arch) - DT_SMEM_RESERVED) return 0;
     *w = cols;
     *bytes = b;
     return 1;
 }
 
-/* The staged-row variant (SMEMROW, dt_cuda_common.cuh) of softmax, rmsnorm, layernorm
- * and cross_entropy: the row (or a cluster block's part of it) is copied once into
+/* The staged-row variant (SMEMROW, dt_cuda_common.cuh) of softmax, rmsnorm, layernorm,
+ * cross_entropy and residual_layernorm (both input rows): the row (or a cluster block's part of it) is copied once into
  * dynamic shared memory with 16-byte cp.async of the 16-byte chunks that hold it, so
  * it is read from DRAM once and with 16-byte accesses whatever the row's alignment.
  * mode (DUALTIME_ROW_SMEM): 0 never; 1 (default) where the other paths are slow: rows
@@ -196,22 +196,23 @@ static int smem_row_plan(dt_op op, int64_t m, int64_t n, int vw, int mode, int a
                          int *threads, unsigned *smem) {
     if (!mode || arch < 80 || n <= 1024) return 0;
     if (op != DT_OP_SOFTMAX && op != DT_OP_RMSNORM && op != DT_OP_LAYERNORM &&
-        op != DT_OP_CROSS_ENTROPY)
+        op != DT_OP_CROSS_ENTROPY && op != DT_OP_RESIDUAL_LAYERNORM)
         return 0;
+    const int rows = op == DT_OP_RESIDUAL_LAYERNORM ? 2 : 1; /* staged rows a block */
     int64_t c = 0, w = 0, bytes = 0;
     for (int64_t t = 1; t <= 8 && !c; t *= 2)
-        if ((t == 1 || arch >= 90) && smem_part(n, t, vw, arch, budget_bytes, &w, &bytes)) c = t;
+        if ((t == 1 || arch >= 90) && smem_part(n, t, vw, arch, rows, budget_bytes, &w, &bytes)) c = t;
     if (!c) return 0;
     /* few long rows: one doubling more while half the SMs would idle */
     if (c < 8 && arch >= 90 && m * c * 2 <= sm_count && w / 2 >= 4096) {
         int64_t w2 = 0, b2 = 0;
-        if (smem_part(n, c * 2, vw, arch, budget_bytes, &w2, &b2)) {
+        if (smem_part(n, c * 2, vw, arch, rows, budget_bytes, &w2, &b2)) {
             c *= 2;
             w = w2;
             bytes = b2;
         }
     }
-    const int64_t chunks = bytes / 16;
+    const int64_t chunks = bytes / 16 / rows;
     int64_t per_sm = smem_sm_bytes(arch) / (bytes + DT_SMEM_RESERVED);
     const int64_t busy = (m * c + sm_count - 1) / sm_count; /* few rows: fewer a SM */
     if (per_sm > busy) per_sm = busy;

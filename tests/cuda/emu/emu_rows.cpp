@@ -27,13 +27,17 @@ int main() {
         return p;
     };
     float *A = region(arows * lda), *O = region(m * ldo), *G = region(n), *Bt = region(n);
+    float *Bm = region(arows * lda); /* residual_layernorm's b: laid out like a */
     float *a = A + gbytes / 4 + aoff, *o = O + gbytes / 4, *g = G + gbytes / 4, *bt = Bt + gbytes / 4;
+    float *bm = Bm + gbytes / 4 + aoff;
     long long *lab = (long long *)std::aligned_alloc(256, (size_t)m * 8 + 256);
     unsigned s = 12345;
     auto rnd = [&]() { s = s * 1103515245u + 12345u; return (float)((int)((s >> 8) % 2049) - 1024) / 1024.0f; };
     for (long long r = 0; r < m; r++)
         for (long long c = 0; c < n; c++) a[r * lda + c] = rnd() * (OP == 0 || OP == 3 ? 8.0f : 1.0f);
     for (long long c = 0; c < n; c++) { g[c] = rnd(); bt[c] = rnd(); }
+    for (long long r = 0; r < m; r++)
+        for (long long c = 0; c < n; c++) bm[r * lda + c] = rnd();
     for (long long r = 0; r < m; r++) lab[r] = (long long)(r * 7919 % n);
     const float POISON = __int_as_float(0x7fc0dead);
     for (long long r = 0; r < m; r++)
@@ -53,8 +57,10 @@ int main() {
                 dt_rmsnorm_f32(a, g, o);
 #elif OP == 2
                 dt_layernorm_f32(a, g, bt, o);
-#else
+#elif OP == 3
                 dt_cross_entropy_f32(a, lab, o);
+#else
+                dt_residual_layernorm_f32(a, bm, o);
 #endif
             });
         for (auto &x : th) x.join();
@@ -62,7 +68,9 @@ int main() {
     long long bad = 0;
     double maxrel = 0;
     for (long long r = 0; r < m; r++) {
-        const float *x = a + r * lda;
+        std::vector<float> xs(n);
+        for (long long c = 0; c < n; c++) xs[c] = OP == 4 ? a[r * lda + c] + bm[r * lda + c] : a[r * lda + c];
+        const float *x = xs.data();
         std::vector<double> ref(OP == 3 ? 1 : n);
         if (OP == 0 || OP == 3) {
             double mx = -INFINITY, sum = 0;
@@ -77,13 +85,14 @@ int main() {
             for (long long c = 0; c < n; c++) ss += (double)x[c] * x[c];
             const double rs = 1.0 / std::sqrt(ss / n + 1e-5);
             for (long long c = 0; c < n; c++) ref[c] = x[c] * rs * g[c];
-        } else {
+        } else { /* layernorm; residual_layernorm: no affine */
             double mean = 0, v = 0;
             for (long long c = 0; c < n; c++) mean += x[c];
             mean /= n;
             for (long long c = 0; c < n; c++) v += (x[c] - mean) * (x[c] - mean);
             const double rs = 1.0 / std::sqrt(v / n + 1e-5);
-            for (long long c = 0; c < n; c++) ref[c] = (x[c] - mean) * rs * g[c] + bt[c];
+            for (long long c = 0; c < n; c++)
+                ref[c] = OP == 4 ? (x[c] - mean) * rs : (x[c] - mean) * rs * g[c] + bt[c];
         }
         for (size_t c = 0; c < ref.size(); c++) {
             const double got = OP == 3 ? o[r] : o[r * ldo + c];
