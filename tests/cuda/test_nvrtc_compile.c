@@ -251,6 +251,15 @@ static void smem_row_cases(const char *hdr) {
     g_expect = "multi-pass";
     compile_typed(DT_OP_SOFTMAX, 2048, 128256, 0, 0, "sm_90", hdr, DT_F32);
     unsetenv("DUALTIME_ROW_SMEM_KB");
+    /* rows longer than 8 x 113 KiB: the budget gives way to the block limit (f32 300000
+     * columns: 8 x 150 KB), unless set; beyond 8 x 227 KiB multi-pass */
+    g_expect = "row-staged-in-smem cp.async single-read smem=150016 cluster=8 ";
+    compile_typed(DT_OP_SOFTMAX, 64, 300000, 0, 0, "sm_90", hdr, DT_F32);
+    g_expect = "multi-pass";
+    compile_typed(DT_OP_SOFTMAX, 64, 600000, 0, 0, "sm_90", hdr, DT_F32);
+    setenv("DUALTIME_ROW_SMEM_KB", "113", 1);
+    compile_typed(DT_OP_SOFTMAX, 64, 300000, 0, 0, "sm_90", hdr, DT_F32);
+    unsetenv("DUALTIME_ROW_SMEM_KB");
     unsetenv("DUALTIME_ROW_SMEM");
     /* sm_80: cp.async but no clusters: only rows that fit one block stage */
     g_expect = "multi-pass";

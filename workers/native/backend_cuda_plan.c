@@ -104,10 +104,11 @@ static dt_status plan_gemm_tc1(const dt_case_layout *L, const dt_buffer_layout *
     return DT_OK;
 }
 
-static int tpr_env_set(void) {
-    const char *v = getenv("DUALTIME_ROW_TPR");
+static int getenv_set(const char *name) {
+    const char *v = getenv(name);
     return v && *v;
 }
+static int tpr_env_set(void) { return getenv_set("DUALTIME_ROW_TPR"); }
 
 /* The cluster split of a row (sm_90+, row ops that keep the row in registers). mode 1
  * (default): taken when one block cannot hold the row in registers (more than 32
@@ -167,7 +168,9 @@ static int smem_part(int64_t n, int64_t c, int vw, int arch, int rows, int64_t b
     cols = (cols + vw - 1) / vw * vw;
     if (c > 1 && (c - 1) * cols >= n) return 0;
     const int64_t b = ((cols + vw - 1) / vw + 1) * 16 * rows;
-    if (b > budget_bytes || b > smem_sm_bytes(arch) - DT_SMEM_RESERVED) return 0;
+    /* a block's dynamic + static shared memory must fit the opt-in limit (SM - 1 KiB):
+     * 256 bytes are left for the kernels' static reduction slots (<= 144 bytes) */
+    if (b > budget_bytes || b > smem_sm_bytes(arch) - DT_SMEM_RESERVED - 256) return 0;
     *w = cols;
     *bytes = b;
     return 1;
@@ -183,7 +186,9 @@ static int smem_part(int64_t n, int64_t c, int vw, int arch, int rows, int64_t b
  * in-register cluster split already took them (few rows); 2 every row longer than 1024
  * (A/B against the in-register path). Geometry from the shape: the cluster has the
  * fewest blocks (1, 2, 4, 8; > 1 needs sm_90) whose part fits budget_bytes of shared
- * memory (DUALTIME_ROW_SMEM_KB, default 113 KiB: two blocks an SM), doubled once more
+ * memory (budget_bytes: DUALTIME_ROW_SMEM_KB, default 113 KiB, two blocks an SM; with
+ * budget_soft (the knob unset) rows that fit no cluster at it try the arch's block
+ * limit before giving up: 8 x 227 KiB on sm_90), doubled once more
  * where the grid would still leave half the SMs idle and each block keeps at least
  * 4096 columns (few long rows spread over more SMs); blocks an SM =
  * 228 KiB / (part + 1 KiB); threads a block: the largest power of two in 128..1024 with
@@ -192,16 +197,20 @@ static int smem_part(int64_t n, int64_t c, int vw, int arch, int rows, int64_t b
  * than twice the part's chunks. Returns 1 with *cl, *nc (columns a block, a multiple of vw), *threads,
  * *smem (bytes); 0 to keep the other plan. */
 static int smem_row_plan(dt_op op, int64_t m, int64_t n, int vw, int mode, int arch,
-                         int sm_count, int64_t budget_bytes, int64_t *cl, int64_t *nc,
-                         int *threads, unsigned *smem) {
+                         int sm_count, int64_t budget_bytes, int budget_soft, int64_t *cl,
+                         int64_t *nc, int *threads, unsigned *smem) {
     if (!mode || arch < 80 || n <= 1024) return 0;
     if (op != DT_OP_SOFTMAX && op != DT_OP_RMSNORM && op != DT_OP_LAYERNORM &&
         op != DT_OP_CROSS_ENTROPY && op != DT_OP_RESIDUAL_LAYERNORM)
         return 0;
     const int rows = op == DT_OP_RESIDUAL_LAYERNORM ? 2 : 1; /* staged rows a block */
     int64_t c = 0, w = 0, bytes = 0;
-    for (int64_t t = 1; t <= 8 && !c; t *= 2)
-        if ((t == 1 || arch >= 90) && smem_part(n, t, vw, arch, rows, budget_bytes, &w, &bytes)) c = t;
+    for (int pass = 0; pass < 2 && !c; pass++) { /* the budget, then (default) the limit */
+        const int64_t cap = pass ? smem_sm_bytes(arch) - DT_SMEM_RESERVED : budget_bytes;
+        if (pass && !budget_soft) break;
+        for (int64_t t = 1; t <= 8 && !c; t *= 2)
+            if ((t == 1 || arch >= 90) && smem_part(n, t, vw, arch, rows, cap, &w, &bytes)) c = t;
+    }
     if (!c) return 0;
     /* few long rows: one doubling more while half the SMs would idle */
     if (c < 8 && arch >= 90 && m * c * 2 <= sm_count && w / 2 >= 4096) {
@@ -543,7 +552,8 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
         unsigned sbytes = 0;
         if (want && !acc_f16 && !tpr_env_set() &&
             smem_row_plan(L->op, m, n, vw, smem_mode, arch_number(arch), sm_count,
-                          (int64_t)smem_kb * 1024, &scl, &snc, &threads, &sbytes)) {
+                          (int64_t)smem_kb * 1024, !getenv_set("DUALTIME_ROW_SMEM_KB"), &scl,
+                          &snc, &threads, &sbytes)) {
             if (cl > 1) { /* mode 2 over an in-register cluster: drop its options */
                 p->nopts -= 2;
                 DT_ASSERT(strncmp(p->opts[p->nopts], "-DCLUSTER=", 10) == 0);
