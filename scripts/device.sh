@@ -246,13 +246,13 @@ step_rows-sweep() { rm -rf "$W/rows" "$W/rows-views" "$W/rows-ab" "$W/rows-ab2"
   [ -f "$W/rows-views/results.md" ] && cp "$W/rows-views/results.md" "$OUT/rows-views.md"
   note "$W/rows-views/results.md" '/^## Device control/,/^$/p' 30
   # A/B of the geometry: 4096x50257 f32 in one 1024-thread block an SM (no cluster), and
-  # 8192^2 staged (=2) against the in-register path of the run above
+  # 8192^2 and 1x65536 staged (=2) against the in-register paths of the run above
   run rows-ab-kb227 30 3 env DUALTIME_ROW_SMEM_KB=227 "$B/dualtime" run "${rows_run[@]}" \
     --dtypes fp32 --operations softmax,rmsnorm --row-shapes 4096x50257 --output "$W/rows-ab"
   [ -f "$W/rows-ab/results.md" ] && cp "$W/rows-ab/results.md" "$OUT/rows-ab-kb227.md"
   note "$W/rows-ab/results.md" '/^## Device control/,/^$/p' 12
   run rows-ab-smem2 30 3 env DUALTIME_ROW_SMEM=2 "$B/dualtime" run "${rows_run[@]}" \
-    --operations layernorm,softmax --row-shapes 8192x8192 --output "$W/rows-ab2"
+    --operations layernorm,softmax --row-shapes 8192x8192,1x65536 --output "$W/rows-ab2"
   [ -f "$W/rows-ab2/results.md" ] && cp "$W/rows-ab2/results.md" "$OUT/rows-ab-smem2.md"
   note "$W/rows-ab2/results.md" '/^## Device control/,/^$/p' 14; return 0; }
 
