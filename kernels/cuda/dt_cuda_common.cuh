@@ -190,11 +190,20 @@ __device__ __forceinline__ int dt_nloc() {
     return r < NC ? r : NC;
 }
 #define DT_NL dt_nloc()
+#ifdef DT_HOST_EMU /* tests/cuda/emu: one barrier of the cluster's threads, a block's
+                      * static at the same offset in another block's copy */
+__device__ __forceinline__ void dt_cluster_sync() { dt_emu_cluster_sync(); }
+__device__ __forceinline__ float dt_ld_dsmem(const float *p, unsigned rank) {
+    return *(const float *)dt_emu_remote(p, rank);
+}
+#else
 __device__ __forceinline__ void dt_cluster_sync() {
     asm volatile("barrier.cluster.arrive.release.aligned;\n\t"
                  "barrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
+#endif
 // *p in the shared memory of block `rank` of this cluster.
+#ifndef DT_HOST_EMU
 __device__ __forceinline__ float dt_ld_dsmem(const float *p, unsigned rank) {
     const unsigned a = (unsigned)__cvta_generic_to_shared(p);
     unsigned ra;
@@ -203,6 +212,7 @@ __device__ __forceinline__ float dt_ld_dsmem(const float *p, unsigned rank) {
     asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(ra) : "memory");
     return v;
 }
+#endif
 // Every block must call it last: no block's shared memory may go while another reads it.
 #define DT_CLUSTER_END() dt_cluster_sync()
 #else

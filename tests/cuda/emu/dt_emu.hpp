@@ -3,9 +3,10 @@
 // run with one std::thread per CUDA thread, one block at a time: __syncthreads is a
 // std::barrier of the block, a warp shuffle an exchange through an array between two
 // block barriers (the kernels shuffle only where every thread of the block does),
-// __shared__ variables are statics (one block runs at a time). FP32 only, no clusters,
-// no inline PTX except the staged-row copy (dt_emu_copy16). A development check of index
-// math, bounds and barriers (run by tests/cuda/emu/run_emu.sh), not a timing model.
+// __shared__ variables are statics of the kernel's shared object (one copy of it a block
+// of a cluster, see below). FP32 only; no inline PTX except the staged-row copy and the
+// cluster primitives (dt_emu_*). A development check of index math, bounds and barriers
+// (run by tests/cuda/emu/run_emu.sh), not a timing model.
 #pragma once
 #include <barrier>
 #include <cmath>
@@ -20,6 +21,7 @@ inline float dt_emu_xch[1024];
 #define __device__
 #define __forceinline__ inline
 #define __launch_bounds__(x)
+#define __cluster_dims__(...)
 #define __shared__ static
 #define __align__(n) alignas(n)
 #define DT_EMU_SROW_BUF alignas(16) static unsigned char dt_srow_buf[1 << 20] /* more than a GPU has: any test shape */
@@ -38,6 +40,17 @@ inline float __shfl_xor_sync(unsigned, float v, int o) {
     const float r = dt_emu_xch[t ^ (unsigned)o];
     __syncthreads();
     return r;
+}
+// Clusters: every block of a cluster is its own copy of the kernel's shared object (so
+// its statics, i.e. its shared memory, are its own); a cluster barrier is one barrier of
+// all the cluster's threads, and block `rank`'s copy of a static sits at the same offset
+// from that copy's dt_emu_anchor.
+inline std::barrier<> *dt_emu_cbar;
+inline void *dt_emu_anchors[8];
+alignas(16) inline char dt_emu_anchor[16];
+inline void dt_emu_cluster_sync() { dt_emu_cbar->arrive_and_wait(); }
+inline const void *dt_emu_remote(const void *p, unsigned rank) {
+    return (const char *)dt_emu_anchors[rank] + ((const char *)p - dt_emu_anchor);
 }
 inline void dt_emu_copy16(void *dst, const void *src) {
     // cp.async.cg needs 16-byte aligned source and destination

@@ -1,20 +1,45 @@
-// emu_rows.cpp — runs one row kernel (KFILE, specialized by -D like the plan does) on the
-// CPU through dt_emu.hpp over a guarded arena laid out like src/data/dt_arena (256-byte
+// emu_rows.cpp — runs one row kernel (emu_kernel.cpp built as CLUSTER copies of a shared
+// object, argv[1]/k<j>.so) on the CPU through dt_emu.hpp over a guarded arena laid out like src/data/dt_arena (256-byte
 // aligned regions, 256-byte guards, views at element (1,1) with row stride LDA) and
 // checks every output element against an FP64 reference, the guards and the padding.
 // Exit 0 when all match. Built and run by run_emu.sh.
+#include <barrier>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <memory>
+#include <string>
 #include <thread>
 #include <vector>
-#include KFILE
+
+#ifndef CLUSTER
+#define CLUSTER 1
+#endif
+typedef void *(*anchor_fn)(void);
+typedef void (*setup_fn)(std::barrier<> *, std::barrier<> *, void **, int);
+typedef void (*run_fn)(unsigned, unsigned, const float *, const float *, const float *,
+                       const float *, const long long *, float *);
 
 #ifndef VIEW
 #define VIEW 0
 #endif
 static const float SENT = -719.5f;
 
-int main() {
+int main(int argc, char **argv) {
+    if (argc < 2) return 2;
+    setup_fn setup[CLUSTER];
+    run_fn run[CLUSTER];
+    void *anchors[CLUSTER];
+    for (int j = 0; j < CLUSTER; j++) {
+        const std::string so = std::string(argv[1]) + "/k" + std::to_string(j) + ".so";
+        void *h = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+        if (!h) { printf("dlopen %s: %s\n", so.c_str(), dlerror()); return 2; }
+        anchors[j] = ((anchor_fn)dlsym(h, "dt_emu_so_anchor"))();
+        setup[j] = (setup_fn)dlsym(h, "dt_emu_so_setup");
+        run[j] = (run_fn)dlsym(h, "dt_emu_so_run");
+    }
     const long long m = M, n = N, lda = LDA, ldo = LDO;
     const long long aoff = VIEW ? lda + 1 : 0; /* window at (1,1) */
     const long long arows = VIEW ? m + 2 : m;
@@ -39,30 +64,22 @@ int main() {
     for (long long r = 0; r < m; r++)
         for (long long c = 0; c < n; c++) bm[r * lda + c] = rnd();
     for (long long r = 0; r < m; r++) lab[r] = (long long)(r * 7919 % n);
-    const float POISON = __int_as_float(0x7fc0dead);
+    float POISON;
+    { const unsigned pb = 0x7fc0deadu; std::memcpy(&POISON, &pb, 4); }
     for (long long r = 0; r < m; r++)
         for (long long c = 0; c < (OP == 3 ? 1 : n); c++) o[r * (OP == 3 ? 1 : ldo) + c] = POISON;
-    const long long grid = m; /* one block per row (CLUSTER 1, TPR == BLOCK) */
-    for (long long b = 0; b < grid; b++) {
-        std::barrier<> bar(BLOCK);
-        dt_emu_bar = &bar;
+    /* one cluster (CLUSTER blocks, TPR == BLOCK) a row; block j of it in copy j */
+    for (long long r = 0; r < m; r++) {
+        std::barrier<> cbar(CLUSTER * BLOCK);
+        std::vector<std::unique_ptr<std::barrier<>>> bars;
+        for (int j = 0; j < CLUSTER; j++) bars.emplace_back(new std::barrier<>(BLOCK));
+        for (int j = 0; j < CLUSTER; j++) setup[j](bars[j].get(), &cbar, anchors, CLUSTER);
         std::vector<std::thread> th;
-        for (int t = 0; t < BLOCK; t++)
-            th.emplace_back([&, t, b] {
-                threadIdx = {(unsigned)t, 0, 0};
-                blockIdx = {(unsigned)b, 0, 0};
-#if OP == 0
-                dt_softmax_f32(a, o);
-#elif OP == 1
-                dt_rmsnorm_f32(a, g, o);
-#elif OP == 2
-                dt_layernorm_f32(a, g, bt, o);
-#elif OP == 3
-                dt_cross_entropy_f32(a, lab, o);
-#else
-                dt_residual_layernorm_f32(a, bm, o);
-#endif
-            });
+        for (int j = 0; j < CLUSTER; j++)
+            for (int t = 0; t < BLOCK; t++)
+                th.emplace_back([&, t, j, r] {
+                    run[j]((unsigned)t, (unsigned)(r * CLUSTER + j), a, bm, g, bt, lab, o);
+                });
         for (auto &x : th) x.join();
     }
     long long bad = 0;
@@ -114,7 +131,7 @@ int main() {
         if (e >= 0 && e < oelems) continue;
         if (O[i] != SENT) gbad++;
     }
-    printf("%s M=%lld N=%lld LDA=%lld view=%d BLOCK=%d: %lld bad, max rel %.3g, %lld guard bytes changed\n",
-           KNAME, m, n, lda, VIEW, BLOCK, bad, maxrel, gbad);
+    printf("%s M=%lld N=%lld LDA=%lld view=%d BLOCK=%d CLUSTER=%d: %lld bad, max rel %.3g, %lld guard bytes changed\n",
+           KNAME, m, n, lda, VIEW, BLOCK, CLUSTER, bad, maxrel, gbad);
     return bad || gbad ? 1 : 0;
 }
