@@ -54,6 +54,7 @@ rerun|two default-matrix runs back to back (rerun-a, rerun-b), wall time each, t
 plant|DT_PLANT (default softmax:0.10) slowed native op at 8192^2 and 128x1024 (and add 17x257 unplanted), compared against rerun-a (must be a regression, exit 1)
 dtypes|the row ops of the default matrix in DT_DTYPES (default bf16,fp16) with device timing
 long|CUDA backend GPU test of the long-row, vocabulary and unaligned-view shapes (DUALTIME_GPU_TEST_SHAPES=long) in every dtype
+rows-sweep|issue 18 rows: FP32 oracle at the long/vocabulary/unaligned shapes (default and DUALTIME_ROW_SMEM=2 / _SMEM_KB=227 variants), then native vs torch at 4096x50257, 2048x128256, 1x65536, 8192^2 (+ 8191x8193, 8192^2 views) in fp32,bf16, two geometry A/Bs (< 4 min)
 anti-cheat|issue 17 item 7: honest torch and native on cuda (a case over 4x L2 included) pass every named anti-cheat check (docs/anti-cheat.md)
 shards|a two-shard plan of a small CUDA matrix, both shards one after the other on this GPU, merged, against a single run of the same flags (same case ids and input SHA-256s)
 decomp|E2E decomposition: add and layernorm at 17x257 and 8192x8192 (cuda, device timing, 3 rounds), its table into the summary, results.md as decomp.md; then the decomp GPU checks of both workers
@@ -246,6 +247,44 @@ for c in r["cases"]:
         bad += not ok
 sys.exit(1 if bad else 0)' "$W/anti-cheat/results.json"
   [ -f "$W/anti-cheat/results.md" ] && cp "$W/anti-cheat/results.md" "$OUT/anti-cheat.md"; return 0; }
+# rows-sweep: issue 18's row ops (softmax, layernorm, rmsnorm, cross_entropy) where the
+# staged-row variant (DUALTIME_ROW_SMEM, docs/cuda-backend.md) runs. The FP32 GPU oracle
+# test of the long shapes (the narrow types are checked by the runs' own oracle), the same
+# at 8192^2 with every long row staged (=2), residual_layernorm's quick shapes (staged
+# views, 3x70000) in f32 and bf16;
+# then one held device run of native vs torch, contiguous and views, fp32 and bf16, and
+# two geometry A/Bs. results.md (contiguous), rows-views.md, rows-ab-kb227.md and
+# rows-ab-smem2.md to $OUT.
+rows_ops=softmax,layernorm,rmsnorm,cross_entropy
+# shellcheck disable=SC2054 # the commas are dualtime's
+rows_run=(--backends cuda --device-timing --operations "$rows_ops" --dtypes fp32,bf16 --samples 5
+          --rounds 1 --sample-ms 10 --warmup-ms 50 --quiet)  # later --operations/--dtypes win
+step_rows-sweep() { rm -rf "$W/rows" "$W/rows-views" "$W/rows-ab" "$W/rows-ab2"
+  run rows-oracle 80 4 env DUALTIME_GPU_TEST_SHAPES=long DUALTIME_GPU_TEST_DTYPES=f32 \
+    DUALTIME_GPU_TEST_NO_FAULT=1 "${CUDA_TEST[@]}"; fails rows-oracle
+  run rows-oracle-smem2 25 3 env DUALTIME_ROW_SMEM=2 DUALTIME_GPU_TEST_SHAPES=8192 \
+    DUALTIME_GPU_TEST_DTYPES=f32 DUALTIME_GPU_TEST_NO_FAULT=1 "${CUDA_TEST[@]}"; fails rows-oracle-smem2
+  run rows-oracle-residual 25 3 env DUALTIME_GPU_TEST_OPS=residual_layernorm DUALTIME_GPU_TEST_QUICK=1 \
+    DUALTIME_GPU_TEST_DTYPES=f32,bf16 DUALTIME_GPU_TEST_NO_FAULT=1 "${CUDA_TEST[@]}"; fails rows-oracle-residual
+  [ -f "$W/rows-oracle.log" ] && grep -E "^ok +(softmax|layernorm|rmsnorm|cross_entropy) " "$W/rows-oracle.log" |
+    sed -E 's/ +\| compile.*\| / | /' | cut -c1-230 | head -40 | tee -a "$S"
+  run rows-run 110 3 "$B/dualtime" run "${rows_run[@]}" \
+    --row-shapes 4096x50257,2048x128256,1x65536,8192x8192 --output "$W/rows"
+  keep_results rows; note "$W/rows/results.md" '/^## Device control/,/^$/p' 50
+  run rows-views 45 3 "$B/dualtime" run "${rows_run[@]}" --input-views \
+    --operations "$rows_ops,residual_layernorm" --row-shapes 8191x8193,8192x8192 --output "$W/rows-views"
+  [ -f "$W/rows-views/results.md" ] && cp "$W/rows-views/results.md" "$OUT/rows-views.md"
+  note "$W/rows-views/results.md" '/^## Device control/,/^$/p' 30
+  # A/B of the geometry: 4096x50257 f32 in one 1024-thread block an SM (no cluster), and
+  # 8192^2 and 1x65536 staged (=2) against the in-register paths of the run above
+  run rows-ab-kb227 20 3 env DUALTIME_ROW_SMEM_KB=227 "$B/dualtime" run "${rows_run[@]}" \
+    --dtypes fp32 --operations softmax,rmsnorm --row-shapes 4096x50257 --output "$W/rows-ab"
+  [ -f "$W/rows-ab/results.md" ] && cp "$W/rows-ab/results.md" "$OUT/rows-ab-kb227.md"
+  note "$W/rows-ab/results.md" '/^## Device control/,/^$/p' 12
+  run rows-ab-smem2 20 3 env DUALTIME_ROW_SMEM=2 "$B/dualtime" run "${rows_run[@]}" \
+    --operations layernorm,softmax --row-shapes 8192x8192,1x65536 --output "$W/rows-ab2"
+  [ -f "$W/rows-ab2/results.md" ] && cp "$W/rows-ab2/results.md" "$OUT/rows-ab-smem2.md"
+  note "$W/rows-ab2/results.md" '/^## Device control/,/^$/p' 14; return 0; }
 
 # shards: issue 20 on one GPU. The plan's flags are the single run's flags.
 # shellcheck disable=SC2054 # the commas are dualtime's

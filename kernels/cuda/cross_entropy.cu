@@ -2,7 +2,8 @@
 // storage (out too), FP32 arithmetic,
 // int64 labels; a label outside [0, N) gives NaN. Specialization: M N LDA VEC BLOCK TPR
 // PER INREG (see dt_cuda_common.cuh). INREG=1: the row in registers, max then sum of
-// exp; INREG=0: one online max/sum pass. Grid: ceil(M / (BLOCK/TPR)).
+// exp; INREG=0: one online max/sum pass; SMEMROW=1: the row staged once in shared
+// memory, max then sum of exp over it. Grid: ceil(M / (BLOCK/TPR)).
 #include "dt_cuda_common.cuh"
 
 extern "C" __global__ void DT_CLUSTER_ATTR __launch_bounds__(BLOCK)
@@ -30,6 +31,27 @@ DT_KNAME(dt_cross_entropy)(const dt_t *__restrict__ a, const long long *__restri
     float s = 0.0f;
 #pragma unroll
     for (int i = 0; i < PER * VEC; i++) s += dt_exp_shifted(v[i], mx, mls);
+    s = dt_row_sum(s);
+    DT_CLUSTER_END();
+#elif SMEMROW
+    const int nl = DT_NL;
+    const dt_srow r = dt_srow_load(p + dt_cbase(), nl, dt_srow_buf);
+    float mx = -DT_INF;
+    for (int k = (int)threadIdx.x; k < r.nch; k += BLOCK) {
+        float f[VEC];
+        dt_srow_chunk_fill(r, nl, k, f, -DT_INF);
+#pragma unroll
+        for (int e = 0; e < VEC; e++) mx = fmaxf(mx, f[e]);
+    }
+    mx = dt_row_max(mx);
+    const float mls = mx * DT_LOG2E;
+    float s = 0.0f;
+    for (int k = (int)threadIdx.x; k < r.nch; k += BLOCK) {
+        float f[VEC];
+        dt_srow_chunk_fill(r, nl, k, f, -DT_INF);
+#pragma unroll
+        for (int e = 0; e < VEC; e++) s += dt_exp_shifted(f[e], mx, mls);
+    }
     s = dt_row_sum(s);
     DT_CLUSTER_END();
 #else

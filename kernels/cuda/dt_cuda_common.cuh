@@ -27,6 +27,13 @@
 //                 memory (mapa + ld.shared::cluster). The row is read from DRAM once even
 //                 when it is far longer than one block's registers (vocabulary rows).
 //                 CLUSTER 1 (default): one block or warp holds the whole row.
+//   SMEMROW       1: the row (or, with CLUSTER > 1, this block's part of it) is staged in
+//                 dynamic shared memory with 16-byte cp.async copies of the 16-byte chunks
+//                 that hold it, whatever the row start's alignment (VEC is then always the
+//                 16-byte element count, 4 or 8); the passes read shared memory, the output
+//                 is written in 16-byte stores aligned to the output row, scalar only in
+//                 its first and last chunk. The row is read from DRAM once (vocabulary
+//                 rows, unaligned views). Needs TPR == BLOCK, INREG 0, sm_80+.
 //   DT_FASTEXP    1 (default for bf16/f16): exp(x - max) as ex2.approx(x*log2e - max*log2e)
 //                 (one FFMA + MUFU, rel. error ~2^-22, far below a bf16/f16 ulp) and the
 //                 softmax normalization as one reciprocal per row and a multiply; 0: expf
@@ -143,9 +150,15 @@ __device__ __forceinline__ float dt_exp_shifted(float x, float mx, float mls) {
 #ifndef CLUSTER
 #define CLUSTER 1
 #endif
+#ifndef SMEMROW
+#define SMEMROW 0
+#endif
+#if SMEMROW && (TPR != BLOCK || INREG)
+#error "SMEMROW needs block-per-row, INREG=0"
+#endif
 #if CLUSTER > 1
-#if TPR != BLOCK || !INREG
-#error "CLUSTER > 1 needs block-per-row INREG"
+#if TPR != BLOCK || !(INREG || SMEMROW)
+#error "CLUSTER > 1 needs block-per-row INREG or SMEMROW"
 #endif
 #if NC % VEC != 0 || (CLUSTER - 1) * NC >= N
 #error "bad NC for CLUSTER"
@@ -177,11 +190,20 @@ __device__ __forceinline__ int dt_nloc() {
     return r < NC ? r : NC;
 }
 #define DT_NL dt_nloc()
+#ifdef DT_HOST_EMU /* tests/cuda/emu: one barrier of the cluster's threads, a block's
+                      * static at the same offset in another block's copy */
+__device__ __forceinline__ void dt_cluster_sync() { dt_emu_cluster_sync(); }
+__device__ __forceinline__ float dt_ld_dsmem(const float *p, unsigned rank) {
+    return *(const float *)dt_emu_remote(p, rank);
+}
+#else
 __device__ __forceinline__ void dt_cluster_sync() {
     asm volatile("barrier.cluster.arrive.release.aligned;\n\t"
                  "barrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
+#endif
 // *p in the shared memory of block `rank` of this cluster.
+#ifndef DT_HOST_EMU
 __device__ __forceinline__ float dt_ld_dsmem(const float *p, unsigned rank) {
     const unsigned a = (unsigned)__cvta_generic_to_shared(p);
     unsigned ra;
@@ -190,6 +212,7 @@ __device__ __forceinline__ float dt_ld_dsmem(const float *p, unsigned rank) {
     asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(ra) : "memory");
     return v;
 }
+#endif
 // Every block must call it last: no block's shared memory may go while another reads it.
 #define DT_CLUSTER_END() dt_cluster_sync()
 #else
@@ -353,6 +376,161 @@ __device__ __forceinline__ float dt_row_online_sumexp(const dt_t *__restrict__ p
     return dt_row_sum<0>(s);
 }
 #endif /* INREG */
+
+#if SMEMROW
+// ---- the row staged in shared memory (SMEMROW) ------------------------------------
+// The row part of nl columns at p (any alignment of p) occupies nch 16-byte chunks
+// from p's chunk on; chunk k holds columns k*VEC - h .. k*VEC - h + VEC-1, where h is
+// p's element offset inside its chunk. The elements of the first and last chunk
+// outside [0, nl) are neighbours' data or guard bytes: read (the arena has 256-byte
+// guards around every region and a view's padding between rows), never used or
+// written. The buffer holds ceil(NSPAN / VEC) + 1 chunks (the plan's shared_bytes).
+#ifdef DT_HOST_EMU /* tests/cuda/emu: the CPU emulation harness supplies the buffer */
+DT_EMU_SROW_BUF;
+#else
+extern __shared__ __align__(16) unsigned char dt_srow_buf[];
+#endif
+struct dt_srow {
+    unsigned char *buf; /* its shared memory: dt_srow_buf, or + DT_SROW_BYTES (a 2nd row) */
+    int h;              /* elements of chunk 0 before column 0 (0..VEC-1) */
+    int nch;            /* chunks holding columns [0, nl) */
+};
+// Bytes of one staged row part: ceil(DT_NSPAN / VEC) + 1 chunks (the plan's shared_bytes,
+// twice that for residual_layernorm's two rows).
+#define DT_SROW_BYTES (((DT_NSPAN) + VEC - 1) / VEC * 16 + 16)
+// Issues the copies into buf (every thread of the block, coalesced), waits for them, and
+// synchronizes the block: on return the row part is in buf for every thread.
+__device__ __forceinline__ dt_srow dt_srow_load(const dt_t *p, int nl, unsigned char *buf) {
+    const unsigned long long a = (unsigned long long)p;
+    dt_srow r;
+    r.buf = buf;
+    r.h = (int)((a & 15ull) / sizeof(dt_t));
+    r.nch = (r.h + nl + VEC - 1) / VEC;
+    const char *g = (const char *)(a & ~15ull);
+#ifdef DT_HOST_EMU
+    for (int k = (int)threadIdx.x; k < r.nch; k += BLOCK) dt_emu_copy16(buf + 16 * k, g + 16ll * k);
+#else
+    const unsigned s = (unsigned)__cvta_generic_to_shared(buf);
+    for (int k = (int)threadIdx.x; k < r.nch; k += BLOCK)
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s + 16u * (unsigned)k),
+                     "l"(g + 16ll * k)
+                     : "memory");
+    asm volatile("cp.async.commit_group;\n\tcp.async.wait_group 0;" ::: "memory");
+#endif
+    __syncthreads();
+    return r;
+}
+// Chunk k as VEC floats (no masking).
+__device__ __forceinline__ void dt_srow_chunk(const dt_srow &r, int k, float (&f)[VEC]) {
+#if VEC == 8
+    dt_unpack8(reinterpret_cast<const uint4 *>(r.buf)[k], f);
+#else
+    const float4 t = reinterpret_cast<const float4 *>(r.buf)[k];
+    f[0] = t.x; f[1] = t.y; f[2] = t.z; f[3] = t.w;
+#endif
+}
+// Chunk k, its elements outside columns [0, nl) replaced by fill.
+__device__ __forceinline__ void dt_srow_chunk_fill(const dt_srow &r, int nl, int k,
+                                                   float (&f)[VEC], float fill) {
+    dt_srow_chunk(r, k, f);
+    if (k == 0 || k == r.nch - 1) {
+#pragma unroll
+        for (int e = 0; e < VEC; e++) {
+            const int c = k * VEC + e - r.h;
+            if (c < 0 || c >= nl) f[e] = fill;
+        }
+    }
+}
+// Column c (0 <= c < nl) of the staged row.
+__device__ __forceinline__ float dt_srow_at(const dt_srow &r, int c) {
+    return dt_to_f32(reinterpret_cast<const dt_t *>(r.buf)[r.h + c]);
+}
+// Overwrites chunk k of the staged row with f (FP32 only: softmax keeps exp(x - max)).
+__device__ __forceinline__ void dt_srow_put(const dt_srow &r, int k, const float (&f)[VEC]) {
+#if VEC == 4 && DT_ELEM == 0
+    reinterpret_cast<float4 *>(r.buf)[k] = make_float4(f[0], f[1], f[2], f[3]);
+#endif
+}
+// Columns c0 .. c0+VEC-1 of the staged row r added to x (columns outside [0, nl) add
+// nothing): one vector read where the chunk is full and starts a chunk of r.
+__device__ __forceinline__ void dt_srow_add(const dt_srow &r, int c0, bool full, int nl,
+                                            float (&x)[VEC]) {
+    const int i0 = c0 + r.h; /* element index of column c0 in r.buf */
+    if (full && i0 % VEC == 0) {
+        float g[VEC];
+        dt_srow_chunk(r, i0 / VEC, g);
+#pragma unroll
+        for (int e = 0; e < VEC; e++) x[e] += g[e];
+    } else {
+#pragma unroll
+        for (int e = 0; e < VEC; e++) {
+            const int c = c0 + e;
+            if (c >= 0 && c < nl) x[e] += dt_srow_at(r, c);
+        }
+    }
+}
+// VEC elements of a contiguous parameter vector (gamma, beta; 16-byte aligned base)
+// from column c0 on: one 16-byte load when the chunk is full and c0 % VEC == 0, else
+// per element (columns outside [0, nl) get 0).
+__device__ __forceinline__ void dt_param_chunk(const dt_t *__restrict__ g, int c0, bool full, int nl,
+                                               float (&v)[VEC]) {
+    if (full && c0 % VEC == 0) {
+#if VEC == 8
+        dt_unpack8(__ldg(reinterpret_cast<const uint4 *>(g + c0)), v);
+#else
+        const float4 t = __ldg(reinterpret_cast<const float4 *>(g + c0));
+        v[0] = t.x; v[1] = t.y; v[2] = t.z; v[3] = t.w;
+#endif
+    } else {
+#pragma unroll
+        for (int e = 0; e < VEC; e++) {
+            const int c = c0 + e;
+            v[e] = c >= 0 && c < nl ? dt_ld(g + c) : 0.0f;
+        }
+    }
+}
+// Writes columns [0, nl) of the output row part q: f(x, c0, full) turns the VEC staged
+// values x of columns c0 .. c0+VEC-1 into outputs in place (full: all VEC columns are in
+// [0, nl)). The chunks follow q's own alignment: full chunks are one 16-byte store,
+// the first and last element by element. When q's chunk offset equals the staged
+// row's (same alignment) the staged chunk is read as one vector, else element by
+// element (columns outside [0, nl) are then never read).
+template <class F>
+__device__ __forceinline__ void dt_srow_store(const dt_srow &r, dt_t *__restrict__ q, int nl, F f) {
+    const unsigned long long a = (unsigned long long)q;
+    const int hq = (int)((a & 15ull) / sizeof(dt_t));
+    const int nq = (hq + nl + VEC - 1) / VEC;
+    dt_t *g = (dt_t *)(a & ~15ull);
+    for (int k = (int)threadIdx.x; k < nq; k += BLOCK) {
+        const int c0 = k * VEC - hq;
+        const bool full = c0 >= 0 && c0 + VEC <= nl;
+        float x[VEC];
+        if (hq == r.h) {
+            dt_srow_chunk(r, k, x);
+        } else {
+#pragma unroll
+            for (int e = 0; e < VEC; e++) {
+                const int c = c0 + e;
+                x[e] = c >= 0 && c < nl ? dt_srow_at(r, c) : 0.0f;
+            }
+        }
+        f(x, c0, full);
+        if (full) {
+#if VEC == 8
+            *reinterpret_cast<uint4 *>(g + (long long)k * VEC) = dt_pack8(x);
+#else
+            *reinterpret_cast<float4 *>(g + (long long)k * VEC) = make_float4(x[0], x[1], x[2], x[3]);
+#endif
+        } else {
+#pragma unroll
+            for (int e = 0; e < VEC; e++) {
+                const int c = c0 + e;
+                if (c >= 0 && c < nl) q[c] = dt_from_f32(x[e]);
+            }
+        }
+    }
+}
+#endif /* SMEMROW */
 #endif /* TPR */
 
 #ifdef ITEMS

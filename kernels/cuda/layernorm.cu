@@ -1,7 +1,8 @@
 // layernorm.cu — out = (x - mean) * rsqrt(var + 1e-5) * gamma + beta, DT_ELEM storage,
 // FP32 arithmetic, biased variance computed as mean((x - mean)^2) (two-pass over the row, not E[x^2]-mean^2).
 // Specialization: M N LDA LDO VEC BLOCK TPR PER INREG (see dt_cuda_common.cuh).
-// INREG=1: the row is read once into registers; INREG=0: three reads over global.
+// INREG=1: the row is read once into registers; INREG=0: three reads over global;
+// SMEMROW=1: the row staged once in shared memory, three passes over it.
 #include "dt_cuda_common.cuh"
 
 #define DT_EPS 1e-5f
@@ -40,6 +41,39 @@ DT_KNAME(dt_layernorm)(const dt_t *__restrict__ a, const dt_t *__restrict__ gamm
 #pragma unroll
     for (int i = 0; i < PER * VEC; i++) v[i] = fmaf(v[i] * r, g[i], b[i]);
     dt_store_row(q, v, lane);
+    DT_CLUSTER_END();
+#elif SMEMROW
+    (void)lane;
+    gamma += dt_cbase();
+    beta += dt_cbase();
+    const int nl = DT_NL;
+    const dt_srow sr = dt_srow_load(p, nl, dt_srow_buf);
+    float s = 0.0f;
+    for (int k = (int)threadIdx.x; k < sr.nch; k += BLOCK) {
+        float f[VEC];
+        dt_srow_chunk_fill(sr, nl, k, f, 0.0f);
+#pragma unroll
+        for (int e = 0; e < VEC; e++) s += f[e];
+    }
+    const float mean = dt_row_sum<0>(s) / (float)N;
+    float d2 = 0.0f;
+    for (int k = (int)threadIdx.x; k < sr.nch; k += BLOCK) {
+        float f[VEC];
+        dt_srow_chunk_fill(sr, nl, k, f, mean); /* outside the row: d = 0 exactly */
+#pragma unroll
+        for (int e = 0; e < VEC; e++) {
+            const float d = f[e] - mean;
+            d2 = fmaf(d, d, d2);
+        }
+    }
+    const float r = 1.0f / sqrtf(dt_row_sum<1>(d2) / (float)N + DT_EPS);
+    dt_srow_store(sr, q, nl, [&](float (&x)[VEC], int c0, bool full) {
+        float g[VEC], b[VEC];
+        dt_param_chunk(gamma, c0, full, nl, g);
+        dt_param_chunk(beta, c0, full, nl, b);
+#pragma unroll
+        for (int e = 0; e < VEC; e++) x[e] = fmaf((x[e] - mean) * r, g[e], b[e]);
+    });
     DT_CLUSTER_END();
 #else
     float s = 0.0f;

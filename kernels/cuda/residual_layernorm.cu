@@ -2,6 +2,8 @@
 // DT_ELEM storage, FP32 arithmetic, biased variance as mean((x - mean)^2). The sum
 // a + b is never stored.
 // Specialization: M N LDA LDB LDO VEC BLOCK TPR PER INREG (see dt_cuda_common.cuh).
+// SMEMROW=1: a's and b's rows staged in shared memory (two buffers), x = a + b formed
+// in each of the three passes (the same FP32 sum each time).
 #include "dt_cuda_common.cuh"
 
 #define DT_EPS 1e-5f
@@ -26,6 +28,47 @@ DT_KNAME(dt_residual_layernorm)(const dt_t *__restrict__ a, const dt_t *__restri
 #pragma unroll
     for (int i = 0; i < PER * VEC; i++) v[i] *= r;
     dt_store_row(q, v, lane);
+    DT_CLUSTER_END();
+#elif SMEMROW
+    (void)lane;
+    const int nl = DT_NL;
+    const dt_srow ra = dt_srow_load(pa, nl, dt_srow_buf);
+    const dt_srow rb = dt_srow_load(pb, nl, dt_srow_buf + DT_SROW_BYTES);
+    /* x = a + b over chunk k of a's layout; columns outside [0, nl) become fill */
+    auto xchunk = [&](int k, float (&f)[VEC], float fill) {
+        const int c0 = k * VEC - ra.h;
+        dt_srow_chunk(ra, k, f);
+        dt_srow_add(rb, c0, c0 >= 0 && c0 + VEC <= nl, nl, f);
+        if (k == 0 || k == ra.nch - 1) {
+#pragma unroll
+            for (int e = 0; e < VEC; e++)
+                if (c0 + e < 0 || c0 + e >= nl) f[e] = fill;
+        }
+    };
+    float s = 0.0f;
+    for (int k = (int)threadIdx.x; k < ra.nch; k += BLOCK) {
+        float f[VEC];
+        xchunk(k, f, 0.0f);
+#pragma unroll
+        for (int e = 0; e < VEC; e++) s += f[e];
+    }
+    const float mean = dt_row_sum<0>(s) / (float)N;
+    float d2 = 0.0f;
+    for (int k = (int)threadIdx.x; k < ra.nch; k += BLOCK) {
+        float f[VEC];
+        xchunk(k, f, mean); /* outside the row: d = 0 exactly */
+#pragma unroll
+        for (int e = 0; e < VEC; e++) {
+            const float d = f[e] - mean;
+            d2 = fmaf(d, d, d2);
+        }
+    }
+    const float r = 1.0f / sqrtf(dt_row_sum<1>(d2) / (float)N + DT_EPS);
+    dt_srow_store(ra, q, nl, [&](float (&x)[VEC], int c0, bool full) {
+        dt_srow_add(rb, c0, full, nl, x);
+#pragma unroll
+        for (int e = 0; e < VEC; e++) x[e] = (x[e] - mean) * r;
+    });
     DT_CLUSTER_END();
 #else
     float s = 0.0f;

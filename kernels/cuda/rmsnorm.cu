@@ -1,7 +1,8 @@
 // rmsnorm.cu — out = x * rsqrt(mean(x^2) + 1e-5) * gamma, DT_ELEM storage, FP32
 // arithmetic (rsqrt as 1/sqrt, IEEE).
 // Specialization: M N LDA LDO VEC BLOCK TPR PER INREG (see dt_cuda_common.cuh).
-// INREG=1: the row is read once into registers; INREG=0: two reads over global.
+// INREG=1: the row is read once into registers; INREG=0: two reads over global;
+// SMEMROW=1: the row staged once in shared memory (dt_cuda_common.cuh).
 #include "dt_cuda_common.cuh"
 
 #define DT_EPS 1e-5f
@@ -28,6 +29,27 @@ DT_KNAME(dt_rmsnorm)(const dt_t *__restrict__ a, const dt_t *__restrict__ gamma,
 #pragma unroll
     for (int i = 0; i < PER * VEC; i++) v[i] = v[i] * r * g[i];
     dt_store_row(q, v, lane);
+    DT_CLUSTER_END();
+#elif SMEMROW
+    (void)lane;
+    gamma += dt_cbase();
+    const int nl = DT_NL;
+    const dt_srow sr = dt_srow_load(p, nl, dt_srow_buf);
+    float ss = 0.0f;
+    for (int k = (int)threadIdx.x; k < sr.nch; k += BLOCK) {
+        float f[VEC];
+        dt_srow_chunk_fill(sr, nl, k, f, 0.0f);
+#pragma unroll
+        for (int e = 0; e < VEC; e++) ss = fmaf(f[e], f[e], ss);
+    }
+    ss = dt_row_sum(ss);
+    const float r = 1.0f / sqrtf(ss / (float)N + DT_EPS);
+    dt_srow_store(sr, q, nl, [&](float (&x)[VEC], int c0, bool full) {
+        float g[VEC];
+        dt_param_chunk(gamma, c0, full, nl, g);
+#pragma unroll
+        for (int e = 0; e < VEC; e++) x[e] = x[e] * r * g[e];
+    });
     DT_CLUSTER_END();
 #else
     float ss = 0.0f;

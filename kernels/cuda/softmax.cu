@@ -3,7 +3,9 @@
 // Specialization: M N LDA LDO VEC BLOCK TPR PER INREG (see dt_cuda_common.cuh).
 // INREG=1: one read of the row into registers, max, exp, sum, one write (fused single
 // pass over memory). INREG=0 (rows too long for registers): an online max/sum pass,
-// then a second read that writes. Grid: ceil(M / (BLOCK/TPR)).
+// then a second read that writes. SMEMROW=1: the row staged in shared memory (one DRAM
+// read): max pass, exp + sum pass (FP32 keeps the exps in shared memory), then the
+// store pass. Grid: ceil(M / (BLOCK/TPR)) (times CLUSTER).
 #include "dt_cuda_common.cuh"
 
 extern "C" __global__ void DT_CLUSTER_ATTR __launch_bounds__(BLOCK)
@@ -38,6 +40,52 @@ DT_KNAME(dt_softmax)(const dt_t *__restrict__ a, dt_t *__restrict__ out) {
     for (int i = 0; i < PER * VEC; i++) v[i] = v[i] / s;
 #endif
     dt_store_row(q, v, lane);
+    DT_CLUSTER_END();
+#elif SMEMROW
+    (void)lane;
+    const int nl = DT_NL;
+    const dt_srow r = dt_srow_load(p, nl, dt_srow_buf);
+    float mx = -DT_INF;
+    for (int k = (int)threadIdx.x; k < r.nch; k += BLOCK) {
+        float f[VEC];
+        dt_srow_chunk_fill(r, nl, k, f, -DT_INF);
+#pragma unroll
+        for (int e = 0; e < VEC; e++) mx = fmaxf(mx, f[e]);
+    }
+    mx = dt_row_max(mx);
+    const float mls = mx * DT_LOG2E;
+    float s = 0.0f;
+    for (int k = (int)threadIdx.x; k < r.nch; k += BLOCK) {
+        float f[VEC];
+        dt_srow_chunk_fill(r, nl, k, f, -DT_INF);
+#pragma unroll
+        for (int e = 0; e < VEC; e++) {
+            f[e] = dt_exp_shifted(f[e], mx, mls); /* outside the row: exp(-inf) = 0 */
+            s += f[e];
+        }
+#if DT_ELEM == 0
+        dt_srow_put(r, k, f); /* FP32: keep exp(x - max), the store pass divides */
+#endif
+    }
+    s = dt_row_sum(s); /* its barrier orders the dt_srow_put stores before the reads */
+#if DT_FASTEXP
+    const float rs = 1.0f / s;
+#endif
+    dt_srow_store(r, q, nl, [&](float (&x)[VEC], int, bool) {
+#pragma unroll
+        for (int e = 0; e < VEC; e++) {
+#if DT_ELEM == 0
+            const float ex = x[e];
+#else
+            const float ex = dt_exp_shifted(x[e], mx, mls);
+#endif
+#if DT_FASTEXP
+            x[e] = ex * rs;
+#else
+            x[e] = ex / s;
+#endif
+        }
+    });
     DT_CLUSTER_END();
 #else
     float mx;

@@ -18,7 +18,10 @@
  * 2048x128256, 8191x8193 views and 5x40000 (both layouts) compiles, with the cluster
  * split, multi-pass or in-register geometry named in the summary, fastexp for narrow
  * softmax / cross_entropy, DUALTIME_ROW_CLUSTER / _ELEMS / _FASTEXP honoured and bad
- * values refused.
+ * values refused; every row op x dtype at those shapes with DUALTIME_ROW_SMEM=0 (the
+ * geometry before the staged-row variant), and smem_row_cases: the staged-row variant's
+ * geometry by default, with DUALTIME_ROW_SMEM=2 and DUALTIME_ROW_SMEM_KB, on sm_80, the
+ * refusals.
  * gemm wg1 (DUALTIME_GEMM_VARIANT=wg1, sm_90a) for bf16/f16 at 1024^3, 4096^3,
  * 8192^3, 1000x1048x264 takes wg1 (plan: 2 tensor maps, 384 threads, dynamic shared
  * memory, persistent grid), 127x193x61, 4097x4095x257 and views fall back to tc1 and
@@ -176,6 +179,132 @@ static void narrow_cases(const char *hdr) {
     }
 }
 
+/* The staged-row variant (SMEMROW, DUALTIME_ROW_SMEM / _SMEM_KB): by default every
+ * vocabulary row and unaligned long row of softmax, layernorm, rmsnorm, cross_entropy
+ * and residual_layernorm (two rows) stages in shared memory with the geometry of the
+ * shape (cluster blocks by the shared memory budget, blocks an SM by their shared
+ * memory, 16-byte chunks whatever the alignment); sum and few too-long rows keep their
+ * paths; mode 2 stages
+ * every row longer than 1024; the budget knob moves the cluster size; sm_80 has no
+ * clusters; bad values are refused. */
+static void smem_row_cases(const char *hdr) {
+    static const dt_op ops[] = {DT_OP_SOFTMAX, DT_OP_LAYERNORM, DT_OP_RMSNORM,
+                                DT_OP_CROSS_ENTROPY};
+    static const struct { int64_t m, n; int views; dt_dtype dt; const char *expect; } sh[] = {
+        {4096, 50257, 0, DT_F32, "block=512 vec=4 row-staged-in-smem cp.async single-read smem=100544 cluster=2 cols/block=25132 "},
+        {4096, 50257, 0, DT_BF16, "block=512 vec=8 row-staged-in-smem cp.async single-read smem=100544"},
+        {4096, 50257, 0, DT_F16, "block=512 vec=8 row-staged-in-smem cp.async single-read smem=100544"},
+        {2048, 128256, 0, DT_F32, "block=256 vec=4 row-staged-in-smem cp.async single-read smem=64144 cluster=8 cols/block=16032 "},
+        {2048, 128256, 0, DT_BF16, "block=256 vec=8 row-staged-in-smem cp.async single-read smem=64144 cluster=4 cols/block=32064 "},
+        {2048, 128256, 1, DT_F16, "vec=8 row-staged-in-smem cp.async single-read smem=64144 cluster=4 "},
+        {8191, 8193, 1, DT_F32, "grid=8191 block=128 vec=4 row-staged-in-smem cp.async single-read smem=32800"},
+        {8191, 8193, 1, DT_BF16, "grid=8191 block=128 vec=8 row-staged-in-smem cp.async single-read smem=16416"},
+        {8191, 8193, 0, DT_F16, "vec=8 row-staged-in-smem"}, /* N % 8 != 0 */
+        {8192, 8193, 0, DT_F32, "vec=4 row-staged-in-smem"},  /* odd rows, contiguous */
+        /* few rows: one more cluster doubling, 1024 threads */
+        {3, 20000, 1, DT_BF16, "grid=6 block=1024 vec=8 row-staged-in-smem cp.async single-read smem=20016 cluster=2 "},
+        {1024, 4097, 0, DT_F32, "row-staged-in-smem"},
+        {1, 65536, 0, DT_F32, "row-in-registers single-pass cluster=8 "}, /* few: registers */
+        {5, 40000, 1, DT_BF16, "row-in-registers single-pass cluster="},
+        {8192, 8192, 0, DT_F32, "block=512 vec=4 row-in-registers"}, /* aligned: unchanged */
+        {8192, 8192, 0, DT_BF16, "vec=8 row-in-registers"},
+        {1024, 1024, 1, DT_F32, "vec=1 row-in-registers"}, /* N <= 1024: unchanged */
+    };
+    for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
+        for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++) {
+            g_expect = sh[i].expect;
+            compile_typed(ops[o], sh[i].m, sh[i].n, 0, sh[i].views, "sm_90", hdr, sh[i].dt);
+            if (!strstr(g_last.summary, "row-staged-in-smem")) continue;
+            const dt_cuda_plan *p = &g_last;
+            CHECK(p->shared_bytes >= 16 && p->shared_bytes <= 227 * 1024 &&
+                      p->block[0] >= 128 && p->block[0] <= 1024,
+                  "%s %lldx%lld: smem %u block %u", dt_op_get(ops[o])->name, (long long)sh[i].m,
+                  (long long)sh[i].n, p->shared_bytes, p->block[0]);
+        }
+    /* residual_layernorm stages both input rows (twice the shared memory: a cluster of
+     * 4 at 4096x50257 f32), also as views; sum never stages */
+    g_expect = "block=512 vec=4 row-staged-in-smem cp.async single-read smem=100576 cluster=4 ";
+    compile_typed(DT_OP_RESIDUAL_LAYERNORM, 4096, 50257, 0, 0, "sm_90", hdr, DT_F32);
+    g_expect = "vec=8 row-staged-in-smem cp.async single-read smem=100576 cluster=2 ";
+    compile_typed(DT_OP_RESIDUAL_LAYERNORM, 4096, 50257, 0, 1, "sm_90", hdr, DT_BF16);
+    g_expect = "block=256 vec=4 row-staged-in-smem cp.async single-read smem=65600";
+    compile_typed(DT_OP_RESIDUAL_LAYERNORM, 8191, 8193, 0, 1, "sm_90", hdr, DT_F32);
+    g_expect = "row-staged-in-smem";
+    compile_typed(DT_OP_RESIDUAL_LAYERNORM, 2048, 128256, 0, 0, "sm_90", hdr, DT_F16);
+    g_expect = "streaming";
+    compile_typed(DT_OP_SUM, 4096, 50257, 0, 0, "sm_90", hdr, DT_BF16);
+    /* mode 2: every row longer than 1024, the aligned in-register ones and the few long
+     * ones of the register cluster included */
+    setenv("DUALTIME_ROW_SMEM", "2", 1);
+    g_expect = "block=128 vec=4 row-staged-in-smem cp.async single-read smem=32784";
+    compile_typed(DT_OP_SOFTMAX, 8192, 8192, 0, 0, "sm_90", hdr, DT_F32);
+    compile_typed(DT_OP_LAYERNORM, 8192, 8192, 0, 0, "sm_90", hdr, DT_F32);
+    g_expect = "block=1024 vec=4 row-staged-in-smem cp.async single-read smem=32784 cluster=8 ";
+    compile_typed(DT_OP_SOFTMAX, 1, 65536, 0, 0, "sm_90", hdr, DT_F32);
+    g_expect = "warp-per-row";
+    compile_typed(DT_OP_SOFTMAX, 8192, 1024, 0, 0, "sm_90", hdr, DT_F32);
+    /* the budget: 227 KiB keeps 4096x50257 f32 in one 1024-thread block an SM */
+    setenv("DUALTIME_ROW_SMEM", "1", 1);
+    setenv("DUALTIME_ROW_SMEM_KB", "227", 1);
+    g_expect = "block=1024 vec=4 row-staged-in-smem cp.async single-read smem=201056";
+    compile_typed(DT_OP_SOFTMAX, 4096, 50257, 0, 0, "sm_90", hdr, DT_F32);
+    CHECK(!strstr(g_last.summary, "cluster="), "SMEM_KB=227: %s", g_last.summary);
+    setenv("DUALTIME_ROW_SMEM_KB", "32", 1);
+    g_expect = "smem=25152 cluster=4 ";
+    compile_typed(DT_OP_RMSNORM, 4096, 50257, 0, 0, "sm_90", hdr, DT_BF16);
+    setenv("DUALTIME_ROW_SMEM_KB", "16", 1); /* 8 blocks of 128256 f32 do not fit 16 KiB */
+    g_expect = "multi-pass";
+    compile_typed(DT_OP_SOFTMAX, 2048, 128256, 0, 0, "sm_90", hdr, DT_F32);
+    unsetenv("DUALTIME_ROW_SMEM_KB");
+    /* rows longer than 8 x 113 KiB: the budget gives way to the block limit (f32 300000
+     * columns: 8 x 150 KB), unless set; beyond 8 x 227 KiB multi-pass */
+    g_expect = "row-staged-in-smem cp.async single-read smem=150016 cluster=8 ";
+    compile_typed(DT_OP_SOFTMAX, 64, 300000, 0, 0, "sm_90", hdr, DT_F32);
+    g_expect = "multi-pass";
+    compile_typed(DT_OP_SOFTMAX, 64, 600000, 0, 0, "sm_90", hdr, DT_F32);
+    setenv("DUALTIME_ROW_SMEM_KB", "113", 1);
+    compile_typed(DT_OP_SOFTMAX, 64, 300000, 0, 0, "sm_90", hdr, DT_F32);
+    unsetenv("DUALTIME_ROW_SMEM_KB");
+    unsetenv("DUALTIME_ROW_SMEM");
+    /* sm_80: cp.async but no clusters: only rows that fit one block stage */
+    g_expect = "multi-pass";
+    compile_typed(DT_OP_SOFTMAX, 4096, 50257, 0, 0, "sm_80", hdr, DT_F32);
+    g_expect = "row-staged-in-smem";
+    compile_typed(DT_OP_SOFTMAX, 8191, 8193, 0, 1, "sm_80", hdr, DT_F32);
+    compile_typed(DT_OP_LAYERNORM, 4096, 50257, 0, 0, "sm_80", hdr, DT_BF16);
+    /* a budget over the arch's limit: sm_80 blocks have at most 163 KiB, sm_86 99 KiB */
+    setenv("DUALTIME_ROW_SMEM_KB", "227", 1);
+    g_expect = "multi-pass";
+    compile_typed(DT_OP_SOFTMAX, 4096, 50257, 0, 0, "sm_80", hdr, DT_F32);
+    g_expect = "smem=100544";
+    compile_typed(DT_OP_SOFTMAX, 4096, 50257, 0, 0, "sm_86", hdr, DT_BF16);
+    g_expect = "multi-pass";
+    compile_typed(DT_OP_SOFTMAX, 4096, 50257, 0, 0, "sm_86", hdr, DT_F32);
+    unsetenv("DUALTIME_ROW_SMEM_KB");
+    /* the DUALTIME_ROW_TPR override keeps the old geometry */
+    setenv("DUALTIME_ROW_TPR", "1024", 1);
+    g_expect = "vec=1 multi-pass";
+    compile_typed(DT_OP_SOFTMAX, 4096, 50257, 0, 0, "sm_90", hdr, DT_F32);
+    unsetenv("DUALTIME_ROW_TPR");
+    g_expect = NULL;
+    static const char *bad[][2] = {{"DUALTIME_ROW_SMEM", "3"}, {"DUALTIME_ROW_SMEM", "on"},
+                                   {"DUALTIME_ROW_SMEM_KB", "228"}, {"DUALTIME_ROW_SMEM_KB", "8"},
+                                   {"DUALTIME_ROW_SMEM_KB", "64k"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        dt_case_layout L;
+        dt_layout_make(&L, DT_OP_SOFTMAX, 4096, 50257, 0, 0);
+        dt_cuda_plan p;
+        dt_err err = {{0}};
+        setenv(bad[i][0], bad[i][1], 1);
+        dt_status st = dt_cuda_plan_make(&L, "sm_90", 132, &p, &err);
+        unsetenv(bad[i][0]);
+        const int refused = st == DT_EINVAL && strstr(err.msg, bad[i][0]);
+        CHECK(refused, "%s=%s: status %d, message: %s", bad[i][0], bad[i][1], (int)st,
+              st == DT_OK ? "-" : err.msg);
+        if (refused) printf("ok   %s=%s refused: %s\n", bad[i][0], bad[i][1], err.msg);
+    }
+}
+
 /* Issue 18's shapes: every row op that keeps a row on chip x f32/bf16/f16 at one long
  * row, vocabulary rows, odd unaligned views, few long rows; the geometry each gets by
  * default (cluster split for few too-long rows, the multi-pass path for many, ex2 for
@@ -192,12 +321,17 @@ static void long_row_cases(const char *hdr) {
     unsetenv("DUALTIME_ROW_CLUSTER");
     unsetenv("DUALTIME_ROW_ELEMS");
     unsetenv("DUALTIME_ROW_FASTEXP");
+    unsetenv("DUALTIME_ROW_SMEM_KB");
+    /* the geometry before the staged-row variant (DUALTIME_ROW_SMEM=0) */
+    setenv("DUALTIME_ROW_SMEM", "0", 1);
     for (size_t t = 0; t < 3; t++)
         for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
             for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++) {
                 g_expect = sh[i].expect;
                 compile_typed(ops[o], sh[i].m, sh[i].n, 0, sh[i].views, "sm_90", hdr, dts[t]);
             }
+    unsetenv("DUALTIME_ROW_SMEM");
+    smem_row_cases(hdr);
     /* narrow softmax / cross_entropy: ex2.approx; f32 keeps expf */
     g_expect = "fastexp";
     compile_typed(DT_OP_SOFTMAX, 8192, 8192, 0, 0, "sm_90", hdr, DT_BF16);
@@ -225,8 +359,10 @@ static void long_row_cases(const char *hdr) {
     g_expect = "cluster=4 ";
     compile_typed(DT_OP_SOFTMAX, 4, 16384, 0, 0, "sm_90", hdr, DT_F16);
     setenv("DUALTIME_ROW_CLUSTER", "0", 1);
+    setenv("DUALTIME_ROW_SMEM", "0", 1); /* else the staged row takes it (smem_row_cases) */
     g_expect = "multi-pass";
     compile_typed(DT_OP_SOFTMAX, 1, 65536, 0, 0, "sm_90", hdr, DT_F32);
+    unsetenv("DUALTIME_ROW_SMEM");
     unsetenv("DUALTIME_ROW_CLUSTER");
     /* no clusters before sm_90 */
     compile_typed(DT_OP_SOFTMAX, 1, 65536, 0, 0, "sm_80", hdr, DT_F32);

@@ -104,10 +104,11 @@ static dt_status plan_gemm_tc1(const dt_case_layout *L, const dt_buffer_layout *
     return DT_OK;
 }
 
-static int tpr_env_set(void) {
-    const char *v = getenv("DUALTIME_ROW_TPR");
+static int getenv_set(const char *name) {
+    const char *v = getenv(name);
     return v && *v;
 }
+static int tpr_env_set(void) { return getenv_set("DUALTIME_ROW_TPR"); }
 
 /* The cluster split of a row (sm_90+, row ops that keep the row in registers). mode 1
  * (default): taken when one block cannot hold the row in registers (more than 32
@@ -145,6 +146,92 @@ static int cluster_plan(dt_op op, int64_t m, int64_t n, int vec, int elems, int 
     *nc = w;
     *tpr = (int)t;
     *per = pr;
+    return 1;
+}
+
+/* What the driver reserves of an SM's shared memory per block (1 KiB). */
+#define DT_SMEM_RESERVED 1024
+/* Shared memory of one SM and the most one block may opt in to, by arch (CUDA
+ * programming guide, compute capabilities): 9.0 228 / 227 KiB, 8.0 and 8.7 164 / 163,
+ * other 8.x 100 / 99. */
+static int64_t smem_sm_bytes(int arch) {
+    return (arch >= 90 ? 228 : arch == 80 || arch == 87 ? 164 : 100) * 1024LL;
+}
+
+/* A staged row of n columns over c blocks: *w columns a block (a multiple of vw) and
+ * *bytes of shared memory (one 16-byte chunk more than the columns fill: a row start
+ * inside a chunk), times rows (residual_layernorm stages a and b). 0 when the last block would be empty or the part exceeds the budget
+ * or a block's limit on this arch. */
+static int smem_part(int64_t n, int64_t c, int vw, int arch, int rows, int64_t budget_bytes,
+                     int64_t *w, int64_t *bytes) {
+    int64_t cols = (n + c - 1) / c;
+    cols = (cols + vw - 1) / vw * vw;
+    if (c > 1 && (c - 1) * cols >= n) return 0;
+    const int64_t b = ((cols + vw - 1) / vw + 1) * 16 * rows;
+    /* a block's dynamic + static shared memory must fit the opt-in limit (SM - 1 KiB):
+     * 256 bytes are left for the kernels' static reduction slots (<= 144 bytes) */
+    if (b > budget_bytes || b > smem_sm_bytes(arch) - DT_SMEM_RESERVED - 256) return 0;
+    *w = cols;
+    *bytes = b;
+    return 1;
+}
+
+/* The staged-row variant (SMEMROW, dt_cuda_common.cuh) of softmax, rmsnorm, layernorm,
+ * cross_entropy and residual_layernorm (both input rows): the row (or a cluster block's part of it) is copied once into
+ * dynamic shared memory with 16-byte cp.async of the 16-byte chunks that hold it, so
+ * it is read from DRAM once and with 16-byte accesses whatever the row's alignment.
+ * mode (DUALTIME_ROW_SMEM): 0 never; 1 (default) where the other paths are slow: rows
+ * longer than 1024 that are either too long for one block's registers (the multi-pass
+ * path otherwise) or not 16-byte aligned (vec 1 otherwise: odd N, views), unless the
+ * in-register cluster split already took them (few rows); 2 every row longer than 1024
+ * (A/B against the in-register path). Geometry from the shape: the cluster has the
+ * fewest blocks (1, 2, 4, 8; > 1 needs sm_90) whose part fits budget_bytes of shared
+ * memory (budget_bytes: DUALTIME_ROW_SMEM_KB, default 113 KiB, two blocks an SM; with
+ * budget_soft (the knob unset) rows that fit no cluster at it try the arch's block
+ * limit before giving up: 8 x 227 KiB on sm_90), doubled once more
+ * where the grid would still leave half the SMs idle and each block keeps at least
+ * 4096 columns (few long rows spread over more SMs); blocks an SM =
+ * 228 KiB / (part + 1 KiB); threads a block: the largest power of two in 128..1024 with
+ * blocks an SM x threads <= 1024 (64 registers a thread; blocks an SM counts only
+ * the blocks the grid gives each SM, so few rows get 1024 threads), and no more threads
+ * than twice the part's chunks. Returns 1 with *cl, *nc (columns a block, a multiple of vw), *threads,
+ * *smem (bytes); 0 to keep the other plan. */
+static int smem_row_plan(dt_op op, int64_t m, int64_t n, int vw, int mode, int arch,
+                         int sm_count, int64_t budget_bytes, int budget_soft, int64_t *cl,
+                         int64_t *nc, int *threads, unsigned *smem) {
+    if (!mode || arch < 80 || n <= 1024) return 0;
+    if (op != DT_OP_SOFTMAX && op != DT_OP_RMSNORM && op != DT_OP_LAYERNORM &&
+        op != DT_OP_CROSS_ENTROPY && op != DT_OP_RESIDUAL_LAYERNORM)
+        return 0;
+    const int rows = op == DT_OP_RESIDUAL_LAYERNORM ? 2 : 1; /* staged rows a block */
+    int64_t c = 0, w = 0, bytes = 0;
+    for (int pass = 0; pass < 2 && !c; pass++) { /* the budget, then (default) the limit */
+        const int64_t cap = pass ? smem_sm_bytes(arch) - DT_SMEM_RESERVED : budget_bytes;
+        if (pass && !budget_soft) break;
+        for (int64_t t = 1; t <= 8 && !c; t *= 2)
+            if ((t == 1 || arch >= 90) && smem_part(n, t, vw, arch, rows, cap, &w, &bytes)) c = t;
+    }
+    if (!c) return 0;
+    /* few long rows: one doubling more while half the SMs would idle */
+    if (c < 8 && arch >= 90 && m * c * 2 <= sm_count && w / 2 >= 4096) {
+        int64_t w2 = 0, b2 = 0;
+        if (smem_part(n, c * 2, vw, arch, rows, budget_bytes, &w2, &b2)) {
+            c *= 2;
+            w = w2;
+            bytes = b2;
+        }
+    }
+    const int64_t chunks = bytes / 16 / rows;
+    int64_t per_sm = smem_sm_bytes(arch) / (bytes + DT_SMEM_RESERVED);
+    const int64_t busy = (m * c + sm_count - 1) / sm_count; /* few rows: fewer a SM */
+    if (per_sm > busy) per_sm = busy;
+    if (per_sm < 1) per_sm = 1;
+    int64_t t = 1024;
+    while (t > 128 && (t * per_sm > 1024 || t / 2 >= chunks)) t /= 2;
+    *cl = c;
+    *nc = c > 1 ? w : n;
+    *threads = (int)t;
+    *smem = (unsigned)bytes;
     return 1;
 }
 
@@ -346,6 +433,7 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
     int aligned = n % vw == 0 && rows_aligned16(A) && (!B || rows_aligned16(B));
     if (O->cols == n) aligned = aligned && rows_aligned16(O);
     const int vec = aligned ? vw : 1;
+    const int vec_opt = p->nopts; /* the staged-row variant below rewrites it to vw */
     add_opt(p, "-DVEC=%d", vec);
     /* planted fault (tests only): sum accumulating in fp16, see sum.cu */
     const char *plant = getenv("DUALTIME_PLANT_ACC_F16");
@@ -398,8 +486,10 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
      * and the reciprocal in softmax and cross_entropy. */
     const int ln_like = L->op == DT_OP_LAYERNORM || L->op == DT_OP_RESIDUAL_LAYERNORM;
     int elems = narrow && !ln_like && L->op != DT_OP_SUM ? 32 : 16, cluster_on = 1,
-        fastexp = narrow;
+        fastexp = narrow, smem_mode = 1, smem_kb = 113;
     dt_status kst = int_knob("DUALTIME_ROW_ELEMS", 4, 64, 1, &elems, err);
+    if (kst == DT_OK) kst = int_knob("DUALTIME_ROW_SMEM", 0, 2, 0, &smem_mode, err);
+    if (kst == DT_OK) kst = int_knob("DUALTIME_ROW_SMEM_KB", 16, 227, 0, &smem_kb, err);
     if (kst == DT_OK) kst = int_knob("DUALTIME_ROW_CLUSTER", 0, 2, 0, &cluster_on, err);
     if (kst == DT_OK) kst = int_knob("DUALTIME_ROW_FASTEXP", 0, 1, 0, &fastexp, err);
     if (kst != DT_OK) return kst;
@@ -453,6 +543,36 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
         add_opt(p, "-DCLUSTER=%lld", (long long)cl);
         add_opt(p, "-DNC=%lld", (long long)nc);
     }
+    /* the staged-row variant: where the row would be multi-pass or scalar (mode 1), or
+     * every long row (mode 2); not where the cluster split above keeps it in registers */
+    int smem_rows = 0;
+    {
+        const int want = smem_mode == 2 || (smem_mode == 1 && cl == 1 && (!inreg || vec == 1));
+        int threads = 0;
+        int64_t scl = 1, snc = n;
+        unsigned sbytes = 0;
+        if (want && !acc_f16 && !tpr_env_set() &&
+            smem_row_plan(L->op, m, n, vw, smem_mode, arch_number(arch), sm_count,
+                          (int64_t)smem_kb * 1024, !getenv_set("DUALTIME_ROW_SMEM_KB"), &scl,
+                          &snc, &threads, &sbytes)) {
+            if (cl > 1) { /* mode 2 over an in-register cluster: drop its options */
+                p->nopts -= 2;
+                DT_ASSERT(strncmp(p->opts[p->nopts], "-DCLUSTER=", 10) == 0);
+            }
+            smem_rows = 1;
+            cl = scl;
+            nc = snc;
+            tpr = block = threads;
+            inreg = 0;
+            snprintf(p->opts[vec_opt], DT_CUDA_OPT_LEN, "-DVEC=%d", vw);
+            add_opt(p, "-DSMEMROW=1");
+            if (cl > 1) {
+                add_opt(p, "-DCLUSTER=%lld", (long long)cl);
+                add_opt(p, "-DNC=%lld", (long long)nc);
+            }
+            p->shared_bytes = sbytes;
+        }
+    }
     add_opt(p, "-DBLOCK=%d", block);
     add_opt(p, "-DTPR=%d", tpr);
     add_opt(p, "-DPER=%lld", (long long)(inreg ? per : 1));
@@ -464,14 +584,18 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
     if (cl > 1)
         snprintf(clbuf, sizeof clbuf, " cluster=%lld cols/block=%lld dsmem-reduce", (long long)cl,
                  (long long)nc);
+    char smbuf[48] = "";
+    if (smem_rows) snprintf(smbuf, sizeof smbuf, " smem=%u", p->shared_bytes);
     snprintf(p->summary, sizeof p->summary,
-             "%s %s grid=%u block=%d vec=%d %s%s%s", p->kernel_name,
-             tpr == 32 ? "warp-per-row" : "block-per-row", p->grid[0], block, vec,
+             "%s %s grid=%u block=%d vec=%d %s%s%s%s", p->kernel_name,
+             tpr == 32 ? "warp-per-row" : "block-per-row", p->grid[0], block,
+             smem_rows ? vw : vec,
              acc_f16              ? "PLANTED-FAULT fp16-accumulation"
              : L->op == DT_OP_SUM ? "streaming"
+             : smem_rows          ? "row-staged-in-smem cp.async single-read"
              : inreg            ? "row-in-registers single-pass"
                                 : "multi-pass-over-global",
-             clbuf, fastexp ? " fastexp" : "");
+             smbuf, clbuf, fastexp ? " fastexp" : "");
     return DT_OK;
 }
 

@@ -1,0 +1,60 @@
+// dt_emu.hpp — a CPU stand-in for the CUDA built-ins the row kernels use, so a kernel
+// source of kernels/cuda can be compiled by g++ (-DDT_HOST_EMU -include dt_emu.hpp) and
+// run with one std::thread per CUDA thread, one block at a time: __syncthreads is a
+// std::barrier of the block, a warp shuffle an exchange through an array between two
+// block barriers (the kernels shuffle only where every thread of the block does),
+// __shared__ variables are statics of the kernel's shared object (one copy of it a block
+// of a cluster, see below). FP32 only; no inline PTX except the staged-row copy and the
+// cluster primitives (dt_emu_*). A development check of index math, bounds and barriers
+// (run by tests/cuda/emu/run_emu.sh), not a timing model.
+#pragma once
+#include <barrier>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+struct dt_emu_dim { unsigned x, y, z; };
+inline thread_local dt_emu_dim threadIdx, blockIdx;
+inline std::barrier<> *dt_emu_bar;
+inline float dt_emu_xch[1024];
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define __launch_bounds__(x)
+#define __cluster_dims__(...)
+#define __shared__ static
+#define __align__(n) alignas(n)
+#define DT_EMU_SROW_BUF alignas(16) static unsigned char dt_srow_buf[1 << 20] /* more than a GPU has: any test shape */
+inline void __syncthreads() { dt_emu_bar->arrive_and_wait(); }
+struct float4 { float x, y, z, w; };
+struct uint4 { unsigned x, y, z, w; };
+inline float4 make_float4(float a, float b, float c, float d) { return {a, b, c, d}; }
+inline uint4 make_uint4(unsigned a, unsigned b, unsigned c, unsigned d) { return {a, b, c, d}; }
+template <class T> inline T __ldg(const T *p) { return *p; }
+inline float __int_as_float(int i) { float f; std::memcpy(&f, &i, 4); return f; }
+inline float __uint_as_float(unsigned i) { float f; std::memcpy(&f, &i, 4); return f; }
+inline float __shfl_xor_sync(unsigned, float v, int o) {
+    const unsigned t = threadIdx.x;
+    dt_emu_xch[t] = v;
+    __syncthreads();
+    const float r = dt_emu_xch[t ^ (unsigned)o];
+    __syncthreads();
+    return r;
+}
+// Clusters: every block of a cluster is its own copy of the kernel's shared object (so
+// its statics, i.e. its shared memory, are its own); a cluster barrier is one barrier of
+// all the cluster's threads, and block `rank`'s copy of a static sits at the same offset
+// from that copy's dt_emu_anchor.
+inline std::barrier<> *dt_emu_cbar;
+inline void *dt_emu_anchors[8];
+alignas(16) inline char dt_emu_anchor[16];
+inline void dt_emu_cluster_sync() { dt_emu_cbar->arrive_and_wait(); }
+inline const void *dt_emu_remote(const void *p, unsigned rank) {
+    return (const char *)dt_emu_anchors[rank] + ((const char *)p - dt_emu_anchor);
+}
+inline void dt_emu_copy16(void *dst, const void *src) {
+    // cp.async.cg needs 16-byte aligned source and destination
+    if (((uintptr_t)dst | (uintptr_t)src) & 15u) __builtin_trap();
+    std::memcpy(dst, src, 16);
+}
+#include <math.h>

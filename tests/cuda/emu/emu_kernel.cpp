@@ -1,0 +1,30 @@
+// emu_kernel.cpp — one row kernel (KFILE, specialized by -D like the plan does) built as
+// a shared object for emu_rows: each block of a cluster runs in its own copy, so its
+// statics (the kernel's shared memory) are its own. Exports setup and one thread's run.
+#include KFILE
+
+#define DT_EMU_EXPORT extern "C" __attribute__((visibility("default")))
+DT_EMU_EXPORT void *dt_emu_so_anchor(void) { return dt_emu_anchor; }
+DT_EMU_EXPORT void dt_emu_so_setup(std::barrier<> *bar, std::barrier<> *cbar, void **anchors,
+                                   int c) {
+    dt_emu_bar = bar;
+    dt_emu_cbar = cbar;
+    for (int i = 0; i < c; i++) dt_emu_anchors[i] = anchors[i];
+}
+DT_EMU_EXPORT void dt_emu_so_run(unsigned t, unsigned blk, const float *a, const float *b,
+                                 const float *g, const float *bt, const long long *lab, float *o) {
+    threadIdx = {t, 0, 0};
+    blockIdx = {blk, 0, 0};
+    (void)b; (void)g; (void)bt; (void)lab;
+#if OP == 0
+    dt_softmax_f32(a, o);
+#elif OP == 1
+    dt_rmsnorm_f32(a, g, o);
+#elif OP == 2
+    dt_layernorm_f32(a, g, bt, o);
+#elif OP == 3
+    dt_cross_entropy_f32(a, lab, o);
+#else
+    dt_residual_layernorm_f32(a, b, o);
+#endif
+}
