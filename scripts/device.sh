@@ -54,7 +54,8 @@ rerun|two default-matrix runs back to back (rerun-a, rerun-b), wall time each, t
 plant|DT_PLANT (default softmax:0.10) slowed native op at 8192^2 and 128x1024 (and add 17x257 unplanted), compared against rerun-a (must be a regression, exit 1)
 dtypes|the row ops of the default matrix in DT_DTYPES (default bf16,fp16) with device timing
 long|CUDA backend GPU test of the long-row, vocabulary and unaligned-view shapes (DUALTIME_GPU_TEST_SHAPES=long) in every dtype
-shards|a two-shard plan of a small CUDA matrix, both shards one after the other on this GPU, merged, against a single run of the same flags (same case ids and input SHA-256s)'
+shards|a two-shard plan of a small CUDA matrix, both shards one after the other on this GPU, merged, against a single run of the same flags (same case ids and input SHA-256s)
+cpu-kernels|the CPU kernel test on the host CPU: both ISA copies (CPUID dispatch), the v1 GELU and streaming stores through the FP64 reference'
 # name|its steps
 GROUP_LIST='all|gpu-tests timing-gpu views memcheck racecheck bench
 tests|gpu-tests timing-gpu views
@@ -150,6 +151,7 @@ gemm_args=(--backends cuda --operations gemm --gemm-shapes 1024x1024x1024,4096x4
 
 step_gpu-tests() { local ops; ops_env "${DT_GPU_TEST_OPS:-}"
   run gpu-tests 240 3 env "${ops[@]}" "${CUDA_TEST[@]}"; fails gpu-tests; }
+step_cpu-kernels() { run cpu-kernels 120 4 "$B/tests/native/test_cpu_kernels"; }
 step_timing-gpu() { run timing-gpu 90 12 "$B/tests/gpu/test_timing_gpu" "$B/tests/gpu/test_timing_gpu_impl.so"; }
 step_gemm-oracle() { run gemm-oracle 60 4 env DUALTIME_GPU_TEST_OPS=gemm "${CUDA_TEST[@]}"; }
 step_views() { run views 300 3 "$B/dualtime" run --backends "$BACKENDS" --input-views --samples 3 \
