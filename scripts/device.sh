@@ -63,7 +63,8 @@ devices-all|multi-GPU kinds: the default matrix with --devices ${DT_DEVICES:-all
 examples|issue 17 examples on the GPU, each as a candidate against torch eager: Triton softmax, torch.compile (default, reduce-overhead), CuPy, torch-code module, cuda-dir, ptx-dir; then examples/check_gpu.py (DT_PYTHON)
 impls-triton|the issue-17 "done" command: softmax, default matrix, --impls torch,native,torch-compile,triton=py:... in one report (skipped while dualtime has no --impls)
 impls|--impls with three implementations on cuda (torch,native,native2=native; every case valid, three in results.json), then torch,torch-compile,native (exit 0, or 2 naming --impls torch-compile when this torch has no torch.compile)
-graph-cold|issue 13: add,softmax,layernorm at 17x257,512x4096,1024x4096,8192x8192 with --graph, warm then --cache cold; graph vs held vs dispatch, cold/warm (add 512x4096 >= 1.3x) into the summary'
+graph-cold|issue 13: add,softmax,layernorm at 17x257,512x4096,1024x4096,8192x8192 with --graph, warm then --cache cold; graph vs held vs dispatch, cold/warm (add 512x4096 >= 1.3x) into the summary
+cpu-kernels|the CPU kernel test on the host CPU: both ISA copies (CPUID dispatch), the v1 GELU and streaming stores through the FP64 reference'
 # name|its steps
 GROUP_LIST='all|gpu-tests timing-gpu views memcheck racecheck bench
 tests|gpu-tests timing-gpu views
@@ -159,6 +160,7 @@ gemm_args=(--backends cuda --operations gemm --gemm-shapes 1024x1024x1024,4096x4
 
 step_gpu-tests() { local ops; ops_env "${DT_GPU_TEST_OPS:-}"
   run gpu-tests 240 3 env "${ops[@]}" "${CUDA_TEST[@]}"; fails gpu-tests; }
+step_cpu-kernels() { run cpu-kernels 120 4 "$B/tests/native/test_cpu_kernels"; }
 step_timing-gpu() { run timing-gpu 90 12 "$B/tests/gpu/test_timing_gpu" "$B/tests/gpu/test_timing_gpu_impl.so"; }
 step_gemm-oracle() { run gemm-oracle 60 4 env DUALTIME_GPU_TEST_OPS=gemm "${CUDA_TEST[@]}"; }
 step_views() { run views 300 3 "$B/dualtime" run --backends "$BACKENDS" --input-views --samples 3 \

@@ -1,5 +1,5 @@
-/* dt_cpu_kernels.h — the CPU reference-speed kernels of the native worker, one file per op
- * (kernels/cpu/<op>.c), plain C11 + OpenMP.
+/* dt_cpu_kernels.h — the CPU kernels of the native worker, one file per op
+ * (kernels/cpu/<op>.c), plain C11 + OpenMP, vectorized by the compiler.
  *
  * Contract shared by every kernel:
  *  - FP32 in, FP32 out; the definitions are those of the op registry (src/plan/dt_ops.c):
@@ -13,10 +13,15 @@
  *  - No allocation except gemm's packing buffers (malloc per call, freed before return);
  *    inputs are never written; every output element is written exactly once per call
  *    (gemm: accumulated in place over K blocks).
- *  - Shapes are positive; the caller validates them. Reentrant. */
+ *  - Shapes are positive; the caller validates them. Reentrant.
+ *  - The row and elementwise kernels exist once per instruction set (dt_cpu_isa.h): the
+ *    entry points below pick, at their first call, the AVX2+FMA copy where CPUID offers
+ *    it, else the SSE2 baseline; DUALTIME_CPU_ISA=base|v3 forces one (v3 only where the
+ *    CPU has it), DUALTIME_CPU_GELU=libm selects the v1 GELU (libm erff, scalar loop). */
 #ifndef DT_CPU_KERNELS_H
 #define DT_CPU_KERNELS_H
 
+#include <omp.h>
 #include <stdint.h>
 
 /* out = a + b (M x N) */
@@ -48,20 +53,31 @@ void dt_cpu_gemm(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, c
 
 /* One line naming the gemm blocking and the instruction set the dispatcher picked. */
 const char *dt_cpu_gemm_describe(void);
+/* The instruction set the row kernels run: "v3 (AVX2+FMA)" or "base (SSE2)", and why
+ * (e.g. "base (SSE2), DUALTIME_CPU_ISA=base"). Static storage. */
+const char *dt_cpu_rows_describe(void);
+/* Tests and tools: replaces the environment's choices (same values as DUALTIME_CPU_ISA,
+ * DUALTIME_CPU_GELU, DUALTIME_CPU_STREAM; NULL = the default) for every later call.
+ * Returns 0, or -1 when isa is "v3" and this CPU or build has none (the baseline is used).
+ * Not safe while another thread runs a kernel. */
+int dt_cpu_configure(const char *isa, const char *gelu, const char *stream);
+/* The GELU of dt_cpu_gelu_add: "poly" (dt_cpu_gelu below, the default) or "libm" (v1:
+ * erff; DUALTIME_CPU_GELU=libm). */
+const char *dt_cpu_gelu_variant(void);
 
 /* Problems with fewer elements than this run on the calling thread (an OpenMP fork/join
  * costs microseconds, more than a small row op takes). */
 #define DT_CPU_PAR_MIN_ELEMS 16384
 
-/* for (int64_t i = 0; i < m; i++) body — across OpenMP threads when `par` is true, else
- * plainly on the calling thread. Not `#pragma omp parallel for if (par)`: with libgomp a
+/* for (int64_t i = 0; i < m; i++) body — across OpenMP threads when `par` is true and
+ * more than one thread is allowed, else plainly on the calling thread. Not `#pragma omp parallel for if (par)`: with libgomp a
  * parallel region whose if-clause is false still costs about 3 µs per call (measured on
  * the 2-core development machine: 1x127 add 3033 ns with `if (0)`, 31 ns without), which
  * made every small CPU case slower than PyTorch's. Inside `body`, write pragmas as
  * _Pragma("omp simd"). */
 #define DT_CPU_FOR_ROWS(par, i, m, ...)                                                  \
     do {                                                                                 \
-        if (par) {                                                                       \
+        if ((par) && omp_get_max_threads() > 1) {                                        \
             _Pragma("omp parallel for schedule(static)")                                 \
             for (int64_t i = 0; i < (m); i++) __VA_ARGS__                                \
         } else {                                                                         \
@@ -69,45 +85,18 @@ const char *dt_cpu_gemm_describe(void);
         }                                                                                \
     } while (0)
 
-/* Row reductions for the kernels: float partial sums within 64-element chunks (vectorized;
- * at most 64 terms per float sum keeps the error near 1e-6 of the sum of |terms|), chunk
- * sums added in double. sum of x; sum of x^2; sum of (x - c)^2. */
-#define DT_CPU_CHUNK 64
-static inline double dt_cpu_row_sum(const float *x, int64_t n) {
-    double s = 0.0;
-    for (int64_t j0 = 0; j0 < n; j0 += DT_CPU_CHUNK) {
-        const int64_t j1 = j0 + DT_CPU_CHUNK < n ? j0 + DT_CPU_CHUNK : n;
-        float cs = 0.0f;
-#pragma omp simd reduction(+ : cs)
-        for (int64_t j = j0; j < j1; j++) cs += x[j];
-        s += (double)cs;
-    }
-    return s;
-}
-static inline double dt_cpu_row_sumsq(const float *x, int64_t n, float c) {
-    double s = 0.0;
-    for (int64_t j0 = 0; j0 < n; j0 += DT_CPU_CHUNK) {
-        const int64_t j1 = j0 + DT_CPU_CHUNK < n ? j0 + DT_CPU_CHUNK : n;
-        float cs = 0.0f;
-#pragma omp simd reduction(+ : cs)
-        for (int64_t j = j0; j < j1; j++) cs += (x[j] - c) * (x[j] - c);
-        s += (double)cs;
-    }
-    return s;
-}
-
 /* expf for vector loops (softmax, cross_entropy): Cephes-style range reduction
- * x = n ln2 + r (two-part ln2), degree-7 polynomial on |r| <= ln2/2, scaled by 2^n built in
- * the exponent bits; within 2 ulp of expf for x in [-87.3, 88.7] (inputs are clamped to
- * that range, so very negative x gives ~1e-38 instead of 0). Branch-free and libm-free,
- * so GCC vectorizes loops that call it with plain SSE2/AVX2. */
+ * x = n ln2 + r (two-part ln2), degree-7 polynomial on |r| <= ln2/2, 2^n added to the
+ * result's exponent bits (t's low mantissa bits hold n, no float-to-int conversion);
+ * within 2 ulp of expf for x in [-87, 88.7]; x < -87 gives 0 (exp(-87) = 1.6e-38, so the
+ * absolute error there is below 1.7e-38), x > 88.7 is clamped, NaN stays NaN.
+ * Branch-free and libm-free, so GCC vectorizes loops that call it (SSE2 or AVX2+FMA). */
 static inline float dt_cpu_expf(float x) {
-    x = x < -87.3f ? -87.3f : x;
-    x = x > 88.7f ? 88.7f : x;
+    const float xc = x < 88.7f ? x : 88.7f;
     /* round(x / ln2) by the 1.5 * 2^23 trick (round to nearest even, no libm) */
-    const float t = x * 1.44269504088896341f + 12582912.0f;
+    const float t = xc * 1.44269504088896341f + 12582912.0f;
     const float n = t - 12582912.0f;
-    float r = x - n * 0.693359375f;
+    float r = xc - n * 0.693359375f;
     r = r - n * -2.12194440e-4f;
     float p = 1.9875691500e-4f;
     p = p * r + 1.3981999507e-3f;
@@ -115,11 +104,58 @@ static inline float dt_cpu_expf(float x) {
     p = p * r + 4.1665795894e-2f;
     p = p * r + 1.6666665459e-1f;
     p = p * r + 5.0000001201e-1f;
-    p = p * r * r + r + 1.0f;
-    const int32_t bits = ((int32_t)n + 127) << 23;
-    float scale;
-    __builtin_memcpy(&scale, &bits, 4);
-    return p * scale;
+    p = p * r * r + r + 1.0f; /* e^r in [0.70, 1.42]: 2^n p stays normal for x >= -87 */
+    int32_t tb, pb;
+    __builtin_memcpy(&tb, &t, 4);
+    __builtin_memcpy(&pb, &p, 4);
+    pb += (int32_t)((uint32_t)tb << 23); /* t - 1.5*2^23 = n: + n in the exponent */
+    __builtin_memcpy(&p, &pb, 4);
+    return x < -87.0f ? 0.0f : p;
+}
+
+/* 2^h for h in [-125, 0] (GELU's tail): h = n + r, |r| <= 1/2, degree-6 minimax
+ * polynomial for 2^r (9.3e-8 relative in float), 2^n added to the exponent bits. */
+static inline float dt_cpu_exp2f_neg(float h) {
+    const float t = h + 12582912.0f; /* 1.5 * 2^23: t's low mantissa bits hold round(h) */
+    const float n = t - 12582912.0f;
+    const float r = h - n;
+    float p = 1.533757750e-4f;
+    p = p * r + 1.339985989e-3f;
+    p = p * r + 9.618519805e-3f;
+    p = p * r + 5.550329015e-2f;
+    p = p * r + 2.402264625e-1f;
+    p = p * r + 6.931471825e-1f;
+    p = p * r + 1.0f;
+    int32_t tb, pb;
+    __builtin_memcpy(&tb, &t, 4);
+    __builtin_memcpy(&pb, &p, 4);
+    pb += (int32_t)((uint32_t)tb << 23); /* + n in the exponent (t - 1.5*2^23 = n) */
+    __builtin_memcpy(&p, &pb, 4);
+    return p;
+}
+
+/* Exact-erf GELU, x * Phi(x), without erf or division: GELU(x) = max(x, 0) - |x| Phi(-|x|)
+ * with Phi(-u) = 2^q(u), q a degree-10 polynomial fitted (weighted least squares, FP32
+ * Horner) to log2(erfc(u / sqrt 2) / 2) on u in [0, 9]; u is clamped to 9 (Phi(-9) ~ 1e-19).
+ * |Phi error| <= ~1.3e-7 absolute on [0, 9] with the exp2 above (test_cpu_kernels checks
+ * 2e-7 against double erf), so |GELU error| <= 2e-7 |x| + 1 ulp, inside the registry's
+ * 2e-6 + 2e-5 (|a| + |b|). Branch-free: GCC vectorizes loops that call it. */
+static inline float dt_cpu_gelu(float x) {
+    const float ax = __builtin_fabsf(x);
+    const float u = ax < 9.0f ? ax : 9.0f;
+    float q = -5.511268242e-08f;
+    q = q * u + 1.366341735e-06f;
+    q = q * u + -1.501110182e-05f;
+    q = q * u + 9.361522825e-05f;
+    q = q * u + -3.214257595e-04f;
+    q = q * u + 5.855677227e-05f;
+    q = q * u + 6.901856512e-03f;
+    q = q * u + -5.242457613e-02f;
+    q = q * u + -4.592228532e-01f;
+    q = q * u + -1.151104212e+00f;
+    q = q * u + -1.0f;
+    const float relu = x > 0.0f ? x : 0.0f;
+    return relu - ax * dt_cpu_exp2f_neg(q);
 }
 
 #endif

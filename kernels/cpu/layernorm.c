@@ -1,19 +1,20 @@
 /* layernorm.c — CPU kernel: out = (x - mean) * rsqrt(var + 1e-5) * gamma + beta with the
- * biased variance. Two passes over the row (mean, then centred squares), each in float
- * chunks summed in double (dt_cpu_row_sum / dt_cpu_row_sumsq). */
+ * biased variance. Two passes over the row (mean, then centred squares), each by the
+ * float-lane/double-block reductions of dt_cpu_isa.h. Compiled once per ISA. */
 #include <math.h>
 
-#include "dt_cpu_kernels.h"
+#include "dt_cpu_isa.h"
 
-void dt_cpu_layernorm(int64_t m, int64_t n, const float *a, int64_t lda, const float *gamma,
-                      const float *beta, float *out) {
+void DT_CPU_KFN(dt_cpu_layernorm)(int64_t m, int64_t n, const float *restrict a, int64_t lda,
+                                  const float *restrict gamma, const float *restrict beta,
+                                  float *restrict out) {
+    const int st = dt_cpu_stream_wanted(2 * m * n * (int64_t)sizeof(float));
     DT_CPU_FOR_ROWS(m * n >= DT_CPU_PAR_MIN_ELEMS, i, m, {
-        const float *x = a + i * lda;
-        float *o = out + i * n;
+        const float *restrict x = a + i * lda;
+        float *restrict o = out + i * n;
         const float mf = (float)(dt_cpu_row_sum(x, n) / (double)n);
         const double v = dt_cpu_row_sumsq(x, n, mf);
         const float r = (float)(1.0 / sqrt(v / (double)n + 1e-5));
-        _Pragma("omp simd")
-        for (int64_t j = 0; j < n; j++) o[j] = (x[j] - mf) * r * gamma[j] + beta[j];
+        DT_CPU_WRITE_ROW(o, n, st, j, (x[j] - mf) * r * gamma[j] + beta[j]);
     });
 }

@@ -1,15 +1,16 @@
 /* residual_layernorm.c — CPU kernel: out = layernorm(A + B) without affine. The sum row is
- * written to the output first, its statistics are taken from it (two passes, float chunks
- * summed in double), and it is normalized in place. */
+ * written to the output first, its statistics are taken from it (two passes, float lanes
+ * per block, blocks in double), and it is normalized in place. Compiled once per ISA. */
 #include <math.h>
 
-#include "dt_cpu_kernels.h"
+#include "dt_cpu_isa.h"
 
-void dt_cpu_residual_layernorm(int64_t m, int64_t n, const float *a, int64_t lda,
-                               const float *b, int64_t ldb, float *out) {
+void DT_CPU_KFN(dt_cpu_residual_layernorm)(int64_t m, int64_t n, const float *restrict a,
+                                           int64_t lda, const float *restrict b, int64_t ldb,
+                                           float *restrict out) {
     DT_CPU_FOR_ROWS(m * n >= DT_CPU_PAR_MIN_ELEMS, i, m, {
-        const float *ar = a + i * lda, *br = b + i * ldb;
-        float *o = out + i * n;
+        const float *restrict ar = a + i * lda, *restrict br = b + i * ldb;
+        float *restrict o = out + i * n;
         _Pragma("omp simd")
         for (int64_t j = 0; j < n; j++) o[j] = ar[j] + br[j];
         const float mf = (float)(dt_cpu_row_sum(o, n) / (double)n);

@@ -1,7 +1,8 @@
 /* test_cpu_kernels.c — every CPU kernel (kernels/cpu) against the test's own FP64
  * reference (dt_test_ref.h), for tail and mid shapes, contiguous and strided views, with
- * one and with all threads; each case also passes the arena check (guards, padding and
- * inputs untouched, every output element written). A planted wrong element must be
+ * one and with all threads, for every instruction-set copy of the row kernels, the v1
+ * (libm) GELU and the streaming-store path; each case also passes the arena check
+ * (guards, padding and inputs untouched, every output element written). A planted wrong element must be
  * caught, so the test can fail. Run: ctest -R test_cpu_kernels. */
 #include <math.h>
 #include <omp.h>
@@ -96,6 +97,19 @@ int main(void) {
                                              {5, 3, 300},    {70, 1100, 20},  {7, 17, 520},
                                              {64, 64, 64}};
     const int maxthreads = omp_get_max_threads();
+    /* every copy of the row kernels (dt_cpu_isa.h) and both store paths: isa, gelu, stream */
+    static const char *const configs[][3] = {{"base", "poly", "off"}, {"base", "libm", "on"},
+                                             {"v3", "poly", "off"},   {"v3", "poly", "on"},
+                                             {"v3", "libm", "off"}};
+    for (size_t c = 0; c < sizeof configs / sizeof configs[0]; c++) {
+        if (dt_cpu_configure(configs[c][0], configs[c][1], configs[c][2]) != 0) {
+            printf("no %s copy on this CPU/build: skipped\n", configs[c][0]);
+            continue;
+        }
+        CHECK(strncmp(dt_cpu_rows_describe(), configs[c][0], strlen(configs[c][0])) == 0 &&
+                  strcmp(dt_cpu_gelu_variant(), configs[c][1]) == 0,
+              "configure %s/%s/%s: rows '%s', gelu '%s'", configs[c][0], configs[c][1],
+              configs[c][2], dt_cpu_rows_describe(), dt_cpu_gelu_variant());
     for (int pass = 0; pass < 2; pass++) {
         omp_set_num_threads(pass == 0 ? 1 : (maxthreads > 1 ? maxthreads : 2));
         for (int op = 0; op < DT_OP_COUNT; op++) {
@@ -112,6 +126,9 @@ int main(void) {
             }
         }
     }
+    }
+    dt_cpu_configure(NULL, NULL, NULL);
+    omp_set_num_threads(maxthreads);
     /* The comparison must be able to fail: a planted error in every op is caught. */
     for (int op = 0; op < DT_OP_COUNT; op++) {
         int64_t bad = op == DT_OP_GEMM ? run_case((dt_op)op, 17, 33, 9, 1, 3, 1)
@@ -136,6 +153,27 @@ int main(void) {
         CHECK(worst < 3e-7, "dt_cpu_expf relative error %.3g", worst);
         CHECK(dt_cpu_expf(-1000.0f) < 1e-37f && dt_cpu_expf(0.0f) == 1.0f, "dt_cpu_expf ends");
     }
-    printf("gemm: %s\n", dt_cpu_gemm_describe());
+    /* dt_cpu_gelu: within 1.5e-7 |x| of the double-precision erf GELU (the registry allows
+     * 2e-6 + 2e-5 |x|; libm erff in FP32 reaches 1e-7 |x|), and its exp2 within 1.5e-7 */
+    {
+        double worst = 0, worst_x = 0;
+        for (float x = -12.0f; x <= 12.0f; x += 1.7e-4f) {
+            const double r = 0.5 * (double)x * (1.0 + erf((double)x / sqrt(2.0)));
+            const double e = fabs((double)dt_cpu_gelu(x) - r) / fabs((double)x);
+            if (e > worst) worst = e, worst_x = x;
+        }
+        CHECK(worst < 1.5e-7, "dt_cpu_gelu error %.3g |x| at x = %g", worst, worst_x);
+        CHECK(dt_cpu_gelu(0.0f) == 0.0f && dt_cpu_gelu(40.0f) == 40.0f &&
+                  fabsf(dt_cpu_gelu(-40.0f)) < 1e-18f, /* u clamped at 9: |x| Phi(-9) */
+              "dt_cpu_gelu ends: %g %g %g", dt_cpu_gelu(0.0f), dt_cpu_gelu(40.0f),
+              dt_cpu_gelu(-40.0f));
+        double we = 0;
+        for (float h = -125.0f; h <= 0.0f; h += 1.3e-4f) {
+            const double r = exp2((double)h), e = fabs((double)dt_cpu_exp2f_neg(h) - r) / r;
+            we = e > we ? e : we;
+        }
+        CHECK(we < 1.5e-7, "dt_cpu_exp2f_neg relative error %.3g", we);
+    }
+    printf("gemm: %s\nrows: %s\n", dt_cpu_gemm_describe(), dt_cpu_rows_describe());
     return dt_check_summary("test_cpu_kernels");
 }

@@ -134,8 +134,9 @@ static void cpu_describe(char *buf, size_t len) {
         }
         fclose(f);
     }
-    snprintf(buf, len, "{\"cpu_model\":\"%s\",\"omp_max_threads\":%d,\"gemm\":\"%s\"}", model,
-             omp_get_max_threads(), dt_cpu_gemm_describe());
+    snprintf(buf, len,
+             "{\"cpu_model\":\"%s\",\"omp_max_threads\":%d,\"gemm\":\"%s\",\"rows\":\"%s\"}",
+             model, omp_get_max_threads(), dt_cpu_gemm_describe(), dt_cpu_rows_describe());
 }
 
 /* Index of the buffer named `name` in L, or -1. */
@@ -148,13 +149,17 @@ static int find_buf(const dt_case_layout *L, const char *name) {
 static const char *kernel_name(dt_op op) {
     switch (op) {
     case DT_OP_ADD: return "dt_cpu_add";
-    case DT_OP_GELU_ADD: return "dt_cpu_gelu_add (erff)";
-    case DT_OP_SUM: return "dt_cpu_sum (f64 accumulation)";
-    case DT_OP_SOFTMAX: return "dt_cpu_softmax (vector expf, f64 sum)";
-    case DT_OP_RMSNORM: return "dt_cpu_rmsnorm (f64 sum of squares)";
-    case DT_OP_LAYERNORM: return "dt_cpu_layernorm (f64 two-pass stats)";
-    case DT_OP_RESIDUAL_LAYERNORM: return "dt_cpu_residual_layernorm (f64 two-pass stats)";
-    case DT_OP_CROSS_ENTROPY: return "dt_cpu_cross_entropy (vector expf, f64 logsumexp)";
+    case DT_OP_GELU_ADD:
+        return strcmp(dt_cpu_gelu_variant(), "libm") == 0 ? "dt_cpu_gelu_add (libm erff, v1)"
+                                                            : "dt_cpu_gelu_add (polynomial erf)";
+    case DT_OP_SUM: return "dt_cpu_sum (32 f32 lanes, f64 across blocks)";
+    case DT_OP_SOFTMAX: return "dt_cpu_softmax (vector expf, f32 lanes, f64 sum)";
+    case DT_OP_RMSNORM: return "dt_cpu_rmsnorm (f32 lanes, f64 sum of squares)";
+    case DT_OP_LAYERNORM: return "dt_cpu_layernorm (f32 lanes, f64 two-pass stats)";
+    case DT_OP_RESIDUAL_LAYERNORM:
+        return "dt_cpu_residual_layernorm (f32 lanes, f64 two-pass stats)";
+    case DT_OP_CROSS_ENTROPY:
+        return "dt_cpu_cross_entropy (vector expf, f32 lanes, f64 logsumexp)";
     case DT_OP_GEMM: return "dt_cpu_gemm";
     default: return "?";
     }
@@ -206,8 +211,8 @@ static dt_status cpu_prepare(void **state, const dt_case_layout *L, uint8_t *hos
                  omp_get_max_threads());
     else
         snprintf(info->implementation, sizeof info->implementation,
-                 "%s, row-parallel, OpenMP threads=%d%s", kernel_name(L->op),
-                 omp_get_max_threads(),
+                 "%s [%s], row-parallel, OpenMP threads=%d%s", kernel_name(L->op),
+                 dt_cpu_rows_describe(), omp_get_max_threads(),
                  L->m * L->n < DT_CPU_PAR_MIN_ELEMS ? " (small: may run single-threaded)"
                                                     : "");
     if (L->dtype != DT_F32) {

@@ -1,0 +1,164 @@
+/* dt_cpu_dispatch.c — the public row-kernel entry points of dt_cpu_kernels.h: each calls
+ * the copy of the kernel for this CPU (dt_cpu_isa.h), chosen once at the first call
+ * (pthread_once), or again by dt_cpu_configure (tests).
+ *
+ * Choice: DUALTIME_CPU_ISA=base forces the SSE2 baseline; =v3 asks for the AVX2+FMA copy
+ * (granted only where CPUID reports x86-64-v3, else the baseline and the description says
+ * why); unset or "auto": v3 where CPUID reports it. DUALTIME_CPU_GELU=libm selects the v1
+ * GELU (libm erff). DUALTIME_CPU_STREAM=on|off forces or forbids the non-temporal output
+ * stores (dt_cpu_isa.h); unset or "auto": when a call touches more than half the
+ * last-level cache. Compiled once, without -march. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dt_cpu_isa.h"
+
+static const dt_cpu_row_kernels *g_rows; /* set by configure (pthread_once, then tests) */
+static char g_desc[224];
+static int g_gelu_libm;
+static int g_stream_mode;       /* 0 auto, 1 on, 2 off */
+static int64_t g_stream_bytes;  /* auto: stream above this many bytes touched per call */
+
+static int cpu_has_v3(void) {
+#if defined(DT_CPU_HAVE_V3)
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("x86-64-v3") != 0;
+#else
+    return 0;
+#endif
+}
+
+/* The last-level cache of CPU 0 in bytes: sysfs (what lscpu shows; in a VM glibc's
+ * sysconf(_SC_LEVEL3_CACHE_SIZE) can report the host's total), else sysconf, else 32 MiB. */
+static int64_t llc_bytes(void) {
+    int64_t best = 0;
+    for (int i = 0; i < 8; i++) {
+        char path[96], buf[32];
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+        FILE *f = fopen(path, "r");
+        if (!f) break;
+        long long v = 0;
+        char unit = 0;
+        if (fgets(buf, sizeof buf, f) && sscanf(buf, "%lld%c", &v, &unit) >= 1) {
+            if (unit == 'K') v <<= 10;
+            else if (unit == 'M') v <<= 20;
+            if (v > best) best = v;
+        }
+        fclose(f);
+    }
+    if (best > 0) return best;
+    long s = sysconf(_SC_LEVEL3_CACHE_SIZE);
+    if (s <= 0) s = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    return s > 0 ? (int64_t)s : (int64_t)32 << 20;
+}
+
+/* Sets every choice from the three knobs (NULL = auto / default); returns 0, or -1 when
+ * isa is "v3" and this CPU or build has no v3 copy (the baseline is chosen). */
+static int configure(const char *isa, const char *gelu, const char *stream) {
+    const int v3 = cpu_has_v3();
+    const int want_base = isa && strcmp(isa, "base") == 0, want_v3 = isa && strcmp(isa, "v3") == 0;
+    const dt_cpu_row_kernels *t = &dt_cpu_rows_base;
+    const char *why;
+    if (want_base) {
+        why = "DUALTIME_CPU_ISA=base";
+    } else if (v3) {
+#if defined(DT_CPU_HAVE_V3)
+        t = &dt_cpu_rows_v3;
+#endif
+        why = want_v3 ? "DUALTIME_CPU_ISA=v3" : "CPUID: x86-64-v3";
+    } else {
+#if defined(DT_CPU_HAVE_V3)
+        why = want_v3 ? "DUALTIME_CPU_ISA=v3 refused: CPUID has no x86-64-v3" : "CPUID: no x86-64-v3";
+#else
+        why = "built without an x86-64-v3 copy";
+#endif
+    }
+    g_gelu_libm = gelu && strcmp(gelu, "libm") == 0;
+    g_stream_mode = stream && strcmp(stream, "on") == 0 ? 1 : stream && strcmp(stream, "off") == 0 ? 2 : 0;
+    g_stream_bytes = llc_bytes() / 2;
+    char st[64];
+    if (g_stream_mode == 0)
+        snprintf(st, sizeof st, "streaming stores above %lld KiB",
+                 (long long)(g_stream_bytes >> 10));
+    else
+        snprintf(st, sizeof st, "streaming stores %s (DUALTIME_CPU_STREAM)",
+                 g_stream_mode == 1 ? "always" : "never");
+    snprintf(g_desc, sizeof g_desc, "%s, %s; %s", t->isa, why, st);
+    g_rows = t;
+    return want_v3 && t == &dt_cpu_rows_base ? -1 : 0;
+}
+
+static void configure_from_env(void) {
+    configure(getenv("DUALTIME_CPU_ISA"), getenv("DUALTIME_CPU_GELU"),
+              getenv("DUALTIME_CPU_STREAM"));
+}
+
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+
+/* The table in use (the environment's choice, made at the first call). */
+static const dt_cpu_row_kernels *pick(void) {
+    pthread_once(&g_once, configure_from_env);
+    return g_rows;
+}
+
+int dt_cpu_configure(const char *isa, const char *gelu, const char *stream) {
+    pthread_once(&g_once, configure_from_env);
+    return configure(isa, gelu, stream);
+}
+
+int dt_cpu_stream_wanted(int64_t bytes) {
+    pick();
+    return g_stream_mode == 1 || (g_stream_mode == 0 && bytes > g_stream_bytes);
+}
+
+const char *dt_cpu_rows_describe(void) {
+    pick();
+    return g_desc;
+}
+
+const char *dt_cpu_gelu_variant(void) {
+    pick();
+    return g_gelu_libm ? "libm" : "poly";
+}
+
+void dt_cpu_add(int64_t m, int64_t n, const float *a, int64_t lda, const float *b,
+                int64_t ldb, float *out) {
+    pick()->add(m, n, a, lda, b, ldb, out);
+}
+
+void dt_cpu_gelu_add(int64_t m, int64_t n, const float *a, int64_t lda, const float *b,
+                     int64_t ldb, float *out) {
+    const dt_cpu_row_kernels *t = pick();
+    (g_gelu_libm ? t->gelu_add_libm : t->gelu_add)(m, n, a, lda, b, ldb, out);
+}
+
+void dt_cpu_sum(int64_t m, int64_t n, const float *a, int64_t lda, float *out) {
+    pick()->sum(m, n, a, lda, out);
+}
+
+void dt_cpu_softmax(int64_t m, int64_t n, const float *a, int64_t lda, float *out) {
+    pick()->softmax(m, n, a, lda, out);
+}
+
+void dt_cpu_rmsnorm(int64_t m, int64_t n, const float *a, int64_t lda, const float *gamma,
+                    float *out) {
+    pick()->rmsnorm(m, n, a, lda, gamma, out);
+}
+
+void dt_cpu_layernorm(int64_t m, int64_t n, const float *a, int64_t lda, const float *gamma,
+                      const float *beta, float *out) {
+    pick()->layernorm(m, n, a, lda, gamma, beta, out);
+}
+
+void dt_cpu_residual_layernorm(int64_t m, int64_t n, const float *a, int64_t lda,
+                               const float *b, int64_t ldb, float *out) {
+    pick()->residual_layernorm(m, n, a, lda, b, ldb, out);
+}
+
+void dt_cpu_cross_entropy(int64_t m, int64_t n, const float *a, int64_t lda,
+                          const int64_t *labels, float *out) {
+    pick()->cross_entropy(m, n, a, lda, labels, out);
+}

@@ -1,0 +1,227 @@
+/* dt_cpu_isa.h — internal to kernels/cpu: the row and elementwise kernels compiled once per
+ * instruction set, and the inline math they share.
+ *
+ * The row kernels (add.c ... cross_entropy.c, dt_cpu_table.c) are compiled twice by
+ * workers/native/CMakeLists.txt: with DT_CPU_ISA=base (no -march: SSE2, the x86-64
+ * baseline) and, where the compiler takes -march=x86-64-v3, with DT_CPU_ISA=v3
+ * (AVX2 + FMA + F16C, 8-float vectors). Every function they define is named through
+ * DT_CPU_KFN, so both copies link into one library: dt_cpu_add_base, dt_cpu_add_v3, and
+ * each copy fills one table (dt_cpu_rows_base / dt_cpu_rows_v3). dt_cpu_dispatch.c
+ * (compiled once, baseline) picks the table from CPUID at the first call, or from
+ * DUALTIME_CPU_ISA (docs/perf.md, CPU section), and the public dt_cpu_* entry points of
+ * dt_cpu_kernels.h call through it, so the binary runs on any x86-64 machine.
+ *
+ * The inline helpers below are plain C written so that GCC vectorizes them (contiguous
+ * inner loops over restrict pointers, branch-free bodies, fixed-width accumulator arrays
+ * that become 4 vector registers): no intrinsics, so the same text is SSE2 in the base
+ * copy and AVX2+FMA in the v3 copy. Same contract as dt_cpu_kernels.h: FP32, row-major,
+ * input rows through their stride, contiguous output, reentrant. */
+#ifndef DT_CPU_ISA_H
+#define DT_CPU_ISA_H
+
+#include <stddef.h>
+#include <stdint.h>
+#if defined(__SSE__)
+#include <immintrin.h>
+#endif
+
+#include "dt_cpu_kernels.h"
+
+/* In the per-ISA copies (DT_CPU_ISA=base|v3; DT_CPU_ISA_V3=1 in the v3 one):
+ * name -> name_<isa>, every external symbol they define. */
+#ifdef DT_CPU_ISA
+#define DT_CPU_CAT2(a, b) a##_##b
+#define DT_CPU_CAT(a, b) DT_CPU_CAT2(a, b)
+#define DT_CPU_KFN(name) DT_CPU_CAT(name, DT_CPU_ISA)
+#if DT_CPU_ISA_V3
+#define DT_CPU_ISA_LABEL "v3 (AVX2+FMA)"
+#else
+#define DT_CPU_ISA_LABEL "base (SSE2)"
+#endif
+#endif
+
+/* One ISA's row kernels, same signatures as the public ones (dt_cpu_kernels.h). */
+typedef struct dt_cpu_row_kernels {
+    const char *isa; /* "v3 (AVX2+FMA)" or "base (SSE2)" */
+    void (*add)(int64_t, int64_t, const float *, int64_t, const float *, int64_t, float *);
+    void (*gelu_add)(int64_t, int64_t, const float *, int64_t, const float *, int64_t,
+                     float *);
+    void (*gelu_add_libm)(int64_t, int64_t, const float *, int64_t, const float *, int64_t,
+                          float *);
+    void (*sum)(int64_t, int64_t, const float *, int64_t, float *);
+    void (*softmax)(int64_t, int64_t, const float *, int64_t, float *);
+    void (*rmsnorm)(int64_t, int64_t, const float *, int64_t, const float *, float *);
+    void (*layernorm)(int64_t, int64_t, const float *, int64_t, const float *, const float *,
+                      float *);
+    void (*residual_layernorm)(int64_t, int64_t, const float *, int64_t, const float *,
+                               int64_t, float *);
+    void (*cross_entropy)(int64_t, int64_t, const float *, int64_t, const int64_t *, float *);
+} dt_cpu_row_kernels;
+
+extern const dt_cpu_row_kernels dt_cpu_rows_base;
+extern const dt_cpu_row_kernels dt_cpu_rows_v3; /* only where DT_CPU_HAVE_V3 is defined */
+
+/* 1 if a call that reads and writes `bytes` in all should stream its matrix output
+ * (non-temporal stores): DUALTIME_CPU_STREAM=on|off, else (auto) when bytes exceed half
+ * the last-level cache (sysconf; 32 MiB if unknown). dt_cpu_dispatch.c. */
+int dt_cpu_stream_wanted(int64_t bytes);
+
+#define DT_CPU_INLINE static inline __attribute__((always_inline))
+
+/* Reductions: DT_CPU_LANES float accumulators (4 AVX2 / 8 SSE registers: independent
+ * dependency chains, enough loads in flight for L2 bandwidth) over blocks of DT_CPU_BLOCK
+ * elements (32 terms per lane), each block folded pairwise (32 -> 16 -> 8 lanes) into
+ * DT_CPU_DLANES double accumulators; the tail (n % DT_CPU_BLOCK) is one float sum added in
+ * double. Error of a float partial: <= 34 roundings, ~2e-6 of the sum of |terms| in the
+ * worst case, inside the 1e-5 tolerances, for any N. (v1: 64-element chunks, one float
+ * chain each, every chunk converted and added in double: 1.3-1.6x slower in L2.) */
+#define DT_CPU_LANES 32
+#define DT_CPU_BLOCK 1024
+#define DT_CPU_DLANES 8
+
+/* Folds acc[32] pairwise into d[8] in double. */
+DT_CPU_INLINE void dt_cpu_fold(float acc[DT_CPU_LANES], double d[DT_CPU_DLANES]) {
+    for (int l = 0; l < 16; l++) acc[l] += acc[l + 16];
+    for (int l = 0; l < DT_CPU_DLANES; l++) d[l] += (double)(acc[l] + acc[l + 8]);
+}
+
+DT_CPU_INLINE double dt_cpu_dsum(const double d[DT_CPU_DLANES]) {
+    return ((d[0] + d[4]) + (d[1] + d[5])) + ((d[2] + d[6]) + (d[3] + d[7]));
+}
+
+/* sum_j (x_j - c)^2 when sq, else sum_j x_j (c unused). */
+DT_CPU_INLINE double dt_cpu_row_reduce(const float *restrict x, int64_t n, float c, int sq) {
+    double d[DT_CPU_DLANES] = {0};
+    int64_t j = 0;
+    for (; j + DT_CPU_BLOCK <= n; j += DT_CPU_BLOCK) {
+        float acc[DT_CPU_LANES] = {0};
+        for (int64_t jj = 0; jj < DT_CPU_BLOCK; jj += DT_CPU_LANES)
+            for (int l = 0; l < DT_CPU_LANES; l++) {
+                const float v = sq ? x[j + jj + l] - c : x[j + jj + l];
+                acc[l] += sq ? v * v : v;
+            }
+        dt_cpu_fold(acc, d);
+    }
+    float t = 0.0f;
+#pragma omp simd reduction(+ : t)
+    for (int64_t jt = j; jt < n; jt++) {
+        const float v = sq ? x[jt] - c : x[jt];
+        t += sq ? v * v : v;
+    }
+    return dt_cpu_dsum(d) + (double)t;
+}
+
+DT_CPU_INLINE double dt_cpu_row_sum(const float *restrict x, int64_t n) {
+    return dt_cpu_row_reduce(x, n, 0.0f, 0);
+}
+DT_CPU_INLINE double dt_cpu_row_sumsq(const float *restrict x, int64_t n, float c) {
+    return dt_cpu_row_reduce(x, n, c, 1);
+}
+
+/* max_j x_j, DT_CPU_LANES independent maxima. */
+DT_CPU_INLINE float dt_cpu_row_max(const float *restrict x, int64_t n) {
+    float acc[DT_CPU_LANES];
+    for (int l = 0; l < DT_CPU_LANES; l++) acc[l] = x[0];
+    int64_t j = 0;
+    for (; j + DT_CPU_LANES <= n; j += DT_CPU_LANES)
+        for (int l = 0; l < DT_CPU_LANES; l++) acc[l] = x[j + l] > acc[l] ? x[j + l] : acc[l];
+    float mx = x[0];
+    for (int l = 0; l < DT_CPU_LANES; l++) mx = acc[l] > mx ? acc[l] : mx;
+    for (; j < n; j++) mx = x[j] > mx ? x[j] : mx;
+    return mx;
+}
+
+/* sum_j exp(x_j - mx) (dt_cpu_expf), each term also stored to e[j] when store (softmax).
+ * One `omp simd` float reduction per block of DT_CPU_EBLOCK (32 terms per AVX2 lane),
+ * blocks added in double: the exponential, not the add, bounds this loop, so one vector
+ * chain suffices. Out of line (noinline, restrict parameters): inlined into the kernels'
+ * row loops GCC lost the accumulator to the stack and added run-time alias checks. */
+#define DT_CPU_EBLOCK 256
+static __attribute__((noinline, unused)) double dt_cpu_row_expsum(const float *restrict x,
+                                                                 int64_t n, float mx,
+                                                                 float *restrict e,
+                                                                 int store) {
+    double s = 0.0;
+    for (int64_t j0 = 0; j0 < n; j0 += DT_CPU_EBLOCK) {
+        const int64_t j1 = j0 + DT_CPU_EBLOCK < n ? j0 + DT_CPU_EBLOCK : n;
+        float cs = 0.0f;
+        if (store) {
+#pragma omp simd reduction(+ : cs)
+            for (int64_t j = j0; j < j1; j++) {
+                const float v = dt_cpu_expf(x[j] - mx);
+                e[j] = v;
+                cs += v;
+            }
+        } else {
+#pragma omp simd reduction(+ : cs)
+            for (int64_t j = j0; j < j1; j++) cs += dt_cpu_expf(x[j] - mx);
+        }
+        s += (double)cs;
+    }
+    return s;
+}
+
+/* ---- streaming (non-temporal) output ------------------------------------------------
+ * When one call touches more memory than the last-level cache (dt_cpu_stream_wanted,
+ * dt_cpu_dispatch.c), the kernels write their matrix output with non-temporal stores:
+ * no read-for-ownership of the output lines, and the output does not evict the inputs,
+ * so inputs that fit stay cached from call to call. Each row is produced into an L1
+ * scratch chunk by the same vectorized loop as the cached path, then streamed out.
+ * Used by rmsnorm and layernorm (1024x4096: 20-30% faster); not by add (slower on the
+ * shared-memory arena's 4 KiB pages), gelu_add (compute-bound: 10-25% slower) nor the
+ * kernels that revisit their output row (softmax, residual_layernorm: streaming it from a
+ * scratch row measured 10-20% slower); see docs/perf.md. */
+#define DT_CPU_STREAM_CHUNK 1024 /* floats (4 KiB) of scratch per chunk */
+
+/* dst[0..n) = src[0..n) with non-temporal stores where dst is vector-aligned, plain
+ * stores for the unaligned head and the tail. Ordered by dt_cpu_stream_fence. */
+DT_CPU_INLINE void dt_cpu_stream_store(float *restrict dst, const float *restrict src,
+                                       int64_t n) {
+#if defined(__AVX__)
+    const int64_t w = 8;
+#elif defined(__SSE__)
+    const int64_t w = 4;
+#else
+    const int64_t w = 1;
+#endif
+    int64_t j = 0;
+    for (; j < n && ((uintptr_t)(dst + j) & (uintptr_t)(w * 4 - 1)) != 0; j++) dst[j] = src[j];
+#if defined(__AVX__)
+    for (; j + 8 <= n; j += 8) _mm256_stream_ps(dst + j, _mm256_loadu_ps(src + j));
+#elif defined(__SSE__)
+    for (; j + 4 <= n; j += 4) _mm_stream_ps(dst + j, _mm_loadu_ps(src + j));
+#endif
+    for (; j < n; j++) dst[j] = src[j];
+}
+
+/* Orders the non-temporal stores before anything after it (end of each row). */
+DT_CPU_INLINE void dt_cpu_stream_fence(void) {
+#if defined(__SSE__)
+    _mm_sfence();
+#endif
+}
+
+/* o[j] = expr for j in [0, n): the vectorized loop straight into o, or (stream) into L1
+ * scratch chunks streamed to o. `j` names the index inside expr. */
+#define DT_CPU_WRITE_ROW(o, n, stream, j, expr)                                            \
+    do {                                                                                 \
+        if (!(stream)) {                                                                 \
+            _Pragma("omp simd")                                                          \
+            for (int64_t j = 0; j < (n); j++) (o)[j] = (expr);                           \
+        } else {                                                                         \
+            float dt_tmp_[DT_CPU_STREAM_CHUNK] __attribute__((aligned(64)));             \
+            for (int64_t j0_ = 0; j0_ < (n); j0_ += DT_CPU_STREAM_CHUNK) {               \
+                const int64_t len_ =                                                     \
+                    (n) - j0_ < DT_CPU_STREAM_CHUNK ? (n) - j0_ : DT_CPU_STREAM_CHUNK;   \
+                _Pragma("omp simd")                                                      \
+                for (int64_t jj_ = 0; jj_ < len_; jj_++) {                               \
+                    const int64_t j = j0_ + jj_;                                         \
+                    dt_tmp_[jj_] = (expr);                                               \
+                }                                                                        \
+                dt_cpu_stream_store((o) + j0_, dt_tmp_, len_);                           \
+            }                                                                            \
+            dt_cpu_stream_fence();                                                       \
+        }                                                                                \
+    } while (0)
+
+#endif
