@@ -31,16 +31,7 @@
 
 #define EXIT_BAD 2
 
-static int dev_bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int dev_bad(const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("dualtime: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    return EXIT_BAD;
-}
+#define dev_bad dt_cli_bad /* "dualtime: ..." on stderr, exit status 2 (cli/dt_sys.h) */
 
 /* One device of the run and its children (the shard, then the replicated cases). */
 typedef struct dev_job {

@@ -154,16 +154,7 @@ static const char *k_usage =
     "\n"
     "exit status: 0 every case valid, 1 a case failed, 2 bad arguments or environment.\n";
 
-static int bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int bad(const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("dualtime: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    return EXIT_BAD;
-}
+#define bad dt_cli_bad /* "dualtime: ..." on stderr, exit status 2 (cli/dt_sys.h) */
 
 /* Strict number parsing: the whole text must be a number in [lo, hi]. */
 static int parse_long(const char *flag, const char *text, long long lo, long long hi,

@@ -4,6 +4,7 @@
  * dt_record_merge, derive, dt_outputs_write. */
 #define _GNU_SOURCE
 #include "cli/dt_shard_cli.h"
+#include "cli/dt_sys.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -23,16 +24,7 @@
 
 #define EXIT_BAD 2
 
-static int shard_bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int shard_bad(const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("dualtime: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    return EXIT_BAD;
-}
+#define shard_bad dt_cli_bad /* "dualtime: ..." on stderr, exit status 2 (cli/dt_sys.h) */
 
 int dt_shard_cli_plan_args(int argc, char **argv, int *n_shards, char ***rest, int *n_rest) {
     char **r = dt_xcalloc((size_t)argc + 2, sizeof *r);

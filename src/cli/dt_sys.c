@@ -6,6 +6,8 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <openssl/evp.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -99,4 +101,14 @@ void dt_git_info(const char *repo_dir, const char *build_rev, dt_tool *t) {
     dt_record_set_str(&t->git_revision, build_rev);
     t->git_dirty = -1;
     dt_record_set_str(&t->git_source, "build (no git checkout next to the binary)");
+}
+
+int dt_cli_bad(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("dualtime: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return 2;
 }

@@ -18,5 +18,8 @@ void dt_host_info(dt_host *h);
 /* git_revision, git_dirty (-1: unknown) and git_source ("git", or "build (...)" with
  * build_rev when repo_dir is not a checkout) of the tree at repo_dir into t. */
 void dt_git_info(const char *repo_dir, const char *build_rev, dt_tool *t);
+/* A refusal of bad input: "dualtime: <message>" on stderr; returns 2, the CLI's exit
+ * status for bad input (README "Exit codes"). The one such printer of every subcommand. */
+int dt_cli_bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

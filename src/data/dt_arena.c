@@ -314,6 +314,18 @@ static int64_t diff_bytes(const uint8_t *base, const uint8_t *pristine, int64_t 
     return count;
 }
 
+/* The bits of element j of a row of 2- or 4-byte elements. */
+static inline uint32_t elem_bits(const uint8_t *row, int64_t eb, int64_t j) {
+    if (eb == 2) {
+        uint16_t h;
+        memcpy(&h, row + j * 2, 2);
+        return h;
+    }
+    uint32_t w;
+    memcpy(&w, row + j * 4, 4);
+    return w;
+}
+
 /* All-ones exponent of a float type's bits: NaN or Inf. */
 static uint32_t nonfinite_exponent(dt_dtype dtype) {
     return dtype == DT_BF16 ? 0x7F80u : dtype == DT_F16 ? 0x7C00u : 0x7F800000u;
@@ -332,17 +344,7 @@ static int buffer_clean(const dt_buffer_layout *B, const uint8_t *base, const ui
             dirty |= memcmp(base + row_off, pristine + row_off, (size_t)row_bytes) != 0;
             continue;
         }
-        for (int64_t j = 0; j < B->cols; j++) {
-            uint32_t w;
-            if (eb == 2) {
-                uint16_t h;
-                memcpy(&h, base + row_off + j * 2, 2);
-                w = h;
-            } else {
-                memcpy(&w, base + row_off + j * 4, 4);
-            }
-            dirty |= (w & expo) == expo;
-        }
+        for (int64_t j = 0; j < B->cols; j++) dirty |= (elem_bits(base + row_off, eb, j) & expo) == expo;
     }
     return !dirty;
 }
@@ -405,14 +407,7 @@ void dt_arena_check(const dt_case_layout *L, const uint8_t *base, const uint8_t 
             const uint32_t expo = nonfinite_exponent(B->dtype);
             const uint32_t poison = dt_poison_bits(B->dtype);
             for (int64_t j = 0; j < B->cols; j++) {
-                uint32_t w;
-                if (eb == 2) {
-                    uint16_t h;
-                    memcpy(&h, base + row_off + j * 2, 2);
-                    w = h;
-                } else {
-                    memcpy(&w, base + row_off + j * 4, 4);
-                }
+                const uint32_t w = elem_bits(base + row_off, eb, j);
                 if ((w & expo) != expo) continue; /* finite: the fast path */
                 if (w == poison) {
                     rep->output_unwritten++;
