@@ -38,7 +38,7 @@
 
 #include "common/dt_common.h"
 #include "plan/dt_ops.h"
-#include "stats/dt_decomp.h"
+#include "record/dt_decomp_raw.h"
 
 #include <math.h>
 #include <stddef.h>

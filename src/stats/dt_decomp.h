@@ -52,28 +52,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "record/dt_decomp_raw.h"
+
 /* Timer slack added to 2u in the add-up check: the host clock read's own cost. */
 #define DT_DECOMP_SLACK_NS 100.0
-
-typedef struct dt_decomp_interval {
-    int64_t a_ns, b_ns; /* launch: enter, exit; kernel: start, end (host clock) */
-} dt_decomp_interval;
-
-/* One decomposition sample as recorded (results.json "decomposition"). */
-typedef struct dt_decomp_raw {
-    int32_t round;                 /* round of the sample */
-    int64_t position;              /* place in the run's global sample order */
-    int64_t call_start_ns;         /* host clock */
-    int64_t sync_return_ns;        /* host clock */
-    double host_call_ns;           /* measured single call (host timer) */
-    double clock_offset_ns;        /* CUPTI clock - host clock (already applied) */
-    double clock_uncertainty_ns;   /* u; >= 0 */
-    int64_t clock_source;          /* dt_timing_clock_source (1 callback, 2 offset) */
-    dt_decomp_interval *launches;  /* in order of entry */
-    size_t n_launches;
-    dt_decomp_interval *kernels;   /* in order of start */
-    size_t n_kernels;
-} dt_decomp_raw;
 
 typedef struct dt_decomp_segments {
     double dispatch_ns, launch_ns, queue_ns, kernel_ns, completion_ns;
@@ -95,26 +77,8 @@ typedef struct dt_decomp_segments {
  * segments stay NAN when there is no launch or no kernel). */
 int dt_decomp_compute(const dt_decomp_raw *raw, dt_decomp_segments *out);
 
-/* Frees raw's arrays and zeroes it. */
-void dt_decomp_raw_free(dt_decomp_raw *raw);
-
-/* Deep copy (arrays duplicated). */
-void dt_decomp_raw_copy(dt_decomp_raw *dst, const dt_decomp_raw *src);
-
-/* The samples of one implementation (three per round) and, when none could be taken, why. */
-typedef struct dt_decomp_set {
-    dt_decomp_raw *v;
-    size_t n, cap;
-    char *unavailable;          /* NULL: no reason recorded */
-} dt_decomp_set;
-
-/* Appends *raw (struct move: its arrays now belong to set). */
-void dt_decomp_set_push(dt_decomp_set *set, const dt_decomp_raw *raw);
-/* Records why no sample was taken (the first reason wins; copied). */
-void dt_decomp_set_unavailable(dt_decomp_set *set, const char *reason);
 /* The sample the report shows: the one whose measured call is the median (lower
  * median for an even count); NULL when empty. */
 const dt_decomp_raw *dt_decomp_set_median(const dt_decomp_set *set);
-void dt_decomp_set_free(dt_decomp_set *set);
 
 #endif
