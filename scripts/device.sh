@@ -61,7 +61,7 @@ decomp|E2E decomposition: add and layernorm at 17x257 and 8192x8192 (cuda, devic
 devices|the small CUDA matrix of `shards` with --devices 0 and as a plain run: same cases and inputs; every case names GPU 0, its UUID, clocks and ceilings (docs/devices.md)
 devices-all|multi-GPU kinds: the default matrix with --devices ${DT_DEVICES:-all} and on one GPU, both wall times and the Devices table into the summary (target: 2 GPUs <= 0.6x one)
 examples|issue 17 examples on the GPU, each as a candidate against torch eager: Triton softmax, torch.compile (default, reduce-overhead), CuPy, torch-code module, cuda-dir, ptx-dir; then examples/check_gpu.py (DT_PYTHON)
-impls-triton|the issue-17 "done" command: softmax, default matrix, --impls torch,native,torch-compile,triton=py:... in one report (skipped while dualtime has no --impls)
+impls-triton|the issue-17 "done" command: softmax at 17x257,1024x4096,4096x50257,8192x8192 (one probe kind), --impls torch,native,torch-compile,triton=py:... in one report (skipped while dualtime has no --impls)
 impls|--impls with three implementations on cuda (torch,native,native2=native; every case valid, three in results.json), then torch,torch-compile,native (exit 0, or 2 naming --impls torch-compile when this torch has no torch.compile)
 graph-cold|issue 13: add,softmax,layernorm at 17x257,512x4096,1024x4096,8192x8192 with --graph, warm then --cache cold; graph vs held vs dispatch, cold/warm (add 512x4096 >= 1.3x) into the summary
 cpu-kernels|the CPU kernel test on the host CPU: both ISA copies (CPUID dispatch), the v1 GELU and streaming stores through the FP64 reference'
@@ -356,7 +356,10 @@ step_impls-triton() {
   if [ -z "$DRY" ] && ! "$B/dualtime" run --help 2>&1 | grep -q -- '--impls'; then
     echo "== impls: skipped (this dualtime has no --impls)" | tee -a "$S"; return 0; fi
   rm -rf "$W/impls-triton"
+  # one probe kind: every probe worker of torch-compile compiles again, under CUPTI (about
+  # 30 s a process on the H200, 2026-12-01); four shapes of the softmax rows, 5 samples
   run impls-triton 480 6 "$B/dualtime" run --backends cuda --operations softmax --device-timing --quiet \
+    --row-shapes 17x257,1024x4096,4096x50257,8192x8192 --probe-kind concurrent --samples 5 \
     --impls torch,native,torch-compile,triton=py:examples/triton-softmax/softmax_triton.py \
     --output "$W/impls-triton"
   [ -f "$W/impls-triton/results.md" ] && cp "$W/impls-triton/results.md" "$OUT/impls-triton.md"; return 0; }
