@@ -250,7 +250,8 @@ for c in r["cases"]:
 sys.exit(1 if bad else 0)' "$W/anti-cheat/results.json"
   [ -f "$W/anti-cheat/results.md" ] && cp "$W/anti-cheat/results.md" "$OUT/anti-cheat.md"; return 0; }
 # rows-sweep: issue 18's row ops (softmax, layernorm, rmsnorm, cross_entropy) where the
-# staged-row variant (DUALTIME_ROW_SMEM, docs/cuda-backend.md) runs. The FP32 GPU oracle
+# staged-row variant (DUALTIME_ROW_SMEM=1, opt-in until this step has passed on the H200;
+# docs/cuda-backend.md) runs. The FP32 GPU oracle
 # test of the long shapes (the narrow types are checked by the runs' own oracle), the same
 # at 8192^2 with every long row staged (=2), residual_layernorm's quick shapes (staged
 # views, 3x70000) in f32 and bf16;
@@ -262,24 +263,24 @@ rows_ops=softmax,layernorm,rmsnorm,cross_entropy
 rows_run=(--backends cuda --device-timing --operations "$rows_ops" --dtypes fp32,bf16 --samples 5
           --rounds 1 --sample-ms 10 --warmup-ms 50 --quiet)  # later --operations/--dtypes win
 step_rows-sweep() { rm -rf "$W/rows" "$W/rows-views" "$W/rows-ab" "$W/rows-ab2"
-  run rows-oracle 80 4 env DUALTIME_GPU_TEST_SHAPES=long DUALTIME_GPU_TEST_DTYPES=f32 \
+  run rows-oracle 80 4 env DUALTIME_ROW_SMEM=1 DUALTIME_GPU_TEST_SHAPES=long DUALTIME_GPU_TEST_DTYPES=f32 \
     DUALTIME_GPU_TEST_NO_FAULT=1 "${CUDA_TEST[@]}"; fails rows-oracle
   run rows-oracle-smem2 25 3 env DUALTIME_ROW_SMEM=2 DUALTIME_GPU_TEST_SHAPES=8192 \
     DUALTIME_GPU_TEST_DTYPES=f32 DUALTIME_GPU_TEST_NO_FAULT=1 "${CUDA_TEST[@]}"; fails rows-oracle-smem2
-  run rows-oracle-residual 25 3 env DUALTIME_GPU_TEST_OPS=residual_layernorm DUALTIME_GPU_TEST_QUICK=1 \
+  run rows-oracle-residual 25 3 env DUALTIME_ROW_SMEM=1 DUALTIME_GPU_TEST_OPS=residual_layernorm DUALTIME_GPU_TEST_QUICK=1 \
     DUALTIME_GPU_TEST_DTYPES=f32,bf16 DUALTIME_GPU_TEST_NO_FAULT=1 "${CUDA_TEST[@]}"; fails rows-oracle-residual
   [ -f "$W/rows-oracle.log" ] && grep -E "^ok +(softmax|layernorm|rmsnorm|cross_entropy) " "$W/rows-oracle.log" |
     sed -E 's/ +\| compile.*\| / | /' | cut -c1-230 | head -40 | tee -a "$S"
-  run rows-run 110 3 "$B/dualtime" run "${rows_run[@]}" \
+  run rows-run 110 3 env DUALTIME_ROW_SMEM=1 "$B/dualtime" run "${rows_run[@]}" \
     --row-shapes 4096x50257,2048x128256,1x65536,8192x8192 --output "$W/rows"
   keep_results rows; note "$W/rows/results.md" '/^## Device control/,/^$/p' 50
-  run rows-views 45 3 "$B/dualtime" run "${rows_run[@]}" --input-views \
+  run rows-views 45 3 env DUALTIME_ROW_SMEM=1 "$B/dualtime" run "${rows_run[@]}" --input-views \
     --operations "$rows_ops,residual_layernorm" --row-shapes 8191x8193,8192x8192 --output "$W/rows-views"
   [ -f "$W/rows-views/results.md" ] && cp "$W/rows-views/results.md" "$OUT/rows-views.md"
   note "$W/rows-views/results.md" '/^## Device control/,/^$/p' 30
   # A/B of the geometry: 4096x50257 f32 in one 1024-thread block an SM (no cluster), and
   # 8192^2 and 1x65536 staged (=2) against the in-register paths of the run above
-  run rows-ab-kb227 20 3 env DUALTIME_ROW_SMEM_KB=227 "$B/dualtime" run "${rows_run[@]}" \
+  run rows-ab-kb227 20 3 env DUALTIME_ROW_SMEM=1 DUALTIME_ROW_SMEM_KB=227 "$B/dualtime" run "${rows_run[@]}" \
     --dtypes fp32 --operations softmax,rmsnorm --row-shapes 4096x50257 --output "$W/rows-ab"
   [ -f "$W/rows-ab/results.md" ] && cp "$W/rows-ab/results.md" "$OUT/rows-ab-kb227.md"
   note "$W/rows-ab/results.md" '/^## Device control/,/^$/p' 12

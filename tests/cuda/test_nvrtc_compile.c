@@ -19,8 +19,8 @@
  * split, multi-pass or in-register geometry named in the summary, fastexp for narrow
  * softmax / cross_entropy, DUALTIME_ROW_CLUSTER / _ELEMS / _FASTEXP honoured and bad
  * values refused; every row op x dtype at those shapes with DUALTIME_ROW_SMEM=0 (the
- * geometry before the staged-row variant), and smem_row_cases: the staged-row variant's
- * geometry by default, with DUALTIME_ROW_SMEM=2 and DUALTIME_ROW_SMEM_KB, on sm_80, the
+ * geometry before the staged-row variant), and smem_row_cases: off by default (opt-in until
+ * measured on the GPU), the staged-row variant's geometry with DUALTIME_ROW_SMEM=1 and =2 and DUALTIME_ROW_SMEM_KB, on sm_80, the
  * refusals.
  * gemm wg1 (DUALTIME_GEMM_VARIANT=wg1, sm_90a) for bf16/f16 at 1024^3, 4096^3,
  * 8192^3, 1000x1048x264 takes wg1 (plan: 2 tensor maps, 384 threads, dynamic shared
@@ -44,6 +44,7 @@
 
 static int g_verbose;
 static const char *g_expect; /* substring the plan summary must contain (NULL: none) */
+static int g_expect_absent;   /* 1: g_expect must NOT be in the summary */
 static const char *g_dump;   /* write the next image here (NULL: no) */
 static dt_cuda_plan g_last;  /* the plan of the last compile_typed */
 
@@ -67,8 +68,9 @@ static void compile_typed(dt_op op, int64_t m, int64_t n, int64_t k, int views, 
     char *src = NULL, *image = NULL;
     size_t bytes = 0;
     REQUIRE(dt_cuda_plan_make(&L, arch, 132, &p, &err) == DT_OK, "plan %s: %s", label, err.msg);
-    REQUIRE(!g_expect || strstr(p.summary, g_expect), "plan %s: summary lacks \"%s\": %s", label,
-            g_expect, p.summary);
+    REQUIRE(!g_expect || (strstr(p.summary, g_expect) == NULL) == g_expect_absent,
+            "plan %s: summary %s \"%s\": %s", label, g_expect_absent ? "has" : "lacks", g_expect,
+            p.summary);
     REQUIRE(dt_cuda_source_load(p.source_name, &src, NULL, &err) == DT_OK, "source %s: %s",
             label, err.msg);
     int64_t t0 = dt_now_ns();
@@ -179,7 +181,7 @@ static void narrow_cases(const char *hdr) {
     }
 }
 
-/* The staged-row variant (SMEMROW, DUALTIME_ROW_SMEM / _SMEM_KB): by default every
+/* The staged-row variant (SMEMROW, DUALTIME_ROW_SMEM / _SMEM_KB): off unless asked; with =1 every
  * vocabulary row and unaligned long row of softmax, layernorm, rmsnorm, cross_entropy
  * and residual_layernorm (two rows) stages in shared memory with the geometry of the
  * shape (cluster blocks by the shared memory budget, blocks an SM by their shared
@@ -190,6 +192,13 @@ static void narrow_cases(const char *hdr) {
 static void smem_row_cases(const char *hdr) {
     static const dt_op ops[] = {DT_OP_SOFTMAX, DT_OP_LAYERNORM, DT_OP_RMSNORM,
                                 DT_OP_CROSS_ENTROPY};
+    /* opt-in until measured on the GPU: unset, no row stages (the old geometry) */
+    unsetenv("DUALTIME_ROW_SMEM");
+    g_expect = "row-staged-in-smem";
+    g_expect_absent = 1;
+    compile_typed(DT_OP_SOFTMAX, 4096, 50257, 0, 0, "sm_90", hdr, DT_F32);
+    g_expect_absent = 0;
+    setenv("DUALTIME_ROW_SMEM", "1", 1);
     static const struct { int64_t m, n; int views; dt_dtype dt; const char *expect; } sh[] = {
         {4096, 50257, 0, DT_F32, "block=512 vec=4 row-staged-in-smem cp.async single-read smem=100544 cluster=2 cols/block=25132 "},
         {4096, 50257, 0, DT_BF16, "block=512 vec=8 row-staged-in-smem cp.async single-read smem=100544"},
@@ -265,7 +274,6 @@ static void smem_row_cases(const char *hdr) {
     setenv("DUALTIME_ROW_SMEM_KB", "113", 1);
     compile_typed(DT_OP_SOFTMAX, 64, 300000, 0, 0, "sm_90", hdr, DT_F32);
     unsetenv("DUALTIME_ROW_SMEM_KB");
-    unsetenv("DUALTIME_ROW_SMEM");
     /* sm_80: cp.async but no clusters: only rows that fit one block stage */
     g_expect = "multi-pass";
     compile_typed(DT_OP_SOFTMAX, 4096, 50257, 0, 0, "sm_80", hdr, DT_F32);
@@ -286,6 +294,7 @@ static void smem_row_cases(const char *hdr) {
     g_expect = "vec=1 multi-pass";
     compile_typed(DT_OP_SOFTMAX, 4096, 50257, 0, 0, "sm_90", hdr, DT_F32);
     unsetenv("DUALTIME_ROW_TPR");
+    unsetenv("DUALTIME_ROW_SMEM");
     g_expect = NULL;
     static const char *bad[][2] = {{"DUALTIME_ROW_SMEM", "3"}, {"DUALTIME_ROW_SMEM", "on"},
                                    {"DUALTIME_ROW_SMEM_KB", "228"}, {"DUALTIME_ROW_SMEM_KB", "8"},
