@@ -16,7 +16,7 @@ and FP64 reference of test_torch_worker.py (imported; same arguments) and checks
 - --compile: on a torch without torch.compile (1.13) hello says "unavailable" with the
   reason and prepares are refused; where torch.compile works, softmax and layernorm
   compiled are correct, compile time is a set-up phase;
-- --module with --compile: a start-up error.
+- --module with --compile: a start-up error; so is an unknown argument (--compil).
 CUDA cases run too where the worker reports CUDA available.
 
 Run: python3 test_torch_usermod.py path/to/dualtime_torch_worker.py path/to/dualtime
@@ -260,6 +260,12 @@ def compile_mode():
     w = UWorker(["--compile", "default", "--module", EXAMPLE])
     h = w.ask(T.HELLO)
     check(not h["ok"] and "together" in h.get("error", ""), "--module with --compile: %r" % h)
+    w.finish()
+    # a misspelled flag is a start-up error, never an eager worker under another name
+    w = UWorker(["--compil", "default"])
+    h = w.ask(T.HELLO)
+    check(not h["ok"] and "unknown argument '--compil'" in h.get("error", ""),
+          "unknown argument refused: %r" % h)
     w.finish()
 
 

@@ -46,7 +46,8 @@ def _log(msg):
 def _parse_args(argv):
     """Returns (threads or None, startup error or None, {"module": path} or {"compile":
     mode} or {}). --module FILE.py and --compile MODE (docs/torch-worker.md, "User
-    implementations") exclude each other."""
+    implementations") exclude each other; any other argument is a startup error (the
+    hello answers it), so a misspelled flag never runs eager torch instead."""
     threads, err, mode, i = None, None, {}, 0
     while i < len(argv):
         a = argv[i]
@@ -71,9 +72,9 @@ def _parse_args(argv):
                 if not val:
                     return None, "%s: empty value" % key, mode
                 mode = {key[2:]: val}
-        else:
-            _log("ignoring unknown argument %r" % a)
-            i += 1
+        else:  # a misspelled flag must not quietly run eager torch (docs/torch-worker.md)
+            return None, ("unknown argument %r (expected --threads N, --module FILE.py, "
+                          "--compile MODE)" % a), mode
     return threads, err, mode
 
 
