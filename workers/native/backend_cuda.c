@@ -260,6 +260,38 @@ static void cache_key(const char *src, const char *hdr, const dt_cuda_plan *p, c
     sha256_hex(parts, lens, n, out);
 }
 
+/* s->module for source src (+ header hdr, NULL: none) compiled with s->plan's options:
+ * from the process's module cache (*hit 1), else compiled by NVRTC (source name name),
+ * loaded and kept in the cache, or owned by s when the cache is full. what names the
+ * module in a driver error. */
+static dt_status cached_module(cuda_state *s, const char *name, const char *src, const char *hdr,
+                               const char *what, int *hit, dt_err *err) {
+    char key[65];
+    cache_key(src, hdr ? hdr : "", &s->plan, key);
+    *hit = 0;
+    for (int i = 0; i < g_cuda.ncache; i++)
+        if (strcmp(g_cuda.cache[i].key, key) == 0) {
+            s->module = g_cuda.cache[i].module;
+            *hit = 1;
+            return DT_OK;
+        }
+    char *image = NULL;
+    size_t image_bytes = 0;
+    dt_status st = dt_cuda_nvrtc_compile(name, src, hdr, &s->plan, &image, &image_bytes, err);
+    if (st != DT_OK) return st;
+    CU_RUN(cuModuleLoadData(&s->module, image), err, st, out, what);
+    if (g_cuda.ncache < DT_CUDA_CACHE_SLOTS) {
+        cuda_cache_entry *e = &g_cuda.cache[g_cuda.ncache++];
+        memcpy(e->key, key, sizeof e->key);
+        e->module = s->module;
+    } else {
+        s->module_owned = 1;
+    }
+out:
+    free(image);
+    return st;
+}
+
 /* ---- planted slowdown (tests only: docs/cuda-backend.md) ------------------------------
  * DUALTIME_PLANT_SLOWDOWN=<op>:<fraction> makes that op's kernel take about (1 +
  * fraction) x its own time: the kernel source gets a prologue in which the block that
@@ -451,29 +483,9 @@ static dt_status user_module(cuda_state *s, const dt_case_layout *L, int *hit, d
     st = dt_kdir_plan(g_kernel_dir, &s->kfile, s->kfile.kind == DT_KDIR_CUBIN ? NULL : s->texts[0],
                       L, g_cuda.arch, &s->plan, err);
     if (st != DT_OK) return st;
-    char *image = NULL;
     if (is_cu) {
-        char key[65];
-        cache_key(s->texts[0], "", &s->plan, key);
-        for (int i = 0; i < g_cuda.ncache && !*hit; i++)
-            if (strcmp(g_cuda.cache[i].key, key) == 0) {
-                s->module = g_cuda.cache[i].module;
-                *hit = 1;
-            }
-        if (!*hit) {
-            size_t image_bytes = 0;
-            st = dt_cuda_nvrtc_compile(s->kfile.name, s->texts[0], NULL, &s->plan, &image,
-                                       &image_bytes, err);
-            if (st != DT_OK) return st;
-            CU_RUN(cuModuleLoadData(&s->module, image), err, st, out, s->kfile.name);
-            if (g_cuda.ncache < DT_CUDA_CACHE_SLOTS) {
-                cuda_cache_entry *e = &g_cuda.cache[g_cuda.ncache++];
-                memcpy(e->key, key, sizeof e->key);
-                e->module = s->module;
-            } else {
-                s->module_owned = 1;
-            }
-        }
+        st = cached_module(s, s->kfile.name, s->texts[0], NULL, s->kfile.name, hit, err);
+        if (st != DT_OK) return st;
     } else {
         if ((st = user_load_image(s, &s->module, err)) != DT_OK) return st;
         s->module_owned = 1;
@@ -489,8 +501,6 @@ static dt_status user_module(cuda_state *s, const dt_case_layout *L, int *hit, d
         st = dt_fail(err, DT_EUNAVAIL, "unsupported: %s has no entry point %s%s%s (a %s case)",
                      s->kfile.path, names[0], nnames > 1 ? " or " : "", nnames > 1 ? names[1] : "",
                      dt_dtype_name(L->dtype));
-out:
-    free(image);
     return st;
 }
 
@@ -544,7 +554,6 @@ static dt_status cuda_prepare(void **state, const dt_case_layout *L, uint8_t *ho
     cuda_state *s = dt_xcalloc(1, sizeof *s);
     s->L = L;
     s->host = host_base;
-    char *image = NULL;
     int from_dir[2] = {0, 0};
     int hit = 0;
     int64_t t0 = dt_now_ns();
@@ -562,29 +571,10 @@ static dt_status cuda_prepare(void **state, const dt_case_layout *L, uint8_t *ho
     if ((s->plant_fraction = plant_fraction(L->op)) > 0) plant_source(&s->texts[0]);
 
     /* compile (or find in the cache) and load */
-    char key[65];
-    cache_key(s->texts[0], s->texts[1], &s->plan, key);
     t0 = dt_now_ns();
-    for (int i = 0; i < g_cuda.ncache; i++)
-        if (strcmp(g_cuda.cache[i].key, key) == 0) {
-            s->module = g_cuda.cache[i].module;
-            hit = 1;
-            break;
-        }
-    if (!hit) {
-        size_t image_bytes = 0;
-        st = dt_cuda_nvrtc_compile(s->plan.source_name, s->texts[0], s->texts[1], &s->plan,
-                                   &image, &image_bytes, err);
-        if (st != DT_OK) goto fail;
-        CU_RUN(cuModuleLoadData(&s->module, image), err, st, fail, s->plan.kernel_name);
-        if (g_cuda.ncache < DT_CUDA_CACHE_SLOTS) {
-            cuda_cache_entry *e = &g_cuda.cache[g_cuda.ncache++];
-            memcpy(e->key, key, sizeof e->key);
-            e->module = s->module;
-        } else {
-            s->module_owned = 1;
-        }
-    }
+    st = cached_module(s, s->plan.source_name, s->texts[0], s->texts[1], s->plan.kernel_name,
+                       &hit, err);
+    if (st != DT_OK) goto fail;
     CU_RUN(cuModuleGetFunction(&s->fn, s->module, s->plan.kernel_name), err, st, fail,
            s->plan.kernel_name);
 loaded:
@@ -647,11 +637,9 @@ loaded:
                                   s->plan.opts[j]);
         r->text = capture_sources ? s->texts[i] : NULL;
     }
-    free(image);
     *state = s;
     return DT_OK;
 fail:
-    free(image);
     cuda_release(s);
     return st;
 }
