@@ -250,7 +250,7 @@ for c in r["cases"]:
 sys.exit(1 if bad else 0)' "$W/anti-cheat/results.json"
   [ -f "$W/anti-cheat/results.md" ] && cp "$W/anti-cheat/results.md" "$OUT/anti-cheat.md"; return 0; }
 # rows-sweep: issue 18's row ops (softmax, layernorm, rmsnorm, cross_entropy) where the
-# staged-row variant (DUALTIME_ROW_SMEM=1, opt-in until this step has passed on the H200;
+# staged-row variant (DUALTIME_ROW_SMEM=1, the default since this step passed on the H200;
 # docs/cuda-backend.md) runs. The FP32 GPU oracle
 # test of the long shapes (the narrow types are checked by the runs' own oracle), the same
 # at 8192^2 with every long row staged (=2), residual_layernorm's quick shapes (staged

@@ -19,8 +19,8 @@
  * split, multi-pass or in-register geometry named in the summary, fastexp for narrow
  * softmax / cross_entropy, DUALTIME_ROW_CLUSTER / _ELEMS / _FASTEXP honoured and bad
  * values refused; every row op x dtype at those shapes with DUALTIME_ROW_SMEM=0 (the
- * geometry before the staged-row variant), and smem_row_cases: off by default (opt-in until
- * measured on the GPU), the staged-row variant's geometry with DUALTIME_ROW_SMEM=1 and =2 and DUALTIME_ROW_SMEM_KB, on sm_80, the
+ * geometry before the staged-row variant), and smem_row_cases: on by default (=0 turns it
+ * off), the staged-row variant's geometry with DUALTIME_ROW_SMEM=1 and =2 and DUALTIME_ROW_SMEM_KB, on sm_80, the
  * refusals.
  * gemm wg1 (DUALTIME_GEMM_VARIANT=wg1, sm_90a) for bf16/f16 at 1024^3, 4096^3,
  * 8192^3, 1000x1048x264 takes wg1 (plan: 2 tensor maps, 384 threads, dynamic shared
@@ -181,7 +181,7 @@ static void narrow_cases(const char *hdr) {
     }
 }
 
-/* The staged-row variant (SMEMROW, DUALTIME_ROW_SMEM / _SMEM_KB): off unless asked; with =1 every
+/* The staged-row variant (SMEMROW, DUALTIME_ROW_SMEM / _SMEM_KB): the default (=1); =0 turns it off; with =1 every
  * vocabulary row and unaligned long row of softmax, layernorm, rmsnorm, cross_entropy
  * and residual_layernorm (two rows) stages in shared memory with the geometry of the
  * shape (cluster blocks by the shared memory budget, blocks an SM by their shared
@@ -192,9 +192,11 @@ static void narrow_cases(const char *hdr) {
 static void smem_row_cases(const char *hdr) {
     static const dt_op ops[] = {DT_OP_SOFTMAX, DT_OP_LAYERNORM, DT_OP_RMSNORM,
                                 DT_OP_CROSS_ENTROPY};
-    /* opt-in until measured on the GPU: unset, no row stages (the old geometry) */
+    /* the default (unset) stages a vocabulary row; =0 restores the old geometry */
     unsetenv("DUALTIME_ROW_SMEM");
     g_expect = "row-staged-in-smem";
+    compile_typed(DT_OP_SOFTMAX, 4096, 50257, 0, 0, "sm_90", hdr, DT_F32);
+    setenv("DUALTIME_ROW_SMEM", "0", 1);
     g_expect_absent = 1;
     compile_typed(DT_OP_SOFTMAX, 4096, 50257, 0, 0, "sm_90", hdr, DT_F32);
     g_expect_absent = 0;

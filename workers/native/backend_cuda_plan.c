@@ -180,9 +180,9 @@ static int smem_part(int64_t n, int64_t c, int vw, int arch, int rows, int64_t b
  * cross_entropy and residual_layernorm (both input rows): the row (or a cluster block's part of it) is copied once into
  * dynamic shared memory with 16-byte cp.async of the 16-byte chunks that hold it, so
  * it is read from DRAM once and with 16-byte accesses whatever the row's alignment.
- * mode (DUALTIME_ROW_SMEM): 0 never (the default until the variant has passed the GPU
- * oracle test on the H200: it was written and checked by NVRTC and a CPU emulation
- * only); 1 where the other paths are slow: rows
+ * mode (DUALTIME_ROW_SMEM): 0 never (the first pass's geometry, kept for A/Bs); 1 (the
+ * default since it passed the GPU oracle, memcheck and racecheck on the H200 and beat
+ * the first pass there: docs/perf.md) where the other paths are slow: rows
  * longer than 1024 that are either too long for one block's registers (the multi-pass
  * path otherwise) or not 16-byte aligned (vec 1 otherwise: odd N, views), unless the
  * in-register cluster split already took them (few rows); 2 every row longer than 1024
@@ -488,8 +488,8 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
      * and the reciprocal in softmax and cross_entropy. */
     const int ln_like = L->op == DT_OP_LAYERNORM || L->op == DT_OP_RESIDUAL_LAYERNORM;
     int elems = narrow && !ln_like && L->op != DT_OP_SUM ? 32 : 16, cluster_on = 1,
-        fastexp = narrow, smem_mode = 0, smem_kb = 113; /* staged rows: opt-in until
-                                                          measured on the GPU (perf.md) */
+        fastexp = narrow, smem_mode = 1, smem_kb = 113; /* staged rows where they pay
+                                                          (measured on the H200: perf.md) */
     dt_status kst = int_knob("DUALTIME_ROW_ELEMS", 4, 64, 1, &elems, err);
     if (kst == DT_OK) kst = int_knob("DUALTIME_ROW_SMEM", 0, 2, 0, &smem_mode, err);
     if (kst == DT_OK) kst = int_knob("DUALTIME_ROW_SMEM_KB", 16, 227, 0, &smem_kb, err);
