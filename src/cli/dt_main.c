@@ -222,7 +222,7 @@ static int cmd_list(int argc, char **argv) {
             for (int i = 0; i < sl.count; i++) {
                 char s[64];
                 dt_shape_format(&sl.s[i], s, sizeof s);
-                printf(" %s", s);
+                printf(" %s%s", s, sl.logits_only[i] ? " (softmax, cross_entropy)" : "");
             }
         }
     }

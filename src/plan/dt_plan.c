@@ -114,7 +114,7 @@ dt_status dt_ops_parse(const char *text, int ops[DT_OP_COUNT], dt_err *err) {
 void dt_shapes_default(const char *backend, int quick, int gemm, dt_shape_list *out) {
     static const dt_shape cuda_rows[] = {{1, 127, 0},    {17, 257, 0},  {128, 1024, 0},
                                          {64, 4096, 0},  {1024, 4096, 0}, {8192, 8192, 0},
-                                         /* vocabulary rows: GPT-2 and Llama 3 */
+                                         /* vocabulary rows (GPT-2, Llama 3): logits */
                                          {4096, 50257, 0}, {2048, 128256, 0}};
     static const dt_shape cpu_rows[] = {{1, 127, 0}, {17, 257, 0}, {128, 1024, 0},
                                         {1024, 4096, 0}};
@@ -140,7 +140,19 @@ void dt_shapes_default(const char *backend, int quick, int gemm, dt_shape_list *
         n = cuda ? 8 : 4;
     }
     memset(out, 0, sizeof *out);
-    for (int i = 0; i < n; i++) out->s[out->count++] = src[i];
+    for (int i = 0; i < n; i++) {
+        out->logits_only[out->count] = src == cuda_rows && src[i].n > 8192; /* vocabulary rows */
+        out->s[out->count++] = src[i];
+    }
+}
+
+int dt_op_rows_are_logits(dt_op op) {
+    return op == DT_OP_SOFTMAX || op == DT_OP_CROSS_ENTROPY;
+}
+
+/* Whether shape i of op's list makes a case. */
+static int shape_applies(dt_op op, const dt_shape_list *sl, int i) {
+    return !sl->logits_only[i] || dt_op_rows_are_logits(op);
 }
 
 void dt_plan_build(dt_plan *plan, const int ops[DT_OP_COUNT], const dt_shape_list *rows,
@@ -155,7 +167,8 @@ void dt_plan_build_typed(dt_plan *plan, const int ops[DT_OP_COUNT], const dt_sha
     int total = 0;
     for (int op = 0; op < DT_OP_COUNT; op++)
         if (ops[op])
-            total += (dt_op_get((dt_op)op)->is_gemm ? gemms->count : rows->count) * ndtypes;
+            for (int i = 0, g = dt_op_get((dt_op)op)->is_gemm; i < (g ? gemms : rows)->count; i++)
+                total += shape_applies((dt_op)op, g ? gemms : rows, i) * ndtypes;
     plan->count = 0;
     plan->cases = dt_xcalloc((size_t)total, sizeof *plan->cases);
     for (int op = 0; op < DT_OP_COUNT; op++) {
@@ -163,6 +176,7 @@ void dt_plan_build_typed(dt_plan *plan, const int ops[DT_OP_COUNT], const dt_sha
         const dt_op_info *info = dt_op_get((dt_op)op);
         const dt_shape_list *sl = info->is_gemm ? gemms : rows;
         for (int i = 0; i < sl->count; i++) {
+            if (!shape_applies((dt_op)op, sl, i)) continue;
             for (int d = 0; d < ndtypes; d++) {
                 dt_case_spec *c = &plan->cases[plan->count++];
                 c->op = (dt_op)op;

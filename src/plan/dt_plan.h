@@ -26,6 +26,9 @@ typedef struct dt_shape {
 typedef struct dt_shape_list {
     int count;
     dt_shape s[DT_MAX_SHAPES];
+    /* logits_only[i] = 1: s[i] is only for the ops whose rows are logits
+     * (dt_op_rows_are_logits): the default vocabulary rows; parsed shapes are 0 */
+    unsigned char logits_only[DT_MAX_SHAPES];
 } dt_shape_list;
 
 typedef struct dt_case_spec {
@@ -53,10 +56,19 @@ dt_status dt_shapes_parse(const char *text, int gemm, const char *flag, dt_shape
  * an unknown name fail, naming the word and the known ops. */
 dt_status dt_ops_parse(const char *text, int ops[DT_OP_COUNT], dt_err *err);
 
-/* Default shapes for a backend ("cpu" or "cuda"); quick selects the smoke subset. */
+/* Default shapes for a backend ("cpu" or "cuda"); quick selects the smoke subset. The
+ * cuda rows end with two vocabulary rows (4096x50257, 2048x128256) marked logits_only:
+ * a vocabulary-wide row is a row of logits (softmax, cross_entropy); for the elementwise
+ * ops and the norms it would only be a larger 8192^2 (each such case costs seconds of
+ * host work per round). */
 void dt_shapes_default(const char *backend, int quick, int gemm, dt_shape_list *out);
 
-/* Expands the selected ops over row shapes (non-gemm ops) and gemm shapes (gemm). */
+/* Whether an op's rows are logits (softmax, cross_entropy): the ops a logits_only shape
+ * is for. */
+int dt_op_rows_are_logits(dt_op op);
+
+/* Expands the selected ops over row shapes (non-gemm ops) and gemm shapes (gemm); a
+ * logits_only shape only for the ops whose rows are logits. */
 void dt_plan_build(dt_plan *plan, const int ops[DT_OP_COUNT], const dt_shape_list *rows,
                    const dt_shape_list *gemms, int views);
 /* The same for every dtype of dtypes[0..ndtypes): one case per op x shape x dtype (dtype

@@ -38,12 +38,13 @@ json_t *dt_ops_json(void) {
     return ops;
 }
 
-static json_t *shapes_json(const char *backend, int quick, int gemm) {
+/* The default shapes of one list; logits: only the logits_only ones (else the others). */
+static json_t *shapes_json(const char *backend, int quick, int gemm, int logits) {
     dt_shape_list sl;
     dt_shapes_default(backend, quick, gemm, &sl);
     json_t *arr = json_array();
     for (int i = 0; i < sl.count; i++)
-        json_array_append_new(arr, gemm ? json_pack("[I,I,I]", (json_int_t)sl.s[i].m,
+        if (sl.logits_only[i] == logits) json_array_append_new(arr, gemm ? json_pack("[I,I,I]", (json_int_t)sl.s[i].m,
                                                     (json_int_t)sl.s[i].n, (json_int_t)sl.s[i].k)
                                         : json_pack("[I,I]", (json_int_t)sl.s[i].m,
                                                     (json_int_t)sl.s[i].n));
@@ -55,10 +56,11 @@ json_t *dt_ops_list_json(void) {
     const char *backends[] = {"cpu", "cuda"};
     for (int b = 0; b < 2; b++)
         json_object_set_new(shapes, backends[b],
-                            json_pack("{s:o,s:o,s:o,s:o}", "rows", shapes_json(backends[b], 0, 0),
-                                      "gemm", shapes_json(backends[b], 0, 1), "quick_rows",
-                                      shapes_json(backends[b], 1, 0), "quick_gemm",
-                                      shapes_json(backends[b], 1, 1)));
+                            json_pack("{s:o,s:o,s:o,s:o,s:o}", "rows", shapes_json(backends[b], 0, 0, 0),
+                                      "logits_rows", shapes_json(backends[b], 0, 0, 1),
+                                      "gemm", shapes_json(backends[b], 0, 1, 0), "quick_rows",
+                                      shapes_json(backends[b], 1, 0, 0), "quick_gemm",
+                                      shapes_json(backends[b], 1, 1, 0)));
     return json_pack("{s:s,s:i,s:o,s:s,s:o}", "format", "dualtime-ops", "version",
                      DT_OPS_JSON_VERSION, "ops", dt_ops_json(), "pass_rule",
                      "|out - ref| <= atol + rtol * scale, per output element", "shapes", shapes);

@@ -67,6 +67,7 @@ for o in doc["ops"]:
 for be in ("cpu", "cuda"):
     s = doc["shapes"][be]
     assert s["rows"] and s["gemm"] and all(len(x) == 2 for x in s["rows"]) and all(len(x) == 3 for x in s["gemm"]), s
+    assert (s["logits_rows"] == [[4096, 50257], [2048, 128256]]) == (be == "cuda") and not set(map(tuple, s["logits_rows"])) & set(map(tuple, s["rows"])), s
 EOS
 if [ $? -eq 0 ]; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL: dualtime list --json"; fi
 echo "{\"format\":\"other\"}" > "$T/foreign.json"

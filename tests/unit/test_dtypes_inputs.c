@@ -74,6 +74,32 @@ static void test_shapes(void) {
     for (int i = 0; i < sl.count; i++)
         vocab += (sl.s[i].m == 4096 && sl.s[i].n == 50257) || (sl.s[i].m == 2048 && sl.s[i].n == 128256);
     CHECK(vocab == 2, "cuda default has both vocabulary rows");
+    /* ... for the logits ops only; a shape the user names is for every op */
+    {
+        dt_shape_list gl;
+        dt_shapes_default("cuda", 0, 1, &gl);
+        int all_ops[DT_OP_COUNT];
+        for (int i = 0; i < DT_OP_COUNT; i++) all_ops[i] = 1;
+        dt_plan p;
+        dt_plan_build(&p, all_ops, &sl, &gl, 0);
+        int vocab_cases = 0, wrong = 0;
+        for (int i = 0; i < p.count; i++)
+            if (p.cases[i].n == 50257 || p.cases[i].n == 128256) {
+                vocab_cases++;
+                wrong += !dt_op_rows_are_logits(p.cases[i].op);
+            }
+        CHECK(vocab_cases == 4 && wrong == 0, "vocabulary rows: %d cases, %d for non-logits ops",
+              vocab_cases, wrong);
+        CHECK(p.count == 6 * 8 + 2 * 2 + gl.count, "default cuda plan: %d cases", p.count);
+        dt_plan_free(&p);
+        dt_shape_list user;
+        dt_err ue;
+        CHECK(dt_shapes_parse("4096x50257", 0, "--row-shapes", &user, &ue) == DT_OK &&
+              !user.logits_only[0], "parsed shapes are for every op");
+        dt_plan_build(&p, all_ops, &user, &gl, 0);
+        CHECK(p.count == 8 + gl.count, "--row-shapes 4096x50257: every row op (%d cases)", p.count);
+        dt_plan_free(&p);
+    }
     dt_shapes_default("cuda", 0, 1, &sl);
     int skinny = 0;
     for (int i = 0; i < sl.count; i++)
