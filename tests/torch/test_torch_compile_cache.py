@@ -177,9 +177,12 @@ def case(w, op, m, n, views, seed):
 
 def fake_worker_cache(tmp):
     w, log = fake_worker(tmp, "main")
+    import torch
+    want = ["dualtime_compile_probe_" + b for b in
+            (("cpu", "cuda") if torch.cuda.is_available() else ("cpu",))]
     probes = events(log, "compile", "dualtime_compile_probe_")
-    check([p["name"] for p in probes] == ["dualtime_compile_probe_cpu"] and
-          probes[0]["mode"] is None, "hello probes cpu once in the default mode: %r" % probes)
+    check([p["name"] for p in probes] == want and all(p["mode"] is None for p in probes),
+          "hello probes each backend once in the default mode: %r" % probes)
     a1 = case(w, "softmax", 17, 257, False, 1)
     a2 = case(w, "softmax", 17, 257, False, 2)     # the next round: a new arena, same layout
     n = len(events(log, "compile"))

@@ -83,6 +83,10 @@ THREADS, STARTUP_ERROR, USER_MODE = _parse_args(sys.argv[1:])
 if THREADS is not None:
     for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ[_var] = str(THREADS)
+if "compile" in USER_MODE:  # the run's workers share inductor's on-disk caches (the
+    # default dir, per user): a probe worker or the next process loads what the main
+    # worker compiled (docs/torch-worker.md, "The compile cache"); a user's 0 is kept
+    os.environ.setdefault("TORCHINDUCTOR_FX_GRAPH_CACHE", "1")
 
 # The protocol owns the real stdout. Python's sys.stdout and the C-level fd 1 both go to
 # stderr from here on, so a stray print (ours, torch's or a native library's) can never
@@ -613,6 +617,8 @@ class UserImpl:
                 impl["cache"] = {"max_entries": self.cache.max_entries,
                                  "max_bytes": self.cache.max_bytes}
                 impl["compiler"] = self.compiler_note
+                impl["fx_graph_cache"] = _inductor_setting("fx_graph_cache")
+                impl["cache_dir"] = _inductor_cache_dir()
             return ("torch-compile", " torch.compile mode=%s" % self.mode, impl)
         return "torch", "", {"kind": "eager"}
 
@@ -763,6 +769,22 @@ def _check_result(res, out, what):
                              str(res.dtype).replace("torch.", ""), res.device,
                              "x".join(map(str, out.shape)),
                              str(out.dtype).replace("torch.", ""), out.device))
+
+
+def _inductor_setting(name):
+    """torch._inductor.config.<name> where inductor is loaded (after the probe), else None."""
+    cfg = sys.modules.get("torch._inductor.config")
+    v = getattr(cfg, name, None) if cfg is not None else None
+    return v if isinstance(v, (bool, int, str)) else None
+
+
+def _inductor_cache_dir():
+    """inductor's on-disk cache folder (TORCHINDUCTOR_CACHE_DIR or its default), or None."""
+    try:
+        from torch._inductor.runtime.cache_dir_utils import cache_dir
+        return cache_dir()
+    except Exception:
+        return os.environ.get("TORCHINDUCTOR_CACHE_DIR")
 
 
 def _compile_probe(x):
