@@ -14,7 +14,8 @@ against the FP64 reference of test_torch_worker.py: the same case twice (a new a
 the next round) -> one compile, the second prepare says "compile_cache": "hit" with
 setup_ms.compile 0 and no reset; another shape, input views (other strides) and another
 op -> one compile each; every compile dynamic=False, fullgraph=True, in the worker's mode;
-another mode (a second worker) compiles again; DUALTIME_COMPILE_CACHE_MAX=1 evicts (reset)
+another mode (a second worker) compiles again; DUALTIME_RUN_BACKEND=X probes only X at
+hello; DUALTIME_COMPILE_CACHE_MAX=1 evicts (reset)
 and compiles A again; =0 is the old reset-per-case; an unknown mode is refused at hello
 without compiling; a planted guard on an input value makes a hit recompile, and the
 worker reports it ("recompiled", compile time > 0), not hides it.
@@ -253,8 +254,29 @@ def fake_worker_limits(tmp):
     check(not events(log, "compile", None), "nothing compiled for an unknown mode")
     U.refused(w, "cpu", "softmax", "unknown mode", "refuses mode=bogus", False)
     w.finish()
-    print("ok   worker compile cache: eviction, no cache, a reported recompile, a bad mode",
-          flush=True)
+    # the run's backend (DUALTIME_RUN_BACKEND, set by dualtime run --backends X): only it
+    # is probed; the other backend is unavailable with the reason, nothing compiled for it
+    import torch
+    other = "cuda" if torch.cuda.is_available() else None
+    for only, probed in (("cpu", ["cpu"]), ("cuda", [other] if other else [])):
+        log = os.path.join(tmp, "only-%s.log" % only)
+        w = CWorker(["--compile", "default"], {"DUALTIME_TORCH_FAKE_COMPILE": FAKE,
+                                               "DUALTIME_FAKE_COMPILE_LOG": log,
+                                               "DUALTIME_RUN_BACKEND": only})
+        h = w.ask(T.HELLO)
+        got = [e["name"][len("dualtime_compile_probe_"):]
+               for e in events(log, "compile", "dualtime_compile_probe_")]
+        check(got == probed, "DUALTIME_RUN_BACKEND=%s probes %r, got %r" % (only, probed, got))
+        skipped = "cuda" if only == "cpu" else "cpu"
+        b = h.get("backends", {}).get(skipped, {})
+        check(b.get("available") is False and (skipped == "cuda" and not other
+                                               or "not probed" in str(b.get("reason"))),
+              "DUALTIME_RUN_BACKEND=%s: %s unavailable with the reason: %r" % (only, skipped, b))
+        if only == "cpu":
+            check(h["backends"]["cpu"]["available"] is True, "cpu probed and available")
+        w.finish()
+    print("ok   worker compile cache: eviction, no cache, a reported recompile, a bad mode, "
+          "the run's backend only", flush=True)
 
 
 # --- part 3: real torch.compile on CUDA ---------------------------------------------------

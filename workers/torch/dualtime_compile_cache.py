@@ -23,6 +23,7 @@ use that file's `compile(fn, mode=, dynamic=, fullgraph=)` instead of torch.comp
 optional `reset()` instead of torch._dynamo.reset and its optional `compiles()` (an int)
 as the compile counter (tests/torch/fake_compile.py).
 """
+import hashlib
 import os
 import sys
 import types
@@ -150,7 +151,6 @@ class CompileCache:
         self.compiles = 0
         self.hits = 0
         self.evictions = 0
-        self.serial = 0
 
     @classmethod
     def from_env(cls, compiler, env=None):
@@ -184,8 +184,10 @@ class CompileCache:
         elif (len(self.entries) >= self.max_entries
               or (limit_bytes and self.entries and self.bytes + arena_bytes > self.max_bytes)):
             self._evict_all()
-        self.serial += 1
-        name = "dualtime_compiled_%s_%d" % (key[0], self.serial)
+        # the name is the key's digest: the same in every process (the main and the probe
+        # workers trace the same graph; nothing process-local gets into inductor's caches)
+        digest = hashlib.sha1(repr(key).encode()).hexdigest()[:12]
+        name = "dualtime_compiled_%s_%s" % (key[0], digest)
         compiled = self.compiler.compile(fresh_function(fn, name), mode)
         self.compiles += 1
         if self.max_entries > 0:

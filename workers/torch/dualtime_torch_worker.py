@@ -573,9 +573,14 @@ class UserImpl:
         for w in warns:
             _log(w)
         self.compiler_note = comp.note
+        only = os.environ.get("DUALTIME_RUN_BACKEND")  # dualtime run --backends X sets it
         for backend in ("cpu", "cuda"):
             if backend == "cuda" and not cuda_ok:
                 self.backend_reason["cuda"] = "no usable CUDA device"
+                continue
+            if only in ("cpu", "cuda") and backend != only:
+                self.backend_reason[backend] = ("torch.compile not probed on %s: this run "
+                                                "uses --backends %s" % (backend, only))
                 continue
             t0 = time.perf_counter()
             try:
