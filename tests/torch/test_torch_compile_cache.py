@@ -139,6 +139,47 @@ def module_cache():
     print("ok   compile cache module: keys, one compile per key, eviction, reset", flush=True)
 
 
+def module_torch_wiring():
+    """load_compiler on a stand-in torch 2.x: torch.compile, torch._dynamo.reset and dynamo's
+    counters["frames"]["total"] as the compile counter; a torch without compile refused."""
+    import collections
+    import types
+    CC = load_cache_module()
+    counters = collections.defaultdict(collections.Counter)
+    resets = []
+
+    def fake_compile(fn, mode=None, dynamic=None, fullgraph=None):
+        counters["frames"]["total"] += 1
+        return fn
+    utils = types.ModuleType("torch._dynamo.utils")
+    utils.counters = counters
+    dyn = types.ModuleType("torch._dynamo")
+    dyn.reset = lambda: resets.append(1)
+    fake_torch = types.SimpleNamespace(__version__="2.99.0", compile=fake_compile, _dynamo=dyn)
+    names = ("torch._dynamo", "torch._dynamo.utils")
+    saved = {k: sys.modules.get(k) for k in names}
+    sys.modules.update({"torch._dynamo": dyn, "torch._dynamo.utils": utils})
+    try:
+        comp, why = CC.load_compiler(fake_torch, {})
+        if check(comp is not None and comp.note == "torch.compile", "torch 2.x: %r" % why):
+            n0 = comp.count()
+            comp.compile(lambda x: x, "default")
+            check(n0 == 0 and comp.count() == 1, "the counter is dynamo's frames total")
+            comp.reset()
+            check(resets == [1], "reset is torch._dynamo.reset")
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                sys.modules.pop(k, None)
+            else:
+                sys.modules[k] = v
+    comp, why = CC.load_compiler(types.SimpleNamespace(__version__="1.13.0"), {})
+    check(comp is None and "1.13.0 has no torch.compile" in why, "no torch.compile: %r" % why)
+    comp, why = CC.load_compiler(None, {CC.FAKE_ENV: "/nonexistent/fake.py"})
+    check(comp is None and "cannot load it" in str(why), "a missing fake compiler: %r" % why)
+    print("ok   compile cache module: torch.compile wiring (counter, reset, refusal)", flush=True)
+
+
 # --- part 2: the worker with the fake compiler --------------------------------------------
 
 class CWorker(T.Worker):
@@ -342,6 +383,7 @@ def real_cuda(tmp):
 def main():
     random.seed(1)
     module_cache()
+    module_torch_wiring()
     with tempfile.TemporaryDirectory(prefix="dt-ccache-") as tmp:
         fake_worker_cache(tmp)
         fake_worker_limits(tmp)

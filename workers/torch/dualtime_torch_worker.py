@@ -784,7 +784,10 @@ def _inductor_setting(name):
 
 
 def _inductor_cache_dir():
-    """inductor's on-disk cache folder (TORCHINDUCTOR_CACHE_DIR or its default), or None."""
+    """inductor's on-disk cache folder (TORCHINDUCTOR_CACHE_DIR or its default), or None
+    (also where inductor is not loaded: a fake compiler in tests)."""
+    if "torch._inductor" not in sys.modules:
+        return os.environ.get("TORCHINDUCTOR_CACHE_DIR")
     try:
         from torch._inductor.runtime.cache_dir_utils import cache_dir
         return cache_dir()
