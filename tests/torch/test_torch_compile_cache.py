@@ -141,7 +141,7 @@ def module_cache():
 
 def module_torch_wiring():
     """load_compiler on a stand-in torch 2.x: torch.compile, torch._dynamo.reset and dynamo's
-    counters["frames"]["total"] as the compile counter; a torch without compile refused."""
+    counters["stats"]["unique_graphs"] as the compile counter; a torch without compile refused."""
     import collections
     import types
     CC = load_cache_module()
@@ -149,7 +149,7 @@ def module_torch_wiring():
     resets = []
 
     def fake_compile(fn, mode=None, dynamic=None, fullgraph=None):
-        counters["frames"]["total"] += 1
+        counters["stats"]["unique_graphs"] += 1
         return fn
     utils = types.ModuleType("torch._dynamo.utils")
     utils.counters = counters
@@ -164,7 +164,7 @@ def module_torch_wiring():
         if check(comp is not None and comp.note == "torch.compile", "torch 2.x: %r" % why):
             n0 = comp.count()
             comp.compile(lambda x: x, "default")
-            check(n0 == 0 and comp.count() == 1, "the counter is dynamo's frames total")
+            check(n0 == 0 and comp.count() == 1, "the counter is dynamo's unique_graphs")
             comp.reset()
             check(resets == [1], "reset is torch._dynamo.reset")
     finally:
@@ -231,6 +231,9 @@ def fake_worker_cache(tmp):
     check(n == 1, "the same case twice: 1 compile, got %d" % n)
     check(a1.get("compile_cache") == "miss" and a1.get("setup_ms", {}).get("compile", 0) > 0,
           "first prepare: a miss with its compile time: %r" % a1.get("setup_ms"))
+    check(a1.get("compile_graphs") == 1 and a2.get("compile_graphs") == 0,
+          "the fake's counter: 1 graph on the miss, 0 on the hit: %r, %r"
+          % (a1.get("compile_graphs"), a2.get("compile_graphs")))
     check(a2.get("compile_cache") == "hit" and a2.get("setup_ms", {}).get("compile") == 0
           and a2["setup_ms"].get("warm", -1) >= 0,
           "second prepare: a hit, compile 0, warm-up timed: %r / %r"
@@ -342,6 +345,10 @@ def real_cuda(tmp):
     check(a1.get("compile_cache") == "miss" and a2.get("compile_cache") == "hit",
           "real: miss then hit: %r %r" % (a1.get("compile_cache"), a2.get("compile_cache")))
     check(a2.get("setup_ms", {}).get("compile") == 0, "real: the hit compiled nothing")
+    check(isinstance(a1.get("compile_graphs"), int) and a1["compile_graphs"] >= 1
+          and a2.get("compile_graphs") == 0,
+          "real: dynamo's graph counter is live (miss >= 1, hit 0): %r, %r"
+          % (a1.get("compile_graphs"), a2.get("compile_graphs")))
     print("note: real compile: miss %.1f s (compile %.0f ms), hit %.1f s (warm %.0f ms)"
           % (t1 - t0, a1.get("setup_ms", {}).get("compile", -1), t2 - t1,
              a2.get("setup_ms", {}).get("warm", -1)), flush=True)

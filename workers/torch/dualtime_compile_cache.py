@@ -77,7 +77,7 @@ def _env_int(env, name, default):
 
 class Compiler:
     """What compiles: compile(fn, mode) -> callable, reset(), count() -> int or None (the
-    number of frames compiled so far in this process, to catch a silent recompile)."""
+    number of graphs compiled so far in this process, to catch a silent recompile)."""
 
     def __init__(self, compile_fn, reset_fn, count_fn, note):
         self.compile_fn = compile_fn
@@ -100,13 +100,14 @@ class Compiler:
 
 
 def _torch_counter(torch):
-    """dynamo's frames-compiled counter (torch._dynamo.utils.counters["frames"]["total"]:
-    one per frame dynamo converts, none on a cache hit), or None where it is missing."""
+    """dynamo's graphs-compiled counter (torch._dynamo.utils.counters["stats"]
+    ["unique_graphs"]: one per FX graph dynamo hands to the backend, whatever the fullgraph
+    path; none on a cache hit), or None where it is missing."""
     try:
         from torch._dynamo.utils import counters
     except Exception:
         return None
-    return lambda: counters["frames"]["total"]
+    return lambda: counters["stats"]["unique_graphs"]
 
 
 def load_compiler(torch, env=None):

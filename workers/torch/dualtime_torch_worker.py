@@ -674,7 +674,7 @@ class UserImpl:
         miss compiles a fresh copy of the op's code for this key (outside CUPTI in a probe
         process) and times it as setup_ms.compile; a hit only warms (setup_ms.warm, compile
         0). Three calls either way (compile, then CUDA-graph warm-up and recording for the
-        CUDA-graph modes); a frame compiled during a hit's calls is a recompile, logged and
+        CUDA-graph modes); a graph compiled during a hit's calls is a recompile, logged and
         reported ("compile_cache": "recompiled"), never hidden."""
         import dualtime_compile_cache as CC
         ins = tuple(args[:-1])
@@ -701,14 +701,15 @@ class UserImpl:
                                         % (self.mode, op, type(exc).__name__, exc)))
         ms = (time.perf_counter() - t0) * 1e3
         count1 = self.cache.compiler.count()
-        frames = None if count0 is None or count1 is None else count1 - count0
+        graphs = None if count0 is None or count1 is None else count1 - count0
         case.compile_cache = "hit" if hit else "miss"
-        if hit and frames:
+        case.compile_graphs = graphs
+        if hit and graphs:
             case.compile_cache = "recompiled"
-            _log("torch.compile: %s hit the cache but %d frame(s) compiled again (a guard "
-                 "failed): counted as compile time" % (case.name, frames))
-        elif not hit and frames is not None and frames > 1:
-            _log("torch.compile: %s compiled %d frames (expected 1)" % (case.name, frames))
+            _log("torch.compile: %s hit the cache but %d graph(s) compiled again (a guard "
+                 "failed): counted as compile time" % (case.name, graphs))
+        elif not hit and graphs is not None and graphs > 1:
+            _log("torch.compile: %s compiled %d graphs (expected 1)" % (case.name, graphs))
         setup_ms["compile"] = 0.0 if case.compile_cache == "hit" else ms
         if hit:
             setup_ms["warm"] = ms
@@ -1250,6 +1251,7 @@ class Case:
         self.layout = []      # (name, rows, cols, row_stride, data_offset) per buffer
         self.arena_bytes = 0
         self.compile_cache = None  # --compile: "miss", "hit" or "recompiled"
+        self.compile_graphs = None  # --compile: graphs dynamo compiled in prepare (or None)
 
     def close(self):
         self.replay = Replay()
@@ -1574,6 +1576,7 @@ class Worker:
             ans["emulated"] = True
         if case.compile_cache:
             ans["compile_cache"] = case.compile_cache
+            ans["compile_graphs"] = case.compile_graphs
         return ans
 
     # the rest --------------------------------------------------------------------------
