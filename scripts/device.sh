@@ -61,7 +61,7 @@ decomp|E2E decomposition: add and layernorm at 17x257 and 8192x8192 (cuda, devic
 devices|the small CUDA matrix of `shards` with --devices 0 and as a plain run: same cases and inputs; every case names GPU 0, its UUID, clocks and ceilings (docs/devices.md)
 devices-all|multi-GPU kinds: the default matrix with --devices ${DT_DEVICES:-all} and on one GPU, both wall times and the Devices table into the summary (target: 2 GPUs <= 0.6x one)
 examples|issue 17 examples on the GPU, each as a candidate against torch eager: Triton softmax, torch.compile (default, reduce-overhead), CuPy, torch-code module, cuda-dir, ptx-dir; then examples/check_gpu.py (DT_PYTHON)
-impls-triton|the issue-17 "done" command: softmax at 17x257,1024x4096,4096x50257,8192x8192, 2 rounds (one probe kind), --impls torch,native,torch-compile,triton=py:... in one report, phases traced (about 150-200 s; skipped while dualtime has no --impls)
+impls-triton|the issue-17 "done" command: softmax at 17x257,1024x4096,4096x50257,8192x8192, 2 rounds (one probe kind), --impls torch,native,torch-compile,triton=py:... in one report, phases traced, then checked (estimate about 180 s, 150-250; skipped while dualtime has no --impls)
 compile-cache|the --compile cache on the GPU (tests/torch/test_torch_compile_cache.py): fake-compiler counts, then real inductor: a miss then a hit that compiles nothing, and a probe_process worker compiling with CUPTI detached
 impls|--impls with three implementations on cuda (torch,native,native2=native; every case valid, three in results.json), then torch,torch-compile,native (exit 0, or 2 naming --impls torch-compile when this torch has no torch.compile)
 graph-cold|issue 13: add,softmax,layernorm at 17x257,512x4096,1024x4096,8192x8192 with --graph, warm then --cache cold; graph vs held vs dispatch, cold/warm (add 512x4096 >= 1.3x) into the summary
@@ -361,8 +361,8 @@ step_impls-triton() {
   # torch-compile compiles each shape once per process (round 2 and the probe worker's
   # round 2 hit the worker's cache), its probe worker compiles with CUPTI detached and
   # loads inductor's on-disk cache warmed by the main worker (docs/torch-worker.md, "The
-  # compile cache"); estimate 150-200 s, mostly host work on the 1.6 GB arena of
-  # 4096x50257 (docs/device-workflow.md); the phase trace says where it went
+  # compile cache"); estimate about 180 s (150-250), mostly worker start-ups and host work
+  # on the 1.6 GB arena of 4096x50257 (docs/device-workflow.md); the trace says where it went
   run impls-triton "${DT_IMPLS_TRITON_S:-300}" 6 env DUALTIME_PHASE_TRACE="$W/impls-triton.trace" \
     "$B/dualtime" run --backends cuda --operations softmax --device-timing --quiet \
     --row-shapes 17x257,1024x4096,4096x50257,8192x8192 --probe-kind concurrent --samples 5 \
