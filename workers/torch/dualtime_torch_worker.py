@@ -1319,9 +1319,10 @@ class Worker:
         runs with CUPTI detached: compiling under CUPTI is many times slower (every module
         load and autotuning launch instrumented). CUPTI is attached again after, so the
         orchestrator's warm-up pays the kernels' first launches under the probe, as
-        persistent mode wants (docs/device-timing.md). No-op in other processes."""
+        persistent mode wants (docs/device-timing.md). No-op in other processes, and with
+        DUALTIME_TORCH_JIT_UNDER_CUPTI=1 (the behaviour before, for an A/B)."""
         kind = self.persistent
-        if kind is None:
+        if kind is None or os.environ.get("DUALTIME_TORCH_JIT_UNDER_CUPTI") == "1":
             yield
             return
         t0 = time.perf_counter()
