@@ -61,7 +61,8 @@ decomp|E2E decomposition: add and layernorm at 17x257 and 8192x8192 (cuda, devic
 devices|the small CUDA matrix of `shards` with --devices 0 and as a plain run: same cases and inputs; every case names GPU 0, its UUID, clocks and ceilings (docs/devices.md)
 devices-all|multi-GPU kinds: the default matrix with --devices ${DT_DEVICES:-all} and on one GPU, both wall times and the Devices table into the summary (target: 2 GPUs <= 0.6x one)
 examples|issue 17 examples on the GPU, each as a candidate against torch eager: Triton softmax, torch.compile (default, reduce-overhead), CuPy, torch-code module, cuda-dir, ptx-dir; then examples/check_gpu.py (DT_PYTHON)
-impls-triton|the issue-17 "done" command: softmax at 17x257,1024x4096,4096x50257,8192x8192 (one probe kind), --impls torch,native,torch-compile,triton=py:... in one report (skipped while dualtime has no --impls)
+impls-triton|the issue-17 "done" command: softmax at 17x257,1024x4096,4096x50257,8192x8192, 2 rounds (one probe kind), --impls torch,native,torch-compile,triton=py:... in one report, phases traced, then checked (estimate about 180 s, 150-250; skipped while dualtime has no --impls)
+compile-cache|the --compile cache on the GPU (tests/torch/test_torch_compile_cache.py): fake-compiler counts, then real inductor: a miss then a hit that compiles nothing, and a probe_process worker compiling with CUPTI detached
 impls|--impls with three implementations on cuda (torch,native,native2=native; every case valid, three in results.json), then torch,torch-compile,native (exit 0, or 2 naming --impls torch-compile when this torch has no torch.compile)
 graph-cold|issue 13: add,softmax,layernorm at 17x257,512x4096,1024x4096,8192x8192 with --graph, warm then --cache cold; graph vs held vs dispatch, cold/warm (add 512x4096 >= 1.3x) into the summary
 cpu-kernels|the CPU kernel test on the host CPU: both ISA copies (CPUID dispatch), the v1 GELU and streaming stores through the FP64 reference'
@@ -357,13 +358,30 @@ step_impls-triton() {
   if [ -z "$DRY" ] && ! "$B/dualtime" run --help 2>&1 | grep -q -- '--impls'; then
     echo "== impls: skipped (this dualtime has no --impls)" | tee -a "$S"; return 0; fi
   rm -rf "$W/impls-triton"
-  # one probe kind: every probe worker of torch-compile compiles again, under CUPTI (about
-  # 30 s a process on the H200, 2026-12-01); four shapes of the softmax rows, 5 samples
-  run impls-triton 480 6 "$B/dualtime" run --backends cuda --operations softmax --device-timing --quiet \
+  # torch-compile compiles each shape once per process (round 2 and the probe worker's
+  # round 2 hit the worker's cache), its probe worker compiles with CUPTI detached and
+  # loads inductor's on-disk cache warmed by the main worker (docs/torch-worker.md, "The
+  # compile cache"); estimate about 180 s (150-250), mostly worker start-ups and host work
+  # on the 1.6 GB arena of 4096x50257 (docs/device-workflow.md); the trace says where it went
+  run impls-triton "${DT_IMPLS_TRITON_S:-300}" 6 env DUALTIME_PHASE_TRACE="$W/impls-triton.trace" \
+    "$B/dualtime" run --backends cuda --operations softmax --device-timing --quiet \
     --row-shapes 17x257,1024x4096,4096x50257,8192x8192 --probe-kind concurrent --samples 5 \
-    --impls torch,native,torch-compile,triton=py:examples/triton-softmax/softmax_triton.py \
+    --rounds 2 --impls torch,native,torch-compile,triton=py:examples/triton-softmax/softmax_triton.py \
     --output "$W/impls-triton"
+  [ -f "$W/impls-triton.trace" ] && python3 scripts/phase_times.py "$W/impls-triton.trace" \
+    >"$W/impls-triton-phases.txt" 2>&1 && head -14 "$W/impls-triton-phases.txt" | sed 's/^/   /' >>"$S"
+  [ -f "$W/impls-triton/results.json" ] && run impls-triton-check 30 6 python3 -c 'import json,sys
+r = json.load(open(sys.argv[1])); ids = [f["id"] for f in r["frameworks"]]
+assert ids == ["torch", "native", "torch-compile", "triton"], ids
+bad = [c["id"] for c in r["cases"] if not c["valid"] or sorted(c["impl"]) != sorted(ids)]
+assert not bad, bad
+tc = {c["id"]: c["impl"]["torch-compile"].get("setup_ms", {}).get("compile") for c in r["cases"]}
+print("impls-triton: %d cases valid with %s; torch-compile compile ms %s" % (len(r["cases"]),
+      ",".join(ids), tc))' "$W/impls-triton/results.json"
   [ -f "$W/impls-triton/results.md" ] && cp "$W/impls-triton/results.md" "$OUT/impls-triton.md"; return 0; }
+step_compile-cache() {
+  run compile-cache 240 12 python3 tests/torch/test_torch_compile_cache.py \
+    "$B/dualtime_torch_worker.py" "$B/dualtime"; }
 # impls: issue 17 items 1-2 on the GPU. Three implementations with device timing; the
 # Latin-square order and the per-implementation tables come back in impls.md.
 # shellcheck disable=SC2054 # the commas are dualtime's

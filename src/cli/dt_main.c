@@ -700,6 +700,10 @@ static int start_run(run_job *j) {
         return bad("cannot locate the dualtime binary");
     dt_shm_sweep_stale();
     plan_pinning(j);
+    /* the run's workers inherit it: a --compile worker then probes only that backend at
+     * hello (docs/torch-worker.md, "The compile cache"); automatic choice: both */
+    if (a->backend) setenv("DUALTIME_RUN_BACKEND", a->backend, 1);
+    else unsetenv("DUALTIME_RUN_BACKEND");
     dt_session_settings ss = {.exe_dir = j->exe_dir, .python = a->python,
                               .backend = a->backend, .threads = (int)a->threads,
                               .timeout_s = a->timeout_s, .start_timeout_s = a->start_timeout_s,

@@ -17,6 +17,7 @@ worker still answers: hello and every other request get ok:false with an install
 import json
 import mmap
 import ctypes
+import contextlib
 import functools
 import os
 import sys
@@ -82,6 +83,10 @@ THREADS, STARTUP_ERROR, USER_MODE = _parse_args(sys.argv[1:])
 if THREADS is not None:
     for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ[_var] = str(THREADS)
+if "compile" in USER_MODE:  # the run's workers share inductor's on-disk caches (the
+    # default dir, per user): a probe worker or the next process loads what the main
+    # worker compiled (docs/torch-worker.md, "The compile cache"); a user's 0 is kept
+    os.environ.setdefault("TORCHINDUCTOR_FX_GRAPH_CACHE", "1")
 
 # The protocol owns the real stdout. Python's sys.stdout and the C-level fd 1 both go to
 # stderr from here on, so a stray print (ours, torch's or a native library's) can never
@@ -488,6 +493,9 @@ class UserImpl:
         self.sha256 = None
         self.mode = None
         self.probed = False
+        self.cache = None            # compile: the CompileCache (dualtime_compile_cache.py)
+        self.compiler_note = None    # compile: "torch.compile" or the tests' fake compiler
+        self.probe_ms = {}           # compile: backend -> the hello probe's milliseconds
         if "module" in mode:
             self.kind = "module"
             self._load(mode["module"])
@@ -537,23 +545,47 @@ class UserImpl:
 
     # --compile ----------------------------------------------------------------------
     def probe(self, cuda_ok):
-        """--compile: one tiny real torch.compile per backend (never judged by version).
-        Fills backend_reason and, when no backend compiles, unavailable."""
+        """--compile: decides availability per backend with one tiny real compile (never
+        by version number), as cheaply as that gets: the mode is checked by torch.compile
+        itself without compiling, and the probe compiles in the default mode (no
+        autotuning, no CUDA graphs), so inductor's on-disk caches make it nearly free in
+        every worker after the first on the machine. Fills backend_reason, probe_ms and,
+        when no backend compiles, unavailable. Also makes the compile cache."""
         if self.kind != "compile" or self.probed:
             return
         self.probed = True
-        if not hasattr(torch, "compile"):
-            self.unavailable = ("torch %s has no torch.compile (it needs PyTorch 2.0 or "
-                                "newer)" % torch.__version__)
+        try:
+            import dualtime_compile_cache as CC
+        except ImportError as exc:  # the module travels next to this file (CMake copies it)
+            self.unavailable = "--compile: cannot import dualtime_compile_cache: %s" % exc
             return
+        comp, why = CC.load_compiler(torch)
+        if comp is None:
+            self.unavailable = why
+            return
+        try:  # an unknown mode is refused here, before anything compiles
+            comp.compile(lambda x: x, self.mode)
+        except Exception as exc:
+            self.unavailable = _one_line("torch.compile refuses mode=%s: %s: %s"
+                                         % (self.mode, type(exc).__name__, exc), 600)
+            return
+        self.cache, warns = CC.CompileCache.from_env(comp)
+        for w in warns:
+            _log(w)
+        self.compiler_note = comp.note
+        only = os.environ.get("DUALTIME_RUN_BACKEND")  # dualtime run --backends X sets it
         for backend in ("cpu", "cuda"):
             if backend == "cuda" and not cuda_ok:
                 self.backend_reason["cuda"] = "no usable CUDA device"
                 continue
+            if only in ("cpu", "cuda") and backend != only:
+                self.backend_reason[backend] = ("torch.compile not probed on %s: this run "
+                                                "uses --backends %s" % (backend, only))
+                continue
+            t0 = time.perf_counter()
             try:
-                _dynamo_reset()
-                fn = torch.compile(lambda x: x * 2.0 + 1.0, mode=self.mode, dynamic=False,
-                                   fullgraph=True)
+                fn = comp.compile(CC.fresh_function(_compile_probe, "dualtime_compile_probe_"
+                                                    + backend), None)
                 x = torch.arange(8, dtype=torch.float32, device=backend)
                 with _inference_mode():
                     y = fn(x)
@@ -565,9 +597,9 @@ class UserImpl:
                 _log("torch.compile probe on %s failed:" % backend)
                 traceback.print_exc(file=sys.stderr)
                 self.backend_reason[backend] = _one_line(
-                    "torch.compile(mode=%s) does not work on %s here: %s: %s"
-                    % (self.mode, backend, type(exc).__name__, exc), 600)
-        _dynamo_reset()
+                    "torch.compile does not work on %s here: %s: %s"
+                    % (backend, type(exc).__name__, exc), 600)
+            self.probe_ms[backend] = (time.perf_counter() - t0) * 1e3
         if "cpu" in self.backend_reason and "cuda" in self.backend_reason:
             if cuda_ok:
                 self.unavailable = "%s; %s" % (self.backend_reason["cpu"],
@@ -585,8 +617,14 @@ class UserImpl:
                                   and callable(getattr(self.module, "setup", None)))}
             return "py-module", " module=%s sha256=%s" % (self.path, self.sha256), impl
         if self.kind == "compile":
-            return ("torch-compile", " torch.compile mode=%s" % self.mode,
-                    {"kind": "compile", "mode": self.mode})
+            impl = {"kind": "compile", "mode": self.mode, "probe_ms": self.probe_ms}
+            if self.cache is not None:
+                impl["cache"] = {"max_entries": self.cache.max_entries,
+                                 "max_bytes": self.cache.max_bytes}
+                impl["compiler"] = self.compiler_note
+                impl["fx_graph_cache"] = _inductor_setting("fx_graph_cache")
+                impl["cache_dir"] = _inductor_cache_dir()
+            return ("torch-compile", " torch.compile mode=%s" % self.mode, impl)
         return "torch", "", {"kind": "eager"}
 
     def unsupported_ops(self, table):
@@ -614,36 +652,67 @@ class UserImpl:
                           % ("torch.compile" if self.kind == "compile" else "torch", op))
 
     # prepare ------------------------------------------------------------------------
-    def build(self, case, op, roles, m, n, k, setup_ms):
+    def build(self, case, op, roles, m, n, k, setup_ms, quiet=None):
         """(call, policy, description, publish or None) for the prepared case. Runs the
         set-up phase: module: setup(case) then one call (Triton/CuPy JIT, the policy);
-        compile: the compile and warm-up calls. Outputs written here are poisoned again by
-        the orchestrator before every checked call."""
+        compile: the compile and warm-up calls (none compile on a cache hit). Outputs
+        written here are poisoned again by the orchestrator before every checked call.
+        quiet: a context manager the JIT work runs in (a probe process detaches CUPTI
+        there, Worker._outside_cupti); None: nothing."""
         args = _arg_views(roles, case.views, case.views1d)
         out = args[-1]
         if case.dev is not None:  # the first calls see the real inputs, not stale memory
             case.dev.copy_(case.host)
+        quiet = quiet or _no_context
         if self.kind == "compile":
-            return self._build_compile(case, op, args, setup_ms)
-        return self._build_module(case, op, args, out, m, n, k, setup_ms)
+            return self._build_compile(case, op, args, setup_ms, quiet)
+        with quiet():
+            return self._build_module(case, op, args, out, m, n, k, setup_ms)
 
-    def _build_compile(self, case, op, args, setup_ms):
-        _dynamo_reset()  # one case at a time: no cache limit, no automatic dynamic shapes
-        t0 = time.perf_counter()
-        fn = torch.compile(_COMPILE_EXPRS[op], mode=self.mode, dynamic=False, fullgraph=True)
+    def _build_compile(self, case, op, args, setup_ms, quiet):
+        """The compiled op from the cache (docs/torch-worker.md, "The compile cache"): a
+        miss compiles a fresh copy of the op's code for this key (outside CUPTI in a probe
+        process) and times it as setup_ms.compile; a hit only warms (setup_ms.warm, compile
+        0). Three calls either way (compile, then CUDA-graph warm-up and recording for the
+        CUDA-graph modes); a graph compiled during a hit's calls is a recompile, logged and
+        reported ("compile_cache": "recompiled"), never hidden."""
+        import dualtime_compile_cache as CC
         ins = tuple(args[:-1])
         out = args[-1]
+        key = CC.case_key(op, self.mode, case.backend, out.device, out.dtype, case.layout)
+        fn = self.cache.lookup(key)
+        hit = fn is not None
+        count0 = self.cache.compiler.count()
+        t0 = time.perf_counter()
         try:
-            with _inference_mode():
-                for _ in range(3):  # compile, then cudagraph warm-up and recording
-                    res = fn(*ins)
-            case.sync()
+            with (_no_context() if hit else quiet()):
+                if not hit:
+                    fn = self.cache.compile(key, _COMPILE_EXPRS[op], self.mode,
+                                            case.arena_bytes)
+                with _inference_mode():
+                    for _ in range(3):
+                        res = fn(*ins)
+                case.sync()
         except Exception as exc:
+            self.cache.drop(key)
             _log("torch.compile of %s failed:" % op)
             traceback.print_exc(file=sys.stderr)
             raise WorkerError(_one_line("torch.compile(mode=%s) of %s failed: %s: %s"
                                         % (self.mode, op, type(exc).__name__, exc)))
-        setup_ms["compile"] = (time.perf_counter() - t0) * 1e3
+        ms = (time.perf_counter() - t0) * 1e3
+        count1 = self.cache.compiler.count()
+        graphs = None if count0 is None or count1 is None else count1 - count0
+        case.compile_cache = "hit" if hit else "miss"
+        case.compile_graphs = graphs
+        if hit and graphs:
+            case.compile_cache = "recompiled"
+            _log("torch.compile: %s hit the cache but %d graph(s) compiled again (a guard "
+                 "failed): counted as compile time" % (case.name, graphs))
+        elif not hit and graphs is not None and graphs > 1:
+            _log("torch.compile: %s compiled %d graphs (expected 1)" % (case.name, graphs))
+        setup_ms["compile"] = 0.0 if case.compile_cache == "hit" else ms
+        if hit:
+            setup_ms["warm"] = ms
         _check_result(res, out, "the compiled %s" % op)
         call, policy, desc, publish = _functional(functools.partial(fn, *ins), out,
                                                   "torch.compile(mode=%s, dynamic=False, "
@@ -708,10 +777,33 @@ def _check_result(res, out, what):
                              str(out.dtype).replace("torch.", ""), out.device))
 
 
-def _dynamo_reset():
-    dyn = getattr(torch, "_dynamo", None)
-    if dyn is not None and hasattr(dyn, "reset"):
-        dyn.reset()
+def _inductor_setting(name):
+    """torch._inductor.config.<name> where inductor is loaded (after the probe), else None."""
+    cfg = sys.modules.get("torch._inductor.config")
+    v = getattr(cfg, name, None) if cfg is not None else None
+    return v if isinstance(v, (bool, int, str)) else None
+
+
+def _inductor_cache_dir():
+    """inductor's on-disk cache folder (TORCHINDUCTOR_CACHE_DIR or its default), or None
+    (also where inductor is not loaded: a fake compiler in tests)."""
+    if "torch._inductor" not in sys.modules:
+        return os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+    try:
+        from torch._inductor.runtime.cache_dir_utils import cache_dir
+        return cache_dir()
+    except Exception:
+        return os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+
+
+def _compile_probe(x):
+    """The hello's availability probe for --compile (UserImpl.probe)."""
+    return x * 2.0 + 1.0
+
+
+@contextlib.contextmanager
+def _no_context():
+    yield
 
 
 _COMPILE_EXPRS = _compile_exprs() if torch is not None else {}
@@ -817,6 +909,12 @@ class DeviceTiming:
         on = 2 if probe_kind == "serialized" else 1
         if not self.lib.dt_timing_set_persistent(on):
             raise self._error("dt_timing_set_persistent")
+
+    def persistent_off(self):
+        """Persistent mode off: CUPTI detached (dt_timing_set_persistent(0)), until
+        set_persistent attaches it again (Worker._outside_cupti)."""
+        if not self.lib.dt_timing_set_persistent(0):
+            raise self._error("dt_timing_set_persistent(0)")
 
     def measure(self, case, scope, reps, capacity, probe_kind, hold=False, calls=None,
                 flush=None, graph=None, decomp=False):
@@ -1150,6 +1248,10 @@ class Case:
         self.bind = None      # bind(base) -> (views, views1d, built): the op on another arena
         self.emulated = False
         self.replay = Replay()  # graph replay and cold cache
+        self.layout = []      # (name, rows, cols, row_stride, data_offset) per buffer
+        self.arena_bytes = 0
+        self.compile_cache = None  # --compile: "miss", "hit" or "recompiled"
+        self.compile_graphs = None  # --compile: graphs dynamo compiled in prepare (or None)
 
     def close(self):
         self.replay = Replay()
@@ -1209,6 +1311,29 @@ class Worker:
         self.timing = DeviceTiming()
         self.cuda_ready = False  # CUDA context created (first cuda prepare)
         self.table = None        # the op table from hello's "ops" (_parse_table)
+        self.persistent = None   # probe_kind once probe_process made this a probe process
+
+    @contextlib.contextmanager
+    def _outside_cupti(self):
+        """A probe process's JIT work (a --compile miss, a --module's setup and first call)
+        runs with CUPTI detached: compiling under CUPTI is many times slower (every module
+        load and autotuning launch instrumented). CUPTI is attached again after, so the
+        orchestrator's warm-up pays the kernels' first launches under the probe, as
+        persistent mode wants (docs/device-timing.md). No-op in other processes, and with
+        DUALTIME_TORCH_JIT_UNDER_CUPTI=1 (the behaviour before, for an A/B)."""
+        kind = self.persistent
+        if kind is None or os.environ.get("DUALTIME_TORCH_JIT_UNDER_CUPTI") == "1":
+            yield
+            return
+        t0 = time.perf_counter()
+        self.timing.persistent_off()
+        try:
+            yield
+        finally:
+            t1 = time.perf_counter()
+            self.timing.set_persistent(kind)
+            _log("probe process: set-up ran with CUPTI detached (%.0f ms, attaching it again "
+                 "%.0f ms)" % ((t1 - t0) * 1e3, (time.perf_counter() - t1) * 1e3))
 
     # hello ---------------------------------------------------------------------------
     def hello(self, req):
@@ -1419,11 +1544,15 @@ class Worker:
             case.bind = bind
             dev = base.device
             case.roles = [r[0] for r in roles]
+            case.layout = [(r[0], byname[r[0]]["rows"], byname[r[0]]["cols"],
+                            byname[r[0]]["row_stride"], byname[r[0]]["data_offset"])
+                           for r in roles]
+            case.arena_bytes = arena
             emulated = False
             if USER.kind != "eager":  # set-up calls (compile, first call) are not "alloc"
                 case.sync()
                 setup_ms["alloc"] = (time.perf_counter() - t0) * 1e3
-                built = USER.build(case, op, roles, m, n, k, setup_ms)
+                built = USER.build(case, op, roles, m, n, k, setup_ms, self._outside_cupti)
                 t0 = time.perf_counter()
                 case.bind = None  # a user's function on arena copies: not offered (cold cache)
             case.call, policy, impl = built[:3]
@@ -1446,6 +1575,9 @@ class Worker:
                "setup_ms": setup_ms, "sources": []}
         if emulated:
             ans["emulated"] = True
+        if case.compile_cache:
+            ans["compile_cache"] = case.compile_cache
+            ans["compile_graphs"] = case.compile_graphs
         return ans
 
     # the rest --------------------------------------------------------------------------
@@ -1547,6 +1679,7 @@ class Worker:
             self.timing.set_persistent(kind)
         except WorkerError as exc:
             raise WorkerError("probe_process: %s" % exc)
+        self.persistent = kind
         return {"persistent": True, "probe_kind": kind}
 
     def release(self, req):
