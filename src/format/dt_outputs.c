@@ -88,6 +88,15 @@ dt_status dt_outputs_write(const dt_record *r, const char *dir, dt_err *err) {
     return st;
 }
 
+dt_status dt_outputs_write_record(const dt_record *r, const char *dir, dt_err *err) {
+    size_t n = strlen(dir) + sizeof "/results.json";
+    char *path = dt_xmalloc(n);
+    snprintf(path, n, "%s/results.json", dir);
+    dt_status st = dt_record_save(r, path, err);
+    free(path);
+    return st;
+}
+
 dt_status dt_outputs_write_report(const dt_record *r, const char *md_path, dt_err *err) {
     dt_status st = write_md(r, md_path, err);
     if (st != DT_OK) return st;

@@ -73,6 +73,7 @@ typedef struct run_ctx {
     int floor_off;      /* the first candidate's worker has no floor call: asked no more */
     FILE *trace;        /* DUALTIME_PHASE_TRACE: one line per phase change, or NULL */
     int round;          /* round of the case in flight (the trace's column) */
+    int64_t full_write_ns, full_write_cost_ns; /* the last write of every output: when, how long */
 } run_ctx;
 
 /* One case in flight. */
@@ -1061,10 +1062,32 @@ static dt_status write_interrupted(run_ctx *c, dt_err *err) {
 
 /* Derives and writes the outputs of the run so far (complete or not). */
 static dt_status write_now(run_ctx *c, int complete, dt_err *err) {
+    int64_t t0 = dt_now_ns();
     c->r->complete = complete;
     set_finished(c->r);
     dt_status st = dt_derive_run(c->r, err);
-    return st == DT_OK ? dt_outputs_write(c->r, c->cfg->output_dir, err) : st;
+    if (st == DT_OK) st = dt_outputs_write(c->r, c->cfg->output_dir, err);
+    c->full_write_ns = dt_now_ns();
+    c->full_write_cost_ns = c->full_write_ns - t0;
+    return st;
+}
+
+/* After a case: results.json always (durable: what a resume or an interruption starts
+ * from); the derived sections, results.md and the plots only when DT_RUN_FULL_WRITE_S
+ * have passed since their last write and at least 20 times as long as it took, because
+ * deriving is over every case so far (bootstrap intervals): written after each case it
+ * grew with the square of the cases (~90 s of a default CUDA run on the H200). In
+ * between, results.json holds the record without derived sections (readers derive;
+ * docs/results-format.md). */
+#define DT_RUN_FULL_WRITE_S 10
+static dt_status write_after_case(run_ctx *c, dt_err *err) {
+    int64_t since = dt_now_ns() - c->full_write_ns;
+    if (since >= (int64_t)DT_RUN_FULL_WRITE_S * 1000000000 && since >= 20 * c->full_write_cost_ns)
+        return write_now(c, 0, err);
+    c->r->complete = 0;
+    set_finished(c->r);
+    dt_record_derived_clear(c->r);
+    return dt_outputs_write_record(c->r, c->cfg->output_dir, err);
 }
 
 /* Every round of the plan: the state before the first case (so an interruption has one
@@ -1089,7 +1112,7 @@ static dt_status run_rounds(run_ctx *c, dt_err *err) {
             if (dt_run_stop_requested()) return write_interrupted(c, err);
             c->cases_done++;
             trace_line(c, NULL, "write outputs");
-            if ((st = write_now(c, 0, err)) != DT_OK) return st;
+            if ((st = write_after_case(c, err)) != DT_OK) return st;
         }
     }
     if (cfg->progress) fputs("\r\033[K", stderr);
@@ -1104,7 +1127,7 @@ dt_status dt_run_plan(const dt_run_config *cfg, dt_session *session, dt_record *
     run_ctx c = {cfg, session, r, session->count, {0}, dt_record_next_position(r), 0,
                  cfg->plan.count * cfg->rounds, dt_now_ns(), NULL,
                  /* a resumed run keeps not asking a worker that had no floor call */
-                 r->floor_unavailable != NULL, NULL, 0};
+                 r->floor_unavailable != NULL, NULL, 0, 0, 0};
     const char *trace = getenv("DUALTIME_PHASE_TRACE");
     if (trace && *trace && !(c.trace = fopen(trace, "a")))
         return dt_fail(err, DT_EIO, "DUALTIME_PHASE_TRACE=%s: cannot open: %s", trace,

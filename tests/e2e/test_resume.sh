@@ -29,12 +29,18 @@ for how in KILL TERM; do
   n_before=$(cases_in "$dir/results.json")
   [ "$n_before" -ge 2 ] && [ "$n_before" -lt 9 ] && ok || no "$how: $n_before cases before resume"
   cp "$dir/results.json" "$T/before.json"
+  # between full writes results.json holds the raw record (no derived sections):
+  # report derives it
+  "$D" report "$dir/results.json" --output "$T/report-$how.md" >/dev/null 2>&1 &&
+    [ "$(grep -c '^| ' "$T/report-$how.md")" -ge 2 ] && ok || no "$how: report of the interrupted results.json"
   "$D" run --resume "$dir" --quiet; rc=$?
   [ $rc -eq 0 ] && ok || no "$how: resume exit $rc"
   /usr/bin/python3 - "$T/before.json" "$dir/results.json" "$how" <<'EOP' && ok || no "$how: resumed results"
 import json, sys
 a = json.load(open(sys.argv[1])); b = json.load(open(sys.argv[2]))
 assert b["complete"] is True and len(b["resumes"]) == 1
+assert "derived" in b and all("derived" in c for c in b["cases"]), "the final write derives"
+
 assert [c["id"] for c in b["cases"]][:0] == []
 ids = sorted(c["id"] for c in b["cases"])
 assert len(ids) == 9 and len(set(ids)) == 9, ids
