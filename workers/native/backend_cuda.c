@@ -26,6 +26,7 @@
 #include "dualtime/dt_timing.h"
 #include "backend_cuda_plan.h"
 #include "dt_kernel_dir.h"
+#include "dt_kcache.h"
 #include "backend_cuda_replay.h"
 #include <stdio.h>
 #include "dt_backend.h"
@@ -260,8 +261,21 @@ static void cache_key(const char *src, const char *hdr, const dt_cuda_plan *p, c
     sha256_hex(parts, lens, n, out);
 }
 
+/* The disk cache's key: key (sources + options) with the NVRTC version and the device's
+ * architecture, so a toolkit or GPU change never loads another compiler's image. */
+static void disk_key(const char key[65], char out[65]) {
+    int major = 0, minor = 0;
+    nvrtcVersion(&major, &minor);
+    char ver[64];
+    snprintf(ver, sizeof ver, "nvrtc %d.%d %s", major, minor, g_cuda.arch);
+    const void *parts[2] = {key, ver};
+    size_t lens[2] = {64, strlen(ver)};
+    sha256_hex(parts, lens, 2, out);
+}
+
 /* s->module for source src (+ header hdr, NULL: none) compiled with s->plan's options:
- * from the process's module cache (*hit 1), else compiled by NVRTC (source name name),
+ * from the process's module cache (*hit 1), else from the disk cache (*hit 2), else
+ * compiled by NVRTC (source name name),
  * loaded and kept in the cache, or owned by s when the cache is full. what names the
  * module in a driver error. */
 static dt_status cached_module(cuda_state *s, const char *name, const char *src, const char *hdr,
@@ -277,9 +291,24 @@ static dt_status cached_module(cuda_state *s, const char *name, const char *src,
         }
     char *image = NULL;
     size_t image_bytes = 0;
-    dt_status st = dt_cuda_nvrtc_compile(name, src, hdr, &s->plan, &image, &image_bytes, err);
+    dt_status st = DT_OK;
+    /* the disk cache (dt_kcache.h): another process of this run, or an earlier run,
+     * compiled it; its key adds the NVRTC version to the sources and options */
+    char dkey[65];
+    disk_key(key, dkey);
+    if (dt_kcache_get(dkey, &image, &image_bytes)) {
+        if (cuModuleLoadData(&s->module, image) == CUDA_SUCCESS) {
+            *hit = 2;
+            goto loaded;
+        }
+        free(image); /* intact but not loadable here: compile it */
+        image = NULL;
+    }
+    st = dt_cuda_nvrtc_compile(name, src, hdr, &s->plan, &image, &image_bytes, err);
     if (st != DT_OK) return st;
     CU_RUN(cuModuleLoadData(&s->module, image), err, st, out, what);
+    (void)dt_kcache_put(dkey, image, image_bytes);
+loaded:
     if (g_cuda.ncache < DT_CUDA_CACHE_SLOTS) {
         cuda_cache_entry *e = &g_cuda.cache[g_cuda.ncache++];
         memcpy(e->key, key, sizeof e->key);
@@ -531,7 +560,7 @@ static void user_info(cuda_state *s, int hit, int regs, int local_bytes, int sta
     snprintf(info->implementation, sizeof info->implementation,
              "%.200s entry=%s; %s, %s regs=%d local=%dB smem=%dB; cache=%s; src=--kernel-dir %.100s",
              s->plan.summary, s->plan.kernel_name, how, g_cuda.arch, regs, local_bytes,
-             static_smem, s->kfile.kind == DT_KDIR_CU ? (hit ? "hit" : "miss") : "none",
+             static_smem, s->kfile.kind == DT_KDIR_CU ? (hit == 2 ? "disk" : hit ? "hit" : "miss") : "none",
              g_kernel_dir);
     info->nsources = 1;
     dt_source_record *r = &info->sources[0];
@@ -617,7 +646,7 @@ loaded:
     }
     snprintf(info->implementation, sizeof info->implementation,
              "%s; %s regs=%d local=%dB smem=%dB; cache=%s; src=%s", s->plan.summary,
-             g_cuda.arch, regs, local_bytes, static_smem, hit ? "hit" : "miss",
+             g_cuda.arch, regs, local_bytes, static_smem, hit == 2 ? "disk" : hit ? "hit" : "miss",
              from_dir[0] || from_dir[1] ? "DUALTIME_KERNEL_DIR" : "embedded");
     if (s->plant_fraction > 0) {
         size_t at = strlen(info->implementation);
