@@ -32,6 +32,12 @@ int dt_cheat_first_checked(int64_t arena_bytes) { return arena_bytes <= DT_CHEAT
 
 dt_status dt_cheat_case_init(dt_cheat_case *cc, const dt_case_layout *L, uint64_t seed,
                              uint8_t *pristine0, const dt_oracle_ref *ref0, dt_err *err) {
+    return dt_cheat_case_init_with(cc, L, seed, pristine0, ref0, NULL, NULL, err);
+}
+
+dt_status dt_cheat_case_init_with(dt_cheat_case *cc, const dt_case_layout *L, uint64_t seed,
+                                  uint8_t *pristine0, const dt_oracle_ref *ref0,
+                                  dt_cheat_ref_fn ref_fn, void *ctx, dt_err *err) {
     memset(cc, 0, sizeof *cc);
     cc->L = L;
     cc->pristine[0] = pristine0;
@@ -44,7 +50,8 @@ dt_status dt_cheat_case_init(dt_cheat_case *cc, const dt_case_layout *L, uint64_
                          (long long)L->total_bytes, k);
         } else {
             dt_arena_fill(L, cc->pristine[k], dt_cheat_set_seed(seed, k));
-            st = dt_oracle_compute(L, cc->pristine[k], &cc->ref[k], err);
+            st = ref_fn ? ref_fn(ctx, k, L, cc->pristine[k], &cc->ref[k], err)
+                        : dt_oracle_compute(L, cc->pristine[k], &cc->ref[k], err);
         }
         if (st != DT_OK) {
             cc->nsets = k + 1; /* free what exists */
