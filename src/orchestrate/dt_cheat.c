@@ -1,6 +1,7 @@
 /* dt_cheat.c — the anti-cheat checks (dt_cheat.h, docs/anti-cheat.md). */
 #define _GNU_SOURCE
 #include "dt_cheat.h"
+#include "dt_hostpass.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -79,7 +80,7 @@ int64_t dt_cheat_extra_host_bytes(const dt_case_layout *L) {
 
 void dt_cheat_arm(const dt_cheat_case *cc, int set, uint8_t *arena) {
     DT_ASSERT(set >= 0 && set < cc->nsets);
-    memcpy(arena, cc->pristine[set], (size_t)cc->L->total_bytes);
+    dt_hostpass_copy(arena, cc->pristine[set], (size_t)cc->L->total_bytes); /* parallel */
 }
 
 void dt_cheat_look_at(const dt_cheat_case *cc, int set, const uint8_t *arena, dt_cheat_look *lk) {
