@@ -4,9 +4,9 @@
  * round, while the orchestrator keeps in memory only the case in flight (issue 16 item 3:
  * nothing of other cases stays in RAM).
  *
- * Which references: dt_refcache_worth — the reference's flops per output element at
- * least DT_REFCACHE_MIN_FLOPS_PER_ELEM (gemm: 2K; sum and cross_entropy: a whole row per
- * element); elementwise and row-normalising ops (a few flops per element) are cheaper to
+ * Which references: dt_refcache_worth — the case's flops (dt_op_flops) per output
+ * element at least DT_REFCACHE_MIN_FLOPS_PER_ELEM (gemm: 2K, so K >= 128; sum and
+ * cross_entropy: a whole row per element, N >= 256 and N >= 86); elementwise and row-normalising ops (a few flops per element) are cheaper to
  * recompute on the oracle's threads than to write and read back (16 bytes per element).
  * DUALTIME_REF_CACHE=0 turns the cache off, =all caches every case (tests, A/B).
  *
@@ -39,7 +39,7 @@
 #include "../data/dt_arena.h"
 #include "../oracle/dt_oracle.h"
 
-#define DT_REFCACHE_MIN_FLOPS_PER_ELEM 64.0
+#define DT_REFCACHE_MIN_FLOPS_PER_ELEM 256.0
 
 enum { DT_REFCACHE_OFF = 0, DT_REFCACHE_AUTO = 1, DT_REFCACHE_ALL = 2 };
 

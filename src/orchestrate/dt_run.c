@@ -976,10 +976,14 @@ static dt_status case_ref(void *ctx, int set, const dt_case_layout *L, const uin
     dt_refcache_outcome o;
     dt_status st = dt_refcache_get(&x->c->refcache, x->cr->spec->id, set, L, pristine, again,
                                    again, ref, &o, err);
+    char line[720];
     if (o.rejected) {
-        char line[480];
         snprintf(line, sizeof line, "FP64 reference cache: %s input set %d round %d: %s; "
                  "recomputed", x->cr->spec->id, set, x->cr->round, o.why);
+        dt_strv_push(&x->c->r->notes, line);
+    } else if (st == DT_OK && again && !o.loaded && !o.saved && o.why[0]) {
+        snprintf(line, sizeof line, "FP64 reference cache: %s input set %d not kept (%s); "
+                 "later rounds recompute it", x->cr->spec->id, set, o.why);
         dt_strv_push(&x->c->r->notes, line);
     }
     return st;
