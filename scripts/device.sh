@@ -65,7 +65,9 @@ impls-triton|the issue-17 "done" command: softmax at 17x257,1024x4096,4096x50257
 compile-cache|the --compile cache on the GPU (tests/torch/test_torch_compile_cache.py): fake-compiler counts, then real inductor: a miss then a hit that compiles nothing, and a probe_process worker compiling with CUPTI detached
 impls|--impls with three implementations on cuda (torch,native,native2=native; every case valid, three in results.json), then torch,torch-compile,native (exit 0, or 2 naming --impls torch-compile when this torch has no torch.compile)
 graph-cold|issue 13: add,softmax,layernorm at 17x257,512x4096,1024x4096,8192x8192 with --graph, warm then --cache cold; graph vs held vs dispatch, cold/warm (add 512x4096 >= 1.3x) into the summary
-cpu-kernels|the CPU kernel test on the host CPU: both ISA copies (CPUID dispatch), the v1 GELU and streaming stores through the FP64 reference'
+cpu-kernels|the CPU kernel test on the host CPU: both ISA copies (CPUID dispatch), the v1 GELU and streaming stores through the FP64 reference
+pipe|the default CUDA matrix once, traced: wall time (target < 240 s) and phase table into the summary; every CUDA worker pinned its arena (scripts/host_pin_check.py)
+pipe-ab|pinned vs pageable (DUALTIME_HOST_REGISTER=0) on add,softmax,layernorm 8192^2 + gemm 4096^3, 2 rounds, traced: both wall times and phase tables'
 # name|its steps
 GROUP_LIST='all|gpu-tests timing-gpu views memcheck racecheck bench
 tests|gpu-tests timing-gpu views
@@ -162,6 +164,21 @@ gemm_args=(--backends cuda --operations gemm --gemm-shapes 1024x1024x1024,4096x4
 step_gpu-tests() { local ops; ops_env "${DT_GPU_TEST_OPS:-}"
   run gpu-tests 240 3 env "${ops[@]}" "${CUDA_TEST[@]}"; fails gpu-tests; }
 step_cpu-kernels() { run cpu-kernels 120 4 "$B/tests/native/test_cpu_kernels"; }
+# docs/device-workflow.md "Host passes per case-round" and "Pinned uploads"
+step_pipe() { rerun_one pipe
+  [ -f "$W/pipe/results.json" ] && run pipe-pinned 30 8 python3 scripts/host_pin_check.py "$W/pipe/results.json"
+  return 0; }
+pipe_ab_one() { local t0; t0=$(date +%s)
+  run "$1" 150 3 env DUALTIME_PHASE_TRACE="$W/$1.trace" "${@:2}" "$B/dualtime" run --backends cuda \
+    --operations add,softmax,layernorm,gemm --row-shapes 8192x8192 --gemm-shapes 4096x4096x4096 \
+    --quiet --output "$W/$1"
+  echo "   $1 wall: $(( $(date +%s) - t0 )) s" | tee -a "$S"
+  python3 scripts/phase_times.py "$W/$1.trace" >"$W/$1-phases.txt" 2>&1 && head -16 "$W/$1-phases.txt" | sed 's/^/   /' >>"$S"
+  return 0; }
+step_pipe-ab() { pipe_ab_one pipe-pinned-run env; pipe_ab_one pipe-pageable-run env DUALTIME_HOST_REGISTER=0
+  [ -f "$W/pipe-pinned-run/results.json" ] && run pipe-ab-pinned 30 8 python3 scripts/host_pin_check.py "$W/pipe-pinned-run/results.json"
+  [ -f "$W/pipe-pageable-run/results.json" ] && run pipe-ab-pageable 30 8 python3 scripts/host_pin_check.py "$W/pipe-pageable-run/results.json" --expect pageable
+  return 0; }
 step_timing-gpu() { run timing-gpu 90 12 "$B/tests/gpu/test_timing_gpu" "$B/tests/gpu/test_timing_gpu_impl.so"; }
 step_gemm-oracle() { run gemm-oracle 60 4 env DUALTIME_GPU_TEST_OPS=gemm "${CUDA_TEST[@]}"; }
 step_views() { run views 300 3 "$B/dualtime" run --backends "$BACKENDS" --input-views --samples 3 \

@@ -1,6 +1,7 @@
 /* dt_cheat.c — the anti-cheat checks (dt_cheat.h, docs/anti-cheat.md). */
 #define _GNU_SOURCE
 #include "dt_cheat.h"
+#include "dt_hostpass.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -32,6 +33,12 @@ int dt_cheat_first_checked(int64_t arena_bytes) { return arena_bytes <= DT_CHEAT
 
 dt_status dt_cheat_case_init(dt_cheat_case *cc, const dt_case_layout *L, uint64_t seed,
                              uint8_t *pristine0, const dt_oracle_ref *ref0, dt_err *err) {
+    return dt_cheat_case_init_with(cc, L, seed, pristine0, ref0, NULL, NULL, err);
+}
+
+dt_status dt_cheat_case_init_with(dt_cheat_case *cc, const dt_case_layout *L, uint64_t seed,
+                                  uint8_t *pristine0, const dt_oracle_ref *ref0,
+                                  dt_cheat_ref_fn ref_fn, void *ctx, dt_err *err) {
     memset(cc, 0, sizeof *cc);
     cc->L = L;
     cc->pristine[0] = pristine0;
@@ -44,7 +51,8 @@ dt_status dt_cheat_case_init(dt_cheat_case *cc, const dt_case_layout *L, uint64_
                          (long long)L->total_bytes, k);
         } else {
             dt_arena_fill(L, cc->pristine[k], dt_cheat_set_seed(seed, k));
-            st = dt_oracle_compute(L, cc->pristine[k], &cc->ref[k], err);
+            st = ref_fn ? ref_fn(ctx, k, L, cc->pristine[k], &cc->ref[k], err)
+                        : dt_oracle_compute(L, cc->pristine[k], &cc->ref[k], err);
         }
         if (st != DT_OK) {
             cc->nsets = k + 1; /* free what exists */
@@ -72,7 +80,7 @@ int64_t dt_cheat_extra_host_bytes(const dt_case_layout *L) {
 
 void dt_cheat_arm(const dt_cheat_case *cc, int set, uint8_t *arena) {
     DT_ASSERT(set >= 0 && set < cc->nsets);
-    memcpy(arena, cc->pristine[set], (size_t)cc->L->total_bytes);
+    dt_hostpass_copy(arena, cc->pristine[set], (size_t)cc->L->total_bytes); /* parallel */
 }
 
 void dt_cheat_look_at(const dt_cheat_case *cc, int set, const uint8_t *arena, dt_cheat_look *lk) {

@@ -94,6 +94,13 @@ typedef struct dt_cheat_case {
  * with nsets 0 and nothing to free). */
 dt_status dt_cheat_case_init(dt_cheat_case *cc, const dt_case_layout *L, uint64_t seed,
                              uint8_t *pristine0, const dt_oracle_ref *ref0, dt_err *err);
+/* The same with the FP64 reference of each extra set k made by ref_fn (NULL:
+ * dt_oracle_compute), e.g. the run's reference cache (orchestrate/dt_refcache.h). */
+typedef dt_status (*dt_cheat_ref_fn)(void *ctx, int set, const dt_case_layout *L,
+                                     const uint8_t *pristine, dt_oracle_ref *ref, dt_err *err);
+dt_status dt_cheat_case_init_with(dt_cheat_case *cc, const dt_case_layout *L, uint64_t seed,
+                                  uint8_t *pristine0, const dt_oracle_ref *ref0,
+                                  dt_cheat_ref_fn ref_fn, void *ctx, dt_err *err);
 void dt_cheat_case_free(dt_cheat_case *cc);
 /* Host bytes one case's extra sets need (memory check): arenas and references. */
 int64_t dt_cheat_extra_host_bytes(const dt_case_layout *L);

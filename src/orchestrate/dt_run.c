@@ -36,7 +36,9 @@
 #include "../stats/dt_stats.h"
 #include "dt_cache.h"
 #include "dt_cheat.h"
+#include "dt_hostpass.h"
 #include "dt_latin.h"
+#include "dt_refcache.h"
 
 static volatile sig_atomic_t g_stop_signal;
 
@@ -74,6 +76,7 @@ typedef struct run_ctx {
     FILE *trace;        /* DUALTIME_PHASE_TRACE: one line per phase change, or NULL */
     int round;          /* round of the case in flight (the trace's column) */
     int64_t full_write_ns, full_write_cost_ns; /* the last write of every output: when, how long */
+    dt_refcache refcache; /* FP64 references kept on disk between rounds (dt_refcache.h) */
 } run_ctx;
 
 /* One case in flight. */
@@ -239,13 +242,16 @@ static void fw_cheat_name(const case_run *cr, fw_case *f, int cold, const dt_are
  * when everything passed. */
 static dt_status fw_checked_call(run_ctx *c, fw_case *f, const char *when, const case_run *cr,
                                  int setup) {
-    if (cr->cheat.nsets) /* input set 0 again (samples rotate them), outputs poisoned */
+    int cold = strcmp(when, "cold") == 0;
+    /* input set 0 again (samples rotate them), outputs poisoned; the cold call's arena was
+     * copied from set 0 just before the prepare: poisoning its outputs suffices (anything
+     * else the prepare changed is the arena check's finding, not restored) */
+    if (cr->cheat.nsets && !cold)
         dt_cheat_arm(&cr->cheat, 0, f->shm.base);
     else
         dt_arena_poison_outputs(&cr->L, f->shm.base);
     double up_ms = 0, down_ms = 0;
     int64_t ns = 0;
-    int cold = strcmp(when, "cold") == 0;
     if (fw_copy(c, f, DT_STEP_MAIN, "upload", &up_ms) != DT_OK) return DT_EWORKER;
     if (fw_run(c, f, DT_STEP_MAIN, cold ? "cold call" : "checked call", 1, &ns) != DT_OK)
         return DT_EWORKER;
@@ -825,12 +831,13 @@ static dt_case *case_new(run_ctx *c, const dt_case_spec *spec, const dt_case_lay
     cj->atol = tol.atol;
     cj->rtol = tol.rtol;
     dt_record_set_str(&cj->tol_scale, info->scale_doc);
-    for (int b = 0; pristine && b < L->nbuffers; b++) { /* no inputs: none could be made */
-        if (L->buf[b].is_output) continue;
-        char hex[65];
-        dt_buffer_sha256(L, b, pristine, hex);
-        dt_case_input_add(cj, L->buf[b].name, hex, L->buf[b].rows, L->buf[b].cols);
-    }
+    int ib[DT_MAX_BUFFERS], ni = 0;
+    char hex[DT_MAX_BUFFERS][65];
+    for (int b = 0; pristine && b < L->nbuffers; b++) /* no inputs: none could be made */
+        if (!L->buf[b].is_output) ib[ni++] = b;
+    dt_hostpass_sha256_buffers(L, pristine, ib, ni, hex); /* the inputs on parallel threads */
+    for (int j = 0; j < ni; j++)
+        dt_case_input_add(cj, L->buf[ib[j]].name, hex[j], L->buf[ib[j]].rows, L->buf[ib[j]].cols);
     return cj;
 }
 
@@ -877,7 +884,8 @@ static void fw_setup(run_ctx *c, case_run *cr, fw_case *f) {
         fw_fail(f, DT_STEP_MAIN, "shared memory", e.msg);
         return;
     }
-    memcpy(f->shm.base, cr->pristine, (size_t)cr->L.total_bytes);
+    progress(c, f->id, "arena copy");
+    dt_hostpass_copy(f->shm.base, cr->pristine, (size_t)cr->L.total_bytes);
     progress(c, f->id, "prepare");
     const dt_case_spec *spec = cr->spec;
     dt_protocol_prepare_req q = {spec->id, dt_op_get(spec->op)->name, cfg->backend, spec->m, spec->n,
@@ -952,6 +960,43 @@ static void case_finish(run_ctx *c, case_run *cr) {
     dt_case_round_done_add(cr->cj, cr->round);
 }
 
+/* The FP64 reference of input set `set` of the case in flight (dt_refcache.h): loaded
+ * from an earlier round's file when one is trusted, else computed and, when a later
+ * round makes this set again, written for it. A file not trusted is recomputed and said
+ * in the run's notes. (A dt_cheat_ref_fn for the extra input sets.) */
+typedef struct case_ref_ctx {
+    run_ctx *c;
+    const case_run *cr;
+} case_ref_ctx;
+
+static dt_status case_ref(void *ctx, int set, const dt_case_layout *L, const uint8_t *pristine,
+                          dt_oracle_ref *ref, dt_err *err) {
+    case_ref_ctx *x = ctx;
+    int next = x->cr->round + 1;
+    int again = next < x->c->cfg->rounds && (set == 0 || dt_cheat_round_checked(L->total_bytes, next));
+    dt_refcache_outcome o;
+    dt_status st = dt_refcache_get(&x->c->refcache, x->cr->spec->id, set, L, pristine, again,
+                                   again, ref, &o, err);
+    char line[720];
+    if (o.rejected) {
+        snprintf(line, sizeof line, "FP64 reference cache: %s input set %d round %d: %s; "
+                 "recomputed", x->cr->spec->id, set, x->cr->round, o.why);
+        dt_strv_push(&x->c->r->notes, line);
+    } else if (st == DT_OK && again && !o.loaded && !o.saved && o.why[0]) {
+        snprintf(line, sizeof line, "FP64 reference cache: %s input set %d not kept (%s); "
+                 "later rounds recompute it", x->cr->spec->id, set, o.why);
+        dt_strv_push(&x->c->r->notes, line);
+    }
+    return st;
+}
+
+/* The case's extra input sets (anti-cheat), their references through case_ref. */
+static dt_status case_sets(run_ctx *c, case_run *cr, case_ref_ctx *rx, dt_err *e) {
+    progress(c, NULL, "input sets");
+    return dt_cheat_case_init_with(&cr->cheat, &cr->L, c->cfg->seed, cr->pristine, &cr->ref,
+                                   case_ref, rx, e);
+}
+
 static void run_case(run_ctx *c, const dt_case_spec *spec, int round, int flip) {
     c->current = spec->id;
     case_run cr;
@@ -980,16 +1025,16 @@ static void run_case(run_ctx *c, const dt_case_spec *spec, int round, int flip) 
     }
     progress(c, NULL, "FP64 reference");
     dt_err e;
+    case_ref_ctx rx = {c, &cr};
     if (!cr.pristine) {
         char msg[128];
         snprintf(msg, sizeof msg, "could not allocate %lld bytes for the pristine inputs",
                  (long long)cr.L.total_bytes);
         for (int i = 0; i < c->n; i++) fw_fail(&cr.fw[i], DT_STEP_MAIN, "inputs", msg);
-    } else if (dt_oracle_compute(&cr.L, cr.pristine, &cr.ref, &e) != DT_OK) {
+    } else if (case_ref(&rx, 0, &cr.L, cr.pristine, &cr.ref, &e) != DT_OK) {
         for (int i = 0; i < c->n; i++) fw_fail(&cr.fw[i], DT_STEP_MAIN, "oracle", e.msg);
     } else if (dt_cheat_round_checked(cr.L.total_bytes, round) &&
-               dt_cheat_case_init(&cr.cheat, &cr.L, c->cfg->seed, cr.pristine, &cr.ref, &e) !=
-                   DT_OK) {
+               case_sets(c, &cr, &rx, &e) != DT_OK) {
         for (int i = 0; i < c->n; i++) fw_fail(&cr.fw[i], DT_STEP_MAIN, "input sets", e.msg);
     } else {
         for (int i = 0; i < c->n; i++)
@@ -1003,16 +1048,22 @@ static void run_case(run_ctx *c, const dt_case_spec *spec, int round, int flip) 
             fw_calibrate(c, f);
         }
         timed_part(c, &cr);
-        for (int i = 0; i < c->n; i++) { /* checked call after timing */
+        /* checked call after timing; the output's SHA-256 (the record keeps one per case
+         * and implementation: the last round's) in the last round, the implementations'
+         * outputs hashed on parallel threads */
+        const uint8_t *outs[DT_SESSION_MAX_IMPLS] = {NULL};
+        for (int i = 0; i < c->n; i++) {
             fw_case *f = &cr.fw[i];
             if (!f->ok) continue;
             progress(c, f->id, "check after timing");
-            if (fw_checked_call(c, f, "warm", &cr, 0) == DT_OK) {
-                char hex[65];
-                dt_buffer_sha256(&cr.L, dt_layout_output(&cr.L), f->shm.base, hex);
-                dt_record_set_str(&f->ci->output_sha256, hex);
-            }
+            if (fw_checked_call(c, f, "warm", &cr, 0) == DT_OK && round + 1 >= c->cfg->rounds)
+                outs[i] = f->shm.base;
         }
+        char hex[DT_SESSION_MAX_IMPLS][65];
+        trace_line(c, NULL, "output SHA-256");
+        dt_hostpass_sha256_arenas(&cr.L, dt_layout_output(&cr.L), outs, c->n, hex);
+        for (int i = 0; i < c->n; i++)
+            if (outs[i]) dt_record_set_str(&cr.fw[i].ci->output_sha256, hex[i]);
         for (int i = 0; i < c->n; i++) fw_cheat_finish(c, &cr, &cr.fw[i]);
     }
     case_finish(c, &cr);
@@ -1116,6 +1167,7 @@ static dt_status run_rounds(run_ctx *c, dt_err *err) {
         }
     }
     if (cfg->progress) fputs("\r\033[K", stderr);
+    dt_refcache_finish(&c->refcache);
     trace_line(c, NULL, "write outputs");
     st = write_now(c, 1, err);
     trace_line(c, NULL, "done");
@@ -1127,11 +1179,12 @@ dt_status dt_run_plan(const dt_run_config *cfg, dt_session *session, dt_record *
     run_ctx c = {cfg, session, r, session->count, {0}, dt_record_next_position(r), 0,
                  cfg->plan.count * cfg->rounds, dt_now_ns(), NULL,
                  /* a resumed run keeps not asking a worker that had no floor call */
-                 r->floor_unavailable != NULL, NULL, 0, 0, 0};
+                 r->floor_unavailable != NULL, NULL, 0, 0, 0, {0, {0}}};
     const char *trace = getenv("DUALTIME_PHASE_TRACE");
     if (trace && *trace && !(c.trace = fopen(trace, "a")))
         return dt_fail(err, DT_EIO, "DUALTIME_PHASE_TRACE=%s: cannot open: %s", trace,
                        strerror(errno));
+    dt_refcache_init(&c.refcache, cfg->output_dir, getenv("DUALTIME_REF_CACHE"));
     for (int i = 0; i < c.n; i++) {
         c.ri[i] = dt_record_impl_find(r, cfg->fw_ids[i]);
         DT_ASSERT(c.ri[i] >= 0);

@@ -6,7 +6,9 @@
  * Then: the compile cache (a repeated case must hit), an NVRTC error (broken source via
  * DUALTIME_KERNEL_DIR comes back with the log), and a planted kernel fault (an illegal
  * address must come back as an error, not a crash; it runs last because it kills the
- * context). Checks through tests/dt_check.h (REQUIRE: a failed check ends its case).
+ * context). Pinned uploads: the arena page-locked at prepare ("host=pinned" in the
+ * implementation line), unlocked at release, pageable under DUALTIME_HOST_REGISTER=0.
+ * Checks through tests/dt_check.h (REQUIRE: a failed check ends its case).
  * Exit 77 when the module cannot load or there is no device; 1 on any failure.
  *
  * bf16 / f16 (after the FP32 cases): every op x shape x {contiguous, view} again in each
@@ -337,6 +339,71 @@ static void cache_case(void) {
 done:
     if (st) g_be->release(st);
     free(arena);
+}
+
+/* One prepare + upload + run + download of add on `arena` (checked against ref), the
+ * implementation line into impl; returns the upload's ms (-1 on a failure). */
+static double pin_round(const dt_case_layout *L, uint8_t *arena, const uint8_t *pristine,
+                        const dt_oracle_ref *ref, char *impl, size_t len) {
+    void *st = NULL;
+    dt_prepare_info pi;
+    dt_err err = {{0}};
+    double up_ms = -1, down_ms = 0;
+    int64_t ns = 0;
+    dt_oracle_report orep;
+    dt_arena_report arep;
+    memcpy(arena, pristine, (size_t)L->total_bytes);
+    dt_status s = g_be->prepare(&st, L, arena, 0, &pi, &err);
+    REQUIRE(s == DT_OK, "pinned: prepare: %s", err.msg);
+    snprintf(impl, len, "%s", pi.implementation);
+    REQUIRE(g_be->upload(st, &up_ms, &err) == DT_OK, "pinned: upload: %s", err.msg);
+    REQUIRE(g_be->run(st, 1, &ns, &err) == DT_OK, "pinned: run: %s", err.msg);
+    REQUIRE(g_be->download(st, &down_ms, &err) == DT_OK, "pinned: download: %s", err.msg);
+    dt_arena_check(L, arena, pristine, &arep);
+    REQUIRE(arep.ok, "pinned: arena check: %s [%s]", arep.first_problem, impl);
+    dt_oracle_check(ref, L, arena, &orep);
+    REQUIRE(orep.ok, "pinned: oracle: %s [%s]", orep.first_failure, impl);
+done:
+    if (st) g_be->release(st);
+    return up_ms;
+}
+
+/* Pinned uploads (docs/device-workflow.md): prepare registers the arena (the
+ * implementation line says host=pinned), release unregisters it (a second prepare on
+ * the same memory registers again: a missing unregister would answer "already
+ * registered"), DUALTIME_HOST_REGISTER=0 leaves it pageable and says so; the checked
+ * call is right every time. Prints both upload rates of a 256 MiB arena. */
+static void host_pin_case(void) {
+    dt_case_layout L;
+    dt_layout_make(&L, DT_OP_ADD, 4096, 8192, 0, 0);
+    uint8_t *arena = dt_xmalloc((size_t)L.total_bytes);
+    uint8_t *pristine = dt_xmalloc((size_t)L.total_bytes);
+    dt_arena_fill(&L, pristine, 7);
+    dt_oracle_ref ref;
+    memset(&ref, 0, sizeof ref);
+    dt_err err = {{0}};
+    char impl[2][512];
+    double ms[3];
+    unsetenv("DUALTIME_HOST_REGISTER");
+    REQUIRE(dt_oracle_compute(&L, pristine, &ref, &err) == DT_OK, "pinned: oracle: %s", err.msg);
+    for (int i = 0; i < 2; i++) {
+        ms[i] = pin_round(&L, arena, pristine, &ref, impl[i], sizeof impl[i]);
+        CHECK(strstr(impl[i], "host=pinned") != NULL, "pinned: prepare %d not pinned: %s", i + 1,
+              impl[i]);
+    }
+    setenv("DUALTIME_HOST_REGISTER", "0", 1);
+    ms[2] = pin_round(&L, arena, pristine, &ref, impl[0], sizeof impl[0]);
+    unsetenv("DUALTIME_HOST_REGISTER");
+    CHECK(strstr(impl[0], "host=pageable (DUALTIME_HOST_REGISTER=0)") != NULL,
+          "pinned: DUALTIME_HOST_REGISTER=0 not said: %s", impl[0]);
+    if (ms[1] > 0 && ms[2] > 0)
+        printf("ok   pinned uploads: %lld bytes: pinned %.2f ms (%.1f GB/s), pageable %.2f ms "
+               "(%.1f GB/s)\n", (long long)L.total_bytes, ms[1],
+               (double)L.total_bytes / (ms[1] * 1e6), ms[2], (double)L.total_bytes / (ms[2] * 1e6));
+done:
+    dt_oracle_free(&ref);
+    free(arena);
+    free(pristine);
 }
 
 /* A source that does not compile: prepare fails with the NVRTC log. */
@@ -726,6 +793,7 @@ int main(int argc, char **argv) {
     if (dtype_selected(DT_F16)) acc_f16_fault_case();
 
     cache_case();
+    host_pin_case();
     char dir[] = "/tmp/dt_cuda_test_XXXXXX";
     const int made = mkdtemp(dir) != NULL;
     CHECK(made, "mkdtemp %s", dir);

@@ -79,6 +79,8 @@ typedef struct cuda_state {
     int64_t decomp_call_ns;    /* DT_DEVICE_DECOMP: host clock before the call (0: none) */
     int64_t decomp_return_ns;  /* host clock after its cuStreamSynchronize returned */
     dt_cuda_replay replay;     /* graph replay and cold cache (backend_cuda_replay.h) */
+    int host_registered;       /* host is page-locked by cuMemHostRegister (host_register) */
+    char host_note[200];       /* "host=pinned (...)" or "host=pageable (why)" */
 } cuda_state;
 
 /* Errors after which the context is gone (kernel faults): remember them. */
@@ -427,6 +429,8 @@ static void cuda_release(void *state) {
     if (!s) return;
     /* After a fault these fail; nothing more to do about it. */
     dt_cuda_replay_free(&s->replay);
+    /* before the worker unmaps the arena (release_case: release, then dt_shm_destroy) */
+    if (s->host_registered) cuMemHostUnregister(s->host);
     if (s->stream) cuStreamDestroy(s->stream);
     if (s->dbase) cuMemFree(s->dbase);
     if (s->module_owned && s->module) cuModuleUnload(s->module);
@@ -434,6 +438,41 @@ static void cuda_release(void *state) {
     free(s->texts[0]);
     free(s->texts[1]);
     free(s);
+}
+
+/* Pinned uploads (docs/device-workflow.md, "Pinned uploads"): page-locks the mapped
+ * arena once per mapping (cuMemHostRegister, portable), so upload and download run at
+ * the bus's speed instead of through the driver's pageable staging; unregistered in
+ * cuda_release, before the worker unmaps it. A failure is not fatal (the copies work
+ * from pageable memory) and never silent: host_note says why, and the prepare answer's
+ * implementation line carries it. DUALTIME_HOST_REGISTER=0 skips it (A/B runs). */
+static void host_register(cuda_state *s) {
+    const char *env = getenv("DUALTIME_HOST_REGISTER");
+    if (env && strcmp(env, "0") == 0) {
+        snprintf(s->host_note, sizeof s->host_note, "host=pageable (DUALTIME_HOST_REGISTER=0)");
+        return;
+    }
+    int64_t t0 = dt_now_ns();
+    CUresult r = cuMemHostRegister(s->host, (size_t)s->L->total_bytes,
+                                   CU_MEMHOSTREGISTER_PORTABLE);
+    if (r == CUDA_SUCCESS) {
+        s->host_registered = 1;
+        snprintf(s->host_note, sizeof s->host_note,
+                 "host=pinned (cuMemHostRegister of %lld bytes in %.1f ms)",
+                 (long long)s->L->total_bytes, (double)(dt_now_ns() - t0) / 1e6);
+        return;
+    }
+    const char *name = NULL, *str = NULL;
+    dt_cuda_describe_cu(r, &name, &str);
+    snprintf(s->host_note, sizeof s->host_note, "host=pageable (cuMemHostRegister failed: %s: %s)",
+             name ? name : "?", str ? str : "?");
+}
+
+/* "; <host_note>" at the end of the implementation line. */
+static void host_note_append(const cuda_state *s, dt_prepare_info *info) {
+    size_t at = strlen(info->implementation);
+    if (s->host_note[0])
+        snprintf(info->implementation + at, sizeof info->implementation - at, "; %s", s->host_note);
 }
 
 /* gemm wg1: the plan's tensor maps from the device buffers (cuTensorMapEncodeTiled:
@@ -627,6 +666,7 @@ loaded:
     }
     CU_RUN(cuStreamCreate(&s->stream, CU_STREAM_NON_BLOCKING), err, st, fail, "alloc");
     info->alloc_ms = (double)(dt_now_ns() - t0) / 1e6;
+    host_register(s); /* not in alloc_ms: its time is in host_note */
 
     for (int b = 0; b < L->nbuffers; b++) {
         s->args[b] = s->dbase + (CUdeviceptr)L->buf[b].data_offset;
@@ -641,6 +681,7 @@ loaded:
     if (g_kernel_dir[0]) {
         if (s->kfile.kind != DT_KDIR_CU) user_params(s, L);
         user_info(s, hit, regs, local_bytes, static_smem, capture_sources, info);
+        host_note_append(s, info);
         *state = s;
         return DT_OK;
     }
@@ -666,6 +707,7 @@ loaded:
                                   s->plan.opts[j]);
         r->text = capture_sources ? s->texts[i] : NULL;
     }
+    host_note_append(s, info);
     *state = s;
     return DT_OK;
 fail:

@@ -1234,6 +1234,7 @@ class Case:
 
     def __init__(self):
         self.mm = None        # mmap of the shared arena
+        self.registered = None  # pointer page-locked by _host_register (cuda), or None
         self.host = None      # uint8 tensor over mm (arena_bytes)
         self.dev = None       # uint8 device mirror (cuda) or None
         self.views = {}       # name -> 2-D view on the compute arena
@@ -1261,6 +1262,8 @@ class Case:
         self.views1d = {}
         self.extra = None
         self.dev = None
+        _host_unregister(self.registered)
+        self.registered = None
         self.host = None
         if self.mm is not None:
             try:
@@ -1273,6 +1276,51 @@ class Case:
                 except BufferError as exc:
                     _log("arena mapping not closed yet (%s); it goes with the process" % exc)
             self.mm = None
+
+
+def _host_register(host, cudart=None):
+    """Page-locks the arena mapping `host` (uint8 CPU tensor) for the CUDA copies
+    (docs/device-workflow.md, "Pinned uploads"): (registered pointer or None, note). The
+    note goes into the prepare answer's implementation line ("host=pinned ...", or
+    "host=pageable (why)"); a failed registration is said there, never hidden, and the
+    copies still work from pageable memory. DUALTIME_HOST_REGISTER=0 skips it (A/B)."""
+    if os.environ.get("DUALTIME_HOST_REGISTER", "") == "0":
+        return None, "host=pageable (DUALTIME_HOST_REGISTER=0)"
+    try:
+        cudart = cudart if cudart is not None else torch.cuda.cudart()
+        reg = getattr(cudart, "cudaHostRegister", None)
+    except Exception as exc:  # torch without the cudart binding
+        return None, "host=pageable (torch.cuda.cudart(): %s)" % _one_line(str(exc), 200)
+    if reg is None:
+        return None, "host=pageable (torch %s has no cudaHostRegister)" % torch.__version__
+    ptr, nbytes = host.data_ptr(), host.numel()
+    t0 = time.perf_counter()
+    try:
+        rc = reg(ptr, nbytes, 1)  # cudaHostRegisterPortable
+        code = int(getattr(rc, "value", rc))
+    except Exception as exc:
+        return None, "host=pageable (cudaHostRegister raised: %s)" % _one_line(str(exc), 200)
+    ms = (time.perf_counter() - t0) * 1e3
+    if code != 0:
+        return None, "host=pageable (cudaHostRegister failed: error %d %s)" % (
+            code, _one_line(str(rc), 120))
+    return ptr, "host=pinned (cudaHostRegister of %d bytes in %.1f ms)" % (nbytes, ms)
+
+
+def _host_unregister(ptr, cudart=None):
+    """Undoes _host_register before the mapping goes (a failure is logged: the process
+    keeps working, the pages stay locked until it exits)."""
+    if ptr is None:
+        return
+    try:
+        cudart = cudart if cudart is not None else torch.cuda.cudart()
+        rc = cudart.cudaHostUnregister(ptr)
+        code = int(getattr(rc, "value", rc))
+    except Exception as exc:
+        _log("cudaHostUnregister raised: %s" % exc)
+        return
+    if code != 0:
+        _log("cudaHostUnregister failed: error %d" % code)
 
 
 def _map_arena(name, nbytes):
@@ -1514,7 +1562,9 @@ class Worker:
         try:
             t0 = time.perf_counter()
             case.mm, case.host = _map_arena(shm, arena)
+            host_note = None
             if backend == "cuda":
+                case.registered, host_note = _host_register(case.host)
                 case.dev = torch.empty(arena, dtype=torch.uint8, device="cuda")
                 base = case.dev
                 case.sync = torch.cuda.synchronize
@@ -1571,6 +1621,8 @@ class Worker:
             case.close()
             raise
         self.case = case
+        if host_note:
+            impl = "%s; %s" % (impl, host_note)
         ans = {"output_policy": policy, "implementation": impl,
                "setup_ms": setup_ms, "sources": []}
         if emulated:
