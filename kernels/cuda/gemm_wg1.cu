@@ -20,12 +20,16 @@
 // transaction bytes) and empty[s] (one arrive per consumer warp) mbarriers, waited with
 // try_wait.parity. Persistent: grid = min(SMs, tiles); block b takes tiles b, b+grid,
 // ... in a grouped order (WG_GROUP row-tiles share a column sweep, for L2 reuse); the
-// producer runs ahead into the next tile while the consumers store.
+// producer runs ahead into the next tile while the consumers store; it prefetches both
+// tensor maps (prefetch.tensormap) before its first copy.
 // Variant wg2 (WG_INFLIGHT=1, kernel dt_gemm_wg2_<dtype>): the same kernel with one
 // wgmma group kept in flight: after committing k-block kb a consumer waits only for
 // kb-1's group (wgmma.wait_group 1) and releases kb-1's stage, so its next issue
 // overlaps its own tensor-core work; wg1 waits for each group (wait_group 0).
-// Specialization macros: M N K LDO DT_ELEM BN (128 | 256) STAGES VECO [WG_INFLIGHT].
+// BN 64 (m64n64k16, one B box a stage, 32 accumulators a thread) is the wave-filling
+// geometry for shapes whose 128x128 tiles are fewer than the SMs (1024^3: 128 tiles of
+// 128x64 instead of 64 of 128x128; the plan's choice, docs/perf.md "gemm wg1 fill").
+// Specialization macros: M N K LDO DT_ELEM BN (64 | 128 | 256) STAGES VECO [WG_INFLIGHT].
 // A barrier wait that lasts over WG_TIMEOUT_NS (4 s: a pipeline bug) traps, so a hang
 // becomes a launch failure the backend reports, not a stuck device.
 #include "dt_cuda_common.cuh"
@@ -36,8 +40,8 @@
 #ifndef WG_INFLIGHT
 #define WG_INFLIGHT 0
 #endif
-#if BN != 128 && BN != 256
-#error "gemm_wg1: BN must be 128 or 256"
+#if BN != 64 && BN != 128 && BN != 256
+#error "gemm_wg1: BN must be 64, 128 or 256"
 #endif
 #if DT_ELEM == 1
 #define WG_AB_TYPE "bf16"
@@ -145,6 +149,22 @@ __device__ __forceinline__ void wg_wait1() {
 }
 
 /* m64nBNk16, FP32 accumulate (scale-d 1), A and B from shared memory, trans-b 1. */
+#if BN == 64
+#define WG_NREG 32
+#define WG_MMA_OP "wgmma.mma_async.sync.aligned.m64n64k16.f32." WG_AB_TYPE "." WG_AB_TYPE
+__device__ __forceinline__ void wg_mma(float (&d)[32], unsigned long long da, unsigned long long db) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+                 WG_MMA_OP " {"
+                 "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
+                 "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31"
+                 "}, %32, %33, p, 1, 1, 0, 1;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+                 : "l"(da), "l"(db), "r"(1));
+}
+#endif
 #if BN == 128
 #define WG_NREG 64
 #define WG_MMA_OP "wgmma.mma_async.sync.aligned.m64n128k16.f32." WG_AB_TYPE "." WG_AB_TYPE
@@ -215,6 +235,9 @@ __device__ __forceinline__ void wg_tile(int t, int &tm, int &tn) {
 /* The producer thread: every k-block of every tile of this block, STAGES ahead. */
 __device__ __forceinline__ void wg_produce(const dt_tmap *tmA, const dt_tmap *tmB, unsigned sA,
                                            unsigned sB, unsigned full, unsigned empty) {
+    /* the descriptors into the TMA unit's cache before the first copy needs them */
+    asm volatile("prefetch.tensormap [%0];" ::"l"((unsigned long long)tmA) : "memory");
+    asm volatile("prefetch.tensormap [%0];" ::"l"((unsigned long long)tmB) : "memory");
     unsigned it = 0;
     for (int t = blockIdx.x; t < WG_TILES; t += gridDim.x) {
         int tm, tn;

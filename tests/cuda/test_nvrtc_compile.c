@@ -25,7 +25,8 @@
  * gemm wg1 (DUALTIME_GEMM_VARIANT=wg1, sm_90a) for bf16/f16 at 1024^3, 4096^3,
  * 8192^3, 1000x1048x264 takes wg1 (plan: 2 tensor maps, 384 threads, dynamic shared
  * memory, persistent grid), 127x193x61, 4097x4095x257 and views fall back to tc1 and
- * say why, another arch falls back, DUALTIME_GEMM_BN is honoured or refused; the
+ * say why, another arch falls back, DUALTIME_GEMM_BN (64, 128, 256) is honoured or
+ * refused, 1024^3 takes the 128x64 tile (DUALTIME_GEMM_FILL=0: 128x128, as before); the
  * 4096^3 cubin's SASS must show HGMMA and UTMALDG where cuobjdump runs
  * (DUALTIME_CUOBJDUMP=path; DUALTIME_REQUIRE_SASS=1 makes its absence a failure;
  * DUALTIME_KEEP_CUBIN=path keeps the cubin). The FP32 kernels are unchanged by the narrow work: their PTX (code, not
@@ -423,7 +424,9 @@ static void wg_sass(const char *cubin, const char *var, dt_dtype dt) {
  * hold HGMMA (wgmma) and UTMALDG (TMA loads) where cuobjdump runs. */
 static void wg1_cases(const char *hdr) {
     static const struct { int64_t m, n, k; int views; const char *expect; } c[] = {
-        {1024, 1024, 1024, 0, "variant=wg1 grid=64 (persistent, 64 tiles) block=384"},
+        /* 1024^3: 128 x 64 tiles fill the SMs (dt_gemm_geom.h); the 128 x 128 grid of
+         * 64 tiles is DUALTIME_GEMM_FILL=0 (checked below) */
+        {1024, 1024, 1024, 0, "variant=wg1 grid=128 (persistent, 128 tiles) block=384"},
         {4096, 4096, 4096, 0, "tile=128x256x64 stages=4"},
         {8192, 8192, 8192, 0, "variant=wg1 grid=132 (persistent, 2048 tiles)"},
         {1000, 1048, 264, 0, "variant=wg1"}, /* M, N (in the tile) and K tails */
@@ -484,6 +487,24 @@ static void wg1_cases(const char *hdr) {
     g_expect = "tile=128x128x64 stages=6";
     compile_typed(DT_OP_GEMM, 4096, 4096, 4096, 0, "sm_90", hdr, DT_BF16);
     unsetenv("DUALTIME_GEMM_BN");
+    /* the 64-wide tile compiles (m64n64k16) in both dtypes and as wg2; FILL=0 is the
+     * geometry before it (1024^3: 64 tiles of 128 x 128) */
+    for (size_t t = 0; t < 2; t++) {
+        g_expect = "tile=128x64x64 stages=8";
+        compile_typed(DT_OP_GEMM, 1024, 1024, 1024, 0, "sm_90", hdr, dts[t]);
+        CHECK(g_last.shared_bytes <= 227 * 1024 && g_last.grid[0] == 128,
+              "wg1 BN=64 1024^3: smem %u grid %u", g_last.shared_bytes, g_last.grid[0]);
+        setenv("DUALTIME_GEMM_FILL", "0", 1);
+        g_expect = "variant=wg1 grid=64 (persistent, 64 tiles) block=384";
+        compile_typed(DT_OP_GEMM, 1024, 1024, 1024, 0, "sm_90", hdr, dts[t]);
+        unsetenv("DUALTIME_GEMM_FILL");
+    }
+    setenv("DUALTIME_GEMM_VARIANT", "wg2", 1);
+    setenv("DUALTIME_GEMM_BN", "64", 1);
+    g_expect = "tile=128x64x64 stages=8";
+    compile_typed(DT_OP_GEMM, 1000, 1048, 264, 0, "sm_90", hdr, DT_F16); /* tails, BN 64 */
+    unsetenv("DUALTIME_GEMM_BN");
+    setenv("DUALTIME_GEMM_VARIANT", "wg1", 1);
     g_expect = "variant=tc1 (fallback: arch sm_80 has no wgmma)";
     compile_typed(DT_OP_GEMM, 1024, 1024, 1024, 0, "sm_80", hdr, DT_F16);
     g_expect = "variant=wg1";
@@ -491,6 +512,8 @@ static void wg1_cases(const char *hdr) {
     g_expect = NULL;
     static const struct { const char *var, *val; dt_dtype dt; } bad[] = {
         {"DUALTIME_GEMM_BN", "96", DT_BF16},
+        {"DUALTIME_GEMM_BN", "32", DT_BF16},
+        {"DUALTIME_GEMM_FILL", "2", DT_F16},
         {"DUALTIME_GEMM_VARIANT", "wg1", DT_F32},
         {"DUALTIME_GEMM_VARIANT", "wg3", DT_F16},
         {"DUALTIME_GEMM_VARIANT", "wg2", DT_F32},

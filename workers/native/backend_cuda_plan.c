@@ -9,6 +9,7 @@
 #include <nvrtc.h>
 
 #include "../../src/common/dt_cuda_check.h"
+#include "dt_gemm_geom.h"
 
 static void add_opt(dt_cuda_plan *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void add_opt(dt_cuda_plan *p, const char *fmt, ...) {
@@ -265,20 +266,31 @@ static dt_status plan_gemm_wg1(const dt_case_layout *L, const dt_buffer_layout *
                  !rows_aligned16(A) ? "A" : "B");
         return plan_gemm_tc1(L, A, B, p, why, err);
     }
-    const int64_t tiles_m = (L->m + 127) / 128;
-    int bn = tiles_m * ((L->n + 255) / 256) >= sm_count ? 256 : 128;
+    /* the tile width from the shape (dt_gemm_geom.h); DUALTIME_GEMM_FILL=0 the rule
+     * before 64-wide tiles, DUALTIME_GEMM_BN=64|128|256 forces one */
+    int fill = 1;
+    const char *fill_env = getenv("DUALTIME_GEMM_FILL");
+    if (fill_env && *fill_env) {
+        if (strcmp(fill_env, "0") == 0)
+            fill = 0;
+        else if (strcmp(fill_env, "1") != 0)
+            return dt_fail(err, DT_EINVAL, "DUALTIME_GEMM_FILL=%s: expected 0 or 1", fill_env);
+    }
+    dt_gemm_geom geo = dt_gemm_geom_choose(L->m, L->n, sm_count, fill);
     const char *bn_env = getenv("DUALTIME_GEMM_BN");
     if (bn_env && *bn_env) {
-        if (strcmp(bn_env, "128") == 0)
-            bn = 128;
-        else if (strcmp(bn_env, "256") == 0)
-            bn = 256;
-        else
-            return dt_fail(err, DT_EINVAL, "DUALTIME_GEMM_BN=%s: expected 128 or 256", bn_env);
+        const int forced = strcmp(bn_env, "64") == 0    ? 64
+                           : strcmp(bn_env, "128") == 0 ? 128
+                           : strcmp(bn_env, "256") == 0 ? 256
+                                                        : 0;
+        if (!forced)
+            return dt_fail(err, DT_EINVAL, "DUALTIME_GEMM_BN=%s: expected 64, 128 or 256", bn_env);
+        geo = dt_gemm_geom_of(L->m, L->n, sm_count, forced);
     }
-    const int stages = bn == 256 ? 4 : 6; /* 48 resp. 32 KiB a stage */
+    const int bn = geo.bn;
+    const int stages = bn == 256 ? 4 : bn == 128 ? 6 : 8; /* 48, 32, 24 KiB a stage */
     const unsigned stage_bytes = 128 * 64 * 2 + 64 * (unsigned)bn * 2;
-    const int64_t tiles = tiles_m * ((L->n + bn - 1) / bn);
+    const int64_t tiles = geo.tiles;
     const int veco = O->data_offset % 4 == 0 && (O->row_stride * O->elem_bytes) % 4 == 0 &&
                      L->n % 2 == 0;
     DT_ASSERT(strncmp(p->opts[0], "--gpu-architecture=", 19) == 0);
@@ -303,9 +315,10 @@ static dt_status plan_gemm_wg1(const dt_case_layout *L, const dt_buffer_layout *
     snprintf(p->summary, sizeof p->summary,
              "%s variant=wg%d grid=%u (persistent, %lld tiles) block=384 (1 tma + 2 wgmma "
              "warpgroups) tile=128x%dx64 stages=%d smem=%u veco=%d %s wgmma.m64n%dk16 "
-             "tma-swizzle128 wait_group=%d",
+             "tma-swizzle128 wait_group=%d fill=%d waves=%lld",
              p->kernel_name, inflight ? 2 : 1, p->grid[0], (long long)tiles, bn, stages,
-             p->shared_bytes, veco ? 2 : 1, a90, bn, inflight ? 1 : 0);
+             p->shared_bytes, veco ? 2 : 1, a90, bn, inflight ? 1 : 0, fill,
+             (long long)geo.waves);
     return DT_OK;
 }
 
