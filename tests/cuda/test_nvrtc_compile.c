@@ -42,6 +42,7 @@
 #include "../dt_check.h"
 #include "../../src/common/dt_cuda_check.h"
 #include "backend_cuda_plan.h"
+#include "backend_cuda_flops.h"
 
 static int g_verbose;
 static const char *g_expect; /* substring the plan summary must contain (NULL: none) */
@@ -537,6 +538,51 @@ static void wg1_cases(const char *hdr) {
     if (!keep || !*keep) unlink(cubin);
 }
 
+/* The FP32 FFMA ceiling kernel (kernels/cuda/ceil_ffma.cu, compiled by
+ * backend_cuda_flops.c with these options): the cubin has the symbol, and the PTX loop
+ * body holds exactly CHAINS x UNROLL fma.rn.f32 (the FLOP count the ceiling divides by:
+ * dt_cuda_ffma_flops); without the -D options the source refuses to compile. */
+static void ffma_ceiling_case(void) {
+    char *src = NULL, *image = NULL;
+    size_t bytes = 0;
+    dt_err err = {{0}};
+    REQUIRE(dt_cuda_source_load("ceil_ffma.cu", &src, NULL, &err) == DT_OK, "ceil_ffma.cu: %s",
+            err.msg);
+    for (int ptx = 0; ptx < 2; ptx++) {
+        dt_cuda_plan p;
+        memset(&p, 0, sizeof p);
+        snprintf(p.kernel_name, sizeof p.kernel_name, "dt_ceil_ffma");
+        snprintf(p.opts[0], sizeof p.opts[0], "--gpu-architecture=%s", ptx ? "compute_90" : "sm_90");
+        snprintf(p.opts[1], sizeof p.opts[1], "-DCEIL_CHAINS=%d", DT_FFMA_CHAINS);
+        snprintf(p.opts[2], sizeof p.opts[2], "-DCEIL_UNROLL=%d", DT_FFMA_UNROLL);
+        p.nopts = 3;
+        free(image);
+        image = NULL;
+        REQUIRE(dt_cuda_nvrtc_compile("ceil_ffma.cu", src, NULL, &p, &image, &bytes, &err) == DT_OK,
+                "ceil_ffma.cu %s: %s", p.opts[0], err.msg);
+        CHECK(contains(image, bytes, "dt_ceil_ffma"), "ceil_ffma %s: no symbol", p.opts[0]);
+        if (ptx) {
+            int fmas = 0;
+            for (const char *q = image; (q = strstr(q, "fma.rn.f32")) != NULL; q++) fmas++;
+            CHECK(fmas == DT_FFMA_CHAINS * DT_FFMA_UNROLL, "ceil_ffma PTX: %d fma.rn.f32 (want %d)",
+                  fmas, DT_FFMA_CHAINS * DT_FFMA_UNROLL);
+            printf("ok   ceil_ffma: %zu-byte PTX, %d fma.rn.f32 a round; %.3g FLOP a launch on 132 SMs\n",
+                   bytes, fmas, dt_cuda_ffma_flops(132));
+        }
+        /* the same without the -D options: refused */
+        p.nopts = 1;
+        char *bad = NULL;
+        size_t bad_bytes = 0;
+        dt_status st = dt_cuda_nvrtc_compile("ceil_ffma.cu", src, NULL, &p, &bad, &bad_bytes, &err);
+        CHECK(st != DT_OK && strstr(err.msg, "CEIL_CHAINS"), "ceil_ffma without -D: status %d %s",
+              (int)st, err.msg);
+        free(bad);
+    }
+done:
+    free(src);
+    free(image);
+}
+
 int main(int argc, char **argv) {
     g_verbose = argc > 1 && strcmp(argv[1], "-v") == 0;
     int maj = 0, min = 0;
@@ -628,6 +674,7 @@ int main(int argc, char **argv) {
     narrow_cases(hdr);
     long_row_cases(hdr);
     wg1_cases(hdr);
+    ffma_ceiling_case();
 
     /* PTX path */
     compile_case(DT_OP_SOFTMAX, 17, 257, 0, 1, "compute_90", hdr);

@@ -25,6 +25,7 @@
 #include "../../src/common/dt_cuda_check.h"
 #include "dualtime/dt_timing.h"
 #include "backend_cuda_plan.h"
+#include "backend_cuda_flops.h"
 #include "dt_kernel_dir.h"
 #include "backend_cuda_replay.h"
 #include <stdio.h>
@@ -1092,6 +1093,17 @@ done:
     return st;
 }
 
+/* The FLOP ceilings: FP32 FFMA chains (backend_cuda_flops.c); tensor-core ceilings come
+ * from the PyTorch worker (cuBLAS), not from here. A fault of the kernel is noted. */
+static dt_status cuda_flop_ceilings(dt_flop_ceilings *out, dt_err *err) {
+    memset(out, 0, sizeof *out);
+    dt_status st = cuda_init(err);
+    if (st != DT_OK) return st;
+    st = dt_cuda_ffma_ceiling(g_cuda.arch, g_cuda.sm_count, out, err);
+    if (st != DT_OK) note_sticky(cuCtxSynchronize(), "dt_ceil_ffma");
+    return st;
+}
+
 static int cuda_broken(void) { return g_cuda.context_lost; }
 
 static const dt_backend k_cuda_backend = {
@@ -1107,6 +1119,7 @@ static const dt_backend k_cuda_backend = {
     .cache = cuda_cache,
     .release = cuda_release,
     .ceilings = cuda_ceilings,
+    .flop_ceilings = cuda_flop_ceilings,
     .floor = cuda_floor,
     .broken = cuda_broken,
 };
