@@ -65,7 +65,7 @@ impls-triton|the issue-17 "done" command: softmax at 17x257,1024x4096,4096x50257
 impls|--impls with three implementations on cuda (torch,native,native2=native; every case valid, three in results.json), then torch,torch-compile,native (exit 0, or 2 naming --impls torch-compile when this torch has no torch.compile)
 graph-cold|issue 13: add,softmax,layernorm at 17x257,512x4096,1024x4096,8192x8192 with --graph, warm then --cache cold; graph vs held vs dispatch, cold/warm (add 512x4096 >= 1.3x) into the summary
 cpu-kernels|the CPU kernel test on the host CPU: both ISA copies (CPUID dispatch), the v1 GELU and streaming stores through the FP64 reference
-gemm-tc|issue 19 + 18.6: bf16/fp16 gemm torch vs native with device timing at 1024^3,4096^3,127x193x61,4097x4095x257, views, the 1024^3 tile A/B (DUALTIME_GEMM_FILL=0 as a third impl), 8192^3 last; BN=64 oracle table; FLOP ceilings and % of peak (scripts/gemm_tc_check.py) into the summary (< 4 min)'
+gemm-tc|issue 19 + 18.6: bf16/fp16 gemm torch vs native with device timing at 1024^3,4096^3,127x193x61,4097x4095x257, views, the 1024^3 A/B (fill0 = DUALTIME_GEMM_FILL=0, splitk2 = DUALTIME_GEMM_SPLITK=2 as more impls), 8192^3 last; BN=64 and split-K oracle tables; FLOP ceilings and % of peak (scripts/gemm_tc_check.py) into the summary (< 4 min)'
 # name|its steps
 GROUP_LIST='all|gpu-tests timing-gpu views memcheck racecheck bench
 tests|gpu-tests timing-gpu views
@@ -397,11 +397,12 @@ step_graph-cold() { rm -rf "$W/graph-warm" "$W/graph-cold"
     "$W/graph-cold/results.json"; return 0; }
 
 # gemm-tc (issues 19, 18 item 6): the bf16/fp16 wgmma gemm against torch (cuBLAS) in one
-# run per group, device timing, every case through the FP64 oracle. Oracle table of the
-# 128x64 tile (DUALTIME_GEMM_BN=64) on every gemm-tc shape first; then the main shapes,
-# views (the tc1 fallback), the A/B of the tile choice (fill0 = the native worker with
-# DUALTIME_GEMM_FILL=0, the 128x128 grid of 64 tiles at 1024^3, as a third implementation)
-# and 8192^3 last (its FP64 reference is the slow part). Device control tables, the
+# run per group, device timing, every case through the FP64 oracle. Oracle tables of the
+# 128x64 tile (DUALTIME_GEMM_BN=64) and of split-K 2 (DUALTIME_GEMM_SPLITK=2) on every
+# gemm-tc shape first; then the main shapes, views (the tc1 fallback), the A/B of the
+# 1024^3 geometry (fill0 = the native worker with DUALTIME_GEMM_FILL=0, the 128x128 grid
+# of 64 tiles; splitk2 = DUALTIME_GEMM_SPLITK=2, 128 half-K units of 128x128: more
+# implementations of the same run) and 8192^3 last (its FP64 reference is the slow part). Device control tables, the
 # rooflines' FLOP ceilings and % of peak, and scripts/gemm_tc_check.py's table (native /
 # torch throughput against the targets) go to the summary; the results.md files come back
 # as gemm-tc*.md.
@@ -412,17 +413,19 @@ gemm_tc_note() { [ -f "$W/$1/results.md" ] || return 0; cp "$W/$1/results.md" "$
   note "$W/$1/results.md" '/^## Device control/,/^$/p' 20
   grep -E "FLOP ceilings|of peak\)" "$W/$1/results.md" | cut -c1-400 | head -12 | tee -a "$S"; return 0; }
 step_gemm-tc() { rm -rf "$W"/gemm-tc "$W"/gemm-tc-views "$W"/gemm-tc-ab "$W"/gemm-tc-8192
-  run gemm-tc-bn64 70 3 env DUALTIME_GEMM_BN=64 DUALTIME_GPU_TEST_SHAPES=gemm-tc \
-    DUALTIME_GPU_TEST_GEMM_VARIANTS=wg1,wg2 "${CUDA_TEST[@]}"; fails gemm-tc-bn64
-  [ -f "$W/gemm-tc-bn64.log" ] && grep -E "^gemm-tc \|" "$W/gemm-tc-bn64.log" | cut -c1-220 | head -34 | tee -a "$S"
+  local k; for k in bn64:DUALTIME_GEMM_BN=64 splitk:DUALTIME_GEMM_SPLITK=2; do
+    run "gemm-tc-${k%%:*}" 50 3 env "${k#*:}" DUALTIME_GPU_TEST_SHAPES=gemm-tc \
+      DUALTIME_GPU_TEST_GEMM_VARIANTS=wg1 "${CUDA_TEST[@]}"; fails "gemm-tc-${k%%:*}"
+    [ -f "$W/gemm-tc-${k%%:*}.log" ] && grep -E "^gemm-tc \|" "$W/gemm-tc-${k%%:*}.log" | cut -c1-220 | head -18 | tee -a "$S"
+  done
   run gemm-tc 80 3 "$B/dualtime" run "${gemm_tc[@]}" \
     --gemm-shapes 1024x1024x1024,4096x4096x4096,127x193x61,4097x4095x257 --output "$W/gemm-tc"
   gemm_tc_note gemm-tc
   run gemm-tc-views 40 3 "$B/dualtime" run "${gemm_tc[@]}" --input-views \
     --gemm-shapes 1024x1024x1024,4097x4095x257 --output "$W/gemm-tc-views"
   gemm_tc_note gemm-tc-views
-  run gemm-tc-ab 40 3 "$B/dualtime" run "${gemm_tc[@]}" --gemm-shapes 1024x1024x1024 \
-    --impls "torch,native,fill0=worker:env DUALTIME_GEMM_FILL=0 $PWD/$B/dualtime-native-worker" \
+  run gemm-tc-ab 50 3 "$B/dualtime" run "${gemm_tc[@]}" --gemm-shapes 1024x1024x1024 \
+    --impls "torch,native,fill0=worker:env DUALTIME_GEMM_FILL=0 $PWD/$B/dualtime-native-worker,splitk2=worker:env DUALTIME_GEMM_SPLITK=2 $PWD/$B/dualtime-native-worker" \
     --output "$W/gemm-tc-ab"
   gemm_tc_note gemm-tc-ab
   run gemm-tc-8192 75 3 "$B/dualtime" run "${gemm_tc[@]}" --gemm-shapes 8192x8192x8192 \

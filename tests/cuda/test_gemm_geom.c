@@ -1,6 +1,7 @@
 /* test_gemm_geom.c — the tile width of the bf16/f16 wgmma gemm chosen from the shape
  * (workers/native/dt_gemm_geom.h) and its plan (dt_cuda_plan_make: tile, grid, stages,
- * shared memory, DUALTIME_GEMM_FILL / DUALTIME_GEMM_BN), without compiling anything.
+ * shared memory, DUALTIME_GEMM_FILL / DUALTIME_GEMM_BN / DUALTIME_GEMM_SPLITK and the
+ * split-K workspace), without compiling anything.
  * Expected values are worked out by hand from the model in dt_gemm_geom.h (k-block
  * clocks = max(4*BN, 256 + 2*BN): 1024 for BN 256, 512 for 128, 384 for 64). Needs no
  * GPU and no NVRTC call. Run: ./test_gemm_geom */
@@ -90,9 +91,47 @@ static void plan_cases(void) {
     setenv("DUALTIME_GEMM_FILL", "yes", 1);
     CHECK(!plan(1024, 1024, 1024, &p, &err) && strstr(err.msg, "DUALTIME_GEMM_FILL"),
           "FILL=yes not refused: %s", err.msg);
+    unsetenv("DUALTIME_GEMM_FILL");
+    /* split-K 2 (opt-in): 1024^3 takes 64 tiles of 128 x 128, 128 units on an even grid,
+     * a workspace of 64 x 64 KiB of partials + 64 flags */
+    setenv("DUALTIME_GEMM_SPLITK", "2", 1);
+    REQUIRE(plan(1024, 1024, 1024, &p, &err), "plan 1024^3 splitk: %s", err.msg);
+    CHECK(has_opt(&p, "-DBN=128") && has_opt(&p, "-DWG_SPLITK=2") && p.grid[0] == 128 &&
+              p.workspace_flags_offset == 64ull * 128 * 128 * 4 &&
+              p.workspace_bytes == 64ull * 128 * 128 * 4 + 64 * 4 && strstr(p.summary, "splitk=2"),
+          "1024^3 splitk: grid %u ws %llu/%llu summary %s", p.grid[0], p.workspace_bytes,
+          p.workspace_flags_offset, p.summary);
+    /* 4096^3: BN 256 of the old rule capped at 128 (1024 tiles, 2048 units), grid 132 */
+    REQUIRE(plan(4096, 4096, 4096, &p, &err), "plan 4096^3 splitk: %s", err.msg);
+    CHECK(has_opt(&p, "-DBN=128") && p.grid[0] == 132 && strstr(p.summary, "1024 tiles"),
+          "4096^3 splitk: grid %u %s", p.grid[0], p.summary);
+    /* an odd SM count gives an even grid */
+    {
+        dt_case_layout L;
+        dt_layout_make_typed(&L, DT_OP_GEMM, 4096, 4096, 4096, 0, DT_F16);
+        REQUIRE(dt_cuda_plan_make(&L, "sm_90", 131, &p, &err) == DT_OK, "131 SMs: %s", err.msg);
+        CHECK(p.grid[0] == 130, "131 SMs splitk grid %u (want 130)", p.grid[0]);
+    }
+    setenv("DUALTIME_GEMM_BN", "64", 1);
+    REQUIRE(plan(1024, 1024, 1024, &p, &err), "plan 1024^3 splitk bn 64: %s", err.msg);
+    CHECK(has_opt(&p, "-DBN=64") && p.grid[0] == 132 && p.workspace_bytes == 128ull * 128 * 64 * 4 + 128 * 4,
+          "1024^3 splitk BN=64: grid %u ws %llu", p.grid[0], p.workspace_bytes);
+    setenv("DUALTIME_GEMM_BN", "256", 1);
+    CHECK(!plan(1024, 1024, 1024, &p, &err) && strstr(err.msg, "DUALTIME_GEMM_SPLITK"),
+          "splitk with BN=256 not refused: %s", err.msg);
+    unsetenv("DUALTIME_GEMM_BN");
+    CHECK(!plan(1024, 1024, 64, &p, &err) && strstr(err.msg, "K > 64"),
+          "splitk with one k-block not refused: %s", err.msg);
+    setenv("DUALTIME_GEMM_SPLITK", "3", 1);
+    CHECK(!plan(1024, 1024, 1024, &p, &err) && strstr(err.msg, "DUALTIME_GEMM_SPLITK"),
+          "SPLITK=3 not refused: %s", err.msg);
+    unsetenv("DUALTIME_GEMM_SPLITK");
+    REQUIRE(plan(1024, 1024, 1024, &p, &err), "plan 1024^3: %s", err.msg);
+    CHECK(p.workspace_bytes == 0 && !has_opt(&p, "-DWG_SPLITK=2"), "default has a workspace");
 done:
     unsetenv("DUALTIME_GEMM_FILL");
     unsetenv("DUALTIME_GEMM_BN");
+    unsetenv("DUALTIME_GEMM_SPLITK");
 }
 
 int main(void) {

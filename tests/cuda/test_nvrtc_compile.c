@@ -26,7 +26,8 @@
  * 8192^3, 1000x1048x264 takes wg1 (plan: 2 tensor maps, 384 threads, dynamic shared
  * memory, persistent grid), 127x193x61, 4097x4095x257 and views fall back to tc1 and
  * say why, another arch falls back, DUALTIME_GEMM_BN (64, 128, 256) is honoured or
- * refused, 1024^3 takes the 128x64 tile (DUALTIME_GEMM_FILL=0: 128x128, as before); the
+ * refused, 1024^3 takes the 128x64 tile (DUALTIME_GEMM_FILL=0: 128x128, as before),
+ * split-K 2 (DUALTIME_GEMM_SPLITK=2) compiles with its workspace; the
  * 4096^3 cubin's SASS must show HGMMA and UTMALDG where cuobjdump runs
  * (DUALTIME_CUOBJDUMP=path; DUALTIME_REQUIRE_SASS=1 makes its absence a failure;
  * DUALTIME_KEEP_CUBIN=path keeps the cubin). The FP32 kernels are unchanged by the narrow work: their PTX (code, not
@@ -500,7 +501,21 @@ static void wg1_cases(const char *hdr) {
         compile_typed(DT_OP_GEMM, 1024, 1024, 1024, 0, "sm_90", hdr, dts[t]);
         unsetenv("DUALTIME_GEMM_FILL");
     }
+    /* split-K 2 (opt-in, DUALTIME_GEMM_SPLITK=2): the fix-up compiles in both dtypes, at
+     * an uneven K split with tails (1000x1048x264: 5 k-blocks) and as wg2 */
+    setenv("DUALTIME_GEMM_SPLITK", "2", 1);
+    for (size_t t = 0; t < 2; t++) {
+        g_expect = "tile=128x128x64 stages=6";
+        compile_typed(DT_OP_GEMM, 1024, 1024, 1024, 0, "sm_90", hdr, dts[t]);
+        CHECK(strstr(g_last.summary, "splitk=2") && g_last.workspace_bytes > 0 &&
+                  g_last.grid[0] == 128,
+              "splitk 1024^3: %s ws %llu", g_last.summary, g_last.workspace_bytes);
+        g_expect = "splitk=2";
+        compile_typed(DT_OP_GEMM, 1000, 1048, 264, 0, "sm_90", hdr, dts[t]);
+    }
     setenv("DUALTIME_GEMM_VARIANT", "wg2", 1);
+    compile_typed(DT_OP_GEMM, 1024, 1024, 1024, 0, "sm_90", hdr, DT_BF16);
+    unsetenv("DUALTIME_GEMM_SPLITK");
     setenv("DUALTIME_GEMM_BN", "64", 1);
     g_expect = "tile=128x64x64 stages=8";
     compile_typed(DT_OP_GEMM, 1000, 1048, 264, 0, "sm_90", hdr, DT_F16); /* tails, BN 64 */
@@ -515,6 +530,7 @@ static void wg1_cases(const char *hdr) {
         {"DUALTIME_GEMM_BN", "96", DT_BF16},
         {"DUALTIME_GEMM_BN", "32", DT_BF16},
         {"DUALTIME_GEMM_FILL", "2", DT_F16},
+        {"DUALTIME_GEMM_SPLITK", "4", DT_BF16},
         {"DUALTIME_GEMM_VARIANT", "wg1", DT_F32},
         {"DUALTIME_GEMM_VARIANT", "wg3", DT_F16},
         {"DUALTIME_GEMM_VARIANT", "wg2", DT_F32},

@@ -71,6 +71,8 @@ typedef struct cuda_state {
     dt_kdir_file kfile;                   /* --kernel-dir: the file serving the case */
     size_t ktext_len;                     /* its bytes (texts[0]; a cubin is binary) */
     CUtensorMap *tmaps;        /* gemm wg1: plan.ntma maps (64-byte aligned), or NULL */
+    CUdeviceptr work;          /* gemm wg1 split-K: plan.workspace_bytes, zeroed (0: none) */
+    CUdeviceptr work_args[2];  /* its kernel parameters: partials, flags */
     char *texts[2];            /* op source and common header, for the source records */
     int warm;                  /* the case's kernel has run in this process (a held window
                                   must not pay its first launch: lazy loading can sync) */
@@ -403,6 +405,7 @@ static void cuda_release(void *state) {
     if (s->dbase) cuMemFree(s->dbase);
     if (s->module_owned && s->module) cuModuleUnload(s->module);
     free(s->tmaps);
+    if (s->work) cuMemFree(s->work);
     free(s->texts[0]);
     free(s->texts[1]);
     free(s);
@@ -411,7 +414,7 @@ static void cuda_release(void *state) {
 /* gemm wg1: the plan's tensor maps from the device buffers (cuTensorMapEncodeTiled:
  * 2-D {cols, rows} with the row pitch, the plan's box, 128-byte swizzle, out-of-bounds
  * elements read as zero), then the kernel's parameters: the maps by value, then the
- * output pointer. */
+ * output pointer, then (split-K) the zeroed workspace's partials and flags. */
 static dt_status encode_tensor_maps(cuda_state *s, dt_err *err) {
     const dt_case_layout *L = s->L;
     const dt_cuda_plan *p = &s->plan;
@@ -442,6 +445,18 @@ static dt_status encode_tensor_maps(cuda_state *s, dt_err *err) {
     }
     const int out = dt_layout_output(L);
     s->params[p->ntma] = &s->args[out];
+    if (p->workspace_bytes) { /* split-K: partials and flags, after the output */
+        CU_RUN(cuMemAlloc(&s->work, (size_t)p->workspace_bytes), err, st, done, "workspace");
+        /* on the case stream: ordered before its first launch (a non-blocking stream does
+         * not wait for the legacy stream a plain cuMemsetD8 runs on) */
+        CU_RUN(cuMemsetD8Async(s->work, 0, (size_t)p->workspace_bytes, s->stream), err, st, done,
+               "workspace");
+        s->work_args[0] = s->work;
+        s->work_args[1] = s->work + (CUdeviceptr)p->workspace_flags_offset;
+        s->params[p->ntma + 1] = &s->work_args[0];
+        s->params[p->ntma + 2] = &s->work_args[1];
+    }
+done:
     return st;
 }
 
