@@ -112,6 +112,37 @@ static void plan_cases(void) {
         REQUIRE(dt_cuda_plan_make(&L, "sm_90", 131, &p, &err) == DT_OK, "131 SMs: %s", err.msg);
         CHECK(p.grid[0] == 130, "131 SMs splitk grid %u (want 130)", p.grid[0]);
     }
+    /* the pairing the kernel relies on (no deadlock): an even grid of at most the SMs,
+     * so units 2t and 2t+1 run in blocks b, b+1 at the same iteration and even blocks
+     * only ever take first halves, which never wait */
+    {
+        static const int64_t shapes[][3] = {{1000, 1048, 264}, {4097, 4096, 4096}, {128, 64, 128},
+                                            {8192, 8192, 8192}};
+        static const int sms[] = {132, 131, 7, 2};
+        for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+            for (size_t j = 0; j < sizeof sms / sizeof sms[0]; j++) {
+                dt_case_layout L;
+                dt_layout_make_typed(&L, DT_OP_GEMM, shapes[i][0], shapes[i][1], shapes[i][2], 0,
+                                     DT_BF16);
+                REQUIRE(dt_cuda_plan_make(&L, "sm_90", sms[j], &p, &err) == DT_OK, "plan: %s",
+                        err.msg);
+                const unsigned g = p.grid[0];
+                int paired = g % 2 == 0 && (int)g <= sms[j];
+                /* every odd unit's partner: same iteration, the block before (even) */
+                const int64_t units = (int64_t)(p.workspace_flags_offset / (128ull * 128 * 4)) * 2;
+                for (int64_t u = 1; paired && u < units; u += 2)
+                    paired = (u - 1) / g == u / g && ((u - 1) % g) % 2 == 0;
+                CHECK(paired && units > 0, "%lldx%lld on %d SMs: grid %u units %lld not paired",
+                      (long long)shapes[i][0], (long long)shapes[i][1], sms[j], g,
+                      (long long)units);
+            }
+    }
+    {
+        dt_case_layout L;
+        dt_layout_make_typed(&L, DT_OP_GEMM, 1024, 1024, 1024, 0, DT_BF16);
+        CHECK(dt_cuda_plan_make(&L, "sm_90", 1, &p, &err) == DT_EINVAL && strstr(err.msg, "2 SMs"),
+              "splitk on 1 SM not refused: %s", err.msg);
+    }
     setenv("DUALTIME_GEMM_BN", "64", 1);
     REQUIRE(plan(1024, 1024, 1024, &p, &err), "plan 1024^3 splitk bn 64: %s", err.msg);
     CHECK(has_opt(&p, "-DBN=64") && p.grid[0] == 132 && p.workspace_bytes == 128ull * 128 * 64 * 4 + 128 * 4,

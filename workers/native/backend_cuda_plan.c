@@ -307,6 +307,8 @@ static dt_status plan_gemm_wg1(const dt_case_layout *L, const dt_buffer_layout *
     const int64_t tiles = geo.tiles, units = tiles * splitk;
     /* split-K pairs run in neighbouring blocks: an even grid, every block resident */
     const int64_t grid_max = splitk == 2 ? (sm_count & ~1) : sm_count;
+    if (grid_max < 1)
+        return dt_fail(err, DT_EINVAL, "DUALTIME_GEMM_SPLITK=2 needs at least 2 SMs (%d)", sm_count);
     const int veco = O->data_offset % 4 == 0 && (O->row_stride * O->elem_bytes) % 4 == 0 &&
                      L->n % 2 == 0;
     DT_ASSERT(strncmp(p->opts[0], "--gpu-architecture=", 19) == 0);
