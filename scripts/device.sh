@@ -67,7 +67,8 @@ impls|--impls with three implementations on cuda (torch,native,native2=native; e
 graph-cold|issue 13: add,softmax,layernorm at 17x257,512x4096,1024x4096,8192x8192 with --graph, warm then --cache cold; graph vs held vs dispatch, cold/warm (add 512x4096 >= 1.3x) into the summary
 cpu-kernels|the CPU kernel test on the host CPU: both ISA copies (CPUID dispatch), the v1 GELU and streaming stores through the FP64 reference
 pipe|the default CUDA matrix once, traced: wall time (target < 240 s) and phase table into the summary; every CUDA worker pinned its arena (scripts/host_pin_check.py)
-pipe-ab|pinned vs pageable (DUALTIME_HOST_REGISTER=0) on add,softmax,layernorm 8192^2 + gemm 4096^3, 2 rounds, traced: both wall times and phase tables'
+pipe-ab|pinned vs pageable (DUALTIME_HOST_REGISTER=0) on add,softmax,layernorm 8192^2 + gemm 4096^3, 2 rounds, traced: both wall times and phase tables
+gemm-tc|issue 19 + 18.6: bf16/fp16 gemm torch vs native with device timing at 1024^3,4096^3,127x193x61,4097x4095x257, views, the 1024^3 A/B (fill0 = DUALTIME_GEMM_FILL=0, splitk2 = DUALTIME_GEMM_SPLITK=2 as more impls), 8192^3 last; BN=64 and split-K oracle tables; FLOP ceilings and % of peak (scripts/gemm_tc_check.py) into the summary (< 4 min)'
 # name|its steps
 GROUP_LIST='all|gpu-tests timing-gpu views memcheck racecheck bench
 tests|gpu-tests timing-gpu views
@@ -429,6 +430,45 @@ step_graph-cold() { rm -rf "$W/graph-warm" "$W/graph-cold"
   for k in warm cold; do [ -f "$W/graph-$k/results.md" ] && cp "$W/graph-$k/results.md" "$OUT/graph-$k.md"; done
   run graph-cold-check 10 80 python3 scripts/graph_cold_check.py "$W/graph-warm/results.json" \
     "$W/graph-cold/results.json"; return 0; }
+
+# gemm-tc (issues 19, 18 item 6): the bf16/fp16 wgmma gemm against torch (cuBLAS) in one
+# run per group, device timing, every case through the FP64 oracle. Oracle tables of the
+# 128x64 tile (DUALTIME_GEMM_BN=64) and of split-K 2 (DUALTIME_GEMM_SPLITK=2) on every
+# gemm-tc shape first; then the main shapes, views (the tc1 fallback), the A/B of the
+# 1024^3 geometry (fill0 = the native worker with DUALTIME_GEMM_FILL=0, the 128x128 grid
+# of 64 tiles; splitk2 = DUALTIME_GEMM_SPLITK=2, 128 half-K units of 128x128: more
+# implementations of the same run) and 8192^3 last (its FP64 reference is the slow part). Device control tables, the
+# rooflines' FLOP ceilings and % of peak, and scripts/gemm_tc_check.py's table (native /
+# torch throughput against the targets) go to the summary; the results.md files come back
+# as gemm-tc*.md.
+# shellcheck disable=SC2054 # the commas are dualtime's
+gemm_tc=(--backends cuda --operations gemm --dtypes bf16,fp16 --device-timing --samples 5
+         --rounds 1 --sample-ms 10 --warmup-ms 50 --quiet)
+gemm_tc_note() { [ -f "$W/$1/results.md" ] || return 0; cp "$W/$1/results.md" "$OUT/$1.md"
+  note "$W/$1/results.md" '/^## Device control/,/^$/p' 20
+  grep -E "FLOP ceilings|of peak\)" "$W/$1/results.md" | cut -c1-400 | head -12 | tee -a "$S"; return 0; }
+step_gemm-tc() { rm -rf "$W"/gemm-tc "$W"/gemm-tc-views "$W"/gemm-tc-ab "$W"/gemm-tc-8192
+  local k; for k in bn64:DUALTIME_GEMM_BN=64 splitk:DUALTIME_GEMM_SPLITK=2; do
+    run "gemm-tc-${k%%:*}" 50 3 env "${k#*:}" DUALTIME_GPU_TEST_SHAPES=gemm-tc \
+      DUALTIME_GPU_TEST_GEMM_VARIANTS=wg1 "${CUDA_TEST[@]}"; fails "gemm-tc-${k%%:*}"
+    [ -f "$W/gemm-tc-${k%%:*}.log" ] && grep -E "^gemm-tc \|" "$W/gemm-tc-${k%%:*}.log" | cut -c1-220 | head -18 | tee -a "$S"
+  done
+  run gemm-tc 80 3 "$B/dualtime" run "${gemm_tc[@]}" \
+    --gemm-shapes 1024x1024x1024,4096x4096x4096,127x193x61,4097x4095x257 --output "$W/gemm-tc"
+  gemm_tc_note gemm-tc
+  run gemm-tc-views 40 3 "$B/dualtime" run "${gemm_tc[@]}" --input-views \
+    --gemm-shapes 1024x1024x1024,4097x4095x257 --output "$W/gemm-tc-views"
+  gemm_tc_note gemm-tc-views
+  run gemm-tc-ab 50 3 "$B/dualtime" run "${gemm_tc[@]}" --gemm-shapes 1024x1024x1024 \
+    --impls "torch,native,fill0=worker:env DUALTIME_GEMM_FILL=0 $PWD/$B/dualtime-native-worker,splitk2=worker:env DUALTIME_GEMM_SPLITK=2 $PWD/$B/dualtime-native-worker" \
+    --output "$W/gemm-tc-ab"
+  gemm_tc_note gemm-tc-ab
+  run gemm-tc-8192 75 3 "$B/dualtime" run "${gemm_tc[@]}" --gemm-shapes 8192x8192x8192 \
+    --output "$W/gemm-tc-8192"
+  gemm_tc_note gemm-tc-8192
+  local rs=(); for d in gemm-tc gemm-tc-views gemm-tc-ab gemm-tc-8192; do
+    [ -f "$W/$d/results.json" ] && rs+=("$W/$d/results.json"); done
+  ((${#rs[@]})) && run gemm-tc-check 20 60 python3 scripts/gemm_tc_check.py "${rs[@]}"; return 0; }
 
 machine() { # machine.txt: the machine, the card's clocks and temperature, torch
   [ -n "$DRY" ] && return 0

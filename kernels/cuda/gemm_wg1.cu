@@ -20,12 +20,25 @@
 // transaction bytes) and empty[s] (one arrive per consumer warp) mbarriers, waited with
 // try_wait.parity. Persistent: grid = min(SMs, tiles); block b takes tiles b, b+grid,
 // ... in a grouped order (WG_GROUP row-tiles share a column sweep, for L2 reuse); the
-// producer runs ahead into the next tile while the consumers store.
+// producer runs ahead into the next tile while the consumers store; it prefetches both
+// tensor maps (prefetch.tensormap) before its first copy.
 // Variant wg2 (WG_INFLIGHT=1, kernel dt_gemm_wg2_<dtype>): the same kernel with one
 // wgmma group kept in flight: after committing k-block kb a consumer waits only for
 // kb-1's group (wgmma.wait_group 1) and releases kb-1's stage, so its next issue
 // overlaps its own tensor-core work; wg1 waits for each group (wait_group 0).
-// Specialization macros: M N K LDO DT_ELEM BN (128 | 256) STAGES VECO [WG_INFLIGHT].
+// BN 64 (m64n64k16, one B box a stage, 32 accumulators a thread) is the wave-filling
+// geometry for shapes whose 128x128 tiles are fewer than the SMs (1024^3: 128 tiles of
+// 128x64 instead of 64 of 128x128; the plan's choice, docs/perf.md "gemm wg1 fill").
+// Split-K 2 (WG_SPLITK=2, opt-in: DUALTIME_GEMM_SPLITK=2): the work units are tile t's
+// two halves of K (unit 2t: k-blocks [0, KB/2), unit 2t+1: [KB/2, KB)); the first stores
+// its FP32 accumulators to the workspace ws (tile-major: 128 x BN floats a tile, as
+// float4 rows of the 256 consumer threads) and sets flags[t] (release, gpu scope); the second waits for the flag
+// (acquire), resets it to 0 for the next launch, adds ws + its own accumulators in that
+// fixed order (deterministic) and stores the tile. The grid is even and at most the SMs,
+// so both halves run at the same time in neighbouring blocks and even blocks never wait.
+// Kernel parameters then: (tmA, tmB, C, ws, flags); ws and flags zeroed at prepare.
+// Specialization macros: M N K LDO DT_ELEM BN (64 | 128 | 256) STAGES VECO [WG_INFLIGHT]
+// [WG_SPLITK].
 // A barrier wait that lasts over WG_TIMEOUT_NS (4 s: a pipeline bug) traps, so a hang
 // becomes a launch failure the backend reports, not a stuck device.
 #include "dt_cuda_common.cuh"
@@ -36,8 +49,14 @@
 #ifndef WG_INFLIGHT
 #define WG_INFLIGHT 0
 #endif
-#if BN != 128 && BN != 256
-#error "gemm_wg1: BN must be 128 or 256"
+#ifndef WG_SPLITK
+#define WG_SPLITK 1
+#endif
+#if WG_SPLITK != 1 && WG_SPLITK != 2
+#error "gemm_wg1: WG_SPLITK must be 1 or 2"
+#endif
+#if BN != 64 && BN != 128 && BN != 256
+#error "gemm_wg1: BN must be 64, 128 or 256"
 #endif
 #if DT_ELEM == 1
 #define WG_AB_TYPE "bf16"
@@ -56,6 +75,10 @@
 #define WG_TILES_N ((N + BN - 1) / BN)
 #define WG_TILES (WG_TILES_M * WG_TILES_N)
 #define WG_KB ((K + WG_BK - 1) / WG_BK)
+#define WG_UNITS (WG_TILES * WG_SPLITK) /* work units: a tile, or a tile's half of K */
+#if WG_SPLITK == 2 && WG_KB < 2
+#error "gemm_wg1: split-K 2 needs at least two k-blocks"
+#endif
 #define WG_GROUP 8
 #define WG_TIMEOUT_NS 4000000000ull
 
@@ -145,6 +168,22 @@ __device__ __forceinline__ void wg_wait1() {
 }
 
 /* m64nBNk16, FP32 accumulate (scale-d 1), A and B from shared memory, trans-b 1. */
+#if BN == 64
+#define WG_NREG 32
+#define WG_MMA_OP "wgmma.mma_async.sync.aligned.m64n64k16.f32." WG_AB_TYPE "." WG_AB_TYPE
+__device__ __forceinline__ void wg_mma(float (&d)[32], unsigned long long da, unsigned long long db) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+                 WG_MMA_OP " {"
+                 "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
+                 "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31"
+                 "}, %32, %33, p, 1, 1, 0, 1;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+                 : "l"(da), "l"(db), "r"(1));
+}
+#endif
 #if BN == 128
 #define WG_NREG 64
 #define WG_MMA_OP "wgmma.mma_async.sync.aligned.m64n128k16.f32." WG_AB_TYPE "." WG_AB_TYPE
@@ -212,14 +251,26 @@ __device__ __forceinline__ void wg_tile(int t, int &tm, int &tn) {
     tn = r / rows;
 }
 
-/* The producer thread: every k-block of every tile of this block, STAGES ahead. */
+/* Work unit u -> its tile (tm, tn) and its k-blocks [kb0, kb1). */
+__device__ __forceinline__ void wg_unit(int u, int &t, int &tm, int &tn, int &kb0, int &kb1) {
+    t = u / WG_SPLITK;
+    const int half = u % WG_SPLITK;
+    wg_tile(t, tm, tn);
+    kb0 = half * WG_KB / WG_SPLITK;
+    kb1 = (half + 1) * WG_KB / WG_SPLITK;
+}
+
+/* The producer thread: every k-block of every unit of this block, STAGES ahead. */
 __device__ __forceinline__ void wg_produce(const dt_tmap *tmA, const dt_tmap *tmB, unsigned sA,
                                            unsigned sB, unsigned full, unsigned empty) {
+    /* the descriptors into the TMA unit's cache before the first copy needs them */
+    asm volatile("prefetch.tensormap [%0];" ::"l"((unsigned long long)tmA) : "memory");
+    asm volatile("prefetch.tensormap [%0];" ::"l"((unsigned long long)tmB) : "memory");
     unsigned it = 0;
-    for (int t = blockIdx.x; t < WG_TILES; t += gridDim.x) {
-        int tm, tn;
-        wg_tile(t, tm, tn);
-        for (int kb = 0; kb < WG_KB; kb++, it++) {
+    for (int u = blockIdx.x; u < WG_UNITS; u += gridDim.x) {
+        int t, tm, tn, kb0, kb1;
+        wg_unit(u, t, tm, tn, kb0, kb1);
+        for (int kb = kb0; kb < kb1; kb++, it++) {
             const unsigned s = it % STAGES, ph = (it / STAGES) & 1;
             wg_bar_wait(empty + 8 * s, ph ^ 1);
             wg_bar_expect_tx(full + 8 * s, WG_STAGE_BYTES);
@@ -260,21 +311,73 @@ __device__ __forceinline__ void wg_store(const float (&d)[WG_NREG], dt_t *__rest
     }
 }
 
+#if WG_SPLITK == 2
+/* The 256 consumer threads of the block (named barrier 1; the producer is not in it). */
+__device__ __forceinline__ void wg_consumers_sync() {
+    asm volatile("bar.sync 1, 256;" ::: "memory");
+}
+
+/* Split-K 2 fix-up of unit u of tile t (see the header): 1 when this thread stores d. */
+__device__ __forceinline__ int wg_splitk(float (&d)[WG_NREG], float *__restrict__ ws,
+                                         unsigned *__restrict__ flags, int u, int t) {
+    const int ct = threadIdx.x - 128; /* 0..255 */
+    /* tile t's partial: WG_NREG / 4 rows of 256 float4, row i/4 holding d[i..i+3] of each
+     * consumer thread (a warp's store is 512 contiguous bytes) */
+    float4 *part = reinterpret_cast<float4 *>(ws) + (long long)t * (WG_NREG / 4) * 256 + ct;
+    if (u % 2 == 0) { /* the first half: publish the partial */
+#pragma unroll
+        for (int i = 0; i < WG_NREG; i += 4)
+            __stcg(part + (i / 4) * 256, make_float4(d[i], d[i + 1], d[i + 2], d[i + 3]));
+        wg_consumers_sync();
+        if (ct == 0) {
+            __threadfence();
+            asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(flags + t), "r"(1u) : "memory");
+        }
+        return 0;
+    }
+    if (ct == 0) { /* the second half: wait for the first's partial */
+        unsigned f = 0;
+        const unsigned long long t0 = wg_now_ns();
+        for (;;) {
+            asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(f) : "l"(flags + t) : "memory");
+            if (f) break;
+            if (wg_now_ns() - t0 > WG_TIMEOUT_NS) __trap();
+        }
+        flags[t] = 0; /* for the next launch (ordered by the kernel boundary) */
+    }
+    wg_consumers_sync();
+#pragma unroll
+    for (int i = 0; i < WG_NREG; i += 4) {
+        const float4 p = __ldcg(part + (i / 4) * 256);
+        d[i] = p.x + d[i];
+        d[i + 1] = p.y + d[i + 1];
+        d[i + 2] = p.z + d[i + 2];
+        d[i + 3] = p.w + d[i + 3];
+    }
+    return 1;
+}
+#define WG_EXTRA_PARAMS , float *__restrict__ ws, unsigned *__restrict__ flags
+#define WG_EXTRA_ARGS , ws, flags
+#else
+#define WG_EXTRA_PARAMS
+#define WG_EXTRA_ARGS
+#endif
+
 /* A consumer warpgroup (cw 0 or 1: rows 64cw.. of each block tile). */
 __device__ __forceinline__ void wg_consume(dt_t *__restrict__ C, unsigned sA, unsigned sB,
-                                           unsigned full, unsigned empty, int cw) {
+                                           unsigned full, unsigned empty, int cw WG_EXTRA_PARAMS) {
     const int lane = threadIdx.x & 31, w = (threadIdx.x >> 5) & 3;
     float d[WG_NREG];
     unsigned it = 0;
 #if WG_INFLIGHT
     unsigned prev = 0; /* the stage of the group still in flight */
 #endif
-    for (int t = blockIdx.x; t < WG_TILES; t += gridDim.x) {
-        int tm, tn;
-        wg_tile(t, tm, tn);
+    for (int u = blockIdx.x; u < WG_UNITS; u += gridDim.x) {
+        int t, tm, tn, kb0, kb1;
+        wg_unit(u, t, tm, tn, kb0, kb1);
 #pragma unroll
         for (int i = 0; i < WG_NREG; i++) d[i] = 0.0f;
-        for (int kb = 0; kb < WG_KB; kb++, it++) {
+        for (int kb = kb0; kb < kb1; kb++, it++) {
             const unsigned s = it % STAGES, ph = (it / STAGES) & 1;
             wg_bar_wait(full + 8 * s, ph);
             const unsigned a = sA + s * WG_A_BYTES + cw * (64 * 128);
@@ -293,7 +396,7 @@ __device__ __forceinline__ void wg_consume(dt_t *__restrict__ C, unsigned sA, un
 #if WG_INFLIGHT
             /* wg2: keep this k-block's group in flight; the previous one is done now */
             wg_wait1();
-            if (kb > 0 && lane == 0) wg_bar_arrive(empty + 8 * prev);
+            if (kb > kb0 && lane == 0) wg_bar_arrive(empty + 8 * prev);
             prev = s;
 #else
             wg_wait0();
@@ -303,6 +406,9 @@ __device__ __forceinline__ void wg_consume(dt_t *__restrict__ C, unsigned sA, un
 #if WG_INFLIGHT
         wg_wait0();
         if (lane == 0) wg_bar_arrive(empty + 8 * prev);
+#endif
+#if WG_SPLITK == 2
+        if (!wg_splitk(d, ws, flags, u, t)) continue;
 #endif
         wg_store(d, C, tm * WG_BM + cw * 64 + w * 16 + (lane >> 2), tn * BN + (lane & 3) * 2);
     }
@@ -316,7 +422,7 @@ __device__ __forceinline__ void wg_consume(dt_t *__restrict__ C, unsigned sA, un
 
 extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
 WG_KERNEL(const __grid_constant__ dt_tmap tmA, const __grid_constant__ dt_tmap tmB,
-                      dt_t *__restrict__ C) {
+                      dt_t *__restrict__ C WG_EXTRA_PARAMS) {
     extern __shared__ __align__(1024) unsigned char wg_dyn[];
     /* 128-byte swizzle atoms need 1 KiB alignment: the plan asks 1 KiB extra */
     const unsigned base = (wg_smem(wg_dyn) + 1023u) & ~1023u;
@@ -337,6 +443,6 @@ WG_KERNEL(const __grid_constant__ dt_tmap tmA, const __grid_constant__ dt_tmap t
         if (threadIdx.x == 0) wg_produce(&tmA, &tmB, sA, sB, full, empty);
     } else {
         asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
-        wg_consume(C, sA, sB, full, empty, wg - 1);
+        wg_consume(C, sA, sB, full, empty, wg - 1 WG_EXTRA_ARGS);
     }
 }

@@ -1165,6 +1165,36 @@ static void held_floors_text(const md *m, const dt_ceilings_rec *ce) {
     }
 }
 
+/* 1 when the run measured at least one FLOP ceiling. */
+static int have_flop_ceilings(const dt_flop_ceilings_rec *f) {
+    return f->fp32_tflops > 0 || f->bf16_tflops > 0 || f->fp16_tflops > 0;
+}
+
+/* The FLOP ceilings sentence (after the ceilings sentence); nothing when none measured. */
+static void flop_ceilings_text(const md *m, const dt_flop_ceilings_rec *f) {
+    if (!have_flop_ceilings(f))
+        return;
+    const struct { const char *what; double v; } val[] = {
+        {"FP32 (FFMA)", f->fp32_tflops},
+        {"BF16 (tensor cores)", f->bf16_tflops},
+        {"FP16 (tensor cores)", f->fp16_tflops}};
+    dt_format_buf a;
+    fputs(" FLOP ceilings (the peak a gemm row's % of peak is against):", m->o);
+    const char *sep = " ";
+    for (size_t i = 0; i < sizeof val / sizeof val[0]; i++) {
+        if (!(val[i].v > 0))
+            continue;
+        fprintf(m->o, "%s%s **%s TFLOP/s**", sep, val[i].what, dt_format_num(a, val[i].v));
+        sep = ", ";
+    }
+    fputs(".", m->o);
+    if (f->method) {
+        fputs(" Method: ", m->o);
+        text(m, f->method);
+        fputs(".", m->o);
+    }
+}
+
 /* The ceilings sentence of the roofline section. */
 static void roofline_ceilings(const md *m, const dt_ceilings_rec *ce) {
     dt_format_buf a, b;
@@ -1191,6 +1221,7 @@ static void roofline_ceilings(const md *m, const dt_ceilings_rec *ce) {
         text(m, ce->method);
         fputs(".", m->o);
     }
+    flop_ceilings_text(m, &ce->flops);
 }
 
 static void roofline_row(const md *m, const dt_case *c, size_t i) {
@@ -1213,7 +1244,10 @@ static void roofline_row(const md *m, const dt_case *c, size_t i) {
             : e->scope == DT_SCOPE_E2E_BATCH      ? "host E2E batch"
                                                   : "?",
             dt_format_num(a, e->us), dt_format_bytes(b, rl->min_bytes));
-    if (rl->bound == DT_BOUND_COMPUTE)
+    if (rl->bound == DT_BOUND_COMPUTE && isfinite(e->flop_pct))
+        fprintf(m->o, " | — | — | %s (%s of peak) |\n", dt_format_num(a, e->tflops),
+                dt_format_pct_num(b, e->flop_pct));
+    else if (rl->bound == DT_BOUND_COMPUTE)
         fprintf(m->o, " | — | — | %s |\n", dt_format_num(a, e->tflops));
     else
         fprintf(m->o, " | %s | %s%s | — |\n", dt_format_num(a, e->gbps),
@@ -1233,8 +1267,11 @@ static void sec_roofline(const md *m) {
           "output written once) / time per call; TFLOP/s = the op's FLOPs / time per call. "
           "Time: the **device control batch p50** (stream events) where the case has one, "
           "else the device dispatch batch p50 (files before held windows), else the **host "
-          "E2E batch p50**; the Time column says which. gemm shows TFLOP/s "
-          "only: no FLOP ceiling is measured. The copy ceiling is measured on buffers far "
+          "E2E batch p50**; the Time column says which. ", m->o);
+    fputs(have_flop_ceilings(&ce->flops)
+              ? "gemm shows TFLOP/s and its % of the FLOP ceiling of its dtype (above). "
+              : "gemm shows TFLOP/s only: no FLOP ceiling is measured. ", m->o);
+    fputs("The copy ceiling is measured on buffers far "
           "larger than the caches, so a case whose data stay in cache between calls can "
           "exceed 100%.\n\n", m->o);
     fputs("| Case | Framework | Time | µs/call | Fewest bytes | GB/s | % of copy ceiling | "

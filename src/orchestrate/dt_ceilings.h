@@ -15,7 +15,9 @@
 #include "session/dt_session.h"
 
 /* Asks the session's main workers in order (each up to timeout_s) until one answers;
- * *out is present either way: with the values, or with error = the first refusal. */
+ * *out is present either way: with the values, or with error = the first refusal. Then
+ * the FLOP ceilings into out->flops from every worker (dt_flop_ceilings.h), kept
+ * whether or not the copy ceilings failed. */
 void dt_ceilings_measure(dt_session *s, const char *backend, double timeout_s,
                          dt_ceilings_rec *out);
 

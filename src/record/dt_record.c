@@ -571,6 +571,7 @@ static void env_free(dt_environment *e) {
     free(e->ceilings.error);
     free(e->ceilings.method);
     free(e->ceilings.backend);
+    free(e->ceilings.flops.method);
     dt_nvml *n = &e->nvml;
     free(n->reason);
     free(n->library);
@@ -603,6 +604,7 @@ static void ceilings_strings_free(dt_ceilings_rec *c) {
     free(c->error);
     free(c->method);
     free(c->backend);
+    free(c->flops.method);
 }
 
 static void devices_free(dt_record *r) {
@@ -659,6 +661,7 @@ void dt_ceilings_copy(dt_ceilings_rec *dst, const dt_ceilings_rec *src) {
     dst->error = src->error ? dt_xstrdup(src->error) : NULL;
     dst->method = src->method ? dt_xstrdup(src->method) : NULL;
     dst->backend = src->backend ? dt_xstrdup(src->backend) : NULL;
+    dst->flops.method = src->flops.method ? dt_xstrdup(src->flops.method) : NULL;
 }
 
 void dt_record_free(dt_record *r) {

@@ -236,6 +236,18 @@ typedef struct dt_nvml {
     int64_t device_index, pci_bus;                                           /* DT_NULL_I64 */
 } dt_nvml;
 
+/* environment.ceilings.flops: the FLOP ceilings of the run's device by dtype, the best
+ * answer of the run's workers to the `flop_ceilings` request (docs/protocol.md), in
+ * TFLOP/s = 1e12 FLOP/s; 0: not measured (older files, a CPU run, no worker offered). */
+typedef struct dt_flop_ceilings_rec {
+    double fp32_tflops; /* FP32 FFMA chains (the native worker, kernels/cuda/ceil_ffma.cu) */
+    double bf16_tflops; /* tensor cores through a known-good matmul (the PyTorch worker's
+                           torch.matmul = cuBLAS at large square shapes) */
+    double fp16_tflops; /* likewise in fp16 */
+    char *method;       /* "<impl id>: <its method>; ..."; with no value: why none
+                           answered; NULL: not asked (older files) */
+} dt_flop_ceilings_rec;
+
 /* environment.ceilings: measured once per run by a worker's `ceilings` request. */
 typedef struct dt_ceilings_rec {
     int present;
@@ -253,6 +265,7 @@ typedef struct dt_ceilings_rec {
     char *backend;                     /* NULL: absent */
     double copy_gbps_iqr;              /* IQR of the per-copy GB/s of the copy ceiling's
                                           measurement; NAN: absent (older files, workers) */
+    dt_flop_ceilings_rec flops;        /* kept also when the copy ceilings failed (error) */
 } dt_ceilings_rec;
 
 typedef struct dt_environment {
@@ -581,6 +594,7 @@ typedef struct dt_roofline_impl {
     double gbps;     /* min_bytes / (us * 1e3) */
     double copy_pct; /* 100 * gbps / copy_gbps; NAN: absent (compute-bound ops) */
     double tflops;   /* flops / (us * 1e6) */
+    double flop_pct; /* 100 * tflops / the roofline's flop_tflops; NAN: absent */
 } dt_roofline_impl;
 
 typedef struct dt_roofline {
@@ -589,6 +603,8 @@ typedef struct dt_roofline {
     double flops;           /* dt_op_flops */
     dt_bound bound;
     double copy_gbps;       /* the ceiling used */
+    double flop_tflops;     /* gemm: the FLOP ceiling of the case's dtype
+                               (environment.ceilings.flops); NAN: none measured */
     dt_roofline_impl *impl; /* [n_impls] */
 } dt_roofline;
 

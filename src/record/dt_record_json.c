@@ -446,6 +446,31 @@ static dt_status dec_host(dec *d, const json_t *env) {
     return DT_OK;
 }
 
+/* A FLOP ceiling of ceilings.flops: a positive number, absent: 0. */
+static dt_status dec_tflops(dec *d, const json_t *o, const char *key, double *out) {
+    TRY(get_num(d, o, key, F_NULL, 0, out));
+    if (isnan(*out))
+        *out = 0;
+    else if (!(*out > 0))
+        return fail_at(d, key, "must be a positive number, found %g", *out);
+    return DT_OK;
+}
+
+/* "flops" of a ceilings object into *f (absent: all 0, method NULL). */
+static dt_status dec_flop_ceilings(dec *d, const json_t *c, dt_flop_ceilings_rec *f) {
+    const json_t *o;
+    TRY(get_obj(d, c, "flops", F_NULL, &o));
+    if (!o)
+        return DT_OK;
+    size_t m = path_key(d, "flops");
+    TRY(dec_tflops(d, o, "fp32_tflops", &f->fp32_tflops));
+    TRY(dec_tflops(d, o, "bf16_tflops", &f->bf16_tflops));
+    TRY(dec_tflops(d, o, "fp16_tflops", &f->fp16_tflops));
+    TRY(get_str(d, o, "method", F_NULL, &f->method));
+    path_pop(d, m);
+    return DT_OK;
+}
+
 /* "ceilings" of env (the environment, or a device entry) into *ce. */
 static dt_status dec_ceilings(dec *d, const json_t *env, dt_ceilings_rec *ce) {
     const json_t *c;
@@ -455,6 +480,7 @@ static dt_status dec_ceilings(dec *d, const json_t *env, dt_ceilings_rec *ce) {
     ce->present = 1;
     size_t m = path_key(d, "ceilings");
     TRY(get_str(d, c, "error", F_NULL, &ce->error));
+    TRY(dec_flop_ceilings(d, c, &ce->flops));
     if (!ce->error) {
         TRY(get_num(d, c, "copy_gbps", F_NULL, 0, &ce->copy_gbps));
         TRY(get_int(d, c, "copy_bytes", F_NULL, 0, INT64_MAX, &ce->copy_bytes));
@@ -1580,6 +1606,7 @@ static dt_status dec_roofline(dec *d, const json_t *der, dt_case *c) {
     rf->bound = bound && strcmp(bound, "compute") == 0 ? DT_BOUND_COMPUTE : DT_BOUND_MEMORY;
     free(bound);
     TRY(get_num(d, o, "copy_gbps", F_NULL, 0, &rf->copy_gbps));
+    TRY(get_num(d, o, "flop_tflops", F_NULL, 0, &rf->flop_tflops));
     TRY(get_obj(d, o, "impl", F_NULL, &impl));
     for (size_t i = 0; i < d->r->n_impls; i++) {
         const json_t *e;
@@ -1600,6 +1627,7 @@ static dt_status dec_roofline(dec *d, const json_t *der, dt_case *c) {
         TRY(get_num(d, e, "gbps", F_NULL, -INFINITY, &ri->gbps));
         TRY(get_num(d, e, "copy_pct", F_NULL, -INFINITY, &ri->copy_pct));
         TRY(get_num(d, e, "tflops", F_NULL, -INFINITY, &ri->tflops));
+        TRY(get_num(d, e, "flop_pct", F_NULL, -INFINITY, &ri->flop_pct));
         path_pop(d, m2);
     }
     path_pop(d, m);
@@ -2028,8 +2056,27 @@ static json_t *enc_frameworks(enc *e) {
     return a;
 }
 
+/* ceilings.flops: only the measured values (> 0) and the method; NULL when not asked. */
+static json_t *enc_flop_ceilings(enc *e, const dt_flop_ceilings_rec *f) {
+    if (!f->method && !(f->fp32_tflops > 0) && !(f->bf16_tflops > 0) && !(f->fp16_tflops > 0))
+        return NULL;
+    json_t *o = json_object();
+    const struct { const char *key; double v; } val[] = {{"fp32_tflops", f->fp32_tflops},
+                                                         {"bf16_tflops", f->bf16_tflops},
+                                                         {"fp16_tflops", f->fp16_tflops}};
+    for (size_t i = 0; i < sizeof val / sizeof val[0]; i++)
+        if (val[i].v > 0)
+            put(e, o, val[i].key, jnum(val[i].v));
+    if (f->method)
+        put_str(e, o, "method", f->method);
+    return o;
+}
+
 static json_t *enc_ceilings(enc *e, const dt_ceilings_rec *c) {
     json_t *o = json_object();
+    json_t *flops = enc_flop_ceilings(e, &c->flops);
+    if (flops)
+        put(e, o, "flops", flops);
     if (c->error) {
         put_str(e, o, "error", c->error);
         return o;
@@ -2470,6 +2517,7 @@ static json_t *enc_roofline(enc *e, const dt_roofline *rf) {
     put(e, o, "flops", jnum(rf->flops));
     put_str(e, o, "bound", dt_bound_name(rf->bound));
     put(e, o, "copy_gbps", jnum(rf->copy_gbps));
+    put_num_opt(e, o, "flop_tflops", rf->flop_tflops);
     for (size_t i = 0; i < e->r->n_impls; i++) {
         const dt_roofline_impl *ri = &rf->impl[i];
         if (!ri->present)
@@ -2480,6 +2528,7 @@ static json_t *enc_roofline(enc *e, const dt_roofline *rf) {
         put(e, x, "gbps", jnum(ri->gbps));
         put_num_opt(e, x, "copy_pct", ri->copy_pct);
         put(e, x, "tflops", jnum(ri->tflops));
+        put_num_opt(e, x, "flop_pct", ri->flop_pct);
         put(e, impl, e->r->impls[i].id, x);
     }
     put(e, o, "impl", impl);

@@ -666,6 +666,58 @@ dt_status dt_protocol_ceilings_parse(const char *text, size_t len, const char *b
     return st;
 }
 
+/* ---- flop ceilings ------------------------------------------------------------------------ */
+
+static dt_status flop_ceilings_from(const json_t *c, dt_flop_ceilings_rec *out, dt_err *err) {
+    memset(out, 0, sizeof *out);
+    if (!json_is_object(c)) return dt_fail(err, DT_EINVAL, "flop_ceilings: not an object");
+    static const char *const keys[3] = {"fp32_tflops", "bf16_tflops", "fp16_tflops"};
+    double *dst[3] = {&out->fp32_tflops, &out->bf16_tflops, &out->fp16_tflops};
+    int any = 0;
+    for (int i = 0; i < 3; i++) {
+        const json_t *v = json_object_get(c, keys[i]);
+        if (!v) continue;
+        const double x = json_is_number(v) ? json_number_value(v) : NAN;
+        if (!isfinite(x) || x <= 0)
+            return dt_fail(err, DT_EINVAL,
+                           "flop_ceilings: '%s' is not a positive finite number", keys[i]);
+        *dst[i] = x;
+        any = 1;
+    }
+    if (!any)
+        return dt_fail(err, DT_EINVAL,
+                       "flop_ceilings: none of fp32_tflops, bf16_tflops, fp16_tflops");
+    const json_t *m = json_object_get(c, "method");
+    if (m && !json_is_string(m))
+        return dt_fail(err, DT_EINVAL, "flop_ceilings: 'method' is not a string");
+    out->method = dup_or_null(json_string_value(m));
+    return DT_OK;
+}
+
+dt_status dt_protocol_flop_ceilings(dt_worker *w, const char *backend, double timeout_s,
+                                    dt_flop_ceilings_rec *out, dt_err *err) {
+    memset(out, 0, sizeof *out);
+    if (!backend) return dt_fail(err, DT_EINVAL, "flop_ceilings: no backend");
+    json_t *req = json_pack("{s:s,s:s}", "cmd", "flop_ceilings", "backend", backend);
+    if (!req) return dt_fail(err, DT_EINVAL, "flop_ceilings: backend name is not UTF-8");
+    json_t *resp = NULL;
+    dt_status st = call(w, req, timeout_s, &resp, err);
+    if (st != DT_OK) return st;
+    st = flop_ceilings_from(json_object_get(resp, "flop_ceilings"), out, err);
+    json_decref(resp);
+    return st;
+}
+
+dt_status dt_protocol_flop_ceilings_parse(const char *text, size_t len,
+                                          dt_flop_ceilings_rec *out, dt_err *err) {
+    memset(out, 0, sizeof *out);
+    json_t *c = json_loadb(text, len, 0, NULL);
+    if (!c) return dt_fail(err, DT_EINVAL, "flop_ceilings: not JSON");
+    dt_status st = flop_ceilings_from(c, out, err);
+    json_decref(c);
+    return st;
+}
+
 /* ---- resumption notes --------------------------------------------------------------------- */
 
 dt_status dt_protocol_resume_note(const char *old_notes, const char *at, const char *run_json,

@@ -204,4 +204,15 @@ dt_status dt_protocol_resume_note(const char *old_notes, const char *at, const c
 dt_status dt_protocol_ceilings_parse(const char *text, size_t len, const char *backend,
                                      dt_ceilings_rec *out, dt_err *err);
 
+/* FLOP ceilings of the backend's device (the `flop_ceilings` request) into *out, checked:
+ * fp32_tflops, bf16_tflops, fp16_tflops each absent (0) or a positive finite number, at
+ * least one present; method absent (NULL) or a string (the caller frees out->method).
+ * DT_EINVAL for a malformed answer ("flop_ceilings: ..." naming the key), DT_EWORKER for
+ * ok:false (a worker that does not offer them) or transport. */
+dt_status dt_protocol_flop_ceilings(dt_worker *w, const char *backend, double timeout_s,
+                                    dt_flop_ceilings_rec *out, dt_err *err);
+/* The same check on the "flop_ceilings" object's JSON text (tests). */
+dt_status dt_protocol_flop_ceilings_parse(const char *text, size_t len,
+                                          dt_flop_ceilings_rec *out, dt_err *err);
+
 #endif

@@ -498,10 +498,20 @@ static double ceiling(const dt_ceilings_rec *ce, double v) {
     return ce->present && !ce->error ? v : NAN;
 }
 
+/* The FLOP ceiling of dtype ty (environment.ceilings.flops); NAN where none measured. */
+static double flop_ceiling(const dt_ceilings_rec *ce, dt_dtype ty) {
+    const double t = !ce->present       ? 0
+                     : ty == DT_BF16    ? ce->flops.bf16_tflops
+                     : ty == DT_F16     ? ce->flops.fp16_tflops
+                                        : ce->flops.fp32_tflops;
+    return pos_finite(t) ? t : NAN;
+}
+
 /* The roofline of one valid case (docs/results-format.md): per impl the control_batch
  * p50 when present, else the dispatch_batch p50 (files before held windows), else the
  * e2e_batch p50; GB/s over the fewest bytes, % of the copy
- * ceiling (memory-bound ops), TFLOP/s. Nothing without a positive copy ceiling. */
+ * ceiling (memory-bound ops), TFLOP/s and for gemm its % of the dtype's FLOP ceiling
+ * when measured. Nothing without a positive copy ceiling. */
 static void derive_roofline(const derive_ctx *cx, dt_case *c) {
     const dt_ceilings_rec *ce = &cx->r->env.ceilings;
     double copy = ceiling(ce, ce->copy_gbps);
@@ -518,6 +528,7 @@ static void derive_roofline(const derive_ctx *cx, dt_case *c) {
     rl->flops = dt_op_flops(c->op, c->m, c->n, c->k);
     rl->bound = gemm ? DT_BOUND_COMPUTE : DT_BOUND_MEMORY;
     rl->copy_gbps = copy;
+    rl->flop_tflops = gemm ? flop_ceiling(ce, ty) : NAN;
     static const dt_scope pref[3] = {DT_SCOPE_CONTROL_BATCH, DT_SCOPE_DISPATCH_BATCH,
                                      DT_SCOPE_E2E_BATCH};
     for (size_t i = 0; i < cx->r->n_impls; i++) {
@@ -534,6 +545,7 @@ static void derive_roofline(const derive_ctx *cx, dt_case *c) {
         ri->gbps = rl->min_bytes / (us * 1e3);
         ri->copy_pct = gemm ? NAN : 100.0 * ri->gbps / copy;
         ri->tflops = rl->flops / (us * 1e6);
+        ri->flop_pct = pos_finite(rl->flop_tflops) ? 100.0 * ri->tflops / rl->flop_tflops : NAN;
     }
 }
 

@@ -25,7 +25,9 @@
  * gemm wg1 (DUALTIME_GEMM_VARIANT=wg1, sm_90a) for bf16/f16 at 1024^3, 4096^3,
  * 8192^3, 1000x1048x264 takes wg1 (plan: 2 tensor maps, 384 threads, dynamic shared
  * memory, persistent grid), 127x193x61, 4097x4095x257 and views fall back to tc1 and
- * say why, another arch falls back, DUALTIME_GEMM_BN is honoured or refused; the
+ * say why, another arch falls back, DUALTIME_GEMM_BN (64, 128, 256) is honoured or
+ * refused, 1024^3 takes the 128x64 tile (DUALTIME_GEMM_FILL=0: 128x128, as before),
+ * split-K 2 (DUALTIME_GEMM_SPLITK=2) compiles with its workspace; the
  * 4096^3 cubin's SASS must show HGMMA and UTMALDG where cuobjdump runs
  * (DUALTIME_CUOBJDUMP=path; DUALTIME_REQUIRE_SASS=1 makes its absence a failure;
  * DUALTIME_KEEP_CUBIN=path keeps the cubin). The FP32 kernels are unchanged by the narrow work: their PTX (code, not
@@ -41,6 +43,7 @@
 #include "../dt_check.h"
 #include "../../src/common/dt_cuda_check.h"
 #include "backend_cuda_plan.h"
+#include "backend_cuda_flops.h"
 
 static int g_verbose;
 static const char *g_expect; /* substring the plan summary must contain (NULL: none) */
@@ -425,7 +428,9 @@ static void wg_sass(const char *cubin, const char *var, dt_dtype dt) {
  * hold HGMMA (wgmma) and UTMALDG (TMA loads) where cuobjdump runs. */
 static void wg1_cases(const char *hdr) {
     static const struct { int64_t m, n, k; int views; const char *expect; } c[] = {
-        {1024, 1024, 1024, 0, "variant=wg1 grid=64 (persistent, 64 tiles) block=384"},
+        /* 1024^3: 128 x 64 tiles fill the SMs (dt_gemm_geom.h); the 128 x 128 grid of
+         * 64 tiles is DUALTIME_GEMM_FILL=0 (checked below) */
+        {1024, 1024, 1024, 0, "variant=wg1 grid=128 (persistent, 128 tiles) block=384"},
         {4096, 4096, 4096, 0, "tile=128x256x64 stages=4"},
         {8192, 8192, 8192, 0, "variant=wg1 grid=132 (persistent, 2048 tiles)"},
         {1000, 1048, 264, 0, "variant=wg1"}, /* M, N (in the tile) and K tails */
@@ -486,6 +491,38 @@ static void wg1_cases(const char *hdr) {
     g_expect = "tile=128x128x64 stages=6";
     compile_typed(DT_OP_GEMM, 4096, 4096, 4096, 0, "sm_90", hdr, DT_BF16);
     unsetenv("DUALTIME_GEMM_BN");
+    /* the 64-wide tile compiles (m64n64k16) in both dtypes and as wg2; FILL=0 is the
+     * geometry before it (1024^3: 64 tiles of 128 x 128) */
+    for (size_t t = 0; t < 2; t++) {
+        g_expect = "tile=128x64x64 stages=8";
+        compile_typed(DT_OP_GEMM, 1024, 1024, 1024, 0, "sm_90", hdr, dts[t]);
+        CHECK(g_last.shared_bytes <= 227 * 1024 && g_last.grid[0] == 128,
+              "wg1 BN=64 1024^3: smem %u grid %u", g_last.shared_bytes, g_last.grid[0]);
+        setenv("DUALTIME_GEMM_FILL", "0", 1);
+        g_expect = "variant=wg1 grid=64 (persistent, 64 tiles) block=384";
+        compile_typed(DT_OP_GEMM, 1024, 1024, 1024, 0, "sm_90", hdr, dts[t]);
+        unsetenv("DUALTIME_GEMM_FILL");
+    }
+    /* split-K 2 (opt-in, DUALTIME_GEMM_SPLITK=2): the fix-up compiles in both dtypes, at
+     * an uneven K split with tails (1000x1048x264: 5 k-blocks) and as wg2 */
+    setenv("DUALTIME_GEMM_SPLITK", "2", 1);
+    for (size_t t = 0; t < 2; t++) {
+        g_expect = "tile=128x128x64 stages=6";
+        compile_typed(DT_OP_GEMM, 1024, 1024, 1024, 0, "sm_90", hdr, dts[t]);
+        CHECK(strstr(g_last.summary, "splitk=2") && g_last.workspace_bytes > 0 &&
+                  g_last.grid[0] == 128,
+              "splitk 1024^3: %s ws %llu", g_last.summary, g_last.workspace_bytes);
+        g_expect = "splitk=2";
+        compile_typed(DT_OP_GEMM, 1000, 1048, 264, 0, "sm_90", hdr, dts[t]);
+    }
+    setenv("DUALTIME_GEMM_VARIANT", "wg2", 1);
+    compile_typed(DT_OP_GEMM, 1024, 1024, 1024, 0, "sm_90", hdr, DT_BF16);
+    unsetenv("DUALTIME_GEMM_SPLITK");
+    setenv("DUALTIME_GEMM_BN", "64", 1);
+    g_expect = "tile=128x64x64 stages=8";
+    compile_typed(DT_OP_GEMM, 1000, 1048, 264, 0, "sm_90", hdr, DT_F16); /* tails, BN 64 */
+    unsetenv("DUALTIME_GEMM_BN");
+    setenv("DUALTIME_GEMM_VARIANT", "wg1", 1);
     g_expect = "variant=tc1 (fallback: arch sm_80 has no wgmma)";
     compile_typed(DT_OP_GEMM, 1024, 1024, 1024, 0, "sm_80", hdr, DT_F16);
     g_expect = "variant=wg1";
@@ -493,6 +530,9 @@ static void wg1_cases(const char *hdr) {
     g_expect = NULL;
     static const struct { const char *var, *val; dt_dtype dt; } bad[] = {
         {"DUALTIME_GEMM_BN", "96", DT_BF16},
+        {"DUALTIME_GEMM_BN", "32", DT_BF16},
+        {"DUALTIME_GEMM_FILL", "2", DT_F16},
+        {"DUALTIME_GEMM_SPLITK", "4", DT_BF16},
         {"DUALTIME_GEMM_VARIANT", "wg1", DT_F32},
         {"DUALTIME_GEMM_VARIANT", "wg3", DT_F16},
         {"DUALTIME_GEMM_VARIANT", "wg2", DT_F32},
@@ -514,6 +554,51 @@ static void wg1_cases(const char *hdr) {
     }
     unsetenv("DUALTIME_GEMM_VARIANT");
     if (!keep || !*keep) unlink(cubin);
+}
+
+/* The FP32 FFMA ceiling kernel (kernels/cuda/ceil_ffma.cu, compiled by
+ * backend_cuda_flops.c with these options): the cubin has the symbol, and the PTX loop
+ * body holds exactly CHAINS x UNROLL fma.rn.f32 (the FLOP count the ceiling divides by:
+ * dt_cuda_ffma_flops); without the -D options the source refuses to compile. */
+static void ffma_ceiling_case(void) {
+    char *src = NULL, *image = NULL;
+    size_t bytes = 0;
+    dt_err err = {{0}};
+    REQUIRE(dt_cuda_source_load("ceil_ffma.cu", &src, NULL, &err) == DT_OK, "ceil_ffma.cu: %s",
+            err.msg);
+    for (int ptx = 0; ptx < 2; ptx++) {
+        dt_cuda_plan p;
+        memset(&p, 0, sizeof p);
+        snprintf(p.kernel_name, sizeof p.kernel_name, "dt_ceil_ffma");
+        snprintf(p.opts[0], sizeof p.opts[0], "--gpu-architecture=%s", ptx ? "compute_90" : "sm_90");
+        snprintf(p.opts[1], sizeof p.opts[1], "-DCEIL_CHAINS=%d", DT_FFMA_CHAINS);
+        snprintf(p.opts[2], sizeof p.opts[2], "-DCEIL_UNROLL=%d", DT_FFMA_UNROLL);
+        p.nopts = 3;
+        free(image);
+        image = NULL;
+        REQUIRE(dt_cuda_nvrtc_compile("ceil_ffma.cu", src, NULL, &p, &image, &bytes, &err) == DT_OK,
+                "ceil_ffma.cu %s: %s", p.opts[0], err.msg);
+        CHECK(contains(image, bytes, "dt_ceil_ffma"), "ceil_ffma %s: no symbol", p.opts[0]);
+        if (ptx) {
+            int fmas = 0;
+            for (const char *q = image; (q = strstr(q, "fma.rn.f32")) != NULL; q++) fmas++;
+            CHECK(fmas == DT_FFMA_CHAINS * DT_FFMA_UNROLL, "ceil_ffma PTX: %d fma.rn.f32 (want %d)",
+                  fmas, DT_FFMA_CHAINS * DT_FFMA_UNROLL);
+            printf("ok   ceil_ffma: %zu-byte PTX, %d fma.rn.f32 a round; %.3g FLOP a launch on 132 SMs\n",
+                   bytes, fmas, dt_cuda_ffma_flops(132));
+        }
+        /* the same without the -D options: refused */
+        p.nopts = 1;
+        char *bad = NULL;
+        size_t bad_bytes = 0;
+        dt_status st = dt_cuda_nvrtc_compile("ceil_ffma.cu", src, NULL, &p, &bad, &bad_bytes, &err);
+        CHECK(st != DT_OK && strstr(err.msg, "CEIL_CHAINS"), "ceil_ffma without -D: status %d %s",
+              (int)st, err.msg);
+        free(bad);
+    }
+done:
+    free(src);
+    free(image);
 }
 
 int main(int argc, char **argv) {
@@ -607,6 +692,7 @@ int main(int argc, char **argv) {
     narrow_cases(hdr);
     long_row_cases(hdr);
     wg1_cases(hdr);
+    ffma_ceiling_case();
 
     /* PTX path */
     compile_case(DT_OP_SOFTMAX, 17, 257, 0, 1, "compute_90", hdr);

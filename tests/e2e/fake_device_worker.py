@@ -11,7 +11,8 @@ its kind's factor (FAKE_PROBE_FACTORS, default "concurrent=2.0,serialized=1.05":
 serialized kind perturbs less). FAKE_DEVICE_LOG=FILE appends one JSON line per device
 request ({"pid", "scope", "hold", "probe_kind", "reps"}). The hello says the process's
 CPU affinity (fake_cpus, a sorted list), so a test can check pinning. FAKE_CEILINGS=1
-answers `ceilings` for cuda with fixed numbers, the held floors included;
+answers `ceilings` for cuda with fixed numbers, the held floors included, and
+`flop_ceilings` (the native worker fp32 50 TFLOP/s, the PyTorch worker bf16 700 / fp16 650);
 FAKE_DEVICE_NS=N makes every control region N ns per call (probes: times the factor),
 so the pilot's ratios are exactly the factors. A probe with "decomp": true (the E2E
 decomposition's sample) gets a result.decomp of synthetic timestamps on the host clock
@@ -59,6 +60,11 @@ def main():
                  "held_launch_floor_us": 3.2, "held_launch_batch_floor_us": 1.0,
                  "held_touch_floor_us": 4.1, "held_touch_batch_floor_us": 1.9,
                  "method": "fake ceilings"}}
+        elif cmd == "flop_ceilings" and req.get("backend") == "cuda" and os.environ.get("FAKE_CEILINGS"):
+            # like the real ones: the native worker FP32 FFMA, the PyTorch one bf16/fp16
+            f = ({"fp32_tflops": 50.0, "method": "fake ffma"} if "native" in name else
+                 {"bf16_tflops": 700.0, "fp16_tflops": 650.0, "method": "fake matmul"})
+            r = {"ok": True, "flop_ceilings": f}
         elif cmd == "probe_process":
             r = {"ok": True, "persistent": True, "probe_kind": req.get("probe_kind", "concurrent")}
         elif cmd == "floor" and os.environ.get("FAKE_DEVICE_FAULT") == "nofloor":

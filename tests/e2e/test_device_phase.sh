@@ -158,6 +158,9 @@ r = json.load(open(sys.argv[1])); ncpu = int(sys.argv[2]); st = r["settings"]
 assert st["device_timing"] is True and st["rounds"] == 2 and st["samples"] == 9, st
 ce = r["environment"]["ceilings"]
 assert ce["held_touch_floor_batch_us"] == 1.9 and ce["held_floor_single_us"] == 3.2, ce
+fl = ce["flops"]  # FLOP ceilings: the best answer per dtype, who said what
+assert fl["fp32_tflops"] == 50.0 and fl["bf16_tflops"] == 700.0 and fl["fp16_tflops"] == 650.0, fl
+assert fl["method"] == "fake-torch: fake matmul; fake-native: fake ffma", fl  # session order
 for c in r["cases"]:
     for fw in ("fake-native", "fake-torch"):
         s = c["impl"][fw]["samples"]

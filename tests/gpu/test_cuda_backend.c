@@ -37,7 +37,9 @@
  *       (fallback: why)"), us/call, TFLOP/s, max error and tolerance budget. Outputs up
  *       to 1100 per dimension are all checked against FP64, larger ones on the tile
  *       edges and a spread (48 rows x 48 columns), and every output must be finite.
- *       The full run (not quick) checks wg1 and wg2 on 1000x1048x264 and 1024^3 only. */
+ *       The full run (not quick) checks wg1 and wg2 on 1000x1048x264 and 1024^3 only.
+ *       DUALTIME_GPU_TEST_GEMM_VARIANTS=wg1,wg2 (a comma list) keeps only those variants
+ *       of the table (with DUALTIME_GEMM_BN=64: the 128x64 tile on every shape). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <math.h>
@@ -60,15 +62,17 @@ static int op_selected(const char *name) {
     return 0;
 }
 
-static int dtype_selected(dt_dtype d) {
-    const char *sel = getenv("DUALTIME_GPU_TEST_DTYPES");
+/* 1 when the comma list in environment variable env is unset or empty, or names name. */
+static int env_lists(const char *env, const char *name) {
+    const char *sel = getenv(env);
     if (!sel || !*sel) return 1;
-    const char *name = dt_dtype_name(d);
     size_t n = strlen(name);
     for (const char *p = sel; (p = strstr(p, name)); p += n)
         if ((p == sel || p[-1] == ',') && (p[n] == 0 || p[n] == ',')) return 1;
     return 0;
 }
+
+static int dtype_selected(dt_dtype d) { return env_lists("DUALTIME_GPU_TEST_DTYPES", dt_dtype_name(d)); }
 
 /* The FP64 reference of a narrow case from its exact inputs (pristine arena): ref and
  * scale get the output's rows*cols (malloc'd). */
@@ -662,7 +666,8 @@ static void gemm_tc_table(void) {
            "|   time/call |   throughput   | check\n");
     /* tc1 first: a wg1/wg2 fault ends the context, and tc1's numbers are still in */
     for (int v = 0; v < 3; v++)
-        for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
+        for (size_t i = 0; env_lists("DUALTIME_GPU_TEST_GEMM_VARIANTS", vars[v]) &&
+                           i < sizeof c / sizeof c[0]; i++)
             for (int t = 0; t < 2; t++)
                 if (dtype_selected(dts[t]))
                     gemm_tc_case(c[i].m, c[i].n, c[i].k, c[i].views, dts[t], vars[v]);

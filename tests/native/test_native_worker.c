@@ -5,7 +5,8 @@
  * them; DUALTIME_FAULT faults are caught (segv kills the worker on run, garbage answers
  * non-JSON, wrong/oob/input/short fail the checks, hang does not answer); the floor
  * request (timed like run, never runs the op, refused before prepare); the ceilings
- * request (cpu numbers, cuda refused without a GPU) directly and via dt_protocol_ceilings.
+ * request (cpu numbers, cuda refused without a GPU) directly and via dt_protocol_ceilings;
+ * flop_ceilings (cpu refused, cuda: a positive FP32 FFMA ceiling where a GPU runs).
  * With --gpu-hold (ctest test_native_worker_gpu, label gpu; exit 77 without a CUDA
  * device with device timing) it tests held windows on the cuda backend instead (see
  * gpu_hold_main): held vs unheld control of 64 tiny launches, outputs still right, a
@@ -343,6 +344,21 @@ static void test_ceilings(child *c) {
     expect(c, "{\"cmd\":\"ceilings\",\"backend\":\"tpu\"}", 0, "ceilings unknown backend");
     expect(c, "{\"cmd\":\"ceilings\",\"backend\":7}", 0, "ceilings non-string backend");
     expect(c, "{\"cmd\":\"hello\"}", 1, "hello after ceilings");
+    /* flop_ceilings: the cpu backend offers none; cuda measures FP32 FFMA where it runs */
+    expect(c, "{\"cmd\":\"flop_ceilings\",\"backend\":\"cpu\"}", 0, "flop_ceilings cpu");
+    expect(c, "{\"cmd\":\"flop_ceilings\"}", 0, "flop_ceilings without backend");
+    {
+        json_t *o = ask(c, "{\"cmd\":\"flop_ceilings\",\"backend\":\"cuda\"}");
+        json_t *f = json_object_get(o, "flop_ceilings");
+        const double tf = json_number_value(json_object_get(f, "fp32_tflops"));
+        if (cuda)
+            CHECK(is_ok(o) && tf > 0 && isfinite(tf) && !json_object_get(f, "bf16_tflops"),
+                  "flop_ceilings cuda: fp32_tflops %g", tf);
+        else
+            CHECK(o && !is_ok(o), "flop_ceilings cuda without a GPU: want ok:false");
+        if (cuda) fprintf(stderr, "  flop_ceilings cuda: fp32 FFMA %.1f TFLOP/s\n", tf);
+        json_decref(o);
+    }
 
     /* the orchestrator's side (the protocol module, a dt_worker) */
     char *argv[] = {(char *)g_worker, "--threads", "2", NULL};
@@ -365,6 +381,11 @@ static void test_ceilings(child *c) {
         CHECK(st == DT_OK, "dt_protocol_ceilings cuda: %s", err.msg);
     }
     ceilings_free(&cr);
+    dt_flop_ceilings_rec fr;
+    st = dt_protocol_flop_ceilings(&w, "cpu", 60, &fr, &err);
+    CHECK(st == DT_EWORKER && strstr(err.msg, "not offered") && fr.fp32_tflops == 0,
+          "dt_protocol_flop_ceilings cpu: status %d %s", (int)st, err.msg);
+    free(fr.method);
     CHECK(dt_worker_alive(&w), "worker died after a refused ceilings request");
     dt_worker_free(&w);
 

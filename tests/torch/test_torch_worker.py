@@ -340,6 +340,17 @@ def error_paths(w, backends):
     bad(w.ask(""), "empty line")
     bad(w.ask({"cmd": "frobnicate"}), "unknown cmd")
     bad(w.ask({"nocmd": 1}), "missing cmd")
+    # flop_ceilings (docs/protocol.md): cuda only; where torch has no CUDA it says so, and
+    # where it has, the answer holds positive bf16/fp16 TFLOP/s and a method
+    r = w.ask({"cmd": "flop_ceilings", "backend": "cpu"})
+    check(not r["ok"] and "cuda backend only" in r["error"], "flop_ceilings cpu refused: %r" % r)
+    r = w.ask({"cmd": "flop_ceilings", "backend": "cuda"})
+    if "cuda" in backends:
+        f = r.get("flop_ceilings", {})
+        check(r["ok"] and f.get("bf16_tflops", 0) > 0 and f.get("fp16_tflops", 0) > 0
+              and "torch.matmul" in f.get("method", ""), "flop_ceilings cuda: %r" % r)
+    else:
+        check(not r["ok"] and "CUDA is not available" in r["error"], "flop_ceilings no CUDA: %r" % r)
     for cmd in ("run", "upload", "download", "release", "device"):
         req = {"cmd": cmd, "reps": 1, "scope": "control", "capacity": 16}
         bad(w.ask(req), cmd + " before prepare")

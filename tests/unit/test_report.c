@@ -813,6 +813,81 @@ static void test_roofline(void) {
     free(md);
     dt_record_free(r);
 
+    /* FLOP ceilings (environment.ceilings.flops): gemm rows show their % of the peak of
+     * their dtype (fp32 2 x native's 0.0874 TFLOP/s: 50%; bf16 half of it: 200% for
+     * native's 6 us, 120% for torch's 10 us); no fp16 value, no add percentage; the
+     * values survive an encode/decode round trip */
+    const double g_tf = 2.0 * 64 * 64 * 64 / 6e6, fp32_tf = 2 * g_tf, bf16_tf = g_tf / 2;
+    o = CPU_OK;
+    j = fx_results(&o);
+    ct = ceilings_fixture();
+    json_object_set_new(ct, "flops", json_pack("{s:f,s:f,s:s}", "fp32_tflops", fp32_tf,
+                                               "bf16_tflops", bf16_tf, "method",
+                                               "native: ffma; torch: matmul"));
+    json_object_set_new(json_object_get(j, "environment"), "ceilings", ct);
+    fx_add_case(j, &o, "add_17x257", 6.0, 10.0, 0.0, 1);
+    set_shape(fx_add_case(j, &o, "gemm_64x64x64", 6.0, 10.0, 0.0, 1), "gemm", 64, 64, 64);
+    json_t *bc = fx_add_case(j, &o, "gemm_bf16", 6.0, 10.0, 0.0, 1);
+    set_shape(bc, "gemm", 64, 64, 64);
+    json_object_set_new(bc, "dtype", json_string("bf16"));
+    json_t *hc = fx_add_case(j, &o, "gemm_f16", 6.0, 10.0, 0.0, 1);
+    set_shape(hc, "gemm", 64, 64, 64);
+    json_object_set_new(hc, "dtype", json_string("f16"));
+    r = typed(j);
+    if (!r)
+        return;
+    CHECK(r->env.ceilings.flops.fp32_tflops == fp32_tf && r->env.ceilings.flops.bf16_tflops == bf16_tf &&
+          r->env.ceilings.flops.fp16_tflops == 0);
+    CHECK(roof_of(&r->cases[0]) && isnan(roof_of(&r->cases[0])->flop_tflops));
+    CHECK(roof_impl(r, &r->cases[0], "native") && isnan(roof_impl(r, &r->cases[0], "native")->flop_pct));
+    CHECK(roof_of(&r->cases[1]) && roof_of(&r->cases[1])->flop_tflops == fp32_tf);
+    CHECK(roof_impl(r, &r->cases[1], "native") && near(roof_impl(r, &r->cases[1], "native")->flop_pct, 50.0));
+    CHECK(roof_impl(r, &r->cases[2], "native") && near(roof_impl(r, &r->cases[2], "native")->flop_pct, 200.0));
+    CHECK(roof_impl(r, &r->cases[2], "torch") && near(roof_impl(r, &r->cases[2], "torch")->flop_pct, 120.0));
+    CHECK(roof_impl(r, &r->cases[3], "native") && isnan(roof_impl(r, &r->cases[3], "native")->flop_pct));
+    md = md_of(r);
+    CHECK(strstr(md, "| gemm_64x64x64 | native | host E2E batch | 6.00 | 48.0 KiB | — | — | 0.0874 (50.0% of peak) |") != NULL);
+    CHECK(strstr(md, "| gemm_bf16 | torch | host E2E batch | 10.0 |") != NULL &&
+          strstr(md, "| — | — | 0.0524 (120% of peak) |") != NULL);
+    CHECK(strstr(md, "| gemm_f16 | native | host E2E batch | 6.00 | 24.0 KiB | — | — | 0.0874 |") != NULL);
+    CHECK(strstr(md, "FLOP ceilings (the peak a gemm row's % of peak is against): FP32 (FFMA) "
+                     "**0.175 TFLOP/s**, BF16 (tensor cores) **0.0437 TFLOP/s**. Method: native: "
+                     "ffma; torch: matmul.") != NULL);
+    CHECK(strstr(md, "FP16 (tensor cores)") == NULL);
+    CHECK(strstr(md, "gemm shows TFLOP/s and its % of the FLOP ceiling of its dtype") != NULL);
+    CHECK(strstr(md, "no FLOP ceiling is measured") == NULL);
+    free(md);
+    {
+        char *text = NULL;
+        size_t len = 0;
+        dt_err err = {{0}};
+        dt_record *back = NULL;
+        CHECK(dt_record_encode(r, &text, &len, &err) == DT_OK);
+        CHECK(text && dt_record_decode(text, len, "round trip", &back, &err) == DT_OK);
+        CHECK_MSG(back && back->env.ceilings.flops.fp32_tflops == fp32_tf &&
+                      back->env.ceilings.flops.bf16_tflops == bf16_tf &&
+                      back->env.ceilings.flops.fp16_tflops == 0 && back->env.ceilings.flops.method &&
+                      strcmp(back->env.ceilings.flops.method, "native: ffma; torch: matmul") == 0,
+                  err.msg);
+        CHECK(back && back->cases[1].derived.roofline.flop_tflops == fp32_tf &&
+              near(back->cases[1].derived.roofline.impl[ix(back, "native")].flop_pct, 50.0));
+        CHECK(!text || strstr(text, "\"fp16_tflops\"") == NULL);
+        dt_record_free(back);
+        free(text);
+    }
+    dt_record_free(r);
+    /* a FLOP ceiling that is not a positive number is refused by the codec */
+    o = CPU_OK;
+    j = fx_results(&o);
+    ct = ceilings_fixture();
+    json_object_set_new(ct, "flops", json_pack("{s:f}", "bf16_tflops", -1.0));
+    json_object_set_new(json_object_get(j, "environment"), "ceilings", ct);
+    fx_add_case(j, &o, "add_17x257", 6.0, 10.0, 0.0, 1);
+    r = fx_record(j);
+    json_decref(j);
+    CHECK(r == NULL);
+    dt_record_free(r);
+
     /* no ceilings, or a failed measurement: no roofline, no section */
     for (int v = 0; v < 2; v++) {
         o = CPU_OK;

@@ -25,6 +25,7 @@
 #include "../../src/common/dt_cuda_check.h"
 #include "dualtime/dt_timing.h"
 #include "backend_cuda_plan.h"
+#include "backend_cuda_flops.h"
 #include "dt_kernel_dir.h"
 #include "dt_kcache.h"
 #include "backend_cuda_replay.h"
@@ -71,6 +72,8 @@ typedef struct cuda_state {
     dt_kdir_file kfile;                   /* --kernel-dir: the file serving the case */
     size_t ktext_len;                     /* its bytes (texts[0]; a cubin is binary) */
     CUtensorMap *tmaps;        /* gemm wg1: plan.ntma maps (64-byte aligned), or NULL */
+    CUdeviceptr work;          /* gemm wg1 split-K: plan.workspace_bytes, zeroed (0: none) */
+    CUdeviceptr work_args[2];  /* its kernel parameters: partials, flags */
     char *texts[2];            /* op source and common header, for the source records */
     int warm;                  /* the case's kernel has run in this process (a held window
                                   must not pay its first launch: lazy loading can sync) */
@@ -435,6 +438,7 @@ static void cuda_release(void *state) {
     if (s->dbase) cuMemFree(s->dbase);
     if (s->module_owned && s->module) cuModuleUnload(s->module);
     free(s->tmaps);
+    if (s->work) cuMemFree(s->work);
     free(s->texts[0]);
     free(s->texts[1]);
     free(s);
@@ -478,7 +482,7 @@ static void host_note_append(const cuda_state *s, dt_prepare_info *info) {
 /* gemm wg1: the plan's tensor maps from the device buffers (cuTensorMapEncodeTiled:
  * 2-D {cols, rows} with the row pitch, the plan's box, 128-byte swizzle, out-of-bounds
  * elements read as zero), then the kernel's parameters: the maps by value, then the
- * output pointer. */
+ * output pointer, then (split-K) the zeroed workspace's partials and flags. */
 static dt_status encode_tensor_maps(cuda_state *s, dt_err *err) {
     const dt_case_layout *L = s->L;
     const dt_cuda_plan *p = &s->plan;
@@ -509,6 +513,18 @@ static dt_status encode_tensor_maps(cuda_state *s, dt_err *err) {
     }
     const int out = dt_layout_output(L);
     s->params[p->ntma] = &s->args[out];
+    if (p->workspace_bytes) { /* split-K: partials and flags, after the output */
+        CU_RUN(cuMemAlloc(&s->work, (size_t)p->workspace_bytes), err, st, done, "workspace");
+        /* on the case stream: ordered before its first launch (a non-blocking stream does
+         * not wait for the legacy stream a plain cuMemsetD8 runs on) */
+        CU_RUN(cuMemsetD8Async(s->work, 0, (size_t)p->workspace_bytes, s->stream), err, st, done,
+               "workspace");
+        s->work_args[0] = s->work;
+        s->work_args[1] = s->work + (CUdeviceptr)p->workspace_flags_offset;
+        s->params[p->ntma + 1] = &s->work_args[0];
+        s->params[p->ntma + 2] = &s->work_args[1];
+    }
+done:
     return st;
 }
 
@@ -1163,6 +1179,17 @@ done:
     return st;
 }
 
+/* The FLOP ceilings: FP32 FFMA chains (backend_cuda_flops.c); tensor-core ceilings come
+ * from the PyTorch worker (cuBLAS), not from here. A fault of the kernel is noted. */
+static dt_status cuda_flop_ceilings(dt_flop_ceilings *out, dt_err *err) {
+    memset(out, 0, sizeof *out);
+    dt_status st = cuda_init(err);
+    if (st != DT_OK) return st;
+    st = dt_cuda_ffma_ceiling(g_cuda.arch, g_cuda.sm_count, out, err);
+    if (st != DT_OK) note_sticky(cuCtxSynchronize(), "dt_ceil_ffma");
+    return st;
+}
+
 static int cuda_broken(void) { return g_cuda.context_lost; }
 
 static const dt_backend k_cuda_backend = {
@@ -1178,6 +1205,7 @@ static const dt_backend k_cuda_backend = {
     .cache = cuda_cache,
     .release = cuda_release,
     .ceilings = cuda_ceilings,
+    .flop_ceilings = cuda_flop_ceilings,
     .floor = cuda_floor,
     .broken = cuda_broken,
 };

@@ -9,6 +9,7 @@
 #include <nvrtc.h>
 
 #include "../../src/common/dt_cuda_check.h"
+#include "dt_gemm_geom.h"
 
 static void add_opt(dt_cuda_plan *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void add_opt(dt_cuda_plan *p, const char *fmt, ...) {
@@ -265,20 +266,49 @@ static dt_status plan_gemm_wg1(const dt_case_layout *L, const dt_buffer_layout *
                  !rows_aligned16(A) ? "A" : "B");
         return plan_gemm_tc1(L, A, B, p, why, err);
     }
-    const int64_t tiles_m = (L->m + 127) / 128;
-    int bn = tiles_m * ((L->n + 255) / 256) >= sm_count ? 256 : 128;
+    /* the tile width from the shape (dt_gemm_geom.h); DUALTIME_GEMM_FILL=0 the rule
+     * before 64-wide tiles, DUALTIME_GEMM_BN=64|128|256 forces one */
+    int fill = 1;
+    const char *fill_env = getenv("DUALTIME_GEMM_FILL");
+    if (fill_env && *fill_env) {
+        if (strcmp(fill_env, "0") == 0)
+            fill = 0;
+        else if (strcmp(fill_env, "1") != 0)
+            return dt_fail(err, DT_EINVAL, "DUALTIME_GEMM_FILL=%s: expected 0 or 1", fill_env);
+    }
+    dt_gemm_geom geo = dt_gemm_geom_choose(L->m, L->n, sm_count, fill);
     const char *bn_env = getenv("DUALTIME_GEMM_BN");
     if (bn_env && *bn_env) {
-        if (strcmp(bn_env, "128") == 0)
-            bn = 128;
-        else if (strcmp(bn_env, "256") == 0)
-            bn = 256;
-        else
-            return dt_fail(err, DT_EINVAL, "DUALTIME_GEMM_BN=%s: expected 128 or 256", bn_env);
+        const int forced = strcmp(bn_env, "64") == 0    ? 64
+                           : strcmp(bn_env, "128") == 0 ? 128
+                           : strcmp(bn_env, "256") == 0 ? 256
+                                                        : 0;
+        if (!forced)
+            return dt_fail(err, DT_EINVAL, "DUALTIME_GEMM_BN=%s: expected 64, 128 or 256", bn_env);
+        geo = dt_gemm_geom_of(L->m, L->n, sm_count, forced);
     }
-    const int stages = bn == 256 ? 4 : 6; /* 48 resp. 32 KiB a stage */
+    int splitk = 1;
+    dt_status kst = int_knob("DUALTIME_GEMM_SPLITK", 1, 2, 0, &splitk, err);
+    if (kst != DT_OK) return kst;
+    if (splitk == 2) {
+        /* opt-in: the 128 x BN tiles of the rule before 64-wide tiles (1024^3: 64 tiles of
+         * 128 x 128, so 128 units), at most 128 wide (256 spills with the fix-up) */
+        if (geo.bn == 256 && bn_env && *bn_env)
+            return dt_fail(err, DT_EINVAL, "DUALTIME_GEMM_SPLITK=2 takes DUALTIME_GEMM_BN 64 or 128");
+        if (!(bn_env && *bn_env)) geo = dt_gemm_geom_choose(L->m, L->n, sm_count, 0);
+        if (geo.bn == 256) geo = dt_gemm_geom_of(L->m, L->n, sm_count, 128);
+        if ((L->k + 63) / 64 < 2)
+            return dt_fail(err, DT_EINVAL, "DUALTIME_GEMM_SPLITK=2 needs K > 64 (K = %lld)",
+                           (long long)L->k);
+    }
+    const int bn = geo.bn;
+    const int stages = bn == 256 ? 4 : bn == 128 ? 6 : 8; /* 48, 32, 24 KiB a stage */
     const unsigned stage_bytes = 128 * 64 * 2 + 64 * (unsigned)bn * 2;
-    const int64_t tiles = tiles_m * ((L->n + bn - 1) / bn);
+    const int64_t tiles = geo.tiles, units = tiles * splitk;
+    /* split-K pairs run in neighbouring blocks: an even grid, every block resident */
+    const int64_t grid_max = splitk == 2 ? (sm_count & ~1) : sm_count;
+    if (grid_max < 1)
+        return dt_fail(err, DT_EINVAL, "DUALTIME_GEMM_SPLITK=2 needs at least 2 SMs (%d)", sm_count);
     const int veco = O->data_offset % 4 == 0 && (O->row_stride * O->elem_bytes) % 4 == 0 &&
                      L->n % 2 == 0;
     DT_ASSERT(strncmp(p->opts[0], "--gpu-architecture=", 19) == 0);
@@ -290,9 +320,15 @@ static dt_status plan_gemm_wg1(const dt_case_layout *L, const dt_buffer_layout *
     if (inflight) add_opt(p, "-DWG_INFLIGHT=1");
     add_opt(p, "-DSTAGES=%d", stages);
     add_opt(p, "-DVECO=%d", veco ? 2 : 1);
+    if (splitk == 2) {
+        add_opt(p, "-DWG_SPLITK=2");
+        /* per tile 128 x bn FP32 partials, then one flag a tile */
+        p->workspace_flags_offset = (unsigned long long)tiles * 128 * (unsigned)bn * 4;
+        p->workspace_bytes = p->workspace_flags_offset + 4ull * (unsigned long long)tiles;
+    }
     /* the stages + 1 KiB to align the base for the 128-byte swizzle + the mbarriers */
     p->shared_bytes = (unsigned)stages * stage_bytes + 1024 + 16 * (unsigned)stages;
-    set_launch(p, (unsigned)(tiles < sm_count ? tiles : sm_count), 1, 384);
+    set_launch(p, (unsigned)(units < grid_max ? units : grid_max), 1, 384);
     p->ntma = 2;
     p->tma[0].buf = 0; /* A: {K, M}, boxes 64 x 128 */
     p->tma[0].box[0] = 64;
@@ -301,11 +337,12 @@ static dt_status plan_gemm_wg1(const dt_case_layout *L, const dt_buffer_layout *
     p->tma[1].box[0] = 64;
     p->tma[1].box[1] = 64;
     snprintf(p->summary, sizeof p->summary,
-             "%s variant=wg%d grid=%u (persistent, %lld tiles) block=384 (1 tma + 2 wgmma "
-             "warpgroups) tile=128x%dx64 stages=%d smem=%u veco=%d %s wgmma.m64n%dk16 "
-             "tma-swizzle128 wait_group=%d",
+             "%s variant=wg%d grid=%u (persistent, %lld tiles) block=384 (tma + 2 wgmma "
+             "wgs) tile=128x%dx64 stages=%d smem=%u veco=%d %s wgmma.m64n%dk16 "
+             "swizzle128 wait_group=%d fill=%d waves=%lld%s",
              p->kernel_name, inflight ? 2 : 1, p->grid[0], (long long)tiles, bn, stages,
-             p->shared_bytes, veco ? 2 : 1, a90, bn, inflight ? 1 : 0);
+             p->shared_bytes, veco ? 2 : 1, a90, bn, inflight ? 1 : 0, fill,
+             (long long)geo.waves, splitk == 2 ? " splitk=2" : "");
     return DT_OK;
 }
 

@@ -24,8 +24,13 @@
  * accumulation; the default) and wg1 (gemm_wg1.cu, dt_gemm_wg1_<dtype>: TMA + mbarrier
  * pipeline + wgmma, warp-specialized, persistent; compiled for sm_90a / compute_90a;
  * wg2: the same with one wgmma group in flight, dt_gemm_wg2_<dtype>), chosen with
- * DUALTIME_GEMM_VARIANT=tc1|wg1|wg2 (DUALTIME_GEMM_BN=128|256 sets wg1's tile
- * width; by default 256 where the 128x256 tiles fill the SMs, else 128). wg1 falls back
+ * DUALTIME_GEMM_VARIANT=tc1|wg1|wg2 (DUALTIME_GEMM_BN=64|128|256 sets wg1's tile
+ * width; by default the least-cost width of dt_gemm_geom.h, which takes 64 where the
+ * 128x128 tiles are fewer than the SMs, e.g. 1024^3; DUALTIME_GEMM_FILL=0 keeps the
+ * rule before it: 256 where the 128x256 tiles fill the SMs, else 128;
+ * DUALTIME_GEMM_SPLITK=2, opt-in: each tile's K in two halves on two blocks, the second
+ * adding the first's FP32 partial from a workspace; BN then by that older rule, at most
+ * 128). wg1 falls back
  * to tc1 where TMA cannot describe A or B (a row start not 16-byte aligned) or the arch
  * is not sm_90; the summary then says "variant=tc1 (fallback: <why>)". v1/v2 are
  * refused for narrow types and tc1/wg1/wg2 for FP32. Test only: DUALTIME_PLANT_ACC_F16=1 makes sum accumulate in
@@ -67,6 +72,10 @@ typedef struct dt_cuda_plan {
      * tensor {cols, rows} with its row pitch, boxes of box[0] (inner, elements) x box[1] */
     int ntma;
     struct { int buf; unsigned box[2]; } tma[2];
+    /* gemm wg1 split-K (DUALTIME_GEMM_SPLITK=2): a device workspace of workspace_bytes,
+     * zeroed at prepare, passed after the output pointer as two pointers: its start (the
+     * FP32 partials) and start + workspace_flags_offset (one 32-bit flag a tile); 0: none */
+    unsigned long long workspace_bytes, workspace_flags_offset;
     char summary[256];        /* variant and geometry, for the "implementation" field */
 } dt_cuda_plan;
 

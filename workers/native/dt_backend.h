@@ -65,6 +65,17 @@ typedef struct dt_ceilings {
     char method[1024];            /* how these were measured, one line */
 } dt_ceilings;
 
+/* FLOP ceilings of the device a backend runs on (the `flop_ceilings` request,
+ * docs/protocol.md), in TFLOP/s = 1e12 FLOP/s; 0: not measured by this backend (then
+ * absent from the answer). */
+typedef struct dt_flop_ceilings {
+    double fp32_tflops; /* FP32 FFMA chains (CUDA: kernels/cuda/ceil_ffma.cu) */
+    double bf16_tflops; /* tensor cores, bf16 in, FP32 accumulation (the native worker
+                           measures none: the PyTorch worker's cuBLAS does) */
+    double fp16_tflops; /* likewise fp16 */
+    char method[512];   /* how, one line */
+} dt_flop_ceilings;
+
 /* flags of dt_backend.device */
 #define DT_DEVICE_HOLD 1       /* a held window (dt_timing_hold before begin): the stream
                                   waits on a host flag while the calls queue */
@@ -109,6 +120,8 @@ typedef struct dt_backend {
     /* Measures the device's copy bandwidth and launch floors (no case needed; takes
      * well under 2 s). NULL when the backend cannot. */
     dt_status (*ceilings)(dt_ceilings *out, dt_err *err);
+    /* Optional (NULL: not offered): the FLOP ceilings (dt_flop_ceilings; well under 1 s). */
+    dt_status (*flop_ceilings)(dt_flop_ceilings *out, dt_err *err);
     /* Optional: the launch+sync floor in this case's setting, for pairing with its
      * single-call samples: sync; t0; reps empty calls (CUDA: an empty kernel <<<1,1>>> on
      * the case's stream; CPU: an empty function through a pointer); sync; t1 -> *host_ns.

@@ -756,30 +756,65 @@ static void do_device(worker *w, json_t *req) {
     emit(o);
 }
 
+/* The backend a ceilings request (`what`: "ceilings", "flop_ceilings") names in
+ * "backend"; NULL after answering the error. */
+static const dt_backend *ceilings_backend(worker *w, json_t *req, const char *what) {
+    const char *name = json_string_value(json_object_get(req, "backend"));
+    if (!name) {
+        emit_error("%s: missing or non-string 'backend'", what);
+        return NULL;
+    }
+    if (strcmp(name, "cpu") == 0) return &dt_backend_cpu;
+    if (strcmp(name, "cuda") == 0) {
+        probe_cuda(w);
+        if (!w->cuda) {
+            emit_error("%s: cuda backend not available: %s", what, w->cuda_reason);
+            return NULL;
+        }
+        return w->cuda;
+    }
+    char shown[64];
+    snprintf(shown, sizeof shown, "%s", name);
+    emit_error("%s: unknown backend '%s' (cpu or cuda)", what, shown);
+    return NULL;
+}
+
+/* {"cmd":"flop_ceilings","backend":"cpu"|"cuda"}: the backend's FLOP ceilings
+ * (dt_flop_ceilings: CUDA measures FP32 FFMA only); refused where not offered. */
+static void do_flop_ceilings(worker *w, json_t *req) {
+    const dt_backend *be = ceilings_backend(w, req, "flop_ceilings");
+    if (!be) return;
+    if (!be->flop_ceilings) {
+        emit_error("flop_ceilings: not offered by the %s backend", be->name);
+        return;
+    }
+    dt_flop_ceilings c;
+    memset(&c, 0, sizeof c);
+    dt_err err = {{0}};
+    if (be->flop_ceilings(&c, &err) != DT_OK) {
+        emit_error("flop_ceilings: %s backend: %s", be->name, err.msg);
+        return;
+    }
+    c.method[sizeof c.method - 1] = '\0';
+    json_t *f = json_pack("{s:s}", "method", c.method);
+    const struct { const char *key; double v; } val[] = {
+        {"fp32_tflops", c.fp32_tflops}, {"bf16_tflops", c.bf16_tflops},
+        {"fp16_tflops", c.fp16_tflops}};
+    for (size_t i = 0; f && i < sizeof val / sizeof val[0]; i++)
+        if (val[i].v > 0) json_object_set_new(f, val[i].key, json_real(val[i].v));
+    json_t *o = f ? json_pack("{s:b,s:o}", "ok", 1, "flop_ceilings", f) : NULL;
+    if (!o) {
+        emit_error("flop_ceilings: internal: cannot encode the answer");
+        return;
+    }
+    emit(o);
+}
+
 /* {"cmd":"ceilings","backend":"cpu"|"cuda"}: the backend measures the device's copy
  * bandwidth and launch floors (dt_ceilings); no case is needed. */
 static void do_ceilings(worker *w, json_t *req) {
-    const char *name = json_string_value(json_object_get(req, "backend"));
-    if (!name) {
-        emit_error("ceilings: missing or non-string 'backend'");
-        return;
-    }
-    const dt_backend *be = NULL;
-    if (strcmp(name, "cpu") == 0) {
-        be = &dt_backend_cpu;
-    } else if (strcmp(name, "cuda") == 0) {
-        probe_cuda(w);
-        if (!w->cuda) {
-            emit_error("ceilings: cuda backend not available: %s", w->cuda_reason);
-            return;
-        }
-        be = w->cuda;
-    } else {
-        char shown[64];
-        snprintf(shown, sizeof shown, "%s", name);
-        emit_error("ceilings: unknown backend '%s' (cpu or cuda)", shown);
-        return;
-    }
+    const dt_backend *be = ceilings_backend(w, req, "ceilings");
+    if (!be) return;
     if (!be->ceilings) {
         emit_error("ceilings: the %s backend cannot measure ceilings", be->name);
         return;
@@ -874,6 +909,8 @@ static int handle_line(worker *w, const char *line, size_t len) {
         do_probe_process(w, req);
     } else if (strcmp(cmd, "ceilings") == 0) {
         do_ceilings(w, req);
+    } else if (strcmp(cmd, "flop_ceilings") == 0) {
+        do_flop_ceilings(w, req);
     } else if (strcmp(cmd, "release") == 0) {
         if (need_case(w, "release", 0)) {
             release_case(w);

@@ -1124,6 +1124,14 @@ class Replay:
 
 # --- the case -------------------------------------------------------------------------
 
+# flop_ceilings (Worker.flop_ceilings): square sizes, calls per timed window, windows,
+# warm-up calls. About 0.25 s on an H200 for both dtypes.
+FLOP_CEIL_SIZES = (4096, 8192)
+FLOP_CEIL_CALLS = 10
+FLOP_CEIL_REPS = 5
+FLOP_CEIL_WARMUP = 2
+
+
 class WorkerError(Exception):
     """A request the worker refuses; its text becomes the response's error."""
 
@@ -1721,6 +1729,52 @@ class Worker:
             res["cache"] = {"state": "cold", "copies": len(calls), "flush_bytes": flush_bytes}
         return {"result": res}
 
+    def flop_ceilings(self, req):
+        """{"cmd":"flop_ceilings","backend":"cuda"}: the tensor-core ceilings of this GPU
+        from a known-good kernel (docs/protocol.md): torch.matmul (cuBLAS) of square
+        normal-random bf16 / fp16 matrices at each of FLOP_CEIL_SIZES, 2 n^3 FLOP a
+        call; per size FLOP_CEIL_CALLS calls between two CUDA events, the median of
+        FLOP_CEIL_REPS such windows after FLOP_CEIL_WARMUP calls; the best size wins."""
+        if req.get("backend") != "cuda":
+            raise WorkerError("flop_ceilings: offered for the cuda backend only")
+        if not torch.cuda.is_available():
+            raise WorkerError("flop_ceilings: CUDA is not available to torch")
+        out, sizes = {}, {}
+        gen = torch.Generator(device="cuda")
+        gen.manual_seed(0x5EED)
+        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        for key, dtype in (("bf16_tflops", torch.bfloat16), ("fp16_tflops", torch.float16)):
+            for n in FLOP_CEIL_SIZES:
+                a = torch.randn(n, n, device="cuda", dtype=dtype, generator=gen)
+                b = torch.randn(n, n, device="cuda", dtype=dtype, generator=gen)
+                c = torch.empty(n, n, device="cuda", dtype=dtype)
+                for _ in range(FLOP_CEIL_WARMUP):
+                    torch.matmul(a, b, out=c)
+                per_call_ms = []
+                for _ in range(FLOP_CEIL_REPS):
+                    e0.record()
+                    for _ in range(FLOP_CEIL_CALLS):
+                        torch.matmul(a, b, out=c)
+                    e1.record()
+                    e1.synchronize()
+                    per_call_ms.append(e0.elapsed_time(e1) / FLOP_CEIL_CALLS)
+                ms = sorted(per_call_ms)[len(per_call_ms) // 2]
+                tflops = 2.0 * n ** 3 / (ms * 1e9)
+                if ms > 0 and tflops > out.get(key, 0.0):
+                    out[key], sizes[key] = tflops, n
+                del a, b, c
+        torch.cuda.empty_cache()
+        if not out:
+            raise WorkerError("flop_ceilings: matmul time not measurable")
+        out["method"] = _one_line(
+            "bf16/fp16: torch.matmul (cuBLAS, torch %s, %s) of square normal-random matrices "
+            "at n = %s, 2n^3 FLOP a call, %d calls between CUDA events, median of %d after "
+            "%d warm-up calls, the best n (bf16 %s, fp16 %s)"
+            % (torch.__version__, torch.cuda.get_device_name(),
+               ", ".join(str(n) for n in FLOP_CEIL_SIZES), FLOP_CEIL_CALLS, FLOP_CEIL_REPS,
+               FLOP_CEIL_WARMUP, sizes.get("bf16_tflops"), sizes.get("fp16_tflops")), 400)
+        return {"flop_ceilings": out}
+
     def probe_process(self, req):
         """{"cmd":"probe_process"}: this process serves only probe samples from now on
         (docs/protocol.md); the timing helper keeps CUPTI attached between them."""
@@ -1770,7 +1824,8 @@ def _answer(worker, line):
         return {"ok": False, "error": "ceilings: not offered by the PyTorch worker"}, False
     handlers = {"hello": worker.hello, "prepare": worker.prepare, "upload": worker.upload,
                 "run": worker.run, "download": worker.download, "device": worker.device,
-                "probe_process": worker.probe_process, "release": worker.release}
+                "probe_process": worker.probe_process, "release": worker.release,
+                "flop_ceilings": worker.flop_ceilings}
     handler = handlers.get(cmd) if isinstance(cmd, str) else None
     if handler is None:
         return {"ok": False, "error": _one_line("unknown cmd %r" % (cmd,))}, False
