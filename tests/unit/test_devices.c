@@ -53,7 +53,7 @@ static void test_split(void) {
 static void make_plan(dt_plan *p) {
     int ops[DT_OP_COUNT] = {0};
     ops[DT_OP_ADD] = ops[DT_OP_GEMM] = 1;
-    dt_shape_list rows = {2, {{17, 257, 0}, {1, 127, 0}}}, gemms = {1, {{32, 32, 32}}};
+    dt_shape_list rows = {2, {{17, 257, 0}, {1, 127, 0}}, {0}}, gemms = {1, {{32, 32, 32}}, {0}};
     dt_dtype dt[2] = {DT_F32, DT_BF16};
     dt_plan_build_typed(p, ops, &rows, &gemms, 0, dt, 2);
 }

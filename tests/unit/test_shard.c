@@ -37,7 +37,7 @@ static void make_doc(dt_plan_doc *doc, int n_shards) {
     memset(doc, 0, sizeof *doc);
     int ops[DT_OP_COUNT] = {0};
     ops[dt_op_find("add")] = ops[dt_op_find("sum")] = 1;
-    dt_shape_list rows = {3, {{1, 127, 0}, {17, 257, 0}, {64, 512, 0}}}, gemms = {0, {{0}}};
+    dt_shape_list rows = {3, {{1, 127, 0}, {17, 257, 0}, {64, 512, 0}}, {0}}, gemms = {0, {{0}}, {0}};
     dt_plan_build(&doc->cases, ops, &rows, &gemms, 0);
     dt_err e;
     CHECK(dt_shard_assign(doc, n_shards, &e) == DT_OK);
