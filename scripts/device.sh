@@ -64,7 +64,8 @@ examples|issue 17 examples on the GPU, each as a candidate against torch eager: 
 impls-triton|the issue-17 "done" command: softmax at 17x257,1024x4096,4096x50257,8192x8192 (one probe kind), --impls torch,native,torch-compile,triton=py:... in one report (skipped while dualtime has no --impls)
 impls|--impls with three implementations on cuda (torch,native,native2=native; every case valid, three in results.json), then torch,torch-compile,native (exit 0, or 2 naming --impls torch-compile when this torch has no torch.compile)
 graph-cold|issue 13: add,softmax,layernorm at 17x257,512x4096,1024x4096,8192x8192 with --graph, warm then --cache cold; graph vs held vs dispatch, cold/warm (add 512x4096 >= 1.3x) into the summary
-cpu-kernels|the CPU kernel test on the host CPU: both ISA copies (CPUID dispatch), the v1 GELU and streaming stores through the FP64 reference'
+cpu-kernels|the CPU kernel test on the host CPU: both ISA copies (CPUID dispatch), the v1 GELU and streaming stores through the FP64 reference
+gemm-f32|issue 18 item 4: FP32 gemm oracle (thin, small-K, views), then native vs torch at 4096^3, 1000x1x1000, 1x1000x1000, 4097x4095x257, 127x193x61 (+ views), and the old geometry (DUALTIME_GEMM_SHAPE=0) A/B, Device control tables (< 3 min)'
 # name|its steps
 GROUP_LIST='all|gpu-tests timing-gpu views memcheck racecheck bench
 tests|gpu-tests timing-gpu views
@@ -288,6 +289,30 @@ step_rows-sweep() { rm -rf "$W/rows" "$W/rows-views" "$W/rows-ab" "$W/rows-ab2"
     --operations layernorm,softmax --row-shapes 8192x8192,1x65536 --output "$W/rows-ab2"
   [ -f "$W/rows-ab2/results.md" ] && cp "$W/rows-ab2/results.md" "$OUT/rows-ab-smem2.md"
   note "$W/rows-ab2/results.md" '/^## Device control/,/^$/p' 14; return 0; }
+
+# gemm-f32: issue 18 item 4 (docs/perf.md, "FP32 gemm: thin shapes and small K"). The
+# oracle over every FP32 gemm shape of the GPU test (thin and small-K ones included, both
+# layouts), then the timed shapes with the shape geometry (default), the same under
+# --input-views, and the old geometry (DUALTIME_GEMM_SHAPE=0: thin shapes on v2's 64x64
+# tile, v2's full last K-step) on the shapes it changes; torch side by side in every run.
+# shellcheck disable=SC2054 # the commas are dualtime's
+gemm_f32_run=(--backends cuda --operations gemm --dtypes fp32 --device-timing --samples 5 --quiet)
+step_gemm-f32() { rm -rf "$W/gemm-f32" "$W/gemm-f32-views" "$W/gemm-f32-old"
+  run gemm-f32-oracle 70 4 env DUALTIME_GPU_TEST_OPS=gemm DUALTIME_GPU_TEST_DTYPES=f32 \
+    DUALTIME_GPU_TEST_NO_FAULT=1 "${CUDA_TEST[@]}"; fails gemm-f32-oracle
+  [ -f "$W/gemm-f32-oracle.log" ] && grep -E "^ok +gemm " "$W/gemm-f32-oracle.log" | cut -c1-230 |
+    head -30 | tee -a "$S"
+  run gemm-f32-new 50 3 "$B/dualtime" run "${gemm_f32_run[@]}" \
+    --gemm-shapes 4096x4096x4096,1000x1x1000,1x1000x1000,4097x4095x257,127x193x61 --output "$W/gemm-f32"
+  keep_results gemm-f32; note "$W/gemm-f32/results.md" '/^## Device control/,/^$/p' 14
+  run gemm-f32-views 30 3 "$B/dualtime" run "${gemm_f32_run[@]}" --input-views \
+    --gemm-shapes 1000x1x1000,1x1000x1000,4097x4095x257,127x193x61 --output "$W/gemm-f32-views"
+  [ -f "$W/gemm-f32-views/results.md" ] && cp "$W/gemm-f32-views/results.md" "$OUT/gemm-f32-views.md"
+  note "$W/gemm-f32-views/results.md" '/^## Device control/,/^$/p' 12
+  run gemm-f32-old 30 3 env DUALTIME_GEMM_SHAPE=0 "$B/dualtime" run "${gemm_f32_run[@]}" \
+    --gemm-shapes 1000x1x1000,1x1000x1000,4097x4095x257,127x193x61 --output "$W/gemm-f32-old"
+  [ -f "$W/gemm-f32-old/results.md" ] && cp "$W/gemm-f32-old/results.md" "$OUT/gemm-f32-old.md"
+  note "$W/gemm-f32-old/results.md" '/^## Device control/,/^$/p' 12; return 0; }
 
 # shards: issue 20 on one GPU. The plan's flags are the single run's flags.
 # shellcheck disable=SC2054 # the commas are dualtime's

@@ -21,8 +21,11 @@
 // Tails: M, N, K need not be multiples of the tile: loads outside the matrix are
 // predicated off (zero fill), stores masked; full dimensions compile the checks away.
 //
+// KTAIL_EXACT=1 (the plan's shape geometry, K % BK != 0): the last K-step multiplies
+// only its K % BK valid depths instead of a full BK of zero fill (4097x4095x257 at BK=16:
+// 257 depths instead of 272).
 // Macros (all compile-time, from the plan): M N K LDA LDB LDO, BM BN BK TM TN,
-// VECA VECB VECC. Grid: (ceil(N/BN), ceil(M/BM)), block: 256.
+// VECA VECB VECC, KTAIL_EXACT (default 0). Grid: (ceil(N/BN), ceil(M/BM)), block: 256.
 #define DT_THREADS 256
 #define DT_LY 4                 /* lane rows of a warp */
 #define DT_LX 8                 /* lane columns of a warp */
@@ -36,6 +39,10 @@
 #define DT_FULL_M (M % BM == 0)
 #define DT_FULL_N (N % BN == 0)
 #define DT_FULL_K (K % BK == 0)
+#ifndef KTAIL_EXACT
+#define KTAIL_EXACT 0
+#endif
+#define DT_KREM (KTAIL_EXACT ? K % BK : 0) /* depths of the last step (0: a full step) */
 /* global -> shared mapping: load l of a thread covers row r0 + l*RS of its tile and the
  * same column(s) for every l (THREADS is a multiple of the vectors per tile row) */
 #define DT_AV (BK / VECA)                       /* vectors per A-tile row */
@@ -129,6 +136,25 @@ dt_gemm_v2_f32(const float *__restrict__ A, const float *__restrict__ B, float *
         }
     };
 
+    /* one depth kk of the tile in buffer buf: TM x TN outer product, LDS.128 reads */
+    auto mult = [&](int buf, int kk) {
+        float ra[TM], rb[TN];
+#pragma unroll
+        for (int q = 0; q < TM / 4; q++) {
+            const float4 v = *reinterpret_cast<const float4 *>(&As[buf][kk][arow + q * DT_QSM]);
+            ra[4 * q + 0] = v.x; ra[4 * q + 1] = v.y; ra[4 * q + 2] = v.z; ra[4 * q + 3] = v.w;
+        }
+#pragma unroll
+        for (int q = 0; q < TN / 4; q++) {
+            const float4 v = *reinterpret_cast<const float4 *>(&Bs[buf][kk][bcol + q * DT_QSN]);
+            rb[4 * q + 0] = v.x; rb[4 * q + 1] = v.y; rb[4 * q + 2] = v.z; rb[4 * q + 3] = v.w;
+        }
+#pragma unroll
+        for (int i = 0; i < TM; i++)
+#pragma unroll
+            for (int j = 0; j < TN; j++) acc[i][j] = fmaf(ra[i], rb[j], acc[i][j]);
+    };
+
     load(0);
     store(0);
     __syncthreads();
@@ -137,23 +163,14 @@ dt_gemm_v2_f32(const float *__restrict__ A, const float *__restrict__ B, float *
         const int cur = t & 1;
         const bool more = t + 1 < DT_KT;
         if (more) load(t + 1);
+        /* KTAIL_EXACT: the last step multiplies only the K % BK depths it holds (the
+         * rest of its tile is zero fill); a compile-time trip count either way */
+        if (DT_KREM && t == DT_KT - 1) {
 #pragma unroll
-        for (int kk = 0; kk < BK; kk++) {
-            float ra[TM], rb[TN];
+            for (int kk = 0; kk < DT_KREM; kk++) mult(cur, kk);
+        } else {
 #pragma unroll
-            for (int q = 0; q < TM / 4; q++) {
-                const float4 v = *reinterpret_cast<const float4 *>(&As[cur][kk][arow + q * DT_QSM]);
-                ra[4 * q + 0] = v.x; ra[4 * q + 1] = v.y; ra[4 * q + 2] = v.z; ra[4 * q + 3] = v.w;
-            }
-#pragma unroll
-            for (int q = 0; q < TN / 4; q++) {
-                const float4 v = *reinterpret_cast<const float4 *>(&Bs[cur][kk][bcol + q * DT_QSN]);
-                rb[4 * q + 0] = v.x; rb[4 * q + 1] = v.y; rb[4 * q + 2] = v.z; rb[4 * q + 3] = v.w;
-            }
-#pragma unroll
-            for (int i = 0; i < TM; i++)
-#pragma unroll
-                for (int j = 0; j < TN; j++) acc[i][j] = fmaf(ra[i], rb[j], acc[i][j]);
+            for (int kk = 0; kk < BK; kk++) mult(cur, kk);
         }
         /* the other buffer was last read in step t-1, before the previous barrier */
         if (more) store(cur ^ 1);

@@ -9,16 +9,26 @@
 #include <nvrtc.h>
 
 #include "../../src/common/dt_cuda_check.h"
+#include "backend_cuda_plan_sgemm.h"
 
-static void add_opt(dt_cuda_plan *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void add_opt(dt_cuda_plan *p, const char *fmt, ...) {
+static void add_vopt(dt_cuda_plan *p, const char *fmt, va_list ap) {
     DT_ASSERT(p->nopts < DT_CUDA_MAX_OPTS);
-    va_list ap;
-    va_start(ap, fmt);
     int n = vsnprintf(p->opts[p->nopts], DT_CUDA_OPT_LEN, fmt, ap);
-    va_end(ap);
     DT_ASSERT(n > 0 && n < DT_CUDA_OPT_LEN);
     p->nopts++;
+}
+static void add_opt(dt_cuda_plan *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add_opt(dt_cuda_plan *p, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    add_vopt(p, fmt, ap);
+    va_end(ap);
+}
+void dt_cuda_plan_add_opt(dt_cuda_plan *p, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    add_vopt(p, fmt, ap);
+    va_end(ap);
 }
 
 /* 1 when every row start of buffer b is 16-byte aligned (device base 256-aligned). */
@@ -375,12 +385,17 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
         if (var && *var) {
             if (strcmp(var, "v1") == 0)
                 v2 = 0;
-            else if (strcmp(var, "v2") != 0)
+            else if (strcmp(var, "v2") != 0 && strcmp(var, "gemv") != 0)
                 return dt_fail(err, DT_EINVAL,
-                               "DUALTIME_GEMM_VARIANT=%s: expected v1 or v2 for f32 (tc1, wg1, "
-                               "wg2 are bf16/f16 only)",
+                               "DUALTIME_GEMM_VARIANT=%s: expected v1, v2 or gemv for f32 (tc1, "
+                               "wg1, wg2 are bf16/f16 only)",
                                var);
         }
+        /* thin shapes (N == 1 or M == 1): gemv.cu (backend_cuda_plan_sgemm.c) */
+        int thin = 0, shape_geo = 1;
+        dt_status tst = dt_sgemm_plan_thin(L, arch_number(arch), sm_count, p, &thin, err);
+        if (tst == DT_OK) tst = dt_sgemm_shape_knob(&shape_geo, err);
+        if (tst != DT_OK || thin) return tst;
         /* tile configurations, largest first: take the first that fills the GPU */
         static const struct { int bm, bn, bk, tm, tn; } cfg[] = {
             {128, 128, 8, 8, 8}, {128, 64, 16, 8, 4}, {64, 64, 16, 4, 4}};
@@ -418,14 +433,18 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
         add_opt(p, "-DVECA=%d", veca ? 4 : 1);
         add_opt(p, "-DVECB=%d", vecb ? 4 : 1);
         add_opt(p, "-DVECC=%d", vecc ? 4 : 1);
+        /* shape geometry: v2's last K-step multiplies only its K % BK valid depth */
+        const int ktail = v2 && shape_geo && k % bk != 0;
+        if (ktail) add_opt(p, "-DKTAIL_EXACT=1");
         unsigned threads = (unsigned)((cfg[c].bm / cfg[c].tm) * (cfg[c].bn / cfg[c].tn));
         set_launch(p, ceil_div_u(n, cfg[c].bn), ceil_div_u(m, cfg[c].bm), threads);
         snprintf(p->summary, sizeof p->summary,
                  "%s variant=%s grid=(%u,%u) block=%u tile=%dx%dx%d thread=%dx%d "
-                 "vec(a,b,c)=(%d,%d,%d) %s ffma-only",
+                 "vec(a,b,c)=(%d,%d,%d) %s%s ffma-only",
                  p->kernel_name, v2 ? "v2" : "v1", p->grid[0], p->grid[1], threads, cfg[c].bm,
                  cfg[c].bn, bk, cfg[c].tm, cfg[c].tn, veca ? 4 : 1, vecb ? 4 : 1, vecc ? 4 : 1,
-                 v2 ? "smem-double-buffered warp-tiled" : "smem-single-buffered");
+                 v2 ? "smem-double-buffered warp-tiled" : "smem-single-buffered",
+                 ktail ? " ktail-exact" : "");
         return DT_OK;
     }
 

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# run_emu_gemv.sh — kernels/cuda/gemv.cu (FP32 thin gemm, issue 18 item 4) on the CPU
+# through dt_emu.hpp: the geometries the plan makes for the thin shapes of the GPU test
+# (test_sgemm_plan checks the plan picks them: 1000x1x1000 and 1x1000x1000 contiguous and
+# as views, 7x1x50001 and 8x1x65536 over clusters of 8 and 4, 1x4095x257, 1x1x1000,
+# 300x1x257) and a few more (8 rows a block with a row tail, column tail at VEC 4).
+# Checks every output against FP64 (2e-6 of sum |a*b|) and the output guards. Needs
+# g++ >= 12 (C++20 <barrier>). Usage: bash tests/cuda/emu/run_emu_gemv.sh (exit 0: passed)
+set -u
+cd "$(dirname "$0")/../../.." || exit 2
+T="$(mktemp -d /tmp/dt-emu-gemv.XXXXXX)"; rc=0
+# M N K view LDA LDB LDO MODE BLOCK TPR CL KC VECA VECB
+cases=("1000 1 1000 0 1000 1 1 1 64 32 1 1000 4 4"
+       "1000 1 1000 1 1004 4 1 1 128 128 1 1000 1 1"
+       "1 1000 1000 0 1000 1000 1000 2 256 8 8 128 1 4"
+       "1 1000 1000 1 1004 1004 1000 2 256 32 8 128 1 1"
+       "7 1 50001 0 50001 1 1 1 1024 1024 8 6252 1 1"
+       "8 1 65536 0 65536 1 1 1 1024 1024 4 16384 4 4"
+       "1 4095 257 0 257 4095 4095 2 256 32 4 68 1 1"
+       "1 1 1000 0 1000 1 1 1 64 32 1 1000 4 4"
+       "300 1 257 0 257 1 1 1 64 64 1 257 1 1"
+       "37 1 64 0 64 1 1 1 256 32 1 64 4 4"
+       "1 1004 37 0 37 1004 1004 2 256 8 1 37 1 4")
+flags=(-std=c++20 -O1 -pthread)
+g++ "${flags[@]}" -DM=1 -c -o /dev/null -x c++ /dev/null || exit 2
+for c in "${cases[@]}"; do read -r m n k v lda ldb ldo mode blk tpr cl kc va vb <<<"$c"
+  d="$T/g_${m}_${n}_${k}_${v}"; mkdir -p "$d"
+  def=(-DM="$m" -DN="$n" -DK="$k" -DVIEW="$v" -DLDA="$lda" -DLDB="$ldb" -DLDO="$ldo" -DGV_MODE="$mode"
+       -DBLOCK="$blk" -DTPR="$tpr" -DCL="$cl" -DKC="$kc" -DVECA="$va" -DVECB="$vb")
+  g++ "${flags[@]}" -fPIC -shared -fvisibility=hidden -fvisibility-inlines-hidden -DDT_HOST_EMU \
+    -Wno-unknown-pragmas -include tests/cuda/emu/dt_emu.hpp -Ikernels/cuda -DDT_EMU_SO "${def[@]}" \
+    tests/cuda/emu/emu_gemv.cpp -o "$d/k0.so" &&
+  g++ "${flags[@]}" "${def[@]}" tests/cuda/emu/emu_gemv.cpp -o "$d/run" -ldl \
+    || { echo "FAIL build gemv $c"; rc=1; continue; }
+  for ((j = 1; j < cl; j++)); do cp "$d/k0.so" "$d/k$j.so"; done
+  "$d/run" "$d" || { echo "FAIL gemv $c"; rc=1; }
+done
+rm -rf "$T"; exit $rc
