@@ -65,10 +65,32 @@
 #error "vector width needs aligned rows"
 #endif
 
+/* prefetch phases a K-step: BK = 32 loads the next tile in two halves (at depths 0 and
+ * BK/2, the first half stored at BK/2), so the registers in flight stay those of BK = 16 */
+#define DT_PH (BK > 16 ? 2 : 1)
+#define DT_NAP (DT_NA / DT_PH) /* A loads a phase */
+#define DT_NBP (DT_NB / DT_PH) /* B loads a phase */
+#if DT_NA % DT_PH != 0 || DT_NB % DT_PH != 0
+#error "loads not divisible into the prefetch phases"
+#endif
+/* both buffers of both tiles; over the 48 KiB of static shared memory (BK = 32: 66560
+ * bytes) they are the dynamic shared memory the plan asks for (shared_bytes) */
+#define DT_SMEM_BYTES (2 * BK * (DT_LDSA + BN) * 4)
+
 extern "C" __global__ void __launch_bounds__(DT_THREADS, 2)
 dt_gemm_v2_f32(const float *__restrict__ A, const float *__restrict__ B, float *__restrict__ C) {
+#if DT_SMEM_BYTES > 48 * 1024
+#ifdef DT_HOST_EMU /* tests/cuda/emu: one block at a time, a static buffer */
+    alignas(16) static float dt_v2_smem[DT_SMEM_BYTES / 4];
+#else
+    extern __shared__ __align__(16) float dt_v2_smem[];
+#endif
+    float(*As)[BK][DT_LDSA] = reinterpret_cast<float(*)[BK][DT_LDSA]>(dt_v2_smem);
+    float(*Bs)[BK][BN] = reinterpret_cast<float(*)[BK][BN]>(dt_v2_smem + 2 * BK * DT_LDSA);
+#else
     __shared__ __align__(16) float As[2][BK][DT_LDSA];
     __shared__ __align__(16) float Bs[2][BK][BN];
+#endif
     const int tid = threadIdx.x;
     const int warp = tid >> 5, lane = tid & 31;
     const int wm = warp / DT_WARPS_N, wn = warp % DT_WARPS_N;
@@ -83,55 +105,62 @@ dt_gemm_v2_f32(const float *__restrict__ A, const float *__restrict__ B, float *
     const float *pa = A + (long long)(bm + ar0) * LDA + ak;
     const float *pb = B + (long long)bk0 * LDB + (bn + bc);
 
-    float ga[DT_NA][VECA], gb[DT_NB][VECB]; /* next step's tiles, in flight */
+    float ga[DT_NAP][VECA], gb[DT_NBP][VECB]; /* next step's tiles (a phase), in flight */
     float acc[TM][TN];
 #pragma unroll
     for (int i = 0; i < TM; i++)
 #pragma unroll
         for (int j = 0; j < TN; j++) acc[i][j] = 0.0f;
 
-    /* pa, pb advance by one step per load (k0 = t*BK is only used for the tail checks) */
-    auto load = [&](int t) {
+    /* phase ph of step t's tiles: loads l = ph*NAP .. (ph+1)*NAP-1 of A (NBP of B); pa, pb
+     * advance by one step after the last phase (k0 = t*BK is only used for the tail checks) */
+    auto load = [&](int t, int ph) {
         const int k0 = t * BK;
 #pragma unroll
-        for (int l = 0; l < DT_NA; l++) {
+        for (int i = 0; i < DT_NAP; i++) {
+            const int l = ph * DT_NAP + i;
             const bool ok = (DT_FULL_M || bm + ar0 + l * DT_RSA < M) && (DT_FULL_K || k0 + ak < K);
             const float *src = pa + (long long)l * DT_RSA * LDA;
 #if VECA == 4
             float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
             if (ok) v = __ldg(reinterpret_cast<const float4 *>(src));
-            ga[l][0] = v.x; ga[l][1] = v.y; ga[l][2] = v.z; ga[l][3] = v.w;
+            ga[i][0] = v.x; ga[i][1] = v.y; ga[i][2] = v.z; ga[i][3] = v.w;
 #else
-            ga[l][0] = ok ? __ldg(src) : 0.0f;
+            ga[i][0] = ok ? __ldg(src) : 0.0f;
 #endif
         }
 #pragma unroll
-        for (int l = 0; l < DT_NB; l++) {
+        for (int i = 0; i < DT_NBP; i++) {
+            const int l = ph * DT_NBP + i;
             const bool ok = (DT_FULL_K || k0 + bk0 + l * DT_RSB < K) && (DT_FULL_N || bn + bc < N);
             const float *src = pb + (long long)l * DT_RSB * LDB;
 #if VECB == 4
             float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
             if (ok) v = __ldg(reinterpret_cast<const float4 *>(src));
-            gb[l][0] = v.x; gb[l][1] = v.y; gb[l][2] = v.z; gb[l][3] = v.w;
+            gb[i][0] = v.x; gb[i][1] = v.y; gb[i][2] = v.z; gb[i][3] = v.w;
 #else
-            gb[l][0] = ok ? __ldg(src) : 0.0f;
+            gb[i][0] = ok ? __ldg(src) : 0.0f;
 #endif
         }
-        pa += BK;
-        pb += (long long)BK * LDB;
+        if (ph == DT_PH - 1) {
+            pa += BK;
+            pb += (long long)BK * LDB;
+        }
     };
-    auto store = [&](int buf) {
+    auto store = [&](int buf, int ph) {
 #pragma unroll
-        for (int l = 0; l < DT_NA; l++)
+        for (int i = 0; i < DT_NAP; i++)
 #pragma unroll
-            for (int e = 0; e < VECA; e++) As[buf][ak + e][ar0 + l * DT_RSA] = ga[l][e];
+            for (int e = 0; e < VECA; e++)
+                As[buf][ak + e][ar0 + (ph * DT_NAP + i) * DT_RSA] = ga[i][e];
 #pragma unroll
-        for (int l = 0; l < DT_NB; l++) {
+        for (int i = 0; i < DT_NBP; i++) {
+            const int l = ph * DT_NBP + i;
 #if VECB == 4
             *reinterpret_cast<float4 *>(&Bs[buf][bk0 + l * DT_RSB][bc]) =
-                make_float4(gb[l][0], gb[l][1], gb[l][2], gb[l][3]);
+                make_float4(gb[i][0], gb[i][1], gb[i][2], gb[i][3]);
 #else
-            Bs[buf][bk0 + l * DT_RSB][bc] = gb[l][0];
+            Bs[buf][bk0 + l * DT_RSB][bc] = gb[i][0];
 #endif
         }
     };
@@ -155,25 +184,35 @@ dt_gemm_v2_f32(const float *__restrict__ A, const float *__restrict__ B, float *
             for (int j = 0; j < TN; j++) acc[i][j] = fmaf(ra[i], rb[j], acc[i][j]);
     };
 
-    load(0);
-    store(0);
+#pragma unroll
+    for (int ph = 0; ph < DT_PH; ph++) {
+        load(0, ph);
+        store(0, ph);
+    }
     __syncthreads();
 #pragma unroll 1
     for (int t = 0; t < DT_KT; t++) {
         const int cur = t & 1;
         const bool more = t + 1 < DT_KT;
-        if (more) load(t + 1);
         /* KTAIL_EXACT: the last step multiplies only the K % BK depths it holds (the
-         * rest of its tile is zero fill); a compile-time trip count either way */
+         * rest of its tile is zero fill); a compile-time trip count either way. The
+         * other buffer was last read in step t-1, before the previous barrier, so a
+         * phase of step t+1 may be stored into it at any depth of step t. */
         if (DT_KREM && t == DT_KT - 1) {
 #pragma unroll
             for (int kk = 0; kk < DT_KREM; kk++) mult(cur, kk);
         } else {
 #pragma unroll
-            for (int kk = 0; kk < BK; kk++) mult(cur, kk);
+            for (int kk = 0; kk < BK; kk++) {
+                if (more && kk % (BK / DT_PH) == 0) {
+                    const int ph = kk / (BK / DT_PH);
+                    if (ph > 0) store(cur ^ 1, ph - 1);
+                    load(t + 1, ph);
+                }
+                mult(cur, kk);
+            }
         }
-        /* the other buffer was last read in step t-1, before the previous barrier */
-        if (more) store(cur ^ 1);
+        if (more) store(cur ^ 1, DT_PH - 1);
         __syncthreads();
     }
 

@@ -6,8 +6,9 @@
 // GV_MODE 1 (N == 1): out[m] = dot(A[m, :], B[:, 0]). TPR threads per row (a warp or a
 //   block), RPB = BLOCK / TPR rows a block; a thread reads VECA-wide chunks of A's row
 //   (16-byte loads when VECA = 4), lanes interleaved so a warp reads 512 contiguous bytes
-//   per step; every load of a thread is independent (the trip count NIT is a compile-time
-//   constant, unrolled by UNR), so a warp has NIT loads in flight at once. B's column
+//   per step; a thread's loads are written in chunks of DT_CH = 8 (with B's: 16) ahead
+//   of the chunk's FFMAs (ptxas still starts the FFMAs after ~6 of them: the SASS order,
+//   docs/perf.md), so many of a warp's loads are in flight at once. B's column
 //   (K floats) is read through the read-only cache with the same index (VECB = 4: B is
 //   contiguous, LDB == 1, 16-byte aligned; else scalar B[k * LDB]).
 // GV_MODE 2 (M == 1): out[n] = sum_k A[0, k] * B[k, n]. A block is TPR column threads x
@@ -37,6 +38,7 @@
 #define DT_KT (BLOCK / TPR)                                      /* k-rows a block */
 #define DT_NIT ((KC + DT_KT - 1) / DT_KT)                        /* loads a thread */
 #endif
+#define DT_CH 8 /* loads a thread issues before it uses the first */
 #if GV_MODE == 1
 /* every slice is KC long and the loads cover it exactly: no bound check in the loop */
 #define DT_EXACT (CL * KC == K && DT_NIT * TPR * DT_GV_VEC == KC)
@@ -91,35 +93,50 @@ dt_gemv_f32(const float *__restrict__ A, const float *__restrict__ B, float *__r
     const int row = grp * DT_RPB + (int)threadIdx.x / TPR;
     const int k0 = rank * KC;
     const int kend = K - k0 < KC ? K - k0 : KC; /* this slice's length */
-    float acc0 = 0.0f, acc1 = 0.0f, acc2 = 0.0f, acc3 = 0.0f;
+    float acc[DT_GV_VEC];
+#pragma unroll
+    for (int e = 0; e < DT_GV_VEC; e++) acc[e] = 0.0f;
     if (row < M) {
         const float *a = A + (long long)row * LDA + k0;
         const float *b = B + (long long)k0 * LDB;
-#pragma unroll 8
-        for (int i = 0; i < DT_NIT; i++) {
-            const int k = (i * TPR + lane) * DT_GV_VEC; /* inside the slice */
-            if (DT_EXACT || k < kend) {
+        /* chunks of DT_CH loads: all of a chunk's loads issue before its first FFMA (issue
+         * is in order: an FFMA waiting on a load would hold back the loads behind it) */
+#pragma unroll 1
+        for (int i0 = 0; i0 < DT_NIT; i0 += DT_CH) {
+            float x[DT_CH][DT_GV_VEC], y[DT_CH][DT_GV_VEC];
+#pragma unroll
+            for (int j = 0; j < DT_CH; j++) {
+                const int k = ((i0 + j) * TPR + lane) * DT_GV_VEC; /* inside the slice */
+                const bool ok = (DT_NIT % DT_CH == 0 || i0 + j < DT_NIT) && (DT_EXACT || k < kend);
 #if VECA == 4
-                const float4 x = __ldg(reinterpret_cast<const float4 *>(a + k));
+                float4 xv = make_float4(0.0f, 0.0f, 0.0f, 0.0f), yv = xv;
+                if (ok) {
+                    xv = __ldg(reinterpret_cast<const float4 *>(a + k));
 #if VECB == 4
-                const float4 y = __ldg(reinterpret_cast<const float4 *>(b + k));
+                    yv = __ldg(reinterpret_cast<const float4 *>(b + k));
 #else
-                const float4 y = make_float4(__ldg(b + (long long)k * LDB),
-                                             __ldg(b + (long long)(k + 1) * LDB),
-                                             __ldg(b + (long long)(k + 2) * LDB),
-                                             __ldg(b + (long long)(k + 3) * LDB));
+                    yv = make_float4(__ldg(b + (long long)k * LDB), __ldg(b + (long long)(k + 1) * LDB),
+                                     __ldg(b + (long long)(k + 2) * LDB),
+                                     __ldg(b + (long long)(k + 3) * LDB));
 #endif
-                acc0 = fmaf(x.x, y.x, acc0);
-                acc1 = fmaf(x.y, y.y, acc1);
-                acc2 = fmaf(x.z, y.z, acc2);
-                acc3 = fmaf(x.w, y.w, acc3);
+                }
+                x[j][0] = xv.x; x[j][1] = xv.y; x[j][2] = xv.z; x[j][3] = xv.w;
+                y[j][0] = yv.x; y[j][1] = yv.y; y[j][2] = yv.z; y[j][3] = yv.w;
 #else
-                acc0 = fmaf(__ldg(a + k), __ldg(b + (long long)k * LDB), acc0);
+                x[j][0] = ok ? __ldg(a + k) : 0.0f;
+                y[j][0] = ok ? __ldg(b + (long long)k * LDB) : 0.0f;
 #endif
             }
+#pragma unroll
+            for (int j = 0; j < DT_CH; j++)
+#pragma unroll
+                for (int e = 0; e < DT_GV_VEC; e++) acc[e] = fmaf(x[j][e], y[j][e], acc[e]);
         }
     }
-    float v = (acc0 + acc1) + (acc2 + acc3);
+    float v = acc[0];
+#if DT_GV_VEC == 4
+    v = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+#endif
     /* the row's lanes: a warp (or TPR < 32 lanes of one) by shuffles, then the warps */
 #pragma unroll
     for (int o = (TPR < 32 ? TPR : 32) / 2; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
@@ -160,21 +177,26 @@ dt_gemv_f32(const float *__restrict__ A, const float *__restrict__ B, float *__r
     if (col < N) {
         const float *a = A + k0; /* A's only row: contiguous along k */
         const float *b = B + (long long)k0 * LDB + col;
-#pragma unroll 8
-        for (int i = 0; i < DT_NIT; i++) {
-            const int k = i * DT_KT + ky;
-            if (DT_EXACT || k < kend) {
-                const float x = __ldg(a + k);
+#pragma unroll 1
+        for (int i0 = 0; i0 < DT_NIT; i0 += DT_CH) { /* chunks: loads first (see mode 1) */
+            float x[DT_CH], y[DT_CH][VECB];
+#pragma unroll
+            for (int j = 0; j < DT_CH; j++) {
+                const int k = (i0 + j) * DT_KT + ky;
+                const bool ok = (DT_NIT % DT_CH == 0 || i0 + j < DT_NIT) && (DT_EXACT || k < kend);
+                x[j] = ok ? __ldg(a + k) : 0.0f;
 #if VECB == 4
-                const float4 y = __ldg(reinterpret_cast<const float4 *>(b + (long long)k * LDB));
-                acc[0] = fmaf(x, y.x, acc[0]);
-                acc[1] = fmaf(x, y.y, acc[1]);
-                acc[2] = fmaf(x, y.z, acc[2]);
-                acc[3] = fmaf(x, y.w, acc[3]);
+                float4 yv = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+                if (ok) yv = __ldg(reinterpret_cast<const float4 *>(b + (long long)k * LDB));
+                y[j][0] = yv.x; y[j][1] = yv.y; y[j][2] = yv.z; y[j][3] = yv.w;
 #else
-                acc[0] = fmaf(x, __ldg(b + (long long)k * LDB), acc[0]);
+                y[j][0] = ok ? __ldg(b + (long long)k * LDB) : 0.0f;
 #endif
             }
+#pragma unroll
+            for (int j = 0; j < DT_CH; j++)
+#pragma unroll
+                for (int e = 0; e < VECB; e++) acc[e] = fmaf(x[j], y[j][e], acc[e]);
         }
     }
     /* reduce over the KT k-rows: red[ky][cx * VECB + e], then rows 0..KT-1 in order */

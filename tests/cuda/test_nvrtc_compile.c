@@ -114,7 +114,9 @@ static void compile_case(dt_op op, int64_t m, int64_t n, int64_t k, int views, c
 /* Issue 18 item 4, FP32 gemm shape geometry: thin shapes (N == 1: matrix-vector, M == 1:
  * vector-matrix) take gemv.cu by default, in every geometry the plan makes (a warp or a
  * block a row, K over a cluster, column threads 8..32, odd sizes on scalar loads); v2's
- * exact K tail (4097x4095x257 at BK=16 and 8); DUALTIME_GEMM_SHAPE=0 keeps v2 for both. */
+ * exact K tail (4097x4095x257 at BK=16, 8 and 32); DUALTIME_GEMM_BK=32 (two prefetch phases,
+ * 66560 bytes of dynamic shared memory) at 4096^3 and 1537x1539x131; DUALTIME_GEMM_SHAPE=0
+ * keeps v2 for the thin shapes. */
 static void thin_gemm_cases(int views, const char *hdr) {
     static const int64_t thin[][3] = {{1000, 1, 1000}, {1, 1000, 1000}, {1, 1, 1000},
                                       {4096, 1, 4096}, {1, 8192, 8192}, {16, 1, 1048576},
@@ -130,6 +132,13 @@ static void thin_gemm_cases(int views, const char *hdr) {
     compile_case(DT_OP_GEMM, 4097, 4095, 257, views, "sm_90", hdr);
     setenv("DUALTIME_GEMM_BK", "8", 1);
     compile_case(DT_OP_GEMM, 4097, 4095, 257, views, "sm_90", hdr);
+    /* BK=32: two prefetch phases a step, both buffers in dynamic shared memory */
+    setenv("DUALTIME_GEMM_BK", "32", 1);
+    compile_case(DT_OP_GEMM, 4097, 4095, 257, views, "sm_90", hdr);
+    CHECK(g_last.shared_bytes == 66560, "BK=32: %u bytes of dynamic smem", g_last.shared_bytes);
+    g_expect = "tile=128x128x32";
+    compile_case(DT_OP_GEMM, 4096, 4096, 4096, views, "sm_90", hdr);
+    compile_case(DT_OP_GEMM, 1537, 1539, 131, views, "sm_90", hdr);
     unsetenv("DUALTIME_GEMM_BK");
     setenv("DUALTIME_GEMM_SHAPE", "0", 1);
     g_expect = "variant=v2";

@@ -7,7 +7,8 @@
  *  - dt_cuda_plan_make: thin FP32 shapes take gemv by default and with
  *    DUALTIME_GEMM_VARIANT=gemv; DUALTIME_GEMM_SHAPE=0 and =v1/v2 keep the tiled kernels;
  *    v2's exact K tail is on where K % BK != 0 and off with DUALTIME_GEMM_SHAPE=0; gemv on
- *    a non-thin shape and bad knob values are refused; bf16 gemm never takes gemv.
+ *    a non-thin shape and bad knob values are refused; bf16 gemm never takes gemv;
+ *    DUALTIME_GEMM_BK=32 gives v2's 128x128 tile two prefetch phases and dynamic smem.
  * Needs no GPU (links the plan objects and NVRTC's library only). */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 #include <stdio.h>
@@ -139,6 +140,19 @@ static void plan_choice(void) {
                   !has_opt(&p, "-DKTAIL_EXACT=1"),
               "4096^3: %s", p.summary);
     }
+    /* DUALTIME_GEMM_BK=32: v2's 128x128 tile in two prefetch phases, dynamic smem; the
+     * 128x64 tile (1024^3) keeps its depth; the default needs no dynamic smem */
+    CHECK(plan(4096, 4096, 4096, 0, DT_F32, &p) == DT_OK && p.shared_bytes == 0, "%u", p.shared_bytes);
+    setenv("DUALTIME_GEMM_BK", "32", 1);
+    CHECK(plan(4096, 4096, 4096, 0, DT_F32, &p) == DT_OK && has_opt(&p, "-DBK=32") &&
+              p.shared_bytes == 2 * 32 * (132 + 128) * 4 && strstr(p.summary, "prefetch-2-phases"),
+          "BK=32: %u bytes, %s", p.shared_bytes, p.summary);
+    CHECK(plan(1024, 1024, 1024, 0, DT_F32, &p) == DT_OK && has_opt(&p, "-DBK=16") &&
+              p.shared_bytes == 0,
+          "BK=32 on 1024^3: %s", p.summary);
+    setenv("DUALTIME_GEMM_BK", "64", 1);
+    CHECK(plan(4096, 4096, 4096, 0, DT_F32, &p) == DT_EINVAL, "DUALTIME_GEMM_BK=64 refused");
+    unsetenv("DUALTIME_GEMM_BK");
     /* the geometry before: DUALTIME_GEMM_SHAPE=0 */
     setenv("DUALTIME_GEMM_SHAPE", "0", 1);
     CHECK(plan(1000, 1, 1000, 0, DT_F32, &p) == DT_OK && strstr(p.summary, "variant=v2") &&

@@ -407,7 +407,8 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
         int bk = cfg[c].bk;
         /* v2, 128x128 tile: BK=16 (half the barriers, 128 registers instead of 125) by
          * default since it measured 5% faster on the H200 (4096^3: 2926 vs 3086 us,
-         * docs/perf.md); DUALTIME_GEMM_BK=8|16 chooses for timing experiments */
+         * docs/perf.md); DUALTIME_GEMM_BK=8|16|32 chooses for timing experiments (32:
+         * docs/perf.md, "FP32 gemm: thin shapes and small K") */
         if (v2 && c == 0) bk = 16;
         const char *bk_env = getenv("DUALTIME_GEMM_BK");
         if (v2 && c == 0 && bk_env && *bk_env) {
@@ -415,8 +416,17 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
                 bk = 8;
             else if (strcmp(bk_env, "16") == 0)
                 bk = 16;
+            else if (strcmp(bk_env, "32") == 0) /* two prefetch phases, dynamic smem */
+                bk = 32;
             else
-                return dt_fail(err, DT_EINVAL, "DUALTIME_GEMM_BK=%s: expected 8 or 16", bk_env);
+                return dt_fail(err, DT_EINVAL, "DUALTIME_GEMM_BK=%s: expected 8, 16 or 32",
+                               bk_env);
+        }
+        /* v2 keeps both buffers of both tiles in shared memory: over the 48 KiB static
+         * limit (BK=32: 66560 bytes) the kernel takes them as dynamic shared memory */
+        if (v2) {
+            const unsigned smem = 2u * (unsigned)bk * (unsigned)(cfg[c].bm + 4 + cfg[c].bn) * 4u;
+            if (smem > 48u * 1024u) p->shared_bytes = smem;
         }
         if (v2) {
             p->source_name = "gemm_v2.cu";
@@ -440,11 +450,11 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
         set_launch(p, ceil_div_u(n, cfg[c].bn), ceil_div_u(m, cfg[c].bm), threads);
         snprintf(p->summary, sizeof p->summary,
                  "%s variant=%s grid=(%u,%u) block=%u tile=%dx%dx%d thread=%dx%d "
-                 "vec(a,b,c)=(%d,%d,%d) %s%s ffma-only",
+                 "vec(a,b,c)=(%d,%d,%d) %s%s%s ffma-only",
                  p->kernel_name, v2 ? "v2" : "v1", p->grid[0], p->grid[1], threads, cfg[c].bm,
                  cfg[c].bn, bk, cfg[c].tm, cfg[c].tn, veca ? 4 : 1, vecb ? 4 : 1, vecc ? 4 : 1,
                  v2 ? "smem-double-buffered warp-tiled" : "smem-single-buffered",
-                 ktail ? " ktail-exact" : "");
+                 bk > 16 ? " prefetch-2-phases dyn-smem" : "", ktail ? " ktail-exact" : "");
         return DT_OK;
     }
 

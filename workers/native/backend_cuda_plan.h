@@ -12,7 +12,7 @@
  * embedded copy.
  *
  * gemm has two variants: v2 (gemm_v2.cu, the default) and v1 (gemm.cu), picked with the
- * environment variable DUALTIME_GEMM_VARIANT=v1|v2 (DUALTIME_GEMM_BK=8|16 sets v2's
+ * environment variable DUALTIME_GEMM_VARIANT=v1|v2 (DUALTIME_GEMM_BK=8|16|32 sets v2's
  * 128x128 tile depth); other values make dt_cuda_plan_make fail with DT_EINVAL. Thin FP32
  * shapes (N == 1 or M == 1) take gemv (gemv.cu) when the variant is unset or "gemv", and
  * v2 multiplies only the valid depth of its last K-step, unless DUALTIME_GEMM_SHAPE=0
