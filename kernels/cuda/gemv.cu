@@ -115,7 +115,8 @@ dt_gemv_f32(const float *__restrict__ A, const float *__restrict__ B, float *__r
 #if VECB == 4
                     yv = __ldg(reinterpret_cast<const float4 *>(b + k));
 #else
-                    yv = make_float4(__ldg(b + (long long)k * LDB), __ldg(b + (long long)(k + 1) * LDB),
+                    yv = make_float4(__ldg(b + (long long)k * LDB),
+                                     __ldg(b + (long long)(k + 1) * LDB),
                                      __ldg(b + (long long)(k + 2) * LDB),
                                      __ldg(b + (long long)(k + 3) * LDB));
 #endif

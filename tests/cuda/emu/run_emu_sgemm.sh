@@ -3,7 +3,8 @@
 # dt_emu.hpp. kernels/cuda/gemv.cu (thin gemm, emu_gemv.cpp): the geometries the plan makes for the thin shapes of the GPU test
 # (test_sgemm_plan checks the plan picks them: 1000x1x1000 and 1x1000x1000 contiguous and
 # as views, 7x1x50001 and 8x1x65536 over clusters of 8 and 4, 1x4095x257, 1x1x1000,
-# 300x1x257) and a few more (8 rows a block with a row tail, column tail at VEC 4).
+# 300x1x257) and a few more (8 rows a block with a row tail, column tail at VEC 4, A's
+# rows 16-byte loads with a strided b).
 # kernels/cuda/gemm_v2.cu (emu_gemm_v2.cpp): BK=32's two prefetch phases with and without
 # the exact K tail, aligned and as views, and the exact tail at BK=16 and 8 and on the
 # 64x64 tile. Checks every output against FP64 (2e-6 of sum |a*b|) and the output guards.
@@ -23,7 +24,8 @@ cases=("1000 1 1000 0 1000 1 1 1 64 32 1 1000 4 4"
        "1 1 1000 0 1000 1 1 1 64 32 1 1000 4 4"
        "300 1 257 0 257 1 1 1 64 64 1 257 1 1"
        "37 1 64 0 64 1 1 1 256 32 1 64 4 4"
-       "1 1004 37 0 37 1004 1004 2 256 8 1 37 1 4")
+       "1 1004 37 0 37 1004 1004 2 256 8 1 37 1 4"
+       "100 1 1000 0 1000 4 1 1 64 32 1 1000 4 1")
 flags=(-std=c++20 -O1 -pthread)
 [ "${DT_EMU_ONLY:-}" = v2 ] && cases=()
 g++ "${flags[@]}" -DM=1 -c -o /dev/null -x c++ /dev/null || exit 2
