@@ -24,8 +24,11 @@
 // KTAIL_EXACT=1 (the plan's shape geometry, K % BK != 0): the last K-step multiplies
 // only its K % BK valid depths instead of a full BK of zero fill (4097x4095x257 at BK=16:
 // 257 depths instead of 272).
+// EPI_STAGE=1 (the plan's shape geometry, scalar C: N % 4 != 0): the epilogue stages each
+// warp's rows through shared memory so a store writes 32 consecutive floats of a row
+// (4-5 sectors) instead of 8 scattered pairs in each of 4 rows (16 sectors).
 // Macros (all compile-time, from the plan): M N K LDA LDB LDO, BM BN BK TM TN,
-// VECA VECB VECC, KTAIL_EXACT (default 0). Grid: (ceil(N/BN), ceil(M/BM)), block: 256.
+// VECA VECB VECC, KTAIL_EXACT, EPI_STAGE (default 0). Grid: (ceil(N/BN), ceil(M/BM)), block: 256.
 #define DT_THREADS 256
 #define DT_LY 4                 /* lane rows of a warp */
 #define DT_LX 8                 /* lane columns of a warp */
@@ -43,6 +46,9 @@
 #define KTAIL_EXACT 0
 #endif
 #define DT_KREM (KTAIL_EXACT ? K % BK : 0) /* depths of the last step (0: a full step) */
+#ifndef EPI_STAGE
+#define EPI_STAGE 0
+#endif
 /* global -> shared mapping: load l of a thread covers row r0 + l*RS of its tile and the
  * same column(s) for every l (THREADS is a multiple of the vectors per tile row) */
 #define DT_AV (BK / VECA)                       /* vectors per A-tile row */
@@ -59,6 +65,9 @@
 #if BK % VECA != 0 || DT_THREADS % DT_AV != 0 || DT_THREADS % DT_BV != 0 || DT_NA < 1 || \
     DT_NB < 1 || DT_NA * DT_THREADS * VECA != BM * BK || DT_NB * DT_THREADS * VECB != BK * BN
 #error "tile not evenly divisible among the threads"
+#endif
+#if EPI_STAGE && (VECC != 1 || (DT_THREADS / 32) * DT_LY * DT_WTN > 2 * BK * DT_LDSA || DT_WTN % 32 != 0)
+#error "EPI_STAGE is for scalar C and needs the warps' staging rows to fit in As"
 #endif
 #if (VECA == 4 && (K % 4 != 0 || LDA % 4 != 0)) || (VECB == 4 && (N % 4 != 0 || LDB % 4 != 0)) || \
     (VECC == 4 && (N % 4 != 0 || LDO % 4 != 0))
@@ -216,6 +225,34 @@ dt_gemm_v2_f32(const float *__restrict__ A, const float *__restrict__ B, float *
         __syncthreads();
     }
 
+#if EPI_STAGE
+    /* scalar C (VECC = 1): each (qi, i) of the warp's 4 rows x WTN columns goes through
+     * its own 4 x WTN floats of As (free after the last barrier), then out as 32
+     * consecutive floats of one row a store (128 bytes: 4-5 sectors, not 16) */
+    float *W = &As[0][0][0] + warp * (DT_LY * DT_WTN);
+#pragma unroll
+    for (int qi = 0; qi < TM / 4; qi++)
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+#pragma unroll
+            for (int qj = 0; qj < TN / 4; qj++) {
+                const float *v = &acc[qi * 4 + i][qj * 4];
+                *reinterpret_cast<float4 *>(&W[ly * DT_WTN + qj * DT_QSN + lx * 4]) =
+                    make_float4(v[0], v[1], v[2], v[3]);
+            }
+            __syncwarp();
+#pragma unroll
+            for (int r = 0; r < DT_LY; r++)
+#pragma unroll
+                for (int c0 = 0; c0 < DT_WTN; c0 += 32) {
+                    const int gr = bm + wm * DT_WTM + r * 4 + qi * DT_QSM + i;
+                    const int gc = bn + wn * DT_WTN + c0 + lane;
+                    if ((DT_FULL_M || gr < M) && (DT_FULL_N || gc < N))
+                        C[(long long)gr * LDO + gc] = W[r * DT_WTN + c0 + lane];
+                }
+            __syncwarp(); /* W is rewritten by the next (qi, i) */
+        }
+#else
 #pragma unroll
     for (int qi = 0; qi < TM / 4; qi++)
 #pragma unroll
@@ -237,4 +274,5 @@ dt_gemm_v2_f32(const float *__restrict__ A, const float *__restrict__ B, float *
 #endif
             }
         }
+#endif
 }

@@ -6,7 +6,8 @@
  *    exactly, block sizes legal, clusters only on sm_90, at most 8);
  *  - dt_cuda_plan_make: thin FP32 shapes take gemv by default and with
  *    DUALTIME_GEMM_VARIANT=gemv; DUALTIME_GEMM_SHAPE=0 and =v1/v2 keep the tiled kernels;
- *    v2's exact K tail is on where K % BK != 0 and off with DUALTIME_GEMM_SHAPE=0; gemv on
+ *    v2's exact K tail is on where K % BK != 0 and its staged epilogue where C is scalar
+ *    (N % 4 != 0), both off with DUALTIME_GEMM_SHAPE=0; gemv on
  *    a non-thin shape and bad knob values are refused; bf16 gemm never takes gemv;
  *    DUALTIME_GEMM_BK=32 gives v2's 128x128 tile two prefetch phases and dynamic smem.
  * Needs no GPU (links the plan objects and NVRTC's library only). */
@@ -139,6 +140,11 @@ static void plan_choice(void) {
         CHECK(plan(4096, 4096, 4096, views, DT_F32, &p) == DT_OK && !strstr(p.summary, "ktail") &&
                   !has_opt(&p, "-DKTAIL_EXACT=1"),
               "4096^3: %s", p.summary);
+        /* scalar C (N % 4 != 0) takes the staged epilogue; float4 C (4096^3) does not */
+        CHECK(!has_opt(&p, "-DEPI_STAGE=1"), "4096^3 views=%d: %s", views, p.summary);
+        CHECK(plan(4097, 4095, 257, views, DT_F32, &p) == DT_OK && has_opt(&p, "-DEPI_STAGE=1") &&
+                  strstr(p.summary, "epilogue-staged"),
+              "4097x4095x257: %s", p.summary);
     }
     /* DUALTIME_GEMM_BK=32: v2's 128x128 tile in two prefetch phases, dynamic smem; the
      * 128x64 tile (1024^3) keeps its depth; the default needs no dynamic smem */
@@ -159,7 +165,7 @@ static void plan_choice(void) {
               strcmp(p.source_name, "gemm_v2.cu") == 0,
           "SHAPE=0 1000x1x1000: %s", p.summary);
     CHECK(plan(4097, 4095, 257, 0, DT_F32, &p) == DT_OK && !strstr(p.summary, "ktail") &&
-              !has_opt(&p, "-DKTAIL_EXACT=1"),
+              !has_opt(&p, "-DKTAIL_EXACT=1") && !has_opt(&p, "-DEPI_STAGE=1"),
           "SHAPE=0 4097x4095x257: %s", p.summary);
     setenv("DUALTIME_GEMM_VARIANT", "gemv", 1); /* asked for: wins over SHAPE=0 */
     CHECK(plan(1000, 1, 1000, 0, DT_F32, &p) == DT_OK && strstr(p.summary, "variant=gemv"), "%s",

@@ -446,15 +446,19 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
         /* shape geometry: v2's last K-step multiplies only its K % BK valid depth */
         const int ktail = v2 && shape_geo && k % bk != 0;
         if (ktail) add_opt(p, "-DKTAIL_EXACT=1");
+        /* and scalar C (N % 4 != 0) leaves through shared memory, whole row segments */
+        const int epi = v2 && shape_geo && !vecc;
+        if (epi) add_opt(p, "-DEPI_STAGE=1");
         unsigned threads = (unsigned)((cfg[c].bm / cfg[c].tm) * (cfg[c].bn / cfg[c].tn));
         set_launch(p, ceil_div_u(n, cfg[c].bn), ceil_div_u(m, cfg[c].bm), threads);
         snprintf(p->summary, sizeof p->summary,
                  "%s variant=%s grid=(%u,%u) block=%u tile=%dx%dx%d thread=%dx%d "
-                 "vec(a,b,c)=(%d,%d,%d) %s%s%s ffma-only",
+                 "vec(a,b,c)=(%d,%d,%d) %s%s%s%s ffma-only",
                  p->kernel_name, v2 ? "v2" : "v1", p->grid[0], p->grid[1], threads, cfg[c].bm,
                  cfg[c].bn, bk, cfg[c].tm, cfg[c].tn, veca ? 4 : 1, vecb ? 4 : 1, vecc ? 4 : 1,
                  v2 ? "smem-double-buffered warp-tiled" : "smem-single-buffered",
-                 bk > 16 ? " prefetch-2-phases dyn-smem" : "", ktail ? " ktail-exact" : "");
+                 bk > 16 ? " prefetch-2-phases dyn-smem" : "", ktail ? " ktail-exact" : "",
+                 epi ? " epilogue-staged" : "");
         return DT_OK;
     }
 

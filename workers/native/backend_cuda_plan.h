@@ -15,7 +15,8 @@
  * environment variable DUALTIME_GEMM_VARIANT=v1|v2 (DUALTIME_GEMM_BK=8|16|32 sets v2's
  * 128x128 tile depth); other values make dt_cuda_plan_make fail with DT_EINVAL. Thin FP32
  * shapes (N == 1 or M == 1) take gemv (gemv.cu) when the variant is unset or "gemv", and
- * v2 multiplies only the valid depth of its last K-step, unless DUALTIME_GEMM_SHAPE=0
+ * v2 multiplies only the valid depth of its last K-step (and stages scalar C through
+ * shared memory), unless DUALTIME_GEMM_SHAPE=0
  * (backend_cuda_plan_sgemm.h).
  *
  * Element types: the case's dtype (L->dtype, dt_layout_make_typed) picks the storage

@@ -9,8 +9,9 @@
  * known shapes (dt_sgemv_geom_make: the rules are in its comment and docs/perf.md).
  *
  * Knob DUALTIME_GEMM_SHAPE: 1 (default) the shape geometry: thin shapes take gemv, v2
- * multiplies only the K % BK valid depths of its last K-step (-DKTAIL_EXACT=1); 0 the
- * geometry before (thin shapes on the 64x64 tile, full last step), kept so old and new
+ * multiplies only the K % BK valid depths of its last K-step (-DKTAIL_EXACT=1) and stages
+ * scalar C through shared memory (-DEPI_STAGE=1, N % 4 != 0); 0 the geometry before
+ * (thin shapes on the 64x64 tile, full last step, scattered C stores), kept so old and new
  * can be timed in one device run. DUALTIME_GEMM_VARIANT=gemv forces gemv (a non-thin
  * shape is refused); =v1|v2 keep those kernels for thin shapes too.
  *

@@ -4,11 +4,13 @@
 // guards; views at element (1,1) with row strides LDA / LDB); every output checked
 // against an FP64 reference and the output's guards against the sentinel. Checks the
 // index math, tails, the exact K tail (KTAIL_EXACT) and the two prefetch phases of
-// BK = 32, not timing. Macros: those of gemm_v2.cu, VIEW.
+// BK = 32 and the staged epilogue (EPI_STAGE), not timing. Macros: those of gemm_v2.cu,
+// VIEW.
 #undef __launch_bounds__
 #define __launch_bounds__(...)
 #undef __align__ /* "__shared__ __align__(16) float": GNU form, legal between specifiers */
 #define __align__(n) __attribute__((aligned(n)))
+inline void __syncwarp() { __syncthreads(); } /* every thread of the block calls it */
 #include "gemm_v2.cu"
 #include <cmath>
 #include <cstdio>
@@ -74,8 +76,8 @@ int main() {
         if (e >= 0 && e < (long long)M * LDO && (e % LDO) < N) continue;
         if (Or[i] != SENT) gbad++;
     }
-    printf("gemm_v2 M=%d N=%d K=%d view=%d tile=%dx%dx%d vec=%d,%d,%d ktail=%d: %lld bad, "
+    printf("gemm_v2 M=%d N=%d K=%d view=%d tile=%dx%dx%d vec=%d,%d,%d ktail=%d epi=%d: %lld bad, "
            "max err/sum|ab| %.3g, %lld guard floats changed\n",
-           M, N, K, VIEW, BM, BN, BK, VECA, VECB, VECC, KTAIL_EXACT, bad, maxrel, gbad);
+           M, N, K, VIEW, BM, BN, BK, VECA, VECB, VECC, KTAIL_EXACT, EPI_STAGE, bad, maxrel, gbad);
     return bad || gbad ? 1 : 0;
 }
