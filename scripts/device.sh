@@ -68,7 +68,8 @@ graph-cold|issue 13: add,softmax,layernorm at 17x257,512x4096,1024x4096,8192x819
 cpu-kernels|the CPU kernel test on the host CPU: both ISA copies (CPUID dispatch), the v1 GELU and streaming stores through the FP64 reference
 pipe|the default CUDA matrix once, traced: wall time (target < 240 s) and phase table into the summary; every CUDA worker pinned its arena (scripts/host_pin_check.py)
 pipe-ab|pinned vs pageable (DUALTIME_HOST_REGISTER=0) on add,softmax,layernorm 8192^2 + gemm 4096^3, 2 rounds, traced: both wall times and phase tables
-gemm-tc|issue 19 + 18.6: bf16/fp16 gemm torch vs native with device timing at 1024^3,4096^3,127x193x61,4097x4095x257, views, the 1024^3 A/B (fill0 = DUALTIME_GEMM_FILL=0, splitk2 = DUALTIME_GEMM_SPLITK=2 as more impls), 8192^3 last; BN=64 and split-K oracle tables; FLOP ceilings and % of peak (scripts/gemm_tc_check.py) into the summary (< 4 min)'
+gemm-tc|issue 19 + 18.6: bf16/fp16 gemm torch vs native with device timing at 1024^3,4096^3,127x193x61,4097x4095x257, views, the 1024^3 A/B (fill0 = DUALTIME_GEMM_FILL=0, splitk2 = DUALTIME_GEMM_SPLITK=2 as more impls), 8192^3 last; BN=64 and split-K oracle tables; FLOP ceilings and % of peak (scripts/gemm_tc_check.py) into the summary (< 4 min)
+gemm-f32|issue 18 item 4: FP32 gemm oracle (thin, small-K, views), then native vs torch at 4096^3, 1000x1x1000, 1x1000x1000, 4097x4095x257, 127x193x61 (+ views), the old geometry (DUALTIME_GEMM_SHAPE=0) and BK=32 A/Bs, Device control tables (~3 min)'
 # name|its steps
 GROUP_LIST='all|gpu-tests timing-gpu views memcheck racecheck bench
 tests|gpu-tests timing-gpu views
@@ -181,7 +182,7 @@ step_pipe-ab() { pipe_ab_one pipe-pinned-run env; pipe_ab_one pipe-pageable-run 
   [ -f "$W/pipe-pageable-run/results.json" ] && run pipe-ab-pageable 30 8 python3 scripts/host_pin_check.py "$W/pipe-pageable-run/results.json" --expect pageable
   return 0; }
 step_timing-gpu() { run timing-gpu 90 12 "$B/tests/gpu/test_timing_gpu" "$B/tests/gpu/test_timing_gpu_impl.so"; }
-step_gemm-oracle() { run gemm-oracle 60 4 env DUALTIME_GPU_TEST_OPS=gemm "${CUDA_TEST[@]}"; }
+step_gemm-oracle() { run gemm-oracle 90 4 env DUALTIME_GPU_TEST_OPS=gemm "${CUDA_TEST[@]}"; }
 step_views() { run views 300 3 "$B/dualtime" run --backends "$BACKENDS" --input-views --samples 3 \
   --sample-ms 5 --warmup-ms 20 --quiet --output "$W/views"; }
 step_memcheck() { run memcheck 90 3 env DUALTIME_GPU_TEST_QUICK=1 DUALTIME_GPU_TEST_REPS=2 \
@@ -307,6 +308,36 @@ step_rows-sweep() { rm -rf "$W/rows" "$W/rows-views" "$W/rows-ab" "$W/rows-ab2"
     --operations layernorm,softmax --row-shapes 8192x8192,1x65536 --output "$W/rows-ab2"
   [ -f "$W/rows-ab2/results.md" ] && cp "$W/rows-ab2/results.md" "$OUT/rows-ab-smem2.md"
   note "$W/rows-ab2/results.md" '/^## Device control/,/^$/p' 14; return 0; }
+
+# gemm-f32: issue 18 item 4 (docs/perf.md, "FP32 gemm: thin shapes and small K"). The
+# oracle over every FP32 gemm shape of the GPU test (thin and small-K ones included, both
+# layouts), then the timed shapes with the shape geometry (default), the same under
+# --input-views, and the old geometry (DUALTIME_GEMM_SHAPE=0: thin shapes on v2's 64x64
+# tile, v2's full last K-step) on the shapes it changes, and v2 at DUALTIME_GEMM_BK=32 (4096^3,
+# 4097x4095x257); torch side by side in every run, the oracle on for every timed case.
+# shellcheck disable=SC2054 # the commas are dualtime's
+gemm_f32_run=(--backends cuda --operations gemm --dtypes fp32 --device-timing --samples 5 --quiet)
+step_gemm-f32() { rm -rf "$W/gemm-f32" "$W/gemm-f32-views" "$W/gemm-f32-old"
+  run gemm-f32-oracle 90 4 env DUALTIME_GPU_TEST_OPS=gemm DUALTIME_GPU_TEST_DTYPES=f32 \
+    DUALTIME_GPU_TEST_NO_FAULT=1 "${CUDA_TEST[@]}"; fails gemm-f32-oracle
+  [ -f "$W/gemm-f32-oracle.log" ] && grep -E "^ok +gemm " "$W/gemm-f32-oracle.log" | cut -c1-230 |
+    head -30 | tee -a "$S"
+  run gemm-f32-new 50 3 "$B/dualtime" run "${gemm_f32_run[@]}" \
+    --gemm-shapes 4096x4096x4096,1000x1x1000,1x1000x1000,4097x4095x257,127x193x61 --output "$W/gemm-f32"
+  keep_results gemm-f32; note "$W/gemm-f32/results.md" '/^## Device control/,/^$/p' 14
+  run gemm-f32-views 30 3 "$B/dualtime" run "${gemm_f32_run[@]}" --input-views \
+    --gemm-shapes 1000x1x1000,1x1000x1000,4097x4095x257,127x193x61 --output "$W/gemm-f32-views"
+  [ -f "$W/gemm-f32-views/results.md" ] && cp "$W/gemm-f32-views/results.md" "$OUT/gemm-f32-views.md"
+  note "$W/gemm-f32-views/results.md" '/^## Device control/,/^$/p' 12
+  run gemm-f32-old 30 3 env DUALTIME_GEMM_SHAPE=0 "$B/dualtime" run "${gemm_f32_run[@]}" \
+    --gemm-shapes 1000x1x1000,1x1000x1000,4097x4095x257,127x193x61 --output "$W/gemm-f32-old"
+  [ -f "$W/gemm-f32-old/results.md" ] && cp "$W/gemm-f32-old/results.md" "$OUT/gemm-f32-old.md"
+  note "$W/gemm-f32-old/results.md" '/^## Device control/,/^$/p' 12
+  # the 4096^3 experiment: v2's 128x128 tile at BK=32 (two prefetch phases a step)
+  run gemm-f32-bk32 40 3 env DUALTIME_GEMM_BK=32 "$B/dualtime" run "${gemm_f32_run[@]}" \
+    --gemm-shapes 4096x4096x4096,4097x4095x257 --output "$W/gemm-f32-bk32"
+  [ -f "$W/gemm-f32-bk32/results.md" ] && cp "$W/gemm-f32-bk32/results.md" "$OUT/gemm-f32-bk32.md"
+  note "$W/gemm-f32-bk32/results.md" '/^## Device control/,/^$/p' 10; return 0; }
 
 # shards: issue 20 on one GPU. The plan's flags are the single run's flags.
 # shellcheck disable=SC2054 # the commas are dualtime's

@@ -21,8 +21,14 @@
 // Tails: M, N, K need not be multiples of the tile: loads outside the matrix are
 // predicated off (zero fill), stores masked; full dimensions compile the checks away.
 //
+// KTAIL_EXACT=1 (the plan's shape geometry, K % BK != 0): the last K-step multiplies
+// only its K % BK valid depths instead of a full BK of zero fill (4097x4095x257 at BK=16:
+// 257 depths instead of 272).
+// EPI_STAGE=1 (the plan's shape geometry, scalar C: N % 4 != 0): the epilogue stages each
+// warp's rows through shared memory so a store writes 32 consecutive floats of a row
+// (4-5 sectors) instead of 8 scattered pairs in each of 4 rows (16 sectors).
 // Macros (all compile-time, from the plan): M N K LDA LDB LDO, BM BN BK TM TN,
-// VECA VECB VECC. Grid: (ceil(N/BN), ceil(M/BM)), block: 256.
+// VECA VECB VECC, KTAIL_EXACT, EPI_STAGE (default 0). Grid: (ceil(N/BN), ceil(M/BM)), block: 256.
 #define DT_THREADS 256
 #define DT_LY 4                 /* lane rows of a warp */
 #define DT_LX 8                 /* lane columns of a warp */
@@ -36,6 +42,13 @@
 #define DT_FULL_M (M % BM == 0)
 #define DT_FULL_N (N % BN == 0)
 #define DT_FULL_K (K % BK == 0)
+#ifndef KTAIL_EXACT
+#define KTAIL_EXACT 0
+#endif
+#define DT_KREM (KTAIL_EXACT ? K % BK : 0) /* depths of the last step (0: a full step) */
+#ifndef EPI_STAGE
+#define EPI_STAGE 0
+#endif
 /* global -> shared mapping: load l of a thread covers row r0 + l*RS of its tile and the
  * same column(s) for every l (THREADS is a multiple of the vectors per tile row) */
 #define DT_AV (BK / VECA)                       /* vectors per A-tile row */
@@ -53,15 +66,40 @@
     DT_NB < 1 || DT_NA * DT_THREADS * VECA != BM * BK || DT_NB * DT_THREADS * VECB != BK * BN
 #error "tile not evenly divisible among the threads"
 #endif
+#if EPI_STAGE && (VECC != 1 || (DT_THREADS / 32) * DT_LY * DT_WTN > 2 * BK * DT_LDSA || DT_WTN % 32 != 0)
+#error "EPI_STAGE is for scalar C and needs the warps' staging rows to fit in As"
+#endif
 #if (VECA == 4 && (K % 4 != 0 || LDA % 4 != 0)) || (VECB == 4 && (N % 4 != 0 || LDB % 4 != 0)) || \
     (VECC == 4 && (N % 4 != 0 || LDO % 4 != 0))
 #error "vector width needs aligned rows"
 #endif
 
+/* prefetch phases a K-step: BK = 32 loads the next tile in two halves (at depths 0 and
+ * BK/2, the first half stored at BK/2), so the registers in flight stay those of BK = 16 */
+#define DT_PH (BK > 16 ? 2 : 1)
+#define DT_NAP (DT_NA / DT_PH) /* A loads a phase */
+#define DT_NBP (DT_NB / DT_PH) /* B loads a phase */
+#if DT_NA % DT_PH != 0 || DT_NB % DT_PH != 0
+#error "loads not divisible into the prefetch phases"
+#endif
+/* both buffers of both tiles; over the 48 KiB of static shared memory (BK = 32: 66560
+ * bytes) they are the dynamic shared memory the plan asks for (shared_bytes) */
+#define DT_SMEM_BYTES (2 * BK * (DT_LDSA + BN) * 4)
+
 extern "C" __global__ void __launch_bounds__(DT_THREADS, 2)
 dt_gemm_v2_f32(const float *__restrict__ A, const float *__restrict__ B, float *__restrict__ C) {
+#if DT_SMEM_BYTES > 48 * 1024
+#ifdef DT_HOST_EMU /* tests/cuda/emu: one block at a time, a static buffer */
+    alignas(16) static float dt_v2_smem[DT_SMEM_BYTES / 4];
+#else
+    extern __shared__ __align__(16) float dt_v2_smem[];
+#endif
+    float(*As)[BK][DT_LDSA] = reinterpret_cast<float(*)[BK][DT_LDSA]>(dt_v2_smem);
+    float(*Bs)[BK][BN] = reinterpret_cast<float(*)[BK][BN]>(dt_v2_smem + 2 * BK * DT_LDSA);
+#else
     __shared__ __align__(16) float As[2][BK][DT_LDSA];
     __shared__ __align__(16) float Bs[2][BK][BN];
+#endif
     const int tid = threadIdx.x;
     const int warp = tid >> 5, lane = tid & 31;
     const int wm = warp / DT_WARPS_N, wn = warp % DT_WARPS_N;
@@ -76,90 +114,145 @@ dt_gemm_v2_f32(const float *__restrict__ A, const float *__restrict__ B, float *
     const float *pa = A + (long long)(bm + ar0) * LDA + ak;
     const float *pb = B + (long long)bk0 * LDB + (bn + bc);
 
-    float ga[DT_NA][VECA], gb[DT_NB][VECB]; /* next step's tiles, in flight */
+    float ga[DT_NAP][VECA], gb[DT_NBP][VECB]; /* next step's tiles (a phase), in flight */
     float acc[TM][TN];
 #pragma unroll
     for (int i = 0; i < TM; i++)
 #pragma unroll
         for (int j = 0; j < TN; j++) acc[i][j] = 0.0f;
 
-    /* pa, pb advance by one step per load (k0 = t*BK is only used for the tail checks) */
-    auto load = [&](int t) {
+    /* phase ph of step t's tiles: loads l = ph*NAP .. (ph+1)*NAP-1 of A (NBP of B); pa, pb
+     * advance by one step after the last phase (k0 = t*BK is only used for the tail checks) */
+    auto load = [&](int t, int ph) {
         const int k0 = t * BK;
 #pragma unroll
-        for (int l = 0; l < DT_NA; l++) {
+        for (int i = 0; i < DT_NAP; i++) {
+            const int l = ph * DT_NAP + i;
             const bool ok = (DT_FULL_M || bm + ar0 + l * DT_RSA < M) && (DT_FULL_K || k0 + ak < K);
             const float *src = pa + (long long)l * DT_RSA * LDA;
 #if VECA == 4
             float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
             if (ok) v = __ldg(reinterpret_cast<const float4 *>(src));
-            ga[l][0] = v.x; ga[l][1] = v.y; ga[l][2] = v.z; ga[l][3] = v.w;
+            ga[i][0] = v.x; ga[i][1] = v.y; ga[i][2] = v.z; ga[i][3] = v.w;
 #else
-            ga[l][0] = ok ? __ldg(src) : 0.0f;
+            ga[i][0] = ok ? __ldg(src) : 0.0f;
 #endif
         }
 #pragma unroll
-        for (int l = 0; l < DT_NB; l++) {
+        for (int i = 0; i < DT_NBP; i++) {
+            const int l = ph * DT_NBP + i;
             const bool ok = (DT_FULL_K || k0 + bk0 + l * DT_RSB < K) && (DT_FULL_N || bn + bc < N);
             const float *src = pb + (long long)l * DT_RSB * LDB;
 #if VECB == 4
             float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
             if (ok) v = __ldg(reinterpret_cast<const float4 *>(src));
-            gb[l][0] = v.x; gb[l][1] = v.y; gb[l][2] = v.z; gb[l][3] = v.w;
+            gb[i][0] = v.x; gb[i][1] = v.y; gb[i][2] = v.z; gb[i][3] = v.w;
 #else
-            gb[l][0] = ok ? __ldg(src) : 0.0f;
+            gb[i][0] = ok ? __ldg(src) : 0.0f;
 #endif
         }
-        pa += BK;
-        pb += (long long)BK * LDB;
+        if (ph == DT_PH - 1) {
+            pa += BK;
+            pb += (long long)BK * LDB;
+        }
     };
-    auto store = [&](int buf) {
+    auto store = [&](int buf, int ph) {
 #pragma unroll
-        for (int l = 0; l < DT_NA; l++)
+        for (int i = 0; i < DT_NAP; i++)
 #pragma unroll
-            for (int e = 0; e < VECA; e++) As[buf][ak + e][ar0 + l * DT_RSA] = ga[l][e];
+            for (int e = 0; e < VECA; e++)
+                As[buf][ak + e][ar0 + (ph * DT_NAP + i) * DT_RSA] = ga[i][e];
 #pragma unroll
-        for (int l = 0; l < DT_NB; l++) {
+        for (int i = 0; i < DT_NBP; i++) {
+            const int l = ph * DT_NBP + i;
 #if VECB == 4
             *reinterpret_cast<float4 *>(&Bs[buf][bk0 + l * DT_RSB][bc]) =
-                make_float4(gb[l][0], gb[l][1], gb[l][2], gb[l][3]);
+                make_float4(gb[i][0], gb[i][1], gb[i][2], gb[i][3]);
 #else
-            Bs[buf][bk0 + l * DT_RSB][bc] = gb[l][0];
+            Bs[buf][bk0 + l * DT_RSB][bc] = gb[i][0];
 #endif
         }
     };
 
-    load(0);
-    store(0);
+    /* one depth kk of the tile in buffer buf: TM x TN outer product, LDS.128 reads */
+    auto mult = [&](int buf, int kk) {
+        float ra[TM], rb[TN];
+#pragma unroll
+        for (int q = 0; q < TM / 4; q++) {
+            const float4 v = *reinterpret_cast<const float4 *>(&As[buf][kk][arow + q * DT_QSM]);
+            ra[4 * q + 0] = v.x; ra[4 * q + 1] = v.y; ra[4 * q + 2] = v.z; ra[4 * q + 3] = v.w;
+        }
+#pragma unroll
+        for (int q = 0; q < TN / 4; q++) {
+            const float4 v = *reinterpret_cast<const float4 *>(&Bs[buf][kk][bcol + q * DT_QSN]);
+            rb[4 * q + 0] = v.x; rb[4 * q + 1] = v.y; rb[4 * q + 2] = v.z; rb[4 * q + 3] = v.w;
+        }
+#pragma unroll
+        for (int i = 0; i < TM; i++)
+#pragma unroll
+            for (int j = 0; j < TN; j++) acc[i][j] = fmaf(ra[i], rb[j], acc[i][j]);
+    };
+
+#pragma unroll
+    for (int ph = 0; ph < DT_PH; ph++) {
+        load(0, ph);
+        store(0, ph);
+    }
     __syncthreads();
 #pragma unroll 1
     for (int t = 0; t < DT_KT; t++) {
         const int cur = t & 1;
         const bool more = t + 1 < DT_KT;
-        if (more) load(t + 1);
+        /* KTAIL_EXACT: the last step multiplies only the K % BK depths it holds (the
+         * rest of its tile is zero fill); a compile-time trip count either way. The
+         * other buffer was last read in step t-1, before the previous barrier, so a
+         * phase of step t+1 may be stored into it at any depth of step t. */
+        if (DT_KREM && t == DT_KT - 1) {
 #pragma unroll
-        for (int kk = 0; kk < BK; kk++) {
-            float ra[TM], rb[TN];
+            for (int kk = 0; kk < DT_KREM; kk++) mult(cur, kk);
+        } else {
 #pragma unroll
-            for (int q = 0; q < TM / 4; q++) {
-                const float4 v = *reinterpret_cast<const float4 *>(&As[cur][kk][arow + q * DT_QSM]);
-                ra[4 * q + 0] = v.x; ra[4 * q + 1] = v.y; ra[4 * q + 2] = v.z; ra[4 * q + 3] = v.w;
+            for (int kk = 0; kk < BK; kk++) {
+                if (more && kk % (BK / DT_PH) == 0) {
+                    const int ph = kk / (BK / DT_PH);
+                    if (ph > 0) store(cur ^ 1, ph - 1);
+                    load(t + 1, ph);
+                }
+                mult(cur, kk);
             }
-#pragma unroll
-            for (int q = 0; q < TN / 4; q++) {
-                const float4 v = *reinterpret_cast<const float4 *>(&Bs[cur][kk][bcol + q * DT_QSN]);
-                rb[4 * q + 0] = v.x; rb[4 * q + 1] = v.y; rb[4 * q + 2] = v.z; rb[4 * q + 3] = v.w;
-            }
-#pragma unroll
-            for (int i = 0; i < TM; i++)
-#pragma unroll
-                for (int j = 0; j < TN; j++) acc[i][j] = fmaf(ra[i], rb[j], acc[i][j]);
         }
-        /* the other buffer was last read in step t-1, before the previous barrier */
-        if (more) store(cur ^ 1);
+        if (more) store(cur ^ 1, DT_PH - 1);
         __syncthreads();
     }
 
+#if EPI_STAGE
+    /* scalar C (VECC = 1): each (qi, i) of the warp's 4 rows x WTN columns goes through
+     * its own 4 x WTN floats of As (free after the last barrier), then out as 32
+     * consecutive floats of one row a store (128 bytes: 4-5 sectors, not 16) */
+    float *W = &As[0][0][0] + warp * (DT_LY * DT_WTN);
+#pragma unroll
+    for (int qi = 0; qi < TM / 4; qi++)
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+#pragma unroll
+            for (int qj = 0; qj < TN / 4; qj++) {
+                const float *v = &acc[qi * 4 + i][qj * 4];
+                *reinterpret_cast<float4 *>(&W[ly * DT_WTN + qj * DT_QSN + lx * 4]) =
+                    make_float4(v[0], v[1], v[2], v[3]);
+            }
+            __syncwarp();
+#pragma unroll
+            for (int r = 0; r < DT_LY; r++)
+#pragma unroll
+                for (int c0 = 0; c0 < DT_WTN; c0 += 32) {
+                    const int gr = bm + wm * DT_WTM + r * 4 + qi * DT_QSM + i;
+                    const int gc = bn + wn * DT_WTN + c0 + lane;
+                    if ((DT_FULL_M || gr < M) && (DT_FULL_N || gc < N))
+                        C[(long long)gr * LDO + gc] = W[r * DT_WTN + c0 + lane];
+                }
+            __syncwarp(); /* W is rewritten by the next (qi, i) */
+        }
+#else
 #pragma unroll
     for (int qi = 0; qi < TM / 4; qi++)
 #pragma unroll
@@ -181,4 +274,5 @@ dt_gemm_v2_f32(const float *__restrict__ A, const float *__restrict__ B, float *
 #endif
             }
         }
+#endif
 }

@@ -32,6 +32,8 @@
  * (DUALTIME_CUOBJDUMP=path; DUALTIME_REQUIRE_SASS=1 makes its absence a failure;
  * DUALTIME_KEEP_CUBIN=path keeps the cubin). The FP32 kernels are unchanged by the narrow work: their PTX (code, not
  * line info) was compared before and after (see docs/cuda-backend.md).
+ * FP32 gemm shape geometry (thin_gemm_cases): thin shapes compile on gemv.cu (matrix-vector
+ * and vector-matrix, clusters, odd sizes, views), v2's exact K tail, DUALTIME_GEMM_SHAPE=0.
  * Needs NVRTC only (no GPU, no libcuda). Run: ./test_nvrtc_compile [-v] */
 #define _POSIX_C_SOURCE 200809L /* setenv, mkstemp, popen */
 #include <nvrtc.h>
@@ -110,6 +112,43 @@ done:
 static void compile_case(dt_op op, int64_t m, int64_t n, int64_t k, int views, const char *arch,
                          const char *hdr) {
     compile_typed(op, m, n, k, views, arch, hdr, DT_F32);
+}
+
+/* Issue 18 item 4, FP32 gemm shape geometry: thin shapes (N == 1: matrix-vector, M == 1:
+ * vector-matrix) take gemv.cu by default, in every geometry the plan makes (a warp or a
+ * block a row, K over a cluster, column threads 8..32, odd sizes on scalar loads); v2's
+ * exact K tail and staged scalar-C epilogue (4097x4095x257 at BK=16, 8 and 32); DUALTIME_GEMM_BK=32 (two prefetch phases,
+ * 66560 bytes of dynamic shared memory) at 4096^3 and 1537x1539x131; DUALTIME_GEMM_SHAPE=0
+ * keeps v2 for the thin shapes. */
+static void thin_gemm_cases(int views, const char *hdr) {
+    static const int64_t thin[][3] = {{1000, 1, 1000}, {1, 1000, 1000}, {1, 1, 1000},
+                                      {4096, 1, 4096}, {1, 8192, 8192}, {16, 1, 1048576},
+                                      {4097, 1, 257},  {1, 4095, 257},  {1, 3, 5}};
+    unsetenv("DUALTIME_GEMM_VARIANT");
+    unsetenv("DUALTIME_GEMM_SHAPE");
+    g_expect = "variant=gemv";
+    for (size_t i = 0; i < sizeof thin / sizeof thin[0]; i++)
+        compile_case(DT_OP_GEMM, thin[i][0], thin[i][1], thin[i][2], views, "sm_90", hdr);
+    g_expect = "cluster=8";
+    compile_case(DT_OP_GEMM, 16, 1, 1048576, views, "sm_90", hdr);
+    g_expect = "ktail-exact epilogue-staged";
+    compile_case(DT_OP_GEMM, 4097, 4095, 257, views, "sm_90", hdr);
+    setenv("DUALTIME_GEMM_BK", "8", 1);
+    compile_case(DT_OP_GEMM, 4097, 4095, 257, views, "sm_90", hdr);
+    /* BK=32: two prefetch phases a step, both buffers in dynamic shared memory */
+    setenv("DUALTIME_GEMM_BK", "32", 1);
+    compile_case(DT_OP_GEMM, 4097, 4095, 257, views, "sm_90", hdr);
+    CHECK(g_last.shared_bytes == 66560, "BK=32: %u bytes of dynamic smem", g_last.shared_bytes);
+    g_expect = "tile=128x128x32";
+    compile_case(DT_OP_GEMM, 4096, 4096, 4096, views, "sm_90", hdr);
+    compile_case(DT_OP_GEMM, 1537, 1539, 131, views, "sm_90", hdr);
+    unsetenv("DUALTIME_GEMM_BK");
+    setenv("DUALTIME_GEMM_SHAPE", "0", 1);
+    g_expect = "variant=v2";
+    compile_case(DT_OP_GEMM, 1000, 1, 1000, views, "sm_90", hdr);
+    compile_case(DT_OP_GEMM, 1, 1000, 1000, views, "sm_90", hdr);
+    unsetenv("DUALTIME_GEMM_SHAPE");
+    g_expect = NULL;
 }
 
 /* bf16 and f16: every op, both layouts, tails to long rows; gemm tc1; the refusals. */
@@ -646,6 +685,7 @@ int main(int argc, char **argv) {
                 g_expect = NULL;
                 unsetenv("DUALTIME_GEMM_BK");
                 unsetenv("DUALTIME_GEMM_VARIANT");
+                thin_gemm_cases(views, hdr);
             } else {
                 for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
                     compile_case((dt_op)op, rows[i][0], rows[i][1], 0, views, "sm_90", hdr);

@@ -10,16 +10,26 @@
 
 #include "../../src/common/dt_cuda_check.h"
 #include "dt_gemm_geom.h"
+#include "backend_cuda_plan_sgemm.h"
 
-static void add_opt(dt_cuda_plan *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void add_opt(dt_cuda_plan *p, const char *fmt, ...) {
+static void add_vopt(dt_cuda_plan *p, const char *fmt, va_list ap) {
     DT_ASSERT(p->nopts < DT_CUDA_MAX_OPTS);
-    va_list ap;
-    va_start(ap, fmt);
     int n = vsnprintf(p->opts[p->nopts], DT_CUDA_OPT_LEN, fmt, ap);
-    va_end(ap);
     DT_ASSERT(n > 0 && n < DT_CUDA_OPT_LEN);
     p->nopts++;
+}
+static void add_opt(dt_cuda_plan *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add_opt(dt_cuda_plan *p, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    add_vopt(p, fmt, ap);
+    va_end(ap);
+}
+void dt_cuda_plan_add_opt(dt_cuda_plan *p, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    add_vopt(p, fmt, ap);
+    va_end(ap);
 }
 
 /* 1 when every row start of buffer b is 16-byte aligned (device base 256-aligned). */
@@ -412,12 +422,17 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
         if (var && *var) {
             if (strcmp(var, "v1") == 0)
                 v2 = 0;
-            else if (strcmp(var, "v2") != 0)
+            else if (strcmp(var, "v2") != 0 && strcmp(var, "gemv") != 0)
                 return dt_fail(err, DT_EINVAL,
-                               "DUALTIME_GEMM_VARIANT=%s: expected v1 or v2 for f32 (tc1, wg1, "
-                               "wg2 are bf16/f16 only)",
+                               "DUALTIME_GEMM_VARIANT=%s: expected v1, v2 or gemv for f32 (tc1, "
+                               "wg1, wg2 are bf16/f16 only)",
                                var);
         }
+        /* thin shapes (N == 1 or M == 1): gemv.cu (backend_cuda_plan_sgemm.c) */
+        int thin = 0, shape_geo = 1;
+        dt_status tst = dt_sgemm_plan_thin(L, arch_number(arch), sm_count, p, &thin, err);
+        if (tst == DT_OK) tst = dt_sgemm_shape_knob(&shape_geo, err);
+        if (tst != DT_OK || thin) return tst;
         /* tile configurations, largest first: take the first that fills the GPU */
         static const struct { int bm, bn, bk, tm, tn; } cfg[] = {
             {128, 128, 8, 8, 8}, {128, 64, 16, 8, 4}, {64, 64, 16, 4, 4}};
@@ -429,7 +444,8 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
         int bk = cfg[c].bk;
         /* v2, 128x128 tile: BK=16 (half the barriers, 128 registers instead of 125) by
          * default since it measured 5% faster on the H200 (4096^3: 2926 vs 3086 us,
-         * docs/perf.md); DUALTIME_GEMM_BK=8|16 chooses for timing experiments */
+         * docs/perf.md); DUALTIME_GEMM_BK=8|16|32 chooses for timing experiments (32:
+         * docs/perf.md, "FP32 gemm: thin shapes and small K") */
         if (v2 && c == 0) bk = 16;
         const char *bk_env = getenv("DUALTIME_GEMM_BK");
         if (v2 && c == 0 && bk_env && *bk_env) {
@@ -437,8 +453,17 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
                 bk = 8;
             else if (strcmp(bk_env, "16") == 0)
                 bk = 16;
+            else if (strcmp(bk_env, "32") == 0) /* two prefetch phases, dynamic smem */
+                bk = 32;
             else
-                return dt_fail(err, DT_EINVAL, "DUALTIME_GEMM_BK=%s: expected 8 or 16", bk_env);
+                return dt_fail(err, DT_EINVAL, "DUALTIME_GEMM_BK=%s: expected 8, 16 or 32",
+                               bk_env);
+        }
+        /* v2 keeps both buffers of both tiles in shared memory: over the 48 KiB static
+         * limit (BK=32: 66560 bytes) the kernel takes them as dynamic shared memory */
+        if (v2) {
+            const unsigned smem = 2u * (unsigned)bk * (unsigned)(cfg[c].bm + 4 + cfg[c].bn) * 4u;
+            if (smem > 48u * 1024u) p->shared_bytes = smem;
         }
         if (v2) {
             p->source_name = "gemm_v2.cu";
@@ -455,14 +480,22 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
         add_opt(p, "-DVECA=%d", veca ? 4 : 1);
         add_opt(p, "-DVECB=%d", vecb ? 4 : 1);
         add_opt(p, "-DVECC=%d", vecc ? 4 : 1);
+        /* shape geometry: v2's last K-step multiplies only its K % BK valid depth */
+        const int ktail = v2 && shape_geo && k % bk != 0;
+        if (ktail) add_opt(p, "-DKTAIL_EXACT=1");
+        /* and scalar C (N % 4 != 0) leaves through shared memory, whole row segments */
+        const int epi = v2 && shape_geo && !vecc;
+        if (epi) add_opt(p, "-DEPI_STAGE=1");
         unsigned threads = (unsigned)((cfg[c].bm / cfg[c].tm) * (cfg[c].bn / cfg[c].tn));
         set_launch(p, ceil_div_u(n, cfg[c].bn), ceil_div_u(m, cfg[c].bm), threads);
         snprintf(p->summary, sizeof p->summary,
                  "%s variant=%s grid=(%u,%u) block=%u tile=%dx%dx%d thread=%dx%d "
-                 "vec(a,b,c)=(%d,%d,%d) %s ffma-only",
+                 "vec(a,b,c)=(%d,%d,%d) %s%s%s%s ffma-only",
                  p->kernel_name, v2 ? "v2" : "v1", p->grid[0], p->grid[1], threads, cfg[c].bm,
                  cfg[c].bn, bk, cfg[c].tm, cfg[c].tn, veca ? 4 : 1, vecb ? 4 : 1, vecc ? 4 : 1,
-                 v2 ? "smem-double-buffered warp-tiled" : "smem-single-buffered");
+                 v2 ? "smem-double-buffered warp-tiled" : "smem-single-buffered",
+                 bk > 16 ? " prefetch-2-phases dyn-smem" : "", ktail ? " ktail-exact" : "",
+                 epi ? " epilogue-staged" : "");
         return DT_OK;
     }
 

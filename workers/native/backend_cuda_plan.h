@@ -12,8 +12,12 @@
  * embedded copy.
  *
  * gemm has two variants: v2 (gemm_v2.cu, the default) and v1 (gemm.cu), picked with the
- * environment variable DUALTIME_GEMM_VARIANT=v1|v2 (DUALTIME_GEMM_BK=8|16 sets v2's
- * 128x128 tile depth); other values make dt_cuda_plan_make fail with DT_EINVAL.
+ * environment variable DUALTIME_GEMM_VARIANT=v1|v2 (DUALTIME_GEMM_BK=8|16|32 sets v2's
+ * 128x128 tile depth); other values make dt_cuda_plan_make fail with DT_EINVAL. Thin FP32
+ * shapes (N == 1 or M == 1) take gemv (gemv.cu) when the variant is unset or "gemv", and
+ * v2 multiplies only the valid depth of its last K-step (and stages scalar C through
+ * shared memory), unless DUALTIME_GEMM_SHAPE=0
+ * (backend_cuda_plan_sgemm.h).
  *
  * Element types: the case's dtype (L->dtype, dt_layout_make_typed) picks the storage
  * type of every floating-point buffer: bf16/f16 add -DDT_ELEM=1|2 (FP32 passes none, so
@@ -84,6 +88,10 @@ typedef struct dt_cuda_plan {
  * base of the arena is assumed 256-byte aligned (cuMemAlloc guarantees it). */
 dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_count,
                             dt_cuda_plan *p, dt_err *err);
+
+/* Appends one NVRTC option (printf-style; at most DT_CUDA_OPT_LEN - 1 characters) to p:
+ * for plan modules outside backend_cuda_plan.c (backend_cuda_plan_sgemm.c). */
+void dt_cuda_plan_add_opt(dt_cuda_plan *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Source text of `name` (from DUALTIME_KERNEL_DIR if set and the file exists there,
  * else embedded), malloc'd. *from_dir (may be NULL) is set to 1 when read from the

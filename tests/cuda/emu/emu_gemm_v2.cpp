@@ -1,0 +1,83 @@
+// emu_gemm_v2.cpp — kernels/cuda/gemm_v2.cu (FP32 SIMT SGEMM) on the CPU through
+// dt_emu.hpp (run_emu_sgemm.sh): every block of the grid as 256 std::threads, one block at
+// a time, over a guarded arena like src/data/dt_arena (256-byte aligned regions and
+// guards; views at element (1,1) with row strides LDA / LDB); every output checked
+// against an FP64 reference and the output's guards against the sentinel. Checks the
+// index math, tails, the exact K tail (KTAIL_EXACT) and the two prefetch phases of
+// BK = 32 and the staged epilogue (EPI_STAGE), not timing. Macros: those of gemm_v2.cu,
+// VIEW.
+#undef __launch_bounds__
+#define __launch_bounds__(...)
+#undef __align__ /* "__shared__ __align__(16) float": GNU form, legal between specifiers */
+#define __align__(n) __attribute__((aligned(n)))
+inline void __syncwarp() { __syncthreads(); } /* every thread of the block calls it */
+#include "gemm_v2.cu"
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+#include <vector>
+
+static const float SENT = -719.5f;
+static const size_t GUARD = 256;
+
+static float *region(long long rows, long long ld, int view, size_t *bytes) {
+    const long long elems = (view ? rows + 2 : rows) * ld;
+    size_t b = ((size_t)elems * 4 + 2 * GUARD + 255) / 256 * 256;
+    float *p = (float *)std::aligned_alloc(256, b);
+    for (size_t i = 0; i < b / 4; i++) p[i] = SENT;
+    *bytes = b;
+    return p;
+}
+
+int main() {
+    size_t ab, bb, ob;
+    float *Ar = region(M, LDA, VIEW, &ab), *Br = region(K, LDB, VIEW, &bb), *Or = region(M, LDO, 0, &ob);
+    float *a = Ar + GUARD / 4 + (VIEW ? LDA + 1 : 0), *b = Br + GUARD / 4 + (VIEW ? LDB + 1 : 0);
+    float *o = Or + GUARD / 4;
+    unsigned s = 777;
+    auto rnd = [&]() { s = s * 1103515245u + 12345u; return (float)((int)((s >> 8) % 2049) - 1024) / 1024.0f; };
+    for (long long r = 0; r < M; r++)
+        for (long long c = 0; c < K; c++) a[r * LDA + c] = rnd();
+    for (long long r = 0; r < K; r++)
+        for (long long c = 0; c < N; c++) b[r * LDB + c] = rnd();
+    std::barrier<> bar(DT_THREADS);
+    dt_emu_bar = &bar;
+    for (unsigned by = 0; by < (unsigned)((M + BM - 1) / BM); by++)
+        for (unsigned bx = 0; bx < (unsigned)((N + BN - 1) / BN); bx++) {
+            std::vector<std::thread> th;
+            for (unsigned t = 0; t < DT_THREADS; t++)
+                th.emplace_back([=] {
+                    threadIdx = {t, 0, 0};
+                    blockIdx = {bx, by, 0};
+                    dt_gemm_v2_f32(a, b, o);
+                });
+            for (auto &x : th) x.join();
+        }
+    long long bad = 0;
+    double maxrel = 0;
+    for (long long r = 0; r < M; r++)
+        for (long long c = 0; c < N; c++) {
+            double ref = 0, mag = 0;
+            for (long long k = 0; k < K; k++) {
+                ref += (double)a[r * LDA + k] * b[k * LDB + c];
+                mag += std::fabs((double)a[r * LDA + k] * b[k * LDB + c]);
+            }
+            const double got = o[r * LDO + c], err = std::fabs(got - ref);
+            if (!(err <= 2e-6 * mag + 1e-30)) {
+                if (bad < 5) printf("out[%lld,%lld]: got %.9g want %.9g\n", r, c, got, ref);
+                bad++;
+            }
+            if (mag > 0) maxrel = std::fmax(maxrel, err / mag);
+        }
+    long long gbad = 0;
+    for (size_t i = 0; i < ob / 4; i++) {
+        const long long e = (long long)i - (long long)(GUARD / 4);
+        if (e >= 0 && e < (long long)M * LDO && (e % LDO) < N) continue;
+        if (Or[i] != SENT) gbad++;
+    }
+    printf("gemm_v2 M=%d N=%d K=%d view=%d tile=%dx%dx%d vec=%d,%d,%d ktail=%d epi=%d: %lld bad, "
+           "max err/sum|ab| %.3g, %lld guard floats changed\n",
+           M, N, K, VIEW, BM, BN, BK, VECA, VECB, VECC, KTAIL_EXACT, EPI_STAGE, bad, maxrel, gbad);
+    return bad || gbad ? 1 : 0;
+}

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# run_emu_sgemm.sh — the FP32 gemm kernels of issue 18 item 4 on the CPU through
+# dt_emu.hpp. kernels/cuda/gemv.cu (thin gemm, emu_gemv.cpp): the geometries the plan makes for the thin shapes of the GPU test
+# (test_sgemm_plan checks the plan picks them: 1000x1x1000 and 1x1000x1000 contiguous and
+# as views, 7x1x50001 and 8x1x65536 over clusters of 8 and 4, 1x4095x257, 1x1x1000,
+# 300x1x257) and a few more (8 rows a block with a row tail, column tail at VEC 4, A's
+# rows 16-byte loads with a strided b).
+# kernels/cuda/gemm_v2.cu (emu_gemm_v2.cpp): BK=32's two prefetch phases with and without
+# the exact K tail, aligned and as views, the exact tail at BK=16 and 8 and on the 64x64
+# and 128x64 tiles, the staged scalar-C epilogue (EPI_STAGE) on every tile. Checks every output against FP64 (2e-6 of sum |a*b|) and the output guards.
+# Needs g++ >= 12 (C++20 <barrier>). Usage: bash tests/cuda/emu/run_emu_sgemm.sh (exit 0:
+# all passed; DT_EMU_ONLY=gemv|v2 runs one half)
+set -u
+cd "$(dirname "$0")/../../.." || exit 2
+T="$(mktemp -d /tmp/dt-emu-gemv.XXXXXX)"; rc=0
+# M N K view LDA LDB LDO MODE BLOCK TPR CL KC VECA VECB
+cases=("1000 1 1000 0 1000 1 1 1 64 32 1 1000 4 4"
+       "1000 1 1000 1 1004 4 1 1 128 128 1 1000 1 1"
+       "1 1000 1000 0 1000 1000 1000 2 256 8 8 128 1 4"
+       "1 1000 1000 1 1004 1004 1000 2 256 32 8 128 1 1"
+       "7 1 50001 0 50001 1 1 1 1024 1024 8 6252 1 1"
+       "8 1 65536 0 65536 1 1 1 1024 1024 4 16384 4 4"
+       "1 4095 257 0 257 4095 4095 2 256 32 4 68 1 1"
+       "1 1 1000 0 1000 1 1 1 64 32 1 1000 4 4"
+       "300 1 257 0 257 1 1 1 64 64 1 257 1 1"
+       "37 1 64 0 64 1 1 1 256 32 1 64 4 4"
+       "1 1004 37 0 37 1004 1004 2 256 8 1 37 1 4"
+       "100 1 1000 0 1000 4 1 1 64 32 1 1000 4 1")
+flags=(-std=c++20 -O1 -pthread)
+[ "${DT_EMU_ONLY:-}" = v2 ] && cases=()
+g++ "${flags[@]}" -DM=1 -c -o /dev/null -x c++ /dev/null || exit 2
+for c in "${cases[@]}"; do read -r m n k v lda ldb ldo mode blk tpr cl kc va vb <<<"$c"
+  d="$T/g_${m}_${n}_${k}_${v}"; mkdir -p "$d"
+  def=(-DM="$m" -DN="$n" -DK="$k" -DVIEW="$v" -DLDA="$lda" -DLDB="$ldb" -DLDO="$ldo" -DGV_MODE="$mode"
+       -DBLOCK="$blk" -DTPR="$tpr" -DCL="$cl" -DKC="$kc" -DVECA="$va" -DVECB="$vb")
+  g++ "${flags[@]}" -fPIC -shared -fvisibility=hidden -fvisibility-inlines-hidden -DDT_HOST_EMU \
+    -Wno-unknown-pragmas -include tests/cuda/emu/dt_emu.hpp -Ikernels/cuda -DDT_EMU_SO "${def[@]}" \
+    tests/cuda/emu/emu_gemv.cpp -o "$d/k0.so" &&
+  g++ "${flags[@]}" "${def[@]}" tests/cuda/emu/emu_gemv.cpp -o "$d/run" -ldl \
+    || { echo "FAIL build gemv $c"; rc=1; continue; }
+  for ((j = 1; j < cl; j++)); do cp "$d/k0.so" "$d/k$j.so"; done
+  "$d/run" "$d" || { echo "FAIL gemv $c"; rc=1; }
+done
+# M N K view LDA LDB LDO BM BN BK TM TN VECA VECB VECC KTAIL_EXACT EPI_STAGE
+v2cases=("300 260 76 0 76 260 260 128 128 32 8 8 4 4 4 1 0"
+         "300 260 76 0 76 260 260 128 128 32 8 8 4 4 4 0 0"
+         "256 256 64 0 64 256 256 128 128 32 8 8 4 4 4 0 0"
+         "300 260 75 1 78 264 260 128 128 32 8 8 1 1 4 1 0"
+         "301 263 76 0 76 263 263 128 128 32 8 8 4 1 1 1 1"
+         "200 196 37 0 37 196 196 128 128 16 8 8 1 4 4 1 0"
+         "130 130 13 0 13 130 130 128 128 8 8 8 1 1 1 1 1"
+         "130 130 13 0 13 130 130 128 128 8 8 8 1 1 1 1 0"
+         "257 255 33 1 36 258 255 128 128 16 8 8 1 1 1 1 1"
+         "200 100 40 0 40 100 100 128 64 16 8 4 4 4 1 1 1"
+         "127 193 61 1 64 196 193 64 64 16 4 4 1 1 1 1 1")
+[ "${DT_EMU_ONLY:-}" = gemv ] && v2cases=()
+for c in "${v2cases[@]}"; do read -r m n k v lda ldb ldo bm bn bk tm tn va vb vc kt ep <<<"$c"
+  def=(-DM="$m" -DN="$n" -DK="$k" -DVIEW="$v" -DLDA="$lda" -DLDB="$ldb" -DLDO="$ldo" -DBM="$bm"
+       -DBN="$bn" -DBK="$bk" -DTM="$tm" -DTN="$tn" -DVECA="$va" -DVECB="$vb" -DVECC="$vc" -DKTAIL_EXACT="$kt"
+       -DEPI_STAGE="$ep")
+  g++ "${flags[@]}" -DDT_HOST_EMU -Wno-unknown-pragmas -include tests/cuda/emu/dt_emu.hpp -Ikernels/cuda \
+    "${def[@]}" tests/cuda/emu/emu_gemm_v2.cpp -o "$T/v2run" || { echo "FAIL build gemm_v2 $c"; rc=1; continue; }
+  "$T/v2run" || { echo "FAIL gemm_v2 $c"; rc=1; }
+done
+rm -rf "$T"; exit $rc

@@ -1,0 +1,154 @@
+/* backend_cuda_plan_sgemm.c — FP32 gemm's shape-chosen geometry: the gemv plan for thin
+ * shapes and the DUALTIME_GEMM_SHAPE knob (see backend_cuda_plan_sgemm.h). No libcuda. */
+#include "backend_cuda_plan_sgemm.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* K a cluster block for cl blocks (a multiple of 4); halves cl while the last block would
+ * get nothing. */
+static void split_k(int64_t k, int *cl, int64_t *kc) {
+    for (;;) {
+        *kc = *cl == 1 ? k : (ceil_div(k, *cl) + 3) / 4 * 4;
+        if (*cl == 1 || (int64_t)(*cl - 1) * *kc < k) return;
+        *cl /= 2;
+    }
+}
+
+/* Rules (docs/perf.md, "FP32 gemm: thin shapes"). Both modes are bandwidth- or
+ * latency-bound: the goal is enough independent loads in flight on every SM
+ * (target: sm_count * 1024 threads, half an sm_90 SM's thread slots) and at least 2
+ * blocks an SM where the shape has the work, while every thread keeps >= 4 loads
+ * (mode 1) or >= 2 k-rows (mode 2) so the reductions stay small against the loads.
+ * Mode 1 (N == 1): a warp per row; threads per row double (up to 1024, one block a row)
+ * while the rows x threads stay under the target and each thread keeps >= 4 loads; a
+ * block of 1024 threads a row may split K over a cluster of up to 8 (sm_90) on the same
+ * rule. Warp-per-row blocks hold 8 rows, halved (down to 2) while the grid has fewer
+ * than 2 blocks an SM. Mode 2 (M == 1): 256 threads = column threads x k-rows; 32
+ * column threads (128 columns at VEC 4), halved (down to 8 at VEC 4: a warp still reads
+ * whole 128-byte lines; 32 at VEC 1) while the column blocks are fewer than the SMs;
+ * then K split over a cluster of up to 8 (sm_90) while the grid has fewer than 2 blocks
+ * an SM and each thread keeps >= 2 k-rows. */
+int dt_sgemv_geom_make(int64_t m, int64_t n, int64_t k, int veca4, int vecb4, int arch,
+                       int sm_count, dt_sgemv_geom *g) {
+    if (n != 1 && m != 1) return 0;
+    const int64_t target = (int64_t)sm_count * 1024;
+    dt_sgemv_geom r;
+    memset(&r, 0, sizeof r);
+    r.cl = 1;
+    if (n == 1) {
+        r.mode = 1;
+        r.veca = veca4 ? 4 : 1;
+        r.vecb = veca4 && vecb4 ? 4 : 1;
+        const int v = r.veca;
+        int tpr = 32;
+        while (tpr < 1024 && m * tpr < target && k >= (int64_t)tpr * 2 * v * 4) tpr *= 2;
+        if (arch >= 90 && tpr == 1024)
+            while (r.cl < 8 && m * tpr * r.cl < target &&
+                   ceil_div(k, 2 * r.cl) >= (int64_t)tpr * v * 4)
+                r.cl *= 2;
+        int block = tpr;
+        if (tpr == 32) {
+            block = 256;
+            while (block > 64 && ceil_div(m, block / 32) < 2 * (int64_t)sm_count) block /= 2;
+        }
+        r.tpr = tpr;
+        r.block = block;
+        split_k(k, &r.cl, &r.kc);
+        r.grid = ceil_div(m, block / tpr) * r.cl;
+    } else {
+        r.mode = 2;
+        r.veca = 1;
+        r.vecb = vecb4 ? 4 : 1;
+        const int v = r.vecb, ctmin = v == 4 ? 8 : 32;
+        int ct = 32;
+        while (ct > ctmin && ceil_div(n, (int64_t)ct * v) < sm_count) ct /= 2;
+        const int64_t gx = ceil_div(n, (int64_t)ct * v);
+        const int kt = 256 / ct;
+        if (arch >= 90)
+            while (r.cl < 8 && gx * r.cl < 2 * (int64_t)sm_count &&
+                   k >= (int64_t)kt * r.cl * 2 * 2)
+                r.cl *= 2;
+        r.tpr = ct;
+        r.block = 256;
+        split_k(k, &r.cl, &r.kc);
+        r.grid = gx * r.cl;
+    }
+    *g = r;
+    return 1;
+}
+
+dt_status dt_sgemm_shape_knob(int *on, dt_err *err) {
+    const char *v = getenv("DUALTIME_GEMM_SHAPE");
+    *on = 1;
+    if (!v || !*v || strcmp(v, "1") == 0) return DT_OK;
+    if (strcmp(v, "0") == 0) {
+        *on = 0;
+        return DT_OK;
+    }
+    return dt_fail(err, DT_EINVAL, "DUALTIME_GEMM_SHAPE=%s: expected 0 or 1", v);
+}
+
+/* 1 when every row start of b is 16-byte aligned (device base 256-aligned). */
+static int rows16(const dt_buffer_layout *b) {
+    return b->data_offset % 16 == 0 && (b->row_stride * b->elem_bytes) % 16 == 0;
+}
+
+dt_status dt_sgemm_plan_thin(const dt_case_layout *L, int arch, int sm_count, dt_cuda_plan *p,
+                             int *taken, dt_err *err) {
+    *taken = 0;
+    const char *var = getenv("DUALTIME_GEMM_VARIANT");
+    const int forced = var && strcmp(var, "gemv") == 0;
+    if (var && *var && !forced) return DT_OK; /* v1 / v2 asked for (others: the caller) */
+    int on = 1;
+    dt_status st = dt_sgemm_shape_knob(&on, err);
+    if (st != DT_OK) return st;
+    if (!on && !forced) return DT_OK;
+    const dt_buffer_layout *A = &L->buf[0], *B = &L->buf[1];
+    const int64_t m = L->m, n = L->n, k = L->k;
+    int veca4, vecb4;
+    if (n == 1) { /* A's rows along k; B's column contiguous (stride 1) and aligned */
+        veca4 = rows16(A) && k % 4 == 0;
+        vecb4 = B->row_stride == 1 && B->data_offset % 16 == 0 && k % 4 == 0;
+    } else {      /* B's rows along n */
+        veca4 = 0;
+        vecb4 = rows16(B) && n % 4 == 0;
+    }
+    dt_sgemv_geom g;
+    if (!dt_sgemv_geom_make(m, n, k, veca4, vecb4, arch, sm_count > 0 ? sm_count : 132, &g)) {
+        if (forced)
+            return dt_fail(err, DT_EINVAL,
+                           "DUALTIME_GEMM_VARIANT=gemv: %lldx%lldx%lld is not thin (needs N == 1 "
+                           "or M == 1)",
+                           (long long)m, (long long)n, (long long)k);
+        return DT_OK;
+    }
+    if (g.grid > 0x7fffffffLL) return dt_fail(err, DT_EINVAL, "gemv: grid too large");
+    p->source_name = "gemv.cu";
+    snprintf(p->kernel_name, sizeof p->kernel_name, "dt_gemv_f32");
+    dt_cuda_plan_add_opt(p, "-DGV_MODE=%d", g.mode);
+    dt_cuda_plan_add_opt(p, "-DBLOCK=%d", g.block);
+    dt_cuda_plan_add_opt(p, "-DTPR=%d", g.tpr);
+    dt_cuda_plan_add_opt(p, "-DCL=%d", g.cl);
+    dt_cuda_plan_add_opt(p, "-DKC=%lld", (long long)g.kc);
+    dt_cuda_plan_add_opt(p, "-DVECA=%d", g.veca);
+    dt_cuda_plan_add_opt(p, "-DVECB=%d", g.vecb);
+    p->grid[0] = (unsigned)g.grid;
+    p->grid[1] = p->grid[2] = 1;
+    p->block[0] = (unsigned)g.block;
+    p->block[1] = p->block[2] = 1;
+    char clbuf[48] = "";
+    if (g.cl > 1)
+        snprintf(clbuf, sizeof clbuf, " cluster=%d k/block=%lld dsmem-reduce", g.cl,
+                 (long long)g.kc);
+    snprintf(p->summary, sizeof p->summary,
+             "%s variant=gemv mode=%s grid=%lld block=%d %s=%d vec(a,b)=(%d,%d)%s ffma-only",
+             p->kernel_name, g.mode == 1 ? "matrix-vector(N=1)" : "vector-matrix(M=1)",
+             (long long)g.grid, g.block, g.mode == 1 ? "threads/row" : "column-threads", g.tpr,
+             g.veca, g.vecb, clbuf);
+    *taken = 1;
+    return DT_OK;
+}
