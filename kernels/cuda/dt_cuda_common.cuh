@@ -250,6 +250,11 @@ __device__ __forceinline__ float dt_warp_max(float v) {
 // 1) picks one of two cluster slots: a persistent block (SMEMPIPE) alternates it by row,
 // so a row's partial never overwrites the previous row's while a slower block of the
 // cluster still reads it (each row makes at least one cluster barrier in between).
+#if defined(DT_HOST_EMU) && defined(DT_EMU_PLANT_ONE_SLOT) /* tests/cuda/emu's planted fault */
+#define DT_SLOT(par) 0
+#else
+#define DT_SLOT(par) (par)
+#endif
 template <int S = 0>
 __device__ __forceinline__ float dt_row_sum(float v, int par = 0) {
     v = dt_warp_sum(v);
@@ -264,11 +269,11 @@ __device__ __forceinline__ float dt_row_sum(float v, int par = 0) {
 #endif
 #if CLUSTER > 1
     __shared__ float cpart[2];
-    if (threadIdx.x == 0) cpart[par] = v;
+    if (threadIdx.x == 0) cpart[DT_SLOT(par)] = v;
     dt_cluster_sync();
     v = 0.0f;
 #pragma unroll
-    for (int r = 0; r < CLUSTER; r++) v += dt_ld_dsmem(&cpart[par], (unsigned)r);
+    for (int r = 0; r < CLUSTER; r++) v += dt_ld_dsmem(&cpart[DT_SLOT(par)], (unsigned)r);
 #else
     (void)par;
 #endif
@@ -288,11 +293,11 @@ __device__ __forceinline__ float dt_row_max(float v, int par = 0) {
 #endif
 #if CLUSTER > 1
     __shared__ float cpartm[2];
-    if (threadIdx.x == 0) cpartm[par] = v;
+    if (threadIdx.x == 0) cpartm[DT_SLOT(par)] = v;
     dt_cluster_sync();
     v = -DT_INF;
 #pragma unroll
-    for (int r = 0; r < CLUSTER; r++) v = fmaxf(v, dt_ld_dsmem(&cpartm[par], (unsigned)r));
+    for (int r = 0; r < CLUSTER; r++) v = fmaxf(v, dt_ld_dsmem(&cpartm[DT_SLOT(par)], (unsigned)r));
 #else
     (void)par;
 #endif
@@ -497,7 +502,9 @@ __device__ __forceinline__ void dt_srow_rows(const dt_t *a, long long lda, F bod
         }
         __syncthreads();
         body(cur, row, par);
+#ifndef DT_EMU_PLANT_PIPE_BARRIER /* tests/cuda/emu's planted fault: no barrier here */
         __syncthreads(); /* cur.buf is free: the next iteration's copies go there */
+#endif
         cur = next;
     }
 #else

@@ -232,6 +232,12 @@ static void smem_pipe_cases(const char *hdr) {
                   (long long)sh[i].m, (long long)sh[i].n, p->persistent_cluster, sh[i].cl,
                   p->grid[0], p->shared_bytes);
         }
+    /* the budget covers both buffers: at 227 KiB 4096x50257 f32 is a cluster of 2, one
+     * 1024-thread block an SM (the device.sh rows-pipe-kb227 A/B) */
+    setenv("DUALTIME_ROW_SMEM_KB", "227", 1);
+    g_expect = "grid=132 block=1024 vec=4 row-staged-in-smem cp.async single-read persistent double-buffered smem=201088 cluster=2 ";
+    compile_typed(DT_OP_SOFTMAX, 4096, 50257, 0, 0, "sm_90", hdr, DT_F32);
+    unsetenv("DUALTIME_ROW_SMEM_KB");
     /* residual_layernorm keeps one row a block (its a and b fill both buffers) */
     g_expect = "persistent";
     g_expect_absent = 1;

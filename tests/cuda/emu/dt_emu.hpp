@@ -9,6 +9,8 @@
 // (run by tests/cuda/emu/run_emu.sh), not a timing model.
 #pragma once
 #include <barrier>
+#include <chrono>
+#include <thread>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -50,7 +52,14 @@ inline std::barrier<> *dt_emu_cbar;
 inline void *dt_emu_anchors[8];
 alignas(16) inline char dt_emu_anchor[16];
 inline void dt_emu_cluster_sync() { dt_emu_cbar->arrive_and_wait(); }
+// Blocks of odd cluster rank read other blocks' shared memory 25 ms late, so the even
+// ones run ahead: a partial rewritten before every block of the cluster has read it
+// (a reduction slot reused too early) is then read rewritten, not by luck of timing.
 inline const void *dt_emu_remote(const void *p, unsigned rank) {
+#if defined(CLUSTER) && CLUSTER > 1
+    if ((blockIdx.x % CLUSTER) % 2 == 1 && rank != blockIdx.x % CLUSTER)
+        std::this_thread::sleep_for(std::chrono::milliseconds(25));
+#endif
     return (const char *)dt_emu_anchors[rank] + ((const char *)p - dt_emu_anchor);
 }
 // cp.async as asynchronous copies: an issued copy fills its destination with NaN at
