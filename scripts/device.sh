@@ -297,7 +297,8 @@ step_rows-sweep() { rm -rf "$W/rows" "$W/rows-views" "$W/rows-ab" "$W/rows-ab2"
 # (DUALTIME_ROW_SMEM=0) for softmax and layernorm, at 4096x50257, 2048x128256 and the
 # 8191x8193 view; the pipelined softmax 4096x50257 at DUALTIME_ROW_SMEM_KB=227 (cluster 2
 # x 1024 threads, one block an SM: the other geometry); layernorm 8192^2 bf16 and f32 with packed gamma/beta
-# (DUALTIME_ROW_LN_RAW=1, the default) and bf16 without (=0); then one held device run
+# (DUALTIME_ROW_LN_RAW=1, the default) and bf16 without (=0) and staged + pipelined
+# (DUALTIME_ROW_SMEM=2 DUALTIME_ROW_PIPE=1); then one held device run
 # of native with PIPE=1 vs torch at the vocabulary rows, fp32 and bf16 (its own oracle
 # checks bf16). rows-pipe.md to $OUT.
 rows_pipe_shapes=4096x50257,2048x128256,8191x8193
@@ -318,6 +319,9 @@ step_rows-pipe() { rm -rf "$W/rows-pipe"
     DUALTIME_GPU_TEST_OPS=layernorm DUALTIME_GPU_TEST_DTYPES=f32,bf16 "${CUDA_TEST[@]}"; rows_pipe_ok rows-pipe-ln
   run rows-pipe-ln0 25 2 env DUALTIME_ROW_LN_RAW=0 DUALTIME_GPU_TEST_SHAPES=8192 DUALTIME_GPU_TEST_NO_FAULT=1 \
     DUALTIME_GPU_TEST_OPS=layernorm DUALTIME_GPU_TEST_DTYPES=bf16 "${CUDA_TEST[@]}"; rows_pipe_ok rows-pipe-ln0
+  run rows-pipe-ln-smem2 25 2 env DUALTIME_ROW_SMEM=2 DUALTIME_ROW_PIPE=1 DUALTIME_GPU_TEST_SHAPES=8192 \
+    DUALTIME_GPU_TEST_NO_FAULT=1 DUALTIME_GPU_TEST_OPS=layernorm DUALTIME_GPU_TEST_DTYPES=bf16 "${CUDA_TEST[@]}"
+  rows_pipe_ok rows-pipe-ln-smem2
   run rows-pipe-run 90 3 env DUALTIME_ROW_PIPE=1 "$B/dualtime" run "${rows_run[@]}" \
     --row-shapes 4096x50257,2048x128256 --output "$W/rows-pipe"
   [ -f "$W/rows-pipe/results.md" ] && cp "$W/rows-pipe/results.md" "$OUT/rows-pipe.md"

@@ -238,6 +238,11 @@ static void smem_pipe_cases(const char *hdr) {
     g_expect = "grid=132 block=1024 vec=4 row-staged-in-smem cp.async single-read persistent double-buffered smem=201088 cluster=2 ";
     compile_typed(DT_OP_SOFTMAX, 4096, 50257, 0, 0, "sm_90", hdr, DT_F32);
     unsetenv("DUALTIME_ROW_SMEM_KB");
+    /* with DUALTIME_ROW_SMEM=2, 8192^2 bf16 layernorm staged and pipelined (rows-pipe-ln-smem2) */
+    setenv("DUALTIME_ROW_SMEM", "2", 1);
+    g_expect = "grid=792 block=128 vec=8 row-staged-in-smem cp.async single-read persistent double-buffered smem=32800";
+    compile_typed(DT_OP_LAYERNORM, 8192, 8192, 0, 0, "sm_90", hdr, DT_BF16);
+    unsetenv("DUALTIME_ROW_SMEM");
     /* residual_layernorm keeps one row a block (its a and b fill both buffers) */
     g_expect = "persistent";
     g_expect_absent = 1;
