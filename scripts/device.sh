@@ -55,6 +55,7 @@ plant|DT_PLANT (default softmax:0.10) slowed native op at 8192^2 and 128x1024 (a
 dtypes|the row ops of the default matrix in DT_DTYPES (default bf16,fp16) with device timing
 long|CUDA backend GPU test of the long-row, vocabulary and unaligned-view shapes (DUALTIME_GPU_TEST_SHAPES=long) in every dtype
 rows-sweep|issue 18 rows: FP32 oracle at the long/vocabulary/unaligned shapes (default and DUALTIME_ROW_SMEM=2 / _SMEM_KB=227 variants), then native vs torch at 4096x50257, 2048x128256, 1x65536, 8192^2 (+ 8191x8193, 8192^2 views) in fp32,bf16, two geometry A/Bs (< 4 min)
+rows-pipe|issue 18 third pass: persistent double-buffered staged rows (DUALTIME_ROW_PIPE=1) vs staged (=0) vs first pass (DUALTIME_ROW_SMEM=0): GPU-test FP64 oracle + x100 timing at 4096x50257, 2048x128256, 8191x8193 view (f32), layernorm 8192^2 bf16 packed gamma/beta (DUALTIME_ROW_LN_RAW=1 vs 0), then native (pipe) vs torch held at the vocabulary rows in fp32,bf16 (< 4 min)
 anti-cheat|issue 17 item 7: honest torch and native on cuda (a case over 4x L2 included) pass every named anti-cheat check (docs/anti-cheat.md)
 shards|a two-shard plan of a small CUDA matrix, both shards one after the other on this GPU, merged, against a single run of the same flags (same case ids and input SHA-256s)
 decomp|E2E decomposition: add and layernorm at 17x257 and 8192x8192 (cuda, device timing, 3 rounds), its table into the summary, results.md as decomp.md; then the decomp GPU checks of both workers
@@ -338,6 +339,42 @@ step_gemm-f32() { rm -rf "$W/gemm-f32" "$W/gemm-f32-views" "$W/gemm-f32-old"
     --gemm-shapes 4096x4096x4096,4097x4095x257 --output "$W/gemm-f32-bk32"
   [ -f "$W/gemm-f32-bk32/results.md" ] && cp "$W/gemm-f32-bk32/results.md" "$OUT/gemm-f32-bk32.md"
   note "$W/gemm-f32-bk32/results.md" '/^## Device control/,/^$/p' 10; return 0; }
+# rows-pipe: issue 18 third pass (docs/perf.md "Issue 18, third pass"). The GPU test's
+# FP64 oracle and x100 timing (one "ok" line a case, into the summary with its label) of
+# the persistent double-buffered staged rows (DUALTIME_ROW_PIPE=1: every row op, f32) and,
+# as the A/B, the staged rows of one row a block (=0, the default) and the first pass
+# (DUALTIME_ROW_SMEM=0) for softmax and layernorm, at 4096x50257, 2048x128256 and the
+# 8191x8193 view; the pipelined softmax 4096x50257 at DUALTIME_ROW_SMEM_KB=227 (cluster 2
+# x 1024 threads, one block an SM: the other geometry); layernorm 8192^2 bf16 and f32 with packed gamma/beta
+# (DUALTIME_ROW_LN_RAW=1, the default) and bf16 without (=0) and staged + pipelined
+# (DUALTIME_ROW_SMEM=2 DUALTIME_ROW_PIPE=1); then one held device run
+# of native with PIPE=1 vs torch at the vocabulary rows, fp32 and bf16 (its own oracle
+# checks bf16). rows-pipe.md to $OUT.
+rows_pipe_shapes=4096x50257,2048x128256,8191x8193
+rows_pipe_ok() { [ -f "$W/$1.log" ] && grep -E "^ok +(softmax|layernorm|rmsnorm|cross_entropy) " "$W/$1.log" |
+  sed -E "s/ +\| compile.*\| / | /; s/^ok  /$1:/" | cut -c1-200 | head -16 | tee -a "$S"; return 0; }
+step_rows-pipe() { rm -rf "$W/rows-pipe"
+  local t=(DUALTIME_GPU_TEST_SHAPES=long DUALTIME_GPU_TEST_ROWS="$rows_pipe_shapes" DUALTIME_GPU_TEST_NO_FAULT=1)
+  run rows-pipe-oracle 90 3 env DUALTIME_ROW_PIPE=1 "${t[@]}" DUALTIME_GPU_TEST_DTYPES=f32 "${CUDA_TEST[@]}"
+  fails rows-pipe-oracle; rows_pipe_ok rows-pipe-oracle
+  run rows-pipe-staged 40 2 env DUALTIME_ROW_PIPE=0 "${t[@]}" DUALTIME_GPU_TEST_DTYPES=f32 \
+    DUALTIME_GPU_TEST_OPS=softmax,layernorm "${CUDA_TEST[@]}"; rows_pipe_ok rows-pipe-staged
+  run rows-pipe-first 40 2 env DUALTIME_ROW_SMEM=0 "${t[@]}" DUALTIME_GPU_TEST_DTYPES=f32 \
+    DUALTIME_GPU_TEST_OPS=softmax,layernorm "${CUDA_TEST[@]}"; rows_pipe_ok rows-pipe-first
+  run rows-pipe-kb227 25 2 env DUALTIME_ROW_PIPE=1 DUALTIME_ROW_SMEM_KB=227 DUALTIME_GPU_TEST_SHAPES=long \
+    DUALTIME_GPU_TEST_ROWS=4096x50257 DUALTIME_GPU_TEST_NO_FAULT=1 DUALTIME_GPU_TEST_DTYPES=f32 \
+    DUALTIME_GPU_TEST_OPS=softmax "${CUDA_TEST[@]}"; rows_pipe_ok rows-pipe-kb227
+  run rows-pipe-ln 30 2 env DUALTIME_GPU_TEST_SHAPES=8192 DUALTIME_GPU_TEST_NO_FAULT=1 \
+    DUALTIME_GPU_TEST_OPS=layernorm DUALTIME_GPU_TEST_DTYPES=f32,bf16 "${CUDA_TEST[@]}"; rows_pipe_ok rows-pipe-ln
+  run rows-pipe-ln0 25 2 env DUALTIME_ROW_LN_RAW=0 DUALTIME_GPU_TEST_SHAPES=8192 DUALTIME_GPU_TEST_NO_FAULT=1 \
+    DUALTIME_GPU_TEST_OPS=layernorm DUALTIME_GPU_TEST_DTYPES=bf16 "${CUDA_TEST[@]}"; rows_pipe_ok rows-pipe-ln0
+  run rows-pipe-ln-smem2 25 2 env DUALTIME_ROW_SMEM=2 DUALTIME_ROW_PIPE=1 DUALTIME_GPU_TEST_SHAPES=8192 \
+    DUALTIME_GPU_TEST_NO_FAULT=1 DUALTIME_GPU_TEST_OPS=layernorm DUALTIME_GPU_TEST_DTYPES=bf16 "${CUDA_TEST[@]}"
+  rows_pipe_ok rows-pipe-ln-smem2
+  run rows-pipe-run 90 3 env DUALTIME_ROW_PIPE=1 "$B/dualtime" run "${rows_run[@]}" \
+    --row-shapes 4096x50257,2048x128256 --output "$W/rows-pipe"
+  [ -f "$W/rows-pipe/results.md" ] && cp "$W/rows-pipe/results.md" "$OUT/rows-pipe.md"
+  note "$W/rows-pipe/results.md" '/^## Device control/,/^$/p' 40; return 0; }
 
 # shards: issue 20 on one GPU. The plan's flags are the single run's flags.
 # shellcheck disable=SC2054 # the commas are dualtime's

@@ -34,29 +34,50 @@ DT_KNAME(dt_cross_entropy)(const dt_t *__restrict__ a, const long long *__restri
     s = dt_row_sum(s);
     DT_CLUSTER_END();
 #elif SMEMROW
-    const int nl = DT_NL;
-    const dt_srow r = dt_srow_load(p + dt_cbase(), nl, dt_srow_buf);
-    float mx = -DT_INF;
-    for (int k = (int)threadIdx.x; k < r.nch; k += BLOCK) {
-        float f[VEC];
-        dt_srow_chunk_fill(r, nl, k, f, -DT_INF);
+    (void)lane;
+#if SMEMPIPE
+    /* thread 0's label of the loop's next row, loaded one row ahead (no dependent round
+     * trip in a row's critical path: the target load below is used only at its end) */
+    long long lab_next = threadIdx.x == 0 && row < M ? labels[row] : -1;
+#endif
+    dt_srow_rows(a, LDA, [&](const dt_srow &r, int row_, int par) {
+        const int nl = DT_NL;
+#if SMEMPIPE
+        const long long l_ = lab_next;
+        const int step_ = (int)gridDim.x / CLUSTER;
+        lab_next = threadIdx.x == 0 && row_ + step_ < M ? labels[row_ + step_] : -1;
+        const bool ok_ = l_ >= 0 && l_ < N;
+        const float tgt_ = ok_ ? dt_ld(a + (long long)row_ * LDA + l_) : 0.0f;
+#else /* one row a block: loaded above, before the row's copies */
+        const bool ok_ = in_range;
+        const float tgt_ = target;
+#endif
+        float mx = -DT_INF;
+        for (int k = (int)threadIdx.x; k < r.nch; k += BLOCK) {
+            float f[VEC];
+            dt_srow_chunk_fill(r, nl, k, f, -DT_INF);
 #pragma unroll
-        for (int e = 0; e < VEC; e++) mx = fmaxf(mx, f[e]);
-    }
-    mx = dt_row_max(mx);
-    const float mls = mx * DT_LOG2E;
-    float s = 0.0f;
-    for (int k = (int)threadIdx.x; k < r.nch; k += BLOCK) {
-        float f[VEC];
-        dt_srow_chunk_fill(r, nl, k, f, -DT_INF);
+            for (int e = 0; e < VEC; e++) mx = fmaxf(mx, f[e]);
+        }
+        mx = dt_row_max(mx, par);
+        const float mls = mx * DT_LOG2E;
+        float s = 0.0f;
+        for (int k = (int)threadIdx.x; k < r.nch; k += BLOCK) {
+            float f[VEC];
+            dt_srow_chunk_fill(r, nl, k, f, -DT_INF);
 #pragma unroll
-        for (int e = 0; e < VEC; e++) s += dt_exp_shifted(f[e], mx, mls);
-    }
-    s = dt_row_sum(s);
+            for (int e = 0; e < VEC; e++) s += dt_exp_shifted(f[e], mx, mls);
+        }
+        s = dt_row_sum(s, par);
+        if (threadIdx.x == 0 && dt_cbase() == 0)
+            out[row_] = dt_from_f32(ok_ ? (mx + logf(s)) - tgt_ : DT_NAN);
+    });
     DT_CLUSTER_END();
 #else
     float mx;
     const float s = dt_row_online_sumexp(p, lane, &mx);
 #endif
+#if !SMEMROW
     if (lane == 0 && dt_cbase() == 0) out[row] = dt_from_f32(in_range ? (mx + logf(s)) - target : DT_NAN);
+#endif
 }

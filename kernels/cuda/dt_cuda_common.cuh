@@ -34,6 +34,11 @@
 //                 is written in 16-byte stores aligned to the output row, scalar only in
 //                 its first and last chunk. The row is read from DRAM once (vocabulary
 //                 rows, unaligned views). Needs TPR == BLOCK, INREG 0, sm_80+.
+//   SMEMPIPE      (SMEMROW only) 1: persistent blocks, double-buffered: the grid is what
+//                 stays resident (gridDim.x / CLUSTER clusters, each taking every G-th
+//                 row), and the next row's copies are issued into a second buffer before
+//                 this row's passes (dt_srow_rows); dynamic shared memory is two row
+//                 parts. 0 (default): one row (part) a block, one buffer.
 //   DT_FASTEXP    1 (default for bf16/f16): exp(x - max) as ex2.approx(x*log2e - max*log2e)
 //                 (one FFMA + MUFU, rel. error ~2^-22, far below a bf16/f16 ulp) and the
 //                 softmax normalization as one reciprocal per row and a multiply; 0: expf
@@ -156,6 +161,9 @@ __device__ __forceinline__ float dt_exp_shifted(float x, float mx, float mls) {
 #if SMEMROW && (TPR != BLOCK || INREG)
 #error "SMEMROW needs block-per-row, INREG=0"
 #endif
+#if defined(SMEMPIPE) && SMEMPIPE && !SMEMROW
+#error "SMEMPIPE needs SMEMROW"
+#endif
 #if CLUSTER > 1
 #if TPR != BLOCK || !(INREG || SMEMROW)
 #error "CLUSTER > 1 needs block-per-row INREG or SMEMROW"
@@ -238,9 +246,17 @@ __device__ __forceinline__ float dt_warp_max(float v) {
 // each block publishes its partial in shared memory, one cluster barrier, then every
 // thread reads the CLUSTER partials over DSMEM. S names the partial's slot: a kernel
 // making two reductions of one kind uses S = 0 and 1, so a slot is never rewritten while
-// another block may still read it (DT_CLUSTER_END keeps the last ones alive).
+// another block may still read it (DT_CLUSTER_END keeps the last ones alive). par (0 or
+// 1) picks one of two cluster slots: a persistent block (SMEMPIPE) alternates it by row,
+// so a row's partial never overwrites the previous row's while a slower block of the
+// cluster still reads it (each row makes at least one cluster barrier in between).
+#if defined(DT_HOST_EMU) && defined(DT_EMU_PLANT_ONE_SLOT) /* tests/cuda/emu's planted fault */
+#define DT_SLOT(par) 0
+#else
+#define DT_SLOT(par) (par)
+#endif
 template <int S = 0>
-__device__ __forceinline__ float dt_row_sum(float v) {
+__device__ __forceinline__ float dt_row_sum(float v, int par = 0) {
     v = dt_warp_sum(v);
 #if TPR > 32
     __shared__ float red[TPR / 32];
@@ -252,17 +268,19 @@ __device__ __forceinline__ float dt_row_sum(float v) {
     for (int w = 0; w < TPR / 32; w++) v += red[w];
 #endif
 #if CLUSTER > 1
-    __shared__ float cpart;
-    if (threadIdx.x == 0) cpart = v;
+    __shared__ float cpart[2];
+    if (threadIdx.x == 0) cpart[DT_SLOT(par)] = v;
     dt_cluster_sync();
     v = 0.0f;
 #pragma unroll
-    for (int r = 0; r < CLUSTER; r++) v += dt_ld_dsmem(&cpart, (unsigned)r);
+    for (int r = 0; r < CLUSTER; r++) v += dt_ld_dsmem(&cpart[DT_SLOT(par)], (unsigned)r);
+#else
+    (void)par;
 #endif
     return v;
 }
 template <int S = 0>
-__device__ __forceinline__ float dt_row_max(float v) {
+__device__ __forceinline__ float dt_row_max(float v, int par = 0) {
     v = dt_warp_max(v);
 #if TPR > 32
     __shared__ float redm[TPR / 32];
@@ -274,12 +292,14 @@ __device__ __forceinline__ float dt_row_max(float v) {
     for (int w = 0; w < TPR / 32; w++) v = fmaxf(v, redm[w]);
 #endif
 #if CLUSTER > 1
-    __shared__ float cpartm;
-    if (threadIdx.x == 0) cpartm = v;
+    __shared__ float cpartm[2];
+    if (threadIdx.x == 0) cpartm[DT_SLOT(par)] = v;
     dt_cluster_sync();
     v = -DT_INF;
 #pragma unroll
-    for (int r = 0; r < CLUSTER; r++) v = fmaxf(v, dt_ld_dsmem(&cpartm, (unsigned)r));
+    for (int r = 0; r < CLUSTER; r++) v = fmaxf(v, dt_ld_dsmem(&cpartm[DT_SLOT(par)], (unsigned)r));
+#else
+    (void)par;
 #endif
     return v;
 }
@@ -398,9 +418,27 @@ struct dt_srow {
 // Bytes of one staged row part: ceil(DT_NSPAN / VEC) + 1 chunks (the plan's shared_bytes,
 // twice that for residual_layernorm's two rows).
 #define DT_SROW_BYTES (((DT_NSPAN) + VEC - 1) / VEC * 16 + 16)
-// Issues the copies into buf (every thread of the block, coalesced), waits for them, and
-// synchronizes the block: on return the row part is in buf for every thread.
-__device__ __forceinline__ dt_srow dt_srow_load(const dt_t *p, int nl, unsigned char *buf) {
+// cp.async groups: close the copies this thread issued into one group; wait until at
+// most N_ of this thread's groups are still in flight (the emulation lands a copy only
+// here, and fills its destination with NaN when it is issued).
+__device__ __forceinline__ void dt_cp_commit() {
+#ifdef DT_HOST_EMU
+    dt_emu_commit();
+#else
+    asm volatile("cp.async.commit_group;" ::: "memory");
+#endif
+}
+template <int N_>
+__device__ __forceinline__ void dt_cp_wait() {
+#ifdef DT_HOST_EMU
+    dt_emu_wait(N_);
+#else
+    asm volatile("cp.async.wait_group %0;" ::"n"(N_) : "memory");
+#endif
+}
+// Issues the copies of the row part of nl columns at p into buf (every thread of the
+// block, coalesced; not yet committed or waited for).
+__device__ __forceinline__ dt_srow dt_srow_issue(const dt_t *p, int nl, unsigned char *buf) {
     const unsigned long long a = (unsigned long long)p;
     dt_srow r;
     r.buf = buf;
@@ -415,10 +453,64 @@ __device__ __forceinline__ dt_srow dt_srow_load(const dt_t *p, int nl, unsigned 
         asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s + 16u * (unsigned)k),
                      "l"(g + 16ll * k)
                      : "memory");
-    asm volatile("cp.async.commit_group;\n\tcp.async.wait_group 0;" ::: "memory");
 #endif
+    return r;
+}
+// Issues the copies into buf, waits for them, and synchronizes the block: on return the
+// row part is in buf for every thread.
+__device__ __forceinline__ dt_srow dt_srow_load(const dt_t *p, int nl, unsigned char *buf) {
+    const dt_srow r = dt_srow_issue(p, nl, buf);
+    dt_cp_commit();
+    dt_cp_wait<0>();
     __syncthreads();
     return r;
+}
+#ifndef SMEMPIPE
+#define SMEMPIPE 0
+#endif
+#if SMEMPIPE && !defined(DT_EMU_PLANT_PIPE_WAIT)
+#define DT_PIPE_WAIT 1
+#elif SMEMPIPE /* tests/cuda/emu's planted fault: waits for no copy at all */
+#define DT_PIPE_WAIT 2
+#endif
+// The rows of this block (cluster) of matrix a (row stride lda), each staged, then
+// body(r, row, par) (r: the staged row part; par: the cluster reduction slot). SMEMPIPE 0:
+// one row, dt_row(). SMEMPIPE 1 (persistent, double-buffered): cluster g of G =
+// gridDim.x / CLUSTER takes rows g, g + G, ...; the copies of the next row go into the
+// second buffer (dt_srow_buf + DT_SROW_BYTES) before the passes of this one, so DRAM
+// reads continue while the block computes and stores; the barrier after body frees the
+// buffer that the next iteration's copies overwrite. Every block of a cluster runs the
+// same rows, so the cluster barriers of body stay matched.
+template <class F>
+__device__ __forceinline__ void dt_srow_rows(const dt_t *a, long long lda, F body) {
+    const int nl = DT_NL;
+#if SMEMPIPE
+    const int step = (int)gridDim.x / CLUSTER;
+    int row = (int)blockIdx.x / CLUSTER;
+    if (row >= M) return;
+    dt_srow cur = dt_srow_issue(a + (long long)row * lda + dt_cbase(), nl, dt_srow_buf);
+    dt_cp_commit();
+    for (int par = 0; row < M; row += step, par ^= 1) {
+        dt_srow next = cur;
+        if (row + step < M) {
+            next = dt_srow_issue(a + (long long)(row + step) * lda + dt_cbase(), nl,
+                                 dt_srow_buf + (par ^ 1) * DT_SROW_BYTES);
+            dt_cp_commit();
+            dt_cp_wait<DT_PIPE_WAIT>(); /* this row's copies landed, the next row's fly */
+        } else {
+            dt_cp_wait<0>();
+        }
+        __syncthreads();
+        body(cur, row, par);
+#ifndef DT_EMU_PLANT_PIPE_BARRIER /* tests/cuda/emu's planted fault: no barrier here */
+        __syncthreads(); /* cur.buf is free: the next iteration's copies go there */
+#endif
+        cur = next;
+    }
+#else
+    const int row = dt_row();
+    body(dt_srow_load(a + (long long)row * lda + dt_cbase(), nl, dt_srow_buf), row, 0);
+#endif
 }
 // Chunk k as VEC floats (no masking).
 __device__ __forceinline__ void dt_srow_chunk(const dt_srow &r, int k, float (&f)[VEC]) {

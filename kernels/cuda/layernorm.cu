@@ -9,6 +9,15 @@
 #if INREG
 #define DT_LN_HOIST (PER * VEC <= 8) /* load gamma/beta with the row (see below) */
 #endif
+/* DT_LN_RAW=1 (the plan's default for bf16/f16; DUALTIME_ROW_LN_RAW=0 is the version
+ * before): where gamma and beta follow the reductions (!DT_LN_HOIST) in 16-byte vectors
+ * of 8 narrow elements, they are loaded with the row instead, kept packed (4 registers
+ * for 8 elements, half the floats' cost) and widened after the reductions, so their L2
+ * round trip overlaps the row's load (8192^2 bf16: 75.4 us, 0.57x of FP32, docs/perf.md) */
+#if !defined(DT_LN_RAW) || !INREG || DT_ELEM == 0 || VEC != 8 || DT_LN_HOIST
+#undef DT_LN_RAW
+#define DT_LN_RAW 0
+#endif
 
 extern "C" __global__ void DT_CLUSTER_ATTR __launch_bounds__(BLOCK)
 DT_KNAME(dt_layernorm)(const dt_t *__restrict__ a, const dt_t *__restrict__ gamma,
@@ -30,8 +39,24 @@ DT_KNAME(dt_layernorm)(const dt_t *__restrict__ a, const dt_t *__restrict__ gamm
     dt_load_vec(gamma, g, lane);
     dt_load_vec(beta, b, lane);
 #endif
+#if DT_LN_RAW
+    uint4 graw[PER], braw[PER];
+#pragma unroll
+    for (int i = 0; i < PER; i++) {
+        const int c = (i * TPR + lane) * VEC;
+        const bool in = c < DT_NL;
+        graw[i] = in ? __ldg(reinterpret_cast<const uint4 *>(gamma + c)) : make_uint4(0, 0, 0, 0);
+        braw[i] = in ? __ldg(reinterpret_cast<const uint4 *>(beta + c)) : make_uint4(0, 0, 0, 0);
+    }
+#endif
     const float r = dt_row_center_rstd(v, lane, DT_EPS);
-#if !DT_LN_HOIST
+#if DT_LN_RAW
+#pragma unroll
+    for (int i = 0; i < PER; i++) {
+        dt_unpack8(graw[i], &g[8 * i]);
+        dt_unpack8(braw[i], &b[8 * i]);
+    }
+#elif !DT_LN_HOIST
     /* 16+ floats per thread (long rows, large grids): loading gamma and beta up front
      * cost occupancy (registers) and made 8192x8192 45% slower on the H200 (132 -> 192 us,
      * docs/perf.md); here they follow the reductions */
@@ -44,35 +69,38 @@ DT_KNAME(dt_layernorm)(const dt_t *__restrict__ a, const dt_t *__restrict__ gamm
     DT_CLUSTER_END();
 #elif SMEMROW
     (void)lane;
+    (void)p;
+    (void)q;
     gamma += dt_cbase();
     beta += dt_cbase();
-    const int nl = DT_NL;
-    const dt_srow sr = dt_srow_load(p, nl, dt_srow_buf);
-    float s = 0.0f;
-    for (int k = (int)threadIdx.x; k < sr.nch; k += BLOCK) {
-        float f[VEC];
-        dt_srow_chunk_fill(sr, nl, k, f, 0.0f);
+    dt_srow_rows(a, LDA, [&](const dt_srow &sr, int row_, int par) {
+        const int nl = DT_NL;
+        float s = 0.0f;
+        for (int k = (int)threadIdx.x; k < sr.nch; k += BLOCK) {
+            float f[VEC];
+            dt_srow_chunk_fill(sr, nl, k, f, 0.0f);
 #pragma unroll
-        for (int e = 0; e < VEC; e++) s += f[e];
-    }
-    const float mean = dt_row_sum<0>(s) / (float)N;
-    float d2 = 0.0f;
-    for (int k = (int)threadIdx.x; k < sr.nch; k += BLOCK) {
-        float f[VEC];
-        dt_srow_chunk_fill(sr, nl, k, f, mean); /* outside the row: d = 0 exactly */
-#pragma unroll
-        for (int e = 0; e < VEC; e++) {
-            const float d = f[e] - mean;
-            d2 = fmaf(d, d, d2);
+            for (int e = 0; e < VEC; e++) s += f[e];
         }
-    }
-    const float r = 1.0f / sqrtf(dt_row_sum<1>(d2) / (float)N + DT_EPS);
-    dt_srow_store(sr, q, nl, [&](float (&x)[VEC], int c0, bool full) {
-        float g[VEC], b[VEC];
-        dt_param_chunk(gamma, c0, full, nl, g);
-        dt_param_chunk(beta, c0, full, nl, b);
+        const float mean = dt_row_sum<0>(s, par) / (float)N;
+        float d2 = 0.0f;
+        for (int k = (int)threadIdx.x; k < sr.nch; k += BLOCK) {
+            float f[VEC];
+            dt_srow_chunk_fill(sr, nl, k, f, mean); /* outside the row: d = 0 exactly */
 #pragma unroll
-        for (int e = 0; e < VEC; e++) x[e] = fmaf((x[e] - mean) * r, g[e], b[e]);
+            for (int e = 0; e < VEC; e++) {
+                const float d = f[e] - mean;
+                d2 = fmaf(d, d, d2);
+            }
+        }
+        const float r = 1.0f / sqrtf(dt_row_sum<1>(d2, par) / (float)N + DT_EPS);
+        dt_srow_store(sr, out + (long long)row_ * LDO + dt_cbase(), nl, [&](float (&x)[VEC], int c0, bool full) {
+            float g[VEC], b[VEC];
+            dt_param_chunk(gamma, c0, full, nl, g);
+            dt_param_chunk(beta, c0, full, nl, b);
+#pragma unroll
+            for (int e = 0; e < VEC; e++) x[e] = fmaf((x[e] - mean) * r, g[e], b[e]);
+        });
     });
     DT_CLUSTER_END();
 #else

@@ -7,6 +7,9 @@
 #include "dt_cuda_common.cuh"
 
 #define DT_EPS 1e-5f
+#if SMEMPIPE
+#error "residual_layernorm: no SMEMPIPE (two staged rows a block; the plan never asks)"
+#endif
 
 extern "C" __global__ void DT_CLUSTER_ATTR __launch_bounds__(BLOCK)
 DT_KNAME(dt_residual_layernorm)(const dt_t *__restrict__ a, const dt_t *__restrict__ b,

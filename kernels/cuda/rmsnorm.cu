@@ -32,23 +32,26 @@ DT_KNAME(dt_rmsnorm)(const dt_t *__restrict__ a, const dt_t *__restrict__ gamma,
     DT_CLUSTER_END();
 #elif SMEMROW
     (void)lane;
+    (void)p;
+    (void)q;
     gamma += dt_cbase();
-    const int nl = DT_NL;
-    const dt_srow sr = dt_srow_load(p, nl, dt_srow_buf);
-    float ss = 0.0f;
-    for (int k = (int)threadIdx.x; k < sr.nch; k += BLOCK) {
-        float f[VEC];
-        dt_srow_chunk_fill(sr, nl, k, f, 0.0f);
+    dt_srow_rows(a, LDA, [&](const dt_srow &sr, int row_, int par) {
+        const int nl = DT_NL;
+        float ss = 0.0f;
+        for (int k = (int)threadIdx.x; k < sr.nch; k += BLOCK) {
+            float f[VEC];
+            dt_srow_chunk_fill(sr, nl, k, f, 0.0f);
 #pragma unroll
-        for (int e = 0; e < VEC; e++) ss = fmaf(f[e], f[e], ss);
-    }
-    ss = dt_row_sum(ss);
-    const float r = 1.0f / sqrtf(ss / (float)N + DT_EPS);
-    dt_srow_store(sr, q, nl, [&](float (&x)[VEC], int c0, bool full) {
-        float g[VEC];
-        dt_param_chunk(gamma, c0, full, nl, g);
+            for (int e = 0; e < VEC; e++) ss = fmaf(f[e], f[e], ss);
+        }
+        ss = dt_row_sum(ss, par);
+        const float r = 1.0f / sqrtf(ss / (float)N + DT_EPS);
+        dt_srow_store(sr, out + (long long)row_ * LDO + dt_cbase(), nl, [&](float (&x)[VEC], int c0, bool full) {
+            float g[VEC];
+            dt_param_chunk(gamma, c0, full, nl, g);
 #pragma unroll
-        for (int e = 0; e < VEC; e++) x[e] = x[e] * r * g[e];
+            for (int e = 0; e < VEC; e++) x[e] = x[e] * r * g[e];
+        });
     });
     DT_CLUSTER_END();
 #else

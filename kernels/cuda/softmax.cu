@@ -43,48 +43,51 @@ DT_KNAME(dt_softmax)(const dt_t *__restrict__ a, dt_t *__restrict__ out) {
     DT_CLUSTER_END();
 #elif SMEMROW
     (void)lane;
-    const int nl = DT_NL;
-    const dt_srow r = dt_srow_load(p, nl, dt_srow_buf);
-    float mx = -DT_INF;
-    for (int k = (int)threadIdx.x; k < r.nch; k += BLOCK) {
-        float f[VEC];
-        dt_srow_chunk_fill(r, nl, k, f, -DT_INF);
+    (void)p;
+    (void)q;
+    dt_srow_rows(a, LDA, [&](const dt_srow &r, int row_, int par) {
+        const int nl = DT_NL;
+        float mx = -DT_INF;
+        for (int k = (int)threadIdx.x; k < r.nch; k += BLOCK) {
+            float f[VEC];
+            dt_srow_chunk_fill(r, nl, k, f, -DT_INF);
 #pragma unroll
-        for (int e = 0; e < VEC; e++) mx = fmaxf(mx, f[e]);
-    }
-    mx = dt_row_max(mx);
-    const float mls = mx * DT_LOG2E;
-    float s = 0.0f;
-    for (int k = (int)threadIdx.x; k < r.nch; k += BLOCK) {
-        float f[VEC];
-        dt_srow_chunk_fill(r, nl, k, f, -DT_INF);
-#pragma unroll
-        for (int e = 0; e < VEC; e++) {
-            f[e] = dt_exp_shifted(f[e], mx, mls); /* outside the row: exp(-inf) = 0 */
-            s += f[e];
+            for (int e = 0; e < VEC; e++) mx = fmaxf(mx, f[e]);
         }
-#if DT_ELEM == 0
-        dt_srow_put(r, k, f); /* FP32: keep exp(x - max), the store pass divides */
-#endif
-    }
-    s = dt_row_sum(s); /* its barrier orders the dt_srow_put stores before the reads */
-#if DT_FASTEXP
-    const float rs = 1.0f / s;
-#endif
-    dt_srow_store(r, q, nl, [&](float (&x)[VEC], int, bool) {
+        mx = dt_row_max(mx, par);
+        const float mls = mx * DT_LOG2E;
+        float s = 0.0f;
+        for (int k = (int)threadIdx.x; k < r.nch; k += BLOCK) {
+            float f[VEC];
+            dt_srow_chunk_fill(r, nl, k, f, -DT_INF);
 #pragma unroll
-        for (int e = 0; e < VEC; e++) {
+            for (int e = 0; e < VEC; e++) {
+                f[e] = dt_exp_shifted(f[e], mx, mls); /* outside the row: exp(-inf) = 0 */
+                s += f[e];
+            }
 #if DT_ELEM == 0
-            const float ex = x[e];
-#else
-            const float ex = dt_exp_shifted(x[e], mx, mls);
-#endif
-#if DT_FASTEXP
-            x[e] = ex * rs;
-#else
-            x[e] = ex / s;
+            dt_srow_put(r, k, f); /* FP32: keep exp(x - max), the store pass divides */
 #endif
         }
+        s = dt_row_sum(s, par); /* its barrier orders the dt_srow_put stores before the reads */
+#if DT_FASTEXP
+        const float rs = 1.0f / s;
+#endif
+        dt_srow_store(r, out + (long long)row_ * LDO + dt_cbase(), nl, [&](float (&x)[VEC], int, bool) {
+#pragma unroll
+            for (int e = 0; e < VEC; e++) {
+#if DT_ELEM == 0
+                const float ex = x[e];
+#else
+                const float ex = dt_exp_shifted(x[e], mx, mls);
+#endif
+#if DT_FASTEXP
+                x[e] = ex * rs;
+#else
+                x[e] = ex / s;
+#endif
+            }
+        });
     });
     DT_CLUSTER_END();
 #else

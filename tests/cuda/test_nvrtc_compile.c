@@ -21,7 +21,8 @@
  * values refused; every row op x dtype at those shapes with DUALTIME_ROW_SMEM=0 (the
  * geometry before the staged-row variant), and smem_row_cases: on by default (=0 turns it
  * off), the staged-row variant's geometry with DUALTIME_ROW_SMEM=1 and =2 and DUALTIME_ROW_SMEM_KB, on sm_80, the
- * refusals.
+ * refusals; smem_pipe_cases: its persistent double-buffered geometry (DUALTIME_ROW_PIPE=1)
+ * and layernorm's packed narrow gamma/beta (DUALTIME_ROW_LN_RAW).
  * gemm wg1 (DUALTIME_GEMM_VARIANT=wg1, sm_90a) for bf16/f16 at 1024^3, 4096^3,
  * 8192^3, 1000x1048x264 takes wg1 (plan: 2 tensor maps, 384 threads, dynamic shared
  * memory, persistent grid), 127x193x61, 4097x4095x257 and views fall back to tc1 and
@@ -223,6 +224,104 @@ static void narrow_cases(const char *hdr) {
     }
 }
 
+/* 1 when option o is in p's NVRTC options. */
+static int has_opt(const dt_cuda_plan *p, const char *o) {
+    for (int i = 0; i < p->nopts; i++)
+        if (strcmp(p->opts[i], o) == 0) return 1;
+    return 0;
+}
+
+/* The persistent double-buffered staged rows (DUALTIME_ROW_PIPE=1, SMEMPIPE): off by
+ * default; with it every op but residual_layernorm takes two row parts a block (the
+ * fewest cluster blocks whose two parts fit the budget, else the block limit), the grid
+ * is the resident blocks (blocks an SM x 132, whole clusters; M where fewer), and the
+ * plan names the cluster for the backend's residency fit; bad values refused. Also
+ * layernorm's packed gamma/beta for narrow types (DT_LN_RAW, DUALTIME_ROW_LN_RAW). */
+static void smem_pipe_cases(const char *hdr) {
+    static const dt_op ops[] = {DT_OP_SOFTMAX, DT_OP_LAYERNORM, DT_OP_RMSNORM,
+                                DT_OP_CROSS_ENTROPY};
+    unsetenv("DUALTIME_ROW_PIPE");
+    g_expect = "persistent";
+    g_expect_absent = 1;
+    compile_typed(DT_OP_SOFTMAX, 4096, 50257, 0, 0, "sm_90", hdr, DT_F32);
+    g_expect_absent = 0;
+    CHECK(g_last.persistent_cluster == 0 && !has_opt(&g_last, "-DSMEMPIPE=1"), "default: %s",
+          g_last.summary);
+    setenv("DUALTIME_ROW_PIPE", "1", 1);
+    static const struct { int64_t m, n; int views; dt_dtype dt; int cl; const char *expect; } sh[] = {
+        {4096, 50257, 0, DT_F32, 4, "grid=264 block=512 vec=4 row-staged-in-smem cp.async single-read persistent double-buffered smem=100576 cluster=4 cols/block=12568 "},
+        {4096, 50257, 0, DT_BF16, 2, "grid=264 block=512 vec=8 row-staged-in-smem cp.async single-read persistent double-buffered smem=100576 cluster=2 cols/block=25136 "},
+        {2048, 128256, 0, DT_F32, 8, "grid=128 block=1024 vec=4 row-staged-in-smem cp.async single-read persistent double-buffered smem=128288 cluster=8 cols/block=16032 "},
+        {2048, 128256, 0, DT_BF16, 8, "grid=392 block=256 vec=8 row-staged-in-smem cp.async single-read persistent double-buffered smem=64160 cluster=8 cols/block=16032 "},
+        {2048, 128256, 1, DT_F16, 8, "grid=392 block=256 vec=8 row-staged-in-smem cp.async single-read persistent double-buffered smem=64160 cluster=8 "},
+        {8191, 8193, 1, DT_F32, 1, "grid=396 block=256 vec=4 row-staged-in-smem cp.async single-read persistent double-buffered smem=65600"},
+        {8191, 8193, 1, DT_BF16, 1, "grid=792 block=128 vec=8 row-staged-in-smem cp.async single-read persistent double-buffered smem=32832"},
+        {8192, 8193, 0, DT_F32, 1, "vec=4 row-staged-in-smem cp.async single-read persistent double-buffered"},
+        /* few rows: the grid is the rows (one cluster doubling, 1024 threads) */
+        {3, 20000, 1, DT_BF16, 2, "grid=6 block=1024 vec=8 row-staged-in-smem cp.async single-read persistent double-buffered smem=40032 cluster=2 "},
+        {8192, 8192, 0, DT_F32, 0, "vec=4 row-in-registers"}, /* aligned: unchanged */
+    };
+    for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
+        for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++) {
+            g_expect = sh[i].expect;
+            compile_typed(ops[o], sh[i].m, sh[i].n, 0, sh[i].views, "sm_90", hdr, sh[i].dt);
+            const dt_cuda_plan *p = &g_last;
+            const int piped = sh[i].cl > 0;
+            CHECK(p->persistent_cluster == sh[i].cl && has_opt(p, "-DSMEMPIPE=1") == piped &&
+                      (!piped || (p->grid[0] % (unsigned)sh[i].cl == 0 &&
+                                  p->shared_bytes <= 227 * 1024)),
+                  "%s %lldx%lld pipe: cluster %d (want %d), grid %u, smem %u", dt_op_get(ops[o])->name,
+                  (long long)sh[i].m, (long long)sh[i].n, p->persistent_cluster, sh[i].cl,
+                  p->grid[0], p->shared_bytes);
+        }
+    /* the budget covers both buffers: at 227 KiB 4096x50257 f32 is a cluster of 2, one
+     * 1024-thread block an SM (the device.sh rows-pipe-kb227 A/B) */
+    setenv("DUALTIME_ROW_SMEM_KB", "227", 1);
+    g_expect = "grid=132 block=1024 vec=4 row-staged-in-smem cp.async single-read persistent double-buffered smem=201088 cluster=2 ";
+    compile_typed(DT_OP_SOFTMAX, 4096, 50257, 0, 0, "sm_90", hdr, DT_F32);
+    unsetenv("DUALTIME_ROW_SMEM_KB");
+    /* with DUALTIME_ROW_SMEM=2, 8192^2 bf16 layernorm staged and pipelined (rows-pipe-ln-smem2) */
+    setenv("DUALTIME_ROW_SMEM", "2", 1);
+    g_expect = "grid=792 block=128 vec=8 row-staged-in-smem cp.async single-read persistent double-buffered smem=32800";
+    compile_typed(DT_OP_LAYERNORM, 8192, 8192, 0, 0, "sm_90", hdr, DT_BF16);
+    unsetenv("DUALTIME_ROW_SMEM");
+    /* residual_layernorm keeps one row a block (its a and b fill both buffers) */
+    g_expect = "persistent";
+    g_expect_absent = 1;
+    compile_typed(DT_OP_RESIDUAL_LAYERNORM, 4096, 50257, 0, 0, "sm_90", hdr, DT_F32);
+    compile_typed(DT_OP_RESIDUAL_LAYERNORM, 8191, 8193, 0, 1, "sm_90", hdr, DT_BF16);
+    g_expect_absent = 0;
+    /* =0 is the staged geometry of one row a block, as unset */
+    setenv("DUALTIME_ROW_PIPE", "0", 1);
+    g_expect = "grid=4096 block=512 vec=8 row-staged-in-smem cp.async single-read smem=100544";
+    compile_typed(DT_OP_SOFTMAX, 4096, 50257, 0, 0, "sm_90", hdr, DT_BF16);
+    unsetenv("DUALTIME_ROW_PIPE");
+    /* layernorm bf16/f16: packed gamma/beta by default, =0 the version before; f32 never */
+    g_expect = "row-in-registers";
+    compile_typed(DT_OP_LAYERNORM, 8192, 8192, 0, 0, "sm_90", hdr, DT_BF16);
+    CHECK(has_opt(&g_last, "-DDT_LN_RAW=1"), "layernorm bf16: no -DDT_LN_RAW=1");
+    compile_typed(DT_OP_LAYERNORM, 8192, 8192, 0, 0, "sm_90", hdr, DT_F32);
+    CHECK(!has_opt(&g_last, "-DDT_LN_RAW=1"), "layernorm f32: -DDT_LN_RAW=1");
+    setenv("DUALTIME_ROW_LN_RAW", "0", 1);
+    compile_typed(DT_OP_LAYERNORM, 8192, 8192, 0, 0, "sm_90", hdr, DT_F16);
+    CHECK(!has_opt(&g_last, "-DDT_LN_RAW=1"), "DUALTIME_ROW_LN_RAW=0: -DDT_LN_RAW=1");
+    unsetenv("DUALTIME_ROW_LN_RAW");
+    g_expect = NULL;
+    static const struct { const char *var, *val; } bad[] = {
+        {"DUALTIME_ROW_PIPE", "2"}, {"DUALTIME_ROW_PIPE", "x"}, {"DUALTIME_ROW_LN_RAW", "3"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        dt_case_layout L;
+        dt_layout_make_typed(&L, DT_OP_LAYERNORM, 4096, 50257, 0, 0, DT_BF16);
+        dt_cuda_plan p;
+        dt_err err = {{0}};
+        setenv(bad[i].var, bad[i].val, 1);
+        const dt_status st = dt_cuda_plan_make(&L, "sm_90", 132, &p, &err);
+        unsetenv(bad[i].var);
+        CHECK(st == DT_EINVAL && strstr(err.msg, bad[i].var), "%s=%s: status %d", bad[i].var,
+              bad[i].val, (int)st);
+    }
+}
+
 /* The staged-row variant (SMEMROW, DUALTIME_ROW_SMEM / _SMEM_KB): the default (=1); =0 turns it off; with =1 every
  * vocabulary row and unaligned long row of softmax, layernorm, rmsnorm, cross_entropy
  * and residual_layernorm (two rows) stages in shared memory with the geometry of the
@@ -385,6 +484,7 @@ static void long_row_cases(const char *hdr) {
             }
     unsetenv("DUALTIME_ROW_SMEM");
     smem_row_cases(hdr);
+    smem_pipe_cases(hdr);
     /* narrow softmax / cross_entropy: ex2.approx; f32 keeps expf */
     g_expect = "fastexp";
     compile_typed(DT_OP_SOFTMAX, 8192, 8192, 0, 0, "sm_90", hdr, DT_BF16);

@@ -31,6 +31,7 @@
  *                               measurement call; then the compile-cache and error
  *                               cases, not the planted faults)
  *   DUALTIME_GPU_TEST_SHAPES=8192   the same four ops at 8192x8192 only (knob A/B timing)
+ *   DUALTIME_GPU_TEST_ROWS=4096x50257,8191x8193   with =long or =8192: only these shapes
  *   DUALTIME_GPU_TEST_SHAPES=gemm-tc   only the narrow gemm table: 1024^3, 4096^3,
  *       8192^3, 127x193x61, 4097x4095x257, 1000x1048x264 and two views x {bf16, f16} x
  *       {tc1, wg1, wg2}; one line each: shape, dtype, variant asked -> ran (wg1, or "tc1
@@ -481,6 +482,19 @@ done:
 /* DUALTIME_GPU_TEST_SHAPES=long: the four row ops that keep a row on chip, at the long
  * and unaligned shapes of issue 18 (the cluster split, vocabulary rows, odd views) and
  * at 8192x8192, in every selected dtype. */
+/* DUALTIME_GPU_TEST_ROWS=4096x50257,8191x8193: only these shapes of long_shapes (unset:
+ * all), so a geometry A/B times a few shapes in a device call. */
+static int long_shape_selected(int64_t m, int64_t n) {
+    const char *sel = getenv("DUALTIME_GPU_TEST_ROWS");
+    if (!sel || !*sel) return 1;
+    char want[48];
+    snprintf(want, sizeof want, "%lldx%lld", (long long)m, (long long)n);
+    const size_t k = strlen(want);
+    for (const char *p = sel; (p = strstr(p, want)) != NULL; p += k)
+        if ((p == sel || p[-1] == ',') && (p[k] == 0 || p[k] == ',')) return 1;
+    return 0;
+}
+
 static void long_shapes(int only_square) {
     static const dt_op ops[] = {DT_OP_SOFTMAX, DT_OP_LAYERNORM, DT_OP_RMSNORM,
                                 DT_OP_CROSS_ENTROPY};
@@ -494,6 +508,7 @@ static void long_shapes(int only_square) {
             if (!op_selected(dt_op_get(ops[o])->name)) continue;
             for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++) {
                 if (only_square && sh[i].n != 8192) continue;
+                if (!long_shape_selected(sh[i].m, sh[i].n)) continue;
                 if (dts[t] == DT_F32)
                     run_case(ops[o], sh[i].m, sh[i].n, 0, sh[i].views);
                 else

@@ -606,6 +606,30 @@ static void user_params(cuda_state *s, const dt_case_layout *L) {
     }
 }
 
+/* A persistent grid (plan.persistent_cluster > 1: the staged rows' SMEMPIPE kernel in
+ * clusters): no more clusters than the driver says stay resident at once
+ * (cuOccupancyMaxActiveClusters; a cluster beyond them would run after the others, a
+ * second wave of whole row strides). The plan's estimate stays where the query fails;
+ * the kernel takes any grid that is a multiple of the cluster. */
+static void persistent_grid_fit(cuda_state *s) {
+    const unsigned c = (unsigned)s->plan.persistent_cluster;
+    if (c < 2) return; /* one block a cluster: the plan's blocks an SM are exact */
+    CUlaunchConfig cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.gridDimX = s->plan.grid[0];
+    cfg.gridDimY = cfg.gridDimZ = 1;
+    cfg.blockDimX = s->plan.block[0];
+    cfg.blockDimY = cfg.blockDimZ = 1;
+    cfg.sharedMemBytes = s->plan.shared_bytes;
+    int n = 0;
+    if (cuOccupancyMaxActiveClusters(&n, s->fn, &cfg) != CUDA_SUCCESS || n <= 0) return;
+    if ((unsigned)n * c >= s->plan.grid[0]) return;
+    s->plan.grid[0] = (unsigned)n * c;
+    size_t at = strlen(s->plan.summary);
+    snprintf(s->plan.summary + at, sizeof s->plan.summary - at, " resident-grid=%u",
+             s->plan.grid[0]);
+}
+
 /* The implementation line and the one source record of a user kernel. */
 static void user_info(cuda_state *s, int hit, int regs, int local_bytes, int static_smem,
                       int capture_sources, dt_prepare_info *info) {
@@ -672,6 +696,7 @@ loaded:
         CU_RUN(cuFuncSetAttribute(s->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                   (int)s->plan.shared_bytes),
                err, st, fail, s->plan.kernel_name);
+    if (s->plan.persistent_cluster > 1) persistent_grid_fit(s);
 
     /* allocate the device mirror and the stream */
     t0 = dt_now_ns();

@@ -180,8 +180,9 @@ static int smem_part(int64_t n, int64_t c, int vw, int arch, int rows, int64_t b
     if (c > 1 && (c - 1) * cols >= n) return 0;
     const int64_t b = ((cols + vw - 1) / vw + 1) * 16 * rows;
     /* a block's dynamic + static shared memory must fit the opt-in limit (SM - 1 KiB):
-     * 256 bytes are left for the kernels' static reduction slots (<= 144 bytes) */
-    if (b > budget_bytes || b > smem_sm_bytes(arch) - DT_SMEM_RESERVED - 256) return 0;
+     * 512 bytes are left for the kernels' static reduction slots (<= 272 bytes: 1024
+     * threads, two reductions of one kind) */
+    if (b > budget_bytes || b > smem_sm_bytes(arch) - DT_SMEM_RESERVED - 512) return 0;
     *w = cols;
     *bytes = b;
     return 1;
@@ -207,16 +208,23 @@ static int smem_part(int64_t n, int64_t c, int vw, int arch, int rows, int64_t b
  * 228 KiB / (part + 1 KiB); threads a block: the largest power of two in 128..1024 with
  * blocks an SM x threads <= 1024 (64 registers a thread; blocks an SM counts only
  * the blocks the grid gives each SM, so few rows get 1024 threads), and no more threads
- * than twice the part's chunks. Returns 1 with *cl, *nc (columns a block, a multiple of vw), *threads,
- * *smem (bytes); 0 to keep the other plan. */
+ * than twice the part's chunks. pipe (DUALTIME_ROW_PIPE=1; not residual_layernorm): the
+ * persistent double-buffered kernel (SMEMPIPE): a block holds two row parts (the budget
+ * and limits apply to both together, so the cluster is the fewest blocks whose two parts
+ * fit) and the grid is the clusters that stay resident (*clusters; otherwise M).
+ * Returns 1 with *cl, *nc (columns a block, a multiple of vw), *threads,
+ * *smem (bytes), *clusters; 0 to keep the other plan. */
 static int smem_row_plan(dt_op op, int64_t m, int64_t n, int vw, int mode, int arch,
-                         int sm_count, int64_t budget_bytes, int budget_soft, int64_t *cl,
-                         int64_t *nc, int *threads, unsigned *smem) {
+                         int sm_count, int64_t budget_bytes, int budget_soft, int pipe,
+                         int64_t *cl, int64_t *nc, int *threads, unsigned *smem,
+                         int64_t *clusters) {
     if (!mode || arch < 80 || n <= 1024) return 0;
     if (op != DT_OP_SOFTMAX && op != DT_OP_RMSNORM && op != DT_OP_LAYERNORM &&
         op != DT_OP_CROSS_ENTROPY && op != DT_OP_RESIDUAL_LAYERNORM)
         return 0;
-    const int rows = op == DT_OP_RESIDUAL_LAYERNORM ? 2 : 1; /* staged rows a block */
+    if (op == DT_OP_RESIDUAL_LAYERNORM) pipe = 0; /* two staged rows: not pipelined */
+    /* staged rows a block: residual_layernorm's a and b, or (pipe) two buffers */
+    const int rows = op == DT_OP_RESIDUAL_LAYERNORM || pipe ? 2 : 1;
     int64_t c = 0, w = 0, bytes = 0;
     for (int pass = 0; pass < 2 && !c; pass++) { /* the budget, then (default) the limit */
         const int64_t cap = pass ? smem_sm_bytes(arch) - DT_SMEM_RESERVED : budget_bytes;
@@ -241,6 +249,15 @@ static int smem_row_plan(dt_op op, int64_t m, int64_t n, int vw, int mode, int a
     if (per_sm < 1) per_sm = 1;
     int64_t t = 1024;
     while (t > 128 && (t * per_sm > 1024 || t / 2 >= chunks)) t /= 2;
+    /* pipe: the clusters that stay resident, per_sm blocks on every SM (clusters of 4
+     * and 8 may not fill a GPC: the backend shrinks the grid to what the driver says
+     * stays resident, cuOccupancyMaxActiveClusters) */
+    *clusters = m;
+    if (pipe) {
+        int64_t g = per_sm * sm_count / c;
+        if (g < 1) g = 1;
+        if (g < m) *clusters = g;
+    }
     *cl = c;
     *nc = c > 1 ? w : n;
     *threads = (int)t;
@@ -558,14 +575,19 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
      * and the reciprocal in softmax and cross_entropy. */
     const int ln_like = L->op == DT_OP_LAYERNORM || L->op == DT_OP_RESIDUAL_LAYERNORM;
     int elems = narrow && !ln_like && L->op != DT_OP_SUM ? 32 : 16, cluster_on = 1,
-        fastexp = narrow, smem_mode = 1, smem_kb = 113; /* staged rows where they pay
+        fastexp = narrow, smem_mode = 1, smem_kb = 113, /* staged rows where they pay
                                                           (measured on the H200: perf.md) */
+        smem_pipe = 0; /* DUALTIME_ROW_PIPE=1: persistent double-buffered (not yet measured) */
     dt_status kst = int_knob("DUALTIME_ROW_ELEMS", 4, 64, 1, &elems, err);
     if (kst == DT_OK) kst = int_knob("DUALTIME_ROW_SMEM", 0, 2, 0, &smem_mode, err);
+    if (kst == DT_OK) kst = int_knob("DUALTIME_ROW_PIPE", 0, 1, 0, &smem_pipe, err);
+    int ln_raw = narrow && L->op == DT_OP_LAYERNORM; /* layernorm.cu DT_LN_RAW */
+    if (kst == DT_OK) kst = int_knob("DUALTIME_ROW_LN_RAW", 0, 1, 0, &ln_raw, err);
     if (kst == DT_OK) kst = int_knob("DUALTIME_ROW_SMEM_KB", 16, 227, 0, &smem_kb, err);
     if (kst == DT_OK) kst = int_knob("DUALTIME_ROW_CLUSTER", 0, 2, 0, &cluster_on, err);
     if (kst == DT_OK) kst = int_knob("DUALTIME_ROW_FASTEXP", 0, 1, 0, &fastexp, err);
     if (kst != DT_OK) return kst;
+    if (ln_raw && narrow && L->op == DT_OP_LAYERNORM) add_opt(p, "-DDT_LN_RAW=1");
     if (fastexp && (L->op == DT_OP_SOFTMAX || L->op == DT_OP_CROSS_ENTROPY))
         add_opt(p, "-DDT_FASTEXP=1");
     else
@@ -618,16 +640,17 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
     }
     /* the staged-row variant: where the row would be multi-pass or scalar (mode 1), or
      * every long row (mode 2); not where the cluster split above keeps it in registers */
-    int smem_rows = 0;
+    int smem_rows = 0;        /* 1 staged, 2 staged persistent double-buffered */
+    int64_t grid_rows = m;    /* rows (clusters) the grid covers: fewer when persistent */
     {
         const int want = smem_mode == 2 || (smem_mode == 1 && cl == 1 && (!inreg || vec == 1));
         int threads = 0;
-        int64_t scl = 1, snc = n;
+        int64_t scl = 1, snc = n, sclusters = m;
         unsigned sbytes = 0;
         if (want && !acc_f16 && !tpr_env_set() &&
             smem_row_plan(L->op, m, n, vw, smem_mode, arch_number(arch), sm_count,
-                          (int64_t)smem_kb * 1024, !getenv_set("DUALTIME_ROW_SMEM_KB"), &scl,
-                          &snc, &threads, &sbytes)) {
+                          (int64_t)smem_kb * 1024, !getenv_set("DUALTIME_ROW_SMEM_KB"),
+                          smem_pipe, &scl, &snc, &threads, &sbytes, &sclusters)) {
             if (cl > 1) { /* mode 2 over an in-register cluster: drop its options */
                 p->nopts -= 2;
                 DT_ASSERT(strncmp(p->opts[p->nopts], "-DCLUSTER=", 10) == 0);
@@ -639,6 +662,11 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
             inreg = 0;
             snprintf(p->opts[vec_opt], DT_CUDA_OPT_LEN, "-DVEC=%d", vw);
             add_opt(p, "-DSMEMROW=1");
+            if (smem_pipe && L->op != DT_OP_RESIDUAL_LAYERNORM) {
+                add_opt(p, "-DSMEMPIPE=1");
+                smem_rows = 2;
+                grid_rows = sclusters;
+            }
             if (cl > 1) {
                 add_opt(p, "-DCLUSTER=%lld", (long long)cl);
                 add_opt(p, "-DNC=%lld", (long long)nc);
@@ -651,8 +679,9 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
     add_opt(p, "-DPER=%lld", (long long)(inreg ? per : 1));
     add_opt(p, "-DINREG=%d", inreg);
     const int rpb = block / tpr;
-    if ((int64_t)ceil_div_u(m, rpb) * cl > 0x7fffffffLL) return dt_fail(err, DT_EINVAL, "grid too large");
-    set_launch(p, (unsigned)((int64_t)ceil_div_u(m, rpb) * cl), 1, (unsigned)block);
+    if ((int64_t)ceil_div_u(grid_rows, rpb) * cl > 0x7fffffffLL) return dt_fail(err, DT_EINVAL, "grid too large");
+    set_launch(p, (unsigned)((int64_t)ceil_div_u(grid_rows, rpb) * cl), 1, (unsigned)block);
+    if (smem_rows == 2) p->persistent_cluster = (int)cl;
     char clbuf[64] = "";
     if (cl > 1)
         snprintf(clbuf, sizeof clbuf, " cluster=%lld cols/block=%lld dsmem-reduce", (long long)cl,
@@ -665,6 +694,7 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
              smem_rows ? vw : vec,
              acc_f16              ? "PLANTED-FAULT fp16-accumulation"
              : L->op == DT_OP_SUM ? "streaming"
+             : smem_rows == 2     ? "row-staged-in-smem cp.async single-read persistent double-buffered"
              : smem_rows          ? "row-staged-in-smem cp.async single-read"
              : inreg            ? "row-in-registers single-pass"
                                 : "multi-pass-over-global",

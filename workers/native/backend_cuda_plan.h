@@ -81,6 +81,10 @@ typedef struct dt_cuda_plan {
      * FP32 partials) and start + workspace_flags_offset (one 32-bit flag a tile); 0: none */
     unsigned long long workspace_bytes, workspace_flags_offset;
     char summary[256];        /* variant and geometry, for the "implementation" field */
+    /* > 0: a persistent grid (the staged rows' SMEMPIPE kernel, whose blocks loop over
+     * rows with stride gridDim.x / cluster) of clusters of this many blocks; the backend
+     * may shrink grid[0] (a multiple of it) to the clusters the driver says stay resident */
+    int persistent_cluster;
 } dt_cuda_plan;
 
 /* Fills p for the case L. arch is the NVRTC target ("sm_90"; a "compute_XX" target

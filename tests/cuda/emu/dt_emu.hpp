@@ -9,12 +9,15 @@
 // (run by tests/cuda/emu/run_emu.sh), not a timing model.
 #pragma once
 #include <barrier>
+#include <chrono>
+#include <thread>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 struct dt_emu_dim { unsigned x, y, z; };
-inline thread_local dt_emu_dim threadIdx, blockIdx;
+inline thread_local dt_emu_dim threadIdx, blockIdx, gridDim;
 inline std::barrier<> *dt_emu_bar;
 inline float dt_emu_xch[1024];
 #define __global__
@@ -49,12 +52,35 @@ inline std::barrier<> *dt_emu_cbar;
 inline void *dt_emu_anchors[8];
 alignas(16) inline char dt_emu_anchor[16];
 inline void dt_emu_cluster_sync() { dt_emu_cbar->arrive_and_wait(); }
+// Blocks of odd cluster rank read other blocks' shared memory 25 ms late, so the even
+// ones run ahead: a partial rewritten before every block of the cluster has read it
+// (a reduction slot reused too early) is then read rewritten, not by luck of timing.
 inline const void *dt_emu_remote(const void *p, unsigned rank) {
+#if defined(CLUSTER) && CLUSTER > 1
+    if ((blockIdx.x % CLUSTER) % 2 == 1 && rank != blockIdx.x % CLUSTER)
+        std::this_thread::sleep_for(std::chrono::milliseconds(25));
+#endif
     return (const char *)dt_emu_anchors[rank] + ((const char *)p - dt_emu_anchor);
 }
+// cp.async as asynchronous copies: an issued copy fills its destination with NaN at
+// once and lands only when dt_emu_wait(n) retires its group (every group of this thread
+// older than its newest n), so a pass that reads a row before its wait sees NaN, and a
+// copy issued into a buffer other threads still read poisons what they read.
+struct dt_emu_cp { void *dst; const void *src; int grp; };
+inline thread_local std::vector<dt_emu_cp> dt_emu_pending;
+inline thread_local int dt_emu_group;
 inline void dt_emu_copy16(void *dst, const void *src) {
     // cp.async.cg needs 16-byte aligned source and destination
     if (((uintptr_t)dst | (uintptr_t)src) & 15u) __builtin_trap();
-    std::memcpy(dst, src, 16);
+    std::memset(dst, 0xff, 16);
+    dt_emu_pending.push_back({dst, src, dt_emu_group});
+}
+inline void dt_emu_commit() { dt_emu_group++; }
+inline void dt_emu_wait(int n) {
+    std::vector<dt_emu_cp> keep;
+    for (const dt_emu_cp &c : dt_emu_pending)
+        if (c.grp < dt_emu_group - n) std::memcpy(c.dst, c.src, 16);
+        else keep.push_back(c);
+    dt_emu_pending.swap(keep);
 }
 #include <math.h>

@@ -11,10 +11,13 @@ DT_EMU_EXPORT void dt_emu_so_setup(std::barrier<> *bar, std::barrier<> *cbar, vo
     dt_emu_cbar = cbar;
     for (int i = 0; i < c; i++) dt_emu_anchors[i] = anchors[i];
 }
-DT_EMU_EXPORT void dt_emu_so_run(unsigned t, unsigned blk, const float *a, const float *b,
+DT_EMU_EXPORT int dt_emu_so_run(unsigned t, unsigned blk, unsigned grid, const float *a, const float *b,
                                  const float *g, const float *bt, const long long *lab, float *o) {
     threadIdx = {t, 0, 0};
     blockIdx = {blk, 0, 0};
+    gridDim = {grid, 1, 1};
+    dt_emu_pending.clear();
+    dt_emu_group = 0;
     (void)b; (void)g; (void)bt; (void)lab;
 #if OP == 0
     dt_softmax_f32(a, o);
@@ -27,4 +30,5 @@ DT_EMU_EXPORT void dt_emu_so_run(unsigned t, unsigned blk, const float *a, const
 #else
     dt_residual_layernorm_f32(a, b, o);
 #endif
+    return dt_emu_pending.empty() ? 0 : 1; /* a copy never waited for: 1 */
 }

@@ -3,6 +3,7 @@
 // aligned regions, 256-byte guards, views at element (1,1) with row stride LDA) and
 // checks every output element against an FP64 reference, the guards and the padding.
 // Exit 0 when all match. Built and run by run_emu.sh.
+#include <atomic>
 #include <barrier>
 #include <cmath>
 #include <cstdio>
@@ -19,11 +20,17 @@
 #endif
 typedef void *(*anchor_fn)(void);
 typedef void (*setup_fn)(std::barrier<> *, std::barrier<> *, void **, int);
-typedef void (*run_fn)(unsigned, unsigned, const float *, const float *, const float *,
+typedef int (*run_fn)(unsigned, unsigned, unsigned, const float *, const float *, const float *,
                        const float *, const long long *, float *);
 
 #ifndef VIEW
 #define VIEW 0
+#endif
+#ifndef SMEMPIPE
+#define SMEMPIPE 0
+#endif
+#ifndef PIPE_G
+#define PIPE_G 1 /* SMEMPIPE: the persistent grid's clusters (each takes rows g, g + G, ...) */
 #endif
 static const float SENT = -719.5f;
 
@@ -68,8 +75,11 @@ int main(int argc, char **argv) {
     { const unsigned pb = 0x7fc0deadu; std::memcpy(&POISON, &pb, 4); }
     for (long long r = 0; r < m; r++)
         for (long long c = 0; c < (OP == 3 ? 1 : n); c++) o[r * (OP == 3 ? 1 : ldo) + c] = POISON;
-    /* one cluster (CLUSTER blocks, TPR == BLOCK) a row; block j of it in copy j */
-    for (long long r = 0; r < m; r++) {
+    /* one cluster (CLUSTER blocks, TPR == BLOCK) a row, or (SMEMPIPE) PIPE_G persistent
+     * clusters; block j of a cluster in copy j; one cluster at a time */
+    const long long clusters = SMEMPIPE ? PIPE_G : m;
+    std::atomic<int> unwaited{0};
+    for (long long r = 0; r < clusters; r++) {
         std::barrier<> cbar(CLUSTER * BLOCK);
         std::vector<std::unique_ptr<std::barrier<>>> bars;
         for (int j = 0; j < CLUSTER; j++) bars.emplace_back(new std::barrier<>(BLOCK));
@@ -78,7 +88,8 @@ int main(int argc, char **argv) {
         for (int j = 0; j < CLUSTER; j++)
             for (int t = 0; t < BLOCK; t++)
                 th.emplace_back([&, t, j, r] {
-                    run[j]((unsigned)t, (unsigned)(r * CLUSTER + j), a, bm, g, bt, lab, o);
+                    unwaited += run[j]((unsigned)t, (unsigned)(r * CLUSTER + j),
+                                       (unsigned)(clusters * CLUSTER), a, bm, g, bt, lab, o);
                 });
         for (auto &x : th) x.join();
     }
@@ -131,7 +142,9 @@ int main(int argc, char **argv) {
         if (e >= 0 && e < oelems) continue;
         if (O[i] != SENT) gbad++;
     }
-    printf("%s M=%lld N=%lld LDA=%lld view=%d BLOCK=%d CLUSTER=%d: %lld bad, max rel %.3g, %lld guard bytes changed\n",
-           KNAME, m, n, lda, VIEW, BLOCK, CLUSTER, bad, maxrel, gbad);
-    return bad || gbad ? 1 : 0;
+    printf("%s M=%lld N=%lld LDA=%lld view=%d BLOCK=%d CLUSTER=%d pipe=%d G=%d: %lld bad, max rel %.3g, "
+           "%lld guard bytes changed, %d threads left copies unwaited\n",
+           KNAME, m, n, lda, VIEW, BLOCK, CLUSTER, SMEMPIPE, SMEMPIPE ? PIPE_G : 0, bad, maxrel, gbad,
+           unwaited.load());
+    return bad || gbad || unwaited ? 1 : 0;
 }

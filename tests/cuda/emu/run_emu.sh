@@ -5,32 +5,62 @@
 # own copy of the kernel's shared object), contiguous rows with N % 4 != 0 (every row
 # start at another offset in its 16-byte chunk), unaligned views (row stride N+3/N+4,
 # window at (1,1)), tails smaller than a chunk, rows shorter than the block. Checks
-# values against FP64 and the output guards. Needs g++ >= 12 (C++20 <barrier>).
+# values against FP64 and the output guards. The persistent double-buffered variant
+# (SMEMPIPE=1; softmax, rmsnorm, layernorm, cross_entropy) runs G clusters over M rows
+# (odd widths, views, clusters with a short last part, M not a multiple of G, rows enough
+# that both buffers wrap around several times); the emulated cp.async lands a copy only
+# at its wait (NaN until then), so a wait too shallow or a buffer reused too early shows.
+# Planted faults must fail: the pipeline waiting for no copy (PLANT 1,
+# DT_EMU_PLANT_PIPE_WAIT), no barrier before a buffer is reused (2, a view, whose store
+# pass reads its neighbours' chunks: DT_EMU_PLANT_PIPE_BARRIER; not cross_entropy,
+# which has no store pass), and one cluster
+# reduction slot for every row (3, rmsnorm only: its one reduction a row has no other
+# cluster barrier between rows; the emulation delays odd cluster ranks' DSMEM reads).
+# Needs g++ >= 12 (C++20 <barrier>).
 # Usage: bash tests/cuda/emu/run_emu.sh   (exit 0: all passed)
+#   DT_EMU_OPS="0 2" picks ops; DT_EMU_ONLY=pipe runs only the SMEMPIPE cases and the plants
 set -u
 cd "$(dirname "$0")/../../.." || exit 2
 T="$(mktemp -d /tmp/dt-emu.XXXXXX)"; rc=0
 ops=(softmax rmsnorm layernorm cross_entropy residual_layernorm)
-# M N LDA view BLOCK CLUSTER NC (NC: columns a cluster block, a multiple of 4, as the plan)
+# M N LDA view BLOCK CLUSTER NC [PIPE G [PLANT]] (NC: columns a cluster block, a multiple
+# of 4, as the plan; PIPE 1: SMEMPIPE with G persistent clusters; PLANT 1: must fail)
 cases=("5 8193 8196 1 128 1 0" "6 8193 8193 0 128 1 0" "3 1027 1030 1 128 1 0" "4 1025 1025 0 256 1 0"
        "3 50257 50257 0 512 1 0" "2 1029 1029 0 1024 1 0" "3 4096 4100 1 128 1 0" "4 4096 4096 0 128 1 0"
        "5 50257 50257 0 512 2 25132" "3 50257 50257 0 256 4 12568" "2 128256 128256 0 256 8 16032"
        "3 20000 20004 1 1024 2 10000" "4 8193 8196 1 128 3 2732" "2 1029 1029 0 128 2 516")
+pipe_cases=("9 8193 8193 0 128 1 0 1 2" "7 8193 8196 1 256 1 0 1 3" "11 1027 1030 1 128 1 0 1 4"
+            "6 4096 4096 0 128 1 0 1 1" "5 1029 1029 0 1024 1 0 1 5" "5 50257 50257 0 512 4 12568 1 2"
+            "7 8193 8196 1 128 3 2732 1 2" "3 128256 128256 0 256 8 16032 1 1"
+            "6 20000 20004 1 512 2 10000 1 4" "9 1029 1029 0 128 2 516 1 3"
+            "7 8193 8193 0 128 1 0 1 2 1" "7 8193 8196 1 256 1 0 1 3 2" "9 1029 1029 0 128 2 516 1 3 3")
+[ "${DT_EMU_ONLY:-}" = pipe ] && cases=()
 flags=(-std=c++20 -O1 -pthread)
 g++ "${flags[@]}" -DM=1 -c -o /dev/null -x c++ /dev/null || exit 2
 for o in ${DT_EMU_OPS:-0 1 2 3 4}; do
-  for c in "${cases[@]}"; do read -r m n lda v blk cl nc <<<"$c"
-    d="$T/e_${o}_${m}_${n}_${v}_${blk}_${cl}"; mkdir -p "$d"
+  all=("${cases[@]}"); [ "$o" != 4 ] && all+=("${pipe_cases[@]}") # residual_layernorm: no pipe
+  for c in "${all[@]}"; do read -r m n lda v blk cl nc pipe g plant <<<"$c"
+    pipe=${pipe:-0}; g=${g:-1}; plant=${plant:-0}
+    [ "$plant" = 3 ] && [ "$o" != 1 ] && continue # one slot is a fault for rmsnorm only
+    [ "$plant" = 2 ] && [ "$o" = 3 ] && continue  # cross_entropy reads no buffer after its last barrier
+    d="$T/e_${o}_${m}_${n}_${v}_${blk}_${cl}_${pipe}_${g}_${plant}"; mkdir -p "$d"
     def=(-DOP=$o -DM="$m" -DN="$n" -DLDA="$lda" -DLDB="$lda" -DLDO="$n" -DVIEW="$v" -DVEC=4
-         -DSMEMROW=1 -DBLOCK="$blk" -DTPR="$blk" -DPER=1 -DINREG=0 -DCLUSTER="$cl")
+         -DSMEMROW=1 -DBLOCK="$blk" -DTPR="$blk" -DPER=1 -DINREG=0 -DCLUSTER="$cl"
+         -DSMEMPIPE="$pipe" -DPIPE_G="$g")
     [ "$cl" -gt 1 ] && def+=(-DNC="$nc")
+    [ "$plant" = 1 ] && def+=(-DDT_EMU_PLANT_PIPE_WAIT=1)
+    [ "$plant" = 2 ] && def+=(-DDT_EMU_PLANT_PIPE_BARRIER=1)
+    [ "$plant" = 3 ] && def+=(-DDT_EMU_PLANT_ONE_SLOT=1)
     g++ "${flags[@]}" -fPIC -shared -fvisibility=hidden -fvisibility-inlines-hidden -DDT_HOST_EMU \
       -include tests/cuda/emu/dt_emu.hpp -Ikernels/cuda -DKFILE="\"${ops[$o]}.cu\"" "${def[@]}" \
       tests/cuda/emu/emu_kernel.cpp -o "$d/k0.so" &&
     g++ "${flags[@]}" -DKNAME="\"${ops[$o]}\"" "${def[@]}" tests/cuda/emu/emu_rows.cpp -o "$d/run" -ldl \
       || { echo "FAIL build ${ops[$o]} $c"; rc=1; continue; }
     for ((j = 1; j < cl; j++)); do cp "$d/k0.so" "$d/k$j.so"; done
-    "$d/run" "$d" || { echo "FAIL ${ops[$o]} $c"; rc=1; }
+    if [ "$plant" != 0 ]; then
+      "$d/run" "$d" && { echo "FAIL planted fault not caught: ${ops[$o]} $c"; rc=1; }
+      echo "(planted fault above: caught as expected)"
+    else "$d/run" "$d" || { echo "FAIL ${ops[$o]} $c"; rc=1; }; fi
   done
 done
 rm -rf "$T"; exit $rc
