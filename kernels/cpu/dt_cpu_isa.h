@@ -1,7 +1,7 @@
 /* dt_cpu_isa.h — internal to kernels/cpu: the row and elementwise kernels compiled once per
  * instruction set, and the inline math they share.
  *
- * The row kernels (add.c ... cross_entropy.c, dt_cpu_table.c) are compiled twice by
+ * The row kernels (add.c ... cross_entropy.c, gemm.c, dt_cpu_table.c) are compiled twice by
  * workers/native/CMakeLists.txt: with DT_CPU_ISA=base (no -march: SSE2, the x86-64
  * baseline) and, where the compiler takes -march=x86-64-v3, with DT_CPU_ISA=v3
  * (AVX2 + FMA + F16C, 8-float vectors). Every function they define is named through
@@ -56,6 +56,8 @@ typedef struct dt_cpu_row_kernels {
     void (*residual_layernorm)(int64_t, int64_t, const float *, int64_t, const float *,
                                int64_t, float *);
     void (*cross_entropy)(int64_t, int64_t, const float *, int64_t, const int64_t *, float *);
+    void (*gemm)(int64_t, int64_t, int64_t, const float *, int64_t, const float *, int64_t,
+                 float *); /* gemm.c (v2) */
 } dt_cpu_row_kernels;
 
 extern const dt_cpu_row_kernels dt_cpu_rows_base;

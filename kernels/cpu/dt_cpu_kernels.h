@@ -51,8 +51,18 @@ void dt_cpu_cross_entropy(int64_t m, int64_t n, const float *a, int64_t lda,
 void dt_cpu_gemm(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const float *b,
                  int64_t ldb, float *out);
 
-/* One line naming the gemm blocking and the instruction set the dispatcher picked. */
+/* v1 of dt_cpu_gemm (gemm_v1.c), what DUALTIME_CPU_GEMM=v1 runs; same contract. */
+void dt_cpu_gemm_v1(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
+                    const float *b, int64_t ldb, float *out);
+
+/* One line naming the gemm version, its blocking and the instruction set it runs (v2:
+ * the copy dt_cpu_rows_describe names). Static storage, rewritten by each call. */
 const char *dt_cpu_gemm_describe(void);
+const char *dt_cpu_gemm_v1_describe(void);
+/* Tests and tools: "v1" or "v2" (NULL: v2) replaces DUALTIME_CPU_GEMM for every later
+ * call; returns 0, or -1 for another name (nothing changes). Not safe while another
+ * thread runs a kernel. */
+int dt_cpu_gemm_select(const char *variant);
 /* The instruction set the row kernels run: "v3 (AVX2+FMA)" or "base (SSE2)", and why
  * (e.g. "base (SSE2), DUALTIME_CPU_ISA=base"). Static storage. */
 const char *dt_cpu_rows_describe(void);

@@ -1,9 +1,9 @@
 /* test_cpu_kernels.c — every CPU kernel (kernels/cpu) against the test's own FP64
  * reference (dt_test_ref.h), for tail and mid shapes, contiguous and strided views, with
- * one and with all threads, for every instruction-set copy of the row kernels, the v1
- * (libm) GELU and the streaming-store path; each case also passes the arena check
- * (guards, padding and inputs untouched, every output element written). A planted wrong element must be
- * caught, so the test can fail. Run: ctest -R test_cpu_kernels. */
+ * one and with all threads, for every instruction-set copy of the row kernels and gemm
+ * (and gemm v1), the v1 (libm) GELU and the streaming-store path; each case also passes
+ * the arena check (guards, padding and inputs untouched, every output element written).
+ * A planted wrong element must be caught, so the test can fail. Run: ctest -R test_cpu_kernels. */
 #include <math.h>
 #include <omp.h>
 #include <string.h>
@@ -93,9 +93,13 @@ static int64_t run_case(dt_op op, int64_t m, int64_t n, int64_t k, int views, ui
 int main(void) {
     static const int64_t row_shapes[][2] = {{1, 127}, {17, 257}, {128, 1024}, {3, 1},
                                             {2, 4099}, {300, 64}};
+    /* gemm: tails of every block size (MR 6, NR 16, KC 256, MC <= 144, NC 1024), the rows
+     * path (M < 6: matrix-vector 1x1000x1000, 5 rows over three column chunks), several
+     * A blocks per thread (300, 513 rows), blocks of exactly MC = 144 rows (288) */
     static const int64_t gemm_shapes[][3] = {{127, 193, 61}, {513, 257, 129}, {1, 1, 1},
                                              {5, 3, 300},    {70, 1100, 20},  {7, 17, 520},
-                                             {64, 64, 64}};
+                                             {64, 64, 64},   {1, 1000, 1000}, {5, 1030, 77},
+                                             {300, 48, 257}, {6, 16, 256},    {288, 96, 300}};
     const int maxthreads = omp_get_max_threads();
     /* every copy of the row kernels (dt_cpu_isa.h) and both store paths: isa, gelu, stream */
     static const char *const configs[][3] = {{"base", "poly", "off"}, {"base", "libm", "on"},
@@ -115,9 +119,18 @@ int main(void) {
         for (int op = 0; op < DT_OP_COUNT; op++) {
             for (int views = 0; views <= 1; views++) {
                 if (op == DT_OP_GEMM) {
-                    for (size_t s = 0; s < sizeof gemm_shapes / sizeof gemm_shapes[0]; s++)
-                        run_case((dt_op)op, gemm_shapes[s][0], gemm_shapes[s][1],
-                                 gemm_shapes[s][2], views, 42 + s, 0);
+                    /* gemm v2 of this copy, and v1 (DUALTIME_CPU_GEMM=v1) in the first */
+                    for (int v = 0; v < (c == 0 ? 2 : 1); v++) {
+                        DT_ASSERT(dt_cpu_gemm_select(v ? "v1" : "v2") == 0);
+                        CHECK(strncmp(dt_cpu_gemm_describe(), v ? "v1" : "v2", 2) == 0 &&
+                                  (v || strstr(dt_cpu_gemm_describe(), configs[c][0])),
+                              "gemm %s in copy %s: '%s'", v ? "v1" : "v2", configs[c][0],
+                              dt_cpu_gemm_describe());
+                        for (size_t s = 0; s < sizeof gemm_shapes / sizeof gemm_shapes[0]; s++)
+                            run_case((dt_op)op, gemm_shapes[s][0], gemm_shapes[s][1],
+                                     gemm_shapes[s][2], views, 42 + s, 0);
+                    }
+                    dt_cpu_gemm_select(NULL);
                 } else {
                     for (size_t s = 0; s < sizeof row_shapes / sizeof row_shapes[0]; s++)
                         run_case((dt_op)op, row_shapes[s][0], row_shapes[s][1], 0, views,
@@ -128,6 +141,8 @@ int main(void) {
     }
     }
     dt_cpu_configure(NULL, NULL, NULL);
+    CHECK(dt_cpu_gemm_select("v9") == -1 && strncmp(dt_cpu_gemm_describe(), "v2", 2) == 0,
+          "an unknown gemm variant must be refused and change nothing");
     omp_set_num_threads(maxthreads);
     /* The comparison must be able to fail: a planted error in every op is caught. */
     for (int op = 0; op < DT_OP_COUNT; op++) {
@@ -136,6 +151,8 @@ int main(void) {
         CHECK(bad == 1, "planted error in %s not caught (bad=%lld)", dt_op_get(op)->name,
               (long long)bad);
     }
+    /* ... and in gemm's rows path (M < 6) */
+    CHECK(run_case(DT_OP_GEMM, 1, 1000, 1000, 1, 5, 1) == 1, "planted error in gemm rows path");
     /* cross_entropy: a label outside [0, N) gives NaN, never an out-of-bounds read */
     {
         float x[8] = {0.5f, -1.0f, 2.0f, 0.0f, 1.0f, 1.0f, 1.0f, 1.0f}, out[2];
