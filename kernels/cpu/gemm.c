@@ -20,8 +20,9 @@
  *
  * Rows path (M < MR, e.g. matrix-vector 1 x N x K): no packing (it would read and write
  * all of B and multiply MR - M rows of padding); each row of C is accumulated in an L1
- * chunk of GEMM_RCHUNK columns by a vectorized axpy over the rows of B, read once per call,
- * the chunks across threads.
+ * chunk of GEMM_RCHUNK columns by a vectorized axpy over four rows of B at a time (one
+ * accumulator load and store per four FMAs), B read once per call, the chunks across
+ * threads.
  *
  * FP32 accumulation in k order inside each slice (FMA rounding), slices added in order:
  * within the registry's gemm tolerance (1e-4 of sum |a b|), checked against the FP64
@@ -226,7 +227,26 @@ static void rows_chunk(int64_t m, int64_t n, int64_t k, const float *restrict a,
     const int64_t nn = n - j0 < GEMM_RCHUNK ? n - j0 : GEMM_RCHUNK;
     float acc[MR - 1][GEMM_RCHUNK] __attribute__((aligned(64)));
     for (int64_t r = 0; r < m; r++) memset(acc[r], 0, (size_t)nn * sizeof(float));
-    for (int64_t kk = 0; kk < k; kk++) {
+    int64_t kk = 0;
+    for (; kk + 4 <= k; kk += 4) { /* four rows of B per pass over the accumulators */
+        const float *restrict b0 = b + kk * ldb + j0, *restrict b1 = b0 + ldb,
+                              *restrict b2 = b1 + ldb, *restrict b3 = b2 + ldb;
+        for (int64_t r = 0; r < m; r++) {
+            const float *ak = a + r * lda + kk;
+            const float a0 = ak[0], a1 = ak[1], a2 = ak[2], a3 = ak[3];
+            float *restrict ar = acc[r];
+#pragma omp simd
+            for (int64_t j = 0; j < nn; j++) {
+                float s = ar[j];
+                s += a0 * b0[j];
+                s += a1 * b1[j];
+                s += a2 * b2[j];
+                s += a3 * b3[j];
+                ar[j] = s;
+            }
+        }
+    }
+    for (; kk < k; kk++) {
         const float *restrict br = b + kk * ldb + j0;
         for (int64_t r = 0; r < m; r++) {
             const float av = a[r * lda + kk];
