@@ -169,10 +169,11 @@ static __attribute__((noinline, unused)) double dt_cpu_row_expsum(const float *r
  * no read-for-ownership of the output lines, and the output does not evict the inputs,
  * so inputs that fit stay cached from call to call. Each row is produced into an L1
  * scratch chunk by the same vectorized loop as the cached path, then streamed out.
- * Used by rmsnorm and layernorm (1024x4096: 20-30% faster); not by add (slower on the
- * shared-memory arena's 4 KiB pages), gelu_add (compute-bound: 10-25% slower) nor the
- * kernels that revisit their output row (softmax, residual_layernorm: streaming it from a
- * scratch row measured 10-20% slower); see docs/perf.md. */
+ * Used by rmsnorm and layernorm (1024x4096: 20-30% faster) and add (its own loop in
+ * add.c, streaming straight from the registers: 1024x4096 0.95 -> 0.70 of torch); not by
+ * gelu_add (compute-bound: 10-25% slower) nor the kernels that revisit their output row
+ * (softmax, residual_layernorm: streaming it from a scratch row measured 10-20% slower);
+ * see docs/perf.md. */
 #define DT_CPU_STREAM_CHUNK 1024 /* floats (4 KiB) of scratch per chunk */
 
 /* dst[0..n) = src[0..n) with non-temporal stores where dst is vector-aligned, plain

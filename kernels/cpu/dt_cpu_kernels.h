@@ -14,10 +14,11 @@
  *    inputs are never written; every output element is written exactly once per call
  *    (gemm: accumulated in place over K blocks).
  *  - Shapes are positive; the caller validates them. Reentrant.
- *  - The row and elementwise kernels exist once per instruction set (dt_cpu_isa.h): the
- *    entry points below pick, at their first call, the AVX2+FMA copy where CPUID offers
- *    it, else the SSE2 baseline; DUALTIME_CPU_ISA=base|v3 forces one (v3 only where the
- *    CPU has it), DUALTIME_CPU_GELU=libm selects the v1 GELU (libm erff, scalar loop). */
+ *  - The row and elementwise kernels and gemm (v2) exist once per instruction set
+ *    (dt_cpu_isa.h): the entry points below pick, at their first call, the AVX2+FMA copy
+ *    where CPUID offers it, else the SSE2 baseline; DUALTIME_CPU_ISA=base|v3 forces one
+ *    (v3 only where the CPU has it), DUALTIME_CPU_GELU=libm selects the v1 GELU (libm
+ *    erff, scalar loop), DUALTIME_CPU_GEMM=v1 the v1 gemm (gemm_v1.c). */
 #ifndef DT_CPU_KERNELS_H
 #define DT_CPU_KERNELS_H
 
