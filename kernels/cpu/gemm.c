@@ -6,8 +6,8 @@
  * Packed path (M >= MR), GotoBLAS/BLIS loop order: for each NC-column slab and KC-deep
  * slice of B the threads together pack B[pc:pc+KC, jc:jc+NC] into NR-wide column panels
  * (zero-padded, 64-byte aligned; the slice lives in L2/L3); the M rows are cut into
- * `mc`-row blocks (a multiple of MR, sized so the blocks split evenly over the threads;
- * OpenMP, dynamic), each packed by its thread into MR-row panels (L2); the micro-kernel
+ * `mc`-row blocks (a multiple of MR, sized so the blocks split evenly over the threads),
+ * each packed by its thread into MR-row panels (L2); the micro-kernel
  * then runs one B micro-panel (KC x NR, 16 KiB: L1) against every A panel of the block.
  * The v3 micro-kernel is 6 x 16 with AVX2+FMA intrinsics: 12 ymm accumulators, two B
  * vectors, one broadcast loaded straight from the packed A panel (v1's `0 + a` broadcast
@@ -17,6 +17,11 @@
  * uses the same packing with 4-float vector-extension code, two rows at a time.
  * The first K slice stores C, later ones add to it: every element is written by every
  * call, nothing is read before it is written.
+ *
+ * Threads: the B pack and the A blocks of each slice are jobs of the kernels' own pool
+ * (dt_cpu_pool.h), not OpenMP regions — on a machine whose cores other processes share an
+ * OpenMP barrier waits a scheduler slice for a descheduled thread (docs/perf.md, CPU v3);
+ * the thread count is still the caller's omp_set_num_threads.
  *
  * Rows path (M < MR, e.g. matrix-vector 1 x N x K): no packing (it would read and write
  * all of B and multiply MR - M rows of padding); each row of C is accumulated in an L1
@@ -31,6 +36,7 @@
 #include <string.h>
 
 #include "dt_cpu_isa.h"
+#include "dt_cpu_pool.h"
 
 #define MR 6
 #define NR 16
@@ -180,32 +186,50 @@ static float *alloc_floats(int64_t n) {
     return p;
 }
 
-/* The packed loop nest. Called inside a parallel region by every thread (its `omp for`
- * loops share the work), or directly by the calling thread alone (the orphaned `omp for`
- * loops then run serially): a `#pragma omp parallel if (0)` region would cost libgomp
- * about 3 us per call. mc: rows per A block (a multiple of MR). */
-static void gemm_nest(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
-                      const float *b, int64_t ldb, float *out, float *bp, int64_t mc_blk) {
-    float *ap = alloc_floats(mc_blk * KC);
-    for (int64_t jc = 0; jc < n; jc += NC) {
-        const int64_t nc = n - jc < NC ? n - jc : NC;
-        const int64_t npanels = (nc + NR - 1) / NR;
-        for (int64_t pc = 0; pc < k; pc += KC) {
-            const int64_t kc = k - pc < KC ? k - pc : KC;
-            const float *bs = b + pc * ldb + jc;
-#pragma omp for schedule(static)
-            for (int64_t q = 0; q < npanels; q++) pack_b_panel(q, nc, kc, bs, ldb, bp);
-            /* implicit barrier: the slice is packed */
-#pragma omp for schedule(dynamic, 1)
-            for (int64_t ic = 0; ic < m; ic += mc_blk) {
-                const int64_t mc = m - ic < mc_blk ? m - ic : mc_blk;
-                pack_a(mc, kc, a + ic * lda + pc, lda, ap);
-                macro(mc, nc, kc, ap, bp, out + ic * n + jc, n, pc == 0);
-            }
-            /* implicit barrier: nobody still reads bp before it is repacked */
+/* One call's operands and the slice being worked on, shared by the pool items. */
+typedef struct gemm_job {
+    int64_t m, n, k, lda, ldb, mc_blk, ap_floats; /* ap_floats: one slot's A buffer */
+    const float *a, *b;
+    float *out, *bp, *ap; /* ap: one A buffer per pool slot */
+    int64_t jc, nc, pc, kc, npanels;
+} gemm_job;
+
+#define GEMM_PACK_PANELS 4 /* B panels per pack item */
+
+/* Pool item: packs B panels [item*4, item*4+4) of the current slice. */
+static void pack_b_item(void *ctx, int64_t item, int slot) {
+    (void)slot;
+    const gemm_job *j = ctx;
+    const int64_t q1 = (item + 1) * GEMM_PACK_PANELS;
+    for (int64_t q = item * GEMM_PACK_PANELS; q < q1 && q < j->npanels; q++)
+        pack_b_panel(q, j->nc, j->kc, j->b + j->pc * j->ldb + j->jc, j->ldb, j->bp);
+}
+
+/* Pool item: A block `item` of the current slice, packed into the slot's buffer, times
+ * the packed B slice into C. */
+static void block_item(void *ctx, int64_t item, int slot) {
+    const gemm_job *j = ctx;
+    const int64_t ic = item * j->mc_blk, mc = j->m - ic < j->mc_blk ? j->m - ic : j->mc_blk;
+    float *ap = j->ap + slot * j->ap_floats;
+    pack_a(mc, j->kc, j->a + ic * j->lda + j->pc, j->lda, ap);
+    macro(mc, j->nc, j->kc, ap, j->bp, j->out + ic * j->n + j->jc, j->n, j->pc == 0);
+}
+
+/* The packed loop nest: for each slab and slice, the B pack, then the A blocks, each a
+ * pool job (dt_cpu_pool.h: the calling thread never waits for a worker that has not
+ * started, so a descheduled thread costs no scheduler slice, as an OpenMP barrier does). */
+static void gemm_nest(gemm_job *j, int threads) {
+    const int64_t nblocks = (j->m + j->mc_blk - 1) / j->mc_blk;
+    for (j->jc = 0; j->jc < j->n; j->jc += NC) {
+        j->nc = j->n - j->jc < NC ? j->n - j->jc : NC;
+        j->npanels = (j->nc + NR - 1) / NR;
+        for (j->pc = 0; j->pc < j->k; j->pc += KC) {
+            j->kc = j->k - j->pc < KC ? j->k - j->pc : KC;
+            dt_cpu_pool_run(threads, (j->npanels + GEMM_PACK_PANELS - 1) / GEMM_PACK_PANELS,
+                            pack_b_item, j);
+            dt_cpu_pool_run(threads, nblocks, block_item, j);
         }
     }
-    free(ap);
 }
 
 /* Rows per A block: at most MC_MAX, a multiple of MR, and a block count that is a
@@ -258,24 +282,29 @@ static void rows_chunk(int64_t m, int64_t n, int64_t k, const float *restrict a,
     for (int64_t r = 0; r < m; r++) memcpy(out + r * n + j0, acc[r], (size_t)nn * sizeof(float));
 }
 
+/* Pool item: rows-path chunk `item`. */
+static void rows_item(void *ctx, int64_t item, int slot) {
+    (void)slot;
+    const gemm_job *j = ctx;
+    rows_chunk(j->m, j->n, j->k, j->a, j->lda, j->b, j->ldb, j->out, item * GEMM_RCHUNK);
+}
+
 void DT_CPU_KFN(dt_cpu_gemm)(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
                              const float *b, int64_t ldb, float *out) {
     const int par = (double)m * (double)n * (double)k >= GEMM_PAR_MIN_FLOPS;
+    const int threads = par ? omp_get_max_threads() : 1;
+    gemm_job j = {.m = m, .n = n, .k = k, .lda = lda, .ldb = ldb, .a = a, .b = b, .out = out};
     if (m < MR) {
-        const int64_t nchunks = (n + GEMM_RCHUNK - 1) / GEMM_RCHUNK;
-        DT_CPU_FOR_ROWS(par && nchunks > 1, q, nchunks,
-                        { rows_chunk(m, n, k, a, lda, b, ldb, out, q * GEMM_RCHUNK); });
+        dt_cpu_pool_run(threads, (n + GEMM_RCHUNK - 1) / GEMM_RCHUNK, rows_item, &j);
         return;
     }
-    const int nthreads = par ? omp_get_max_threads() : 1;
     const int64_t nc_max = n < NC ? n : NC, kc_max = k < KC ? k : KC;
-    float *bp = alloc_floats((nc_max + NR - 1) / NR * NR * kc_max);
-    const int64_t mc_blk = block_rows(m, nthreads);
-    if (nthreads > 1) {
-#pragma omp parallel
-        gemm_nest(m, n, k, a, lda, b, ldb, out, bp, mc_blk);
-    } else {
-        gemm_nest(m, n, k, a, lda, b, ldb, out, bp, mc_blk);
-    }
-    free(bp);
+    const int slots = threads < DT_CPU_POOL_MAX ? threads : DT_CPU_POOL_MAX;
+    j.mc_blk = block_rows(m, threads);
+    j.ap_floats = (j.mc_blk * KC + 15) / 16 * 16; /* each slot's buffer 64-byte aligned */
+    j.bp = alloc_floats((nc_max + NR - 1) / NR * NR * kc_max);
+    j.ap = alloc_floats(j.ap_floats * slots);
+    gemm_nest(&j, slots);
+    free(j.ap);
+    free(j.bp);
 }

@@ -5,11 +5,13 @@
  * the arena check (guards, padding and inputs untouched, every output element written).
  * A planted wrong element must be caught, so the test can fail. Run: ctest -R test_cpu_kernels. */
 #include <math.h>
+#include <stdatomic.h>
 #include <omp.h>
 #include <string.h>
 
 #include "data/dt_arena.h"
 #include "dt_cpu_kernels.h"
+#include "dt_cpu_pool.h"
 #include "dt_test_ref.h"
 #include "../dt_check.h"
 
@@ -90,6 +92,43 @@ static int64_t run_case(dt_op op, int64_t m, int64_t n, int64_t k, int views, ui
     return bad;
 }
 
+/* dt_cpu_pool: every item runs exactly once, no slot runs two items at once, slots stay
+ * below the thread count, and the caller sees every item's writes. */
+typedef struct pool_probe {
+    _Atomic int count[300];
+    _Atomic int busy[DT_CPU_POOL_MAX];
+    _Atomic int bad_slot, overlap;
+    int threads;
+} pool_probe;
+
+static void pool_probe_item(void *ctx, int64_t item, int slot) {
+    pool_probe *p = ctx;
+    if (slot < 0 || slot >= p->threads) atomic_store(&p->bad_slot, 1);
+    else if (atomic_exchange(&p->busy[slot], 1) != 0) atomic_store(&p->overlap, 1);
+    for (volatile int spin = 0; spin < (int)(item % 7) * 50; spin++) {}
+    atomic_fetch_add(&p->count[item], 1);
+    if (slot >= 0 && slot < p->threads) atomic_store(&p->busy[slot], 0);
+}
+
+static void test_pool(void) {
+    static pool_probe p;
+    int wrong = 0, jobs = 0;
+    for (int threads = 1; threads <= 4; threads++)
+        for (int rep = 0; rep < 200; rep++) {
+            const int64_t nitems = 1 + (rep * 37) % 300;
+            memset(&p, 0, sizeof p);
+            p.threads = threads;
+            dt_cpu_pool_run(threads, nitems, pool_probe_item, &p);
+            jobs++;
+            for (int64_t i = 0; i < 300; i++)
+                wrong += atomic_load(&p.count[i]) != (i < nitems ? 1 : 0);
+            wrong += atomic_load(&p.bad_slot) + atomic_load(&p.overlap);
+        }
+    CHECK(wrong == 0, "dt_cpu_pool: %d wrong counts/slots over %d jobs", wrong, jobs);
+    CHECK(dt_cpu_pool_workers() >= 1 && dt_cpu_pool_workers() <= 3,
+          "dt_cpu_pool: %d workers for at most 4 threads", dt_cpu_pool_workers());
+}
+
 int main(void) {
     static const int64_t row_shapes[][2] = {{1, 127}, {17, 257}, {128, 1024}, {3, 1},
                                             {2, 4099}, {300, 64}};
@@ -101,6 +140,7 @@ int main(void) {
                                              {64, 64, 64},   {1, 1000, 1000}, {5, 1030, 77},
                                              {300, 48, 257}, {6, 16, 256},    {288, 96, 300}};
     const int maxthreads = omp_get_max_threads();
+    test_pool();
     /* every copy of the row kernels (dt_cpu_isa.h) and both store paths: isa, gelu, stream */
     static const char *const configs[][3] = {{"base", "poly", "off"}, {"base", "libm", "on"},
                                              {"v3", "poly", "off"},   {"v3", "poly", "on"},
