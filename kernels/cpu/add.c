@@ -26,19 +26,23 @@ DT_CPU_INLINE void add_row_stream(const float *restrict a, const float *restrict
     for (; j < n; j++) o[j] = a[j] + b[j];
 }
 
+DT_CPU_ROWS_FN(add_rows_stream, {
+    add_row_stream(a + i * lda, b + i * ldb, out + i * n, n);
+    dt_cpu_stream_fence();
+})
+
+DT_CPU_ROWS_FN(add_rows, {
+    const float *restrict ar = a + i * lda, *restrict br = b + i * ldb;
+    float *restrict o = out + i * n;
+    _Pragma("omp simd")
+    for (int64_t j = 0; j < n; j++) o[j] = ar[j] + br[j];
+})
+
 void DT_CPU_KFN(dt_cpu_add)(int64_t m, int64_t n, const float *restrict a, int64_t lda,
                             const float *restrict b, int64_t ldb, float *restrict out) {
-    if (dt_cpu_stream_wanted(3 * m * n * (int64_t)sizeof(float))) {
-        DT_CPU_FOR_ROWS(m * n >= DT_CPU_PAR_MIN_ELEMS, i, m, {
-            add_row_stream(a + i * lda, b + i * ldb, out + i * n, n);
-            dt_cpu_stream_fence();
-        });
-        return;
-    }
-    DT_CPU_FOR_ROWS(m * n >= DT_CPU_PAR_MIN_ELEMS, i, m, {
-        const float *restrict ar = a + i * lda, *restrict br = b + i * ldb;
-        float *restrict o = out + i * n;
-        _Pragma("omp simd")
-        for (int64_t j = 0; j < n; j++) o[j] = ar[j] + br[j];
-    });
+    const dt_cpu_rows_args p = {.m = m, .n = n, .lda = lda, .ldb = ldb, .a = a, .b = b,
+                                .out = out};
+    dt_cpu_rows_run(m * n >= DT_CPU_PAR_MIN_ELEMS, &p,
+                    dt_cpu_stream_wanted(3 * m * n * (int64_t)sizeof(float)) ? add_rows_stream
+                                                                               : add_rows);
 }

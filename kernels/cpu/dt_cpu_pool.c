@@ -17,10 +17,11 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #define POOL_CLOSED 0xffffffffu
-#define POOL_SPINS 4000 /* pause loops before a worker sleeps (~50-100 us) */
+#define POOL_SPIN_NS 1000000 /* a worker spins this long after its last job, then sleeps */
 
 typedef void (*pool_fn)(void *, int64_t, int);
 
@@ -64,21 +65,27 @@ static int64_t run_items(int slot) {
     }
 }
 
+static int64_t mono_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
 static void *worker_main(void *arg) {
     const int slot = (int)(intptr_t)arg;
     uint32_t seen = atomic_load(&g_seq);
     for (;;) {
         run_items(slot);
+        /* spin (a batch of back-to-back calls finds the worker awake), then sleep */
+        const int64_t t0 = mono_ns();
         for (int spins = 0;;) {
             const uint32_t s = atomic_load(&g_seq);
             if (s != seen) {
                 seen = s;
                 break;
             }
-            if (++spins < POOL_SPINS) {
-                cpu_relax();
-                continue;
-            }
+            cpu_relax();
+            if ((++spins & 255) != 0 || mono_ns() - t0 < POOL_SPIN_NS) continue;
             atomic_fetch_add(&g_sleepers, 1);
             if (atomic_load(&g_seq) == seen)
                 syscall(SYS_futex, (uint32_t *)&g_seq, FUTEX_WAIT_PRIVATE, seen, NULL, NULL, 0);
@@ -134,6 +141,30 @@ void dt_cpu_pool_run(int threads, int64_t nitems, void (*fn)(void *, int64_t, in
     }
     atomic_store(&g_ticket, ((uint64_t)gen << 32) | POOL_CLOSED);
     pthread_mutex_unlock(&g_lock);
+}
+
+typedef struct rows_job {
+    void (*fn)(const void *, int64_t, int64_t);
+    const void *args;
+    int64_t m, per;
+} rows_job;
+
+static void rows_item(void *ctx, int64_t item, int slot) {
+    (void)slot;
+    const rows_job *j = ctx;
+    const int64_t i0 = item * j->per, i1 = i0 + j->per < j->m ? i0 + j->per : j->m;
+    j->fn(j->args, i0, i1);
+}
+
+void dt_cpu_pool_rows(int threads, int64_t m, void (*fn)(const void *, int64_t, int64_t),
+                      const void *args) {
+    if (threads <= 1 || m <= 1) {
+        fn(args, 0, m);
+        return;
+    }
+    const int64_t per = (m + threads - 1) / threads;
+    rows_job j = {fn, args, m, per};
+    dt_cpu_pool_run(threads, (m + per - 1) / per, rows_item, &j);
 }
 
 int dt_cpu_pool_workers(void) {

@@ -11,7 +11,7 @@
  * scheduler has parked simply finds no work when it wakes.
  *
  * Workers: created at the first parallel job (pthreads, at most DT_CPU_POOL_MAX - 1),
- * never joined; between jobs they spin briefly (a batch of back-to-back calls finds them
+ * never joined; after a job they spin for 1 ms (a batch of back-to-back calls finds them
  * awake), then sleep on a futex. A job uses the caller plus up to threads - 1 workers.
  *
  * Thread-safety: one job at a time; a call while another thread's job runs (or from inside
@@ -31,6 +31,12 @@
  * nitems <= 1: all on the caller. */
 void dt_cpu_pool_run(int threads, int64_t nitems,
                      void (*fn)(void *ctx, int64_t item, int slot), void *ctx);
+
+/* Row kernels: fn(args, i0, i1) over [0, m) cut into `threads` contiguous row ranges,
+ * one pool item each (the same split every call, as OpenMP's static schedule, so a
+ * thread's rows tend to stay in its core's cache when both threads are awake). */
+void dt_cpu_pool_rows(int threads, int64_t m, void (*fn)(const void *args, int64_t i0, int64_t i1),
+                      const void *args);
 
 /* Workers started so far (tests). */
 int dt_cpu_pool_workers(void);
