@@ -12,6 +12,9 @@
 #include "dt_cpu_pool.h"
 
 #include <limits.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
@@ -111,8 +114,37 @@ static void start_workers(int want) {
     }
 }
 
+static int g_use_omp; /* DUALTIME_CPU_POOL=omp */
+static pthread_once_t g_env_once = PTHREAD_ONCE_INIT;
+
+static void read_env(void) {
+    const char *v = getenv("DUALTIME_CPU_POOL");
+    g_use_omp = v && strcmp(v, "omp") == 0;
+}
+
+int dt_cpu_pool_use_omp(int use_omp) {
+    pthread_once(&g_env_once, read_env);
+    const int was = g_use_omp;
+    if (use_omp >= 0) g_use_omp = use_omp != 0;
+    return was;
+}
+
+/* v1's threading, kept selectable (DUALTIME_CPU_POOL=omp): one OpenMP region per job,
+ * items in order over the team (one item per thread when nitems == threads, as the
+ * static schedule of the row kernels' v2 split), slot = OpenMP thread number. */
+static void run_omp(int threads, int64_t nitems, void (*fn)(void *, int64_t, int), void *ctx) {
+#pragma omp parallel for schedule(static, 1) num_threads(threads)
+    for (int64_t i = 0; i < nitems; i++) fn(ctx, i, omp_get_thread_num());
+}
+
 void dt_cpu_pool_run(int threads, int64_t nitems, void (*fn)(void *, int64_t, int),
                      void *ctx) {
+    pthread_once(&g_env_once, read_env);
+    if (threads > DT_CPU_POOL_MAX) threads = DT_CPU_POOL_MAX;
+    if (g_use_omp && threads > 1 && nitems > 1 && !t_in_item) {
+        run_omp(threads, nitems, fn, ctx);
+        return;
+    }
     if (threads <= 1 || nitems <= 1 || nitems >= (int64_t)POOL_CLOSED || t_in_item ||
         pthread_mutex_trylock(&g_lock) != 0) {
         for (int64_t i = 0; i < nitems; i++) fn(ctx, i, 0);

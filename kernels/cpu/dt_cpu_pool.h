@@ -38,6 +38,12 @@ void dt_cpu_pool_run(int threads, int64_t nitems,
 void dt_cpu_pool_rows(int threads, int64_t m, void (*fn)(const void *args, int64_t i0, int64_t i1),
                       const void *args);
 
+/* Threading in use: the pool (default) or, with DUALTIME_CPU_POOL=omp, one OpenMP region
+ * per job (v2's threading; a parked team thread then holds the job). use_omp 0 or 1
+ * replaces the environment's choice for later jobs (tests; not while a job runs), -1
+ * changes nothing; returns the previous choice. */
+int dt_cpu_pool_use_omp(int use_omp);
+
 /* Workers started so far (tests). */
 int dt_cpu_pool_workers(void);
 

@@ -154,8 +154,11 @@ int main(void) {
                   strcmp(dt_cpu_gelu_variant(), configs[c][1]) == 0,
               "configure %s/%s/%s: rows '%s', gelu '%s'", configs[c][0], configs[c][1],
               configs[c][2], dt_cpu_rows_describe(), dt_cpu_gelu_variant());
-    for (int pass = 0; pass < 2; pass++) {
+    /* pass 0: one thread; 1: all on the kernels' pool; 2 (base and v3 copies): all with
+     * DUALTIME_CPU_POOL=omp (OpenMP regions) */
+    for (int pass = 0; pass < ((c == 0 || c == 2) ? 3 : 2); pass++) {
         omp_set_num_threads(pass == 0 ? 1 : (maxthreads > 1 ? maxthreads : 2));
+        dt_cpu_pool_use_omp(pass == 2);
         for (int op = 0; op < DT_OP_COUNT; op++) {
             for (int views = 0; views <= 1; views++) {
                 if (op == DT_OP_GEMM) {
@@ -180,6 +183,7 @@ int main(void) {
         }
     }
     }
+    dt_cpu_pool_use_omp(0);
     dt_cpu_configure(NULL, NULL, NULL);
     CHECK(dt_cpu_gemm_select("v9") == -1 && strncmp(dt_cpu_gemm_describe(), "v2", 2) == 0,
           "an unknown gemm variant must be refused and change nothing");
