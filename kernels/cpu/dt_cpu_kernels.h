@@ -1,5 +1,6 @@
 /* dt_cpu_kernels.h — the CPU kernels of the native worker, one file per op
- * (kernels/cpu/<op>.c), plain C11 + OpenMP, vectorized by the compiler.
+ * (kernels/cpu/<op>.c), plain C11 (+ AVX2 intrinsics in gemm's v3 copy), vectorized by
+ * the compiler.
  *
  * Contract shared by every kernel:
  *  - FP32 in, FP32 out; the definitions are those of the op registry (src/plan/dt_ops.c):
@@ -8,9 +9,11 @@
  *    lda/ldb >= cols), so strided views of the arena work; vectors (gamma, beta, labels)
  *    are contiguous; the output is contiguous (row stride = its cols; sum and
  *    cross_entropy write M x 1).
- *  - Parallel across rows (gemm: across row blocks) with OpenMP, using the caller's
- *    omp_set_num_threads; small problems run on the calling thread only.
- *  - No allocation except gemm's packing buffers (malloc per call, freed before return);
+ *  - Parallel across rows (gemm: across row blocks) on the kernels' own thread pool
+ *    (dt_cpu_pool.h; DUALTIME_CPU_POOL=omp: OpenMP regions), as many threads as the
+ *    caller's omp_set_num_threads; small problems run on the calling thread only.
+ *  - No allocation except gemm's packing buffers (malloc per call, freed before return)
+ *    and the pool's worker threads (started once);
  *    inputs are never written; every output element is written exactly once per call
  *    (gemm: accumulated in place over K blocks).
  *  - Shapes are positive; the caller validates them. Reentrant.
@@ -80,7 +83,8 @@ const char *dt_cpu_gelu_variant(void);
  * costs microseconds, more than a small row op takes). */
 #define DT_CPU_PAR_MIN_ELEMS 16384
 
-/* for (int64_t i = 0; i < m; i++) body — across OpenMP threads when `par` is true and
+/* (The worker's own row loops, e.g. narrow-dtype widening; the kernels use the pool.)
+ * for (int64_t i = 0; i < m; i++) body — across OpenMP threads when `par` is true and
  * more than one thread is allowed, else plainly on the calling thread. Not `#pragma omp parallel for if (par)`: with libgomp a
  * parallel region whose if-clause is false still costs about 3 µs per call (measured on
  * the 2-core development machine: 1x127 add 3033 ns with `if (0)`, 31 ns without), which
