@@ -7,7 +7,9 @@
  * why); unset or "auto": v3 where CPUID reports it. DUALTIME_CPU_GELU=libm selects the v1
  * GELU (libm erff). DUALTIME_CPU_STREAM=on|off forces or forbids the non-temporal output
  * stores (dt_cpu_isa.h); unset or "auto": when a call touches more than half the
- * last-level cache. Compiled once, without -march. */
+ * last-level cache. DUALTIME_CPU_GEMM=v1 selects gemm v1 (gemm_v1.c: its own AVX2 check,
+ * not DUALTIME_CPU_ISA); unset or "v2": gemm.c from the chosen copy. DUALTIME_CPU_POOL=omp
+ * (dt_cpu_pool.h) is named in both descriptions. Compiled once, without -march. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,12 +17,15 @@
 #include <unistd.h>
 
 #include "dt_cpu_isa.h"
+#include "dt_cpu_pool.h"
 
 static const dt_cpu_row_kernels *g_rows; /* set by configure (pthread_once, then tests) */
-static char g_desc[224];
+static char g_desc[288];
 static int g_gelu_libm;
 static int g_stream_mode;       /* 0 auto, 1 on, 2 off */
 static int64_t g_stream_bytes;  /* auto: stream above this many bytes touched per call */
+static int g_gemm_v1;           /* DUALTIME_CPU_GEMM=v1 or dt_cpu_gemm_select("v1") */
+static char g_gemm_desc[256];
 
 static int cpu_has_v3(void) {
 #if defined(DT_CPU_HAVE_V3)
@@ -86,12 +91,15 @@ static int configure(const char *isa, const char *gelu, const char *stream) {
     else
         snprintf(st, sizeof st, "streaming stores %s (DUALTIME_CPU_STREAM)",
                  g_stream_mode == 1 ? "always" : "never");
-    snprintf(g_desc, sizeof g_desc, "%s, %s; %s", t->isa, why, st);
+    snprintf(g_desc, sizeof g_desc, "%s, %s; %s; threads: %s", t->isa, why, st,
+             dt_cpu_pool_use_omp(-1) ? "OpenMP regions (DUALTIME_CPU_POOL=omp)" : "own pool");
     g_rows = t;
     return want_v3 && t == &dt_cpu_rows_base ? -1 : 0;
 }
 
 static void configure_from_env(void) {
+    const char *gv = getenv("DUALTIME_CPU_GEMM");
+    g_gemm_v1 = gv && strcmp(gv, "v1") == 0;
     configure(getenv("DUALTIME_CPU_ISA"), getenv("DUALTIME_CPU_GELU"),
               getenv("DUALTIME_CPU_STREAM"));
 }
@@ -161,4 +169,31 @@ void dt_cpu_residual_layernorm(int64_t m, int64_t n, const float *a, int64_t lda
 void dt_cpu_cross_entropy(int64_t m, int64_t n, const float *a, int64_t lda,
                           const int64_t *labels, float *out) {
     pick()->cross_entropy(m, n, a, lda, labels, out);
+}
+
+int dt_cpu_gemm_select(const char *variant) {
+    pthread_once(&g_once, configure_from_env);
+    const int v1 = variant && strcmp(variant, "v1") == 0;
+    if (variant && !v1 && strcmp(variant, "v2") != 0) return -1;
+    g_gemm_v1 = v1;
+    return 0;
+}
+
+void dt_cpu_gemm(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const float *b,
+                 int64_t ldb, float *out) {
+    const dt_cpu_row_kernels *t = pick();
+    if (g_gemm_v1)
+        dt_cpu_gemm_v1(m, n, k, a, lda, b, ldb, out);
+    else
+        t->gemm(m, n, k, a, lda, b, ldb, out);
+}
+
+const char *dt_cpu_gemm_describe(void) {
+    const dt_cpu_row_kernels *t = pick();
+    if (g_gemm_v1) return dt_cpu_gemm_v1_describe();
+    snprintf(g_gemm_desc, sizeof g_gemm_desc,
+             "v2: packed 6x16 micro-kernel, KC=256 MC<=144 NC=1024, M<6 unpacked rows; %s; "
+             "threads: %s",
+             t->isa, dt_cpu_pool_use_omp(-1) ? "OpenMP regions (DUALTIME_CPU_POOL=omp)" : "own pool");
+    return g_gemm_desc;
 }

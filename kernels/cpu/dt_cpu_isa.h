@@ -1,7 +1,7 @@
 /* dt_cpu_isa.h — internal to kernels/cpu: the row and elementwise kernels compiled once per
  * instruction set, and the inline math they share.
  *
- * The row kernels (add.c ... cross_entropy.c, dt_cpu_table.c) are compiled twice by
+ * The row kernels (add.c ... cross_entropy.c, gemm.c, dt_cpu_table.c) are compiled twice by
  * workers/native/CMakeLists.txt: with DT_CPU_ISA=base (no -march: SSE2, the x86-64
  * baseline) and, where the compiler takes -march=x86-64-v3, with DT_CPU_ISA=v3
  * (AVX2 + FMA + F16C, 8-float vectors). Every function they define is named through
@@ -26,6 +26,7 @@
 #endif
 
 #include "dt_cpu_kernels.h"
+#include "dt_cpu_pool.h"
 
 /* In the per-ISA copies (DT_CPU_ISA=base|v3; DT_CPU_ISA_V3=1 in the v3 one):
  * name -> name_<isa>, every external symbol they define. */
@@ -56,6 +57,8 @@ typedef struct dt_cpu_row_kernels {
     void (*residual_layernorm)(int64_t, int64_t, const float *, int64_t, const float *,
                                int64_t, float *);
     void (*cross_entropy)(int64_t, int64_t, const float *, int64_t, const int64_t *, float *);
+    void (*gemm)(int64_t, int64_t, int64_t, const float *, int64_t, const float *, int64_t,
+                 float *); /* gemm.c (v2) */
 } dt_cpu_row_kernels;
 
 extern const dt_cpu_row_kernels dt_cpu_rows_base;
@@ -67,6 +70,46 @@ extern const dt_cpu_row_kernels dt_cpu_rows_v3; /* only where DT_CPU_HAVE_V3 is 
 int dt_cpu_stream_wanted(int64_t bytes);
 
 #define DT_CPU_INLINE static inline __attribute__((always_inline))
+
+/* ---- row loops on the pool ---------------------------------------------------------
+ * Every row kernel is a range function over rows [i0, i1) (DT_CPU_ROWS_FN) and an entry
+ * point that packs its arguments and calls dt_cpu_rows_run: on the calling thread alone
+ * when `par` is false or one thread is allowed (no pool, no OpenMP region), else on the
+ * kernels' pool (dt_cpu_pool.h: a thread the scheduler has parked costs no barrier wait,
+ * as it did in an OpenMP region on the shared development VM; docs/perf.md, CPU v3). */
+typedef struct dt_cpu_rows_args {
+    int64_t m, n, lda, ldb;
+    const float *a, *b, *gamma, *beta;
+    const int64_t *labels;
+    float *out;
+    int stream; /* dt_cpu_stream_wanted's answer for the call */
+} dt_cpu_rows_args;
+
+/* static void name(const void *args, int64_t i0, int64_t i1): for i in [i0, i1) runs the
+ * body (a braced block; `continue` ends a row) with the arguments as restrict locals
+ * m, n, lda, ldb, a, b, gamma, beta, labels, out, st. */
+#define DT_CPU_ROWS_FN(name, ...)                                                          \
+    static void name(const void *args_, int64_t i0_, int64_t i1_) {                        \
+        const dt_cpu_rows_args *P_ = args_;                                                \
+        const int64_t m = P_->m, n = P_->n, lda = P_->lda, ldb = P_->ldb;                  \
+        const float *restrict a = P_->a, *restrict b = P_->b;                              \
+        const float *restrict gamma = P_->gamma, *restrict beta = P_->beta;                \
+        const int64_t *restrict labels = P_->labels;                                       \
+        float *restrict out = P_->out;                                                     \
+        const int st = P_->stream;                                                         \
+        (void)m, (void)n, (void)lda, (void)ldb, (void)a, (void)b, (void)gamma, (void)beta, \
+            (void)labels, (void)out, (void)st;                                             \
+        for (int64_t i = i0_; i < i1_; i++) __VA_ARGS__                                    \
+    }
+
+DT_CPU_INLINE void dt_cpu_rows_run(int par, const dt_cpu_rows_args *p,
+                                   void (*fn)(const void *, int64_t, int64_t)) {
+    const int threads = par ? omp_get_max_threads() : 1;
+    if (threads <= 1)
+        fn(p, 0, p->m);
+    else
+        dt_cpu_pool_rows(threads, p->m, fn, p);
+}
 
 /* Reductions: DT_CPU_LANES float accumulators (4 AVX2 / 8 SSE registers: independent
  * dependency chains, enough loads in flight for L2 bandwidth) over blocks of DT_CPU_BLOCK
@@ -167,10 +210,11 @@ static __attribute__((noinline, unused)) double dt_cpu_row_expsum(const float *r
  * no read-for-ownership of the output lines, and the output does not evict the inputs,
  * so inputs that fit stay cached from call to call. Each row is produced into an L1
  * scratch chunk by the same vectorized loop as the cached path, then streamed out.
- * Used by rmsnorm and layernorm (1024x4096: 20-30% faster); not by add (slower on the
- * shared-memory arena's 4 KiB pages), gelu_add (compute-bound: 10-25% slower) nor the
- * kernels that revisit their output row (softmax, residual_layernorm: streaming it from a
- * scratch row measured 10-20% slower); see docs/perf.md. */
+ * Used by rmsnorm and layernorm (1024x4096: 20-30% faster) and add (its own loop in
+ * add.c, streaming straight from the registers: 1024x4096 0.95 -> 0.70 of torch); not by
+ * gelu_add (compute-bound: 10-25% slower) nor the kernels that revisit their output row
+ * (softmax, residual_layernorm: streaming it from a scratch row measured 10-20% slower);
+ * see docs/perf.md. */
 #define DT_CPU_STREAM_CHUNK 1024 /* floats (4 KiB) of scratch per chunk */
 
 /* dst[0..n) = src[0..n) with non-temporal stores where dst is vector-aligned, plain

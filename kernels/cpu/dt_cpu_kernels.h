@@ -1,5 +1,6 @@
 /* dt_cpu_kernels.h — the CPU kernels of the native worker, one file per op
- * (kernels/cpu/<op>.c), plain C11 + OpenMP, vectorized by the compiler.
+ * (kernels/cpu/<op>.c), plain C11 (+ AVX2 intrinsics in gemm's v3 copy), vectorized by
+ * the compiler.
  *
  * Contract shared by every kernel:
  *  - FP32 in, FP32 out; the definitions are those of the op registry (src/plan/dt_ops.c):
@@ -8,16 +9,19 @@
  *    lda/ldb >= cols), so strided views of the arena work; vectors (gamma, beta, labels)
  *    are contiguous; the output is contiguous (row stride = its cols; sum and
  *    cross_entropy write M x 1).
- *  - Parallel across rows (gemm: across row blocks) with OpenMP, using the caller's
- *    omp_set_num_threads; small problems run on the calling thread only.
- *  - No allocation except gemm's packing buffers (malloc per call, freed before return);
+ *  - Parallel across rows (gemm: across row blocks) on the kernels' own thread pool
+ *    (dt_cpu_pool.h; DUALTIME_CPU_POOL=omp: OpenMP regions), as many threads as the
+ *    caller's omp_set_num_threads; small problems run on the calling thread only.
+ *  - No allocation except gemm's packing buffers (malloc per call, freed before return)
+ *    and the pool's worker threads (started once);
  *    inputs are never written; every output element is written exactly once per call
  *    (gemm: accumulated in place over K blocks).
  *  - Shapes are positive; the caller validates them. Reentrant.
- *  - The row and elementwise kernels exist once per instruction set (dt_cpu_isa.h): the
- *    entry points below pick, at their first call, the AVX2+FMA copy where CPUID offers
- *    it, else the SSE2 baseline; DUALTIME_CPU_ISA=base|v3 forces one (v3 only where the
- *    CPU has it), DUALTIME_CPU_GELU=libm selects the v1 GELU (libm erff, scalar loop). */
+ *  - The row and elementwise kernels and gemm (v2) exist once per instruction set
+ *    (dt_cpu_isa.h): the entry points below pick, at their first call, the AVX2+FMA copy
+ *    where CPUID offers it, else the SSE2 baseline; DUALTIME_CPU_ISA=base|v3 forces one
+ *    (v3 only where the CPU has it), DUALTIME_CPU_GELU=libm selects the v1 GELU (libm
+ *    erff, scalar loop), DUALTIME_CPU_GEMM=v1 the v1 gemm (gemm_v1.c). */
 #ifndef DT_CPU_KERNELS_H
 #define DT_CPU_KERNELS_H
 
@@ -51,8 +55,18 @@ void dt_cpu_cross_entropy(int64_t m, int64_t n, const float *a, int64_t lda,
 void dt_cpu_gemm(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const float *b,
                  int64_t ldb, float *out);
 
-/* One line naming the gemm blocking and the instruction set the dispatcher picked. */
+/* v1 of dt_cpu_gemm (gemm_v1.c), what DUALTIME_CPU_GEMM=v1 runs; same contract. */
+void dt_cpu_gemm_v1(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
+                    const float *b, int64_t ldb, float *out);
+
+/* One line naming the gemm version, its blocking and the instruction set it runs (v2:
+ * the copy dt_cpu_rows_describe names). Static storage, rewritten by each call. */
 const char *dt_cpu_gemm_describe(void);
+const char *dt_cpu_gemm_v1_describe(void);
+/* Tests and tools: "v1" or "v2" (NULL: v2) replaces DUALTIME_CPU_GEMM for every later
+ * call; returns 0, or -1 for another name (nothing changes). Not safe while another
+ * thread runs a kernel. */
+int dt_cpu_gemm_select(const char *variant);
 /* The instruction set the row kernels run: "v3 (AVX2+FMA)" or "base (SSE2)", and why
  * (e.g. "base (SSE2), DUALTIME_CPU_ISA=base"). Static storage. */
 const char *dt_cpu_rows_describe(void);
@@ -69,7 +83,8 @@ const char *dt_cpu_gelu_variant(void);
  * costs microseconds, more than a small row op takes). */
 #define DT_CPU_PAR_MIN_ELEMS 16384
 
-/* for (int64_t i = 0; i < m; i++) body — across OpenMP threads when `par` is true and
+/* (The worker's own row loops, e.g. narrow-dtype widening; the kernels use the pool.)
+ * for (int64_t i = 0; i < m; i++) body — across OpenMP threads when `par` is true and
  * more than one thread is allowed, else plainly on the calling thread. Not `#pragma omp parallel for if (par)`: with libgomp a
  * parallel region whose if-clause is false still costs about 3 µs per call (measured on
  * the 2-core development machine: 1x127 add 3033 ns with `if (0)`, 31 ns without), which

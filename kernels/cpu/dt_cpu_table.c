@@ -19,6 +19,8 @@ DT_CPU_ROW_FN(void, dt_cpu_residual_layernorm, int64_t, int64_t, const float *, 
               const float *, int64_t, float *)
 DT_CPU_ROW_FN(void, dt_cpu_cross_entropy, int64_t, int64_t, const float *, int64_t,
               const int64_t *, float *)
+DT_CPU_ROW_FN(void, dt_cpu_gemm, int64_t, int64_t, int64_t, const float *, int64_t,
+              const float *, int64_t, float *)
 
 const dt_cpu_row_kernels DT_CPU_KFN(dt_cpu_rows) = {
     .isa = DT_CPU_ISA_LABEL,
@@ -31,4 +33,5 @@ const dt_cpu_row_kernels DT_CPU_KFN(dt_cpu_rows) = {
     .layernorm = DT_CPU_KFN(dt_cpu_layernorm),
     .residual_layernorm = DT_CPU_KFN(dt_cpu_residual_layernorm),
     .cross_entropy = DT_CPU_KFN(dt_cpu_cross_entropy),
+    .gemm = DT_CPU_KFN(dt_cpu_gemm),
 };

@@ -1,15 +1,17 @@
 /* test_cpu_kernels.c — every CPU kernel (kernels/cpu) against the test's own FP64
  * reference (dt_test_ref.h), for tail and mid shapes, contiguous and strided views, with
- * one and with all threads, for every instruction-set copy of the row kernels, the v1
- * (libm) GELU and the streaming-store path; each case also passes the arena check
- * (guards, padding and inputs untouched, every output element written). A planted wrong element must be
- * caught, so the test can fail. Run: ctest -R test_cpu_kernels. */
+ * one and with all threads, for every instruction-set copy of the row kernels and gemm
+ * (and gemm v1), the v1 (libm) GELU and the streaming-store path; each case also passes
+ * the arena check (guards, padding and inputs untouched, every output element written).
+ * A planted wrong element must be caught, so the test can fail. Run: ctest -R test_cpu_kernels. */
 #include <math.h>
+#include <stdatomic.h>
 #include <omp.h>
 #include <string.h>
 
 #include "data/dt_arena.h"
 #include "dt_cpu_kernels.h"
+#include "dt_cpu_pool.h"
 #include "dt_test_ref.h"
 #include "../dt_check.h"
 
@@ -90,13 +92,55 @@ static int64_t run_case(dt_op op, int64_t m, int64_t n, int64_t k, int views, ui
     return bad;
 }
 
+/* dt_cpu_pool: every item runs exactly once, no slot runs two items at once, slots stay
+ * below the thread count, and the caller sees every item's writes. */
+typedef struct pool_probe {
+    _Atomic int count[300];
+    _Atomic int busy[DT_CPU_POOL_MAX];
+    _Atomic int bad_slot, overlap;
+    int threads;
+} pool_probe;
+
+static void pool_probe_item(void *ctx, int64_t item, int slot) {
+    pool_probe *p = ctx;
+    if (slot < 0 || slot >= p->threads) atomic_store(&p->bad_slot, 1);
+    else if (atomic_exchange(&p->busy[slot], 1) != 0) atomic_store(&p->overlap, 1);
+    for (volatile int spin = 0; spin < (int)(item % 7) * 50; spin++) {}
+    atomic_fetch_add(&p->count[item], 1);
+    if (slot >= 0 && slot < p->threads) atomic_store(&p->busy[slot], 0);
+}
+
+static void test_pool(void) {
+    static pool_probe p;
+    int wrong = 0, jobs = 0;
+    for (int threads = 1; threads <= 4; threads++)
+        for (int rep = 0; rep < 200; rep++) {
+            const int64_t nitems = 1 + (rep * 37) % 300;
+            memset(&p, 0, sizeof p);
+            p.threads = threads;
+            dt_cpu_pool_run(threads, nitems, pool_probe_item, &p);
+            jobs++;
+            for (int64_t i = 0; i < 300; i++)
+                wrong += atomic_load(&p.count[i]) != (i < nitems ? 1 : 0);
+            wrong += atomic_load(&p.bad_slot) + atomic_load(&p.overlap);
+        }
+    CHECK(wrong == 0, "dt_cpu_pool: %d wrong counts/slots over %d jobs", wrong, jobs);
+    CHECK(dt_cpu_pool_workers() >= 1 && dt_cpu_pool_workers() <= 3,
+          "dt_cpu_pool: %d workers for at most 4 threads", dt_cpu_pool_workers());
+}
+
 int main(void) {
     static const int64_t row_shapes[][2] = {{1, 127}, {17, 257}, {128, 1024}, {3, 1},
                                             {2, 4099}, {300, 64}};
+    /* gemm: tails of every block size (MR 6, NR 16, KC 256, MC <= 144, NC 1024), the rows
+     * path (M < 6: matrix-vector 1x1000x1000, 5 rows over three column chunks), several
+     * A blocks per thread (300, 513 rows), blocks of exactly MC = 144 rows (288) */
     static const int64_t gemm_shapes[][3] = {{127, 193, 61}, {513, 257, 129}, {1, 1, 1},
                                              {5, 3, 300},    {70, 1100, 20},  {7, 17, 520},
-                                             {64, 64, 64}};
+                                             {64, 64, 64},   {1, 1000, 1000}, {5, 1030, 77},
+                                             {300, 48, 257}, {6, 16, 256},    {288, 96, 300}};
     const int maxthreads = omp_get_max_threads();
+    test_pool();
     /* every copy of the row kernels (dt_cpu_isa.h) and both store paths: isa, gelu, stream */
     static const char *const configs[][3] = {{"base", "poly", "off"}, {"base", "libm", "on"},
                                              {"v3", "poly", "off"},   {"v3", "poly", "on"},
@@ -110,14 +154,26 @@ int main(void) {
                   strcmp(dt_cpu_gelu_variant(), configs[c][1]) == 0,
               "configure %s/%s/%s: rows '%s', gelu '%s'", configs[c][0], configs[c][1],
               configs[c][2], dt_cpu_rows_describe(), dt_cpu_gelu_variant());
-    for (int pass = 0; pass < 2; pass++) {
+    /* pass 0: one thread; 1: all on the kernels' pool; 2 (base and v3 copies): all with
+     * DUALTIME_CPU_POOL=omp (OpenMP regions) */
+    for (int pass = 0; pass < ((c == 0 || c == 2) ? 3 : 2); pass++) {
         omp_set_num_threads(pass == 0 ? 1 : (maxthreads > 1 ? maxthreads : 2));
+        dt_cpu_pool_use_omp(pass == 2);
         for (int op = 0; op < DT_OP_COUNT; op++) {
             for (int views = 0; views <= 1; views++) {
                 if (op == DT_OP_GEMM) {
-                    for (size_t s = 0; s < sizeof gemm_shapes / sizeof gemm_shapes[0]; s++)
-                        run_case((dt_op)op, gemm_shapes[s][0], gemm_shapes[s][1],
-                                 gemm_shapes[s][2], views, 42 + s, 0);
+                    /* gemm v2 of this copy, and v1 (DUALTIME_CPU_GEMM=v1) in the first */
+                    for (int v = 0; v < (c == 0 ? 2 : 1); v++) {
+                        DT_ASSERT(dt_cpu_gemm_select(v ? "v1" : "v2") == 0);
+                        CHECK(strncmp(dt_cpu_gemm_describe(), v ? "v1" : "v2", 2) == 0 &&
+                                  (v || strstr(dt_cpu_gemm_describe(), configs[c][0])),
+                              "gemm %s in copy %s: '%s'", v ? "v1" : "v2", configs[c][0],
+                              dt_cpu_gemm_describe());
+                        for (size_t s = 0; s < sizeof gemm_shapes / sizeof gemm_shapes[0]; s++)
+                            run_case((dt_op)op, gemm_shapes[s][0], gemm_shapes[s][1],
+                                     gemm_shapes[s][2], views, 42 + s, 0);
+                    }
+                    dt_cpu_gemm_select(NULL);
                 } else {
                     for (size_t s = 0; s < sizeof row_shapes / sizeof row_shapes[0]; s++)
                         run_case((dt_op)op, row_shapes[s][0], row_shapes[s][1], 0, views,
@@ -127,7 +183,10 @@ int main(void) {
         }
     }
     }
+    dt_cpu_pool_use_omp(0);
     dt_cpu_configure(NULL, NULL, NULL);
+    CHECK(dt_cpu_gemm_select("v9") == -1 && strncmp(dt_cpu_gemm_describe(), "v2", 2) == 0,
+          "an unknown gemm variant must be refused and change nothing");
     omp_set_num_threads(maxthreads);
     /* The comparison must be able to fail: a planted error in every op is caught. */
     for (int op = 0; op < DT_OP_COUNT; op++) {
@@ -136,6 +195,8 @@ int main(void) {
         CHECK(bad == 1, "planted error in %s not caught (bad=%lld)", dt_op_get(op)->name,
               (long long)bad);
     }
+    /* ... and in gemm's rows path (M < 6) */
+    CHECK(run_case(DT_OP_GEMM, 1, 1000, 1000, 1, 5, 1) == 1, "planted error in gemm rows path");
     /* cross_entropy: a label outside [0, N) gives NaN, never an out-of-bounds read */
     {
         float x[8] = {0.5f, -1.0f, 2.0f, 0.0f, 1.0f, 1.0f, 1.0f, 1.0f}, out[2];
