@@ -346,7 +346,7 @@ step_gemm-f32() { rm -rf "$W/gemm-f32" "$W/gemm-f32-views" "$W/gemm-f32-old"
 # (DUALTIME_ROW_SMEM=0) for softmax and layernorm, at 4096x50257, 2048x128256 and the
 # 8191x8193 view; the pipelined softmax 4096x50257 at DUALTIME_ROW_SMEM_KB=227 (cluster 2
 # x 1024 threads, one block an SM: the other geometry); layernorm 8192^2 bf16 and f32 with packed gamma/beta
-# (DUALTIME_ROW_LN_RAW=1, the default) and bf16 without (=0) and staged + pipelined
+# (DUALTIME_ROW_LN_RAW=1, opt-in) and bf16 without (=0, the default) and staged + pipelined
 # (DUALTIME_ROW_SMEM=2 DUALTIME_ROW_PIPE=1); then one held device run
 # of native with PIPE=1 vs torch at the vocabulary rows, fp32 and bf16 (its own oracle
 # checks bf16). rows-pipe.md to $OUT.
@@ -364,7 +364,7 @@ step_rows-pipe() { rm -rf "$W/rows-pipe"
   run rows-pipe-kb227 25 2 env DUALTIME_ROW_PIPE=1 DUALTIME_ROW_SMEM_KB=227 DUALTIME_GPU_TEST_SHAPES=long \
     DUALTIME_GPU_TEST_ROWS=4096x50257 DUALTIME_GPU_TEST_NO_FAULT=1 DUALTIME_GPU_TEST_DTYPES=f32 \
     DUALTIME_GPU_TEST_OPS=softmax "${CUDA_TEST[@]}"; rows_pipe_ok rows-pipe-kb227
-  run rows-pipe-ln 30 2 env DUALTIME_GPU_TEST_SHAPES=8192 DUALTIME_GPU_TEST_NO_FAULT=1 \
+  run rows-pipe-ln 30 2 env DUALTIME_ROW_LN_RAW=1 DUALTIME_GPU_TEST_SHAPES=8192 DUALTIME_GPU_TEST_NO_FAULT=1 \
     DUALTIME_GPU_TEST_OPS=layernorm DUALTIME_GPU_TEST_DTYPES=f32,bf16 "${CUDA_TEST[@]}"; rows_pipe_ok rows-pipe-ln
   run rows-pipe-ln0 25 2 env DUALTIME_ROW_LN_RAW=0 DUALTIME_GPU_TEST_SHAPES=8192 DUALTIME_GPU_TEST_NO_FAULT=1 \
     DUALTIME_GPU_TEST_OPS=layernorm DUALTIME_GPU_TEST_DTYPES=bf16 "${CUDA_TEST[@]}"; rows_pipe_ok rows-pipe-ln0

@@ -18,6 +18,7 @@
 
 #include "../dt_check.h"
 #include "backend_cuda_plan_sgemm.h"
+#include "backend_cuda_plan.h"
 
 static int has_opt(const dt_cuda_plan *p, const char *opt) {
     for (int i = 0; i < p->nopts; i++)

@@ -12,26 +12,6 @@
 #include "dt_gemm_geom.h"
 #include "backend_cuda_plan_sgemm.h"
 
-static void add_vopt(dt_cuda_plan *p, const char *fmt, va_list ap) {
-    DT_ASSERT(p->nopts < DT_CUDA_MAX_OPTS);
-    int n = vsnprintf(p->opts[p->nopts], DT_CUDA_OPT_LEN, fmt, ap);
-    DT_ASSERT(n > 0 && n < DT_CUDA_OPT_LEN);
-    p->nopts++;
-}
-static void add_opt(dt_cuda_plan *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void add_opt(dt_cuda_plan *p, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    add_vopt(p, fmt, ap);
-    va_end(ap);
-}
-void dt_cuda_plan_add_opt(dt_cuda_plan *p, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    add_vopt(p, fmt, ap);
-    va_end(ap);
-}
-
 /* 1 when every row start of buffer b is 16-byte aligned (device base 256-aligned). */
 static int rows_aligned16(const dt_buffer_layout *b) {
     return b->data_offset % 16 == 0 && (b->row_stride * b->elem_bytes) % 16 == 0;
@@ -101,8 +81,8 @@ static dt_status plan_gemm_tc1(const dt_case_layout *L, const dt_buffer_layout *
     const int vecb = rows_aligned16(B) && L->n % 8 == 0;
     p->source_name = "gemm_tc1.cu";
     snprintf(p->kernel_name, sizeof p->kernel_name, "dt_gemm_tc1_%s", dt_dtype_name(L->dtype));
-    add_opt(p, "-DVECA=%d", veca ? 8 : 1);
-    add_opt(p, "-DVECB=%d", vecb ? 8 : 1);
+    dt_cuda_plan_add_opt(p, "-DVECA=%d", veca ? 8 : 1);
+    dt_cuda_plan_add_opt(p, "-DVECB=%d", vecb ? 8 : 1);
     if ((L->m + 63) / 64 > 65535) return dt_fail(err, DT_EINVAL, "tc1: M too large for grid.y");
     set_launch(p, ceil_div_u(L->n, 64), ceil_div_u(L->m, 64), 128);
     char fb[96] = "";
@@ -343,12 +323,12 @@ static dt_status plan_gemm_wg1(const dt_case_layout *L, const dt_buffer_layout *
     p->source_name = "gemm_wg1.cu";
     snprintf(p->kernel_name, sizeof p->kernel_name, "dt_gemm_wg%d_%s", inflight ? 2 : 1,
              dt_dtype_name(L->dtype));
-    add_opt(p, "-DBN=%d", bn);
-    if (inflight) add_opt(p, "-DWG_INFLIGHT=1");
-    add_opt(p, "-DSTAGES=%d", stages);
-    add_opt(p, "-DVECO=%d", veco ? 2 : 1);
+    dt_cuda_plan_add_opt(p, "-DBN=%d", bn);
+    if (inflight) dt_cuda_plan_add_opt(p, "-DWG_INFLIGHT=1");
+    dt_cuda_plan_add_opt(p, "-DSTAGES=%d", stages);
+    dt_cuda_plan_add_opt(p, "-DVECO=%d", veco ? 2 : 1);
     if (splitk == 2) {
-        add_opt(p, "-DWG_SPLITK=2");
+        dt_cuda_plan_add_opt(p, "-DWG_SPLITK=2");
         /* per tile 128 x bn FP32 partials, then one flag a tile */
         p->workspace_flags_offset = (unsigned long long)tiles * 128 * (unsigned)bn * 4;
         p->workspace_bytes = p->workspace_flags_offset + 4ull * (unsigned long long)tiles;
@@ -410,24 +390,24 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
     p->source_name = k_source_names[L->op];
     snprintf(p->kernel_name, sizeof p->kernel_name, "dt_%s_%s", info->name, dname);
 
-    add_opt(p, "--gpu-architecture=%s", arch);
-    add_opt(p, "-default-device");
-    add_opt(p, "--std=c++17");
-    add_opt(p, "-lineinfo");
-    add_opt(p, "-DM=%lld", (long long)m);
-    add_opt(p, "-DN=%lld", (long long)n);
-    if (info->is_gemm) add_opt(p, "-DK=%lld", (long long)k);
+    dt_cuda_plan_add_opt(p, "--gpu-architecture=%s", arch);
+    dt_cuda_plan_add_opt(p, "-default-device");
+    dt_cuda_plan_add_opt(p, "--std=c++17");
+    dt_cuda_plan_add_opt(p, "-lineinfo");
+    dt_cuda_plan_add_opt(p, "-DM=%lld", (long long)m);
+    dt_cuda_plan_add_opt(p, "-DN=%lld", (long long)n);
+    if (info->is_gemm) dt_cuda_plan_add_opt(p, "-DK=%lld", (long long)k);
     /* storage type (dt_cuda_common.cuh); FP32 keeps the default, so its options and
      * code are those of the FP32-only backend */
-    if (narrow) add_opt(p, "-DDT_ELEM=%d", L->dtype == DT_BF16 ? 1 : 2);
+    if (narrow) dt_cuda_plan_add_opt(p, "-DDT_ELEM=%d", L->dtype == DT_BF16 ? 1 : 2);
 
     const int out = dt_layout_output(L);
     const dt_buffer_layout *A = &L->buf[0], *O = &L->buf[out];
     /* second matrix input (add, gelu_add, residual_layernorm, gemm) */
     const dt_buffer_layout *B = info->buffers[1].viewable ? &L->buf[1] : NULL;
-    add_opt(p, "-DLDA=%lld", (long long)A->row_stride);
-    if (B) add_opt(p, "-DLDB=%lld", (long long)B->row_stride);
-    add_opt(p, "-DLDO=%lld", (long long)O->row_stride);
+    dt_cuda_plan_add_opt(p, "-DLDA=%lld", (long long)A->row_stride);
+    if (B) dt_cuda_plan_add_opt(p, "-DLDB=%lld", (long long)B->row_stride);
+    dt_cuda_plan_add_opt(p, "-DLDO=%lld", (long long)O->row_stride);
 
     if (info->is_gemm && narrow) return plan_gemm_narrow(L, A, B, O, arch, sm_count, p, err);
     if (info->is_gemm) {
@@ -489,20 +469,20 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
         const int veca = rows_aligned16(A) && k % 4 == 0;
         const int vecb = rows_aligned16(B) && n % 4 == 0;
         const int vecc = rows_aligned16(O) && n % 4 == 0;
-        add_opt(p, "-DBM=%d", cfg[c].bm);
-        add_opt(p, "-DBN=%d", cfg[c].bn);
-        add_opt(p, "-DBK=%d", bk);
-        add_opt(p, "-DTM=%d", cfg[c].tm);
-        add_opt(p, "-DTN=%d", cfg[c].tn);
-        add_opt(p, "-DVECA=%d", veca ? 4 : 1);
-        add_opt(p, "-DVECB=%d", vecb ? 4 : 1);
-        add_opt(p, "-DVECC=%d", vecc ? 4 : 1);
+        dt_cuda_plan_add_opt(p, "-DBM=%d", cfg[c].bm);
+        dt_cuda_plan_add_opt(p, "-DBN=%d", cfg[c].bn);
+        dt_cuda_plan_add_opt(p, "-DBK=%d", bk);
+        dt_cuda_plan_add_opt(p, "-DTM=%d", cfg[c].tm);
+        dt_cuda_plan_add_opt(p, "-DTN=%d", cfg[c].tn);
+        dt_cuda_plan_add_opt(p, "-DVECA=%d", veca ? 4 : 1);
+        dt_cuda_plan_add_opt(p, "-DVECB=%d", vecb ? 4 : 1);
+        dt_cuda_plan_add_opt(p, "-DVECC=%d", vecc ? 4 : 1);
         /* shape geometry: v2's last K-step multiplies only its K % BK valid depth */
         const int ktail = v2 && shape_geo && k % bk != 0;
-        if (ktail) add_opt(p, "-DKTAIL_EXACT=1");
+        if (ktail) dt_cuda_plan_add_opt(p, "-DKTAIL_EXACT=1");
         /* and scalar C (N % 4 != 0) leaves through shared memory, whole row segments */
         const int epi = v2 && shape_geo && !vecc;
-        if (epi) add_opt(p, "-DEPI_STAGE=1");
+        if (epi) dt_cuda_plan_add_opt(p, "-DEPI_STAGE=1");
         unsigned threads = (unsigned)((cfg[c].bm / cfg[c].tm) * (cfg[c].bn / cfg[c].tn));
         set_launch(p, ceil_div_u(n, cfg[c].bn), ceil_div_u(m, cfg[c].bm), threads);
         snprintf(p->summary, sizeof p->summary,
@@ -523,7 +503,7 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
     if (O->cols == n) aligned = aligned && rows_aligned16(O);
     const int vec = aligned ? vw : 1;
     const int vec_opt = p->nopts; /* the staged-row variant below rewrites it to vw */
-    add_opt(p, "-DVEC=%d", vec);
+    dt_cuda_plan_add_opt(p, "-DVEC=%d", vec);
     /* planted fault (tests only): sum accumulating in fp16, see sum.cu */
     const char *plant = getenv("DUALTIME_PLANT_ACC_F16");
     const int acc_f16 = plant && strcmp(plant, "1") == 0;
@@ -544,8 +524,8 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
         while (fill && items > 1 &&
                (total + (int64_t)block * items - 1) / ((int64_t)block * items) < sm_count)
             items /= 2;
-        add_opt(p, "-DBLOCK=%d", block);
-        add_opt(p, "-DITEMS=%d", items);
+        dt_cuda_plan_add_opt(p, "-DBLOCK=%d", block);
+        dt_cuda_plan_add_opt(p, "-DITEMS=%d", items);
         int64_t blocks = (total + (int64_t)block * items - 1) / ((int64_t)block * items);
         if (blocks > 0x7fffffffLL) return dt_fail(err, DT_EINVAL, "grid too large");
         set_launch(p, (unsigned)blocks, 1, block);
@@ -577,19 +557,21 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
     int elems = narrow && !ln_like && L->op != DT_OP_SUM ? 32 : 16, cluster_on = 1,
         fastexp = narrow, smem_mode = 1, smem_kb = 113, /* staged rows where they pay
                                                           (measured on the H200: perf.md) */
-        smem_pipe = 0; /* DUALTIME_ROW_PIPE=1: persistent double-buffered (not yet measured) */
+        smem_pipe = 0; /* DUALTIME_ROW_PIPE=1: persistent double-buffered (measured slower
+                          on the H200: docs/perf.md "Issue 18, third pass") */
     dt_status kst = int_knob("DUALTIME_ROW_ELEMS", 4, 64, 1, &elems, err);
     if (kst == DT_OK) kst = int_knob("DUALTIME_ROW_SMEM", 0, 2, 0, &smem_mode, err);
     if (kst == DT_OK) kst = int_knob("DUALTIME_ROW_PIPE", 0, 1, 0, &smem_pipe, err);
-    int ln_raw = narrow && L->op == DT_OP_LAYERNORM; /* layernorm.cu DT_LN_RAW */
+    int ln_raw = 0; /* layernorm.cu DT_LN_RAW (=1: packed gamma/beta for narrow types):
+                       opt-in, measured slower on the H200 (bf16 8192^2 94.7 us vs 75.4) */
     if (kst == DT_OK) kst = int_knob("DUALTIME_ROW_LN_RAW", 0, 1, 0, &ln_raw, err);
     if (kst == DT_OK) kst = int_knob("DUALTIME_ROW_SMEM_KB", 16, 227, 0, &smem_kb, err);
     if (kst == DT_OK) kst = int_knob("DUALTIME_ROW_CLUSTER", 0, 2, 0, &cluster_on, err);
     if (kst == DT_OK) kst = int_knob("DUALTIME_ROW_FASTEXP", 0, 1, 0, &fastexp, err);
     if (kst != DT_OK) return kst;
-    if (ln_raw && narrow && L->op == DT_OP_LAYERNORM) add_opt(p, "-DDT_LN_RAW=1");
+    if (ln_raw && narrow && L->op == DT_OP_LAYERNORM) dt_cuda_plan_add_opt(p, "-DDT_LN_RAW=1");
     if (fastexp && (L->op == DT_OP_SOFTMAX || L->op == DT_OP_CROSS_ENTROPY))
-        add_opt(p, "-DDT_FASTEXP=1");
+        dt_cuda_plan_add_opt(p, "-DDT_FASTEXP=1");
     else
         fastexp = 0;
 
@@ -626,7 +608,7 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
     }
     if (acc_f16) {
         tpr = block = 32; /* the planted kernel is one warp per row */
-        add_opt(p, "-DDT_ACC_F16=1");
+        dt_cuda_plan_add_opt(p, "-DDT_ACC_F16=1");
     }
     int64_t per = (n + (int64_t)tpr * vec - 1) / ((int64_t)tpr * vec);
     int inreg = L->op != DT_OP_SUM && per * vec <= 32;
@@ -635,8 +617,8 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
                      arch_number(arch), &cl, &nc, &tpr, &per)) {
         block = tpr;
         inreg = 1;
-        add_opt(p, "-DCLUSTER=%lld", (long long)cl);
-        add_opt(p, "-DNC=%lld", (long long)nc);
+        dt_cuda_plan_add_opt(p, "-DCLUSTER=%lld", (long long)cl);
+        dt_cuda_plan_add_opt(p, "-DNC=%lld", (long long)nc);
     }
     /* the staged-row variant: where the row would be multi-pass or scalar (mode 1), or
      * every long row (mode 2); not where the cluster split above keeps it in registers */
@@ -661,23 +643,23 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
             tpr = block = threads;
             inreg = 0;
             snprintf(p->opts[vec_opt], DT_CUDA_OPT_LEN, "-DVEC=%d", vw);
-            add_opt(p, "-DSMEMROW=1");
+            dt_cuda_plan_add_opt(p, "-DSMEMROW=1");
             if (smem_pipe && L->op != DT_OP_RESIDUAL_LAYERNORM) {
-                add_opt(p, "-DSMEMPIPE=1");
+                dt_cuda_plan_add_opt(p, "-DSMEMPIPE=1");
                 smem_rows = 2;
                 grid_rows = sclusters;
             }
             if (cl > 1) {
-                add_opt(p, "-DCLUSTER=%lld", (long long)cl);
-                add_opt(p, "-DNC=%lld", (long long)nc);
+                dt_cuda_plan_add_opt(p, "-DCLUSTER=%lld", (long long)cl);
+                dt_cuda_plan_add_opt(p, "-DNC=%lld", (long long)nc);
             }
             p->shared_bytes = sbytes;
         }
     }
-    add_opt(p, "-DBLOCK=%d", block);
-    add_opt(p, "-DTPR=%d", tpr);
-    add_opt(p, "-DPER=%lld", (long long)(inreg ? per : 1));
-    add_opt(p, "-DINREG=%d", inreg);
+    dt_cuda_plan_add_opt(p, "-DBLOCK=%d", block);
+    dt_cuda_plan_add_opt(p, "-DTPR=%d", tpr);
+    dt_cuda_plan_add_opt(p, "-DPER=%lld", (long long)(inreg ? per : 1));
+    dt_cuda_plan_add_opt(p, "-DINREG=%d", inreg);
     const int rpb = block / tpr;
     if ((int64_t)ceil_div_u(grid_rows, rpb) * cl > 0x7fffffffLL) return dt_fail(err, DT_EINVAL, "grid too large");
     set_launch(p, (unsigned)((int64_t)ceil_div_u(grid_rows, rpb) * cl), 1, (unsigned)block);

@@ -49,10 +49,9 @@
 
 #include "../../src/common/dt_common.h"
 #include "../../src/data/dt_arena.h"
+#include "dt_cuda_plan_struct.h"
 
 #define DT_CUDA_COMMON_HEADER "dt_cuda_common.cuh"
-#define DT_CUDA_MAX_OPTS 32
-#define DT_CUDA_OPT_LEN 48
 
 /* One embedded file (generated at build time). */
 typedef struct dt_cuda_embedded_source {
@@ -62,30 +61,6 @@ typedef struct dt_cuda_embedded_source {
 extern const dt_cuda_embedded_source dt_cuda_embedded_sources[];
 extern const int dt_cuda_embedded_count;
 
-/* A compiled-kernel recipe for one case. */
-typedef struct dt_cuda_plan {
-    const char *source_name;  /* "softmax.cu" (static string) */
-    char kernel_name[64];     /* extern "C" symbol, e.g. "dt_softmax_f32", "dt_gemm_tc1_bf16" */
-    int nopts;
-    char opts[DT_CUDA_MAX_OPTS][DT_CUDA_OPT_LEN]; /* NVRTC options, arch first */
-    unsigned grid[3], block[3];
-    unsigned shared_bytes;    /* dynamic shared memory (0: kernels use static); the backend
-                                 raises the function's dynamic limit when it is over 48 KiB */
-    /* gemm wg1: the kernel takes ntma tensor maps (CUtensorMap by value, 128-byte swizzle,
-     * zero fill) before the output pointer; map i describes buffer tma[i].buf as a 2-D
-     * tensor {cols, rows} with its row pitch, boxes of box[0] (inner, elements) x box[1] */
-    int ntma;
-    struct { int buf; unsigned box[2]; } tma[2];
-    /* gemm wg1 split-K (DUALTIME_GEMM_SPLITK=2): a device workspace of workspace_bytes,
-     * zeroed at prepare, passed after the output pointer as two pointers: its start (the
-     * FP32 partials) and start + workspace_flags_offset (one 32-bit flag a tile); 0: none */
-    unsigned long long workspace_bytes, workspace_flags_offset;
-    char summary[256];        /* variant and geometry, for the "implementation" field */
-    /* > 0: a persistent grid (the staged rows' SMEMPIPE kernel, whose blocks loop over
-     * rows with stride gridDim.x / cluster) of clusters of this many blocks; the backend
-     * may shrink grid[0] (a multiple of it) to the clusters the driver says stay resident */
-    int persistent_cluster;
-} dt_cuda_plan;
 
 /* Fills p for the case L. arch is the NVRTC target ("sm_90"; a "compute_XX" target
  * makes PTX instead of CUBIN); sm_count guides tile choice (0: assume 132). The device
@@ -93,9 +68,6 @@ typedef struct dt_cuda_plan {
 dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_count,
                             dt_cuda_plan *p, dt_err *err);
 
-/* Appends one NVRTC option (printf-style; at most DT_CUDA_OPT_LEN - 1 characters) to p:
- * for plan modules outside backend_cuda_plan.c (backend_cuda_plan_sgemm.c). */
-void dt_cuda_plan_add_opt(dt_cuda_plan *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Source text of `name` (from DUALTIME_KERNEL_DIR if set and the file exists there,
  * else embedded), malloc'd. *from_dir (may be NULL) is set to 1 when read from the

@@ -22,7 +22,9 @@
 
 #include <stdint.h>
 
-#include "backend_cuda_plan.h"
+#include "../../src/common/dt_common.h"
+#include "../../src/data/dt_arena.h"
+#include "dt_cuda_plan_struct.h"
 
 /* A gemv launch: mode 1 (N == 1) or 2 (M == 1). */
 typedef struct dt_sgemv_geom {
