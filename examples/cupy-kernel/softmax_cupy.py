@@ -22,7 +22,7 @@ extern "C" __global__ void softmax_f32(const float *a, long long lda, float *out
     __shared__ float red[256];
     const float *x = a + blockIdx.x * lda;
     float *o = out + blockIdx.x * n;
-    float m = -INFINITY, s = 0.f;
+    float m = -__int_as_float(0x7f800000), s = 0.f; // -inf (NVRTC has no INFINITY)
     for (long long j = threadIdx.x; j < n; j += blockDim.x) m = fmaxf(m, x[j]);
     red[threadIdx.x] = m;
     __syncthreads();
