@@ -231,6 +231,7 @@ step_small-tpr128() { small_step small-tpr128 DUALTIME_ROW_TPR=128 "${DEVT[@]}";
 rerun_one() { local t0; t0=$(date +%s)
   run "$1" "${DT_RERUN_S:-300}" 3 env DUALTIME_PHASE_TRACE="$W/$1.trace" "$B/dualtime" run \
     --backends cuda "${BENCH_EXTRA[@]}" --quiet --output "$W/$1"
+  [ -n "$DRY" ] && return 0   # --dry-run: the command only
   echo "   $1 wall: $(( $(date +%s) - t0 )) s" | tee -a "$S"
   # where the wall time went (scripts/phase_times.py), the top lines into the summary
   python3 scripts/phase_times.py "$W/$1.trace" >"$W/$1-phases.txt" 2>&1 && head -14 "$W/$1-phases.txt" | sed 's/^/   /' >>"$S"
