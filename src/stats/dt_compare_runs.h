@@ -96,9 +96,11 @@ typedef enum dt_cmp_verdict {
     DT_CMP_MACHINE_FASTER,   /* "machine faster": a baseline row's B/A below the gate */
     DT_CMP_BASELINE_MOVED,   /* "baseline moved": a held device scope (control, probe) whose
                                 paired change clears the gate while the candidate's own
-                                B/A (medians) stays within the threshold: the baseline's
-                                kernels changed between the runs' processes, not the
-                                candidate; never a regression */
+                                B/A (medians) stays within the threshold, or a host or
+                                dispatch scope whose baseline row moved past its gate
+                                (machine faster / slower) while the candidate's own B/A
+                                did not move past the threshold the paired way: the
+                                baseline changed, not the candidate; never a regression */
     DT_CMP_VERDICT_COUNT
 } dt_cmp_verdict;
 

@@ -531,7 +531,7 @@ static void test_detectable(void) {
 /* Held device windows: a baseline whose held time moved between the runs' processes
  * (H200, two identical runs: torch held add 17x257 2.08 -> 1.91 us, native 1.72 -> 1.72)
  * is not a regression of the candidate ("baseline moved", exit 0); a candidate whose own
- * held time moves 10% is (slower, exit 1); host scopes keep the paired rule alone. */
+ * held time moves 10% is (slower, exit 1). */
 static void add_held(dt_record *r, double base_us, double cand_us, uint64_t seed) {
     uint64_t st = seed;
     int64_t pos = 100000;
@@ -574,6 +574,59 @@ static void test_held_attribution(void) {
         CHECK(res && dt_format_compare_md(res, &md, &n, &err) == DT_OK);
         CHECK(md && (plant || strstr(md, "baseline moved")));
         free(md);
+        dt_compare_result_free(res);
+        dt_record_free(a);
+        dt_record_free(b);
+    }
+}
+
+/* Host scopes: a change of the candidate stands only when its own B/A points the same
+ * way. Two identical CPU quick runs (2-core VM) had torch's layernorm 1x127 e2e_batch at
+ * 4.47 then 2.55 us with native at 0.125 then 0.121, and the paired rule alone called
+ * native 55% slower. Built here: B's baseline alone 0.57x in every host sample ->
+ * "baseline moved", exit 0; the candidate alone 10% slower -> slower; the machine 1.3x
+ * slower for both and the candidate 10% slower on top -> still slower. */
+static void scale_impl(dt_record *r, size_t impl, double f) {
+    for (size_t c = 0; c < r->n_cases; c++)
+        for (int s = DT_SCOPE_E2E_BATCH; s <= DT_SCOPE_E2E_SINGLE; s++) {
+            dt_samples *x = &r->cases[c].impl[impl].samples[s];
+            for (size_t i = 0; i < x->n; i++) x->v[i].us *= f;
+        }
+}
+
+static void test_host_attribution(void) {
+    hb_run o = HB;
+    o.cases = 4;
+    /* {baseline factor, candidate factor, expected verdict of every candidate host row} */
+    static const struct { double base, cand; dt_cmp_verdict want; int exit; } t[] = {
+        {0.57, 1.0, DT_CMP_BASELINE_MOVED, 0},
+        {1.0, 1.10, DT_CMP_SLOWER, 1},
+        {1.3, 1.3 * 1.10, DT_CMP_SLOWER, 1},
+        {1.75, 1.0, DT_CMP_BASELINE_MOVED, 0}, /* the baseline slower alone: not "faster" */
+    };
+    for (size_t k = 0; k < sizeof t / sizeof t[0]; k++) {
+        hb_run ob = o;
+        ob.seed = 40 + k;
+        dt_record *a = hb_record(&o), *b = hb_record(&ob);
+        scale_impl(b, 0, t[k].base);
+        scale_impl(b, 1, t[k].cand);
+        dt_status st;
+        dt_err err = {{0}};
+        dt_compare_result *res = hb_compare(a, b, &st, &err);
+        CHECK_MSG(st == DT_OK && res, err.msg);
+        int seen = 0, right = 0;
+        for (size_t i = 0; res && i < res->n_cases; i++)
+            for (size_t j = 0; j < res->cases[i].n_rows; j++) {
+                const dt_compare_row *row = &res->cases[i].rows[j];
+                if (row->role != DT_ROLE_CANDIDATE) continue;
+                seen++;
+                right += row->verdict == t[k].want;
+            }
+        char why[128];
+        snprintf(why, sizeof why, "host attribution case %zu: %d of %d candidate rows %s", k,
+                 right, seen, dt_cmp_verdict_name(t[k].want));
+        CHECK_MSG(seen == 8 && right == seen, why);
+        CHECK_MSG(res && dt_compare_exit_status(st, res) == t[k].exit, why);
         dt_compare_result_free(res);
         dt_record_free(a);
         dt_record_free(b);
@@ -701,6 +754,7 @@ int main(void) {
     test_detectable();
     test_json();
     test_held_attribution();
+    test_host_attribution();
     test_across_versions();
     json_t *a = run_with(101, 6.0, NULL);
     json_t *same = run_with(202, 6.0, NULL); /* a rerun: other jitter, same speeds */
