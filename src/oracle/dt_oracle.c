@@ -261,16 +261,22 @@ dt_status dt_oracle_compute(const dt_case_layout *L, const uint8_t *pristine, dt
                            (long long)bad_label, (long long)bad_row, (long long)N);
         }
     }
+    dt_oracle_ref_adopt(L, r, s, ref);
+    return DT_OK;
+}
+
+void dt_oracle_ref_adopt(const dt_case_layout *L, double *ref_values, double *scale,
+                         dt_oracle_ref *ref) {
+    const dt_buffer_layout *O = &L->buf[dt_layout_output(L)];
     ref->op = L->op;
     ref->rows = O->rows;
     ref->cols = O->cols;
-    ref->ref = r;
-    ref->scale = s;
+    ref->ref = ref_values;
+    ref->scale = scale;
     ref->dtype = L->dtype;
     ref->tol = dt_op_tolerance(L->op, L->dtype);
     ref->atol = ref->tol.atol;
     ref->rtol = ref->tol.rtol;
-    return DT_OK;
 }
 
 void dt_oracle_free(dt_oracle_ref *ref) {

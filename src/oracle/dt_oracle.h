@@ -35,6 +35,13 @@ typedef struct dt_oracle_ref {
                            tol.ulps ulps of the output type at |ref| */
 } dt_oracle_ref;
 
+/* Makes ref the reference of case L from ref_values and scale (malloc'd, one double per
+ * output element, the output's rows x cols; ref takes them over, dt_oracle_free frees
+ * them), with the fields dt_oracle_compute sets: op, shape, dtype and tolerances. For a
+ * reference computed here or read back (the refcache, orchestrate/dt_refcache.h). */
+void dt_oracle_ref_adopt(const dt_case_layout *L, double *ref_values, double *scale,
+                         dt_oracle_ref *ref);
+
 /* Computes the reference from the inputs in `pristine` (an arena written by
  * dt_arena_fill with layout L), reading inputs through the layout's strides, so views
  * work. On success ref owns two new arrays (free with dt_oracle_free). Fails with

@@ -201,15 +201,7 @@ int dt_refcache_load(const char *path, const dt_case_layout *L, uint64_t pristin
         snprintf(why, len, "%s: %s", path, bad);
         return -1;
     }
-    ref->op = L->op;
-    ref->rows = O->rows;
-    ref->cols = O->cols;
-    ref->ref = r;
-    ref->scale = s;
-    ref->dtype = L->dtype;
-    ref->tol = dt_op_tolerance(L->op, L->dtype); /* as dt_oracle_compute sets them */
-    ref->atol = ref->tol.atol;
-    ref->rtol = ref->tol.rtol;
+    dt_oracle_ref_adopt(L, r, s, ref);
     return 1;
 }
 

@@ -4,12 +4,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "dt_kernel_dir.h"
 
 #define KC_MAGIC "dualtime-kcache 1\n"
 #define KC_MAX_BYTES (256u << 20) /* no kernel image is near this: larger is corrupt */
@@ -70,18 +71,6 @@ static int key_ok(const char *key) {
     return 1;
 }
 
-static void digest_hex(const void *data, size_t n, char out[65]) {
-    unsigned char md[32];
-    unsigned int len = 0;
-    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-    int ok = ctx && EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) == 1 &&
-             EVP_DigestUpdate(ctx, data, n) == 1 && EVP_DigestFinal_ex(ctx, md, &len) == 1 &&
-             len == 32;
-    EVP_MD_CTX_free(ctx);
-    if (!ok) memset(md, 0, sizeof md);
-    for (int i = 0; i < 32; i++) snprintf(out + 2 * i, 3, "%02x", md[i]);
-}
-
 static int entry_path(const char *key, char *path, size_t len) {
     const char *dir = dt_kcache_dir(NULL);
     if (!dir || !key_ok(key)) return -1;
@@ -109,7 +98,7 @@ int dt_kcache_get(const char *key, char **image, size_t *bytes) {
         char want[65], got[65];
         memcpy(want, head + sizeof KC_MAGIC - 1, 64);
         want[64] = 0;
-        digest_hex(img, n, got);
+        dt_kdir_sha256(img, n, got);
         ok = strcmp(want, got) == 0;
     }
     if (!ok) {
@@ -129,7 +118,7 @@ int dt_kcache_put(const char *key, const char *image, size_t bytes) {
     snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0) return -1;
-    digest_hex(image, bytes, dig);
+    dt_kdir_sha256(image, bytes, dig);
     dig[64] = '\n';
     int ok = write(fd, KC_MAGIC, sizeof KC_MAGIC - 1) == (ssize_t)(sizeof KC_MAGIC - 1) &&
              write(fd, dig, 65) == 65;
