@@ -113,9 +113,9 @@ dt_status dt_ops_parse(const char *text, int ops[DT_OP_COUNT], dt_err *err) {
 
 void dt_shapes_default(const char *backend, int quick, int gemm, dt_shape_list *out) {
     static const dt_shape cuda_rows[] = {{1, 127, 0},    {17, 257, 0},  {128, 1024, 0},
-                                         {64, 4096, 0},  {1024, 4096, 0}, {8192, 8192, 0},
-                                         /* vocabulary rows (GPT-2, Llama 3): logits */
-                                         {4096, 50257, 0}, {2048, 128256, 0}};
+                                         {64, 4096, 0},  {1024, 4096, 0}, {8192, 8192, 0}};
+    /* vocabulary rows (GPT-2, Llama 3): rows of logits, after cuda_rows, logits_only */
+    static const dt_shape cuda_logits_rows[] = {{4096, 50257, 0}, {2048, 128256, 0}};
     static const dt_shape cpu_rows[] = {{1, 127, 0}, {17, 257, 0}, {128, 1024, 0},
                                         {1024, 4096, 0}};
     static const dt_shape cuda_gemm[] = {{127, 193, 61},      {513, 257, 129}, {128, 128, 128},
@@ -137,13 +137,15 @@ void dt_shapes_default(const char *backend, int quick, int gemm, dt_shape_list *
         n = cuda ? 7 : 5;
     } else {
         src = cuda ? cuda_rows : cpu_rows;
-        n = cuda ? 8 : 4;
+        n = cuda ? 6 : 4;
     }
     memset(out, 0, sizeof *out);
-    for (int i = 0; i < n; i++) {
-        out->logits_only[out->count] = src == cuda_rows && src[i].n > 8192; /* vocabulary rows */
-        out->s[out->count++] = src[i];
-    }
+    for (int i = 0; i < n; i++) out->s[out->count++] = src[i];
+    if (cuda && !quick && !gemm)
+        for (int i = 0; i < 2; i++) {
+            out->logits_only[out->count] = 1;
+            out->s[out->count++] = cuda_logits_rows[i];
+        }
 }
 
 int dt_op_rows_are_logits(dt_op op) {
