@@ -648,7 +648,15 @@ static void plan_pinning(run_job *j) {
             snprintf(j->pin.why, sizeof j->pin.why, "not pinned: %d implementations (pinning "
                      "gives at most %d their own CPUs)", j->a.impls.n, DT_PIN_MAX_WORKERS);
         } else {
-            dt_affinity_plan_here(j->a.impls.n, (int)j->a.threads, cpu, &j->pin);
+            /* a GPU run's workers need few CPUs (their host thread, the driver's and
+             * CUPTI's): the rest is spare for the orchestrator's preparer
+             * (orchestrate/dt_casehost.h). No --backends counts as GPU where the
+             * driver's device node is there. */
+            int gpu = j->a.backend ? strcmp(j->a.backend, "cuda") == 0
+                                   : access("/dev/nvidiactl", F_OK) == 0;
+            int take = (int)j->a.threads;
+            if (gpu && take > DT_PIN_GPU_WORKER_CPUS) take = DT_PIN_GPU_WORKER_CPUS;
+            dt_affinity_plan_here(j->a.impls.n, take, cpu, &j->pin);
         }
         /* the oracle's threads keep every CPU: only this thread is pinned below */
         if (j->pin.pinned) dt_oracle_threads_start();
@@ -955,6 +963,7 @@ static void fill_config(run_job *j) {
     cfg->inputs = a->inputs;
     cfg->graph = a->graph;
     cfg->cache_cold = a->cache_cold;
+    cfg->spare_cpus = j->pin.pinned ? j->pin.spare : NULL;
 }
 
 /* The end-of-run summary on stderr (format/dt_format_summary.h), terminal or not; --quiet

@@ -84,6 +84,13 @@ void dt_affinity_plan(const int *cpus, int n, int workers, int threads, int full
     }
     if (take < 1) take = 1;
     list_of(cpus, 1, 1, out->orchestrator, sizeof out->orchestrator);
+    cpu_set_t spare;
+    CPU_ZERO(&spare);
+    for (int i = 2; i < n; i++) {
+        int k = (i - 2) / share;
+        if (k >= workers || (i - 2) % share >= take) CPU_SET(cpus[i], &spare);
+    }
+    dt_affinity_format(&spare, out->spare, sizeof out->spare);
     for (int k = 0; k < workers; k++)
         list_of(cpus, 2 + k * share, take, out->worker[k], sizeof out->worker[k]);
     out->pinned = 1;

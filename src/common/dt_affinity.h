@@ -20,6 +20,11 @@ typedef struct dt_pin_plan {
     int pinned;                                      /* 1: the lists below are the plan */
     char orchestrator[DT_PIN_LIST_LEN];              /* CPU list, "" when not pinned */
     char worker[DT_PIN_MAX_WORKERS][DT_PIN_LIST_LEN]; /* per worker, "" when not pinned */
+    char spare[DT_PIN_LIST_LEN];                     /* usable CPUs no worker, not the
+                                                        orchestrator and not the system's
+                                                        CPU got ("" none): where the
+                                                        orchestrator's preparer runs
+                                                        (orchestrate/dt_casehost.h) */
     char why[160];                                   /* not pinned: why, one line */
 } dt_pin_plan;
 
@@ -33,9 +38,14 @@ void dt_affinity_format(const cpu_set_t *set, char *out, size_t len);
  * holds `threads` CPUs (CPU kernels must not be squeezed onto fewer CPUs than threads).
  * Then cpus[0] is left to the system, the orchestrator gets cpus[1], and the rest is
  * split into `workers` equal consecutive shares, each capped at max(threads, 1) CPUs.
+ * What is left of each share (take < share) and the CPUs past the last share are `spare`.
  * Otherwise pinned = 0 and why says so. */
 void dt_affinity_plan(const int *cpus, int n, int workers, int threads, int full_threads,
                       dt_pin_plan *out);
+/* CPUs per worker of a GPU run: its host thread, the driver's and CUPTI's threads; the
+ * rest of each share is spare (the caller passes min(--threads, this) as threads). */
+#define DT_PIN_GPU_WORKER_CPUS 3
+
 /* dt_affinity_plan over this process's affinity mask. */
 void dt_affinity_plan_here(int workers, int threads, int full_threads, dt_pin_plan *out);
 /* Pins the calling thread (the process, before it has threads) to list; 0 or -1 (errno). */

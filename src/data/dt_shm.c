@@ -18,7 +18,8 @@ dt_status dt_shm_create(dt_shm *s, int64_t bytes, dt_err *err) {
     if (bytes <= 0) return dt_fail(err, DT_EINVAL, "shared memory size %lld", (long long)bytes);
     int fd = -1;
     for (int attempt = 0; attempt < 16 && fd < 0; attempt++) {
-        snprintf(s->name, sizeof s->name, "/dualtime-%d-%u-%08x", (int)getpid(), g_serial++,
+        snprintf(s->name, sizeof s->name, "/dualtime-%d-%u-%08x", (int)getpid(),
+                 __atomic_fetch_add(&g_serial, 1, __ATOMIC_RELAXED),
                  (unsigned)(dt_now_ns() ^ (attempt * 2654435761u)));
         fd = shm_open(s->name, O_RDWR | O_CREAT | O_EXCL, 0600);
         if (fd < 0 && errno != EEXIST) break;

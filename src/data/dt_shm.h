@@ -4,7 +4,8 @@
  * Names are "/dualtime-<pid>-<serial>-<random>"; segments are created with O_EXCL and
  * mode 0600 and unlinked by the creator on every exit path (dt_shm_destroy, and
  * dt_shm_sweep_stale at the next start for a creator that was killed).
- * Ownership: a dt_shm owns its mapping; destroy/close unmaps. Not thread-safe. */
+ * Ownership: a dt_shm owns its mapping; destroy/close unmaps. A dt_shm is used by one
+ * thread at a time; create may run on several threads at once (atomic name counter). */
 #ifndef DT_SHM_H
 #define DT_SHM_H
 

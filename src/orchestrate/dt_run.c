@@ -1,7 +1,9 @@
 /* dt_run.c — the run loop (see dt_run.h). Order of one case, per round:
  *
- *   pristine arena + FP64 reference
- *   per implementation: prepare → upload → cold call → download → check("cold")
+ *   the host side (dt_casehost.h: pristine arena, FP64 reference, input sets, shared
+ *   arenas), made ahead on the preparer while the case-round before was measured, or here
+ *   every implementation's prepare sent, then each answer; per implementation: cold call
+ *   → download → check("cold")
  *   per implementation: warmup (batches) → calibrate R
  *   batch samples, then single samples, the implementations in the rotated Latin square
  *   of dt_latin_order at every sample index (ABBA with two)
@@ -35,6 +37,7 @@
 #include "../session/dt_protocol.h"
 #include "../stats/dt_stats.h"
 #include "dt_cache.h"
+#include "dt_casehost.h"
 #include "dt_cheat.h"
 #include "dt_hostpass.h"
 #include "dt_latin.h"
@@ -77,17 +80,17 @@ typedef struct run_ctx {
     int round;          /* round of the case in flight (the trace's column) */
     int64_t full_write_ns, full_write_cost_ns; /* the last write of every output: when, how long */
     dt_refcache refcache; /* FP64 references kept on disk between rounds (dt_refcache.h) */
+    dt_casehost_cfg hcfg; /* how a case's host side is made (dt_casehost.h) */
+    dt_casehost_pool *pool; /* the preparer, or NULL (everything in line) */
 } run_ctx;
 
 /* One case in flight. */
 typedef struct case_run {
     const dt_case_spec *spec;
     dt_case *cj;        /* the case in the record */
-    dt_case_layout L;
-    uint8_t *pristine;
-    dt_oracle_ref ref;
+    dt_casehost *h;     /* layout, pristine arena, FP64 reference, input sets (anti-cheat;
+                           cheat.nsets 0: none), shared arenas not yet taken */
     int round, flip;
-    dt_cheat_case cheat; /* the case's input sets (anti-cheat; nsets 0: none) */
     fw_case fw[DT_SESSION_MAX_IMPLS];
 } case_run;
 
@@ -246,10 +249,10 @@ static dt_status fw_checked_call(run_ctx *c, fw_case *f, const char *when, const
     /* input set 0 again (samples rotate them), outputs poisoned; the cold call's arena was
      * copied from set 0 just before the prepare: poisoning its outputs suffices (anything
      * else the prepare changed is the arena check's finding, not restored) */
-    if (cr->cheat.nsets && !cold)
-        dt_cheat_arm(&cr->cheat, 0, f->shm.base);
+    if (cr->h->cheat.nsets && !cold)
+        dt_cheat_arm(&cr->h->cheat, 0, f->shm.base);
     else
-        dt_arena_poison_outputs(&cr->L, f->shm.base);
+        dt_arena_poison_outputs(&cr->h->L, f->shm.base);
     double up_ms = 0, down_ms = 0;
     int64_t ns = 0;
     if (fw_copy(c, f, DT_STEP_MAIN, "upload", &up_ms) != DT_OK) return DT_EWORKER;
@@ -262,9 +265,9 @@ static dt_status fw_checked_call(run_ctx *c, fw_case *f, const char *when, const
         f->ci->setup_ms.download = down_ms;
     }
     dt_arena_report ar;
-    dt_arena_check(&cr->L, f->shm.base, cr->pristine, &ar);
+    dt_arena_check(&cr->h->L, f->shm.base, cr->h->pristine, &ar);
     dt_oracle_report orp;
-    dt_oracle_check(&cr->ref, &cr->L, f->shm.base, &orp);
+    dt_oracle_check(&cr->h->ref, &cr->h->L, f->shm.base, &orp);
     check_record(f, when, &ar, &orp);
     if (!ar.ok || !orp.ok) {
         char msg[600];
@@ -281,7 +284,7 @@ static dt_status fw_checked_call(run_ctx *c, fw_case *f, const char *when, const
 /* A failed checked call's named check, if any: msg becomes "cheat.<name>: <reason>". */
 static void fw_cheat_name(const case_run *cr, fw_case *f, int cold, const dt_arena_report *ar,
                           const dt_oracle_report *orp, char *msg, size_t len) {
-    if (!cr->cheat.nsets) return;
+    if (!cr->h->cheat.nsets) return;
     dt_cheat_obs o;
     memset(&o, 0, sizeof o);
     o.now.ar = *ar;
@@ -306,12 +309,12 @@ static int fw_direct(const run_ctx *c, const fw_case *f) {
  * anti-cheat state, a sample not checked (dt_cheat_sample_checked), or f failed). */
 static int fw_sample_arm(run_ctx *c, const case_run *cr, fw_case *f, dt_session_step step,
                          int index, int device) {
-    if (!cr->cheat.nsets || !(device ? dt_cheat_device_sample_checked(cr->L.total_bytes, index)
-                                     : dt_cheat_sample_checked(cr->L.total_bytes, index)))
+    if (!cr->h->cheat.nsets || !(device ? dt_cheat_device_sample_checked(cr->h->L.total_bytes, index)
+                                     : dt_cheat_sample_checked(cr->h->L.total_bytes, index)))
         return -1;
     int set = dt_cheat_sample_set(index);
-    dt_cheat_begin(&f->ci->cheat, cr->cheat.nsets);
-    dt_cheat_arm(&cr->cheat, set, f->shm.base);
+    dt_cheat_begin(&f->ci->cheat, cr->h->cheat.nsets);
+    dt_cheat_arm(&cr->h->cheat, set, f->shm.base);
     double ms;
     return fw_copy(c, f, step, "upload", &ms) == DT_OK ? set : -1;
 }
@@ -328,21 +331,21 @@ static void fw_sample_check(run_ctx *c, const case_run *cr, fw_case *f, dt_sessi
     o.direct = step == DT_STEP_MAIN && fw_direct(c, f);
     double ms;
     if (o.direct) {
-        dt_cheat_look_at(&cr->cheat, set, f->shm.base, &o.now);
-        dt_arena_poison_outputs(&cr->L, f->shm.base);
+        dt_cheat_look_at(&cr->h->cheat, set, f->shm.base, &o.now);
+        dt_arena_poison_outputs(&cr->h->L, f->shm.base);
         if (fw_copy(c, f, step, "download", &ms) != DT_OK) return;
-        o.written_at_download = dt_cheat_output_written(&cr->L, f->shm.base);
-        if (index == dt_cheat_first_checked(cr->L.total_bytes) && o.written_at_download == 0) {
+        o.written_at_download = dt_cheat_output_written(&cr->h->L, f->shm.base);
+        if (index == dt_cheat_first_checked(cr->h->L.total_bytes) && o.written_at_download == 0) {
             usleep(DT_CHEAT_LATE_MS * 1000);
-            o.written_late = dt_cheat_output_written(&cr->L, f->shm.base);
+            o.written_late = dt_cheat_output_written(&cr->h->L, f->shm.base);
         }
     } else {
         if (fw_copy(c, f, step, "download", &ms) != DT_OK) return;
-        dt_cheat_look_at(&cr->cheat, set, f->shm.base, &o.now);
+        dt_cheat_look_at(&cr->h->cheat, set, f->shm.base, &o.now);
         for (int t = 0; !o.now.ok && o.now.ar.output_unwritten > 0 && t < 20; t++) {
             usleep(DT_CHEAT_LATE_MS * 1000);
             if (fw_copy(c, f, step, "download", &ms) != DT_OK) return;
-            dt_cheat_look_at(&cr->cheat, set, f->shm.base, &o.late);
+            dt_cheat_look_at(&cr->h->cheat, set, f->shm.base, &o.late);
             o.has_late = 1;
             if (o.late.ok) break;
         }
@@ -366,7 +369,7 @@ static void fw_sample_check(run_ctx *c, const case_run *cr, fw_case *f, dt_sessi
  * (also in rounds that check no sample: large arenas after round 0). */
 static void fw_cheat_finish(run_ctx *c, case_run *cr, fw_case *f) {
     dt_cheat_rec *rec = &f->ci->cheat;
-    dt_cheat_begin(rec, cr->cheat.nsets);
+    dt_cheat_begin(rec, cr->h->cheat.nsets);
     char reason[480];
     dt_cheat_limits lim;
     dt_cheat_limits_read(c->r, c->cfg->backend, &lim);
@@ -636,14 +639,14 @@ static void graph_unavailable_all(const run_ctx *c, case_run *cr) {
             dt_record_set_str(&cr->fw[i].ci->graph_unavailable, why);
 }
 
-/* Starts (if needed) the probe worker of f for step (its kind), prepares it on the same
- * arena, then warms it. */
-static dt_status fw_probe_prepare(run_ctx *c, fw_case *f, dt_session_step step, int64_t reps) {
+/* Starts (if needed) the probe worker of f for step (its kind) and sends it the prepare
+ * of the same arena (the probe workers of a case prepare at once). 1 when sent. */
+static int fw_probe_send(run_ctx *c, fw_case *f, dt_session_step step) {
     dt_err e;
     int started = 0;
     if (dt_session_ready(c->session, f->index, step, &started, &e) != DT_OK) {
         fw_fail(f, step, "start probe worker", e.msg);
-        return DT_EWORKER;
+        return 0;
     }
     dt_worker *w;
     dt_status st;
@@ -651,14 +654,24 @@ static dt_status fw_probe_prepare(run_ctx *c, fw_case *f, dt_session_step step, 
         /* A dedicated probe process: CUPTI stays attached between probe regions, so the
          * warmup and prime calls pay its setup (docs/device-timing.md, persistent mode). */
         const char *stage = "probe worker probe_process";
-        if (!(w = fw_worker(f, step, stage))) return DT_EWORKER;
+        if (!(w = fw_worker(f, step, stage))) return 0;
         st = dt_protocol_probe_process(w, kind_name(step), c->cfg->timeout_s, &e);
-        if (fw_done(f, step, stage, st, &e) != DT_OK) return st;
+        if (fw_done(f, step, stage, st, &e) != DT_OK) return 0;
     }
-    if (!(w = fw_worker(f, step, "probe worker prepare"))) return DT_EWORKER;
-    st = dt_protocol_prepare(w, &f->req, c->cfg->timeout_s, NULL, &e);
-    if (fw_done(f, step, "probe worker prepare", st, &e) == DT_OK) {
-        f->probe_prepared[step] = 1;
+    if (!(w = fw_worker(f, step, "probe worker prepare"))) return 0;
+    return fw_done(f, step, "probe worker prepare", dt_protocol_prepare_send(w, &f->req, &e),
+                   &e) == DT_OK;
+}
+
+/* The probe worker's prepare answer (fw_probe_send sent it), its upload, then its warmup. */
+static dt_status fw_probe_receive(run_ctx *c, fw_case *f, dt_session_step step, int64_t reps) {
+    dt_err e;
+    dt_worker *w = fw_worker(f, step, "probe worker prepare");
+    if (!w) return DT_EWORKER;
+    dt_status st = dt_protocol_prepare_receive(w, c->cfg->timeout_s, NULL, &e);
+    if ((st = fw_done(f, step, "probe worker prepare", st, &e)) == DT_OK) {
+        f->probe_prepared[step] = 1; /* release owed */
+        if (!f->ok) return DT_EWORKER; /* its other probe worker failed: answer read, no more */
         double ms;
         st = fw_copy(c, f, step, "upload", &ms);
     }
@@ -715,24 +728,53 @@ static void fw_pilot(run_ctx *c, fw_case *f, int64_t reps) {
 }
 
 /* The probe workers of f for this round: the kind of an earlier round (recorded), else
- * the forced kind, else (auto) both, piloted. Records the kind used. */
-static void fw_probe_setup(run_ctx *c, fw_case *f, int64_t rdev) {
-    int pilot = 0;
+ * the forced kind, else (auto) both, piloted. 1: pilot (both kinds). */
+static int fw_probe_plan(run_ctx *c, fw_case *f) {
     if (f->ci->probe_kind)
         f->probe_step = strcmp(f->ci->probe_kind, "serialized") == 0 ? DT_STEP_PROBE_SERIAL
                                                                       : DT_STEP_PROBE;
     else if (c->cfg->probe_kind == DT_RUN_PROBE_AUTO)
-        pilot = 1;
+        return 1;
     else
         f->probe_step = c->cfg->probe_kind == DT_RUN_PROBE_SERIALIZED ? DT_STEP_PROBE_SERIAL
                                                                       : DT_STEP_PROBE;
-    if (!pilot) {
-        fw_probe_prepare(c, f, f->probe_step, rdev);
-    } else if (fw_probe_prepare(c, f, DT_STEP_PROBE, rdev) == DT_OK &&
-               fw_probe_prepare(c, f, DT_STEP_PROBE_SERIAL, rdev) == DT_OK) {
-        fw_pilot(c, f, rdev);
+    return 0;
+}
+
+static int64_t device_reps(const run_ctx *c, const fw_case *f);
+
+/* Every implementation's probe workers (fw_probe_plan): all prepares sent, then each
+ * answered, uploaded and warmed; then the pilots (timed: nothing else runs). Records the
+ * kind used. */
+static void case_probe_setup(run_ctx *c, case_run *cr) {
+    int pilot[DT_SESSION_MAX_IMPLS] = {0}, sent[DT_SESSION_MAX_IMPLS][DT_STEP_COUNT];
+    memset(sent, 0, sizeof sent);
+    for (int i = 0; i < c->n; i++) {
+        fw_case *f = &cr->fw[i];
+        if (!f->ok) continue;
+        progress(c, f->id, "probe worker prepare");
+        pilot[i] = fw_probe_plan(c, f);
+        if (pilot[i]) {
+            sent[i][DT_STEP_PROBE] = fw_probe_send(c, f, DT_STEP_PROBE);
+            if (f->ok) sent[i][DT_STEP_PROBE_SERIAL] = fw_probe_send(c, f, DT_STEP_PROBE_SERIAL);
+        } else {
+            sent[i][f->probe_step] = fw_probe_send(c, f, f->probe_step);
+        }
     }
-    if (f->ok) dt_record_set_str(&f->ci->probe_kind, kind_name(f->probe_step));
+    for (int i = 0; i < c->n; i++) {
+        fw_case *f = &cr->fw[i];
+        progress(c, f->id, "probe worker prepare");
+        for (int k = DT_STEP_PROBE; k < DT_STEP_COUNT; k++) /* every answer sent for is read */
+            if (sent[i][k] && dt_worker_alive(f->w[k]))
+                (void)fw_probe_receive(c, f, (dt_session_step)k, device_reps(c, f));
+    }
+    for (int i = 0; i < c->n; i++) {
+        fw_case *f = &cr->fw[i];
+        if (pilot[i] && f->ok && f->probe_prepared[DT_STEP_PROBE] &&
+            f->probe_prepared[DT_STEP_PROBE_SERIAL])
+            fw_pilot(c, f, device_reps(c, f));
+        if (f->ok) dt_record_set_str(&f->ci->probe_kind, kind_name(f->probe_step));
+    }
 }
 
 /* Calls per device batch window (SPEC §4): R_dev = min(R, --device-reps cap). */
@@ -814,8 +856,7 @@ static void take_decomp_samples(run_ctx *c, case_run *cr) {
 /* ---- the case in the record ------------------------------------------------------------- */
 
 /* Adds the case of spec to the record: op, shape, tolerance, input hashes. */
-static dt_case *case_new(run_ctx *c, const dt_case_spec *spec, const dt_case_layout *L,
-                         const uint8_t *pristine) {
+static dt_case *case_new(run_ctx *c, const dt_case_spec *spec, dt_casehost *h) {
     const dt_op_info *info = dt_op_get(spec->op);
     dt_case *cj = dt_record_case_add(c->r, spec->id);
     cj->op = spec->op;
@@ -831,13 +872,16 @@ static dt_case *case_new(run_ctx *c, const dt_case_spec *spec, const dt_case_lay
     cj->atol = tol.atol;
     cj->rtol = tol.rtol;
     dt_record_set_str(&cj->tol_scale, info->scale_doc);
-    int ib[DT_MAX_BUFFERS], ni = 0;
-    char hex[DT_MAX_BUFFERS][65];
-    for (int b = 0; pristine && b < L->nbuffers; b++) /* no inputs: none could be made */
-        if (!L->buf[b].is_output) ib[ni++] = b;
-    dt_hostpass_sha256_buffers(L, pristine, ib, ni, hex); /* the inputs on parallel threads */
-    for (int j = 0; j < ni; j++)
-        dt_case_input_add(cj, L->buf[ib[j]].name, hex[j], L->buf[ib[j]].rows, L->buf[ib[j]].cols);
+    const dt_case_layout *L = &h->L;
+    if (h->pristine && !h->want_sha) { /* made without them: hashed here */
+        h->n_inputs = 0;
+        for (int b = 0; b < L->nbuffers; b++)
+            if (!L->buf[b].is_output) h->input_buf[h->n_inputs++] = b;
+        dt_hostpass_sha256_buffers(L, h->pristine, h->input_buf, h->n_inputs, h->input_hex);
+    }
+    for (int j = 0; h->pristine && j < h->n_inputs; j++) /* no inputs: none could be made */
+        dt_case_input_add(cj, L->buf[h->input_buf[j]].name, h->input_hex[j],
+                          L->buf[h->input_buf[j]].rows, L->buf[h->input_buf[j]].cols);
     return cj;
 }
 
@@ -871,30 +915,46 @@ static void keep_sources(run_ctx *c, fw_case *f, const dt_protocol_prepare_answe
 
 /* ---- one case ------------------------------------------------------------------------- */
 
-/* Arena, prepare and cold check of one implementation. */
-static void fw_setup(run_ctx *c, case_run *cr, fw_case *f) {
+/* Arena and the prepare request of one implementation (sent: the workers of a case
+ * prepare at once; nothing is timed then). 1 when sent. */
+static int fw_setup_send(run_ctx *c, case_run *cr, fw_case *f) {
     const dt_run_config *cfg = c->cfg;
     dt_err e;
     int restarted;
     if (dt_session_ready(c->session, f->index, DT_STEP_MAIN, &restarted, &e) != DT_OK) {
         fw_fail(f, DT_STEP_MAIN, "restart worker", e.msg);
-        return;
+        return 0;
     }
-    if (dt_shm_create(&f->shm, cr->L.total_bytes, &e) != DT_OK) {
-        fw_fail(f, DT_STEP_MAIN, "shared memory", e.msg);
-        return;
+    dt_casehost *h = cr->h;
+    if (f->index < h->nshm && h->shm[f->index].base) { /* made with the host side */
+        f->shm = h->shm[f->index];
+        memset(&h->shm[f->index], 0, sizeof h->shm[f->index]); /* taken */
+    } else {
+        if (dt_shm_create(&f->shm, h->L.total_bytes, &e) != DT_OK) {
+            fw_fail(f, DT_STEP_MAIN, "shared memory", e.msg);
+            return 0;
+        }
+        progress(c, f->id, "arena copy");
+        dt_hostpass_copy(f->shm.base, h->pristine, (size_t)h->L.total_bytes);
     }
-    progress(c, f->id, "arena copy");
-    dt_hostpass_copy(f->shm.base, cr->pristine, (size_t)cr->L.total_bytes);
     progress(c, f->id, "prepare");
     const dt_case_spec *spec = cr->spec;
     dt_protocol_prepare_req q = {spec->id, dt_op_get(spec->op)->name, cfg->backend, spec->m, spec->n,
-                        spec->k, f->shm.name, &cr->L, cfg->capture_sources};
+                        spec->k, f->shm.name, &h->L, cfg->capture_sources};
     f->req = q;
+    dt_worker *w = fw_worker(f, DT_STEP_MAIN, "prepare");
+    return w && fw_done(f, DT_STEP_MAIN, "prepare", dt_protocol_prepare_send(w, &f->req, &e),
+                        &e) == DT_OK;
+}
+
+/* The prepare answer of one implementation (fw_setup_send sent it), its setup record. */
+static void fw_setup_receive(run_ctx *c, case_run *cr, fw_case *f) {
+    dt_err e;
+    progress(c, f->id, "prepare");
     dt_worker *w = fw_worker(f, DT_STEP_MAIN, "prepare");
     if (!w) return;
     dt_protocol_prepare_answer ans;
-    dt_status st = dt_protocol_prepare(w, &f->req, cfg->timeout_s, &ans, &e);
+    dt_status st = dt_protocol_prepare_receive(w, c->cfg->timeout_s, &ans, &e);
     if (fw_done(f, DT_STEP_MAIN, "prepare", st, &e) != DT_OK) return;
     f->prepared = 1;
     if (cr->round == 0) {
@@ -906,8 +966,22 @@ static void fw_setup(run_ctx *c, case_run *cr, fw_case *f) {
         keep_sources(c, f, &ans);
     }
     dt_protocol_prepare_answer_free(&ans);
-    progress(c, f->id, "cold call + check");
-    fw_checked_call(c, f, "cold", cr, cr->round == 0);
+}
+
+/* Arena, prepare and cold check of every implementation: the prepares at once, then each
+ * cold call alone (it is timed: the setup phases). */
+static void case_setup(run_ctx *c, case_run *cr) {
+    int sent[DT_SESSION_MAX_IMPLS] = {0};
+    for (int i = 0; i < c->n; i++)
+        if (cr->fw[i].ok) sent[i] = fw_setup_send(c, cr, &cr->fw[i]);
+    for (int i = 0; i < c->n; i++) /* every answer sent for is read: never left in a pipe */
+        if (sent[i]) fw_setup_receive(c, cr, &cr->fw[i]);
+    for (int i = 0; i < c->n; i++) {
+        fw_case *f = &cr->fw[i];
+        if (!f->prepared || !f->ok) continue;
+        progress(c, f->id, "cold call + check");
+        fw_checked_call(c, f, "cold", cr, cr->round == 0);
+    }
 }
 
 /* The timed part: host samples, then (device timing) control and probe samples, the
@@ -923,12 +997,7 @@ static void timed_part(run_ctx *c, case_run *cr) {
     take_samples(c, cr, 0);
     take_samples(c, cr, 1);
     if (cfg->device_timing) {
-        for (int i = 0; i < c->n; i++) {
-            fw_case *f = &cr->fw[i];
-            if (!f->ok) continue;
-            progress(c, f->id, "probe worker prepare");
-            fw_probe_setup(c, f, device_reps(c, f));
-        }
+        case_probe_setup(c, cr);
         take_device_samples(c, cr, 0);
         take_device_samples(c, cr, 1);
         take_decomp_samples(c, cr);
@@ -946,13 +1015,19 @@ static void timed_part(run_ctx *c, case_run *cr) {
 
 /* Checked call after timing, releases, validity and the round's bookkeeping. */
 static void case_finish(run_ctx *c, case_run *cr) {
+    dt_shm shm[DT_SESSION_MAX_IMPLS];
     for (int i = 0; i < c->n; i++) {
         fw_case *f = &cr->fw[i];
         if (f->prepared && dt_worker_alive(f->w[DT_STEP_MAIN])) fw_release(c, f, DT_STEP_MAIN);
         for (int k = DT_STEP_PROBE; k < DT_STEP_COUNT; k++)
             if (f->probe_prepared[k] && dt_worker_alive(f->w[k])) fw_release(c, f, (dt_session_step)k);
-        dt_shm_destroy(&f->shm);
+        shm[i] = f->shm;
+        memset(&f->shm, 0, sizeof f->shm);
     }
+    /* the arenas, the reference and the input sets are freed on the preparer (unmapping
+     * gigabytes takes a while), after the next case's host side is made */
+    dt_casehost_pool_free(c->pool, cr->h, shm, c->n);
+    cr->h = NULL;
     int valid = 1;
     for (int i = 0; i < c->n; i++)
         if (!cr->fw[i].ok || cr->fw[i].ci->status != DT_IMPL_OK) valid = 0;
@@ -960,58 +1035,44 @@ static void case_finish(run_ctx *c, case_run *cr) {
     dt_case_round_done_add(cr->cj, cr->round);
 }
 
-/* The FP64 reference of input set `set` of the case in flight (dt_refcache.h): loaded
- * from an earlier round's file when one is trusted, else computed and, when a later
- * round makes this set again, written for it. A file not trusted is recomputed and said
- * in the run's notes. (A dt_cheat_ref_fn for the extra input sets.) */
-typedef struct case_ref_ctx {
-    run_ctx *c;
-    const case_run *cr;
-} case_ref_ctx;
+/* The phase callback of a host side made in line: the trace and the progress line. */
+static void host_phase(void *ctx, const char *phase) { progress(ctx, NULL, phase); }
 
-static dt_status case_ref(void *ctx, int set, const dt_case_layout *L, const uint8_t *pristine,
-                          dt_oracle_ref *ref, dt_err *err) {
-    case_ref_ctx *x = ctx;
-    int next = x->cr->round + 1;
-    int again = next < x->c->cfg->rounds && (set == 0 || dt_cheat_round_checked(L->total_bytes, next));
-    dt_refcache_outcome o;
-    dt_status st = dt_refcache_get(&x->c->refcache, x->cr->spec->id, set, L, pristine, again,
-                                   again, ref, &o, err);
-    char line[720];
-    if (o.rejected) {
-        snprintf(line, sizeof line, "FP64 reference cache: %s input set %d round %d: %s; "
-                 "recomputed", x->cr->spec->id, set, x->cr->round, o.why);
-        dt_strv_push(&x->c->r->notes, line);
-    } else if (st == DT_OK && again && !o.loaded && !o.saved && o.why[0]) {
-        snprintf(line, sizeof line, "FP64 reference cache: %s input set %d not kept (%s); "
-                 "later rounds recompute it", x->cr->spec->id, set, o.why);
-        dt_strv_push(&x->c->r->notes, line);
+/* The host side of (spec, round): the one the preparer made ahead, else made here. Its
+ * notes go into the record. */
+static dt_casehost *case_host(run_ctx *c, const dt_case_spec *spec, int round) {
+    int64_t waited = 0;
+    trace_line(c, NULL, "host side (made ahead: wait)");
+    dt_casehost *h = dt_casehost_pool_take(c->pool, spec, round, &waited);
+    if (!h) {
+        h = dt_xcalloc(1, sizeof *h);
+        dt_casehost_make(&c->hcfg, spec, round, dt_record_case_find(c->r, spec->id) < 0, c->n,
+                         host_phase, c, h);
     }
-    return st;
+    for (size_t i = 0; i < h->notes.n; i++) dt_strv_push(&c->r->notes, h->notes.v[i]);
+    return h;
 }
 
-/* The case's extra input sets (anti-cheat), their references through case_ref. */
-static dt_status case_sets(run_ctx *c, case_run *cr, case_ref_ctx *rx, dt_err *e) {
-    progress(c, NULL, "input sets");
-    return dt_cheat_case_init_with(&cr->cheat, &cr->L, c->cfg->seed, cr->pristine, &cr->ref,
-                                   case_ref, rx, e);
+/* Makes the host side of the case-round after this one ahead, on the preparer, while
+ * this one is measured (dt_casehost.h: when it fits). */
+static void case_host_ahead(run_ctx *c, const dt_case_spec *next, int next_round) {
+    if (!c->pool || !next) return;
+    (void)dt_casehost_pool_submit(c->pool, next, next_round,
+                                  dt_record_case_find(c->r, next->id) < 0, c->n);
 }
 
-static void run_case(run_ctx *c, const dt_case_spec *spec, int round, int flip) {
+static void run_case(run_ctx *c, const dt_case_spec *spec, int round, int flip,
+                     const dt_case_spec *next, int next_round) {
     c->current = spec->id;
     case_run cr;
     memset(&cr, 0, sizeof cr);
     cr.spec = spec;
     cr.round = round;
     cr.flip = flip;
-    dt_layout_make_typed(&cr.L, spec->op, spec->m, spec->n, spec->k, spec->views, spec->dtype);
-    cr.L.inputs = (dt_inputs)c->cfg->inputs;
-    /* a failed allocation fails the case (its bytes named), never the run */
-    cr.pristine = malloc((size_t)cr.L.total_bytes);
-    progress(c, NULL, "inputs");
-    if (cr.pristine) dt_arena_fill(&cr.L, cr.pristine, c->cfg->seed);
+    cr.h = case_host(c, spec, round);
     int at = dt_record_case_find(c->r, spec->id);
-    cr.cj = at >= 0 ? &c->r->cases[at] : case_new(c, spec, &cr.L, cr.pristine);
+    cr.cj = at >= 0 ? &c->r->cases[at] : case_new(c, spec, cr.h);
+    case_host_ahead(c, next, next_round);
     for (int i = 0; i < c->n; i++) {
         fw_case *f = &cr.fw[i];
         f->index = i;
@@ -1023,22 +1084,11 @@ static void run_case(run_ctx *c, const dt_case_spec *spec, int round, int flip) 
         /* an implementation that failed in an earlier round stays failed */
         f->ok = f->ci->status == DT_IMPL_OK;
     }
-    progress(c, NULL, "FP64 reference");
-    dt_err e;
-    case_ref_ctx rx = {c, &cr};
-    if (!cr.pristine) {
-        char msg[128];
-        snprintf(msg, sizeof msg, "could not allocate %lld bytes for the pristine inputs",
-                 (long long)cr.L.total_bytes);
-        for (int i = 0; i < c->n; i++) fw_fail(&cr.fw[i], DT_STEP_MAIN, "inputs", msg);
-    } else if (case_ref(&rx, 0, &cr.L, cr.pristine, &cr.ref, &e) != DT_OK) {
-        for (int i = 0; i < c->n; i++) fw_fail(&cr.fw[i], DT_STEP_MAIN, "oracle", e.msg);
-    } else if (dt_cheat_round_checked(cr.L.total_bytes, round) &&
-               case_sets(c, &cr, &rx, &e) != DT_OK) {
-        for (int i = 0; i < c->n; i++) fw_fail(&cr.fw[i], DT_STEP_MAIN, "input sets", e.msg);
+    if (cr.h->fail_stage) {
+        for (int i = 0; i < c->n; i++) fw_fail(&cr.fw[i], DT_STEP_MAIN, cr.h->fail_stage,
+                                               cr.h->fail_msg);
     } else {
-        for (int i = 0; i < c->n; i++)
-            if (cr.fw[i].ok) fw_setup(c, &cr, &cr.fw[i]);
+        case_setup(c, &cr);
         for (int i = 0; i < c->n; i++) { /* warmup and calibration */
             fw_case *f = &cr.fw[i];
             if (!f->ok) continue;
@@ -1061,15 +1111,12 @@ static void run_case(run_ctx *c, const dt_case_spec *spec, int round, int flip) 
         }
         char hex[DT_SESSION_MAX_IMPLS][65];
         trace_line(c, NULL, "output SHA-256");
-        dt_hostpass_sha256_arenas(&cr.L, dt_layout_output(&cr.L), outs, c->n, hex);
+        dt_hostpass_sha256_arenas(&cr.h->L, dt_layout_output(&cr.h->L), outs, c->n, hex);
         for (int i = 0; i < c->n; i++)
             if (outs[i]) dt_record_set_str(&cr.fw[i].ci->output_sha256, hex[i]);
         for (int i = 0; i < c->n; i++) fw_cheat_finish(c, &cr, &cr.fw[i]);
     }
     case_finish(c, &cr);
-    dt_cheat_case_free(&cr.cheat);
-    dt_oracle_free(&cr.ref);
-    free(cr.pristine);
 }
 
 /* ---- the plan ---------------------------------------------------------------------------- */
@@ -1148,25 +1195,41 @@ static dt_status run_rounds(run_ctx *c, dt_err *err) {
     dt_record *r = c->r;
     dt_status st = write_now(c, 0, err);
     if (st != DT_OK) return st;
-    int n = cfg->plan.count;
-    for (int round = 0; round < cfg->rounds; round++) {
+    /* the case-rounds in the order they run: rotated by the round, reversed in alternate
+     * rounds; those finished before an interruption are kept as they are */
+    int n = cfg->plan.count, count = 0;
+    int *seq = dt_xmalloc((size_t)(n * cfg->rounds + 1) * 2 * sizeof *seq);
+    for (int round = 0; round < cfg->rounds; round++)
         for (int j = 0; j < n; j++) {
-            /* rotate by the round; reverse in alternate rounds */
             int idx = (j + round) % n;
             if (round & 1) idx = n - 1 - idx;
             if (round_done(r, cfg->plan.cases[idx].id, round)) {
-                c->cases_total--; /* finished before an interruption: kept as it is */
+                c->cases_total--;
                 continue;
             }
-            c->round = round;
-            run_case(c, &cfg->plan.cases[idx], round, round & 1);
-            if (dt_run_stop_requested()) return write_interrupted(c, err);
-            c->cases_done++;
-            trace_line(c, NULL, "write outputs");
-            if ((st = write_after_case(c, err)) != DT_OK) return st;
+            seq[2 * count] = idx;
+            seq[2 * count + 1] = round;
+            count++;
         }
+    for (int q = 0; q < count && st == DT_OK; q++) {
+        int idx = seq[2 * q], round = seq[2 * q + 1];
+        const dt_case_spec *next = q + 1 < count ? &cfg->plan.cases[seq[2 * q + 2]] : NULL;
+        c->round = round;
+        run_case(c, &cfg->plan.cases[idx], round, round & 1, next,
+                 q + 1 < count ? seq[2 * q + 3] : 0);
+        if (dt_run_stop_requested()) {
+            st = write_interrupted(c, err);
+            break;
+        }
+        c->cases_done++;
+        trace_line(c, NULL, "write outputs");
+        st = write_after_case(c, err);
     }
+    free(seq);
+    if (st != DT_OK) return st;
     if (cfg->progress) fputs("\r\033[K", stderr);
+    dt_casehost_pool_stop(c->pool); /* nothing of it uses the refcache after this */
+    c->pool = NULL;
     dt_refcache_finish(&c->refcache);
     trace_line(c, NULL, "write outputs");
     st = write_now(c, 1, err);
@@ -1179,18 +1242,28 @@ dt_status dt_run_plan(const dt_run_config *cfg, dt_session *session, dt_record *
     run_ctx c = {cfg, session, r, session->count, {0}, dt_record_next_position(r), 0,
                  cfg->plan.count * cfg->rounds, dt_now_ns(), NULL,
                  /* a resumed run keeps not asking a worker that had no floor call */
-                 r->floor_unavailable != NULL, NULL, 0, 0, 0, {0, {0}}};
+                 r->floor_unavailable != NULL, NULL, 0, 0, 0, {0, {0}}, {0, 0, 0, NULL}, NULL};
     const char *trace = getenv("DUALTIME_PHASE_TRACE");
     if (trace && *trace && !(c.trace = fopen(trace, "a")))
         return dt_fail(err, DT_EIO, "DUALTIME_PHASE_TRACE=%s: cannot open: %s", trace,
                        strerror(errno));
     dt_refcache_init(&c.refcache, cfg->output_dir, getenv("DUALTIME_REF_CACHE"));
+    c.hcfg = (dt_casehost_cfg){cfg->seed, cfg->inputs, cfg->rounds, &c.refcache};
+    char why[200], line[260];
+    c.pool = dt_casehost_pool_start(&c.hcfg, cfg->spare_cpus, why, sizeof why);
+    const char *pre = getenv("DUALTIME_PREFETCH");
+    if (c.pool || (pre && *pre)) { /* said when on or asked for: off is how runs were before */
+        snprintf(line, sizeof line, "host preparation ahead (orchestrate/dt_casehost.h): %s",
+                 why);
+        dt_strv_push(&r->notes, line);
+    }
     for (int i = 0; i < c.n; i++) {
         c.ri[i] = dt_record_impl_find(r, cfg->fw_ids[i]);
         DT_ASSERT(c.ri[i] >= 0);
     }
     *any_invalid = 0;
     dt_status st = run_rounds(&c, err);
+    dt_casehost_pool_stop(c.pool); /* an error or an interruption: the jobs left, then stop */
     if (c.trace) fclose(c.trace);
     if (st != DT_OK) return st;
     for (size_t i = 0; i < r->n_cases; i++)

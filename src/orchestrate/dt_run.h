@@ -68,6 +68,8 @@ typedef struct dt_run_config {
     int cache_cold;         /* --cache cold: every device window flushed first, batch calls
                                rotating over arena copies (orchestrate/dt_cache.h) */
     int64_t l2_bytes;       /* the device's L2 (from hello), sizes flush and rotation */
+    const char *spare_cpus; /* CPUs no worker is pinned to (dt_pin_plan.spare): the
+                               preparer's (orchestrate/dt_casehost.h); NULL or "": none */
 } dt_run_config;
 
 /* Runs the plan with the session's workers (started, hello done; each member's probe

@@ -14,15 +14,21 @@ static char *dup_or_null(const char *s) { return s ? dt_xstrdup(s) : NULL; }
  * (else the worker is killed: it does not speak the protocol); ok:false becomes
  * DT_EWORKER with the worker's error text (the worker stays usable). On DT_OK *resp is
  * the answer (caller decrefs; resp NULL: dropped). */
-static dt_status call(dt_worker *w, json_t *req, double timeout_s, json_t **resp, dt_err *err) {
-    if (resp) *resp = NULL;
+static dt_status call_send(dt_worker *w, json_t *req, dt_err *err) {
     DT_ASSERT(req);
     char *line = json_dumps(req, JSON_COMPACT);
     json_decref(req);
     DT_ASSERT(line);
-    char *answer = NULL;
-    dt_status st = dt_worker_request(w, line, timeout_s, &answer, err);
+    dt_status st = dt_worker_send(w, line, err);
     free(line);
+    return st;
+}
+
+/* The answer to the request call_send sent (call's second half). */
+static dt_status call_receive(dt_worker *w, double timeout_s, json_t **resp, dt_err *err) {
+    if (resp) *resp = NULL;
+    char *answer = NULL;
+    dt_status st = dt_worker_receive(w, timeout_s, &answer, err);
     if (st != DT_OK) return st;
     json_error_t jerr;
     json_t *obj = json_loads(answer, 0, &jerr);
@@ -44,6 +50,12 @@ static dt_status call(dt_worker *w, json_t *req, double timeout_s, json_t **resp
     if (resp) *resp = obj;
     else json_decref(obj);
     return DT_OK;
+}
+
+static dt_status call(dt_worker *w, json_t *req, double timeout_s, json_t **resp, dt_err *err) {
+    if (resp) *resp = NULL;
+    dt_status st = call_send(w, req, err);
+    return st != DT_OK ? st : call_receive(w, timeout_s, resp, err);
 }
 
 static void backend_of(const json_t *hello, const char *name, dt_hello_backend *b) {
@@ -204,17 +216,21 @@ static void sources_fill(const json_t *arr, dt_protocol_prepare_answer *a) {
     }
 }
 
-dt_status dt_protocol_prepare(dt_worker *w, const dt_protocol_prepare_req *q, double timeout_s,
-                              dt_protocol_prepare_answer *ans, dt_err *err) {
-    if (ans) memset(ans, 0, sizeof *ans);
+dt_status dt_protocol_prepare_send(dt_worker *w, const dt_protocol_prepare_req *q, dt_err *err) {
     json_t *req = json_pack("{s:s,s:s,s:s,s:s,s:I,s:I,s:I,s:s,s:I,s:o,s:b}", "cmd", "prepare",
                             "case", q->case_id, "op", q->op, "backend", q->backend, "m",
                             (json_int_t)q->m, "n", (json_int_t)q->n, "k", (json_int_t)q->k,
                             "shm", q->shm, "arena_bytes", (json_int_t)q->layout->total_bytes,
                             "buffers", buffers_json(q->layout), "capture_sources",
                             q->capture_sources);
+    return call_send(w, req, err);
+}
+
+dt_status dt_protocol_prepare_receive(dt_worker *w, double timeout_s,
+                                      dt_protocol_prepare_answer *ans, dt_err *err) {
+    if (ans) memset(ans, 0, sizeof *ans);
     json_t *resp = NULL;
-    dt_status st = call(w, req, timeout_s, ans ? &resp : NULL, err);
+    dt_status st = call_receive(w, timeout_s, ans ? &resp : NULL, err);
     if (st != DT_OK || !ans) return st;
     const json_t *sm = json_object_get(resp, "setup_ms");
     ans->compile_ms = number_or_nan(json_object_get(sm, "compile"));
@@ -225,6 +241,13 @@ dt_status dt_protocol_prepare(dt_worker *w, const dt_protocol_prepare_req *q, do
     sources_fill(json_object_get(resp, "sources"), ans);
     json_decref(resp);
     return DT_OK;
+}
+
+dt_status dt_protocol_prepare(dt_worker *w, const dt_protocol_prepare_req *q, double timeout_s,
+                              dt_protocol_prepare_answer *ans, dt_err *err) {
+    if (ans) memset(ans, 0, sizeof *ans);
+    dt_status st = dt_protocol_prepare_send(w, q, err);
+    return st != DT_OK ? st : dt_protocol_prepare_receive(w, timeout_s, ans, err);
 }
 
 void dt_protocol_prepare_answer_free(dt_protocol_prepare_answer *a) {

@@ -100,6 +100,11 @@ typedef struct dt_protocol_prepare_answer {
 /* Sends prepare; ans may be NULL (the probe worker's prepare). */
 dt_status dt_protocol_prepare(dt_worker *w, const dt_protocol_prepare_req *req, double timeout_s,
                               dt_protocol_prepare_answer *ans, dt_err *err);
+/* dt_protocol_prepare in two halves (dt_worker_send / dt_worker_receive), so that several
+ * workers prepare at once; ans NULL: the answer is only checked. */
+dt_status dt_protocol_prepare_send(dt_worker *w, const dt_protocol_prepare_req *req, dt_err *err);
+dt_status dt_protocol_prepare_receive(dt_worker *w, double timeout_s,
+                                      dt_protocol_prepare_answer *ans, dt_err *err);
 void dt_protocol_prepare_answer_free(dt_protocol_prepare_answer *a);
 
 /* ---- timed and untimed calls ------------------------------------------------------------ */

@@ -155,18 +155,28 @@ static int (*g_interrupted)(void);
 
 void dt_worker_set_interrupt(int (*interrupted)(void)) { g_interrupted = interrupted; }
 
-dt_status dt_worker_request(dt_worker *w, const char *line, double timeout_s, char **answer,
-                            dt_err *err) {
-    *answer = NULL;
+dt_status dt_worker_send(dt_worker *w, const char *line, dt_err *err) {
     if (w->pid <= 0) return dt_fail(err, DT_EWORKER, "worker %s is not running", w->argv[0]);
     /* A worker that died closes the pipe: write fails with EPIPE (SIGPIPE is ignored by
      * the CLI). */
     size_t n = strlen(line);
     if (write_all(w->to_fd, line, n) != 0 || write_all(w->to_fd, "\n", 1) != 0)
         return dt_worker_fail(w, "closed its input", err);
-
-    int64_t deadline = dt_now_ns() + (int64_t)(timeout_s * 1e9);
     w->rlen = 0;
+    return DT_OK;
+}
+
+dt_status dt_worker_request(dt_worker *w, const char *line, double timeout_s, char **answer,
+                            dt_err *err) {
+    *answer = NULL;
+    dt_status st = dt_worker_send(w, line, err);
+    return st != DT_OK ? st : dt_worker_receive(w, timeout_s, answer, err);
+}
+
+dt_status dt_worker_receive(dt_worker *w, double timeout_s, char **answer, dt_err *err) {
+    *answer = NULL;
+    if (w->pid <= 0) return dt_fail(err, DT_EWORKER, "worker %s is not running", w->argv[0]);
+    int64_t deadline = dt_now_ns() + (int64_t)(timeout_s * 1e9);
     for (;;) {
         /* a complete line in the buffer? */
         char *nl = w->rbuf ? memchr(w->rbuf, '\n', w->rlen) : NULL;

@@ -44,6 +44,11 @@ dt_status dt_worker_start(dt_worker *w, dt_err *err);
  * failure kills the worker and returns DT_EWORKER with a message. */
 dt_status dt_worker_request(dt_worker *w, const char *line, double timeout_s, char **answer,
                             dt_err *err);
+/* dt_worker_request in two halves, so that several workers work on a request at once:
+ * send writes the line; receive waits (timeout_s from now) for the answer of the one
+ * request sent and not yet received. Same failures as dt_worker_request. */
+dt_status dt_worker_send(dt_worker *w, const char *line, dt_err *err);
+dt_status dt_worker_receive(dt_worker *w, double timeout_s, char **answer, dt_err *err);
 /* Kills w because of `what` (e.g. its answer is not a protocol line) and returns
  * DT_EWORKER with "worker PROG: what (how it ended)". */
 dt_status dt_worker_fail(dt_worker *w, const char *what, dt_err *err);

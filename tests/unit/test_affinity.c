@@ -44,13 +44,24 @@ static void test_plan(void) {
     CHECK(p.pinned && strcmp(p.orchestrator, "1") == 0 && strcmp(p.worker[0], "2") == 0 &&
           strcmp(p.worker[1], "3") == 0, "4 CPUs: %s | %s | %s", p.orchestrator, p.worker[0],
           p.worker[1]);
+    CHECK(p.spare[0] == '\0', "4 CPUs: no spare: '%s'", p.spare);
     dt_affinity_plan(cpus, 16, 2, 8, 0, &p);
     CHECK(p.pinned && strcmp(p.orchestrator, "1") == 0 && strcmp(p.worker[0], "2-8") == 0 &&
           strcmp(p.worker[1], "9-15") == 0, "16 CPUs: %s | %s | %s", p.orchestrator,
           p.worker[0], p.worker[1]);
+    CHECK(p.spare[0] == '\0', "16 CPUs, 7 a worker: no spare CPU: '%s'", p.spare);
     dt_affinity_plan(cpus, 16, 2, 2, 0, &p);
     CHECK(p.pinned && strcmp(p.worker[0], "2-3") == 0 && strcmp(p.worker[1], "9-10") == 0,
           "capped at 2 threads: %s | %s", p.worker[0], p.worker[1]);
+    CHECK(strcmp(p.spare, "4-8,11-15") == 0, "capped at 2: the rest of each share is spare: "
+          "'%s'", p.spare);
+    dt_affinity_plan(cpus, 16, 2, DT_PIN_GPU_WORKER_CPUS, 0, &p);
+    CHECK(p.pinned && strcmp(p.worker[0], "2-4") == 0 && strcmp(p.worker[1], "9-11") == 0 &&
+          strcmp(p.spare, "5-8,12-15") == 0, "a GPU run: %s | %s, spare '%s'", p.worker[0],
+          p.worker[1], p.spare);
+    dt_affinity_plan(cpus, 15, 2, 8, 0, &p); /* 13 = 2 x 6 + 1: the CPU past the shares */
+    CHECK(p.pinned && strcmp(p.worker[1], "8-13") == 0 && strcmp(p.spare, "14") == 0,
+          "15 CPUs: %s, spare '%s'", p.worker[1], p.spare);
     dt_affinity_plan(cpus, 16, 2, 8, 1, &p);
     CHECK(!p.pinned && strstr(p.why, "fewer than --threads 8"), "cpu backend, 7 < 8: %s", p.why);
     dt_affinity_plan(cpus, 16, 2, 7, 1, &p);

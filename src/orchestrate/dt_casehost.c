@@ -1,0 +1,288 @@
+/* dt_casehost.c — a case-round's host side and the preparer (see dt_casehost.h). */
+#define _GNU_SOURCE
+#include "dt_casehost.h"
+
+#include <omp.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/dt_affinity.h"
+#include "dt_hostpass.h"
+#include "dt_memcheck.h"
+
+/* ---- making one ------------------------------------------------------------------------ */
+
+/* The FP64 reference of input set `set` (a dt_cheat_ref_fn): from an earlier round's file
+ * when one is trusted, else computed and, when a later round makes this set again, written
+ * for it. A file not trusted is recomputed and said in the notes. */
+typedef struct ref_ctx {
+    const dt_casehost_cfg *cfg;
+    dt_casehost *h;
+} ref_ctx;
+
+static dt_status set_ref(void *ctx, int set, const dt_case_layout *L, const uint8_t *pristine,
+                         dt_oracle_ref *ref, dt_err *err) {
+    ref_ctx *x = ctx;
+    int next = x->h->round + 1;
+    int again = next < x->cfg->rounds && (set == 0 || dt_cheat_round_checked(L->total_bytes, next));
+    dt_refcache_outcome o;
+    dt_status st = dt_refcache_get(x->cfg->refcache, x->h->spec->id, set, L, pristine, again,
+                                   again, ref, &o, err);
+    char line[720];
+    if (o.rejected) {
+        snprintf(line, sizeof line, "FP64 reference cache: %s input set %d round %d: %s; "
+                 "recomputed", x->h->spec->id, set, x->h->round, o.why);
+        dt_strv_push(&x->h->notes, line);
+    } else if (st == DT_OK && again && !o.loaded && !o.saved && o.why[0]) {
+        snprintf(line, sizeof line, "FP64 reference cache: %s input set %d not kept (%s); "
+                 "later rounds recompute it", x->h->spec->id, set, o.why);
+        dt_strv_push(&x->h->notes, line);
+    }
+    return st;
+}
+
+static void fail(dt_casehost *h, const char *stage, const char *msg) {
+    h->fail_stage = stage;
+    snprintf(h->fail_msg, sizeof h->fail_msg, "%s", msg);
+}
+
+void dt_casehost_make(const dt_casehost_cfg *cfg, const dt_case_spec *spec, int round,
+                      int want_sha, int nshm, dt_casehost_phase_fn phase, void *ctx,
+                      dt_casehost *h) {
+    memset(h, 0, sizeof *h);
+    h->spec = spec;
+    h->round = round;
+    h->want_sha = want_sha;
+    dt_layout_make_typed(&h->L, spec->op, spec->m, spec->n, spec->k, spec->views, spec->dtype);
+    h->L.inputs = (dt_inputs)cfg->inputs;
+    int64_t t0 = dt_now_ns();
+    if (phase) phase(ctx, "inputs");
+    /* a failed allocation fails the case (its bytes named), never the run */
+    h->pristine = malloc((size_t)h->L.total_bytes);
+    if (!h->pristine) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "could not allocate %lld bytes for the pristine inputs",
+                 (long long)h->L.total_bytes);
+        fail(h, "inputs", msg);
+        return;
+    }
+    dt_arena_fill(&h->L, h->pristine, cfg->seed);
+    if (want_sha) {
+        for (int b = 0; b < h->L.nbuffers; b++)
+            if (!h->L.buf[b].is_output) h->input_buf[h->n_inputs++] = b;
+        dt_hostpass_sha256_buffers(&h->L, h->pristine, h->input_buf, h->n_inputs, h->input_hex);
+    }
+    int64_t t1 = dt_now_ns();
+    h->ns_inputs = t1 - t0;
+    if (phase) phase(ctx, "FP64 reference");
+    ref_ctx rx = {cfg, h};
+    dt_err e;
+    if (set_ref(&rx, 0, &h->L, h->pristine, &h->ref, &e) != DT_OK) {
+        fail(h, "oracle", e.msg);
+        return;
+    }
+    int64_t t2 = dt_now_ns();
+    h->ns_ref = t2 - t1;
+    if (dt_cheat_round_checked(h->L.total_bytes, round)) {
+        if (phase) phase(ctx, "input sets");
+        if (dt_cheat_case_init_with(&h->cheat, &h->L, cfg->seed, h->pristine, &h->ref, set_ref,
+                                    &rx, &e) != DT_OK)
+            fail(h, "input sets", e.msg);
+        h->ns_sets = dt_now_ns() - t2;
+        if (h->fail_stage) return;
+    }
+    if (nshm > DT_CASEHOST_MAX_SHM) nshm = DT_CASEHOST_MAX_SHM;
+    if (nshm > 0 && phase) phase(ctx, "arena copy");
+    for (int i = 0; i < nshm; i++) {
+        if (dt_shm_create(&h->shm[i], h->L.total_bytes, &e) != DT_OK) break;
+        dt_hostpass_copy(h->shm[i].base, h->pristine, (size_t)h->L.total_bytes);
+        h->nshm++;
+    }
+}
+
+void dt_casehost_free(dt_casehost *h) {
+    for (int i = 0; i < h->nshm; i++) dt_shm_destroy(&h->shm[i]); /* those not taken */
+    dt_cheat_case_free(&h->cheat);
+    dt_oracle_free(&h->ref);
+    free(h->pristine);
+    dt_strv_free(&h->notes);
+    memset(h, 0, sizeof *h);
+}
+
+/* ---- the preparer ------------------------------------------------------------------------ */
+
+enum { JOB_MAKE = 1, JOB_FREE = 2 };
+#define QUEUE_LEN 8
+
+typedef struct job {
+    int kind;
+    dt_casehost *h;        /* MAKE: made into it; FREE: freed */
+    const dt_case_spec *spec;
+    int round, want_sha, nshm_make;
+    dt_shm *shm;           /* FREE: destroyed, then freed */
+    int nshm;
+} job;
+
+struct dt_casehost_pool {
+    dt_casehost_cfg cfg;
+    cpu_set_t cpus;
+    int ncpus;
+    pthread_t th;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;     /* a job queued, a job done, stop */
+    job q[QUEUE_LEN];
+    int head, count;       /* the queue */
+    int running;           /* a job is being run */
+    dt_casehost *ahead;    /* the make submitted last (done when made_done) */
+    int ahead_done;
+    int stop;
+};
+
+/* Runs j (p NULL: a FREE in line on the caller's thread). */
+static void run_job(dt_casehost_pool *p, job *j) {
+    if (j->kind == JOB_MAKE) {
+        dt_casehost_make(&p->cfg, j->spec, j->round, j->want_sha, j->nshm_make, NULL, NULL,
+                         j->h);
+        j->h->ahead = 1;
+    } else {
+        if (j->h) {
+            dt_casehost_free(j->h);
+            free(j->h);
+        }
+        for (int i = 0; i < j->nshm; i++) dt_shm_destroy(&j->shm[i]);
+        free(j->shm);
+    }
+}
+
+static void *thread_main(void *arg) {
+    dt_casehost_pool *p = arg;
+    (void)pthread_setaffinity_np(pthread_self(), sizeof p->cpus, &p->cpus);
+    omp_set_num_threads(p->ncpus); /* this thread's OpenMP team: the spare CPUs */
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        while (!p->count && !p->stop) pthread_cond_wait(&p->cv, &p->mu);
+        if (!p->count) break; /* stop, and nothing left */
+        job j = p->q[p->head];
+        p->head = (p->head + 1) % QUEUE_LEN;
+        p->count--;
+        p->running = 1;
+        pthread_mutex_unlock(&p->mu);
+        run_job(p, &j);
+        pthread_mutex_lock(&p->mu);
+        p->running = 0;
+        if (j.kind == JOB_MAKE && j.h == p->ahead) p->ahead_done = 1;
+        pthread_cond_broadcast(&p->cv);
+    }
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+dt_casehost_pool *dt_casehost_pool_start(const dt_casehost_cfg *cfg, const char *list,
+                                         char *why, size_t why_len) {
+    const char *env = getenv("DUALTIME_PREFETCH");
+    cpu_set_t set;
+    if (env && strcmp(env, "0") == 0) {
+        snprintf(why, why_len, "off (DUALTIME_PREFETCH=0)");
+        return NULL;
+    }
+    if (env && *env) { /* a CPU list: the preparer runs there, pinned or not (tests, A/B) */
+        if (dt_affinity_parse(env, &set) != 0) {
+            snprintf(why, why_len, "off: DUALTIME_PREFETCH=%s is not 0 or a CPU list", env);
+            return NULL;
+        }
+        list = env;
+    } else if (!list || !*list || dt_affinity_parse(list, &set) != 0) {
+        snprintf(why, why_len, "off: no CPU is free of the workers and the orchestrator "
+                 "(pinning %s)", list && *list ? "gave an unreadable list" : "left none spare");
+        return NULL;
+    }
+    dt_casehost_pool *p = dt_xcalloc(1, sizeof *p);
+    p->cfg = *cfg;
+    p->cpus = set;
+    p->ncpus = CPU_COUNT(&set);
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->cv, NULL);
+    if (pthread_create(&p->th, NULL, thread_main, p) != 0) {
+        pthread_mutex_destroy(&p->mu);
+        pthread_cond_destroy(&p->cv);
+        free(p);
+        snprintf(why, why_len, "off: pthread_create failed");
+        return NULL;
+    }
+    snprintf(why, why_len, "on: the next case's host side on CPUs %s (%d)", list,
+             CPU_COUNT(&set));
+    return p;
+}
+
+static void push(dt_casehost_pool *p, const job *j) {
+    pthread_mutex_lock(&p->mu);
+    while (p->count == QUEUE_LEN) pthread_cond_wait(&p->cv, &p->mu);
+    p->q[(p->head + p->count) % QUEUE_LEN] = *j;
+    p->count++;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+}
+
+int dt_casehost_pool_submit(dt_casehost_pool *p, const dt_case_spec *spec, int round,
+                            int want_sha, int nshm) {
+    if (!p || p->ahead) return -1;
+    dt_case_bytes b;
+    dt_case_bytes_of(spec, nshm, &b);
+    dt_mem_free f;
+    dt_mem_free_read(&f);
+    if (f.host_bytes >= 0 && b.host_bytes + b.shm_bytes > f.host_bytes / 2) return -1;
+    if (f.shm_bytes >= 0 && b.shm_bytes > f.shm_bytes / 2) return -1;
+    job j = {JOB_MAKE, dt_xcalloc(1, sizeof(dt_casehost)), spec, round, want_sha, nshm, NULL, 0};
+    pthread_mutex_lock(&p->mu);
+    p->ahead = j.h;
+    p->ahead_done = 0;
+    pthread_mutex_unlock(&p->mu);
+    push(p, &j);
+    return 0;
+}
+
+dt_casehost *dt_casehost_pool_take(dt_casehost_pool *p, const dt_case_spec *spec, int round,
+                                   int64_t *waited_ns) {
+    *waited_ns = 0;
+    if (!p || !p->ahead) return NULL;
+    int64_t t0 = dt_now_ns();
+    pthread_mutex_lock(&p->mu);
+    while (!p->ahead_done) pthread_cond_wait(&p->cv, &p->mu);
+    dt_casehost *h = p->ahead;
+    p->ahead = NULL;
+    pthread_mutex_unlock(&p->mu);
+    *waited_ns = dt_now_ns() - t0;
+    if (h->spec == spec && h->round == round) return h;
+    dt_casehost_pool_free(p, h, NULL, 0); /* not the one asked for (cannot happen in order) */
+    return NULL;
+}
+
+void dt_casehost_pool_free(dt_casehost_pool *p, dt_casehost *h, dt_shm *shm, int n) {
+    dt_shm *copy = NULL;
+    if (n > 0) {
+        copy = dt_xmalloc((size_t)n * sizeof *copy);
+        memcpy(copy, shm, (size_t)n * sizeof *copy);
+        for (int i = 0; i < n; i++) memset(&shm[i], 0, sizeof shm[i]); /* moved */
+    }
+    job j = {JOB_FREE, h, NULL, 0, 0, 0, copy, n};
+    if (p) push(p, &j);
+    else run_job(NULL, &j); /* in line */
+}
+
+void dt_casehost_pool_stop(dt_casehost_pool *p) {
+    if (!p) return;
+    pthread_mutex_lock(&p->mu);
+    p->stop = 1;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    pthread_join(p->th, NULL);
+    if (p->ahead) { /* made ahead, never taken (an interrupted run) */
+        dt_casehost_free(p->ahead);
+        free(p->ahead);
+    }
+    pthread_mutex_destroy(&p->mu);
+    pthread_cond_destroy(&p->cv);
+    free(p);
+}

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# The preparer (src/orchestrate/dt_casehost.h): the next case-round's host side (inputs,
+# FP64 reference, input sets, shared arenas) made on spare CPUs while the current one is
+# measured, and the finished one freed there. End to end on the CPU, the same plan three
+# ways:
+#  - DUALTIME_PREFETCH=0 (in line, as every run was before) and DUALTIME_PREFETCH=<this
+#    process's CPUs> (forced on: this machine pins nothing): both valid, and the same
+#    cases, input SHA-256s, output SHA-256s and oracle numbers of every check (max error,
+#    budget used) — making a case ahead changes nothing of what is measured or checked;
+#  - the forced run says so in its notes; its phase trace has the wait for the case made
+#    ahead and none of the in-line parts ("inputs", "FP64 reference", "arena copy") after
+#    its first case, while the in-line run has them for every case-round;
+#  - no shared arena of either run is left in /dev/shm (the frees on the preparer are done
+#    before the run exits);
+#  - DUALTIME_PREFETCH=junk: the run still works, in line, and its notes say why.
+set -u
+B="$1"; D="$B/dualtime"
+/usr/bin/python3 -c 'import torch' 2>/dev/null || { echo "torch not importable: skip"; exit 77; }
+T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
+pass=0; fail=0
+ok() { pass=$((pass+1)); }
+no() { fail=$((fail+1)); echo "FAIL: $*"; }
+ARGS=(--backends cpu --operations add,softmax,cross_entropy,gemm --gemm-shapes 96x80x130
+      --row-shapes 17x257,64x1024 --inputs wide-logits --rounds 2 --samples 3 --sample-ms 3
+      --warmup-ms 10 --threads 1 --quiet --python /usr/bin/python3 --seed 5)
+CPUS=$(/usr/bin/python3 -c 'import os; c=sorted(os.sched_getaffinity(0)); print(",".join(map(str,c)))')
+shm_count() { ls /dev/shm 2>/dev/null | grep -c '^dualtime-' ; }
+before=$(shm_count)
+
+DUALTIME_PREFETCH=0 DUALTIME_PHASE_TRACE="$T/off.trace" "$D" run --output "$T/off" "${ARGS[@]}" >"$T/off.log" 2>&1
+[ $? -eq 0 ] && ok || no "in-line run exit: $(tail -3 "$T/off.log")"
+DUALTIME_PREFETCH="$CPUS" DUALTIME_PHASE_TRACE="$T/on.trace" "$D" run --output "$T/on" "${ARGS[@]}" >"$T/on.log" 2>&1
+[ $? -eq 0 ] && ok || no "preparer run exit: $(tail -3 "$T/on.log")"
+DUALTIME_PREFETCH=junk "$D" run --output "$T/junk" "${ARGS[@]}" --operations add >"$T/junk.log" 2>&1
+[ $? -eq 0 ] && ok || no "junk run exit: $(tail -3 "$T/junk.log")"
+after=$(shm_count)
+[ "$after" = "$before" ] && ok || no "/dev/shm dualtime segments before $before, after $after"
+
+facts() { /usr/bin/python3 - "$1" <<'EOP'
+import json, sys
+r = json.load(open(sys.argv[1]))
+for c in sorted(r["cases"], key=lambda c: c["id"]):
+    print("valid", c["id"], c["valid"], json.dumps(c["inputs"], sort_keys=True))
+    for impl, ci in sorted(c["impl"].items()):
+        print("sha", c["id"], impl, ci.get("output_sha256"))
+        for k in ci.get("checks", []):
+            o = k["oracle"]
+            print("check", c["id"], impl, k["when"], k["ok"], repr(o["max_abs_error"]), repr(o["max_budget_used"]))
+EOP
+}
+facts "$T/off/results.json" >"$T/off.facts"; facts "$T/on/results.json" >"$T/on.facts"
+[ -s "$T/off.facts" ] && grep -q "^check" "$T/off.facts" && ok || no "no facts read"
+if cmp -s "$T/off.facts" "$T/on.facts"; then ok; else no "facts differ:"; diff "$T/off.facts" "$T/on.facts" | head; fi
+grep -c "^valid .* False" "$T/on.facts" | grep -qx 0 && ok || no "an invalid case with the preparer"
+
+notes() { /usr/bin/python3 -c 'import json,sys; print("\n".join(json.load(open(sys.argv[1])).get("notes") or []))' "$1"; }
+notes "$T/on/results.json" | grep -q "host preparation ahead.*: on: .*CPUs $CPUS" && ok || no "on: notes: $(notes "$T/on/results.json")"
+notes "$T/off/results.json" | grep -q "host preparation ahead.*off (DUALTIME_PREFETCH=0)" && ok || no "off: notes: $(notes "$T/off/results.json")"
+notes "$T/junk/results.json" | grep -q "DUALTIME_PREFETCH=junk is not 0 or a CPU list" && ok || no "junk: notes: $(notes "$T/junk/results.json")"
+
+# the trace: column 5 is the phase, column 2 the case, 3 the round
+inline_parts() { awk -F'\t' '$5=="inputs" || $5=="FP64 reference" || $5=="arena copy" {print $2"/"$3}' "$1" | sort -u | wc -l; }
+rounds_run=$(awk -F'\t' '$2!="" && $2!="-" {print $2"/"$3}' "$T/off.trace" | sort -u | wc -l)
+n_off=$(inline_parts "$T/off.trace"); n_on=$(inline_parts "$T/on.trace")
+[ "$rounds_run" -ge 10 ] && [ "$n_off" -eq "$rounds_run" ] && ok || no "in line: parts in $n_off of $rounds_run case-rounds"
+[ "$n_on" -eq 1 ] && ok || no "preparer: in-line parts in $n_on case-rounds (want only the first)"
+grep -q "host side (made ahead: wait)" "$T/on.trace" && ok || no "no wait phase in the trace"
+
+echo "test_prefetch_run: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
