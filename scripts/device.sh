@@ -51,7 +51,9 @@ small-fill1|small shapes, default geometry, device timing
 small-prime8|small shapes, default geometry, --prime 8
 small-tpr128|small shapes, DUALTIME_ROW_TPR=128, device timing
 rerun|two default-matrix runs back to back (rerun-a, rerun-b), wall time each, then compare B vs A (must say no change, exit 0)
-plant|DT_PLANT (default softmax:0.10) slowed native op at 8192^2 and 128x1024 (and add 17x257 unplanted), compared against rerun-a (must be a regression, exit 1)
+rerun-a|the first default-matrix run of the pair alone, traced (results back as rerun-a.json.gz: carry it to the next call for rerun-b)
+rerun-b|the second default-matrix run, traced, then compare it against DT_RERUN_A (a results.json or .json.gz; default the rerun-a of this call)
+plant|DT_PLANT (default softmax:0.10) slowed native op at 8192^2 and 128x1024 (and add 17x257 unplanted), compared against rerun-a or DT_RERUN_A (must be a regression, exit 1)
 dtypes|the row ops of the default matrix in DT_DTYPES (default bf16,fp16) with device timing
 long|CUDA backend GPU test of the long-row, vocabulary and unaligned-view shapes (DUALTIME_GPU_TEST_SHAPES=long) in every dtype
 rows-sweep|issue 18 rows: FP32 oracle at the long/vocabulary/unaligned shapes (default and DUALTIME_ROW_SMEM=2 / _SMEM_KB=227 variants), then native vs torch at 4096x50257, 2048x128256, 1x65536, 8192^2 (+ 8191x8193, 8192^2 views) in fp32,bf16, two geometry A/Bs (< 4 min)
@@ -240,12 +242,24 @@ rerun_one() { local t0; t0=$(date +%s)
 step_rerun() { rerun_one rerun-a; rerun_one rerun-b
   run compare-ab 60 12 "$B/dualtime" compare "$W/rerun-a/results.json" "$W/rerun-b/results.json"
   cp "$W/compare-ab.log" "$OUT/compare-ab.md" 2>/dev/null; return 0; }
+# rerun_a: run A's results.json: DT_RERUN_A (a carried rerun-a.json.gz is unpacked into
+# $W) or this call's rerun-a
+rerun_a() { local a="${DT_RERUN_A:-$W/rerun-a/results.json}"
+  case "$a" in *.gz) mkdir -p "$W/rerun-a-carried"; gzip -dc "$a" >"$W/rerun-a-carried/results.json"
+                     a="$W/rerun-a-carried/results.json" ;; esac
+  echo "$a"; }
+step_rerun-a() { rerun_one rerun-a; }
+step_rerun-b() { rerun_one rerun-b; local a; a=$(rerun_a)
+  [ -f "$a" ] || { echo "   rerun-b: no run A ($a) to compare with" | tee -a "$S"; return 0; }
+  run compare-ab 60 12 "$B/dualtime" compare "$a" "$W/rerun-b/results.json"
+  cp "$W/compare-ab.log" "$OUT/compare-ab.md" 2>/dev/null; return 0; }
 step_plant() { local p="${DT_PLANT:-softmax:0.10}"
   run plant 200 3 env DUALTIME_PLANT_SLOWDOWN="$p" "$B/dualtime" run --backends cuda \
     --operations "${p%%:*},add" --row-shapes 8192x8192,128x1024,17x257 \
     --quiet --output "$W/plant"
-  [ -f "$W/rerun-a/results.json" ] || { echo "   plant: no rerun-a to compare with" | tee -a "$S"; return 0; }
-  run compare-plant 60 12 "$B/dualtime" compare "$W/rerun-a/results.json" "$W/plant/results.json"
+  local a; a=$(rerun_a)
+  [ -f "$a" ] || { echo "   plant: no rerun-a to compare with" | tee -a "$S"; return 0; }
+  run compare-plant 60 12 "$B/dualtime" compare "$a" "$W/plant/results.json"
   cp "$W/compare-plant.log" "$OUT/compare-plant.md" 2>/dev/null; return 0; }
 step_dtypes() { run dtypes 300 3 "$B/dualtime" run --backends cuda --operations "$(row_ops)" \
     --dtypes "${DT_DTYPES:-bf16,fp16}" --quiet --output "$W/dtypes"
@@ -440,6 +454,12 @@ step_examples() { local py="${DT_PYTHON:-python3}" tw="$B/dualtime_torch_worker.
   ex_run ex-torch-module add,softmax "$py $tw --module examples/torch-module/ops.py"
   ex_run ex-cuda-dir add,softmax "$B/dualtime-native-worker --kernel-dir examples/cuda-dir"
   ex_run ex-ptx-dir add,softmax "$B/dualtime-native-worker --kernel-dir examples/ptx-dir"
+  # the C SDK worker on CUDA (examples/sdk-cuda; built on the CPU machine with nvcc and
+  # carried: DT_SDK_CUDA, default its make output), its timing helper from the build
+  local sdk="${DT_SDK_CUDA:-examples/sdk-cuda/build/sdk_cuda_worker}"
+  if [ -x "$sdk" ] || [ -n "$DRY" ]; then
+    DUALTIME_TIMING_LIB="$PWD/$B/libdualtime_timing.so" ex_run ex-sdk-cuda add,softmax "$sdk"
+  else echo "== ex-sdk-cuda: skipped ($sdk not built: make -C examples/sdk-cuda)" | tee -a "$S"; fi
   run ex-check 120 8 "$py" examples/check_gpu.py; }
 step_impls-triton() {
   if [ -z "$DRY" ] && ! "$B/dualtime" run --help 2>&1 | grep -q -- '--impls'; then
