@@ -145,6 +145,10 @@ typedef struct dt_compare_side {
     int rounds;        /* rounds with data (pairs for candidates, samples for baseline) */
     double spread;     /* max/min of per-round medians (of ratios for candidates, of the
                           samples for the baseline); NAN with fewer than 2 rounds */
+    double own_spread; /* max/min of the per-round medians of the implementation's own
+                          samples (candidates too); NAN with fewer than 2 rounds */
+    double own_noise;  /* the median over rounds of IQR/p50 of the implementation's own
+                          samples within a round; NAN without samples */
 } dt_compare_side;
 
 /* One row: one scope of one implementation position in one case. */

@@ -337,6 +337,40 @@ static void test_machine_drift(void) {
     dt_record_free(b);
 }
 
+/* Two runs of the same code whose samples scatter independently by +-60% (host scopes at
+ * the launch floor: Python's and C's jitter do not cancel in a ratio), 2 rounds: with the
+ * noise rule (host_within_data) no candidate row is slower or faster and compare exits 0;
+ * with the rule off (max_noise raised out of reach) the same pair does call changes, so
+ * the rule is what keeps the rerun quiet. */
+static void test_noisy_rerun(void) {
+    size_t flagged[2] = {0, 0};
+    for (int off = 0; off < 2; off++)
+        for (uint64_t s = 0; s < 6; s++) {
+            hb_run oa = HB, ob = HB;
+            oa.noise = ob.noise = 0.6;
+            oa.rounds = ob.rounds = 2;
+            oa.samples = ob.samples = 9;
+            oa.seed = 300 + s;
+            ob.seed = 400 + s;
+            dt_record *a = hb_record(&oa), *b = hb_record(&ob);
+            if (off) a->derived.policy.max_noise = 100;
+            dt_status st;
+            dt_err err = {{0}};
+            dt_compare_result *res = hb_compare(a, b, &st, &err);
+            CHECK_MSG(st == DT_OK && res, err.msg);
+            if (res) {
+                flagged[off] += res->n_verdict[DT_CMP_SLOWER] + res->n_verdict[DT_CMP_FASTER];
+                if (!off) CHECK(dt_compare_exit_status(st, res) == 0);
+            }
+            dt_compare_result_free(res);
+            dt_record_free(a);
+            dt_record_free(b);
+        }
+    CHECK_MSG(flagged[0] == 0, "noise rule on: changes called in a noisy rerun");
+    CHECK_MSG(flagged[1] > 0, "noise rule off: the noisy rerun calls no change, so this test "
+                              "shows nothing");
+}
+
 /* A planted 10% slowdown of the candidate only, with 3% noise and the machine drifting
  * per round: found in every non-probe scope of that case, for each of 10 noise seeds;
  * no other candidate row changes. */
@@ -749,6 +783,7 @@ int main(void) {
     test_pair_by_id();
     test_machine_drift();
     test_planted_slowdown();
+    test_noisy_rerun();
     test_identical_rerun();
     test_refusals();
     test_detectable();
