@@ -30,6 +30,8 @@
 #include "../data/dt_shm.h"
 #include "../format/dt_outputs.h"
 #include "../oracle/dt_oracle.h"
+#include "../record/dt_file_async.h"
+#include "../record/dt_record_cache.h"
 #include "../record/dt_record_json.h"
 #include "../stats/dt_derive.h"
 #include "../session/dt_protocol.h"
@@ -77,6 +79,8 @@ typedef struct run_ctx {
     int round;          /* round of the case in flight (the trace's column) */
     int64_t full_write_ns, full_write_cost_ns; /* the last write of every output: when, how long */
     dt_refcache refcache; /* FP64 references kept on disk between rounds (dt_refcache.h) */
+    dt_record_cache *rcache; /* case texts of results.json between writes (dt_record_cache.h) */
+    dt_file_async *writer; /* results.json after a case, written in the background */
 } run_ctx;
 
 /* One case in flight. */
@@ -1012,6 +1016,7 @@ static void run_case(run_ctx *c, const dt_case_spec *spec, int round, int flip) 
     if (cr.pristine) dt_arena_fill(&cr.L, cr.pristine, c->cfg->seed);
     int at = dt_record_case_find(c->r, spec->id);
     cr.cj = at >= 0 ? &c->r->cases[at] : case_new(c, spec, &cr.L, cr.pristine);
+    dt_record_cache_touch(cr.cj); /* the case changes from here (dt_record_cache.h) */
     for (int i = 0; i < c->n; i++) {
         fw_case *f = &cr.fw[i];
         f->index = i;
@@ -1067,6 +1072,7 @@ static void run_case(run_ctx *c, const dt_case_spec *spec, int round, int flip) 
         for (int i = 0; i < c->n; i++) fw_cheat_finish(c, &cr, &cr.fw[i]);
     }
     case_finish(c, &cr);
+    dt_record_cache_touch(cr.cj); /* and changed: its results.json text is encoded again */
     dt_cheat_case_free(&cr.cheat);
     dt_oracle_free(&cr.ref);
     free(cr.pristine);
@@ -1099,6 +1105,8 @@ static dt_status write_interrupted(run_ctx *c, dt_err *err) {
     snprintf(path, sizeof path, "%s/results.json", cfg->output_dir);
     dt_record *before = NULL;
     dt_err e;
+    dt_err we; /* the last case's write, on disk after the join (or its failure said) */
+    int write_failed = dt_file_async_join(c->writer, &we) != DT_OK;
     if (dt_record_load(path, &before, &e) == DT_OK) {
         before->complete = 0;
         before->interrupted_signal = (int)g_stop_signal;
@@ -1107,16 +1115,19 @@ static dt_status write_interrupted(run_ctx *c, dt_err *err) {
         dt_record_free(before);
     }
     return dt_fail(err, DT_EIO, "interrupted by signal %d after %d of %d cases; results so far "
-                   "are in %s", (int)g_stop_signal, c->cases_done, c->cases_total,
-                   cfg->output_dir);
+                   "are in %s%s%s", (int)g_stop_signal, c->cases_done, c->cases_total,
+                   cfg->output_dir, write_failed ? "; the last results.json write failed: " : "",
+                   write_failed ? we.msg : "");
 }
 
 /* Derives and writes the outputs of the run so far (complete or not). */
 static dt_status write_now(run_ctx *c, int complete, dt_err *err) {
+    dt_status st = dt_file_async_join(c->writer, err); /* before results.json is rewritten */
+    if (st != DT_OK) return st;
     int64_t t0 = dt_now_ns();
     c->r->complete = complete;
     set_finished(c->r);
-    dt_status st = dt_derive_run(c->r, err);
+    st = dt_derive_run(c->r, err);
     if (st == DT_OK) st = dt_outputs_write(c->r, c->cfg->output_dir, err);
     c->full_write_ns = dt_now_ns();
     c->full_write_cost_ns = c->full_write_ns - t0;
@@ -1138,7 +1149,12 @@ static dt_status write_after_case(run_ctx *c, dt_err *err) {
     c->r->complete = 0;
     set_finished(c->r);
     dt_record_derived_clear(c->r);
-    return dt_outputs_write_record(c->r, c->cfg->output_dir, err);
+    char path[4096], *text = NULL; /* incrementally: only the case just run is encoded */
+    size_t len = 0;
+    snprintf(path, sizeof path, "%s/results.json", c->cfg->output_dir);
+    dt_status st = dt_record_cache_encode(c->rcache, c->r, &text, &len, err);
+    /* written while the next case runs; a failure fails the run at the next write */
+    return st == DT_OK ? dt_file_async_start(c->writer, path, text, len, err) : st;
 }
 
 /* Every round of the plan: the state before the first case (so an interruption has one
@@ -1179,7 +1195,7 @@ dt_status dt_run_plan(const dt_run_config *cfg, dt_session *session, dt_record *
     run_ctx c = {cfg, session, r, session->count, {0}, dt_record_next_position(r), 0,
                  cfg->plan.count * cfg->rounds, dt_now_ns(), NULL,
                  /* a resumed run keeps not asking a worker that had no floor call */
-                 r->floor_unavailable != NULL, NULL, 0, 0, 0, {0, {0}}};
+                 r->floor_unavailable != NULL, NULL, 0, 0, 0, {0, {0}}, NULL, NULL};
     const char *trace = getenv("DUALTIME_PHASE_TRACE");
     if (trace && *trace && !(c.trace = fopen(trace, "a")))
         return dt_fail(err, DT_EIO, "DUALTIME_PHASE_TRACE=%s: cannot open: %s", trace,
@@ -1190,7 +1206,17 @@ dt_status dt_run_plan(const dt_run_config *cfg, dt_session *session, dt_record *
         DT_ASSERT(c.ri[i] >= 0);
     }
     *any_invalid = 0;
+    c.rcache = dt_record_cache_new();
+    const char *verify = getenv("DUALTIME_RESULTS_VERIFY"); /* 1: each write checked */
+    dt_record_cache_set_verify(c.rcache, verify && strcmp(verify, "1") == 0);
+    for (size_t i = 0; i < r->n_cases; i++) dt_record_cache_touch(&r->cases[i]); /* resumed */
+    c.writer = dt_file_async_new();
     dt_status st = run_rounds(&c, err);
+    dt_err we; /* a write still in flight (an early return): its failure is the run's */
+    if (dt_file_async_join(c.writer, &we) != DT_OK && st == DT_OK)
+        st = dt_fail(err, DT_EIO, "%s", we.msg);
+    dt_file_async_free(c.writer);
+    dt_record_cache_free(c.rcache);
     if (c.trace) fclose(c.trace);
     if (st != DT_OK) return st;
     for (size_t i = 0; i < r->n_cases; i++)

@@ -8,7 +8,6 @@
 #include <stdatomic.h>
 #include <string.h>
 
-#include "record/dt_file.h"
 #include "record/dt_record_json.h"
 
 /* One case's text as it was last encoded. */
@@ -275,14 +274,4 @@ dt_status dt_record_cache_encode(dt_record_cache *cache, const dt_record *r, cha
     }
     cache->stats.encodes++;
     return DT_OK;
-}
-
-dt_status dt_record_cache_save(dt_record_cache *cache, const dt_record *r, const char *path,
-                               dt_err *err) {
-    char *text = NULL;
-    size_t len = 0;
-    dt_status st = dt_record_cache_encode(cache, r, &text, &len, err);
-    if (st == DT_OK) st = dt_file_write_atomic(path, text, len, err);
-    free(text);
-    return st;
 }

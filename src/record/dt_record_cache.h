@@ -69,10 +69,6 @@ void dt_record_cache_touch(dt_case *c);
 dt_status dt_record_cache_encode(dt_record_cache *cache, const dt_record *r, char **text,
                                  size_t *len, dt_err *err);
 
-/* Encodes r (dt_record_cache_encode) and writes it to path atomically (dt_file_write_atomic). */
-dt_status dt_record_cache_save(dt_record_cache *cache, const dt_record *r, const char *path,
-                               dt_err *err);
-
 dt_record_cache_stats dt_record_cache_get_stats(const dt_record_cache *cache);
 
 #endif
