@@ -60,6 +60,7 @@ rows-sweep|issue 18 rows: FP32 oracle at the long/vocabulary/unaligned shapes (d
 rows-pipe|issue 18 third pass: persistent double-buffered staged rows (DUALTIME_ROW_PIPE=1) vs staged (=0) vs first pass (DUALTIME_ROW_SMEM=0): GPU-test FP64 oracle + x100 timing at 4096x50257, 2048x128256, 8191x8193 view (f32), layernorm 8192^2 bf16 packed gamma/beta (DUALTIME_ROW_LN_RAW=1 vs 0), then native (pipe) vs torch held at the vocabulary rows in fp32,bf16 (< 4 min)
 anti-cheat|issue 17 item 7: honest torch and native on cuda (a case over 4x L2 included) pass every named anti-cheat check (docs/anti-cheat.md)
 shards|a two-shard plan of a small CUDA matrix, both shards one after the other on this GPU, merged, against a single run of the same flags (same case ids and input SHA-256s)
+results-verify|issue 12: incremental results.json checked against the full encoder after every case (DUALTIME_RESULTS_VERIFY=1; a difference fails the run) on a device-timed 2-round CUDA matrix (probe records, clocks, energy, decomposition, large and small cases), then dualtime report on it; the write-outputs phase into the summary (< 4 min)
 decomp|E2E decomposition: add and layernorm at 17x257 and 8192x8192 (cuda, device timing, 3 rounds), its table into the summary, results.md as decomp.md; then the decomp GPU checks of both workers
 devices|the small CUDA matrix of `shards` with --devices 0 and as a plain run: same cases and inputs; every case names GPU 0, its UUID, clocks and ceilings (docs/devices.md)
 devices-all|multi-GPU kinds: the default matrix with --devices ${DT_DEVICES:-all} and on one GPU, both wall times and the Devices table into the summary (target: 2 GPUs <= 0.6x one)
@@ -418,6 +419,16 @@ step_decomp() { rm -rf "$W/decomp"
   run decomp-torch 240 4 python3 tests/torch/test_torch_worker.py workers/torch/dualtime_torch_worker.py \
     "$B/dualtime"
   summary_of decomp-torch "decomp:"; }
+# results-verify: every incremental write compared byte for byte with dt_record_encode.
+step_results-verify() { rm -rf "$W/results-verify"
+  run results-verify 300 3 env DUALTIME_RESULTS_VERIFY=1 DUALTIME_PHASE_TRACE="$W/results-verify.trace" \
+    "$B/dualtime" run --backends cuda --operations add,softmax,layernorm,gemm \
+    --row-shapes 17x257,128x1024,8192x8192 --gemm-shapes 1024x1024x1024 --device-timing --rounds 2 \
+    --quiet --output "$W/results-verify"
+  run results-verify-report 60 2 "$B/dualtime" report "$W/results-verify/results.json"
+  [ -n "$DRY" ] && return 0
+  python3 scripts/phase_times.py "$W/results-verify.trace" 2>&1 | grep -E "write outputs|total" | sed 's/^/   /' | tee -a "$S"
+  return 0; }
 # devices: issue 20 item 1 on one GPU. --devices 0 against a plain run of the same flags.
 step_devices() { rm -rf "$W/devices" "$W/devices-plain"
   run devices 300 3 "$B/dualtime" run --devices 0 "${shard_flags[@]}" --output "$W/devices"

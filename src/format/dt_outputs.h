@@ -21,8 +21,9 @@
 dt_status dt_outputs_write(const dt_record *r, const char *dir, dt_err *err);
 
 /* DIR/results.json only (atomically, like dt_outputs_write): the record as it is, with
- * its derived sections only if it has them. The run writes this after every case and
- * everything (dt_outputs_write) at most every few seconds and at the end. */
+ * its derived sections only if it has them. (The run writes results.json after every case
+ * incrementally, record/dt_record_cache.h, and everything, dt_outputs_write, at most
+ * every few seconds and at the end.) */
 dt_status dt_outputs_write_record(const dt_record *r, const char *dir, dt_err *err);
 
 /* May dt_outputs_write write into dir? dir is a folder or a new path, and each of its

@@ -32,6 +32,8 @@
 #include "../data/dt_shm.h"
 #include "../format/dt_outputs.h"
 #include "../oracle/dt_oracle.h"
+#include "../record/dt_file_async.h"
+#include "../record/dt_record_cache.h"
 #include "../record/dt_record_json.h"
 #include "../stats/dt_derive.h"
 #include "../session/dt_protocol.h"
@@ -82,6 +84,8 @@ typedef struct run_ctx {
     dt_refcache refcache; /* FP64 references kept on disk between rounds (dt_refcache.h) */
     dt_casehost_cfg hcfg; /* how a case's host side is made (dt_casehost.h) */
     dt_casehost_pool *pool; /* the preparer, or NULL (everything in line) */
+    dt_record_cache *rcache; /* case texts of results.json between writes (dt_record_cache.h) */
+    dt_file_async *writer; /* results.json after a case, written in the background */
 } run_ctx;
 
 /* One case in flight. */
@@ -532,7 +536,9 @@ static void take_samples(run_ctx *c, case_run *cr, int single) {
             unsigned long long e_mj = 0;
             int set = fw_sample_arm(c, cr, f, DT_STEP_MAIN, i, 0); /* anti-cheat: inputs, poison */
             if (set < 0 && !f->ok) continue;
-            int energy = !single && energy_begin(c, &e_mj, &e_t0);
+            /* NVML's energy counter costs ~3 ms a read on the H200 (session 5): read
+             * around every DT_RUN_ENERGY_EVERY-th batch sample, not each */
+            int energy = !single && i % DT_RUN_ENERGY_EVERY == 0 && energy_begin(c, &e_mj, &e_t0);
             /* untimed calls right before (--prime, default 1), in the same request: on a
              * GPU shared by two worker processes they take the context switch away from
              * the sample (docs/protocol.md, "Priming") */
@@ -1072,6 +1078,7 @@ static void run_case(run_ctx *c, const dt_case_spec *spec, int round, int flip,
     cr.h = case_host(c, spec, round);
     int at = dt_record_case_find(c->r, spec->id);
     cr.cj = at >= 0 ? &c->r->cases[at] : case_new(c, spec, cr.h);
+    dt_record_cache_touch(cr.cj); /* the case changes from here (dt_record_cache.h) */
     case_host_ahead(c, next, next_round);
     for (int i = 0; i < c->n; i++) {
         fw_case *f = &cr.fw[i];
@@ -1117,6 +1124,7 @@ static void run_case(run_ctx *c, const dt_case_spec *spec, int round, int flip,
         for (int i = 0; i < c->n; i++) fw_cheat_finish(c, &cr, &cr.fw[i]);
     }
     case_finish(c, &cr);
+    dt_record_cache_touch(cr.cj); /* and changed: its results.json text is encoded again */
 }
 
 /* ---- the plan ---------------------------------------------------------------------------- */
@@ -1146,6 +1154,8 @@ static dt_status write_interrupted(run_ctx *c, dt_err *err) {
     snprintf(path, sizeof path, "%s/results.json", cfg->output_dir);
     dt_record *before = NULL;
     dt_err e;
+    dt_err we; /* the last case's write, on disk after the join (or its failure said) */
+    int write_failed = dt_file_async_join(c->writer, &we) != DT_OK;
     if (dt_record_load(path, &before, &e) == DT_OK) {
         before->complete = 0;
         before->interrupted_signal = (int)g_stop_signal;
@@ -1154,16 +1164,19 @@ static dt_status write_interrupted(run_ctx *c, dt_err *err) {
         dt_record_free(before);
     }
     return dt_fail(err, DT_EIO, "interrupted by signal %d after %d of %d cases; results so far "
-                   "are in %s", (int)g_stop_signal, c->cases_done, c->cases_total,
-                   cfg->output_dir);
+                   "are in %s%s%s", (int)g_stop_signal, c->cases_done, c->cases_total,
+                   cfg->output_dir, write_failed ? "; the last results.json write failed: " : "",
+                   write_failed ? we.msg : "");
 }
 
 /* Derives and writes the outputs of the run so far (complete or not). */
 static dt_status write_now(run_ctx *c, int complete, dt_err *err) {
+    dt_status st = dt_file_async_join(c->writer, err); /* before results.json is rewritten */
+    if (st != DT_OK) return st;
     int64_t t0 = dt_now_ns();
     c->r->complete = complete;
     set_finished(c->r);
-    dt_status st = dt_derive_run(c->r, err);
+    st = dt_derive_run(c->r, err);
     if (st == DT_OK) st = dt_outputs_write(c->r, c->cfg->output_dir, err);
     c->full_write_ns = dt_now_ns();
     c->full_write_cost_ns = c->full_write_ns - t0;
@@ -1176,8 +1189,9 @@ static dt_status write_now(run_ctx *c, int complete, dt_err *err) {
  * deriving is over every case so far (bootstrap intervals): written after each case it
  * grew with the square of the cases (~90 s of a default CUDA run on the H200). In
  * between, results.json holds the record without derived sections (readers derive;
- * docs/results-format.md). */
-#define DT_RUN_FULL_WRITE_S 10
+ * docs/results-format.md). 60 s since session 5: the incremental results.json is the
+ * durable record; a full write (~1-2 s at 100 case-rounds) is a view for whoever looks in. */
+#define DT_RUN_FULL_WRITE_S 60
 static dt_status write_after_case(run_ctx *c, dt_err *err) {
     int64_t since = dt_now_ns() - c->full_write_ns;
     if (since >= (int64_t)DT_RUN_FULL_WRITE_S * 1000000000 && since >= 20 * c->full_write_cost_ns)
@@ -1185,7 +1199,12 @@ static dt_status write_after_case(run_ctx *c, dt_err *err) {
     c->r->complete = 0;
     set_finished(c->r);
     dt_record_derived_clear(c->r);
-    return dt_outputs_write_record(c->r, c->cfg->output_dir, err);
+    char path[4096], *text = NULL; /* incrementally: only the case just run is encoded */
+    size_t len = 0;
+    snprintf(path, sizeof path, "%s/results.json", c->cfg->output_dir);
+    dt_status st = dt_record_cache_encode(c->rcache, c->r, &text, &len, err);
+    /* written while the next case runs; a failure fails the run at the next write */
+    return st == DT_OK ? dt_file_async_start(c->writer, path, text, len, err) : st;
 }
 
 /* Every round of the plan: the state before the first case (so an interruption has one
@@ -1242,7 +1261,7 @@ dt_status dt_run_plan(const dt_run_config *cfg, dt_session *session, dt_record *
     run_ctx c = {cfg, session, r, session->count, {0}, dt_record_next_position(r), 0,
                  cfg->plan.count * cfg->rounds, dt_now_ns(), NULL,
                  /* a resumed run keeps not asking a worker that had no floor call */
-                 r->floor_unavailable != NULL, NULL, 0, 0, 0, {0, {0}}, {0, 0, 0, NULL}, NULL};
+                 r->floor_unavailable != NULL, NULL, 0, 0, 0, {0, {0}}, {0, 0, 0, NULL}, NULL, NULL, NULL};
     const char *trace = getenv("DUALTIME_PHASE_TRACE");
     if (trace && *trace && !(c.trace = fopen(trace, "a")))
         return dt_fail(err, DT_EIO, "DUALTIME_PHASE_TRACE=%s: cannot open: %s", trace,
@@ -1262,8 +1281,18 @@ dt_status dt_run_plan(const dt_run_config *cfg, dt_session *session, dt_record *
         DT_ASSERT(c.ri[i] >= 0);
     }
     *any_invalid = 0;
+    c.rcache = dt_record_cache_new();
+    const char *verify = getenv("DUALTIME_RESULTS_VERIFY"); /* 1: each write checked */
+    dt_record_cache_set_verify(c.rcache, verify && strcmp(verify, "1") == 0);
+    for (size_t i = 0; i < r->n_cases; i++) dt_record_cache_touch(&r->cases[i]); /* resumed */
+    c.writer = dt_file_async_new();
     dt_status st = run_rounds(&c, err);
     dt_casehost_pool_stop(c.pool); /* an error or an interruption: the jobs left, then stop */
+    dt_err we; /* a write still in flight (an early return): its failure is the run's */
+    if (dt_file_async_join(c.writer, &we) != DT_OK && st == DT_OK)
+        st = dt_fail(err, DT_EIO, "%s", we.msg);
+    dt_file_async_free(c.writer);
+    dt_record_cache_free(c.rcache);
     if (c.trace) fclose(c.trace);
     if (st != DT_OK) return st;
     for (size_t i = 0; i < r->n_cases; i++)

@@ -26,6 +26,7 @@
 #define DT_RUN_DEVICE_REPS_CAP 64    /* device batch reps */
 #define DT_RUN_PILOT_PAIRS 3         /* probe kind auto: held batch indexes per kind */
 #define DT_RUN_PROBE_WARMUP_MS 50.0  /* a probe worker's warmup: min(--warmup-ms, this) */
+#define DT_RUN_ENERGY_EVERY 3        /* NVML energy around batch samples 0, 3, 6, ... */
 
 /* dt_run_config.probe_kind */
 enum { DT_RUN_PROBE_CONCURRENT = 0, DT_RUN_PROBE_SERIALIZED = 1, DT_RUN_PROBE_AUTO = 2 };

@@ -33,7 +33,7 @@ static void sync_dir_of(const char *path) {
         *slash = 0;
         d = slash == dir ? "/" : dir;
     }
-    int dfd = open(d, O_RDONLY | O_DIRECTORY);
+    int dfd = open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd >= 0) {
         (void)fsync(dfd);
         close(dfd);
@@ -45,7 +45,7 @@ dt_status dt_file_write_atomic(const char *path, const char *text, size_t len, d
     size_t plen = strlen(path);
     char *tmp = dt_xmalloc(plen + 16);
     snprintf(tmp, plen + 16, "%s.tmp.XXXXXX", path);
-    int fd = mkstemp(tmp);
+    int fd = mkostemp(tmp, O_CLOEXEC); /* not inherited by a worker started meanwhile */
     if (fd < 0) {
         dt_status st = dt_fail(err, DT_EIO, "%s: cannot create a temporary file: %s", path,
                                strerror(errno));

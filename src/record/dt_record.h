@@ -690,6 +690,9 @@ typedef struct dt_case {
     int64_t device;        /* --devices runs: index of the GPU that ran the case (one of
                               r->devices); DT_NULL_I64: absent */
     char *device_name, *device_uuid; /* --devices runs: its NVML name and UUID (NULL: null) */
+    uint64_t gen;          /* content generation for record/dt_record_cache.h: 0 (a new or
+                              decoded case) never reuses a cached text; whoever changes a
+                              case calls dt_record_cache_touch (not encoded) */
 } dt_case;
 
 dt_input *dt_case_input_add(dt_case *c, const char *name, const char *sha256, int64_t rows,

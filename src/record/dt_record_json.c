@@ -2754,7 +2754,8 @@ static json_t *enc_run_derived(enc *e, const dt_run_derived *d) {
     return o;
 }
 
-static json_t *enc_run(enc *e) {
+/* skip_cases: "cases" written as [] (dt_record_encode_without_cases). */
+static json_t *enc_run(enc *e, int skip_cases) {
     const dt_record *r = e->r;
     json_t *o = json_object();
     put_str(e, o, "format", DT_RECORD_FORMAT);
@@ -2769,7 +2770,7 @@ static json_t *enc_run(enc *e) {
     put(e, o, "environment", enc_environment(e, &r->env));
     put(e, o, "provenance", enc_provenance(e, &r->prov));
     json_t *cases = json_array();
-    for (size_t i = 0; i < r->n_cases; i++)
+    for (size_t i = 0; !skip_cases && i < r->n_cases; i++)
         append(e, cases, enc_case(e, &r->cases[i]));
     put(e, o, "cases", cases);
     if (r->floor_unavailable)
@@ -2823,12 +2824,14 @@ static dt_status check_invariants(const dt_record *r, dt_err *err) {
  * Part 3: entry points
  * ====================================================================================== */
 
-dt_status dt_record_encode(const dt_record *r, char **text, size_t *len, dt_err *err) {
+/* dt_record_encode, or (skip_cases) dt_record_encode_without_cases. */
+static dt_status encode_root(const dt_record *r, int skip_cases, char **text, size_t *len,
+                             dt_err *err) {
     *text = NULL;
     *len = 0;
     TRY(check_invariants(r, err));
     enc e = {r, err, DT_OK};
-    json_t *root = enc_run(&e);
+    json_t *root = enc_run(&e, skip_cases);
     if (e.st != DT_OK) {
         json_decref(root);
         return e.st;
@@ -2844,6 +2847,37 @@ dt_status dt_record_encode(const dt_record *r, char **text, size_t *len, dt_err 
     out[n] = 0;
     *text = out;
     *len = n;
+    return DT_OK;
+}
+
+dt_status dt_record_encode(const dt_record *r, char **text, size_t *len, dt_err *err) {
+    return encode_root(r, 0, text, len, err);
+}
+
+dt_status dt_record_encode_without_cases(const dt_record *r, char **text, size_t *len,
+                                         dt_err *err) {
+    return encode_root(r, 1, text, len, err);
+}
+
+dt_status dt_record_encode_case(const dt_record *r, size_t i, char **text, size_t *len,
+                                dt_err *err) {
+    *text = NULL;
+    *len = 0;
+    DT_ASSERT(i < r->n_cases);
+    if (r->cases[i].floor_impl >= (int)r->n_impls)
+        return dt_fail(err, DT_EINVAL, "results: cases[%zu].floor_impl out of range", i);
+    enc e = {r, err, DT_OK};
+    json_t *o = enc_case(&e, &r->cases[i]);
+    char *t = e.st == DT_OK ? json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
+                                                JSON_REAL_PRECISION(17))
+                            : NULL;
+    json_decref(o);
+    if (e.st != DT_OK)
+        return e.st;
+    if (!t)
+        return dt_fail(err, DT_EINVAL, "results: cases[%zu] cannot be serialized", i);
+    *text = t;
+    *len = strlen(t);
     return DT_OK;
 }
 

@@ -22,6 +22,16 @@
  * parse, a broken invariant such as impls[0] not the baseline). */
 dt_status dt_record_encode(const dt_record *r, char **text, size_t *len, dt_err *err);
 
+/* Pieces of dt_record_encode's text for an incremental encoder (record/dt_record_cache.h):
+ * the document with "cases" written as an empty array (every other key as
+ * dt_record_encode writes it, final newline included), and case i alone as the same
+ * encoder writes it at depth 0 (no final newline): inside the document every newline of
+ * it is followed by 4 more spaces. Ownership and errors as dt_record_encode. */
+dt_status dt_record_encode_without_cases(const dt_record *r, char **text, size_t *len,
+                                         dt_err *err);
+dt_status dt_record_encode_case(const dt_record *r, size_t i, char **text, size_t *len,
+                                dt_err *err);
+
 /* Parses and validates len bytes of text; `what` names the source in messages. */
 dt_status dt_record_decode(const char *text, size_t len, const char *what, dt_record **out,
                            dt_err *err);

@@ -24,17 +24,18 @@ ARGS=(--backends cpu --operations add,softmax,cross_entropy,gemm --gemm-shapes 9
       --row-shapes 17x257,64x1024 --inputs wide-logits --rounds 2 --samples 3 --sample-ms 3
       --warmup-ms 10 --threads 1 --quiet --python /usr/bin/python3 --seed 5)
 CPUS=$(/usr/bin/python3 -c 'import os; c=sorted(os.sched_getaffinity(0)); print(",".join(map(str,c)))')
-shm_count() { ls /dev/shm 2>/dev/null | grep -c '^dualtime-' ; }
-before=$(shm_count)
-
-DUALTIME_PREFETCH=0 DUALTIME_PHASE_TRACE="$T/off.trace" "$D" run --output "$T/off" "${ARGS[@]}" >"$T/off.log" 2>&1
-[ $? -eq 0 ] && ok || no "in-line run exit: $(tail -3 "$T/off.log")"
-DUALTIME_PREFETCH="$CPUS" DUALTIME_PHASE_TRACE="$T/on.trace" "$D" run --output "$T/on" "${ARGS[@]}" >"$T/on.log" 2>&1
-[ $? -eq 0 ] && ok || no "preparer run exit: $(tail -3 "$T/on.log")"
-DUALTIME_PREFETCH=junk "$D" run --output "$T/junk" "${ARGS[@]}" --operations add >"$T/junk.log" 2>&1
-[ $? -eq 0 ] && ok || no "junk run exit: $(tail -3 "$T/junk.log")"
-after=$(shm_count)
-[ "$after" = "$before" ] && ok || no "/dev/shm dualtime segments before $before, after $after"
+# run NAME [ENV...] [-- extra args]: the run in the background (its pid names its shared
+# arenas, /dev/shm/dualtime-PID-*: none may be left once it exits)
+run() { local name="$1"; shift; local envs=()
+  while (($#)) && [ "$1" != -- ]; do envs+=("$1"); shift; done; [ "${1:-}" = -- ] && shift
+  env "${envs[@]}" "$D" run --output "$T/$name" "${ARGS[@]}" "$@" >"$T/$name.log" 2>&1 & local pid=$!
+  wait "$pid"; local rc=$?
+  [ $rc -eq 0 ] && ok || no "$name run exit $rc: $(tail -3 "$T/$name.log")"
+  local left; left=$(ls /dev/shm 2>/dev/null | grep -c "^dualtime-$pid-")
+  [ "$left" -eq 0 ] && ok || no "$name: $left shared arenas left in /dev/shm"; }
+run off DUALTIME_PREFETCH=0 DUALTIME_PHASE_TRACE="$T/off.trace"
+run on DUALTIME_PREFETCH="$CPUS" DUALTIME_PHASE_TRACE="$T/on.trace"
+run junk DUALTIME_PREFETCH=junk -- --operations add
 
 facts() { /usr/bin/python3 - "$1" <<'EOP'
 import json, sys
