@@ -37,8 +37,22 @@
 // fixed order (deterministic) and stores the tile. The grid is even and at most the SMs,
 // so both halves run at the same time in neighbouring blocks and even blocks never wait.
 // Kernel parameters then: (tmA, tmB, C, ws, flags); ws and flags zeroed at prepare.
+// Variant wg3 (WG_EPI_TMA=1, kernel dt_gemm_wg3_<dtype>; issue 19, session 5): wg1 with
+// the epilogue through shared memory and TMA stores instead of 32-bit register stores.
+// Each consumer warpgroup rounds its 64 x BN accumulators to bf16/f16 pairs (cvt.rn
+// .bf16x2/.f16x2, the same rounding as dt_from_f32), writes them with stmatrix
+// .m8n8.x4 into its own WG_EPI_BOXES boxes of 64 x 64 elements (8 KiB each, 128-byte
+// swizzled: 16-byte chunk c of row r at chunk c ^ (r % 8), as the tensor map's
+// CU_TENSOR_MAP_SWIZZLE_128B expects), fences the writes to the async proxy, syncs its
+// 128 threads (named barrier 2 + cw) and one thread issues one TMA store a box
+// (cp.async.bulk.tensor.2d.global.shared::cta, tmC: dims {N, M}, box {64, 64}; rows and
+// columns past M, N are clipped by the TMA unit) and commits the bulk group. The stores
+// run while the warpgroup starts its next tile; before a box buffer is written again
+// the issuing thread waits for the reads of its earlier groups (wait_group.read 0). With
+// BN / 64 > WG_EPI_BOXES a tile takes BN / 64 / WG_EPI_BOXES such passes. Kernel
+// parameters then: (tmA, tmB, tmC, C[, ws, flags]) (C unused).
 // Specialization macros: M N K LDO DT_ELEM BN (64 | 128 | 256) STAGES VECO [WG_INFLIGHT]
-// [WG_SPLITK].
+// [WG_SPLITK] [WG_EPI_TMA WG_EPI_BOXES].
 // A barrier wait that lasts over WG_TIMEOUT_NS (4 s: a pipeline bug) traps, so a hang
 // becomes a launch failure the backend reports, not a stuck device.
 #include "dt_cuda_common.cuh"
@@ -57,6 +71,20 @@
 #endif
 #if BN != 64 && BN != 128 && BN != 256
 #error "gemm_wg1: BN must be 64, 128 or 256"
+#endif
+#ifndef WG_EPI_TMA
+#define WG_EPI_TMA 0
+#endif
+#if WG_EPI_TMA
+#if !defined(WG_EPI_BOXES) || (WG_EPI_BOXES != 1 && WG_EPI_BOXES != 2 && WG_EPI_BOXES != 4) || \
+    WG_EPI_BOXES > BN / 64
+#error "gemm_wg1: WG_EPI_TMA needs WG_EPI_BOXES 1, 2 or 4, at most BN / 64"
+#endif
+#define WG_EPI_BOX_BYTES 8192 /* 64 rows x 64 columns x 2 bytes */
+#define WG_EPI_WG_BYTES (WG_EPI_BOXES * WG_EPI_BOX_BYTES) /* one consumer warpgroup's */
+#define WG_EPI_PASSES (BN / 64 / WG_EPI_BOXES)
+#else
+#define WG_EPI_WG_BYTES 0
 #endif
 #if DT_ELEM == 1
 #define WG_AB_TYPE "bf16"
@@ -311,6 +339,86 @@ __device__ __forceinline__ void wg_store(const float (&d)[WG_NREG], dt_t *__rest
     }
 }
 
+#if WG_EPI_TMA
+/* Two accumulators rounded to the storage type, packed (lo at the lower address). */
+__device__ __forceinline__ unsigned wg_pack(float lo, float hi) {
+    unsigned r;
+#if DT_ELEM == 1
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+#else
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+#endif
+    return r;
+}
+
+/* Four 8 x 8 b16 matrices from the mma fragment layout (thread t: row t / 4, elements
+ * 2 (t % 4), +1) into shared memory; threads 8i..8i+7 give the row addresses of matrix i. */
+__device__ __forceinline__ void wg_stmatrix4(unsigned addr, unsigned r0, unsigned r1,
+                                             unsigned r2, unsigned r3) {
+    asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(addr),
+                 "r"(r0), "r"(r1), "r"(r2), "r"(r3)
+                 : "memory");
+}
+
+/* The 128 threads of consumer warpgroup cw (named barriers 2 and 3). */
+__device__ __forceinline__ void wg_group_sync(int cw) {
+    asm volatile("bar.sync %0, 128;" ::"r"(2 + cw) : "memory");
+}
+
+/* TMA store of the box at smem src to element coordinates (c0 inner, c1 outer) of map. */
+__device__ __forceinline__ void wg_tma_store_2d(const dt_tmap *map, unsigned src, int c0, int c1) {
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];"
+                 ::"l"((unsigned long long)map), "r"(c0), "r"(c1), "r"(src)
+                 : "memory");
+}
+
+/* The epilogue of wg3 (see the header): consumer warpgroup cw's 64 x BN accumulators
+ * through its box buffer buf (WG_EPI_WG_BYTES, 1 KiB aligned) and TMA stores to rows
+ * row0.., columns col0.. of the output. For column group j (8 columns) of warp w the
+ * x4 stmatrix takes j and j + 1, rows 16w..16w+7 and 16w+8..16w+15: matrices
+ * (rows +0, j), (+8, j), (+0, j+1), (+8, j+1) = d[4j..4j+1], d[4j+2..], d[4j+4..],
+ * d[4j+6..]. */
+__device__ __forceinline__ void wg_store_tma(const float (&d)[WG_NREG], const dt_tmap *tmC,
+                                             unsigned buf, int row0, int col0, int cw) {
+    const int lane = threadIdx.x & 31, w = (threadIdx.x >> 5) & 3;
+    const int leader = (threadIdx.x & 127) == 0;
+    const int mat = lane >> 3, r = lane & 7;
+    /* this thread's row of the box (the same in every box) and its 128-byte row start;
+     * the row's swizzle phase (row % 8) is r */
+    const unsigned row_addr = buf + (unsigned)(16 * w + 8 * (mat & 1) + r) * 128u;
+#pragma unroll
+    for (int pass = 0; pass < WG_EPI_PASSES; pass++) {
+        /* the buffer is free once the TMA unit has read the earlier stores out of it */
+        if (leader) asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+        wg_group_sync(cw);
+#pragma unroll
+        for (int jj = 0; jj < WG_EPI_BOXES * 8; jj += 2) {
+            const int j = pass * WG_EPI_BOXES * 8 + jj; /* column group in the tile */
+            const int cg = jj + (mat >> 1);             /* this thread's, in the buffer */
+            const unsigned addr = row_addr + (unsigned)(cg >> 3) * WG_EPI_BOX_BYTES +
+                                  ((unsigned)((cg & 7) ^ r) << 4);
+            wg_stmatrix4(addr, wg_pack(d[4 * j], d[4 * j + 1]), wg_pack(d[4 * j + 2], d[4 * j + 3]),
+                         wg_pack(d[4 * j + 4], d[4 * j + 5]), wg_pack(d[4 * j + 6], d[4 * j + 7]));
+        }
+        /* the generic-proxy writes visible to the TMA unit, then every thread's are in */
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+        wg_group_sync(cw);
+        if (leader) {
+#pragma unroll
+            for (int b = 0; b < WG_EPI_BOXES; b++)
+                wg_tma_store_2d(tmC, buf + b * WG_EPI_BOX_BYTES,
+                                col0 + (pass * WG_EPI_BOXES + b) * 64, row0);
+            asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+        }
+    }
+}
+#define WG_TMC_PARAM const dt_tmap *tmC, unsigned sE,
+#define WG_TMC_ARG &tmC, sE,
+#else
+#define WG_TMC_PARAM
+#define WG_TMC_ARG
+#endif
+
 #if WG_SPLITK == 2
 /* The 256 consumer threads of the block (named barrier 1; the producer is not in it). */
 __device__ __forceinline__ void wg_consumers_sync() {
@@ -364,9 +472,10 @@ __device__ __forceinline__ int wg_splitk(float (&d)[WG_NREG], float *__restrict_
 #endif
 
 /* A consumer warpgroup (cw 0 or 1: rows 64cw.. of each block tile). */
-__device__ __forceinline__ void wg_consume(dt_t *__restrict__ C, unsigned sA, unsigned sB,
+__device__ __forceinline__ void wg_consume(WG_TMC_PARAM dt_t *__restrict__ C, unsigned sA, unsigned sB,
                                            unsigned full, unsigned empty, int cw WG_EXTRA_PARAMS) {
     const int lane = threadIdx.x & 31, w = (threadIdx.x >> 5) & 3;
+    (void)w; /* wg3 (the TMA-store epilogue) works out its rows itself */
     float d[WG_NREG];
     unsigned it = 0;
 #if WG_INFLIGHT
@@ -410,24 +519,41 @@ __device__ __forceinline__ void wg_consume(dt_t *__restrict__ C, unsigned sA, un
 #if WG_SPLITK == 2
         if (!wg_splitk(d, ws, flags, u, t)) continue;
 #endif
+#if WG_EPI_TMA
+        wg_store_tma(d, tmC, sE + cw * WG_EPI_WG_BYTES, tm * WG_BM + cw * 64, tn * BN, cw);
+#else
         wg_store(d, C, tm * WG_BM + cw * 64 + w * 16 + (lane >> 2), tn * BN + (lane & 3) * 2);
+#endif
     }
+#if WG_EPI_TMA
+    /* the last stores out of shared memory before the block's shared memory goes */
+    if ((threadIdx.x & 127) == 0) asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+#endif
 }
 
-#if WG_INFLIGHT
+#if WG_EPI_TMA
+#define WG_KERNEL DT_KNAME(dt_gemm_wg3)
+#define WG_TMC_KPARAM const __grid_constant__ dt_tmap tmC,
+#elif WG_INFLIGHT
 #define WG_KERNEL DT_KNAME(dt_gemm_wg2)
 #else
 #define WG_KERNEL DT_KNAME(dt_gemm_wg1)
 #endif
+#ifndef WG_TMC_KPARAM
+#define WG_TMC_KPARAM
+#endif
 
 extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
 WG_KERNEL(const __grid_constant__ dt_tmap tmA, const __grid_constant__ dt_tmap tmB,
-                      dt_t *__restrict__ C WG_EXTRA_PARAMS) {
+          WG_TMC_KPARAM dt_t *__restrict__ C WG_EXTRA_PARAMS) {
     extern __shared__ __align__(1024) unsigned char wg_dyn[];
     /* 128-byte swizzle atoms need 1 KiB alignment: the plan asks 1 KiB extra */
     const unsigned base = (wg_smem(wg_dyn) + 1023u) & ~1023u;
     const unsigned sA = base, sB = base + STAGES * WG_A_BYTES;
-    const unsigned full = sB + STAGES * WG_B_BYTES, empty = full + 8 * STAGES;
+    /* wg3: the consumers' epilogue boxes (2 x WG_EPI_WG_BYTES, 1 KiB aligned) */
+    const unsigned sE = sB + STAGES * WG_B_BYTES;
+    const unsigned full = sE + 2 * WG_EPI_WG_BYTES, empty = full + 8 * STAGES;
+    (void)sE;
     const int wg = threadIdx.x >> 7;
     if (threadIdx.x == 0) {
         for (int s = 0; s < STAGES; s++) {
@@ -443,6 +569,6 @@ WG_KERNEL(const __grid_constant__ dt_tmap tmA, const __grid_constant__ dt_tmap t
         if (threadIdx.x == 0) wg_produce(&tmA, &tmB, sA, sB, full, empty);
     } else {
         asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
-        wg_consume(C, sA, sB, full, empty, wg - 1 WG_EXTRA_ARGS);
+        wg_consume(WG_TMC_ARG C, sA, sB, full, empty, wg - 1 WG_EXTRA_ARGS);
     }
 }
