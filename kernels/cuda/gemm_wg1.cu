@@ -51,8 +51,22 @@
 // the issuing thread waits for the reads of its earlier groups (wait_group.read 0). With
 // BN / 64 > WG_EPI_BOXES a tile takes BN / 64 / WG_EPI_BOXES such passes. Kernel
 // parameters then: (tmA, tmB, tmC, C[, ws, flags]) (C unused).
+// Variant wg4 (WG_CLUSTER=2, kernel dt_gemm_wg4_<dtype>; issue 19, session 5): wg3 (or wg1's
+// stores where C is not TMA-describable) in clusters of two blocks (__cluster_dims__(2))
+// on row tiles 2p and 2p+1 of the same column tile: each block loads its own A and half
+// of the B stage (BN / 128 of the BN / 64 boxes) and multicasts that half into both
+// blocks (.multicast::cluster, mask 0b11), so a k-block moves 16 KiB of A + BN * 64 B of
+// B through L2 per block instead of 16 KiB + 2 * BN * 64 B. Each block's full[s] still
+// expects the whole stage (its A + both B halves); empty[s] counts 16 arrivals: every
+// consumer warp of both blocks releases stage s in both (mapa + mbarrier.arrive.release
+// .cluster), so neither producer overwrites a stage the other block still reads. The
+// units are tile pairs (the grouped order over pair rows, 4 pairs = 8 row tiles a
+// group); cluster c takes pairs c, c + clusters, ...; an odd last row tile's partner is
+// past M (its A loads zeros, its stores are clipped). A cluster barrier after the
+// mbarrier init and another before exit (no block leaves while its peer may still
+// arrive on its barriers). BN 128 or 256, no split-K.
 // Specialization macros: M N K LDO DT_ELEM BN (64 | 128 | 256) STAGES VECO [WG_INFLIGHT]
-// [WG_SPLITK] [WG_EPI_TMA WG_EPI_BOXES].
+// [WG_SPLITK] [WG_EPI_TMA WG_EPI_BOXES] [WG_CLUSTER].
 // A barrier wait that lasts over WG_TIMEOUT_NS (4 s: a pipeline bug) traps, so a hang
 // becomes a launch failure the backend reports, not a stuck device.
 #include "dt_cuda_common.cuh"
@@ -74,6 +88,15 @@
 #endif
 #ifndef WG_EPI_TMA
 #define WG_EPI_TMA 0
+#endif
+#ifndef WG_CLUSTER
+#define WG_CLUSTER 1
+#endif
+#if WG_CLUSTER != 1 && WG_CLUSTER != 2
+#error "gemm_wg1: WG_CLUSTER must be 1 or 2"
+#endif
+#if WG_CLUSTER == 2 && (BN < 128 || WG_SPLITK != 1)
+#error "gemm_wg1: WG_CLUSTER 2 needs BN 128 or 256 and no split-K"
 #endif
 #if WG_EPI_TMA
 #if !defined(WG_EPI_BOXES) || (WG_EPI_BOXES != 1 && WG_EPI_BOXES != 2 && WG_EPI_BOXES != 4) || \
@@ -103,7 +126,10 @@
 #define WG_TILES_N ((N + BN - 1) / BN)
 #define WG_TILES (WG_TILES_M * WG_TILES_N)
 #define WG_KB ((K + WG_BK - 1) / WG_BK)
-#define WG_UNITS (WG_TILES * WG_SPLITK) /* work units: a tile, or a tile's half of K */
+/* the rows of the grouped order: row tiles, or (clusters of two) pairs of row tiles */
+#define WG_ROWS_M ((WG_TILES_M + WG_CLUSTER - 1) / WG_CLUSTER)
+/* work units: a tile, a tile's half of K, or (clusters) a pair of row tiles */
+#define WG_UNITS (WG_ROWS_M * WG_TILES_N * WG_SPLITK)
 #if WG_SPLITK == 2 && WG_KB < 2
 #error "gemm_wg1: split-K 2 needs at least two k-blocks"
 #endif
@@ -269,23 +295,80 @@ __device__ __forceinline__ void wg_mma(float (&d)[128], unsigned long long da, u
 }
 #endif
 
-/* Tile t of the grouped order -> (row tile tm, column tile tn). */
+#define WG_GROUP_ROWS (WG_GROUP / WG_CLUSTER) /* 8 row tiles a group either way */
+
+/* Tile t of the grouped order -> (row tm, column tile tn); rows are pairs with clusters. */
 __device__ __forceinline__ void wg_tile(int t, int &tm, int &tn) {
-    const int per_group = WG_GROUP * WG_TILES_N;
-    const int first = (t / per_group) * WG_GROUP;
-    const int rows = WG_TILES_M - first < WG_GROUP ? WG_TILES_M - first : WG_GROUP;
+    const int per_group = WG_GROUP_ROWS * WG_TILES_N;
+    const int first = (t / per_group) * WG_GROUP_ROWS;
+    const int rows = WG_ROWS_M - first < WG_GROUP_ROWS ? WG_ROWS_M - first : WG_GROUP_ROWS;
     const int r = t % per_group;
     tm = first + r % rows;
     tn = r / rows;
 }
 
-/* Work unit u -> its tile (tm, tn) and its k-blocks [kb0, kb1). */
+#if WG_CLUSTER == 2
+__device__ __forceinline__ unsigned wg_cluster_rank() {
+    unsigned r;
+    asm("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+    return r;
+}
+/* this block's first unit and the stride: its cluster's index and the cluster count */
+__device__ __forceinline__ int wg_unit0() {
+    unsigned c;
+    asm("mov.u32 %0, %%clusterid.x;" : "=r"(c));
+    return (int)c;
+}
+__device__ __forceinline__ int wg_unit_step() {
+    unsigned c;
+    asm("mov.u32 %0, %%nclusterid.x;" : "=r"(c));
+    return (int)c;
+}
+#else
+__device__ __forceinline__ int wg_unit0() { return (int)blockIdx.x; }
+__device__ __forceinline__ int wg_unit_step() { return (int)gridDim.x; }
+#endif
+
+/* Work unit u -> its tile (tm, tn) and its k-blocks [kb0, kb1); with clusters of two,
+ * unit u is the pair of row tiles 2p, 2p + 1 and this block takes 2p + its rank. */
 __device__ __forceinline__ void wg_unit(int u, int &t, int &tm, int &tn, int &kb0, int &kb1) {
     t = u / WG_SPLITK;
     const int half = u % WG_SPLITK;
     wg_tile(t, tm, tn);
+#if WG_CLUSTER == 2
+    tm = 2 * tm + (int)wg_cluster_rank();
+#endif
     kb0 = half * WG_KB / WG_SPLITK;
     kb1 = (half + 1) * WG_KB / WG_SPLITK;
+}
+
+#if WG_CLUSTER == 2
+/* TMA multicast: the box at (c0, c1) of map into dst of both blocks of the cluster,
+ * completing its bytes on bar (the same offset) in each. */
+__device__ __forceinline__ void wg_tma_2d_mc(unsigned dst, const dt_tmap *map, int c0, int c1,
+                                             unsigned bar) {
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+                 ".multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;"
+                 ::"r"(dst), "l"((unsigned long long)map), "r"(c0), "r"(c1), "r"(bar),
+                 "h"((unsigned short)3)
+                 : "memory");
+}
+#endif
+
+/* A consumer warp's release of stage barrier bar (lane 0): this block's, and with
+ * clusters of two the peer's too (its producer multicasts into this block's stage). */
+__device__ __forceinline__ void wg_release(unsigned bar) {
+#if WG_CLUSTER == 2
+#pragma unroll
+    for (unsigned r = 0; r < 2; r++) {
+        unsigned rb;
+        asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(rb) : "r"(bar), "r"(r));
+        asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(rb)
+                     : "memory");
+    }
+#else
+    wg_bar_arrive(bar);
+#endif
 }
 
 /* The producer thread: every k-block of every unit of this block, STAGES ahead. */
@@ -295,7 +378,10 @@ __device__ __forceinline__ void wg_produce(const dt_tmap *tmA, const dt_tmap *tm
     asm volatile("prefetch.tensormap [%0];" ::"l"((unsigned long long)tmA) : "memory");
     asm volatile("prefetch.tensormap [%0];" ::"l"((unsigned long long)tmB) : "memory");
     unsigned it = 0;
-    for (int u = blockIdx.x; u < WG_UNITS; u += gridDim.x) {
+#if WG_CLUSTER == 2
+    const int j0 = (int)wg_cluster_rank() * (BN / 128); /* this block's half of B's boxes */
+#endif
+    for (int u = wg_unit0(); u < WG_UNITS; u += wg_unit_step()) {
         int t, tm, tn, kb0, kb1;
         wg_unit(u, t, tm, tn, kb0, kb1);
         for (int kb = kb0; kb < kb1; kb++, it++) {
@@ -303,10 +389,17 @@ __device__ __forceinline__ void wg_produce(const dt_tmap *tmA, const dt_tmap *tm
             wg_bar_wait(empty + 8 * s, ph ^ 1);
             wg_bar_expect_tx(full + 8 * s, WG_STAGE_BYTES);
             wg_tma_2d(sA + s * WG_A_BYTES, tmA, kb * WG_BK, tm * WG_BM, full + 8 * s);
+#if WG_CLUSTER == 2
+#pragma unroll
+            for (int j = j0; j < j0 + BN / 128; j++)
+                wg_tma_2d_mc(sB + s * WG_B_BYTES + j * WG_B_BOX_BYTES, tmB, tn * BN + j * 64,
+                             kb * WG_BK, full + 8 * s);
+#else
 #pragma unroll
             for (int j = 0; j < BN / 64; j++)
                 wg_tma_2d(sB + s * WG_B_BYTES + j * WG_B_BOX_BYTES, tmB, tn * BN + j * 64,
                           kb * WG_BK, full + 8 * s);
+#endif
         }
     }
 }
@@ -481,7 +574,7 @@ __device__ __forceinline__ void wg_consume(WG_TMC_PARAM dt_t *__restrict__ C, un
 #if WG_INFLIGHT
     unsigned prev = 0; /* the stage of the group still in flight */
 #endif
-    for (int u = blockIdx.x; u < WG_UNITS; u += gridDim.x) {
+    for (int u = wg_unit0(); u < WG_UNITS; u += wg_unit_step()) {
         int t, tm, tn, kb0, kb1;
         wg_unit(u, t, tm, tn, kb0, kb1);
 #pragma unroll
@@ -505,16 +598,16 @@ __device__ __forceinline__ void wg_consume(WG_TMC_PARAM dt_t *__restrict__ C, un
 #if WG_INFLIGHT
             /* wg2: keep this k-block's group in flight; the previous one is done now */
             wg_wait1();
-            if (kb > kb0 && lane == 0) wg_bar_arrive(empty + 8 * prev);
+            if (kb > kb0 && lane == 0) wg_release(empty + 8 * prev);
             prev = s;
 #else
             wg_wait0();
-            if (lane == 0) wg_bar_arrive(empty + 8 * s);
+            if (lane == 0) wg_release(empty + 8 * s);
 #endif
         }
 #if WG_INFLIGHT
         wg_wait0();
-        if (lane == 0) wg_bar_arrive(empty + 8 * prev);
+        if (lane == 0) wg_release(empty + 8 * prev);
 #endif
 #if WG_SPLITK == 2
         if (!wg_splitk(d, ws, flags, u, t)) continue;
@@ -531,19 +624,26 @@ __device__ __forceinline__ void wg_consume(WG_TMC_PARAM dt_t *__restrict__ C, un
 #endif
 }
 
-#if WG_EPI_TMA
+#if WG_CLUSTER == 2
+#define WG_KERNEL DT_KNAME(dt_gemm_wg4)
+#define WG_CLUSTER_ATTR __cluster_dims__(2, 1, 1)
+#elif WG_EPI_TMA
 #define WG_KERNEL DT_KNAME(dt_gemm_wg3)
-#define WG_TMC_KPARAM const __grid_constant__ dt_tmap tmC,
 #elif WG_INFLIGHT
 #define WG_KERNEL DT_KNAME(dt_gemm_wg2)
 #else
 #define WG_KERNEL DT_KNAME(dt_gemm_wg1)
 #endif
-#ifndef WG_TMC_KPARAM
+#if WG_EPI_TMA
+#define WG_TMC_KPARAM const __grid_constant__ dt_tmap tmC,
+#else
 #define WG_TMC_KPARAM
 #endif
+#ifndef WG_CLUSTER_ATTR
+#define WG_CLUSTER_ATTR
+#endif
 
-extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
+extern "C" __global__ void __launch_bounds__(WG_THREADS, 1) WG_CLUSTER_ATTR
 WG_KERNEL(const __grid_constant__ dt_tmap tmA, const __grid_constant__ dt_tmap tmB,
           WG_TMC_KPARAM dt_t *__restrict__ C WG_EXTRA_PARAMS) {
     extern __shared__ __align__(1024) unsigned char wg_dyn[];
@@ -558,12 +658,19 @@ WG_KERNEL(const __grid_constant__ dt_tmap tmA, const __grid_constant__ dt_tmap t
     if (threadIdx.x == 0) {
         for (int s = 0; s < STAGES; s++) {
             wg_bar_init(full + 8 * s, 1);
-            wg_bar_init(empty + 8 * s, 8); /* one arrive per consumer warp */
+            /* one arrive per consumer warp (of both blocks with clusters of two) */
+            wg_bar_init(empty + 8 * s, 8 * WG_CLUSTER);
         }
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
         asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
     }
+#if WG_CLUSTER == 2
+    /* both blocks' barriers initialized before either multicasts or arrives remotely */
+    asm volatile("barrier.cluster.arrive.release.aligned;\n\t"
+                 "barrier.cluster.wait.acquire.aligned;" ::: "memory");
+#else
     __syncthreads();
+#endif
     if (wg == 0) {
         asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
         if (threadIdx.x == 0) wg_produce(&tmA, &tmB, sA, sB, full, empty);
@@ -571,4 +678,10 @@ WG_KERNEL(const __grid_constant__ dt_tmap tmA, const __grid_constant__ dt_tmap t
         asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
         wg_consume(WG_TMC_ARG C, sA, sB, full, empty, wg - 1 WG_EXTRA_ARGS);
     }
+#if WG_CLUSTER == 2
+    /* no block leaves while its peer may still arrive on its empty barriers (every
+     * thread of both blocks comes here; not .aligned: the roles arrive apart) */
+    asm volatile("barrier.cluster.arrive.release;\n\t"
+                 "barrier.cluster.wait.acquire;" ::: "memory");
+#endif
 }

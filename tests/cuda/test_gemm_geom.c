@@ -2,7 +2,7 @@
  * (workers/native/dt_gemm_geom.h) and its plan (dt_cuda_plan_make: tile, grid, stages,
  * shared memory, DUALTIME_GEMM_FILL / DUALTIME_GEMM_BN / DUALTIME_GEMM_SPLITK and the
  * split-K workspace; wg3's TMA-store epilogue boxes and output tensor map,
- * DUALTIME_GEMM_STAGES), without compiling anything.
+ * DUALTIME_GEMM_STAGES; wg4's clusters of two), without compiling anything.
  * Expected values are worked out by hand from the model in dt_gemm_geom.h (k-block
  * clocks = max(4*BN, 256 + 2*BN): 1024 for BN 256, 512 for 128, 384 for 64). Needs no
  * GPU and no NVRTC call. Run: ./test_gemm_geom */
@@ -244,9 +244,47 @@ done:
     unsetenv("DUALTIME_GEMM_BN");
 }
 
+/* wg4 (DUALTIME_GEMM_VARIANT=wg4): wg3 in clusters of two blocks sharing B by multicast;
+ * blocks = 2 x pairs of row tiles x column tiles, an even grid of at most the SMs. */
+static void cluster_cases(void) {
+    dt_cuda_plan p;
+    dt_err err = {{0}};
+    setenv("DUALTIME_GEMM_VARIANT", "wg4", 1);
+    REQUIRE(plan(4096, 4096, 4096, &p, &err), "plan wg4 4096^3: %s", err.msg);
+    CHECK(strcmp(p.kernel_name, "dt_gemm_wg4_bf16") == 0 && has_opt(&p, "-DWG_CLUSTER=2") &&
+              has_opt(&p, "-DWG_EPI_TMA=1") && has_opt(&p, "-DBN=256") && p.ntma == 3 &&
+              p.persistent_cluster == 2 && p.grid[0] == 132 && p.shared_bytes == 230464u &&
+              strstr(p.summary, "variant=wg4") && strstr(p.summary, "cluster=2 mcast=B"),
+          "wg4 4096^3: %s grid %u cluster %d %s", p.kernel_name, p.grid[0], p.persistent_cluster,
+          p.summary);
+    /* 1152 x 1024: 9 row tiles (an odd one: 5 pairs) x 8 column tiles of 128 -> 80 blocks */
+    REQUIRE(plan(1152, 1024, 512, &p, &err), "plan wg4 1152x1024: %s", err.msg);
+    CHECK(has_opt(&p, "-DBN=128") && p.grid[0] == 80 && strstr(p.summary, "72 tiles"),
+          "wg4 1152x1024: grid %u %s", p.grid[0], p.summary);
+    {
+        dt_case_layout L;
+        dt_layout_make_typed(&L, DT_OP_GEMM, 4096, 4096, 4096, 0, DT_F16);
+        REQUIRE(dt_cuda_plan_make(&L, "sm_90", 131, &p, &err) == DT_OK, "wg4 131 SMs: %s", err.msg);
+        CHECK(p.grid[0] == 130 && strcmp(p.kernel_name, "dt_gemm_wg4_f16") == 0,
+              "wg4 131 SMs: grid %u (want 130) %s", p.grid[0], p.kernel_name);
+    }
+    /* 1024^3 takes BN 64 (one B box a stage: nothing to split): wg3, saying so */
+    REQUIRE(plan(1024, 1024, 1024, &p, &err), "plan wg4 1024^3: %s", err.msg);
+    CHECK(strcmp(p.kernel_name, "dt_gemm_wg3_bf16") == 0 && !has_opt(&p, "-DWG_CLUSTER=2") &&
+              p.persistent_cluster == 0 && strstr(p.summary, "cluster=1 (BN 64)"),
+          "wg4 1024^3: %s cluster %d %s", p.kernel_name, p.persistent_cluster, p.summary);
+    setenv("DUALTIME_GEMM_SPLITK", "2", 1);
+    CHECK(!plan(1024, 1024, 1024, &p, &err) && strstr(err.msg, "wg4"),
+          "wg4 with split-K not refused: %s", err.msg);
+done:
+    unsetenv("DUALTIME_GEMM_VARIANT");
+    unsetenv("DUALTIME_GEMM_SPLITK");
+}
+
 int main(void) {
     choose_cases();
     plan_cases();
     epi_cases();
+    cluster_cases();
     return dt_check_summary("test_gemm_geom");
 }
