@@ -23,6 +23,7 @@
 #   DT_SMALL_SAMPLES  samples of the small-* steps (default 21)
 #   DT_MEMCHECK_S     limit of memcheck-large (default 200)
 #   DT_STEP_TIMEOUT   one limit for every step (overrides each step's own)
+#   DT_GEMM_AB_ROUNDS rounds of the gemm-ab and gemm-ab-s3 runs (default 2)
 #   DT_TAIL           lines of each log in the summary (default: the step's own)
 #   DT_SKIP           steps to leave out of the list ("racecheck small")
 #   DT_DRY_RUN=1      like --dry-run: print each step's command, run nothing
@@ -555,7 +556,7 @@ gemm_ab_impls() { local w="$PWD/$B/dualtime-native-worker"
   echo "torch,native,wg3=worker:env DUALTIME_GEMM_VARIANT=wg3 $w,$1"; }
 # shellcheck disable=SC2054 # the commas are dualtime's
 gemm_ab=(--backends cuda --operations gemm --dtypes bf16,fp16 --device-timing --samples 5
-         --rounds 2 --sample-ms 10 --warmup-ms 50 --quiet)
+         --rounds "${DT_GEMM_AB_ROUNDS:-2}" --sample-ms 10 --warmup-ms 50 --quiet)
 step_gemm-ab() { rm -rf "$W/gemm-ab"
   run gemm-ab 150 3 "$B/dualtime" run "${gemm_ab[@]}" --gemm-shapes 4096x4096x4096,8192x8192x8192 \
     --impls "$(gemm_ab_impls "wg4=worker:env DUALTIME_GEMM_VARIANT=wg4 $PWD/$B/dualtime-native-worker")" \
