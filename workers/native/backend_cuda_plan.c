@@ -253,6 +253,42 @@ static const char *wg1_arch(const char *arch) {
     return NULL;
 }
 
+/* wg1..wg4's shared memory for tile width bn: *stages (DUALTIME_GEMM_STAGES=2..8, default
+ * dt_gemm_default_stages), *epi_boxes (wg3/wg4 where the output O is TMA-describable:
+ * dt_gemm_epi_boxes; else 0, wg1's register stores) and *smem (dt_gemm_smem_bytes);
+ * DT_EINVAL where the stages do not fit. */
+static dt_status wg_memory(int bn, int variant, const dt_buffer_layout *O, int *stages,
+                           int *epi_boxes, unsigned *smem, dt_err *err) {
+    *stages = dt_gemm_default_stages(bn); /* 48, 32, 24 KiB a stage: 192 KiB */
+    dt_status st = int_knob("DUALTIME_GEMM_STAGES", 2, 8, 0, stages, err);
+    if (st != DT_OK) return st;
+    const int epi_ok = (variant == 3 || variant == 4) && rows_aligned16(O);
+    *epi_boxes = epi_ok ? dt_gemm_epi_boxes(bn, *stages) : 0;
+    if (epi_ok && !*epi_boxes)
+        return dt_fail(err, DT_EINVAL, "wg3: %d stages of 128x%d leave no room for the epilogue",
+                       *stages, bn);
+    *smem = dt_gemm_smem_bytes(bn, *stages, *epi_boxes);
+    if (*smem > DT_GEMM_SMEM_MAX_BYTES)
+        return dt_fail(err, DT_EINVAL,
+                       "DUALTIME_GEMM_STAGES=%d: %u bytes of shared memory for 128x%d tiles "
+                       "(at most %u)", *stages, *smem, bn, DT_GEMM_SMEM_MAX_BYTES);
+    return DT_OK;
+}
+
+/* The end of wg3/wg4's summary: the epilogue and the cluster ("" for wg1/wg2). */
+static void wg_epi_note(char *out, size_t cap, int variant, int bn, int epi_boxes, int cluster) {
+    out[0] = 0;
+    if (epi_boxes)
+        snprintf(out, cap, " epi=tma boxes=%d passes=%d", epi_boxes, bn / 64 / epi_boxes);
+    else if (variant >= 3)
+        snprintf(out, cap, " epi=regs (C rows unaligned)");
+    const size_t at = strlen(out);
+    if (cluster == 2)
+        snprintf(out + at, cap - at, " cluster=2 mcast=B");
+    else if (variant == 4)
+        snprintf(out + at, cap - at, " cluster=1 (BN 64)");
+}
+
 /* gemm for bf16/f16, variant wg1 (gemm_wg1.cu, see its header): 128 x BN x 64 tiles,
  * 3 warpgroups (TMA producer + 2 wgmma consumers), STAGES stages of dynamic shared
  * memory, grid = min(SMs, tiles); wg2 (variant 2): the same source with one wgmma
@@ -314,23 +350,13 @@ static dt_status plan_gemm_wg1(const dt_case_layout *L, const dt_buffer_layout *
                            (long long)L->k);
     }
     const int bn = geo.bn;
-    int stages = dt_gemm_default_stages(bn); /* 48, 32, 24 KiB a stage: 192 KiB */
-    kst = int_knob("DUALTIME_GEMM_STAGES", 2, 8, 0, &stages, err);
-    if (kst != DT_OK) return kst;
-    /* wg3's epilogue boxes (0: the output rows are not TMA-describable: wg1's stores) */
-    const int epi_ok = (variant == 3 || variant == 4) && rows_aligned16(O);
     if (variant == 4 && splitk == 2)
         return dt_fail(err, DT_EINVAL, "DUALTIME_GEMM_VARIANT=wg4 takes no DUALTIME_GEMM_SPLITK=2");
     const int cluster = variant == 4 && bn >= 128 ? 2 : 1;
-    const int epi_boxes = epi_ok ? dt_gemm_epi_boxes(bn, stages) : 0;
-    if (epi_ok && !epi_boxes)
-        return dt_fail(err, DT_EINVAL, "wg3: %d stages of 128x%d leave no room for the epilogue",
-                       stages, bn);
-    const unsigned smem = dt_gemm_smem_bytes(bn, stages, epi_boxes);
-    if (smem > DT_GEMM_SMEM_MAX_BYTES)
-        return dt_fail(err, DT_EINVAL,
-                       "DUALTIME_GEMM_STAGES=%d: %u bytes of shared memory for 128x%d tiles "
-                       "(at most %u)", stages, smem, bn, DT_GEMM_SMEM_MAX_BYTES);
+    int stages = 0, epi_boxes = 0;
+    unsigned smem = 0;
+    kst = wg_memory(bn, variant, O, &stages, &epi_boxes, &smem, err);
+    if (kst != DT_OK) return kst;
     const int inflight = variant == 2;
     const int64_t tiles = geo.tiles;
     /* work units: tiles, half tiles (split-K), or blocks of tile pairs (clusters: a pair
@@ -382,15 +408,8 @@ static dt_status plan_gemm_wg1(const dt_case_layout *L, const dt_buffer_layout *
         p->tma[2].box[0] = 64;
         p->tma[2].box[1] = 64;
     }
-    char epi[64] = "";
-    if (epi_boxes)
-        snprintf(epi, sizeof epi, " epi=tma boxes=%d passes=%d", epi_boxes, bn / 64 / epi_boxes);
-    else if (variant >= 3)
-        snprintf(epi, sizeof epi, " epi=regs (C rows unaligned)");
-    if (cluster == 2)
-        snprintf(epi + strlen(epi), sizeof epi - strlen(epi), " cluster=2 mcast=B");
-    else if (variant == 4)
-        snprintf(epi + strlen(epi), sizeof epi - strlen(epi), " cluster=1 (BN 64)");
+    char epi[64];
+    wg_epi_note(epi, sizeof epi, variant, bn, epi_boxes, cluster);
     snprintf(p->summary, sizeof p->summary,
              "%s variant=wg%d grid=%u (persistent, %lld tiles) block=384 (tma + 2 wgmma "
              "wgs) tile=128x%dx64 stages=%d smem=%u veco=%d %s wgmma.m64n%dk16 "
