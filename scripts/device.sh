@@ -23,6 +23,7 @@
 #   DT_SMALL_SAMPLES  samples of the small-* steps (default 21)
 #   DT_MEMCHECK_S     limit of memcheck-large (default 200)
 #   DT_STEP_TIMEOUT   one limit for every step (overrides each step's own)
+#   DT_GEMM_AB_ROUNDS rounds of the gemm-ab and gemm-ab-s3 runs (default 2)
 #   DT_TAIL           lines of each log in the summary (default: the step's own)
 #   DT_SKIP           steps to leave out of the list ("racecheck small")
 #   DT_DRY_RUN=1      like --dry-run: print each step's command, run nothing
@@ -73,6 +74,9 @@ cpu-kernels|the CPU kernel test on the host CPU: both ISA copies (CPUID dispatch
 pipe|the default CUDA matrix once, traced: wall time (target < 240 s) and phase table into the summary; every CUDA worker pinned its arena (scripts/host_pin_check.py)
 pipe-ab|pinned vs pageable (DUALTIME_HOST_REGISTER=0) on add,softmax,layernorm 8192^2 + gemm 4096^3, 2 rounds, traced: both wall times and phase tables
 gemm-tc|issue 19 + 18.6: bf16/fp16 gemm torch vs native with device timing at 1024^3,4096^3,127x193x61,4097x4095x257, views, the 1024^3 A/B (fill0 = DUALTIME_GEMM_FILL=0, splitk2 = DUALTIME_GEMM_SPLITK=2 as more impls), 8192^3 last; BN=64 and split-K oracle tables; FLOP ceilings and % of peak (scripts/gemm_tc_check.py) into the summary (< 4 min)
+gemm-ab|issue 19 session 5: ONE run of torch vs native (wg1) vs wg3 (DUALTIME_GEMM_VARIANT=wg3, TMA-store epilogue) vs wg4 (=wg4: wg3 in 2-block clusters, B multicast) at 4096^3 and 8192^3 in bf16,fp16, device timing, samples 5, rounds 2, oracle on; Device control table and scripts/gemm_tc_check.py into the summary (< 150 s)
+gemm-ab-s3|issue 19 session 5: ONE run of torch vs native vs wg3 vs wg3s3 (wg3 + DUALTIME_GEMM_STAGES=3: one epilogue pass, one stage fewer) at 4096^3 bf16,fp16, same flags (< 60 s)
+gemm-ab-oracle|issue 19 session 5: GPU-test FP64 oracle tables of wg3 and wg4, then wg3 at DUALTIME_GEMM_STAGES=3, on every gemm-tc shape (1024^3, 4096^3, 8192^3, tails, 1000x1048x264, views), x100 back-to-back timing (< 120 s)
 gemm-f32|issue 18 item 4: FP32 gemm oracle (thin, small-K, views), then native vs torch at 4096^3, 1000x1x1000, 1x1000x1000, 4097x4095x257, 127x193x61 (+ views), the old geometry (DUALTIME_GEMM_SHAPE=0) and BK=32 A/Bs, Device control tables (~3 min)'
 # name|its steps
 GROUP_LIST='all|gpu-tests timing-gpu views memcheck racecheck bench
@@ -569,6 +573,42 @@ step_gemm-tc() { rm -rf "$W"/gemm-tc "$W"/gemm-tc-views "$W"/gemm-tc-ab "$W"/gem
   local rs=(); for d in gemm-tc gemm-tc-views gemm-tc-ab gemm-tc-8192; do
     [ -f "$W/$d/results.json" ] && rs+=("$W/$d/results.json"); done
   ((${#rs[@]})) && run gemm-tc-check 20 60 python3 scripts/gemm_tc_check.py "${rs[@]}"; return 0; }
+
+# gemm-ab (issue 19, session 5): the new variants against wg1 and torch in ONE run, so the
+# A/B shares the run's clocks, power state and sample rotation (docs/perf.md "gemm wg1 ->
+# wg3"): wg3 = DUALTIME_GEMM_VARIANT=wg3 (stmatrix + TMA-store epilogue, 4 stages, two
+# passes of two 8 KiB boxes a warpgroup at BN 256), wg4 = DUALTIME_GEMM_VARIANT=wg4 (wg3
+# in clusters of two blocks sharing B by TMA multicast). 4096^3 first (8192^3's FP64
+# reference is the slow part, ~20 s a dtype, kept between the rounds by the refcache).
+# gemm-ab-s3: wg3s3 = wg3 with DUALTIME_GEMM_STAGES=3 (one pass of four boxes, one stage
+# fewer) at 4096^3. gemm-ab-oracle: the GPU test's gemm-tc table (FP64 oracle on every
+# shape, tails and views included) for wg3 and wg4, then wg3 at 3 stages.
+gemm_ab_impls() { local w="$PWD/$B/dualtime-native-worker"
+  echo "torch,native,wg3=worker:env DUALTIME_GEMM_VARIANT=wg3 $w,$1"; }
+# shellcheck disable=SC2054 # the commas are dualtime's
+gemm_ab=(--backends cuda --operations gemm --dtypes bf16,fp16 --device-timing --samples 5
+         --rounds "${DT_GEMM_AB_ROUNDS:-2}" --sample-ms 10 --warmup-ms 50 --quiet)
+step_gemm-ab() { rm -rf "$W/gemm-ab"
+  run gemm-ab 150 3 "$B/dualtime" run "${gemm_ab[@]}" --gemm-shapes 4096x4096x4096,8192x8192x8192 \
+    --impls "$(gemm_ab_impls "wg4=worker:env DUALTIME_GEMM_VARIANT=wg4 $PWD/$B/dualtime-native-worker")" \
+    --output "$W/gemm-ab"
+  gemm_tc_note gemm-ab
+  [ -f "$W/gemm-ab/results.json" ] && run gemm-ab-check 20 40 python3 scripts/gemm_tc_check.py \
+    "$W/gemm-ab/results.json"; return 0; }
+step_gemm-ab-s3() { rm -rf "$W/gemm-ab-s3"
+  run gemm-ab-s3 60 3 "$B/dualtime" run "${gemm_ab[@]}" --gemm-shapes 4096x4096x4096 \
+    --impls "$(gemm_ab_impls "wg3s3=worker:env DUALTIME_GEMM_VARIANT=wg3 DUALTIME_GEMM_STAGES=3 $PWD/$B/dualtime-native-worker")" \
+    --output "$W/gemm-ab-s3"
+  gemm_tc_note gemm-ab-s3
+  [ -f "$W/gemm-ab-s3/results.json" ] && run gemm-ab-s3-check 20 40 python3 scripts/gemm_tc_check.py \
+    "$W/gemm-ab-s3/results.json"; return 0; }
+step_gemm-ab-oracle() { local k
+  for k in wg34:70:wg3,wg4:DUALTIME_GEMM_STAGES= wg3s3:50:wg3:DUALTIME_GEMM_STAGES=3; do
+    local name="gemm-ab-oracle-${k%%:*}" rest="${k#*:}"; local lim="${rest%%:*}"; rest="${rest#*:}"
+    run "$name" "$lim" 3 env "${rest#*:}" DUALTIME_GPU_TEST_SHAPES=gemm-tc \
+      DUALTIME_GPU_TEST_GEMM_VARIANTS="${rest%%:*}" "${CUDA_TEST[@]}"; fails "$name"
+    [ -f "$W/$name.log" ] && grep -E "^gemm-tc \|" "$W/$name.log" | cut -c1-220 | head -34 | tee -a "$S"
+  done; return 0; }
 
 machine() { # machine.txt: the machine, the card's clocks and temperature, torch
   [ -n "$DRY" ] && return 0

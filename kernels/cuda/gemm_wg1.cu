@@ -37,8 +37,36 @@
 // fixed order (deterministic) and stores the tile. The grid is even and at most the SMs,
 // so both halves run at the same time in neighbouring blocks and even blocks never wait.
 // Kernel parameters then: (tmA, tmB, C, ws, flags); ws and flags zeroed at prepare.
+// Variant wg3 (WG_EPI_TMA=1, kernel dt_gemm_wg3_<dtype>; issue 19, session 5): wg1 with
+// the epilogue through shared memory and TMA stores instead of 32-bit register stores.
+// Each consumer warpgroup rounds its 64 x BN accumulators to bf16/f16 pairs (cvt.rn
+// .bf16x2/.f16x2, the same rounding as dt_from_f32), writes them with stmatrix
+// .m8n8.x4 into its own WG_EPI_BOXES boxes of 64 x 64 elements (8 KiB each, 128-byte
+// swizzled: 16-byte chunk c of row r at chunk c ^ (r % 8), as the tensor map's
+// CU_TENSOR_MAP_SWIZZLE_128B expects), fences the writes to the async proxy, syncs its
+// 128 threads (named barrier 2 + cw) and one thread issues one TMA store a box
+// (cp.async.bulk.tensor.2d.global.shared::cta, tmC: dims {N, M}, box {64, 64}; rows and
+// columns past M, N are clipped by the TMA unit) and commits the bulk group. The stores
+// run while the warpgroup starts its next tile; before a box buffer is written again
+// the issuing thread waits for the reads of its earlier groups (wait_group.read 0). With
+// BN / 64 > WG_EPI_BOXES a tile takes BN / 64 / WG_EPI_BOXES such passes. Kernel
+// parameters then: (tmA, tmB, tmC, C[, ws, flags]) (C unused).
+// Variant wg4 (WG_CLUSTER=2, kernel dt_gemm_wg4_<dtype>; issue 19, session 5): wg3 (or wg1's
+// stores where C is not TMA-describable) in clusters of two blocks (__cluster_dims__(2))
+// on row tiles 2p and 2p+1 of the same column tile: each block loads its own A and half
+// of the B stage (BN / 128 of the BN / 64 boxes) and multicasts that half into both
+// blocks (.multicast::cluster, mask 0b11), so a k-block moves 16 KiB of A + BN * 64 B of
+// B through L2 per block instead of 16 KiB + 2 * BN * 64 B. Each block's full[s] still
+// expects the whole stage (its A + both B halves); empty[s] counts 16 arrivals: every
+// consumer warp of both blocks releases stage s in both (mapa + mbarrier.arrive.release
+// .cluster), so neither producer overwrites a stage the other block still reads. The
+// units are tile pairs (the grouped order over pair rows, 4 pairs = 8 row tiles a
+// group); cluster c takes pairs c, c + clusters, ...; an odd last row tile's partner is
+// past M (its A loads zeros, its stores are clipped). A cluster barrier after the
+// mbarrier init and another before exit (no block leaves while its peer may still
+// arrive on its barriers). BN 128 or 256, no split-K.
 // Specialization macros: M N K LDO DT_ELEM BN (64 | 128 | 256) STAGES VECO [WG_INFLIGHT]
-// [WG_SPLITK].
+// [WG_SPLITK] [WG_EPI_TMA WG_EPI_BOXES] [WG_CLUSTER].
 // A barrier wait that lasts over WG_TIMEOUT_NS (4 s: a pipeline bug) traps, so a hang
 // becomes a launch failure the backend reports, not a stuck device.
 #include "dt_cuda_common.cuh"
@@ -58,6 +86,29 @@
 #if BN != 64 && BN != 128 && BN != 256
 #error "gemm_wg1: BN must be 64, 128 or 256"
 #endif
+#ifndef WG_EPI_TMA
+#define WG_EPI_TMA 0
+#endif
+#ifndef WG_CLUSTER
+#define WG_CLUSTER 1
+#endif
+#if WG_CLUSTER != 1 && WG_CLUSTER != 2
+#error "gemm_wg1: WG_CLUSTER must be 1 or 2"
+#endif
+#if WG_CLUSTER == 2 && (BN < 128 || WG_SPLITK != 1)
+#error "gemm_wg1: WG_CLUSTER 2 needs BN 128 or 256 and no split-K"
+#endif
+#if WG_EPI_TMA
+#if !defined(WG_EPI_BOXES) || (WG_EPI_BOXES != 1 && WG_EPI_BOXES != 2 && WG_EPI_BOXES != 4) || \
+    WG_EPI_BOXES > BN / 64
+#error "gemm_wg1: WG_EPI_TMA needs WG_EPI_BOXES 1, 2 or 4, at most BN / 64"
+#endif
+#define WG_EPI_BOX_BYTES 8192 /* 64 rows x 64 columns x 2 bytes */
+#define WG_EPI_WG_BYTES (WG_EPI_BOXES * WG_EPI_BOX_BYTES) /* one consumer warpgroup's */
+#define WG_EPI_PASSES (BN / 64 / WG_EPI_BOXES)
+#else
+#define WG_EPI_WG_BYTES 0
+#endif
 #if DT_ELEM == 1
 #define WG_AB_TYPE "bf16"
 #else
@@ -75,7 +126,10 @@
 #define WG_TILES_N ((N + BN - 1) / BN)
 #define WG_TILES (WG_TILES_M * WG_TILES_N)
 #define WG_KB ((K + WG_BK - 1) / WG_BK)
-#define WG_UNITS (WG_TILES * WG_SPLITK) /* work units: a tile, or a tile's half of K */
+/* the rows of the grouped order: row tiles, or (clusters of two) pairs of row tiles */
+#define WG_ROWS_M ((WG_TILES_M + WG_CLUSTER - 1) / WG_CLUSTER)
+/* work units: a tile, a tile's half of K, or (clusters) a pair of row tiles */
+#define WG_UNITS (WG_ROWS_M * WG_TILES_N * WG_SPLITK)
 #if WG_SPLITK == 2 && WG_KB < 2
 #error "gemm_wg1: split-K 2 needs at least two k-blocks"
 #endif
@@ -241,23 +295,80 @@ __device__ __forceinline__ void wg_mma(float (&d)[128], unsigned long long da, u
 }
 #endif
 
-/* Tile t of the grouped order -> (row tile tm, column tile tn). */
+#define WG_GROUP_ROWS (WG_GROUP / WG_CLUSTER) /* 8 row tiles a group either way */
+
+/* Tile t of the grouped order -> (row tm, column tile tn); rows are pairs with clusters. */
 __device__ __forceinline__ void wg_tile(int t, int &tm, int &tn) {
-    const int per_group = WG_GROUP * WG_TILES_N;
-    const int first = (t / per_group) * WG_GROUP;
-    const int rows = WG_TILES_M - first < WG_GROUP ? WG_TILES_M - first : WG_GROUP;
+    const int per_group = WG_GROUP_ROWS * WG_TILES_N;
+    const int first = (t / per_group) * WG_GROUP_ROWS;
+    const int rows = WG_ROWS_M - first < WG_GROUP_ROWS ? WG_ROWS_M - first : WG_GROUP_ROWS;
     const int r = t % per_group;
     tm = first + r % rows;
     tn = r / rows;
 }
 
-/* Work unit u -> its tile (tm, tn) and its k-blocks [kb0, kb1). */
+#if WG_CLUSTER == 2
+__device__ __forceinline__ unsigned wg_cluster_rank() {
+    unsigned r;
+    asm("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+    return r;
+}
+/* this block's first unit and the stride: its cluster's index and the cluster count */
+__device__ __forceinline__ int wg_unit0() {
+    unsigned c;
+    asm("mov.u32 %0, %%clusterid.x;" : "=r"(c));
+    return (int)c;
+}
+__device__ __forceinline__ int wg_unit_step() {
+    unsigned c;
+    asm("mov.u32 %0, %%nclusterid.x;" : "=r"(c));
+    return (int)c;
+}
+#else
+__device__ __forceinline__ int wg_unit0() { return (int)blockIdx.x; }
+__device__ __forceinline__ int wg_unit_step() { return (int)gridDim.x; }
+#endif
+
+/* Work unit u -> its tile (tm, tn) and its k-blocks [kb0, kb1); with clusters of two,
+ * unit u is the pair of row tiles 2p, 2p + 1 and this block takes 2p + its rank. */
 __device__ __forceinline__ void wg_unit(int u, int &t, int &tm, int &tn, int &kb0, int &kb1) {
     t = u / WG_SPLITK;
     const int half = u % WG_SPLITK;
     wg_tile(t, tm, tn);
+#if WG_CLUSTER == 2
+    tm = 2 * tm + (int)wg_cluster_rank();
+#endif
     kb0 = half * WG_KB / WG_SPLITK;
     kb1 = (half + 1) * WG_KB / WG_SPLITK;
+}
+
+#if WG_CLUSTER == 2
+/* TMA multicast: the box at (c0, c1) of map into dst of both blocks of the cluster,
+ * completing its bytes on bar (the same offset) in each. */
+__device__ __forceinline__ void wg_tma_2d_mc(unsigned dst, const dt_tmap *map, int c0, int c1,
+                                             unsigned bar) {
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+                 ".multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;"
+                 ::"r"(dst), "l"((unsigned long long)map), "r"(c0), "r"(c1), "r"(bar),
+                 "h"((unsigned short)3)
+                 : "memory");
+}
+#endif
+
+/* A consumer warp's release of stage barrier bar (lane 0): this block's, and with
+ * clusters of two the peer's too (its producer multicasts into this block's stage). */
+__device__ __forceinline__ void wg_release(unsigned bar) {
+#if WG_CLUSTER == 2
+#pragma unroll
+    for (unsigned r = 0; r < 2; r++) {
+        unsigned rb;
+        asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(rb) : "r"(bar), "r"(r));
+        asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(rb)
+                     : "memory");
+    }
+#else
+    wg_bar_arrive(bar);
+#endif
 }
 
 /* The producer thread: every k-block of every unit of this block, STAGES ahead. */
@@ -267,7 +378,10 @@ __device__ __forceinline__ void wg_produce(const dt_tmap *tmA, const dt_tmap *tm
     asm volatile("prefetch.tensormap [%0];" ::"l"((unsigned long long)tmA) : "memory");
     asm volatile("prefetch.tensormap [%0];" ::"l"((unsigned long long)tmB) : "memory");
     unsigned it = 0;
-    for (int u = blockIdx.x; u < WG_UNITS; u += gridDim.x) {
+#if WG_CLUSTER == 2
+    const int j0 = (int)wg_cluster_rank() * (BN / 128); /* this block's half of B's boxes */
+#endif
+    for (int u = wg_unit0(); u < WG_UNITS; u += wg_unit_step()) {
         int t, tm, tn, kb0, kb1;
         wg_unit(u, t, tm, tn, kb0, kb1);
         for (int kb = kb0; kb < kb1; kb++, it++) {
@@ -275,10 +389,17 @@ __device__ __forceinline__ void wg_produce(const dt_tmap *tmA, const dt_tmap *tm
             wg_bar_wait(empty + 8 * s, ph ^ 1);
             wg_bar_expect_tx(full + 8 * s, WG_STAGE_BYTES);
             wg_tma_2d(sA + s * WG_A_BYTES, tmA, kb * WG_BK, tm * WG_BM, full + 8 * s);
+#if WG_CLUSTER == 2
+#pragma unroll
+            for (int j = j0; j < j0 + BN / 128; j++)
+                wg_tma_2d_mc(sB + s * WG_B_BYTES + j * WG_B_BOX_BYTES, tmB, tn * BN + j * 64,
+                             kb * WG_BK, full + 8 * s);
+#else
 #pragma unroll
             for (int j = 0; j < BN / 64; j++)
                 wg_tma_2d(sB + s * WG_B_BYTES + j * WG_B_BOX_BYTES, tmB, tn * BN + j * 64,
                           kb * WG_BK, full + 8 * s);
+#endif
         }
     }
 }
@@ -310,6 +431,86 @@ __device__ __forceinline__ void wg_store(const float (&d)[WG_NREG], dt_t *__rest
         }
     }
 }
+
+#if WG_EPI_TMA
+/* Two accumulators rounded to the storage type, packed (lo at the lower address). */
+__device__ __forceinline__ unsigned wg_pack(float lo, float hi) {
+    unsigned r;
+#if DT_ELEM == 1
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+#else
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+#endif
+    return r;
+}
+
+/* Four 8 x 8 b16 matrices from the mma fragment layout (thread t: row t / 4, elements
+ * 2 (t % 4), +1) into shared memory; threads 8i..8i+7 give the row addresses of matrix i. */
+__device__ __forceinline__ void wg_stmatrix4(unsigned addr, unsigned r0, unsigned r1,
+                                             unsigned r2, unsigned r3) {
+    asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(addr),
+                 "r"(r0), "r"(r1), "r"(r2), "r"(r3)
+                 : "memory");
+}
+
+/* The 128 threads of consumer warpgroup cw (named barriers 2 and 3). */
+__device__ __forceinline__ void wg_group_sync(int cw) {
+    asm volatile("bar.sync %0, 128;" ::"r"(2 + cw) : "memory");
+}
+
+/* TMA store of the box at smem src to element coordinates (c0 inner, c1 outer) of map. */
+__device__ __forceinline__ void wg_tma_store_2d(const dt_tmap *map, unsigned src, int c0, int c1) {
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];"
+                 ::"l"((unsigned long long)map), "r"(c0), "r"(c1), "r"(src)
+                 : "memory");
+}
+
+/* The epilogue of wg3 (see the header): consumer warpgroup cw's 64 x BN accumulators
+ * through its box buffer buf (WG_EPI_WG_BYTES, 1 KiB aligned) and TMA stores to rows
+ * row0.., columns col0.. of the output. For column group j (8 columns) of warp w the
+ * x4 stmatrix takes j and j + 1, rows 16w..16w+7 and 16w+8..16w+15: matrices
+ * (rows +0, j), (+8, j), (+0, j+1), (+8, j+1) = d[4j..4j+1], d[4j+2..], d[4j+4..],
+ * d[4j+6..]. */
+__device__ __forceinline__ void wg_store_tma(const float (&d)[WG_NREG], const dt_tmap *tmC,
+                                             unsigned buf, int row0, int col0, int cw) {
+    const int lane = threadIdx.x & 31, w = (threadIdx.x >> 5) & 3;
+    const int leader = (threadIdx.x & 127) == 0;
+    const int mat = lane >> 3, r = lane & 7;
+    /* this thread's row of the box (the same in every box) and its 128-byte row start;
+     * the row's swizzle phase (row % 8) is r */
+    const unsigned row_addr = buf + (unsigned)(16 * w + 8 * (mat & 1) + r) * 128u;
+#pragma unroll
+    for (int pass = 0; pass < WG_EPI_PASSES; pass++) {
+        /* the buffer is free once the TMA unit has read the earlier stores out of it */
+        if (leader) asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+        wg_group_sync(cw);
+#pragma unroll
+        for (int jj = 0; jj < WG_EPI_BOXES * 8; jj += 2) {
+            const int j = pass * WG_EPI_BOXES * 8 + jj; /* column group in the tile */
+            const int cg = jj + (mat >> 1);             /* this thread's, in the buffer */
+            const unsigned addr = row_addr + (unsigned)(cg >> 3) * WG_EPI_BOX_BYTES +
+                                  ((unsigned)((cg & 7) ^ r) << 4);
+            wg_stmatrix4(addr, wg_pack(d[4 * j], d[4 * j + 1]), wg_pack(d[4 * j + 2], d[4 * j + 3]),
+                         wg_pack(d[4 * j + 4], d[4 * j + 5]), wg_pack(d[4 * j + 6], d[4 * j + 7]));
+        }
+        /* the generic-proxy writes visible to the TMA unit, then every thread's are in */
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+        wg_group_sync(cw);
+        if (leader) {
+#pragma unroll
+            for (int b = 0; b < WG_EPI_BOXES; b++)
+                wg_tma_store_2d(tmC, buf + b * WG_EPI_BOX_BYTES,
+                                col0 + (pass * WG_EPI_BOXES + b) * 64, row0);
+            asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+        }
+    }
+}
+#define WG_TMC_PARAM const dt_tmap *tmC, unsigned sE,
+#define WG_TMC_ARG &tmC, sE,
+#else
+#define WG_TMC_PARAM
+#define WG_TMC_ARG
+#endif
 
 #if WG_SPLITK == 2
 /* The 256 consumer threads of the block (named barrier 1; the producer is not in it). */
@@ -364,15 +565,16 @@ __device__ __forceinline__ int wg_splitk(float (&d)[WG_NREG], float *__restrict_
 #endif
 
 /* A consumer warpgroup (cw 0 or 1: rows 64cw.. of each block tile). */
-__device__ __forceinline__ void wg_consume(dt_t *__restrict__ C, unsigned sA, unsigned sB,
+__device__ __forceinline__ void wg_consume(WG_TMC_PARAM dt_t *__restrict__ C, unsigned sA, unsigned sB,
                                            unsigned full, unsigned empty, int cw WG_EXTRA_PARAMS) {
     const int lane = threadIdx.x & 31, w = (threadIdx.x >> 5) & 3;
+    (void)w; /* wg3 (the TMA-store epilogue) works out its rows itself */
     float d[WG_NREG];
     unsigned it = 0;
 #if WG_INFLIGHT
     unsigned prev = 0; /* the stage of the group still in flight */
 #endif
-    for (int u = blockIdx.x; u < WG_UNITS; u += gridDim.x) {
+    for (int u = wg_unit0(); u < WG_UNITS; u += wg_unit_step()) {
         int t, tm, tn, kb0, kb1;
         wg_unit(u, t, tm, tn, kb0, kb1);
 #pragma unroll
@@ -396,53 +598,90 @@ __device__ __forceinline__ void wg_consume(dt_t *__restrict__ C, unsigned sA, un
 #if WG_INFLIGHT
             /* wg2: keep this k-block's group in flight; the previous one is done now */
             wg_wait1();
-            if (kb > kb0 && lane == 0) wg_bar_arrive(empty + 8 * prev);
+            if (kb > kb0 && lane == 0) wg_release(empty + 8 * prev);
             prev = s;
 #else
             wg_wait0();
-            if (lane == 0) wg_bar_arrive(empty + 8 * s);
+            if (lane == 0) wg_release(empty + 8 * s);
 #endif
         }
 #if WG_INFLIGHT
         wg_wait0();
-        if (lane == 0) wg_bar_arrive(empty + 8 * prev);
+        if (lane == 0) wg_release(empty + 8 * prev);
 #endif
 #if WG_SPLITK == 2
         if (!wg_splitk(d, ws, flags, u, t)) continue;
 #endif
+#if WG_EPI_TMA
+        wg_store_tma(d, tmC, sE + cw * WG_EPI_WG_BYTES, tm * WG_BM + cw * 64, tn * BN, cw);
+#else
         wg_store(d, C, tm * WG_BM + cw * 64 + w * 16 + (lane >> 2), tn * BN + (lane & 3) * 2);
+#endif
     }
+#if WG_EPI_TMA
+    /* the last stores out of shared memory before the block's shared memory goes */
+    if ((threadIdx.x & 127) == 0) asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+#endif
 }
 
-#if WG_INFLIGHT
+#if WG_CLUSTER == 2
+#define WG_KERNEL DT_KNAME(dt_gemm_wg4)
+#define WG_CLUSTER_ATTR __cluster_dims__(2, 1, 1)
+#elif WG_EPI_TMA
+#define WG_KERNEL DT_KNAME(dt_gemm_wg3)
+#elif WG_INFLIGHT
 #define WG_KERNEL DT_KNAME(dt_gemm_wg2)
 #else
 #define WG_KERNEL DT_KNAME(dt_gemm_wg1)
 #endif
+#if WG_EPI_TMA
+#define WG_TMC_KPARAM const __grid_constant__ dt_tmap tmC,
+#else
+#define WG_TMC_KPARAM
+#endif
+#ifndef WG_CLUSTER_ATTR
+#define WG_CLUSTER_ATTR
+#endif
 
-extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
+extern "C" __global__ void __launch_bounds__(WG_THREADS, 1) WG_CLUSTER_ATTR
 WG_KERNEL(const __grid_constant__ dt_tmap tmA, const __grid_constant__ dt_tmap tmB,
-                      dt_t *__restrict__ C WG_EXTRA_PARAMS) {
+          WG_TMC_KPARAM dt_t *__restrict__ C WG_EXTRA_PARAMS) {
     extern __shared__ __align__(1024) unsigned char wg_dyn[];
     /* 128-byte swizzle atoms need 1 KiB alignment: the plan asks 1 KiB extra */
     const unsigned base = (wg_smem(wg_dyn) + 1023u) & ~1023u;
     const unsigned sA = base, sB = base + STAGES * WG_A_BYTES;
-    const unsigned full = sB + STAGES * WG_B_BYTES, empty = full + 8 * STAGES;
+    /* wg3: the consumers' epilogue boxes (2 x WG_EPI_WG_BYTES, 1 KiB aligned) */
+    const unsigned sE = sB + STAGES * WG_B_BYTES;
+    const unsigned full = sE + 2 * WG_EPI_WG_BYTES, empty = full + 8 * STAGES;
+    (void)sE;
     const int wg = threadIdx.x >> 7;
     if (threadIdx.x == 0) {
         for (int s = 0; s < STAGES; s++) {
             wg_bar_init(full + 8 * s, 1);
-            wg_bar_init(empty + 8 * s, 8); /* one arrive per consumer warp */
+            /* one arrive per consumer warp (of both blocks with clusters of two) */
+            wg_bar_init(empty + 8 * s, 8 * WG_CLUSTER);
         }
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
         asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
     }
+#if WG_CLUSTER == 2
+    /* both blocks' barriers initialized before either multicasts or arrives remotely */
+    asm volatile("barrier.cluster.arrive.release.aligned;\n\t"
+                 "barrier.cluster.wait.acquire.aligned;" ::: "memory");
+#else
     __syncthreads();
+#endif
     if (wg == 0) {
         asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
         if (threadIdx.x == 0) wg_produce(&tmA, &tmB, sA, sB, full, empty);
     } else {
         asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
-        wg_consume(C, sA, sB, full, empty, wg - 1 WG_EXTRA_ARGS);
+        wg_consume(WG_TMC_ARG C, sA, sB, full, empty, wg - 1 WG_EXTRA_ARGS);
     }
+#if WG_CLUSTER == 2
+    /* no block leaves while its peer may still arrive on its empty barriers (every
+     * thread of both blocks comes here; not .aligned: the roles arrive apart) */
+    asm volatile("barrier.cluster.arrive.release;\n\t"
+                 "barrier.cluster.wait.acquire;" ::: "memory");
+#endif
 }

@@ -1,7 +1,8 @@
 /* test_gemm_geom.c — the tile width of the bf16/f16 wgmma gemm chosen from the shape
  * (workers/native/dt_gemm_geom.h) and its plan (dt_cuda_plan_make: tile, grid, stages,
  * shared memory, DUALTIME_GEMM_FILL / DUALTIME_GEMM_BN / DUALTIME_GEMM_SPLITK and the
- * split-K workspace), without compiling anything.
+ * split-K workspace; wg3's TMA-store epilogue boxes and output tensor map,
+ * DUALTIME_GEMM_STAGES; wg4's clusters of two), without compiling anything.
  * Expected values are worked out by hand from the model in dt_gemm_geom.h (k-block
  * clocks = max(4*BN, 256 + 2*BN): 1024 for BN 256, 512 for 128, 384 for 64). Needs no
  * GPU and no NVRTC call. Run: ./test_gemm_geom */
@@ -165,8 +166,125 @@ done:
     unsetenv("DUALTIME_GEMM_SPLITK");
 }
 
+/* wg3 (DUALTIME_GEMM_VARIANT=wg3): the epilogue's boxes from the shared memory left by
+ * the stages (227 KiB = 232448 B), the output's tensor map, DUALTIME_GEMM_STAGES. */
+static void epi_cases(void) {
+    /* by hand: 4 x 48 KiB + 1024 + 64 = 197696; + 2 boxes x 2 wgs x 8 KiB = 230464 fits,
+     * 4 boxes (+65536 = 263232) do not; 3 stages: 147456 + 65536 + 1024 + 48 = 214064 */
+    CHECK(dt_gemm_smem_bytes(256, 4, 0) == 197696u && dt_gemm_smem_bytes(256, 4, 2) == 230464u &&
+              dt_gemm_smem_bytes(256, 3, 4) == 214064u,
+          "smem bytes %u %u %u", dt_gemm_smem_bytes(256, 4, 0), dt_gemm_smem_bytes(256, 4, 2),
+          dt_gemm_smem_bytes(256, 3, 4));
+    static const struct { int bn, stages, boxes; } c[] = {
+        {256, 4, 2}, {256, 3, 4}, {256, 2, 4}, {128, 6, 2}, {128, 7, 0}, {64, 8, 1}, {64, 9, 0},
+    };
+    /* 128 x 7: 7 x 32 KiB + 1024 + 112 = 230512, + 16384 > 232448 -> 0;
+     * 64 x 9: 9 x 24 KiB + 1024 + 144 = 222352, + 16384 > 232448 -> 0 */
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
+        CHECK(dt_gemm_epi_boxes(c[i].bn, c[i].stages) == c[i].boxes, "epi boxes bn %d stages %d: %d (want %d)",
+              c[i].bn, c[i].stages, dt_gemm_epi_boxes(c[i].bn, c[i].stages), c[i].boxes);
+    CHECK(dt_gemm_default_stages(256) == 4 && dt_gemm_default_stages(128) == 6 &&
+              dt_gemm_default_stages(64) == 8, "default stages");
+
+    dt_cuda_plan p;
+    dt_err err = {{0}};
+    dt_case_layout L0;
+    dt_layout_make_typed(&L0, DT_OP_GEMM, 4096, 4096, 4096, 0, DT_BF16);
+    const int out = dt_layout_output(&L0);
+    setenv("DUALTIME_GEMM_VARIANT", "wg3", 1);
+    REQUIRE(plan(4096, 4096, 4096, &p, &err), "plan wg3 4096^3: %s", err.msg);
+    CHECK(strcmp(p.kernel_name, "dt_gemm_wg3_bf16") == 0 && has_opt(&p, "-DWG_EPI_TMA=1") &&
+              has_opt(&p, "-DWG_EPI_BOXES=2") && has_opt(&p, "-DSTAGES=4") &&
+              !has_opt(&p, "-DWG_INFLIGHT=1") && p.shared_bytes == 230464u && p.ntma == 3 &&
+              p.tma[2].buf == out && p.tma[2].box[0] == 64 && p.tma[2].box[1] == 64 &&
+              strstr(p.summary, "variant=wg3") && strstr(p.summary, "epi=tma boxes=2 passes=2"),
+          "wg3 4096^3: %s ntma %d smem %u summary %s", p.kernel_name, p.ntma, p.shared_bytes,
+          p.summary);
+    REQUIRE(plan(1024, 1024, 1024, &p, &err), "plan wg3 1024^3: %s", err.msg);
+    CHECK(has_opt(&p, "-DBN=64") && has_opt(&p, "-DWG_EPI_BOXES=1") &&
+              p.shared_bytes == 8u * 24576 + 16384 + 1024 + 16 * 8 &&
+              strstr(p.summary, "passes=1"),
+          "wg3 1024^3: smem %u summary %s", p.shared_bytes, p.summary);
+    setenv("DUALTIME_GEMM_STAGES", "3", 1); /* one pass: all four boxes a warpgroup */
+    REQUIRE(plan(4096, 4096, 4096, &p, &err), "plan wg3 stages 3: %s", err.msg);
+    CHECK(has_opt(&p, "-DSTAGES=3") && has_opt(&p, "-DWG_EPI_BOXES=4") &&
+              p.shared_bytes == 214064u && strstr(p.summary, "passes=1"),
+          "wg3 stages 3: smem %u %s", p.shared_bytes, p.summary);
+    /* the output not TMA-describable (an odd start): wg1's register stores */
+    {
+        dt_case_layout L;
+        dt_layout_make_typed(&L, DT_OP_GEMM, 4096, 4096, 4096, 0, DT_BF16);
+        L.buf[dt_layout_output(&L)].data_offset += 2;
+        REQUIRE(dt_cuda_plan_make(&L, "sm_90", 132, &p, &err) == DT_OK, "wg3 odd C: %s", err.msg);
+        CHECK(strcmp(p.kernel_name, "dt_gemm_wg1_bf16") == 0 && p.ntma == 2 &&
+                  !has_opt(&p, "-DWG_EPI_TMA=1") && strstr(p.summary, "epi=regs"),
+              "wg3 odd C: %s ntma %d %s", p.kernel_name, p.ntma, p.summary);
+    }
+    /* STAGES on wg1: 2..8 and what fits; 5 x 48 KiB does not */
+    setenv("DUALTIME_GEMM_VARIANT", "wg1", 1);
+    REQUIRE(plan(4096, 4096, 4096, &p, &err), "plan wg1 stages 3: %s", err.msg);
+    CHECK(has_opt(&p, "-DSTAGES=3") && p.ntma == 2 && p.shared_bytes == 3u * 49152 + 1024 + 48,
+          "wg1 stages 3: smem %u", p.shared_bytes);
+    setenv("DUALTIME_GEMM_STAGES", "5", 1);
+    CHECK(!plan(4096, 4096, 4096, &p, &err) && strstr(err.msg, "DUALTIME_GEMM_STAGES=5"),
+          "5 stages of 128x256 not refused: %s", err.msg);
+    REQUIRE(plan(1024, 1024, 1024, &p, &err), "plan 1024^3 stages 5: %s", err.msg);
+    CHECK(has_opt(&p, "-DSTAGES=5") && has_opt(&p, "-DBN=64"), "1024^3 stages 5");
+    setenv("DUALTIME_GEMM_STAGES", "1", 1);
+    CHECK(!plan(1024, 1024, 1024, &p, &err) && strstr(err.msg, "DUALTIME_GEMM_STAGES"),
+          "STAGES=1 not refused: %s", err.msg);
+    setenv("DUALTIME_GEMM_STAGES", "7", 1); /* wg3 at 128 x 128: no room left */
+    setenv("DUALTIME_GEMM_VARIANT", "wg3", 1);
+    setenv("DUALTIME_GEMM_BN", "128", 1);
+    CHECK(!plan(4096, 4096, 4096, &p, &err) && strstr(err.msg, "no room"),
+          "wg3 7 stages of 128x128 not refused: %s", err.msg);
+done:
+    unsetenv("DUALTIME_GEMM_VARIANT");
+    unsetenv("DUALTIME_GEMM_STAGES");
+    unsetenv("DUALTIME_GEMM_BN");
+}
+
+/* wg4 (DUALTIME_GEMM_VARIANT=wg4): wg3 in clusters of two blocks sharing B by multicast;
+ * blocks = 2 x pairs of row tiles x column tiles, an even grid of at most the SMs. */
+static void cluster_cases(void) {
+    dt_cuda_plan p;
+    dt_err err = {{0}};
+    setenv("DUALTIME_GEMM_VARIANT", "wg4", 1);
+    REQUIRE(plan(4096, 4096, 4096, &p, &err), "plan wg4 4096^3: %s", err.msg);
+    CHECK(strcmp(p.kernel_name, "dt_gemm_wg4_bf16") == 0 && has_opt(&p, "-DWG_CLUSTER=2") &&
+              has_opt(&p, "-DWG_EPI_TMA=1") && has_opt(&p, "-DBN=256") && p.ntma == 3 &&
+              p.persistent_cluster == 2 && p.grid[0] == 132 && p.shared_bytes == 230464u &&
+              strstr(p.summary, "variant=wg4") && strstr(p.summary, "cluster=2 mcast=B"),
+          "wg4 4096^3: %s grid %u cluster %d %s", p.kernel_name, p.grid[0], p.persistent_cluster,
+          p.summary);
+    /* 1152 x 1024: 9 row tiles (an odd one: 5 pairs) x 8 column tiles of 128 -> 80 blocks */
+    REQUIRE(plan(1152, 1024, 512, &p, &err), "plan wg4 1152x1024: %s", err.msg);
+    CHECK(has_opt(&p, "-DBN=128") && p.grid[0] == 80 && strstr(p.summary, "72 tiles"),
+          "wg4 1152x1024: grid %u %s", p.grid[0], p.summary);
+    {
+        dt_case_layout L;
+        dt_layout_make_typed(&L, DT_OP_GEMM, 4096, 4096, 4096, 0, DT_F16);
+        REQUIRE(dt_cuda_plan_make(&L, "sm_90", 131, &p, &err) == DT_OK, "wg4 131 SMs: %s", err.msg);
+        CHECK(p.grid[0] == 130 && strcmp(p.kernel_name, "dt_gemm_wg4_f16") == 0,
+              "wg4 131 SMs: grid %u (want 130) %s", p.grid[0], p.kernel_name);
+    }
+    /* 1024^3 takes BN 64 (one B box a stage: nothing to split): wg3, saying so */
+    REQUIRE(plan(1024, 1024, 1024, &p, &err), "plan wg4 1024^3: %s", err.msg);
+    CHECK(strcmp(p.kernel_name, "dt_gemm_wg3_bf16") == 0 && !has_opt(&p, "-DWG_CLUSTER=2") &&
+              p.persistent_cluster == 0 && strstr(p.summary, "cluster=1 (BN 64)"),
+          "wg4 1024^3: %s cluster %d %s", p.kernel_name, p.persistent_cluster, p.summary);
+    setenv("DUALTIME_GEMM_SPLITK", "2", 1);
+    CHECK(!plan(1024, 1024, 1024, &p, &err) && strstr(err.msg, "wg4"),
+          "wg4 with split-K not refused: %s", err.msg);
+done:
+    unsetenv("DUALTIME_GEMM_VARIANT");
+    unsetenv("DUALTIME_GEMM_SPLITK");
+}
+
 int main(void) {
     choose_cases();
     plan_cases();
+    epi_cases();
+    cluster_cases();
     return dt_check_summary("test_gemm_geom");
 }

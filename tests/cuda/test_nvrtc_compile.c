@@ -563,6 +563,92 @@ static void wg_sass(const char *cubin, const char *var, dt_dtype dt) {
            dt_dtype_name(dt), counts[0], counts[1], counts[2], counts[3], counts[4]);
 }
 
+/* gemm wg3 (DUALTIME_GEMM_VARIANT=wg3: wg1 with the TMA-store epilogue, three tensor
+ * maps) in both dtypes: 4096^3 (two passes of two boxes a warpgroup), 1024^3 (BN 64, one
+ * box), the tails, DUALTIME_GEMM_STAGES=3 (four boxes, one pass), split-K 2; views fall
+ * back to tc1. Its 4096^3 SASS must hold UTMASTG (TMA stores) and STSM (stmatrix) where
+ * cuobjdump runs. */
+static void wg3_cases(const char *hdr, const char *cubin) {
+    static const dt_dtype dts[] = {DT_BF16, DT_F16};
+    static const char *const needles[] = {"HGMMA", "UTMALDG", "UTMASTG", "STSM", "LDL", "STL"};
+    setenv("DUALTIME_GEMM_VARIANT", "wg3", 1);
+    for (size_t t = 0; t < 2; t++) {
+        g_expect = "variant=wg3 grid=132 (persistent, 512 tiles)";
+        g_dump = cubin;
+        compile_typed(DT_OP_GEMM, 4096, 4096, 4096, 0, "sm_90", hdr, dts[t]);
+        g_dump = NULL;
+        CHECK(strstr(g_last.kernel_name, "dt_gemm_wg3_") && g_last.ntma == 3 &&
+                  g_last.shared_bytes <= 227 * 1024 && strstr(g_last.summary, "epi=tma boxes=2 passes=2"),
+              "wg3 4096^3 plan: %s ntma %d smem %u %s", g_last.kernel_name, g_last.ntma,
+              g_last.shared_bytes, g_last.summary);
+        int counts[6];
+        if (sass_count(cubin, needles, 6, counts)) {
+            CHECK(counts[0] > 0 && counts[1] > 0 && counts[2] > 0 && counts[3] > 0 &&
+                      counts[4] == 0 && counts[5] == 0,
+                  "wg3 %s SASS: %d HGMMA %d UTMALDG %d UTMASTG %d STSM %d LDL %d STL",
+                  dt_dtype_name(dts[t]), counts[0], counts[1], counts[2], counts[3], counts[4],
+                  counts[5]);
+            printf("ok   wg3 %s 4096^3 SASS: %d HGMMA, %d UTMALDG, %d UTMASTG, %d STSM, %d LDL, "
+                   "%d STL lines\n", dt_dtype_name(dts[t]), counts[0], counts[1], counts[2],
+                   counts[3], counts[4], counts[5]);
+        } else {
+            printf("note wg3 SASS not checked: no cuobjdump here\n");
+            CHECK(!getenv("DUALTIME_REQUIRE_SASS"), "DUALTIME_REQUIRE_SASS set and no cuobjdump ran");
+        }
+        g_expect = "epi=tma boxes=1 passes=1";
+        compile_typed(DT_OP_GEMM, 1024, 1024, 1024, 0, "sm_90", hdr, dts[t]);
+        g_expect = "variant=wg3";
+        compile_typed(DT_OP_GEMM, 1000, 1048, 264, 0, "sm_90", hdr, dts[t]);
+        g_expect = "variant=tc1 (fallback: ";
+        compile_typed(DT_OP_GEMM, 4096, 4096, 4096, 1, "sm_90", hdr, dts[t]);
+    }
+    setenv("DUALTIME_GEMM_STAGES", "3", 1);
+    g_expect = "stages=3 smem=214064";
+    compile_typed(DT_OP_GEMM, 4096, 4096, 4096, 0, "sm_90", hdr, DT_BF16);
+    CHECK(strstr(g_last.summary, "epi=tma boxes=4 passes=1"), "wg3 stages 3: %s", g_last.summary);
+    unsetenv("DUALTIME_GEMM_STAGES");
+    setenv("DUALTIME_GEMM_SPLITK", "2", 1);
+    g_expect = "splitk=2 epi=tma";
+    compile_typed(DT_OP_GEMM, 1024, 1024, 1024, 0, "sm_90", hdr, DT_F16);
+    unsetenv("DUALTIME_GEMM_SPLITK");
+    /* wg4: wg3 in clusters of two with B multicast (__cluster_dims__(2)): 4096^3 (BN 256,
+     * SASS as wg3's; MULTICAST lines are counted, not required: the mnemonic is not
+     * documented), 1000x1048x264 (BN 128, tails), 1152x1024x512 (an odd row tile),
+     * 1024^3 (BN 64: wg3) */
+    static const char *const needles4[] = {"HGMMA", "UTMALDG", "UTMASTG", "MULTICAST", "LDL", "STL"};
+    setenv("DUALTIME_GEMM_VARIANT", "wg4", 1);
+    for (size_t t = 0; t < 2; t++) {
+        g_expect = "variant=wg4 grid=132 (persistent, 512 tiles)";
+        g_dump = cubin;
+        compile_typed(DT_OP_GEMM, 4096, 4096, 4096, 0, "sm_90", hdr, dts[t]);
+        g_dump = NULL;
+        CHECK(strstr(g_last.kernel_name, "dt_gemm_wg4_") && g_last.persistent_cluster == 2 &&
+                  strstr(g_last.summary, "cluster=2 mcast=B"),
+              "wg4 4096^3 plan: %s cluster %d %s", g_last.kernel_name, g_last.persistent_cluster,
+              g_last.summary);
+        int counts[6];
+        if (sass_count(cubin, needles4, 6, counts)) {
+            CHECK(counts[0] > 0 && counts[1] > 0 && counts[2] > 0 && counts[4] == 0 && counts[5] == 0,
+                  "wg4 %s SASS: %d HGMMA %d UTMALDG %d UTMASTG %d LDL %d STL",
+                  dt_dtype_name(dts[t]), counts[0], counts[1], counts[2], counts[4], counts[5]);
+            printf("ok   wg4 %s 4096^3 SASS: %d HGMMA, %d UTMALDG, %d UTMASTG, %d MULTICAST, %d LDL, "
+                   "%d STL lines\n", dt_dtype_name(dts[t]), counts[0], counts[1], counts[2],
+                   counts[3], counts[4], counts[5]);
+        } else {
+            printf("note wg4 SASS not checked: no cuobjdump here\n");
+            CHECK(!getenv("DUALTIME_REQUIRE_SASS"), "DUALTIME_REQUIRE_SASS set and no cuobjdump ran");
+        }
+        g_expect = "tile=128x128x64 stages=6";
+        compile_typed(DT_OP_GEMM, 1000, 1048, 264, 0, "sm_90", hdr, dts[t]);
+        CHECK(strstr(g_last.summary, "cluster=2"), "wg4 1000x1048x264: %s", g_last.summary);
+        g_expect = "variant=wg4 grid=80";
+        compile_typed(DT_OP_GEMM, 1152, 1024, 512, 0, "sm_90", hdr, dts[t]);
+        g_expect = "cluster=1 (BN 64)";
+        compile_typed(DT_OP_GEMM, 1024, 1024, 1024, 0, "sm_90", hdr, dts[t]);
+    }
+    g_expect = NULL;
+}
+
 /* gemm wg1 (DUALTIME_GEMM_VARIANT=wg1) for bf16 and f16: TMA-describable shapes take wg1
  * (sm_90a, 384 threads, dynamic shared memory within the 227 KiB opt-in, two tensor
  * maps, a persistent grid), the rest fall back to tc1 and say why; BN follows the tile
@@ -627,6 +713,7 @@ static void wg1_cases(const char *hdr) {
         g_expect = "variant=tc1 (fallback: ";
         compile_typed(DT_OP_GEMM, 1024, 1024, 1024, 1, "sm_90", hdr, dts[t]);
     }
+    wg3_cases(hdr, cubin);
     setenv("DUALTIME_GEMM_VARIANT", "wg1", 1);
     /* BN: forced 128 at 4096^3; a bad value refused; another arch falls back */
     setenv("DUALTIME_GEMM_BN", "128", 1);
@@ -676,8 +763,11 @@ static void wg1_cases(const char *hdr) {
         {"DUALTIME_GEMM_FILL", "2", DT_F16},
         {"DUALTIME_GEMM_SPLITK", "4", DT_BF16},
         {"DUALTIME_GEMM_VARIANT", "wg1", DT_F32},
-        {"DUALTIME_GEMM_VARIANT", "wg3", DT_F16},
+        {"DUALTIME_GEMM_VARIANT", "wg9", DT_F16},
         {"DUALTIME_GEMM_VARIANT", "wg2", DT_F32},
+        {"DUALTIME_GEMM_VARIANT", "wg3", DT_F32},
+        {"DUALTIME_GEMM_VARIANT", "wg4", DT_F32},
+        {"DUALTIME_GEMM_STAGES", "9", DT_BF16},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         dt_case_layout L;

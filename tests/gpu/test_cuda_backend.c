@@ -33,12 +33,12 @@
  *   DUALTIME_GPU_TEST_SHAPES=8192   the same four ops at 8192x8192 only (knob A/B timing)
  *   DUALTIME_GPU_TEST_ROWS=4096x50257,8191x8193   with =long or =8192: only these shapes
  *   DUALTIME_GPU_TEST_SHAPES=gemm-tc   only the narrow gemm table: 1024^3, 4096^3,
- *       8192^3, 127x193x61, 4097x4095x257, 1000x1048x264 and two views x {bf16, f16} x
- *       {tc1, wg1, wg2}; one line each: shape, dtype, variant asked -> ran (wg1, or "tc1
+ *       8192^3, 127x193x61, 4097x4095x257, 1000x1048x264, 1152x1032x520 and two views x {bf16, f16} x
+ *       {tc1, wg1, wg2, wg3, wg4}; one line each: shape, dtype, variant asked -> ran (wg1, or "tc1
  *       (fallback: why)"), us/call, TFLOP/s, max error and tolerance budget. Outputs up
  *       to 1100 per dimension are all checked against FP64, larger ones on the tile
  *       edges and a spread (48 rows x 48 columns), and every output must be finite.
- *       The full run (not quick) checks wg1 and wg2 on 1000x1048x264 and 1024^3 only.
+ *       The full run (not quick) checks wg1..wg4 on 1000x1048x264 and 1024^3 only.
  *       DUALTIME_GPU_TEST_GEMM_VARIANTS=wg1,wg2 (a comma list) keeps only those variants
  *       of the table (with DUALTIME_GEMM_BN=64: the 128x64 tile on every shape). */
 #define _GNU_SOURCE
@@ -668,19 +668,20 @@ done:
     free(first);
 }
 
-/* The narrow gemm shapes x {bf16, f16} x {tc1, wg1, wg2}: the table of the fast device call. */
+/* The narrow gemm shapes x {bf16, f16} x {tc1, wg1, wg2, wg3, wg4}: the table of the fast device call. */
 static void gemm_tc_table(void) {
     static const struct { int64_t m, n, k; int views; } c[] = {
         {1024, 1024, 1024, 0}, {4096, 4096, 4096, 0}, {8192, 8192, 8192, 0},
         {127, 193, 61, 0},     {4097, 4095, 257, 0},  {1000, 1048, 264, 0},
         {1024, 1024, 1024, 1}, {127, 193, 61, 1},
+        {1152, 1032, 520, 0}, /* 9 row tiles (wg4: a pair whose second tile is past M), N and K tails */
     };
     static const dt_dtype dts[] = {DT_BF16, DT_F16};
-    static const char *vars[] = {"tc1", "wg1", "wg2"};
+    static const char *vars[] = {"tc1", "wg1", "wg2", "wg3", "wg4"};
     printf("gemm-tc | shape                | type | variant asked -> ran                                     "
            "|   time/call |   throughput   | check\n");
     /* tc1 first: a wg1/wg2 fault ends the context, and tc1's numbers are still in */
-    for (int v = 0; v < 3; v++)
+    for (int v = 0; v < 5; v++)
         for (size_t i = 0; env_lists("DUALTIME_GPU_TEST_GEMM_VARIANTS", vars[v]) &&
                            i < sizeof c / sizeof c[0]; i++)
             for (int t = 0; t < 2; t++)
@@ -688,14 +689,14 @@ static void gemm_tc_table(void) {
                     gemm_tc_case(c[i].m, c[i].n, c[i].k, c[i].views, dts[t], vars[v]);
 }
 
-/* wg1 and wg2 on two TMA-describable shapes, each dtype (the full table is
+/* wg1, wg2, wg3 and wg4 on two TMA-describable shapes, each dtype (the full table is
  * DUALTIME_GPU_TEST_SHAPES=gemm-tc); late in the run, since a wg fault ends the context. */
 static void narrow_wg_cases(void) {
     static const dt_dtype narrow[] = {DT_BF16, DT_F16};
-    static const char *wgs[] = {"wg1", "wg2"};
+    static const char *wgs[] = {"wg1", "wg2", "wg3", "wg4"};
     for (int t = 0; t < 2 && op_selected("gemm"); t++) {
         if (!dtype_selected(narrow[t])) continue;
-        for (int v = 0; v < 2; v++) {
+        for (int v = 0; v < 4; v++) {
             setenv("DUALTIME_GEMM_VARIANT", wgs[v], 1);
             run_case_narrow(DT_OP_GEMM, 1000, 1048, 264, 0, narrow[t]);
             run_case_narrow(DT_OP_GEMM, 1024, 1024, 1024, 0, narrow[t]);

@@ -487,8 +487,8 @@ static dt_status encode_tensor_maps(cuda_state *s, dt_err *err) {
     const dt_case_layout *L = s->L;
     const dt_cuda_plan *p = &s->plan;
     dt_status st = DT_OK;
-    s->tmaps = aligned_alloc(64, sizeof(CUtensorMap) * 2);
-    DT_ASSERT(s->tmaps && p->ntma <= 2);
+    s->tmaps = aligned_alloc(64, sizeof(CUtensorMap) * 3);
+    DT_ASSERT(s->tmaps && p->ntma <= 3);
     const CUtensorMapDataType dt = L->dtype == DT_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
                                                        : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
     for (int i = 0; i < p->ntma; i++) {

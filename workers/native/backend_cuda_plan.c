@@ -253,14 +253,55 @@ static const char *wg1_arch(const char *arch) {
     return NULL;
 }
 
+/* wg1..wg4's shared memory for tile width bn: *stages (DUALTIME_GEMM_STAGES=2..8, default
+ * dt_gemm_default_stages), *epi_boxes (wg3/wg4 where the output O is TMA-describable:
+ * dt_gemm_epi_boxes; else 0, wg1's register stores) and *smem (dt_gemm_smem_bytes);
+ * DT_EINVAL where the stages do not fit. */
+static dt_status wg_memory(int bn, int variant, const dt_buffer_layout *O, int *stages,
+                           int *epi_boxes, unsigned *smem, dt_err *err) {
+    *stages = dt_gemm_default_stages(bn); /* 48, 32, 24 KiB a stage: 192 KiB */
+    dt_status st = int_knob("DUALTIME_GEMM_STAGES", 2, 8, 0, stages, err);
+    if (st != DT_OK) return st;
+    const int epi_ok = (variant == 3 || variant == 4) && rows_aligned16(O);
+    *epi_boxes = epi_ok ? dt_gemm_epi_boxes(bn, *stages) : 0;
+    if (epi_ok && !*epi_boxes)
+        return dt_fail(err, DT_EINVAL, "wg3: %d stages of 128x%d leave no room for the epilogue",
+                       *stages, bn);
+    *smem = dt_gemm_smem_bytes(bn, *stages, *epi_boxes);
+    if (*smem > DT_GEMM_SMEM_MAX_BYTES)
+        return dt_fail(err, DT_EINVAL,
+                       "DUALTIME_GEMM_STAGES=%d: %u bytes of shared memory for 128x%d tiles "
+                       "(at most %u)", *stages, *smem, bn, DT_GEMM_SMEM_MAX_BYTES);
+    return DT_OK;
+}
+
+/* The end of wg3/wg4's summary: the epilogue and the cluster ("" for wg1/wg2). */
+static void wg_epi_note(char *out, size_t cap, int variant, int bn, int epi_boxes, int cluster) {
+    out[0] = 0;
+    if (epi_boxes)
+        snprintf(out, cap, " epi=tma boxes=%d passes=%d", epi_boxes, bn / 64 / epi_boxes);
+    else if (variant >= 3)
+        snprintf(out, cap, " epi=regs (C rows unaligned)");
+    const size_t at = strlen(out);
+    if (cluster == 2)
+        snprintf(out + at, cap - at, " cluster=2 mcast=B");
+    else if (variant == 4)
+        snprintf(out + at, cap - at, " cluster=1 (BN 64)");
+}
+
 /* gemm for bf16/f16, variant wg1 (gemm_wg1.cu, see its header): 128 x BN x 64 tiles,
  * 3 warpgroups (TMA producer + 2 wgmma consumers), STAGES stages of dynamic shared
- * memory, grid = min(SMs, tiles); wg2 (inflight 1): the same source with one wgmma
- * group kept in flight (-DWG_INFLIGHT=1, dt_gemm_wg2_<dtype>). Falls back to tc1 where
- * TMA cannot take A or B. */
+ * memory, grid = min(SMs, tiles); wg2 (variant 2): the same source with one wgmma
+ * group kept in flight (-DWG_INFLIGHT=1, dt_gemm_wg2_<dtype>); wg3 (variant 3): wg1
+ * with the TMA-store epilogue (-DWG_EPI_TMA=1, a third tensor map for the output;
+ * register stores, i.e. wg1, where the output rows are not 16-byte aligned); wg4
+ * (variant 4): wg3 in clusters of two blocks on neighbouring row tiles sharing B by TMA
+ * multicast (-DWG_CLUSTER=2, BN 128 or 256: at BN 64 it plans wg3; no split-K).
+ * DUALTIME_GEMM_STAGES=2..8 sets the stages (default dt_gemm_default_stages). Falls
+ * back to tc1 where TMA cannot take A or B. */
 static dt_status plan_gemm_wg1(const dt_case_layout *L, const dt_buffer_layout *A,
                                const dt_buffer_layout *B, const dt_buffer_layout *O,
-                               const char *arch, int sm_count, int inflight, dt_cuda_plan *p,
+                               const char *arch, int sm_count, int variant, dt_cuda_plan *p,
                                dt_err *err) {
     const char *a90 = wg1_arch(arch);
     char why[80];
@@ -309,11 +350,21 @@ static dt_status plan_gemm_wg1(const dt_case_layout *L, const dt_buffer_layout *
                            (long long)L->k);
     }
     const int bn = geo.bn;
-    const int stages = bn == 256 ? 4 : bn == 128 ? 6 : 8; /* 48, 32, 24 KiB a stage */
-    const unsigned stage_bytes = 128 * 64 * 2 + 64 * (unsigned)bn * 2;
-    const int64_t tiles = geo.tiles, units = tiles * splitk;
+    if (variant == 4 && splitk == 2)
+        return dt_fail(err, DT_EINVAL, "DUALTIME_GEMM_VARIANT=wg4 takes no DUALTIME_GEMM_SPLITK=2");
+    const int cluster = variant == 4 && bn >= 128 ? 2 : 1;
+    int stages = 0, epi_boxes = 0;
+    unsigned smem = 0;
+    kst = wg_memory(bn, variant, O, &stages, &epi_boxes, &smem, err);
+    if (kst != DT_OK) return kst;
+    const int inflight = variant == 2;
+    const int64_t tiles = geo.tiles;
+    /* work units: tiles, half tiles (split-K), or blocks of tile pairs (clusters: a pair
+     * of row tiles is a cluster's unit, one tile of it a block's) */
+    const int64_t units = cluster == 2 ? 2 * (((L->m + 127) / 128 + 1) / 2) * ((L->n + bn - 1) / bn)
+                                       : tiles * splitk;
     /* split-K pairs run in neighbouring blocks: an even grid, every block resident */
-    const int64_t grid_max = splitk == 2 ? (sm_count & ~1) : sm_count;
+    const int64_t grid_max = splitk == 2 || cluster == 2 ? (sm_count & ~1) : sm_count;
     if (grid_max < 1)
         return dt_fail(err, DT_EINVAL, "DUALTIME_GEMM_SPLITK=2 needs at least 2 SMs (%d)", sm_count);
     const int veco = O->data_offset % 4 == 0 && (O->row_stride * O->elem_bytes) % 4 == 0 &&
@@ -321,10 +372,18 @@ static dt_status plan_gemm_wg1(const dt_case_layout *L, const dt_buffer_layout *
     DT_ASSERT(strncmp(p->opts[0], "--gpu-architecture=", 19) == 0);
     snprintf(p->opts[0], DT_CUDA_OPT_LEN, "--gpu-architecture=%s", a90);
     p->source_name = "gemm_wg1.cu";
-    snprintf(p->kernel_name, sizeof p->kernel_name, "dt_gemm_wg%d_%s", inflight ? 2 : 1,
-             dt_dtype_name(L->dtype));
+    snprintf(p->kernel_name, sizeof p->kernel_name, "dt_gemm_wg%d_%s",
+             cluster == 2 ? 4 : epi_boxes ? 3 : inflight ? 2 : 1, dt_dtype_name(L->dtype));
     dt_cuda_plan_add_opt(p, "-DBN=%d", bn);
     if (inflight) dt_cuda_plan_add_opt(p, "-DWG_INFLIGHT=1");
+    if (cluster == 2) {
+        dt_cuda_plan_add_opt(p, "-DWG_CLUSTER=2");
+        p->persistent_cluster = 2; /* the backend keeps the grid to resident clusters */
+    }
+    if (epi_boxes) {
+        dt_cuda_plan_add_opt(p, "-DWG_EPI_TMA=1");
+        dt_cuda_plan_add_opt(p, "-DWG_EPI_BOXES=%d", epi_boxes);
+    }
     dt_cuda_plan_add_opt(p, "-DSTAGES=%d", stages);
     dt_cuda_plan_add_opt(p, "-DVECO=%d", veco ? 2 : 1);
     if (splitk == 2) {
@@ -333,8 +392,8 @@ static dt_status plan_gemm_wg1(const dt_case_layout *L, const dt_buffer_layout *
         p->workspace_flags_offset = (unsigned long long)tiles * 128 * (unsigned)bn * 4;
         p->workspace_bytes = p->workspace_flags_offset + 4ull * (unsigned long long)tiles;
     }
-    /* the stages + 1 KiB to align the base for the 128-byte swizzle + the mbarriers */
-    p->shared_bytes = (unsigned)stages * stage_bytes + 1024 + 16 * (unsigned)stages;
+    /* the stages (+ wg3's epilogue boxes) + 1 KiB to align the base + the mbarriers */
+    p->shared_bytes = smem;
     set_launch(p, (unsigned)(units < grid_max ? units : grid_max), 1, 384);
     p->ntma = 2;
     p->tma[0].buf = 0; /* A: {K, M}, boxes 64 x 128 */
@@ -343,28 +402,39 @@ static dt_status plan_gemm_wg1(const dt_case_layout *L, const dt_buffer_layout *
     p->tma[1].buf = 1; /* B: {N, K}, boxes 64 x 64 (BN/64 of them a stage) */
     p->tma[1].box[0] = 64;
     p->tma[1].box[1] = 64;
+    if (epi_boxes) { /* wg3: the output {N, M}, boxes 64 x 64, stored by TMA */
+        p->ntma = 3;
+        p->tma[2].buf = dt_layout_output(L);
+        p->tma[2].box[0] = 64;
+        p->tma[2].box[1] = 64;
+    }
+    char epi[64];
+    wg_epi_note(epi, sizeof epi, variant, bn, epi_boxes, cluster);
     snprintf(p->summary, sizeof p->summary,
              "%s variant=wg%d grid=%u (persistent, %lld tiles) block=384 (tma + 2 wgmma "
              "wgs) tile=128x%dx64 stages=%d smem=%u veco=%d %s wgmma.m64n%dk16 "
-             "swizzle128 wait_group=%d fill=%d waves=%lld%s",
-             p->kernel_name, inflight ? 2 : 1, p->grid[0], (long long)tiles, bn, stages,
-             p->shared_bytes, veco ? 2 : 1, a90, bn, inflight ? 1 : 0, fill,
-             (long long)geo.waves, splitk == 2 ? " splitk=2" : "");
+             "swizzle128 wait_group=%d fill=%d waves=%lld%s%s",
+             p->kernel_name, cluster == 2 ? 4 : epi_boxes ? 3 : inflight ? 2 : 1, p->grid[0], (long long)tiles, bn,
+             stages, p->shared_bytes, veco ? 2 : 1, a90, bn, inflight ? 1 : 0, fill,
+             (long long)geo.waves, splitk == 2 ? " splitk=2" : "", epi);
     return DT_OK;
 }
 
 /* gemm for bf16/f16: DUALTIME_GEMM_VARIANT unset or wg1 -> wg1 (the default since it
- * passed the GPU oracle test on the H200, docs/perf.md), wg2 -> wg2, each with the tc1
+ * passed the GPU oracle test on the H200, docs/perf.md), wg2, wg3, wg4 -> themselves, each with the tc1
  * fallback where TMA cannot take A or B or the arch has no wgmma; tc1 -> tc1; v1/v2 (FP32
  * FFMA kernels) and other names are refused. */
 static dt_status plan_gemm_narrow(const dt_case_layout *L, const dt_buffer_layout *A,
                                   const dt_buffer_layout *B, const dt_buffer_layout *O,
                                   const char *arch, int sm_count, dt_cuda_plan *p, dt_err *err) {
     const char *var = getenv("DUALTIME_GEMM_VARIANT");
-    if (!var || !*var || strcmp(var, "wg1") == 0 || strcmp(var, "wg2") == 0)
-        return plan_gemm_wg1(L, A, B, O, arch, sm_count, var && strcmp(var, "wg2") == 0, p, err);
+    if (!var || !*var || strcmp(var, "wg1") == 0)
+        return plan_gemm_wg1(L, A, B, O, arch, sm_count, 1, p, err);
+    if (strcmp(var, "wg2") == 0) return plan_gemm_wg1(L, A, B, O, arch, sm_count, 2, p, err);
+    if (strcmp(var, "wg3") == 0) return plan_gemm_wg1(L, A, B, O, arch, sm_count, 3, p, err);
+    if (strcmp(var, "wg4") == 0) return plan_gemm_wg1(L, A, B, O, arch, sm_count, 4, p, err);
     if (strcmp(var, "tc1") != 0)
-        return dt_fail(err, DT_EINVAL, "DUALTIME_GEMM_VARIANT=%s: %s gemm has variants tc1, wg1, wg2",
+        return dt_fail(err, DT_EINVAL, "DUALTIME_GEMM_VARIANT=%s: %s gemm has variants tc1, wg1, wg2, wg3, wg4",
                        var, dt_dtype_name(L->dtype));
     return plan_gemm_tc1(L, A, B, p, NULL, err);
 }
@@ -422,7 +492,7 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
             else if (strcmp(var, "v2") != 0 && strcmp(var, "gemv") != 0)
                 return dt_fail(err, DT_EINVAL,
                                "DUALTIME_GEMM_VARIANT=%s: expected v1, v2 or gemv for f32 (tc1, "
-                               "wg1, wg2 are bf16/f16 only)",
+                               "wg1, wg2, wg3, wg4 are bf16/f16 only)",
                                var);
         }
         /* thin shapes (N == 1 or M == 1): gemv.cu (backend_cuda_plan_sgemm.c) */

@@ -27,8 +27,10 @@
  * two variants: tc1 (gemm_tc1.cu, dt_gemm_tc1_<dtype>: mma.sync tensor cores, FP32
  * accumulation; the default) and wg1 (gemm_wg1.cu, dt_gemm_wg1_<dtype>: TMA + mbarrier
  * pipeline + wgmma, warp-specialized, persistent; compiled for sm_90a / compute_90a;
- * wg2: the same with one wgmma group in flight, dt_gemm_wg2_<dtype>), chosen with
- * DUALTIME_GEMM_VARIANT=tc1|wg1|wg2 (DUALTIME_GEMM_BN=64|128|256 sets wg1's tile
+ * wg2: the same with one wgmma group in flight, dt_gemm_wg2_<dtype>; wg3: wg1 with a
+ * stmatrix + TMA-store epilogue, dt_gemm_wg3_<dtype>, three tensor maps), chosen with
+ * DUALTIME_GEMM_VARIANT=tc1|wg1|wg2|wg3 (DUALTIME_GEMM_STAGES=2..8 their stages;
+ * DUALTIME_GEMM_BN=64|128|256 sets wg1's tile
  * width; by default the least-cost width of dt_gemm_geom.h, which takes 64 where the
  * 128x128 tiles are fewer than the SMs, e.g. 1024^3; DUALTIME_GEMM_FILL=0 keeps the
  * rule before it: 256 where the 128x256 tiles fill the SMs, else 128;
@@ -37,7 +39,7 @@
  * 128). wg1 falls back
  * to tc1 where TMA cannot describe A or B (a row start not 16-byte aligned) or the arch
  * is not sm_90; the summary then says "variant=tc1 (fallback: <why>)". v1/v2 are
- * refused for narrow types and tc1/wg1/wg2 for FP32. Test only: DUALTIME_PLANT_ACC_F16=1 makes sum accumulate in
+ * refused for narrow types and tc1/wg1/wg2/wg3 for FP32. Test only: DUALTIME_PLANT_ACC_F16=1 makes sum accumulate in
  * fp16 (-DDT_ACC_F16=1, one warp per row, "PLANTED-FAULT" in the summary).
  *
  * Ownership: plans are plain values; dt_cuda_source_load and dt_cuda_nvrtc_compile

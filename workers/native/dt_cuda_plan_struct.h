@@ -19,9 +19,10 @@ typedef struct dt_cuda_plan {
                                  raises the function's dynamic limit when it is over 48 KiB */
     /* gemm wg1: the kernel takes ntma tensor maps (CUtensorMap by value, 128-byte swizzle,
      * zero fill) before the output pointer; map i describes buffer tma[i].buf as a 2-D
-     * tensor {cols, rows} with its row pitch, boxes of box[0] (inner, elements) x box[1] */
+     * tensor {cols, rows} with its row pitch, boxes of box[0] (inner, elements) x box[1];
+     * wg3 has a third, of the output (TMA stores) */
     int ntma;
-    struct { int buf; unsigned box[2]; } tma[2];
+    struct { int buf; unsigned box[2]; } tma[3];
     /* gemm wg1 split-K (DUALTIME_GEMM_SPLITK=2): a device workspace of workspace_bytes,
      * zeroed at prepare, passed after the output pointer as two pointers: its start (the
      * FP32 partials) and start + workspace_flags_offset (one 32-bit flag a tile); 0: none */

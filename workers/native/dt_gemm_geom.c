@@ -25,3 +25,18 @@ dt_gemm_geom dt_gemm_geom_choose(int64_t m, int64_t n, int sm_count, int fill) {
     }
     return best;
 }
+
+int dt_gemm_default_stages(int bn) { return bn == 256 ? 4 : bn == 128 ? 6 : 8; }
+
+unsigned dt_gemm_smem_bytes(int bn, int stages, int epi_boxes) {
+    const unsigned stage_bytes = 128u * 64u * 2u + 64u * (unsigned)bn * 2u;
+    return (unsigned)stages * stage_bytes + 2u * (unsigned)epi_boxes * 8192u + 1024u +
+           16u * (unsigned)stages;
+}
+
+int dt_gemm_epi_boxes(int bn, int stages) {
+    for (int boxes = 4; boxes >= 1; boxes /= 2)
+        if (boxes <= bn / 64 && dt_gemm_smem_bytes(bn, stages, boxes) <= DT_GEMM_SMEM_MAX_BYTES)
+            return boxes;
+    return 0;
+}

@@ -33,4 +33,23 @@ dt_gemm_geom dt_gemm_geom_of(int64_t m, int64_t n, int sm_count, int bn);
  * before (256 where its tiles >= SMs, else 128). */
 dt_gemm_geom dt_gemm_geom_choose(int64_t m, int64_t n, int sm_count, int fill);
 
+/* Shared memory of the wgmma gemm (gemm_wg1.cu). The block's dynamic shared memory is
+ * `stages` stages of A (128 x 64) and B (64 x bn) in 2-byte elements, then (wg3, the
+ * TMA-store epilogue) epi_boxes boxes of 64 x 64 elements (8 KiB) for each of the two
+ * consumer warpgroups, then 16 bytes of mbarriers a stage, plus 1 KiB of slack to align
+ * the base for the 128-byte swizzle. It must be at most DT_GEMM_SMEM_MAX_BYTES (sm_90's
+ * opt-in limit for one block, 227 KiB). */
+#define DT_GEMM_SMEM_MAX_BYTES 232448u
+
+/* The stages wg1 takes by default: 4, 6, 8 for bn 256, 128, 64 (192 KiB of stages). */
+int dt_gemm_default_stages(int bn);
+
+/* The dynamic shared memory bytes of tile width bn, stages and epi_boxes (0: wg1/wg2). */
+unsigned dt_gemm_smem_bytes(int bn, int stages, int epi_boxes);
+
+/* wg3's boxes a consumer warpgroup: the largest of 4, 2, 1 that is at most bn / 64 and
+ * fits under DT_GEMM_SMEM_MAX_BYTES with these stages; 0 when not even one fits. A tile's
+ * epilogue then takes bn / 64 / boxes passes (bn 256 at 4 stages: 2 boxes, 2 passes). */
+int dt_gemm_epi_boxes(int bn, int stages);
+
 #endif
