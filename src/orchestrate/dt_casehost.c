@@ -114,16 +114,24 @@ void dt_casehost_free(dt_casehost *h) {
 /* ---- the preparer ------------------------------------------------------------------------ */
 
 enum { JOB_MAKE = 1, JOB_FREE = 2 };
-#define QUEUE_LEN 8
+#define QUEUE_LEN 16
 
 typedef struct job {
     int kind;
     dt_casehost *h;        /* MAKE: made into it; FREE: freed */
     const dt_case_spec *spec;
     int round, want_sha, nshm_make;
+    int64_t bytes;         /* MAKE: host bytes (dt_case_bytes_of), for the memory rule */
+    int done;              /* MAKE: made */
     dt_shm *shm;           /* FREE: destroyed, then freed */
     int nshm;
 } job;
+
+/* A ring of jobs. */
+typedef struct ring {
+    job q[QUEUE_LEN];
+    int head, count;
+} ring;
 
 struct dt_casehost_pool {
     dt_casehost_cfg cfg;
@@ -132,13 +140,14 @@ struct dt_casehost_pool {
     pthread_t th;
     pthread_mutex_t mu;
     pthread_cond_t cv;     /* a job queued, a job done, stop */
-    job q[QUEUE_LEN];
-    int head, count;       /* the queue */
-    int running;           /* a job is being run */
-    dt_casehost *ahead;    /* the make submitted last (done when made_done) */
-    int ahead_done;
+    ring makes;            /* made ahead, in the order they will be taken; the first
+                              `started` of them are done or being made */
+    int started;
+    ring frees;            /* run before any make not yet started */
     int stop;
 };
+
+static job *at(ring *r, int i) { return &r->q[(r->head + i) % QUEUE_LEN]; }
 
 /* Runs j (p NULL: a FREE in line on the caller's thread). */
 static void run_job(dt_casehost_pool *p, job *j) {
@@ -162,18 +171,30 @@ static void *thread_main(void *arg) {
     omp_set_num_threads(p->ncpus); /* this thread's OpenMP team: the spare CPUs */
     pthread_mutex_lock(&p->mu);
     for (;;) {
-        while (!p->count && !p->stop) pthread_cond_wait(&p->cv, &p->mu);
-        if (!p->count) break; /* stop, and nothing left */
-        job j = p->q[p->head];
-        p->head = (p->head + 1) % QUEUE_LEN;
-        p->count--;
-        p->running = 1;
-        pthread_mutex_unlock(&p->mu);
-        run_job(p, &j);
-        pthread_mutex_lock(&p->mu);
-        p->running = 0;
-        if (j.kind == JOB_MAKE && j.h == p->ahead) p->ahead_done = 1;
-        pthread_cond_broadcast(&p->cv);
+        while (!p->frees.count && p->started == p->makes.count && !p->stop)
+            pthread_cond_wait(&p->cv, &p->mu);
+        if (p->frees.count) { /* frees first: they give memory back */
+            job j = *at(&p->frees, 0);
+            p->frees.head = (p->frees.head + 1) % QUEUE_LEN;
+            p->frees.count--;
+            pthread_mutex_unlock(&p->mu);
+            run_job(p, &j);
+            pthread_mutex_lock(&p->mu);
+            pthread_cond_broadcast(&p->cv);
+            continue;
+        }
+        if (p->started < p->makes.count) {
+            job j = *at(&p->makes, p->started); /* h is heap: the copy makes into it */
+            p->started++;
+            pthread_mutex_unlock(&p->mu);
+            run_job(p, &j);
+            pthread_mutex_lock(&p->mu);
+            for (int i = 0; i < p->makes.count; i++) /* it may have moved in the ring */
+                if (at(&p->makes, i)->h == j.h) at(&p->makes, i)->done = 1;
+            pthread_cond_broadcast(&p->cv);
+            continue;
+        }
+        break; /* stop, and nothing left */
     }
     pthread_mutex_unlock(&p->mu);
     return NULL;
@@ -216,42 +237,55 @@ dt_casehost_pool *dt_casehost_pool_start(const dt_casehost_cfg *cfg, const char 
     return p;
 }
 
-static void push(dt_casehost_pool *p, const job *j) {
+/* Appends j to r, waiting while r is full. */
+static void push(dt_casehost_pool *p, ring *r, const job *j) {
     pthread_mutex_lock(&p->mu);
-    while (p->count == QUEUE_LEN) pthread_cond_wait(&p->cv, &p->mu);
-    p->q[(p->head + p->count) % QUEUE_LEN] = *j;
-    p->count++;
+    while (r->count == QUEUE_LEN) pthread_cond_wait(&p->cv, &p->mu);
+    *at(r, r->count) = *j;
+    r->count++;
     pthread_cond_broadcast(&p->cv);
     pthread_mutex_unlock(&p->mu);
 }
 
 int dt_casehost_pool_submit(dt_casehost_pool *p, const dt_case_spec *spec, int round,
                             int want_sha, int nshm) {
-    if (!p || p->ahead) return -1;
+    if (!p) return -1;
     dt_case_bytes b;
     dt_case_bytes_of(spec, nshm, &b);
+    int64_t pending = 0;
+    pthread_mutex_lock(&p->mu);
+    int n = p->makes.count;
+    for (int i = 0; i < n; i++) pending += at(&p->makes, i)->bytes;
+    pthread_mutex_unlock(&p->mu);
+    if (n >= DT_CASEHOST_AHEAD_MAX) return -1;
     dt_mem_free f;
     dt_mem_free_read(&f);
-    if (f.host_bytes >= 0 && b.host_bytes + b.shm_bytes > f.host_bytes / 2) return -1;
+    /* those made are already out of MemAvailable, those not yet are not: counting both
+     * again errs on the safe side */
+    if (f.host_bytes >= 0 && pending + b.host_bytes + b.shm_bytes > f.host_bytes / 2) return -1;
     if (f.shm_bytes >= 0 && b.shm_bytes > f.shm_bytes / 2) return -1;
-    job j = {JOB_MAKE, dt_xcalloc(1, sizeof(dt_casehost)), spec, round, want_sha, nshm, NULL, 0};
-    pthread_mutex_lock(&p->mu);
-    p->ahead = j.h;
-    p->ahead_done = 0;
-    pthread_mutex_unlock(&p->mu);
-    push(p, &j);
+    job j = {JOB_MAKE, dt_xcalloc(1, sizeof(dt_casehost)), spec, round, want_sha, nshm,
+             b.host_bytes + b.shm_bytes, 0, NULL, 0};
+    push(p, &p->makes, &j);
     return 0;
 }
 
 dt_casehost *dt_casehost_pool_take(dt_casehost_pool *p, const dt_case_spec *spec, int round,
                                    int64_t *waited_ns) {
     *waited_ns = 0;
-    if (!p || !p->ahead) return NULL;
+    if (!p) return NULL;
     int64_t t0 = dt_now_ns();
     pthread_mutex_lock(&p->mu);
-    while (!p->ahead_done) pthread_cond_wait(&p->cv, &p->mu);
-    dt_casehost *h = p->ahead;
-    p->ahead = NULL;
+    if (!p->makes.count) {
+        pthread_mutex_unlock(&p->mu);
+        return NULL;
+    }
+    while (!at(&p->makes, 0)->done) pthread_cond_wait(&p->cv, &p->mu);
+    dt_casehost *h = at(&p->makes, 0)->h;
+    p->makes.head = (p->makes.head + 1) % QUEUE_LEN;
+    p->makes.count--;
+    p->started--;
+    pthread_cond_broadcast(&p->cv);
     pthread_mutex_unlock(&p->mu);
     *waited_ns = dt_now_ns() - t0;
     if (h->spec == spec && h->round == round) return h;
@@ -266,8 +300,8 @@ void dt_casehost_pool_free(dt_casehost_pool *p, dt_casehost *h, dt_shm *shm, int
         memcpy(copy, shm, (size_t)n * sizeof *copy);
         for (int i = 0; i < n; i++) memset(&shm[i], 0, sizeof shm[i]); /* moved */
     }
-    job j = {JOB_FREE, h, NULL, 0, 0, 0, copy, n};
-    if (p) push(p, &j);
+    job j = {JOB_FREE, h, NULL, 0, 0, 0, 0, 0, copy, n};
+    if (p) push(p, &p->frees, &j);
     else run_job(NULL, &j); /* in line */
 }
 
@@ -275,12 +309,16 @@ void dt_casehost_pool_stop(dt_casehost_pool *p) {
     if (!p) return;
     pthread_mutex_lock(&p->mu);
     p->stop = 1;
+    /* makes not yet started are dropped (an interrupted run); the thread finishes the one
+     * in hand and every free */
+    for (int i = p->started; i < p->makes.count; i++) free(at(&p->makes, i)->h);
+    p->makes.count = p->started;
     pthread_cond_broadcast(&p->cv);
     pthread_mutex_unlock(&p->mu);
     pthread_join(p->th, NULL);
-    if (p->ahead) { /* made ahead, never taken (an interrupted run) */
-        dt_casehost_free(p->ahead);
-        free(p->ahead);
+    for (int i = 0; i < p->makes.count; i++) { /* made ahead, never taken */
+        dt_casehost_free(at(&p->makes, i)->h);
+        free(at(&p->makes, i)->h);
     }
     pthread_mutex_destroy(&p->mu);
     pthread_cond_destroy(&p->cv);

@@ -9,16 +9,16 @@
  * the record; and, when asked, the implementations' shared arenas (/dev/shm) holding a copy
  * of the pristine arena each. dt_casehost_make does it on the calling thread.
  *
- * The preparer (dt_casehost_pool) is one long-lived thread that makes the NEXT case-round
- * while the current one is measured, and frees the finished one (its arena, reference,
- * input sets and the implementations' shared arenas) afterwards: jobs run in the order they
- * are submitted, one at a time. It runs only on CPUs that no worker and not the
+ * The preparer (dt_casehost_pool) is one long-lived thread that makes the NEXT case-rounds
+ * (up to DT_CASEHOST_AHEAD_MAX, as memory allows) while the current one is measured, so an
+ * expensive one (a gemm 4096^3 reference) starts cases early, and frees the finished ones
+ * (arena, reference, input sets and the implementations' shared arenas): one job at a
+ * time, frees before makes, makes in the order they are submitted. It runs only on CPUs that no worker and not the
  * orchestrator's own thread are pinned to (dt_pin_plan.spare), its OpenMP team sized to
  * them, so the workers' timed calls do not share a core with it; with no spare CPU there
  * is no preparer and everything happens in line, as before. A next case is made ahead only
- * when its host bytes fit in half of MemAvailable at that moment (else in line, after the
- * current case is freed): the orchestrator holds at most the case in flight and the next
- * one. DUALTIME_PREFETCH=0 turns the preparer off, DUALTIME_PREFETCH=LIST runs it on that
+ * when its host bytes, with those of the pending ones, fit in half of MemAvailable at that
+ * moment (else in line, after the current case is freed). DUALTIME_PREFETCH=0 turns the preparer off, DUALTIME_PREFETCH=LIST runs it on that
  * CPU list even where nothing is pinned (tests, A/B; docs/device-workflow.md).
  *
  * Ownership: a dt_casehost owns its buffers (dt_casehost_free); one made by the preparer is
@@ -93,13 +93,17 @@ typedef struct dt_casehost_pool dt_casehost_pool;
  * DUALTIME_PREFETCH is "0" (why says which, for the record). */
 dt_casehost_pool *dt_casehost_pool_start(const dt_casehost_cfg *cfg, const char *list,
                                          char *why, size_t why_len);
-/* Submits making (spec, round) ahead with nshm shared arenas; 0, or -1 when it is not made
- * ahead (another make is pending, or its host bytes and arenas do not fit in half of
- * MemAvailable, or the arenas in half of /dev/shm's free bytes, now). */
+/* Submits making (spec, round) ahead with nshm shared arenas, after those submitted
+ * before (they are taken in that order); 0, or -1 when it is not made ahead
+ * (DT_CASEHOST_AHEAD_MAX are pending, or its host bytes and arenas with those of the
+ * pending ones do not fit in half of MemAvailable, or its arenas in half of /dev/shm's
+ * free bytes, now). */
+#define DT_CASEHOST_AHEAD_MAX 8
 int dt_casehost_pool_submit(dt_casehost_pool *p, const dt_case_spec *spec, int round,
                             int want_sha, int nshm);
-/* The case-round made ahead when it is (spec, round) (waits for it to finish), else NULL
- * (a pending make of another case-round is freed). *waited_ns: how long this waited. */
+/* The first case-round submitted and not yet taken when it is (spec, round) (waits for it
+ * to be made), else NULL (that one is freed); NULL when none is pending. *waited_ns: how
+ * long this waited. */
 dt_casehost *dt_casehost_pool_take(dt_casehost_pool *p, const dt_case_spec *spec, int round,
                                    int64_t *waited_ns);
 /* Frees h (heap-allocated, owned by the caller until now) and the shared arenas shm[0..n)

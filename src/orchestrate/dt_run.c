@@ -84,6 +84,8 @@ typedef struct run_ctx {
     dt_refcache refcache; /* FP64 references kept on disk between rounds (dt_refcache.h) */
     dt_casehost_cfg hcfg; /* how a case's host side is made (dt_casehost.h) */
     dt_casehost_pool *pool; /* the preparer, or NULL (everything in line) */
+    int *seq, seq_count;  /* the case-rounds in run order: (plan index, round) pairs */
+    int seq_ahead;        /* the first of them not yet given to the preparer */
     dt_record_cache *rcache; /* case texts of results.json between writes (dt_record_cache.h) */
     dt_file_async *writer; /* results.json after a case, written in the background */
 } run_ctx;
@@ -1059,16 +1061,19 @@ static dt_casehost *case_host(run_ctx *c, const dt_case_spec *spec, int round) {
     return h;
 }
 
-/* Makes the host side of the case-round after this one ahead, on the preparer, while
- * this one is measured (dt_casehost.h: when it fits). */
-static void case_host_ahead(run_ctx *c, const dt_case_spec *next, int next_round) {
-    if (!c->pool || !next) return;
-    (void)dt_casehost_pool_submit(c->pool, next, next_round,
-                                  dt_record_case_find(c->r, next->id) < 0, c->n);
+/* Makes the host sides of the case-rounds after this one ahead, on the preparer, while
+ * this one is measured: as many as dt_casehost.h takes (count and memory), in run order. */
+static void case_host_ahead(run_ctx *c) {
+    while (c->pool && c->seq_ahead < c->seq_count) {
+        const dt_case_spec *next = &c->cfg->plan.cases[c->seq[2 * c->seq_ahead]];
+        if (dt_casehost_pool_submit(c->pool, next, c->seq[2 * c->seq_ahead + 1],
+                                    dt_record_case_find(c->r, next->id) < 0, c->n) != 0)
+            break;
+        c->seq_ahead++;
+    }
 }
 
-static void run_case(run_ctx *c, const dt_case_spec *spec, int round, int flip,
-                     const dt_case_spec *next, int next_round) {
+static void run_case(run_ctx *c, const dt_case_spec *spec, int round, int flip) {
     c->current = spec->id;
     case_run cr;
     memset(&cr, 0, sizeof cr);
@@ -1079,7 +1084,7 @@ static void run_case(run_ctx *c, const dt_case_spec *spec, int round, int flip,
     int at = dt_record_case_find(c->r, spec->id);
     cr.cj = at >= 0 ? &c->r->cases[at] : case_new(c, spec, cr.h);
     dt_record_cache_touch(cr.cj); /* the case changes from here (dt_record_cache.h) */
-    case_host_ahead(c, next, next_round);
+    case_host_ahead(c);
     for (int i = 0; i < c->n; i++) {
         fw_case *f = &cr.fw[i];
         f->index = i;
@@ -1230,12 +1235,13 @@ static dt_status run_rounds(run_ctx *c, dt_err *err) {
             seq[2 * count + 1] = round;
             count++;
         }
+    c->seq = seq;
+    c->seq_count = count;
     for (int q = 0; q < count && st == DT_OK; q++) {
         int idx = seq[2 * q], round = seq[2 * q + 1];
-        const dt_case_spec *next = q + 1 < count ? &cfg->plan.cases[seq[2 * q + 2]] : NULL;
         c->round = round;
-        run_case(c, &cfg->plan.cases[idx], round, round & 1, next,
-                 q + 1 < count ? seq[2 * q + 3] : 0);
+        if (c->seq_ahead <= q) c->seq_ahead = q + 1; /* this one is made here or was ahead */
+        run_case(c, &cfg->plan.cases[idx], round, round & 1);
         if (dt_run_stop_requested()) {
             st = write_interrupted(c, err);
             break;
@@ -1244,6 +1250,7 @@ static dt_status run_rounds(run_ctx *c, dt_err *err) {
         trace_line(c, NULL, "write outputs");
         st = write_after_case(c, err);
     }
+    c->seq = NULL;
     free(seq);
     if (st != DT_OK) return st;
     if (cfg->progress) fputs("\r\033[K", stderr);
@@ -1261,7 +1268,8 @@ dt_status dt_run_plan(const dt_run_config *cfg, dt_session *session, dt_record *
     run_ctx c = {cfg, session, r, session->count, {0}, dt_record_next_position(r), 0,
                  cfg->plan.count * cfg->rounds, dt_now_ns(), NULL,
                  /* a resumed run keeps not asking a worker that had no floor call */
-                 r->floor_unavailable != NULL, NULL, 0, 0, 0, {0, {0}}, {0, 0, 0, NULL}, NULL, NULL, NULL};
+                 r->floor_unavailable != NULL, NULL, 0, 0, 0, {0, {0}}, {0, 0, 0, NULL}, NULL,
+                 NULL, 0, 0, NULL, NULL};
     const char *trace = getenv("DUALTIME_PHASE_TRACE");
     if (trace && *trace && !(c.trace = fopen(trace, "a")))
         return dt_fail(err, DT_EIO, "DUALTIME_PHASE_TRACE=%s: cannot open: %s", trace,
