@@ -7,6 +7,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../common/dt_affinity.h"
 #include "dt_hostpass.h"
@@ -144,6 +145,7 @@ struct dt_casehost_pool {
                               `started` of them are done or being made */
     int started;
     ring frees;            /* run before any make not yet started */
+    int busy;              /* the kind of the job being run, 0 when idle */
     int stop;
 };
 
@@ -177,18 +179,22 @@ static void *thread_main(void *arg) {
             job j = *at(&p->frees, 0);
             p->frees.head = (p->frees.head + 1) % QUEUE_LEN;
             p->frees.count--;
+            p->busy = JOB_FREE;
             pthread_mutex_unlock(&p->mu);
             run_job(p, &j);
             pthread_mutex_lock(&p->mu);
+            p->busy = 0;
             pthread_cond_broadcast(&p->cv);
             continue;
         }
         if (p->started < p->makes.count) {
             job j = *at(&p->makes, p->started); /* h is heap: the copy makes into it */
             p->started++;
+            p->busy = JOB_MAKE;
             pthread_mutex_unlock(&p->mu);
             run_job(p, &j);
             pthread_mutex_lock(&p->mu);
+            p->busy = 0;
             for (int i = 0; i < p->makes.count; i++) /* it may have moved in the ring */
                 if (at(&p->makes, i)->h == j.h) at(&p->makes, i)->done = 1;
             pthread_cond_broadcast(&p->cv);
@@ -280,7 +286,30 @@ dt_casehost *dt_casehost_pool_take(dt_casehost_pool *p, const dt_case_spec *spec
         pthread_mutex_unlock(&p->mu);
         return NULL;
     }
-    while (!at(&p->makes, 0)->done) pthread_cond_wait(&p->cv, &p->mu);
+    if (p->started == 0) { /* not begun (the preparer is behind): made in line instead, on
+                              every CPU, while the preparer goes on with the next one */
+        dt_casehost *h = at(&p->makes, 0)->h;
+        p->makes.head = (p->makes.head + 1) % QUEUE_LEN;
+        p->makes.count--;
+        pthread_mutex_unlock(&p->mu);
+        free(h);
+        return NULL;
+    }
+    while (!at(&p->makes, 0)->done) {
+        if (p->cfg.interrupted && p->cfg.interrupted()) {
+            pthread_mutex_unlock(&p->mu);
+            *waited_ns = dt_now_ns() - t0;
+            return NULL; /* still pending: dt_casehost_pool_abandon drops or leaves it */
+        }
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 50 * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&p->cv, &p->mu, &ts);
+    }
     dt_casehost *h = at(&p->makes, 0)->h;
     p->makes.head = (p->makes.head + 1) % QUEUE_LEN;
     p->makes.count--;
@@ -317,6 +346,32 @@ void dt_casehost_pool_stop(dt_casehost_pool *p) {
     pthread_mutex_unlock(&p->mu);
     pthread_join(p->th, NULL);
     for (int i = 0; i < p->makes.count; i++) { /* made ahead, never taken */
+        dt_casehost_free(at(&p->makes, i)->h);
+        free(at(&p->makes, i)->h);
+    }
+    pthread_mutex_destroy(&p->mu);
+    pthread_cond_destroy(&p->cv);
+    free(p);
+}
+
+void dt_casehost_pool_abandon(dt_casehost_pool *p) {
+    if (!p) return;
+    pthread_mutex_lock(&p->mu);
+    p->stop = 1;
+    for (int i = p->started; i < p->makes.count; i++) free(at(&p->makes, i)->h);
+    p->makes.count = p->started;
+    pthread_cond_broadcast(&p->cv);
+    /* the frees give /dev/shm back: waited for (they are quick) */
+    while ((p->frees.count || p->busy == JOB_FREE) && p->busy != JOB_MAKE)
+        pthread_cond_wait(&p->cv, &p->mu);
+    int making = p->busy == JOB_MAKE;
+    pthread_mutex_unlock(&p->mu);
+    if (making) { /* a reference can take a minute: not waited for; the process is ending */
+        pthread_detach(p->th);
+        return;
+    }
+    pthread_join(p->th, NULL);
+    for (int i = 0; i < p->makes.count; i++) {
         dt_casehost_free(at(&p->makes, i)->h);
         free(at(&p->makes, i)->h);
     }

@@ -46,6 +46,7 @@ typedef struct dt_casehost_cfg {
     int inputs;            /* dt_inputs */
     int rounds;            /* the run's rounds (whether a later round needs a reference) */
     dt_refcache *refcache; /* the run's */
+    int (*interrupted)(void); /* nonzero: a wait in dt_casehost_pool_take gives up (NULL: never) */
 } dt_casehost_cfg;
 
 #define DT_CASEHOST_MAX_SHM 8
@@ -102,8 +103,11 @@ dt_casehost_pool *dt_casehost_pool_start(const dt_casehost_cfg *cfg, const char 
 int dt_casehost_pool_submit(dt_casehost_pool *p, const dt_case_spec *spec, int round,
                             int want_sha, int nshm);
 /* The first case-round submitted and not yet taken when it is (spec, round) (waits for it
- * to be made), else NULL (that one is freed); NULL when none is pending. *waited_ns: how
- * long this waited. */
+ * to be made), else NULL (that one is freed); NULL when none is pending, when the
+ * preparer has not begun it (it is dropped: the caller makes it in line, on every CPU), or
+ * when
+ * cfg.interrupted says so while waiting (checked every 50 ms). *waited_ns: how long this
+ * waited. */
 dt_casehost *dt_casehost_pool_take(dt_casehost_pool *p, const dt_case_spec *spec, int round,
                                    int64_t *waited_ns);
 /* Frees h (heap-allocated, owned by the caller until now) and the shared arenas shm[0..n)
@@ -111,5 +115,10 @@ dt_casehost *dt_casehost_pool_take(dt_casehost_pool *p, const dt_case_spec *spec
 void dt_casehost_pool_free(dt_casehost_pool *p, dt_casehost *h, dt_shm *shm, int n);
 /* Waits for every job, stops the thread, frees what is left. NULL is fine. */
 void dt_casehost_pool_stop(dt_casehost_pool *p);
+/* For an interrupted run: drops the makes not started, waits for the frees, and does not
+ * wait for a make in progress (an FP64 reference can take a minute): the thread is then
+ * left to finish on its own while the process ends (what it made is not freed; a shared
+ * arena it creates is swept at the next start, dt_shm_sweep_stale). NULL is fine. */
+void dt_casehost_pool_abandon(dt_casehost_pool *p);
 
 #endif

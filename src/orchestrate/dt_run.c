@@ -1052,7 +1052,13 @@ static dt_casehost *case_host(run_ctx *c, const dt_case_spec *spec, int round) {
     int64_t waited = 0;
     trace_line(c, NULL, "host side (made ahead: wait)");
     dt_casehost *h = dt_casehost_pool_take(c->pool, spec, round, &waited);
-    if (!h) {
+    if (!h && dt_run_stop_requested()) { /* a signal while waiting: nothing is made here */
+        h = dt_xcalloc(1, sizeof *h);
+        h->spec = spec;
+        h->round = round;
+        h->fail_stage = "inputs";
+        snprintf(h->fail_msg, sizeof h->fail_msg, "interrupted by signal %d", (int)g_stop_signal);
+    } else if (!h) {
         h = dt_xcalloc(1, sizeof *h);
         dt_casehost_make(&c->hcfg, spec, round, dt_record_case_find(c->r, spec->id) < 0, c->n,
                          host_phase, c, h);
@@ -1268,14 +1274,15 @@ dt_status dt_run_plan(const dt_run_config *cfg, dt_session *session, dt_record *
     run_ctx c = {cfg, session, r, session->count, {0}, dt_record_next_position(r), 0,
                  cfg->plan.count * cfg->rounds, dt_now_ns(), NULL,
                  /* a resumed run keeps not asking a worker that had no floor call */
-                 r->floor_unavailable != NULL, NULL, 0, 0, 0, {0, {0}}, {0, 0, 0, NULL}, NULL,
-                 NULL, 0, 0, NULL, NULL};
+                 r->floor_unavailable != NULL, NULL, 0, 0, 0, {0, {0}}, {0, 0, 0, NULL, NULL},
+                 NULL, NULL, 0, 0, NULL, NULL};
     const char *trace = getenv("DUALTIME_PHASE_TRACE");
     if (trace && *trace && !(c.trace = fopen(trace, "a")))
         return dt_fail(err, DT_EIO, "DUALTIME_PHASE_TRACE=%s: cannot open: %s", trace,
                        strerror(errno));
     dt_refcache_init(&c.refcache, cfg->output_dir, getenv("DUALTIME_REF_CACHE"));
-    c.hcfg = (dt_casehost_cfg){cfg->seed, cfg->inputs, cfg->rounds, &c.refcache};
+    c.hcfg = (dt_casehost_cfg){cfg->seed, cfg->inputs, cfg->rounds, &c.refcache,
+                               dt_run_stop_requested};
     char why[200], line[260];
     c.pool = dt_casehost_pool_start(&c.hcfg, cfg->spare_cpus, why, sizeof why);
     const char *pre = getenv("DUALTIME_PREFETCH");
@@ -1295,7 +1302,9 @@ dt_status dt_run_plan(const dt_run_config *cfg, dt_session *session, dt_record *
     for (size_t i = 0; i < r->n_cases; i++) dt_record_cache_touch(&r->cases[i]); /* resumed */
     c.writer = dt_file_async_new();
     dt_status st = run_rounds(&c, err);
-    dt_casehost_pool_stop(c.pool); /* an error or an interruption: the jobs left, then stop */
+    /* an error or an interruption: a signal must not wait for a reference in the making */
+    if (dt_run_stop_requested()) dt_casehost_pool_abandon(c.pool);
+    else dt_casehost_pool_stop(c.pool);
     dt_err we; /* a write still in flight (an early return): its failure is the run's */
     if (dt_file_async_join(c.writer, &we) != DT_OK && st == DT_OK)
         st = dt_fail(err, DT_EIO, "%s", we.msg);

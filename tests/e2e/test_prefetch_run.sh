@@ -8,8 +8,9 @@
 #    cases, input SHA-256s, output SHA-256s and oracle numbers of every check (max error,
 #    budget used) — making a case ahead changes nothing of what is measured or checked;
 #  - the forced run says so in its notes; its phase trace has the wait for the case made
-#    ahead and none of the in-line parts ("inputs", "FP64 reference", "arena copy") after
-#    its first case, while the in-line run has them for every case-round;
+#    ahead and the in-line parts ("inputs", "FP64 reference", "arena copy") in its first
+#    case and at most half of the others (one the preparer had not begun is made in line),
+#    while the in-line run has them for every case-round;
 #  - no shared arena of either run is left in /dev/shm (the frees on the preparer are done
 #    before the run exits);
 #  - DUALTIME_PREFETCH=junk: the run still works, in line, and its notes say why.
@@ -64,7 +65,10 @@ inline_parts() { awk -F'\t' '$5=="inputs" || $5=="FP64 reference" || $5=="arena 
 rounds_run=$(awk -F'\t' '$2!="" && $2!="-" {print $2"/"$3}' "$T/off.trace" | sort -u | wc -l)
 n_off=$(inline_parts "$T/off.trace"); n_on=$(inline_parts "$T/on.trace")
 [ "$rounds_run" -ge 10 ] && [ "$n_off" -eq "$rounds_run" ] && ok || no "in line: parts in $n_off of $rounds_run case-rounds"
-[ "$n_on" -eq 1 ] && ok || no "preparer: in-line parts in $n_on case-rounds (want only the first)"
+# the first is made in line; a later one only where the preparer had not begun it yet
+# (dt_casehost_pool_take: a loaded machine), so at most half of them
+[ "$n_on" -ge 1 ] && [ $((2 * n_on)) -le "$rounds_run" ] && ok ||
+  no "preparer: in-line parts in $n_on of $rounds_run case-rounds (want the first, at most half)"
 grep -q "host side (made ahead: wait)" "$T/on.trace" && ok || no "no wait phase in the trace"
 
 echo "test_prefetch_run: $pass passed, $fail failed"
