@@ -63,6 +63,11 @@
 #include "stats/dt_compare_runs.h"
 #include "stats/dt_derive.h"
 
+#if defined(__has_include)
+#if __has_include("dt_git_rev.h")
+#include "dt_git_rev.h" /* the build's revision (generated at every build: CMakeLists.txt) */
+#endif
+#endif
 #ifndef DT_GIT_REV_BUILD
 #define DT_GIT_REV_BUILD "unknown"
 #endif
