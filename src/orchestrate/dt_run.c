@@ -212,6 +212,12 @@ static void fw_release(run_ctx *c, fw_case *f, dt_session_step step) {
     fw_done(f, step, "release", dt_protocol_release(w, c->cfg->timeout_s, &e), &e);
 }
 
+/* One worker of one implementation (a step of f). */
+typedef struct fw_step {
+    fw_case *f;
+    dt_session_step step;
+} fw_step;
+
 /* ---- checks --------------------------------------------------------------------------- */
 
 /* One checked call's findings into a new check of f's case. */
@@ -671,8 +677,8 @@ static int fw_probe_send(run_ctx *c, fw_case *f, dt_session_step step) {
                    &e) == DT_OK;
 }
 
-/* The probe worker's prepare answer (fw_probe_send sent it), its upload, then its warmup. */
-static dt_status fw_probe_receive(run_ctx *c, fw_case *f, dt_session_step step, int64_t reps) {
+/* The probe worker's prepare answer (fw_probe_send sent it), then its upload. */
+static dt_status fw_probe_receive(run_ctx *c, fw_case *f, dt_session_step step) {
     dt_err e;
     dt_worker *w = fw_worker(f, step, "probe worker prepare");
     if (!w) return DT_EWORKER;
@@ -683,14 +689,41 @@ static dt_status fw_probe_receive(run_ctx *c, fw_case *f, dt_session_step step, 
         double ms;
         st = fw_copy(c, f, step, "upload", &ms);
     }
-    /* the GPU is warm from the main worker's samples just before; the probe worker's own
-     * warmup pays CUPTI's first launches of the module: capped (the default run's budget) */
+    return st;
+}
+
+static int64_t device_reps(const run_ctx *c, const fw_case *f);
+
+/* The probe workers' warm-ups, all at once (nothing is timed; each worker still gets the
+ * whole time): batches of device reps sent to every prepared probe worker, then every
+ * answer read, until min(--warmup-ms, DT_RUN_PROBE_WARMUP_MS) have passed. The GPU is warm
+ * from the main workers' samples just before; a probe worker's own warm-up pays CUPTI's
+ * first launches of the module: capped (the default run's budget). */
+static void probe_warmups(run_ctx *c, const fw_step *ws, int n) {
+    static const char *const stage = "probe worker warmup";
     double wms = c->cfg->warmup_ms < DT_RUN_PROBE_WARMUP_MS ? c->cfg->warmup_ms
                                                            : DT_RUN_PROBE_WARMUP_MS;
-    int64_t t0 = dt_now_ns(), ns;
-    while (st == DT_OK && (double)(dt_now_ns() - t0) < wms * 1e6)
-        st = fw_run(c, f, step, "probe worker warmup", reps, &ns);
-    return st;
+    int64_t t0 = dt_now_ns();
+    int sent[DT_SESSION_MAX_IMPLS * DT_STEP_COUNT];
+    dt_err e;
+    while ((double)(dt_now_ns() - t0) < wms * 1e6) {
+        int any = 0;
+        for (int k = 0; k < n; k++) {
+            fw_case *f = ws[k].f;
+            dt_worker *w = f->ok && f->probe_prepared[ws[k].step]
+                               ? fw_worker(f, ws[k].step, stage) : NULL;
+            sent[k] = w && fw_done(f, ws[k].step, stage,
+                                   dt_protocol_run_send(w, device_reps(c, f), 0, &e), &e) == DT_OK;
+            any |= sent[k];
+        }
+        for (int k = 0; k < n; k++) {
+            dt_worker *w = sent[k] ? fw_worker(ws[k].f, ws[k].step, stage) : NULL;
+            int64_t ns;
+            if (w) fw_done(ws[k].f, ws[k].step, stage,
+                           dt_protocol_run_receive(w, c->cfg->timeout_s, &ns, &e), &e);
+        }
+        if (!any) break;
+    }
 }
 
 static double median3(double *x, int n) {
@@ -749,8 +782,6 @@ static int fw_probe_plan(run_ctx *c, fw_case *f) {
     return 0;
 }
 
-static int64_t device_reps(const run_ctx *c, const fw_case *f);
-
 /* Every implementation's probe workers (fw_probe_plan): all prepares sent, then each
  * answered, uploaded and warmed; then the pilots (timed: nothing else runs). Records the
  * kind used. */
@@ -769,13 +800,18 @@ static void case_probe_setup(run_ctx *c, case_run *cr) {
             sent[i][f->probe_step] = fw_probe_send(c, f, f->probe_step);
         }
     }
+    fw_step warm[DT_SESSION_MAX_IMPLS * DT_STEP_COUNT];
+    int nw = 0;
     for (int i = 0; i < c->n; i++) {
         fw_case *f = &cr->fw[i];
         progress(c, f->id, "probe worker prepare");
         for (int k = DT_STEP_PROBE; k < DT_STEP_COUNT; k++) /* every answer sent for is read */
-            if (sent[i][k] && dt_worker_alive(f->w[k]))
-                (void)fw_probe_receive(c, f, (dt_session_step)k, device_reps(c, f));
+            if (sent[i][k] && dt_worker_alive(f->w[k]) &&
+                fw_probe_receive(c, f, (dt_session_step)k) == DT_OK)
+                warm[nw++] = (fw_step){f, (dt_session_step)k};
     }
+    if (nw) progress(c, NULL, "probe worker warmup");
+    probe_warmups(c, warm, nw);
     for (int i = 0; i < c->n; i++) {
         fw_case *f = &cr->fw[i];
         if (pilot[i] && f->ok && f->probe_prepared[DT_STEP_PROBE] &&
@@ -1024,13 +1060,29 @@ static void timed_part(run_ctx *c, case_run *cr) {
 /* Checked call after timing, releases, validity and the round's bookkeeping. */
 static void case_finish(run_ctx *c, case_run *cr) {
     dt_shm shm[DT_SESSION_MAX_IMPLS];
+    /* every release sent, then every answer read: the workers free their memory at once */
+    fw_step sent[DT_SESSION_MAX_IMPLS * DT_STEP_COUNT];
+    int ns = 0;
+    dt_err e;
     for (int i = 0; i < c->n; i++) {
         fw_case *f = &cr->fw[i];
-        if (f->prepared && dt_worker_alive(f->w[DT_STEP_MAIN])) fw_release(c, f, DT_STEP_MAIN);
-        for (int k = DT_STEP_PROBE; k < DT_STEP_COUNT; k++)
-            if (f->probe_prepared[k] && dt_worker_alive(f->w[k])) fw_release(c, f, (dt_session_step)k);
-        shm[i] = f->shm;
-        memset(&f->shm, 0, sizeof f->shm);
+        for (int k = 0; k < DT_STEP_COUNT; k++) {
+            int owed = k == DT_STEP_MAIN ? f->prepared : f->probe_prepared[k];
+            dt_worker *w = owed && dt_worker_alive(f->w[k]) ? fw_worker(f, (dt_session_step)k,
+                                                                        "release") : NULL;
+            if (w && fw_done(f, (dt_session_step)k, "release", dt_protocol_release_send(w, &e),
+                             &e) == DT_OK)
+                sent[ns++] = (fw_step){f, (dt_session_step)k};
+        }
+    }
+    for (int q = 0; q < ns; q++) {
+        dt_worker *w = fw_worker(sent[q].f, sent[q].step, "release");
+        if (w) fw_done(sent[q].f, sent[q].step, "release",
+                       dt_protocol_release_receive(w, c->cfg->timeout_s, &e), &e);
+    }
+    for (int i = 0; i < c->n; i++) {
+        shm[i] = cr->fw[i].shm;
+        memset(&cr->fw[i].shm, 0, sizeof cr->fw[i].shm);
     }
     /* the arenas, the reference and the input sets are freed on the preparer (unmapping
      * gigabytes takes a while), after the next case's host side is made */

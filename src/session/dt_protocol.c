@@ -266,13 +266,18 @@ void dt_protocol_prepare_answer_free(dt_protocol_prepare_answer *a) {
 /* ---- timed and untimed calls ------------------------------------------------------------ */
 
 /* A run or floor request; the answer's positive integer host_ns into *ns. */
-static dt_status timed_call(dt_worker *w, const char *cmd, int64_t reps, int prime,
-                            double timeout_s, int64_t *ns, dt_err *err) {
+static dt_status timed_send(dt_worker *w, const char *cmd, int64_t reps, int prime,
+                            dt_err *err) {
     json_t *req = json_pack("{s:s,s:I}", "cmd", cmd, "reps", (json_int_t)reps);
     if (prime > 0 || strcmp(cmd, "floor") == 0)
         json_object_set_new(req, "prime", json_integer(prime));
+    return call_send(w, req, err);
+}
+
+static dt_status timed_receive(dt_worker *w, const char *cmd, double timeout_s, int64_t *ns,
+                               dt_err *err) {
     json_t *resp = NULL;
-    dt_status st = call(w, req, timeout_s, &resp, err);
+    dt_status st = call_receive(w, timeout_s, &resp, err);
     if (st != DT_OK) return st;
     const json_t *v = json_object_get(resp, "host_ns");
     int have = json_is_integer(v) && json_integer_value(v) > 0;
@@ -282,6 +287,21 @@ static dt_status timed_call(dt_worker *w, const char *cmd, int64_t reps, int pri
         return dt_fail(err, DT_EWORKER, "worker answered %s without a positive integer host_ns",
                        cmd);
     return DT_OK;
+}
+
+/* A run or floor request; the answer's positive integer host_ns into *ns. */
+static dt_status timed_call(dt_worker *w, const char *cmd, int64_t reps, int prime,
+                            double timeout_s, int64_t *ns, dt_err *err) {
+    dt_status st = timed_send(w, cmd, reps, prime, err);
+    return st != DT_OK ? st : timed_receive(w, cmd, timeout_s, ns, err);
+}
+
+dt_status dt_protocol_run_send(dt_worker *w, int64_t reps, int prime, dt_err *err) {
+    return timed_send(w, "run", reps, prime, err);
+}
+
+dt_status dt_protocol_run_receive(dt_worker *w, double timeout_s, int64_t *host_ns, dt_err *err) {
+    return timed_receive(w, "run", timeout_s, host_ns, err);
 }
 
 dt_status dt_protocol_run(dt_worker *w, int64_t reps, int prime, double timeout_s,
@@ -306,6 +326,14 @@ dt_status dt_protocol_copy(dt_worker *w, const char *cmd, double timeout_s, doub
 
 dt_status dt_protocol_release(dt_worker *w, double timeout_s, dt_err *err) {
     return call(w, json_pack("{s:s}", "cmd", "release"), timeout_s, NULL, err);
+}
+
+dt_status dt_protocol_release_send(dt_worker *w, dt_err *err) {
+    return call_send(w, json_pack("{s:s}", "cmd", "release"), err);
+}
+
+dt_status dt_protocol_release_receive(dt_worker *w, double timeout_s, dt_err *err) {
+    return call_receive(w, timeout_s, NULL, err);
 }
 
 dt_status dt_protocol_probe_process(dt_worker *w, const char *probe_kind, double timeout_s,

@@ -113,6 +113,12 @@ void dt_protocol_prepare_answer_free(dt_protocol_prepare_answer *a);
  * else DT_EWORKER "worker answered run without a positive integer host_ns"). */
 dt_status dt_protocol_run(dt_worker *w, int64_t reps, int prime, double timeout_s,
                           int64_t *host_ns, dt_err *err);
+/* dt_protocol_run and dt_protocol_release in two halves (several workers at once: the
+ * probe workers' warm-ups, the releases after a case; nothing timed is in them). */
+dt_status dt_protocol_run_send(dt_worker *w, int64_t reps, int prime, dt_err *err);
+dt_status dt_protocol_run_receive(dt_worker *w, double timeout_s, int64_t *host_ns, dt_err *err);
+dt_status dt_protocol_release_send(dt_worker *w, dt_err *err);
+dt_status dt_protocol_release_receive(dt_worker *w, double timeout_s, dt_err *err);
 /* floor: one primed empty call -> *host_ns (same rule as run, "... answered floor ..."). */
 dt_status dt_protocol_floor(dt_worker *w, int prime, double timeout_s, int64_t *host_ns,
                             dt_err *err);
