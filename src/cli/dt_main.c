@@ -969,6 +969,7 @@ static void fill_config(run_job *j) {
     cfg->graph = a->graph;
     cfg->cache_cold = a->cache_cold;
     cfg->spare_cpus = j->pin.pinned ? j->pin.spare : NULL;
+    cfg->usable_cpus = j->pin.pinned ? j->pin.usable : NULL;
 }
 
 /* The end-of-run summary on stderr (format/dt_format_summary.h), terminal or not; --quiet

@@ -91,6 +91,7 @@ void dt_affinity_plan(const int *cpus, int n, int workers, int threads, int full
         if (k >= workers || (i - 2) % share >= take) CPU_SET(cpus[i], &spare);
     }
     dt_affinity_format(&spare, out->spare, sizeof out->spare);
+    list_of(cpus, 0, n, out->usable, sizeof out->usable);
     for (int k = 0; k < workers; k++)
         list_of(cpus, 2 + k * share, take, out->worker[k], sizeof out->worker[k]);
     out->pinned = 1;

@@ -20,6 +20,8 @@ typedef struct dt_pin_plan {
     int pinned;                                      /* 1: the lists below are the plan */
     char orchestrator[DT_PIN_LIST_LEN];              /* CPU list, "" when not pinned */
     char worker[DT_PIN_MAX_WORKERS][DT_PIN_LIST_LEN]; /* per worker, "" when not pinned */
+    char usable[DT_PIN_LIST_LEN];                    /* every usable CPU (the mask the
+                                                        plan was made on) */
     char spare[DT_PIN_LIST_LEN];                     /* usable CPUs no worker, not the
                                                         orchestrator and not the system's
                                                         CPU got ("" none): where the

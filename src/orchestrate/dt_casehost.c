@@ -7,7 +7,9 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../common/dt_affinity.h"
 #include "dt_hostpass.h"
@@ -138,6 +140,11 @@ struct dt_casehost_pool {
     dt_casehost_cfg cfg;
     cpu_set_t cpus;
     int ncpus;
+    cpu_set_t wide;        /* usable CPUs (nwide 0: none) */
+    int nwide;
+    pid_t tids[CPU_SETSIZE]; /* the preparer's OpenMP team (thread ids), ntids of them */
+    int ntids;
+    int widened;
     pthread_t th;
     pthread_mutex_t mu;
     pthread_cond_t cv;     /* a job queued, a job done, stop */
@@ -167,11 +174,30 @@ static void run_job(dt_casehost_pool *p, job *j) {
     }
 }
 
+/* Pins every thread of the preparer's team to set (the team's threads are reused by its
+ * later parallel regions of the same size: libgomp keeps a pool per master thread). */
+static void team_pin(dt_casehost_pool *p, const cpu_set_t *set) {
+    for (int i = 0; i < p->ntids; i++) (void)sched_setaffinity(p->tids[i], sizeof *set, set);
+}
+
 static void *thread_main(void *arg) {
     dt_casehost_pool *p = arg;
     (void)pthread_setaffinity_np(pthread_self(), sizeof p->cpus, &p->cpus);
-    omp_set_num_threads(p->ncpus); /* this thread's OpenMP team: the spare CPUs */
+    /* this thread's OpenMP team: as many threads as usable CPUs when it may spread over
+     * them (dt_casehost_pool_take), else the spare CPUs' count; pinned to the spare ones */
+    int team = p->nwide > p->ncpus ? p->nwide : p->ncpus;
+    omp_set_num_threads(team);
+    pid_t tids[CPU_SETSIZE];
+    int n = 0;
+#pragma omp parallel
+    {
+#pragma omp critical(dt_casehost_tids)
+        if (n < CPU_SETSIZE) tids[n++] = (pid_t)syscall(SYS_gettid);
+    }
     pthread_mutex_lock(&p->mu);
+    memcpy(p->tids, tids, (size_t)n * sizeof *tids);
+    p->ntids = n;
+    team_pin(p, &p->cpus);
     for (;;) {
         while (!p->frees.count && p->started == p->makes.count && !p->stop)
             pthread_cond_wait(&p->cv, &p->mu);
@@ -207,7 +233,7 @@ static void *thread_main(void *arg) {
 }
 
 dt_casehost_pool *dt_casehost_pool_start(const dt_casehost_cfg *cfg, const char *list,
-                                         char *why, size_t why_len) {
+                                         const char *wide, char *why, size_t why_len) {
     const char *env = getenv("DUALTIME_PREFETCH");
     cpu_set_t set;
     if (env && strcmp(env, "0") == 0) {
@@ -220,6 +246,8 @@ dt_casehost_pool *dt_casehost_pool_start(const dt_casehost_cfg *cfg, const char 
             return NULL;
         }
         list = env;
+        const char *w = getenv("DUALTIME_PREFETCH_WIDE"); /* and where it may spread */
+        if (w && *w) wide = w;
     } else if (!list || !*list || dt_affinity_parse(list, &set) != 0) {
         snprintf(why, why_len, "off: no CPU is free of the workers and the orchestrator "
                  "(pinning %s)", list && *list ? "gave an unreadable list" : "left none spare");
@@ -229,6 +257,7 @@ dt_casehost_pool *dt_casehost_pool_start(const dt_casehost_cfg *cfg, const char 
     p->cfg = *cfg;
     p->cpus = set;
     p->ncpus = CPU_COUNT(&set);
+    if (wide && *wide && dt_affinity_parse(wide, &p->wide) == 0) p->nwide = CPU_COUNT(&p->wide);
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->cv, NULL);
     if (pthread_create(&p->th, NULL, thread_main, p) != 0) {
@@ -238,8 +267,12 @@ dt_casehost_pool *dt_casehost_pool_start(const dt_casehost_cfg *cfg, const char 
         snprintf(why, why_len, "off: pthread_create failed");
         return NULL;
     }
-    snprintf(why, why_len, "on: the next case's host side on CPUs %s (%d)", list,
-             CPU_COUNT(&set));
+    if (p->nwide > p->ncpus)
+        snprintf(why, why_len, "on: the next case's host side on CPUs %s (%d), on %s (%d) "
+                 "while the run waits for it", list, CPU_COUNT(&set), wide, p->nwide);
+    else
+        snprintf(why, why_len, "on: the next case's host side on CPUs %s (%d)", list,
+                 CPU_COUNT(&set));
     return p;
 }
 
@@ -295,8 +328,14 @@ dt_casehost *dt_casehost_pool_take(dt_casehost_pool *p, const dt_case_spec *spec
         free(h);
         return NULL;
     }
+    if (!at(&p->makes, 0)->done && p->nwide > p->ncpus && p->ntids) {
+        team_pin(p, &p->wide); /* the workers are idle while the run waits: spread out */
+        p->widened = 1;
+    }
     while (!at(&p->makes, 0)->done) {
         if (p->cfg.interrupted && p->cfg.interrupted()) {
+            if (p->widened) team_pin(p, &p->cpus);
+            p->widened = 0;
             pthread_mutex_unlock(&p->mu);
             *waited_ns = dt_now_ns() - t0;
             return NULL; /* still pending: dt_casehost_pool_abandon drops or leaves it */
@@ -310,6 +349,8 @@ dt_casehost *dt_casehost_pool_take(dt_casehost_pool *p, const dt_case_spec *spec
         }
         pthread_cond_timedwait(&p->cv, &p->mu, &ts);
     }
+    if (p->widened) team_pin(p, &p->cpus); /* back before anything is measured again */
+    p->widened = 0;
     dt_casehost *h = at(&p->makes, 0)->h;
     p->makes.head = (p->makes.head + 1) % QUEUE_LEN;
     p->makes.count--;

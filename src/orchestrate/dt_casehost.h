@@ -13,13 +13,18 @@
  * (up to DT_CASEHOST_AHEAD_MAX, as memory allows) while the current one is measured, so an
  * expensive one (a gemm 4096^3 reference) starts cases early, and frees the finished ones
  * (arena, reference, input sets and the implementations' shared arenas): one job at a
- * time, frees before makes, makes in the order they are submitted. It runs only on CPUs that no worker and not the
- * orchestrator's own thread are pinned to (dt_pin_plan.spare), its OpenMP team sized to
- * them, so the workers' timed calls do not share a core with it; with no spare CPU there
- * is no preparer and everything happens in line, as before. A next case is made ahead only
- * when its host bytes, with those of the pending ones, fit in half of MemAvailable at that
- * moment (else in line, after the current case is freed). DUALTIME_PREFETCH=0 turns the preparer off, DUALTIME_PREFETCH=LIST runs it on that
- * CPU list even where nothing is pinned (tests, A/B; docs/device-workflow.md).
+ * time, frees before makes, makes in the order they are submitted. It runs on CPUs that
+ * no worker and not the orchestrator's own thread are pinned to (dt_pin_plan.spare), so
+ * the workers' timed calls do not share a core with it; while the run loop waits for the
+ * case-round it is making (the workers idle), its OpenMP team spreads over every usable
+ * CPU and comes back before anything is measured. With no spare CPU there is no preparer
+ * and everything happens in line, as before. A next case is made ahead only when its host
+ * bytes, with those of the pending ones, fit in half of MemAvailable at that moment (else
+ * in line, after the current case is freed). DUALTIME_PREFETCH=0 turns the preparer off;
+ * DUALTIME_PREFETCH=LIST runs it on that CPU list even where nothing is pinned (CPU 0
+ * alone is "0-0"), and
+ * DUALTIME_PREFETCH_WIDE=LIST with it is where it spreads while waited for (tests, A/B;
+ * docs/device-workflow.md).
  *
  * Ownership: a dt_casehost owns its buffers (dt_casehost_free); one made by the preparer is
  * owned by whoever takes it. Notes (reference-cache findings) are collected in `notes`
@@ -91,9 +96,13 @@ typedef struct dt_casehost_pool dt_casehost_pool;
 
 /* Starts it on the CPUs of list (a CPU list, dt_affinity_parse), or of DUALTIME_PREFETCH
  * when that is a list; NULL when there is no list, it cannot be parsed, or
- * DUALTIME_PREFETCH is "0" (why says which, for the record). */
+ * DUALTIME_PREFETCH is "0" (why says which, for the record). wide (NULL: none): every
+ * usable CPU; the preparer's OpenMP team is then sized to it (oversubscribing the spare
+ * CPUs while cases are measured) and spread over it while dt_casehost_pool_take waits for
+ * a case-round in the making: the workers are idle then, and a gemm 8192^3 reference on
+ * half the CPUs would keep the run waiting twice as long as in line. */
 dt_casehost_pool *dt_casehost_pool_start(const dt_casehost_cfg *cfg, const char *list,
-                                         char *why, size_t why_len);
+                                         const char *wide, char *why, size_t why_len);
 /* Submits making (spec, round) ahead with nshm shared arenas, after those submitted
  * before (they are taken in that order); 0, or -1 when it is not made ahead
  * (DT_CASEHOST_AHEAD_MAX are pending, or its host bytes and arenas with those of the

@@ -1336,7 +1336,8 @@ dt_status dt_run_plan(const dt_run_config *cfg, dt_session *session, dt_record *
     c.hcfg = (dt_casehost_cfg){cfg->seed, cfg->inputs, cfg->rounds, &c.refcache,
                                dt_run_stop_requested};
     char why[200], line[260];
-    c.pool = dt_casehost_pool_start(&c.hcfg, cfg->spare_cpus, why, sizeof why);
+    c.pool = dt_casehost_pool_start(&c.hcfg, cfg->spare_cpus, cfg->usable_cpus, why,
+                                    sizeof why);
     const char *pre = getenv("DUALTIME_PREFETCH");
     if (c.pool || (pre && *pre)) { /* said when on or asked for: off is how runs were before */
         snprintf(line, sizeof line, "host preparation ahead (orchestrate/dt_casehost.h): %s",

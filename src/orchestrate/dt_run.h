@@ -71,6 +71,8 @@ typedef struct dt_run_config {
     int64_t l2_bytes;       /* the device's L2 (from hello), sizes flush and rotation */
     const char *spare_cpus; /* CPUs no worker is pinned to (dt_pin_plan.spare): the
                                preparer's (orchestrate/dt_casehost.h); NULL or "": none */
+    const char *usable_cpus; /* every usable CPU (dt_pin_plan.usable): where the preparer
+                                may spread while the run loop waits for it; NULL: none */
 } dt_run_config;
 
 /* Runs the plan with the session's workers (started, hello done; each member's probe

@@ -13,6 +13,9 @@
 #    while the in-line run has them for every case-round;
 #  - no shared arena of either run is left in /dev/shm (the frees on the preparer are done
 #    before the run exits);
+#  - DUALTIME_PREFETCH=<first CPU> DUALTIME_PREFETCH_WIDE=<all>: the preparer on one CPU,
+#    its team spread over all while the run waits for it: the same facts again, and the
+#    notes say where it spreads;
 #  - DUALTIME_PREFETCH=junk: the run still works, in line, and its notes say why.
 set -u
 B="$1"; D="$B/dualtime"
@@ -37,6 +40,8 @@ run() { local name="$1"; shift; local envs=()
 run off DUALTIME_PREFETCH=0 DUALTIME_PHASE_TRACE="$T/off.trace"
 run on DUALTIME_PREFETCH="$CPUS" DUALTIME_PHASE_TRACE="$T/on.trace"
 run junk DUALTIME_PREFETCH=junk -- --operations add
+FIRST=${CPUS%%,*}; FIRST="$FIRST-$FIRST"  # "0" alone means off: CPU 0 is "0-0"
+run wide DUALTIME_PREFETCH="$FIRST" DUALTIME_PREFETCH_WIDE="$CPUS"
 
 facts() { /usr/bin/python3 - "$1" <<'EOP'
 import json, sys
@@ -52,12 +57,15 @@ EOP
 }
 facts "$T/off/results.json" >"$T/off.facts"; facts "$T/on/results.json" >"$T/on.facts"
 [ -s "$T/off.facts" ] && grep -q "^check" "$T/off.facts" && ok || no "no facts read"
+facts "$T/wide/results.json" >"$T/wide.facts"
 if cmp -s "$T/off.facts" "$T/on.facts"; then ok; else no "facts differ:"; diff "$T/off.facts" "$T/on.facts" | head; fi
+if cmp -s "$T/off.facts" "$T/wide.facts"; then ok; else no "facts differ (wide):"; diff "$T/off.facts" "$T/wide.facts" | head; fi
 grep -c "^valid .* False" "$T/on.facts" | grep -qx 0 && ok || no "an invalid case with the preparer"
 
 notes() { /usr/bin/python3 -c 'import json,sys; print("\n".join(json.load(open(sys.argv[1])).get("notes") or []))' "$1"; }
 notes "$T/on/results.json" | grep -q "host preparation ahead.*: on: .*CPUs $CPUS" && ok || no "on: notes: $(notes "$T/on/results.json")"
 notes "$T/off/results.json" | grep -q "host preparation ahead.*off (DUALTIME_PREFETCH=0)" && ok || no "off: notes: $(notes "$T/off/results.json")"
+[[ $CPUS != *,* ]] || { notes "$T/wide/results.json" | grep -q "on: .*CPUs $FIRST (1), on $CPUS .* while the run waits for it" && ok || no "wide: notes: $(notes "$T/wide/results.json")"; }
 notes "$T/junk/results.json" | grep -q "DUALTIME_PREFETCH=junk is not 0 or a CPU list" && ok || no "junk: notes: $(notes "$T/junk/results.json")"
 
 # the trace: column 5 is the phase, column 2 the case, 3 the round

@@ -57,8 +57,9 @@ static void test_plan(void) {
           "'%s'", p.spare);
     dt_affinity_plan(cpus, 16, 2, DT_PIN_GPU_WORKER_CPUS, 0, &p);
     CHECK(p.pinned && strcmp(p.worker[0], "2-4") == 0 && strcmp(p.worker[1], "9-11") == 0 &&
-          strcmp(p.spare, "5-8,12-15") == 0, "a GPU run: %s | %s, spare '%s'", p.worker[0],
-          p.worker[1], p.spare);
+          strcmp(p.spare, "5-8,12-15") == 0 && strcmp(p.usable, "0-15") == 0,
+          "a GPU run: %s | %s, spare '%s', usable '%s'", p.worker[0], p.worker[1], p.spare,
+          p.usable);
     dt_affinity_plan(cpus, 15, 2, 8, 0, &p); /* 13 = 2 x 6 + 1: the CPU past the shares */
     CHECK(p.pinned && strcmp(p.worker[1], "8-13") == 0 && strcmp(p.spare, "14") == 0,
           "15 CPUs: %s, spare '%s'", p.worker[1], p.spare);
