@@ -433,16 +433,6 @@ __device__ __forceinline__ void wg_store(const float (&d)[WG_NREG], dt_t *__rest
 }
 
 #if WG_EPI_TMA
-/* Two accumulators rounded to the storage type, packed (lo at the lower address). */
-__device__ __forceinline__ unsigned wg_pack(float lo, float hi) {
-    unsigned r;
-#if DT_ELEM == 1
-    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-#else
-    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-#endif
-    return r;
-}
 
 /* Four 8 x 8 b16 matrices from the mma fragment layout (thread t: row t / 4, elements
  * 2 (t % 4), +1) into shared memory; threads 8i..8i+7 give the row addresses of matrix i. */
@@ -490,8 +480,8 @@ __device__ __forceinline__ void wg_store_tma(const float (&d)[WG_NREG], const dt
             const int cg = jj + (mat >> 1);             /* this thread's, in the buffer */
             const unsigned addr = row_addr + (unsigned)(cg >> 3) * WG_EPI_BOX_BYTES +
                                   ((unsigned)((cg & 7) ^ r) << 4);
-            wg_stmatrix4(addr, wg_pack(d[4 * j], d[4 * j + 1]), wg_pack(d[4 * j + 2], d[4 * j + 3]),
-                         wg_pack(d[4 * j + 4], d[4 * j + 5]), wg_pack(d[4 * j + 6], d[4 * j + 7]));
+            wg_stmatrix4(addr, dt_pack2(d[4 * j], d[4 * j + 1]), dt_pack2(d[4 * j + 2], d[4 * j + 3]),
+                         dt_pack2(d[4 * j + 4], d[4 * j + 5]), dt_pack2(d[4 * j + 6], d[4 * j + 7]));
         }
         /* the generic-proxy writes visible to the TMA unit, then every thread's are in */
         asm volatile("fence.proxy.async.shared::cta;" ::: "memory");

@@ -375,18 +375,19 @@ void dt_casehost_pool_free(dt_casehost_pool *p, dt_casehost *h, dt_shm *shm, int
     else run_job(NULL, &j); /* in line */
 }
 
-void dt_casehost_pool_stop(dt_casehost_pool *p) {
-    if (!p) return;
-    pthread_mutex_lock(&p->mu);
+/* Stop asked for (under the lock): the makes not yet started are dropped; the thread
+ * finishes the one in hand and every free. */
+static void stop_locked(dt_casehost_pool *p) {
     p->stop = 1;
-    /* makes not yet started are dropped (an interrupted run); the thread finishes the one
-     * in hand and every free */
     for (int i = p->started; i < p->makes.count; i++) free(at(&p->makes, i)->h);
     p->makes.count = p->started;
     pthread_cond_broadcast(&p->cv);
-    pthread_mutex_unlock(&p->mu);
+}
+
+/* Joins the thread and frees what it made ahead and nobody took, then the pool. */
+static void join_free(dt_casehost_pool *p) {
     pthread_join(p->th, NULL);
-    for (int i = 0; i < p->makes.count; i++) { /* made ahead, never taken */
+    for (int i = 0; i < p->makes.count; i++) {
         dt_casehost_free(at(&p->makes, i)->h);
         free(at(&p->makes, i)->h);
     }
@@ -395,13 +396,18 @@ void dt_casehost_pool_stop(dt_casehost_pool *p) {
     free(p);
 }
 
+void dt_casehost_pool_stop(dt_casehost_pool *p) {
+    if (!p) return;
+    pthread_mutex_lock(&p->mu);
+    stop_locked(p);
+    pthread_mutex_unlock(&p->mu);
+    join_free(p);
+}
+
 void dt_casehost_pool_abandon(dt_casehost_pool *p) {
     if (!p) return;
     pthread_mutex_lock(&p->mu);
-    p->stop = 1;
-    for (int i = p->started; i < p->makes.count; i++) free(at(&p->makes, i)->h);
-    p->makes.count = p->started;
-    pthread_cond_broadcast(&p->cv);
+    stop_locked(p);
     /* the frees give /dev/shm back: waited for (they are quick) */
     while ((p->frees.count || p->busy == JOB_FREE) && p->busy != JOB_MAKE)
         pthread_cond_wait(&p->cv, &p->mu);
@@ -411,12 +417,5 @@ void dt_casehost_pool_abandon(dt_casehost_pool *p) {
         pthread_detach(p->th);
         return;
     }
-    pthread_join(p->th, NULL);
-    for (int i = 0; i < p->makes.count; i++) {
-        dt_casehost_free(at(&p->makes, i)->h);
-        free(at(&p->makes, i)->h);
-    }
-    pthread_mutex_destroy(&p->mu);
-    pthread_cond_destroy(&p->cv);
-    free(p);
+    join_free(p);
 }
