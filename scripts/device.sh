@@ -77,6 +77,7 @@ gemm-tc|issue 19 + 18.6: bf16/fp16 gemm torch vs native with device timing at 10
 gemm-ab|issue 19 session 5: ONE run of torch vs native (wg1) vs wg3 (DUALTIME_GEMM_VARIANT=wg3, TMA-store epilogue) vs wg4 (=wg4: wg3 in 2-block clusters, B multicast) at 4096^3 and 8192^3 in bf16,fp16, device timing, samples 5, rounds 2, oracle on; Device control table and scripts/gemm_tc_check.py into the summary (< 150 s)
 gemm-ab-s3|issue 19 session 5: ONE run of torch vs native vs wg3 vs wg3s3 (wg3 + DUALTIME_GEMM_STAGES=3: one epilogue pass, one stage fewer) at 4096^3 bf16,fp16, same flags (< 60 s)
 gemm-ab-oracle|issue 19 session 5: GPU-test FP64 oracle tables of wg3 and wg4, then wg3 at DUALTIME_GEMM_STAGES=3, on every gemm-tc shape (1024^3, 4096^3, 8192^3, tails, 1000x1048x264, views), x100 back-to-back timing (< 120 s)
+nvml-cost|what one NVML query costs here (energy counter, SM clock, temperature), ms per call (scripts/nvml_cost.py)
 gemm-f32|issue 18 item 4: FP32 gemm oracle (thin, small-K, views), then native vs torch at 4096^3, 1000x1x1000, 1x1000x1000, 4097x4095x257, 127x193x61 (+ views), the old geometry (DUALTIME_GEMM_SHAPE=0) and BK=32 A/Bs, Device control tables (~3 min)'
 # name|its steps
 GROUP_LIST='all|gpu-tests timing-gpu views memcheck racecheck bench
@@ -266,6 +267,7 @@ step_plant() { local p="${DT_PLANT:-softmax:0.10}"
   [ -f "$a" ] || { echo "   plant: no rerun-a to compare with" | tee -a "$S"; return 0; }
   run compare-plant 60 12 "$B/dualtime" compare "$a" "$W/plant/results.json"
   cp "$W/compare-plant.log" "$OUT/compare-plant.md" 2>/dev/null; return 0; }
+step_nvml-cost() { run nvml-cost 30 6 python3 scripts/nvml_cost.py; }
 step_dtypes() { run dtypes 300 3 "$B/dualtime" run --backends cuda --operations "$(row_ops)" \
     --dtypes "${DT_DTYPES:-bf16,fp16}" --quiet --output "$W/dtypes"
   [ -f "$W/dtypes/results.md" ] && cp "$W/dtypes/results.md" "$OUT/dtypes.md"; return 0; }
