@@ -154,6 +154,7 @@ struct dt_casehost_pool {
     ring frees;            /* run before any make not yet started */
     int busy;              /* the kind of the job being run, 0 when idle */
     int stop;
+    int abandoned;         /* dt_casehost_pool_abandon left it: the thread frees it all */
 };
 
 static job *at(ring *r, int i) { return &r->q[(r->head + i) % QUEUE_LEN]; }
@@ -228,7 +229,17 @@ static void *thread_main(void *arg) {
         }
         break; /* stop, and nothing left */
     }
+    int abandoned = p->abandoned;
     pthread_mutex_unlock(&p->mu);
+    if (abandoned) { /* nobody joins: what was made and the pool go with the thread */
+        for (int i = 0; i < p->makes.count; i++) {
+            dt_casehost_free(at(&p->makes, i)->h);
+            free(at(&p->makes, i)->h);
+        }
+        pthread_mutex_destroy(&p->mu);
+        pthread_cond_destroy(&p->cv);
+        free(p);
+    }
     return NULL;
 }
 
@@ -412,10 +423,13 @@ void dt_casehost_pool_abandon(dt_casehost_pool *p) {
     while ((p->frees.count || p->busy == JOB_FREE) && p->busy != JOB_MAKE)
         pthread_cond_wait(&p->cv, &p->mu);
     int making = p->busy == JOB_MAKE;
-    pthread_mutex_unlock(&p->mu);
     if (making) { /* a reference can take a minute: not waited for; the process is ending */
-        pthread_detach(p->th);
+        p->abandoned = 1; /* the thread frees the pool when the make is done */
+        pthread_t th = p->th;
+        pthread_mutex_unlock(&p->mu);
+        pthread_detach(th);
         return;
     }
+    pthread_mutex_unlock(&p->mu);
     join_free(p);
 }

@@ -126,8 +126,9 @@ void dt_casehost_pool_free(dt_casehost_pool *p, dt_casehost *h, dt_shm *shm, int
 void dt_casehost_pool_stop(dt_casehost_pool *p);
 /* For an interrupted run: drops the makes not started, waits for the frees, and does not
  * wait for a make in progress (an FP64 reference can take a minute): the thread is then
- * left to finish on its own while the process ends (what it made is not freed; a shared
- * arena it creates is swept at the next start, dt_shm_sweep_stale). NULL is fine. */
+ * left to finish on its own and then frees what it made and the pool (a process that ends
+ * first leaves a shared arena of it to the next start's sweep, dt_shm_sweep_stale). NULL is
+ * fine; p is not to be used after. */
 void dt_casehost_pool_abandon(dt_casehost_pool *p);
 
 #endif
