@@ -699,7 +699,7 @@ static int64_t device_reps(const run_ctx *c, const fw_case *f);
  * answer read, until min(--warmup-ms, DT_RUN_PROBE_WARMUP_MS) have passed. The GPU is warm
  * from the main workers' samples just before; a probe worker's own warm-up pays CUPTI's
  * first launches of the module: capped (the default run's budget). */
-static void probe_warmups(run_ctx *c, const fw_step *ws, int n) {
+static void probe_warmups_at_once(run_ctx *c, const fw_step *ws, int n) {
     static const char *const stage = "probe worker warmup";
     double wms = c->cfg->warmup_ms < DT_RUN_PROBE_WARMUP_MS ? c->cfg->warmup_ms
                                                            : DT_RUN_PROBE_WARMUP_MS;
@@ -724,6 +724,16 @@ static void probe_warmups(run_ctx *c, const fw_step *ws, int n) {
         }
         if (!any) break;
     }
+}
+
+static void probe_warmups(run_ctx *c, const fw_step *ws, int n) {
+    /* DUALTIME_PROBE_WARMUP=serial: one worker after the other, as before session 5 (A/B) */
+    const char *mode = getenv("DUALTIME_PROBE_WARMUP");
+    if (mode && strcmp(mode, "serial") == 0 && n > 1) {
+        for (int k = 0; k < n; k++) probe_warmups_at_once(c, &ws[k], 1);
+        return;
+    }
+    probe_warmups_at_once(c, ws, n);
 }
 
 static double median3(double *x, int n) {
