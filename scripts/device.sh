@@ -77,6 +77,7 @@ gemm-tc|issue 19 + 18.6: bf16/fp16 gemm torch vs native with device timing at 10
 gemm-ab|issue 19 session 5: ONE run of torch vs native (wg1) vs wg3 (DUALTIME_GEMM_VARIANT=wg3, TMA-store epilogue) vs wg4 (=wg4: wg3 in 2-block clusters, B multicast) at 4096^3 and 8192^3 in bf16,fp16, device timing, samples 5, rounds 2, oracle on; Device control table and scripts/gemm_tc_check.py into the summary (< 150 s)
 gemm-ab-s3|issue 19 session 5: ONE run of torch vs native vs wg3 vs wg3s3 (wg3 + DUALTIME_GEMM_STAGES=3: one epilogue pass, one stage fewer) at 4096^3 bf16,fp16, same flags (< 60 s)
 gemm-ab-oracle|issue 19 session 5: GPU-test FP64 oracle tables of wg3 and wg4, then wg3 at DUALTIME_GEMM_STAGES=3, on every gemm-tc shape (1024^3, 4096^3, 8192^3, tails, 1000x1048x264, views), x100 back-to-back timing (< 120 s)
+probe-warmup-ab|the probe worker warm-ups at once (default) vs DUALTIME_PROBE_WARMUP=serial: add, softmax, layernorm at 17x257, 128x1024, 8192^2, 2 rounds, traced; wall times, phase tables and probe/control side by side (scripts/probe_ratio_ab.py) into the summary
 nvml-cost|what one NVML query costs here (energy counter, SM clock, temperature), ms per call (scripts/nvml_cost.py)
 gemm-f32|issue 18 item 4: FP32 gemm oracle (thin, small-K, views), then native vs torch at 4096^3, 1000x1x1000, 1x1000x1000, 4097x4095x257, 127x193x61 (+ views), the old geometry (DUALTIME_GEMM_SHAPE=0) and BK=32 A/Bs, Device control tables (~3 min)'
 # name|its steps
@@ -250,23 +251,33 @@ step_rerun() { rerun_one rerun-a; rerun_one rerun-b
   cp "$W/compare-ab.log" "$OUT/compare-ab.md" 2>/dev/null; return 0; }
 # rerun_a: run A's results.json: DT_RERUN_A (a carried rerun-a.json.gz is unpacked into
 # $W) or this call's rerun-a
-rerun_a() { local a="${DT_RERUN_A:-$W/rerun-a/results.json}"
-  case "$a" in *.gz) mkdir -p "$W/rerun-a-carried"; gzip -dc "$a" >"$W/rerun-a-carried/results.json"
-                     a="$W/rerun-a-carried/results.json" ;; esac
-  echo "$a"; }
+rerun_a() { local f="${DT_RERUN_A:-$W/rerun-a/results.json}"
+  case "$f" in *.gz) mkdir -p "$W/rerun-a-carried"; gzip -dc "$f" >"$W/rerun-a-carried/results.json"
+                     f="$W/rerun-a-carried/results.json" ;; esac
+  echo "$f"; }
 step_rerun-a() { rerun_one rerun-a; }
-step_rerun-b() { rerun_one rerun-b; local a; a=$(rerun_a)
-  [ -f "$a" ] || { echo "   rerun-b: no run A ($a) to compare with" | tee -a "$S"; return 0; }
-  run compare-ab 60 12 "$B/dualtime" compare "$a" "$W/rerun-b/results.json"
+step_rerun-b() { rerun_one rerun-b; local ra; ra=$(rerun_a)
+  [ -f "$ra" ] || { echo "   rerun-b: no run A ($ra) to compare with" | tee -a "$S"; return 0; }
+  run compare-ab 60 12 "$B/dualtime" compare "$ra" "$W/rerun-b/results.json"
   cp "$W/compare-ab.log" "$OUT/compare-ab.md" 2>/dev/null; return 0; }
 step_plant() { local p="${DT_PLANT:-softmax:0.10}"
   run plant 200 3 env DUALTIME_PLANT_SLOWDOWN="$p" "$B/dualtime" run --backends cuda \
     --operations "${p%%:*},add" --row-shapes 8192x8192,128x1024,17x257 \
     --quiet --output "$W/plant"
-  local a; a=$(rerun_a)
-  [ -f "$a" ] || { echo "   plant: no rerun-a to compare with" | tee -a "$S"; return 0; }
-  run compare-plant 60 12 "$B/dualtime" compare "$a" "$W/plant/results.json"
+  local ra; ra=$(rerun_a)
+  [ -f "$ra" ] || { echo "   plant: no rerun-a to compare with" | tee -a "$S"; return 0; }
+  run compare-plant 60 12 "$B/dualtime" compare "$ra" "$W/plant/results.json"
   cp "$W/compare-plant.log" "$OUT/compare-plant.md" 2>/dev/null; return 0; }
+pwab_one() { local name="$1"; shift; local t0; t0=$(date +%s); rm -rf "${W:?}/$name"
+  run "$name" 200 3 env DUALTIME_PHASE_TRACE="$W/$name.trace" "$@" "$B/dualtime" run --backends cuda \
+    --operations add,softmax,layernorm --row-shapes 17x257,128x1024,8192x8192 --quiet --output "$W/$name"
+  [ -n "$DRY" ] && return 0
+  echo "   $name wall: $(( $(date +%s) - t0 )) s" | tee -a "$S"
+  python3 scripts/phase_times.py "$W/$name.trace" 2>&1 | head -8 | sed 's/^/   /' >>"$S"; }
+step_probe-warmup-ab() { pwab_one pwab-at-once; pwab_one pwab-serial DUALTIME_PROBE_WARMUP=serial
+  [ -f "$W/pwab-at-once/results.json" ] && [ -f "$W/pwab-serial/results.json" ] &&
+    run pwab-ratios 30 40 python3 scripts/probe_ratio_ab.py "$W/pwab-at-once/results.json" \
+      "$W/pwab-serial/results.json"; return 0; }
 step_nvml-cost() { run nvml-cost 30 6 python3 scripts/nvml_cost.py; }
 step_dtypes() { run dtypes 300 3 "$B/dualtime" run --backends cuda --operations "$(row_ops)" \
     --dtypes "${DT_DTYPES:-bf16,fp16}" --quiet --output "$W/dtypes"
