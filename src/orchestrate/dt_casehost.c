@@ -46,6 +46,14 @@ static dt_status set_ref(void *ctx, int set, const dt_case_layout *L, const uint
     return st;
 }
 
+void dt_casehost_hash_inputs(dt_casehost *h) {
+    h->n_inputs = 0;
+    for (int b = 0; b < h->L.nbuffers; b++)
+        if (!h->L.buf[b].is_output) h->input_buf[h->n_inputs++] = b;
+    dt_hostpass_sha256_buffers(&h->L, h->pristine, h->input_buf, h->n_inputs, h->input_hex);
+    h->want_sha = 1;
+}
+
 static void fail(dt_casehost *h, const char *stage, const char *msg) {
     h->fail_stage = stage;
     snprintf(h->fail_msg, sizeof h->fail_msg, "%s", msg);
@@ -60,7 +68,6 @@ void dt_casehost_make(const dt_casehost_cfg *cfg, const dt_case_spec *spec, int 
     h->want_sha = want_sha;
     dt_layout_make_typed(&h->L, spec->op, spec->m, spec->n, spec->k, spec->views, spec->dtype);
     h->L.inputs = (dt_inputs)cfg->inputs;
-    int64_t t0 = dt_now_ns();
     if (phase) phase(ctx, "inputs");
     /* a failed allocation fails the case (its bytes named), never the run */
     h->pristine = malloc((size_t)h->L.total_bytes);
@@ -72,13 +79,7 @@ void dt_casehost_make(const dt_casehost_cfg *cfg, const dt_case_spec *spec, int 
         return;
     }
     dt_arena_fill(&h->L, h->pristine, cfg->seed);
-    if (want_sha) {
-        for (int b = 0; b < h->L.nbuffers; b++)
-            if (!h->L.buf[b].is_output) h->input_buf[h->n_inputs++] = b;
-        dt_hostpass_sha256_buffers(&h->L, h->pristine, h->input_buf, h->n_inputs, h->input_hex);
-    }
-    int64_t t1 = dt_now_ns();
-    h->ns_inputs = t1 - t0;
+    if (want_sha) dt_casehost_hash_inputs(h);
     if (phase) phase(ctx, "FP64 reference");
     ref_ctx rx = {cfg, h};
     dt_err e;
@@ -86,14 +87,11 @@ void dt_casehost_make(const dt_casehost_cfg *cfg, const dt_case_spec *spec, int 
         fail(h, "oracle", e.msg);
         return;
     }
-    int64_t t2 = dt_now_ns();
-    h->ns_ref = t2 - t1;
     if (dt_cheat_round_checked(h->L.total_bytes, round)) {
         if (phase) phase(ctx, "input sets");
         if (dt_cheat_case_init_with(&h->cheat, &h->L, cfg->seed, h->pristine, &h->ref, set_ref,
                                     &rx, &e) != DT_OK)
             fail(h, "input sets", e.msg);
-        h->ns_sets = dt_now_ns() - t2;
         if (h->fail_stage) return;
     }
     if (nshm > DT_CASEHOST_MAX_SHM) nshm = DT_CASEHOST_MAX_SHM;

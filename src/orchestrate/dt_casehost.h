@@ -74,7 +74,6 @@ typedef struct dt_casehost {
                               pristine arena (taken over by the run loop: zeroed there) */
     dt_shm shm[DT_CASEHOST_MAX_SHM];
     int ahead;             /* 1: made by the preparer while the case before was measured */
-    int64_t ns_inputs, ns_ref, ns_sets; /* how long each part took */
 } dt_casehost;
 
 /* Called at each part's start on the making thread (NULL: none): "inputs",
@@ -90,6 +89,9 @@ void dt_casehost_make(const dt_casehost_cfg *cfg, const dt_case_spec *spec, int 
                       int want_sha, int nshm, dt_casehost_phase_fn phase, void *ctx,
                       dt_casehost *h);
 void dt_casehost_free(dt_casehost *h);
+/* The SHA-256 of each input buffer of h's pristine arena (not NULL) into input_buf /
+ * input_hex / n_inputs, on parallel threads; want_sha becomes 1. */
+void dt_casehost_hash_inputs(dt_casehost *h);
 
 /* The preparer. */
 typedef struct dt_casehost_pool dt_casehost_pool;

@@ -927,12 +927,7 @@ static dt_case *case_new(run_ctx *c, const dt_case_spec *spec, dt_casehost *h) {
     cj->rtol = tol.rtol;
     dt_record_set_str(&cj->tol_scale, info->scale_doc);
     const dt_case_layout *L = &h->L;
-    if (h->pristine && !h->want_sha) { /* made without them: hashed here */
-        h->n_inputs = 0;
-        for (int b = 0; b < L->nbuffers; b++)
-            if (!L->buf[b].is_output) h->input_buf[h->n_inputs++] = b;
-        dt_hostpass_sha256_buffers(L, h->pristine, h->input_buf, h->n_inputs, h->input_hex);
-    }
+    if (h->pristine && !h->want_sha) dt_casehost_hash_inputs(h); /* made without them */
     for (int j = 0; h->pristine && j < h->n_inputs; j++) /* no inputs: none could be made */
         dt_case_input_add(cj, L->buf[h->input_buf[j]].name, h->input_hex[j],
                           L->buf[h->input_buf[j]].rows, L->buf[h->input_buf[j]].cols);
