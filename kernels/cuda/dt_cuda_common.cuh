@@ -543,6 +543,19 @@ __device__ __forceinline__ void dt_srow_put(const dt_srow &r, int k, const float
     reinterpret_cast<float4 *>(r.buf)[k] = make_float4(f[0], f[1], f[2], f[3]);
 #endif
 }
+// The maximum of the staged row over columns [0, nl) (-inf outside them) across the
+// block and, with par, its cluster (dt_row_max): the first pass of softmax and of
+// cross_entropy's logsumexp.
+__device__ __forceinline__ float dt_srow_max(const dt_srow &r, int nl, int par) {
+    float mx = -DT_INF;
+    for (int k = (int)threadIdx.x; k < r.nch; k += BLOCK) {
+        float f[VEC];
+        dt_srow_chunk_fill(r, nl, k, f, -DT_INF);
+#pragma unroll
+        for (int e = 0; e < VEC; e++) mx = fmaxf(mx, f[e]);
+    }
+    return dt_row_max(mx, par);
+}
 // Columns c0 .. c0+VEC-1 of the staged row r added to x (columns outside [0, nl) add
 // nothing): one vector read where the chunk is full and starts a chunk of r.
 __device__ __forceinline__ void dt_srow_add(const dt_srow &r, int c0, bool full, int nl,

@@ -47,14 +47,7 @@ DT_KNAME(dt_softmax)(const dt_t *__restrict__ a, dt_t *__restrict__ out) {
     (void)q;
     dt_srow_rows(a, LDA, [&](const dt_srow &r, int row_, int par) {
         const int nl = DT_NL;
-        float mx = -DT_INF;
-        for (int k = (int)threadIdx.x; k < r.nch; k += BLOCK) {
-            float f[VEC];
-            dt_srow_chunk_fill(r, nl, k, f, -DT_INF);
-#pragma unroll
-            for (int e = 0; e < VEC; e++) mx = fmaxf(mx, f[e]);
-        }
-        mx = dt_row_max(mx, par);
+        const float mx = dt_srow_max(r, nl, par);
         const float mls = mx * DT_LOG2E;
         float s = 0.0f;
         for (int k = (int)threadIdx.x; k < r.nch; k += BLOCK) {
