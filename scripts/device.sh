@@ -74,8 +74,8 @@ cpu-kernels|the CPU kernel test on the host CPU: both ISA copies (CPUID dispatch
 pipe|the default CUDA matrix once, traced: wall time (target < 240 s) and phase table into the summary; every CUDA worker pinned its arena (scripts/host_pin_check.py)
 pipe-ab|pinned vs pageable (DUALTIME_HOST_REGISTER=0) on add,softmax,layernorm 8192^2 + gemm 4096^3, 2 rounds, traced: both wall times and phase tables
 gemm-tc|issue 19 + 18.6: bf16/fp16 gemm torch vs native with device timing at 1024^3,4096^3,127x193x61,4097x4095x257, views, the 1024^3 A/B (fill0 = DUALTIME_GEMM_FILL=0, splitk2 = DUALTIME_GEMM_SPLITK=2 as more impls), 8192^3 last; BN=64 and split-K oracle tables; FLOP ceilings and % of peak (scripts/gemm_tc_check.py) into the summary (< 4 min)
-gemm-ab|issue 19 session 5: ONE run of torch vs native (wg1) vs wg3 (DUALTIME_GEMM_VARIANT=wg3, TMA-store epilogue) vs wg4 (=wg4: wg3 in 2-block clusters, B multicast) at 4096^3 and 8192^3 in bf16,fp16, device timing, samples 5, rounds 2, oracle on; Device control table and scripts/gemm_tc_check.py into the summary (< 150 s)
-gemm-ab-s3|issue 19 session 5: ONE run of torch vs native vs wg3 vs wg3s3 (wg3 + DUALTIME_GEMM_STAGES=3: one epilogue pass, one stage fewer) at 4096^3 bf16,fp16, same flags (< 60 s)
+gemm-ab|issue 19: ONE run of torch vs native (wg3, the default) vs wg1 (DUALTIME_GEMM_VARIANT=wg1) at 4096^3 and 8192^3 in bf16,fp16, device timing, samples 5, rounds DT_GEMM_AB_ROUNDS, oracle on; Device control table and scripts/gemm_tc_check.py into the summary (< 200 s)
+gemm-ab-s3|issue 19 session 5: ONE run of torch vs native (wg3) vs wg3s3 (wg3 + DUALTIME_GEMM_STAGES=3: one epilogue pass, one stage fewer) at 4096^3 bf16,fp16, same flags (< 60 s)
 gemm-ab-oracle|issue 19 session 5: GPU-test FP64 oracle tables of wg3 and wg4, then wg3 at DUALTIME_GEMM_STAGES=3, on every gemm-tc shape (1024^3, 4096^3, 8192^3, tails, 1000x1048x264, views), x100 back-to-back timing (< 120 s)
 probe-warmup-ab|the probe worker warm-ups at once (default) vs DUALTIME_PROBE_WARMUP=serial: add, softmax, layernorm at 17x257, 128x1024, 8192^2, 2 rounds, traced; wall times, phase tables and probe/control side by side (scripts/probe_ratio_ab.py) into the summary
 nvml-cost|what one NVML query costs here (energy counter, SM clock, temperature), ms per call (scripts/nvml_cost.py)
@@ -567,7 +567,7 @@ gemm_tc_note() { [ -f "$W/$1/results.md" ] || return 0; cp "$W/$1/results.md" "$
 step_gemm-tc() { rm -rf "$W"/gemm-tc "$W"/gemm-tc-views "$W"/gemm-tc-ab "$W"/gemm-tc-8192
   local k; for k in bn64:DUALTIME_GEMM_BN=64 splitk:DUALTIME_GEMM_SPLITK=2; do
     run "gemm-tc-${k%%:*}" 50 3 env "${k#*:}" DUALTIME_GPU_TEST_SHAPES=gemm-tc \
-      DUALTIME_GPU_TEST_GEMM_VARIANTS=wg1 "${CUDA_TEST[@]}"; fails "gemm-tc-${k%%:*}"
+      DUALTIME_GPU_TEST_GEMM_VARIANTS=wg1,wg3 "${CUDA_TEST[@]}"; fails "gemm-tc-${k%%:*}"
     [ -f "$W/gemm-tc-${k%%:*}.log" ] && grep -E "^gemm-tc \|" "$W/gemm-tc-${k%%:*}.log" | cut -c1-220 | head -18 | tee -a "$S"
   done
   run gemm-tc 80 3 "$B/dualtime" run "${gemm_tc[@]}" \
@@ -587,23 +587,21 @@ step_gemm-tc() { rm -rf "$W"/gemm-tc "$W"/gemm-tc-views "$W"/gemm-tc-ab "$W"/gem
     [ -f "$W/$d/results.json" ] && rs+=("$W/$d/results.json"); done
   ((${#rs[@]})) && run gemm-tc-check 20 60 python3 scripts/gemm_tc_check.py "${rs[@]}"; return 0; }
 
-# gemm-ab (issue 19, session 5): the new variants against wg1 and torch in ONE run, so the
-# A/B shares the run's clocks, power state and sample rotation (docs/perf.md "gemm wg1 ->
-# wg3"): wg3 = DUALTIME_GEMM_VARIANT=wg3 (stmatrix + TMA-store epilogue, 4 stages, two
-# passes of two 8 KiB boxes a warpgroup at BN 256), wg4 = DUALTIME_GEMM_VARIANT=wg4 (wg3
-# in clusters of two blocks sharing B by TMA multicast). 4096^3 first (8192^3's FP64
-# reference is the slow part, ~20 s a dtype, kept between the rounds by the refcache).
+# gemm-ab (issue 19): native (wg3 since session 6: stmatrix + TMA-store epilogue, 4
+# stages, two passes of two 8 KiB boxes a warpgroup at BN 256) against wg1
+# (DUALTIME_GEMM_VARIANT=wg1) and torch in ONE run, so the A/B shares the run's clocks,
+# power state and sample rotation (docs/perf.md "gemm wg3 in one run"). 4096^3 first
+# (8192^3's FP64 reference is the slow part, kept between the rounds by the refcache).
 # gemm-ab-s3: wg3s3 = wg3 with DUALTIME_GEMM_STAGES=3 (one pass of four boxes, one stage
 # fewer) at 4096^3. gemm-ab-oracle: the GPU test's gemm-tc table (FP64 oracle on every
 # shape, tails and views included) for wg3 and wg4, then wg3 at 3 stages.
-gemm_ab_impls() { local w="$PWD/$B/dualtime-native-worker"
-  echo "torch,native,wg3=worker:env DUALTIME_GEMM_VARIANT=wg3 $w,$1"; }
+gemm_ab_impls() { echo "torch,native,$1"; }
 # shellcheck disable=SC2054 # the commas are dualtime's
 gemm_ab=(--backends cuda --operations gemm --dtypes bf16,fp16 --device-timing --samples 5
          --rounds "${DT_GEMM_AB_ROUNDS:-2}" --sample-ms 10 --warmup-ms 50 --quiet)
 step_gemm-ab() { rm -rf "$W/gemm-ab"
-  run gemm-ab 150 3 "$B/dualtime" run "${gemm_ab[@]}" --gemm-shapes 4096x4096x4096,8192x8192x8192 \
-    --impls "$(gemm_ab_impls "wg4=worker:env DUALTIME_GEMM_VARIANT=wg4 $PWD/$B/dualtime-native-worker")" \
+  run gemm-ab 200 3 "$B/dualtime" run "${gemm_ab[@]}" --gemm-shapes 4096x4096x4096,8192x8192x8192 \
+    --impls "$(gemm_ab_impls "wg1=worker:env DUALTIME_GEMM_VARIANT=wg1 $PWD/$B/dualtime-native-worker")" \
     --output "$W/gemm-ab"
   gemm_tc_note gemm-ab
   [ -f "$W/gemm-ab/results.json" ] && run gemm-ab-check 20 40 python3 scripts/gemm_tc_check.py \

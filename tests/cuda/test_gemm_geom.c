@@ -68,7 +68,14 @@ static void plan_cases(void) {
     unsetenv("DUALTIME_GEMM_VARIANT");
     unsetenv("DUALTIME_GEMM_BN");
     unsetenv("DUALTIME_GEMM_FILL");
-    /* default 1024^3: BN 64, 8 stages of 24 KiB (+1 KiB alignment + 8 mbarrier pairs) */
+    /* the default variant is wg3 (the TMA-store epilogue; its boxes are checked in
+     * wg3_cases); the tile geometry below is wg1's, which wg3 shares */
+    REQUIRE(plan(1024, 1024, 1024, &p, &err), "plan 1024^3 default variant: %s", err.msg);
+    CHECK(strcmp(p.kernel_name, "dt_gemm_wg3_bf16") == 0 && has_opt(&p, "-DWG_EPI_TMA=1") &&
+              has_opt(&p, "-DBN=64") && strstr(p.summary, "variant=wg3"),
+          "default variant 1024^3: %s %s", p.kernel_name, p.summary);
+    setenv("DUALTIME_GEMM_VARIANT", "wg1", 1);
+    /* wg1 1024^3: BN 64, 8 stages of 24 KiB (+1 KiB alignment + 8 mbarrier pairs) */
     REQUIRE(plan(1024, 1024, 1024, &p, &err), "plan 1024^3: %s", err.msg);
     CHECK(has_opt(&p, "-DBN=64") && has_opt(&p, "-DSTAGES=8") && p.grid[0] == 128 &&
               p.shared_bytes == 8u * 24576 + 1024 + 16 * 8 && strstr(p.summary, "fill=1 waves=1"),
@@ -161,6 +168,7 @@ static void plan_cases(void) {
     REQUIRE(plan(1024, 1024, 1024, &p, &err), "plan 1024^3: %s", err.msg);
     CHECK(p.workspace_bytes == 0 && !has_opt(&p, "-DWG_SPLITK=2"), "default has a workspace");
 done:
+    unsetenv("DUALTIME_GEMM_VARIANT");
     unsetenv("DUALTIME_GEMM_FILL");
     unsetenv("DUALTIME_GEMM_BN");
     unsetenv("DUALTIME_GEMM_SPLITK");

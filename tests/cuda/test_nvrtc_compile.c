@@ -163,9 +163,9 @@ static void narrow_cases(const char *hdr) {
         for (int op = 0; op < DT_OP_COUNT; op++)
             for (int views = 0; views < 2; views++) {
                 if (dt_op_get((dt_op)op)->is_gemm) {
-                    /* the default: wg1 where TMA can take A and B, else tc1 saying why */
+                    /* the default: wg3 where TMA can take A and B, else tc1 saying why */
                     unsetenv("DUALTIME_GEMM_VARIANT");
-                    g_expect = views ? "variant=tc1 (fallback: " : "variant=wg1";
+                    g_expect = views ? "variant=tc1 (fallback: " : "variant=wg3";
                     compile_typed((dt_op)op, 1024, 1024, 1024, views, "sm_90", hdr, dts[t]);
                     g_expect = "variant=tc1 (fallback: A rows not 16-byte aligned for TMA)";
                     compile_typed((dt_op)op, 127, 193, 61, views, "sm_90", hdr, dts[t]);

@@ -24,19 +24,20 @@
  * its options and code are unchanged), the kernel symbol is dt_<op>_<dtype>
  * (dt_softmax_bf16), and VEC is the elements per 16-byte vector where every walked row
  * is 16-byte aligned and N divides (4 floats, 8 halves), else 1. gemm in bf16/f16 has
- * two variants: tc1 (gemm_tc1.cu, dt_gemm_tc1_<dtype>: mma.sync tensor cores, FP32
- * accumulation; the default) and wg1 (gemm_wg1.cu, dt_gemm_wg1_<dtype>: TMA + mbarrier
+ * these variants: tc1 (gemm_tc1.cu, dt_gemm_tc1_<dtype>: mma.sync tensor cores, FP32
+ * accumulation), wg1 (gemm_wg1.cu, dt_gemm_wg1_<dtype>: TMA + mbarrier
  * pipeline + wgmma, warp-specialized, persistent; compiled for sm_90a / compute_90a;
- * wg2: the same with one wgmma group in flight, dt_gemm_wg2_<dtype>; wg3: wg1 with a
- * stmatrix + TMA-store epilogue, dt_gemm_wg3_<dtype>, three tensor maps), chosen with
- * DUALTIME_GEMM_VARIANT=tc1|wg1|wg2|wg3 (DUALTIME_GEMM_STAGES=2..8 their stages;
+ * wg2: the same with one wgmma group in flight, dt_gemm_wg2_<dtype>; wg3, the default:
+ * wg1 with a stmatrix + TMA-store epilogue, dt_gemm_wg3_<dtype>, three tensor maps, wg1's
+ * register stores where the output is not TMA-describable; wg4: wg3 in 2-block clusters), chosen with
+ * DUALTIME_GEMM_VARIANT=tc1|wg1|wg2|wg3|wg4 (DUALTIME_GEMM_STAGES=2..8 their stages;
  * DUALTIME_GEMM_BN=64|128|256 sets wg1's tile
  * width; by default the least-cost width of dt_gemm_geom.h, which takes 64 where the
  * 128x128 tiles are fewer than the SMs, e.g. 1024^3; DUALTIME_GEMM_FILL=0 keeps the
  * rule before it: 256 where the 128x256 tiles fill the SMs, else 128;
  * DUALTIME_GEMM_SPLITK=2, opt-in: each tile's K in two halves on two blocks, the second
  * adding the first's FP32 partial from a workspace; BN then by that older rule, at most
- * 128). wg1 falls back
+ * 128). wg1..wg4 fall back
  * to tc1 where TMA cannot describe A or B (a row start not 16-byte aligned) or the arch
  * is not sm_90; the summary then says "variant=tc1 (fallback: <why>)". v1/v2 are
  * refused for narrow types and tc1/wg1/wg2/wg3 for FP32. Test only: DUALTIME_PLANT_ACC_F16=1 makes sum accumulate in
