@@ -78,6 +78,7 @@ gemm-ab|issue 19: ONE run of torch vs native (wg3, the default) vs wg1 (DUALTIME
 gemm-ab-s3|issue 19 session 5: ONE run of torch vs native (wg3) vs wg3s3 (wg3 + DUALTIME_GEMM_STAGES=3: one epilogue pass, one stage fewer) at 4096^3 bf16,fp16, same flags (< 60 s)
 gemm-ab-oracle|issue 19 session 5: GPU-test FP64 oracle tables of wg3 and wg4, then wg3 at DUALTIME_GEMM_STAGES=3, on every gemm-tc shape (1024^3, 4096^3, 8192^3, tails, 1000x1048x264, views), x100 back-to-back timing (< 120 s)
 probe-warmup-ab|the probe worker warm-ups at once (default) vs DUALTIME_PROBE_WARMUP=serial: add, softmax, layernorm at 17x257, 128x1024, 8192^2, 2 rounds, traced; wall times, phase tables and probe/control side by side (scripts/probe_ratio_ab.py) into the summary
+warmup-ab|the main workers warm-ups at once (the cuda default since session 6) vs DUALTIME_WARMUP=serial: add, softmax, layernorm at 17x257, 128x1024, 8192^2, 2 rounds, traced; wall times and phase tables into the summary, then dualtime compare serial vs at once (expected: no change, exit 0)
 nvml-cost|what one NVML query costs here (energy counter, SM clock, temperature), ms per call (scripts/nvml_cost.py)
 gemm-f32|issue 18 item 4: FP32 gemm oracle (thin, small-K, views), then native vs torch at 4096^3, 1000x1x1000, 1x1000x1000, 4097x4095x257, 127x193x61 (+ views), the old geometry (DUALTIME_GEMM_SHAPE=0) and BK=32 A/Bs, Device control tables (~3 min)'
 # name|its steps
@@ -278,6 +279,10 @@ step_probe-warmup-ab() { pwab_one pwab-at-once; pwab_one pwab-serial DUALTIME_PR
   [ -f "$W/pwab-at-once/results.json" ] && [ -f "$W/pwab-serial/results.json" ] &&
     run pwab-ratios 30 40 python3 scripts/probe_ratio_ab.py "$W/pwab-at-once/results.json" \
       "$W/pwab-serial/results.json"; return 0; }
+step_warmup-ab() { pwab_one wab-at-once; pwab_one wab-serial DUALTIME_WARMUP=serial
+  [ -f "$W/wab-at-once/results.json" ] && [ -f "$W/wab-serial/results.json" ] &&
+    run wab-compare 60 12 "$B/dualtime" compare "$W/wab-serial/results.json" "$W/wab-at-once/results.json"
+  return 0; }
 step_nvml-cost() { run nvml-cost 30 6 python3 scripts/nvml_cost.py; }
 step_dtypes() { run dtypes 300 3 "$B/dualtime" run --backends cuda --operations "$(row_ops)" \
     --dtypes "${DT_DTYPES:-bf16,fp16}" --quiet --output "$W/dtypes"

@@ -102,7 +102,8 @@ static const char *k_usage =
     "  --input-views           inputs are strided views at an unaligned offset\n"
     "  --samples N             samples per scope (default 9)\n"
     "  --sample-ms MS          target duration of one batch sample (default 20)\n"
-    "  --warmup-ms MS          warmup per framework and case (default 150)\n"
+    "  --warmup-ms MS          warmup per implementation and case-round (default 150; on\n"
+    "                          cuda the implementations warm at once, docs/device-workflow.md)\n"
     "  --prime N               untimed calls right before every timed sample, in the same\n"
     "                          request (default 1, 0..16; docs/protocol.md, Priming)\n"
     "  --rounds N              repeat the plan, order rotated and reversed (default: 2 on\n"
@@ -591,6 +592,7 @@ static int check_run_settings(run_settings *a, int resuming) {
     dt_err e;
     if (!resuming && dt_outpath_check_dir("--output", a->output, &e) != DT_OK)
         return bad("%s", e.msg);
+    if (dt_run_env_check(&e) != DT_OK) return bad("%s", e.msg);
     if (a->operations) {
         if (dt_ops_parse(a->operations, a->ops, &e) != DT_OK) return bad("%s", e.msg);
     } else {

@@ -403,19 +403,71 @@ static void fw_cheat_finish(run_ctx *c, case_run *cr, fw_case *f) {
 
 /* ---- timing policy -------------------------------------------------------------------- */
 
-static dt_status fw_warmup(run_ctx *c, fw_case *f) {
-    int64_t t0 = dt_now_ns(), calls = 0, batch = 1;
-    double target_ns = c->cfg->warmup_ms * 1e6;
-    while ((double)(dt_now_ns() - t0) < target_ns) {
-        int64_t ns;
-        if (fw_run(c, f, DT_STEP_MAIN, "warmup", batch, &ns) != DT_OK) return DT_EWORKER;
-        calls += batch;
+static int64_t device_reps(const run_ctx *c, const fw_case *f);
+
+/* Warm-ups, every worker of ws at once (nothing is timed; each worker still runs for the
+ * whole time): a batch is sent to every warming worker, then every answer read, until ms
+ * have passed. The main workers' batches grow 1, 2, 4, 8, 8, ... calls (SPEC §4 step 2); a
+ * probe worker's (grow 0) are its device reps. The GPU's clocks and caches and each
+ * module's first launches are what a warm-up is for; at once, the wall time is one warm-up
+ * a case-round instead of one per worker. A worker that fails is failed with the stage and
+ * drops out, the others go on; calls[k] counts the calls worker k answered. */
+static void warm_at_once(run_ctx *c, const fw_step *ws, int n, const char *stage, double ms,
+                         int grow, int64_t *calls) {
+    int64_t t0 = dt_now_ns(), batch = 1;
+    int sent[DT_SESSION_MAX_IMPLS * DT_STEP_COUNT];
+    int64_t reps[DT_SESSION_MAX_IMPLS * DT_STEP_COUNT];
+    dt_err e;
+    for (int k = 0; k < n; k++) calls[k] = 0;
+    while ((double)(dt_now_ns() - t0) < ms * 1e6) {
+        int any = 0;
+        for (int k = 0; k < n; k++) {
+            fw_case *f = ws[k].f;
+            int ready = f->ok && (ws[k].step == DT_STEP_MAIN || f->probe_prepared[ws[k].step]);
+            dt_worker *w = ready ? fw_worker(f, ws[k].step, stage) : NULL;
+            reps[k] = grow ? batch : device_reps(c, f);
+            sent[k] = w && fw_done(f, ws[k].step, stage,
+                                   dt_protocol_run_send(w, reps[k], 0, &e), &e) == DT_OK;
+            any |= sent[k];
+        }
+        for (int k = 0; k < n; k++) {
+            dt_worker *w = sent[k] ? fw_worker(ws[k].f, ws[k].step, stage) : NULL;
+            int64_t ns;
+            if (w && fw_done(ws[k].f, ws[k].step, stage,
+                             dt_protocol_run_receive(w, c->cfg->timeout_s, &ns, &e), &e) == DT_OK)
+                calls[k] += reps[k];
+        }
+        if (!any) break;
         if (batch < 8) batch *= 2;
     }
-    f->ci->has_warmup = 1;
-    f->ci->warmup_ms = (double)(dt_now_ns() - t0) / 1e6;
-    f->ci->warmup_calls = calls;
-    return DT_OK;
+}
+
+/* The main workers' warm-ups (--warmup-ms). On cuda all implementations at once since
+ * session 6 (warm_at_once: the work is the GPU's, which runs both contexts' kernels, and
+ * each worker's host thread has CPUs of its own); on cpu one after the other, because
+ * the workers' threads would share the cores: at once on the 2-core VM a multithreaded
+ * gemm made 127 warm-up calls in 150 ms instead of 5175. DUALTIME_WARMUP=serial|together
+ * overrides (A/B, tests). Each warmed implementation records its own time and calls. */
+static void warmups(run_ctx *c, fw_case *const *fs, int n) {
+    fw_step ws[DT_SESSION_MAX_IMPLS];
+    int64_t calls[DT_SESSION_MAX_IMPLS];
+    const char *mode = getenv("DUALTIME_WARMUP");
+    int serial = mode && *mode ? strcmp(mode, "together") != 0
+                               : strcmp(c->cfg->backend, "cuda") != 0;
+    for (int k = 0; k < n; k++) ws[k] = (fw_step){fs[k], DT_STEP_MAIN};
+    for (int k = 0; k < n; k += serial ? 1 : n) {
+        int m = serial ? 1 : n;
+        progress(c, m == 1 ? fs[k]->id : NULL, "warmup");
+        int64_t t0 = dt_now_ns();
+        warm_at_once(c, &ws[k], m, "warmup", c->cfg->warmup_ms, 1, &calls[k]);
+        double ms = (double)(dt_now_ns() - t0) / 1e6;
+        for (int j = k; j < k + m; j++) {
+            if (!fs[j]->ok) continue;
+            fs[j]->ci->has_warmup = 1;
+            fs[j]->ci->warmup_ms = ms;
+            fs[j]->ci->warmup_calls = calls[j];
+        }
+    }
 }
 
 /* Seed rule: from R = 1, up to 8 attempts; stop when a batch lasts >= 0.8 * sample_ms or
@@ -443,6 +495,27 @@ static dt_status fw_calibrate(run_ctx *c, fw_case *f) {
     f->ci->has_calibration = 1;
     f->ci->calib_reps = r;
     return DT_OK;
+}
+
+dt_status dt_run_env_check(dt_err *err) {
+    const char *wm = getenv("DUALTIME_WARMUP"); /* warmups() reads it */
+    if (wm && *wm && strcmp(wm, "serial") != 0 && strcmp(wm, "together") != 0)
+        return dt_fail(err, DT_EINVAL, "DUALTIME_WARMUP=%s: expected serial or together", wm);
+    return DT_OK;
+}
+
+/* Warm-ups then calibrations of every implementation still ok in cr. */
+static void warm_and_calibrate(run_ctx *c, case_run *cr) {
+    fw_case *fs[DT_SESSION_MAX_IMPLS];
+    int n = 0;
+    for (int i = 0; i < c->n; i++)
+        if (cr->fw[i].ok) fs[n++] = &cr->fw[i];
+    if (n > 0) warmups(c, fs, n);
+    for (int k = 0; k < n; k++) {
+        if (!fs[k]->ok) continue;
+        progress(c, fs[k]->id, "calibration");
+        fw_calibrate(c, fs[k]);
+    }
 }
 
 /* A host sample (or a floor sample: reps 0) at the next position. */
@@ -692,38 +765,15 @@ static dt_status fw_probe_receive(run_ctx *c, fw_case *f, dt_session_step step) 
     return st;
 }
 
-static int64_t device_reps(const run_ctx *c, const fw_case *f);
-
-/* The probe workers' warm-ups, all at once (nothing is timed; each worker still gets the
- * whole time): batches of device reps sent to every prepared probe worker, then every
- * answer read, until min(--warmup-ms, DT_RUN_PROBE_WARMUP_MS) have passed. The GPU is warm
- * from the main workers' samples just before; a probe worker's own warm-up pays CUPTI's
- * first launches of the module: capped (the default run's budget). */
+/* The probe workers' warm-ups (warm_at_once, all at once), until min(--warmup-ms,
+ * DT_RUN_PROBE_WARMUP_MS) have passed. The GPU is warm from the main workers' samples just
+ * before; a probe worker's own warm-up pays CUPTI's first launches of the module: capped
+ * (the default run's budget). */
 static void probe_warmups_at_once(run_ctx *c, const fw_step *ws, int n) {
-    static const char *const stage = "probe worker warmup";
     double wms = c->cfg->warmup_ms < DT_RUN_PROBE_WARMUP_MS ? c->cfg->warmup_ms
                                                            : DT_RUN_PROBE_WARMUP_MS;
-    int64_t t0 = dt_now_ns();
-    int sent[DT_SESSION_MAX_IMPLS * DT_STEP_COUNT];
-    dt_err e;
-    while ((double)(dt_now_ns() - t0) < wms * 1e6) {
-        int any = 0;
-        for (int k = 0; k < n; k++) {
-            fw_case *f = ws[k].f;
-            dt_worker *w = f->ok && f->probe_prepared[ws[k].step]
-                               ? fw_worker(f, ws[k].step, stage) : NULL;
-            sent[k] = w && fw_done(f, ws[k].step, stage,
-                                   dt_protocol_run_send(w, device_reps(c, f), 0, &e), &e) == DT_OK;
-            any |= sent[k];
-        }
-        for (int k = 0; k < n; k++) {
-            dt_worker *w = sent[k] ? fw_worker(ws[k].f, ws[k].step, stage) : NULL;
-            int64_t ns;
-            if (w) fw_done(ws[k].f, ws[k].step, stage,
-                           dt_protocol_run_receive(w, c->cfg->timeout_s, &ns, &e), &e);
-        }
-        if (!any) break;
-    }
+    int64_t calls[DT_SESSION_MAX_IMPLS * DT_STEP_COUNT];
+    warm_at_once(c, ws, n, "probe worker warmup", wms, 0, calls);
 }
 
 static void probe_warmups(run_ctx *c, const fw_step *ws, int n) {
@@ -1164,14 +1214,7 @@ static void run_case(run_ctx *c, const dt_case_spec *spec, int round, int flip) 
                                                cr.h->fail_msg);
     } else {
         case_setup(c, &cr);
-        for (int i = 0; i < c->n; i++) { /* warmup and calibration */
-            fw_case *f = &cr.fw[i];
-            if (!f->ok) continue;
-            progress(c, f->id, "warmup");
-            if (fw_warmup(c, f) != DT_OK) continue;
-            progress(c, f->id, "calibration");
-            fw_calibrate(c, f);
-        }
+        warm_and_calibrate(c, &cr);
         timed_part(c, &cr);
         /* checked call after timing; the output's SHA-256 (the record keeps one per case
          * and implementation: the last round's) in the last round, the implementations'
@@ -1333,6 +1376,7 @@ dt_status dt_run_plan(const dt_run_config *cfg, dt_session *session, dt_record *
                  /* a resumed run keeps not asking a worker that had no floor call */
                  r->floor_unavailable != NULL, NULL, 0, 0, 0, {0, {0}}, {0, 0, 0, NULL, NULL},
                  NULL, NULL, 0, 0, NULL, NULL};
+    if (dt_run_env_check(err) != DT_OK) return DT_EINVAL;
     const char *trace = getenv("DUALTIME_PHASE_TRACE");
     if (trace && *trace && !(c.trace = fopen(trace, "a")))
         return dt_fail(err, DT_EIO, "DUALTIME_PHASE_TRACE=%s: cannot open: %s", trace,

@@ -75,6 +75,11 @@ typedef struct dt_run_config {
                                 may spread while the run loop waits for it; NULL: none */
 } dt_run_config;
 
+/* The run loop's environment knobs, checked before a run starts (the CLI: exit 2, nothing
+ * written): DUALTIME_WARMUP unset (cuda: the implementations' warm-ups at once; cpu: one
+ * after the other), "serial" or "together"; anything else is DT_EINVAL naming it. */
+dt_status dt_run_env_check(dt_err *err);
+
 /* Runs the plan with the session's workers (started, hello done; each member's probe
  * worker is started on demand for device timing, so CUPTI never attaches to the process
  * that takes host and control samples; a dead worker is restarted at the next case).

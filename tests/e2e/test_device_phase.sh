@@ -11,13 +11,7 @@
 # order of dt_run_device_order (docs/device-workflow.md), probe kind auto pilots both kinds
 # and keeps the less perturbing one (the fake makes serialized perturb less), defaults on
 # cuda (device timing on, 2 rounds, 9 samples), --no-device-timing, pinning recorded.
-set -u
-B="$1"; D="$B/dualtime"; HERE="$(cd "$(dirname "$0")" && pwd)"
-/usr/bin/python3 -c 'import torch' 2>/dev/null || { echo "torch not importable: skip"; exit 77; }
-T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
-pass=0; fail=0
-ok() { pass=$((pass+1)); }
-no() { fail=$((fail+1)); echo "FAIL: $*"; }
+. "$(dirname "$0")/e2e_lib.sh" "$1"
 ARGS=(--backends cuda --device-timing --operations add,sum --row-shapes 17x257 --samples 4 --rounds 1
       --sample-ms 2 --warmup-ms 5 --threads 1 --quiet
       --candidate-worker "$HERE/fake_device_worker.py $B/dualtime-native-worker"

@@ -10,13 +10,7 @@
 # not confirm is flagged (warm_reason), and results.md says the cache state. The PyTorch
 # worker itself answers a graph request on a cpu case with "cpu: no graphs" and refuses
 # a bad "cache".
-set -u
-B="$1"; D="$B/dualtime"; HERE="$(cd "$(dirname "$0")" && pwd)"
-/usr/bin/python3 -c 'import torch' 2>/dev/null || { echo "torch not importable: skip"; exit 77; }
-T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
-pass=0; fail=0
-ok() { pass=$((pass+1)); }
-no() { fail=$((fail+1)); echo "FAIL: $*"; }
+. "$(dirname "$0")/e2e_lib.sh" "$1"
 expect2() { # expect2 "what it must say" args...
   local want="$1"; shift
   local out rc

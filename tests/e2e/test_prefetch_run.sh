@@ -17,13 +17,7 @@
 #    its team spread over all while the run waits for it: the same facts again, and the
 #    notes say where it spreads;
 #  - DUALTIME_PREFETCH=junk: the run still works, in line, and its notes say why.
-set -u
-B="$1"; D="$B/dualtime"
-/usr/bin/python3 -c 'import torch' 2>/dev/null || { echo "torch not importable: skip"; exit 77; }
-T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
-pass=0; fail=0
-ok() { pass=$((pass+1)); }
-no() { fail=$((fail+1)); echo "FAIL: $*"; }
+. "$(dirname "$0")/e2e_lib.sh" "$1"
 ARGS=(--backends cpu --operations add,softmax,cross_entropy,gemm --gemm-shapes 96x80x130
       --row-shapes 17x257,64x1024 --inputs wide-logits --rounds 2 --samples 3 --sample-ms 3
       --warmup-ms 10 --threads 1 --quiet --python /usr/bin/python3 --seed 5)
@@ -43,18 +37,7 @@ run junk DUALTIME_PREFETCH=junk -- --operations add
 FIRST=${CPUS%%,*}; FIRST="$FIRST-$FIRST"  # "0" alone means off: CPU 0 is "0-0"
 run wide DUALTIME_PREFETCH="$FIRST" DUALTIME_PREFETCH_WIDE="$CPUS"
 
-facts() { /usr/bin/python3 - "$1" <<'EOP'
-import json, sys
-r = json.load(open(sys.argv[1]))
-for c in sorted(r["cases"], key=lambda c: c["id"]):
-    print("valid", c["id"], c["valid"], json.dumps(c["inputs"], sort_keys=True))
-    for impl, ci in sorted(c["impl"].items()):
-        print("sha", c["id"], impl, ci.get("output_sha256"))
-        for k in ci.get("checks", []):
-            o = k["oracle"]
-            print("check", c["id"], impl, k["when"], k["ok"], repr(o["max_abs_error"]), repr(o["max_budget_used"]))
-EOP
-}
+facts() { /usr/bin/python3 "$HERE/run_facts.py" "$1"; }
 facts "$T/off/results.json" >"$T/off.facts"; facts "$T/on/results.json" >"$T/on.facts"
 [ -s "$T/off.facts" ] && grep -q "^check" "$T/off.facts" && ok || no "no facts read"
 facts "$T/wide/results.json" >"$T/wide.facts"

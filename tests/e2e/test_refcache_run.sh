@@ -12,13 +12,7 @@
 #  - a file corrupted between round 0 and round 1 (one byte of its data flipped): the run
 #    says so in its notes ("data checksum differs ... recomputed"), recomputes, and stays
 #    valid with the same oracle numbers.
-set -u
-B="$1"; D="$B/dualtime"
-/usr/bin/python3 -c 'import torch' 2>/dev/null || { echo "torch not importable: skip"; exit 77; }
-T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
-pass=0; fail=0
-ok() { pass=$((pass+1)); }
-no() { fail=$((fail+1)); echo "FAIL: $*"; }
+. "$(dirname "$0")/e2e_lib.sh" "$1"
 ARGS=(--backends cpu --operations gemm,add --gemm-shapes 256x256x256 --row-shapes 17x257
       --rounds 2 --samples 3 --sample-ms 5 --warmup-ms 20 --threads 1 --quiet
       --python /usr/bin/python3 --seed 3)

@@ -2,13 +2,7 @@
 # Interrupt a run (kill -9 of the orchestrator, then SIGTERM) and finish it with
 # `dualtime run --resume DIR`: finished cases are kept as they were, unfinished ones are
 # run again with the same inputs, positions stay unique, stale shared memory is swept.
-set -u
-B="$1"; D="$B/dualtime"
-/usr/bin/python3 -c 'import torch' 2>/dev/null || { echo "torch not importable: skip"; exit 77; }
-T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
-pass=0; fail=0
-ok() { pass=$((pass+1)); }
-no() { fail=$((fail+1)); echo "FAIL: $*"; }
+. "$(dirname "$0")/e2e_lib.sh" "$1"
 ARGS=(--backends cpu --operations add,sum,softmax,rmsnorm,gemm --row-shapes 17x257,64x512
       --gemm-shapes 32x32x32 --samples 3 --sample-ms 5 --warmup-ms 40 --threads 1 --quiet
       --python /usr/bin/python3 --seed 11)

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# The main workers' warm-ups (src/orchestrate/dt_run.c, warmups; SPEC §4 step 2): on cuda
+# every implementation warms at once (one warm-up a case-round, not one per
+# implementation), on cpu one after the other (the workers would share the cores);
+# DUALTIME_WARMUP=serial|together overrides, anything else is refused before the run.
+#  - cuda (fake device workers, the default): the phase trace has one "warmup" line per
+#    case-round for all implementations ("-"), none per implementation; both implementations
+#    record the same warm-up window (>= --warmup-ms) and calls; the run is valid;
+#  - cuda with DUALTIME_WARMUP=serial: one "warmup" line per implementation and case-round;
+#  - cpu, the default: one after the other, each implementation its own window;
+#  - cpu with DUALTIME_WARMUP=together: at once, and the same cases, input SHA-256s, output
+#    SHA-256s and oracle numbers as the serial run (a warm-up changes nothing measured);
+#  - DUALTIME_WARMUP=bogus: exit 2 naming it, no output directory.
+. "$(dirname "$0")/e2e_lib.sh" "$1"
+CUDA=(--backends cuda --device-timing --operations add,sum --row-shapes 17x257 --samples 3
+      --rounds 2 --sample-ms 2 --warmup-ms 30 --threads 1 --quiet
+      --candidate-worker "$HERE/fake_device_worker.py $B/dualtime-native-worker"
+      --baseline-worker "$HERE/fake_device_worker.py /usr/bin/python3 $B/dualtime_torch_worker.py")
+CPU=(--backends cpu --operations add,softmax,gemm --row-shapes 17x257,64x1024 --gemm-shapes 96x80x130
+     --rounds 2 --samples 3 --sample-ms 3 --warmup-ms 30 --threads 1 --quiet
+     --python /usr/bin/python3 --seed 7)
+# run NAME EXPECT-RC [ENV...] -- ARGS...
+run() { local name="$1" want="$2"; shift 2; local envs=()
+  while (($#)) && [ "$1" != -- ]; do envs+=("$1"); shift; done; shift
+  env "${envs[@]}" DUALTIME_PHASE_TRACE="$T/$name.trace" "$D" run --output "$T/$name" "$@" \
+    >"$T/$name.log" 2>&1; local rc=$?
+  [ $rc -eq "$want" ] && ok || no "$name: exit $rc, expected $want: $(tail -3 "$T/$name.log")"; }
+run cuda 0 -- "${CUDA[@]}"
+run cuda-serial 0 DUALTIME_WARMUP=serial -- "${CUDA[@]}"
+run cpu 0 -- "${CPU[@]}"
+run cpu-together 0 DUALTIME_WARMUP=together -- "${CPU[@]}"
+
+# check NAME MODE (together|serial): the trace's warm-up lines and the recorded windows
+check() { /usr/bin/python3 - "$T/$1" "$2" 30 <<'EOP'
+import collections, json, sys
+d, mode, wms = sys.argv[1], sys.argv[2], float(sys.argv[3])
+r = json.load(open(d + "/results.json"))
+impls = sorted(r["cases"][0]["impl"])
+assert len(impls) == 2, impls
+lines = collections.Counter()
+for l in open(d + ".trace"):
+    t, case, rnd, fw, phase = l.rstrip("\n").split("\t")
+    if phase == "warmup":
+        lines[(case, rnd, fw)] += 1
+rounds = collections.Counter((c, k) for c, k, _ in lines)
+assert len(rounds) == 2 * len(r["cases"]), (len(rounds), len(r["cases"]))
+for (case, rnd, fw), n in lines.items():
+    assert n == 1, (case, rnd, fw, n)
+    if mode == "together":
+        assert fw == "-", ("a warm-up of its own", case, rnd, fw)
+    else:
+        assert fw in impls, ("a shared warm-up", case, rnd, fw)
+assert all(n == (1 if mode == "together" else 2) for n in rounds.values()), rounds
+for c in r["cases"]:
+    assert c["valid"], c["id"]
+    w = [c["impl"][i]["warmup"] for i in impls]
+    assert all(x["ms"] >= wms and x["calls"] >= 1 for x in w), (c["id"], w)
+    if mode == "together":
+        assert w[0]["ms"] == w[1]["ms"], (c["id"], w)
+    else:
+        assert w[0]["ms"] != w[1]["ms"], (c["id"], "one window for both", w)
+print("ok", d, mode, len(r["cases"]), "cases")
+EOP
+}
+check cuda together && ok || no "cuda default: not at once"
+check cuda-serial serial && ok || no "cuda DUALTIME_WARMUP=serial: not one after the other"
+check cpu serial && ok || no "cpu default: not one after the other"
+check cpu-together together && ok || no "cpu DUALTIME_WARMUP=together: not at once"
+
+facts() { /usr/bin/python3 "$HERE/run_facts.py" "$1"; }
+facts "$T/cpu/results.json" >"$T/cpu.facts"; facts "$T/cpu-together/results.json" >"$T/tog.facts"
+grep -q "^check" "$T/cpu.facts" && ok || no "no facts read"
+cmp -s "$T/cpu.facts" "$T/tog.facts" && ok || no "warm-ups at once changed what was measured: $(diff "$T/cpu.facts" "$T/tog.facts" | head -4)"
+
+run bogus 2 DUALTIME_WARMUP=bogus -- "${CPU[@]}"
+grep -q "DUALTIME_WARMUP=bogus" "$T/bogus.log" && ok || no "the refusal does not name DUALTIME_WARMUP=bogus: $(cat "$T/bogus.log")"
+[ ! -e "$T/bogus" ] && ok || no "a refused run left $T/bogus"
+
+e2e_end test_warmup_run
