@@ -593,6 +593,9 @@ static int check_run_settings(run_settings *a, int resuming) {
     if (!resuming && dt_outpath_check_dir("--output", a->output, &e) != DT_OK)
         return bad("%s", e.msg);
     if (dt_run_env_check(&e) != DT_OK) return bad("%s", e.msg);
+    const char *pre = getenv("DUALTIME_PROBE_PRESTART");
+    if (pre && *pre && strcmp(pre, "0") != 0 && strcmp(pre, "1") != 0)
+        return bad("DUALTIME_PROBE_PRESTART=%s: expected 0 or 1", pre);
     if (a->operations) {
         if (dt_ops_parse(a->operations, a->ops, &e) != DT_OK) return bad("%s", e.msg);
     } else {
@@ -1121,6 +1124,15 @@ static int run_job_go(run_job *j) {
     strftime(j->now, sizeof j->now, "%Y-%m-%dT%H:%M:%SZ", &tm);
     j->results = run_record(j);
     if (j->shard_plan) shard_mark(j);
+    /* the probe workers device timing will need, started together now rather than one
+     * after the other in the first case (nothing is measured yet; session 6) */
+    const char *pre = getenv("DUALTIME_PROBE_PRESTART"); /* "0": on demand (A/B) */
+    if (j->a.device_timing && !(pre && strcmp(pre, "0") == 0)) {
+        unsigned mask = j->a.probe_kind == DT_RUN_PROBE_CONCURRENT   ? 1u << DT_STEP_PROBE
+                        : j->a.probe_kind == DT_RUN_PROBE_SERIALIZED ? 1u << DT_STEP_PROBE_SERIAL
+                        : (1u << DT_STEP_PROBE) | (1u << DT_STEP_PROBE_SERIAL);
+        dt_session_prestart(&j->session, mask);
+    }
     /* device ceilings for the report's rooflines: never fatal */
     double cto = j->a.timeout_s < 60 ? j->a.timeout_s : 60;
     dt_ceilings_measure(&j->session, j->session.backend, cto, &j->results->env.ceilings);

@@ -135,19 +135,31 @@ void dt_hello_free(dt_hello *h) {
     memset(h, 0, sizeof *h);
 }
 
-dt_status dt_protocol_start(dt_worker *w, double timeout_s, dt_hello *hello, dt_err *err) {
-    memset(hello, 0, sizeof *hello);
+dt_status dt_protocol_start_send(dt_worker *w, dt_err *err) {
     dt_status st = dt_worker_start(w, err);
     if (st != DT_OK) return st;
+    /* the op table travels with hello: a worker that is not C learns the ops from it
+     * (docs/protocol.md, "The op table"); the native worker reads the registry itself */
+    st = call_send(w, json_pack("{s:s,s:i,s:o}", "cmd", "hello", "protocol", DT_PROTOCOL_VERSION,
+                                "ops", dt_ops_json()),
+                   err);
+    if (st != DT_OK) dt_worker_kill(w, "hello failed");
+    return st;
+}
+
+dt_status dt_protocol_start(dt_worker *w, double timeout_s, dt_hello *hello, dt_err *err) {
+    memset(hello, 0, sizeof *hello);
+    dt_status st = dt_protocol_start_send(w, err);
+    return st != DT_OK ? st : dt_protocol_start_receive(w, timeout_s, hello, err);
+}
+
+dt_status dt_protocol_start_receive(dt_worker *w, double timeout_s, dt_hello *hello, dt_err *err) {
+    memset(hello, 0, sizeof *hello);
     json_t *resp = NULL;
     /* starting a framework (importing torch, creating a CUDA context) can take far longer
      * than one request: the caller gives the start its own limit (--start-timeout,
      * default DT_WORKER_START_S) */
-    /* the op table travels with hello: a worker that is not C learns the ops from it
-     * (docs/protocol.md, "The op table"); the native worker reads the registry itself */
-    st = call(w, json_pack("{s:s,s:i,s:o}", "cmd", "hello", "protocol", DT_PROTOCOL_VERSION,
-                           "ops", dt_ops_json()),
-              timeout_s, &resp, err);
+    dt_status st = call_receive(w, timeout_s, &resp, err);
     if (st != DT_OK) {
         json_decref(resp);
         dt_worker_kill(w, "hello failed");

@@ -66,6 +66,10 @@ void dt_hello_free(dt_hello *h);
  * DT_WORKER_START_S) and checks the protocol version (a mismatch kills the worker). On
  * DT_OK *hello is filled (caller frees). */
 dt_status dt_protocol_start(dt_worker *w, double timeout_s, dt_hello *hello, dt_err *err);
+/* dt_protocol_start in two halves, so that several workers start at once: _send starts w
+ * and sends hello (a failure kills it), _receive reads and checks the answer as above. */
+dt_status dt_protocol_start_send(dt_worker *w, dt_err *err);
+dt_status dt_protocol_start_receive(dt_worker *w, double timeout_s, dt_hello *hello, dt_err *err);
 
 /* ---- prepare --------------------------------------------------------------------------- */
 

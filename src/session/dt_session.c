@@ -319,11 +319,39 @@ dt_worker *dt_session_worker(dt_session *s, int i, dt_session_step step) {
     return &s->member[i].worker[step];
 }
 
+int dt_session_prestart(dt_session *s, unsigned mask) {
+    int sent[DT_SESSION_MAX_IMPLS][DT_STEP_COUNT] = {{0}}, n = 0;
+    dt_err e;
+    double limit = s->start_timeout_s > 0 ? s->start_timeout_s : DT_WORKER_START_S;
+    if (s->on_start) s->on_start(s->on_start_ctx, "the probe workers");
+    for (int i = 0; i < s->count; i++)
+        for (int k = DT_STEP_MAIN + 1; k < DT_STEP_COUNT; k++)
+            if ((mask & (1u << k)) && !dt_worker_alive(&s->member[i].worker[k]))
+                sent[i][k] = dt_protocol_start_send(&s->member[i].worker[k], &e) == DT_OK;
+    for (int i = 0; i < s->count; i++)
+        for (int k = DT_STEP_MAIN + 1; k < DT_STEP_COUNT; k++) {
+            dt_hello h;
+            if (!sent[i][k] ||
+                dt_protocol_start_receive(&s->member[i].worker[k], limit, &h, &e) != DT_OK)
+                continue; /* a failed start leaves the worker stopped (dt_session_ready) */
+            dt_hello_free(&h);
+            s->member[i].fresh[k] = 1;
+            n++;
+        }
+    if (s->on_start) s->on_start(s->on_start_ctx, NULL);
+    return n;
+}
+
 dt_status dt_session_ready(dt_session *s, int i, dt_session_step step, int *started,
                            dt_err *err) {
     dt_worker *w = dt_session_worker(s, i, step);
     *started = 0;
-    if (dt_worker_alive(w)) return DT_OK;
+    if (dt_worker_alive(w)) {
+        *started = s->member[i].fresh[step];
+        s->member[i].fresh[step] = 0;
+        return DT_OK;
+    }
+    s->member[i].fresh[step] = 0;
     dt_hello h;
     dt_status st = start_worker(s, s->member[i].what, w, &h, err);
     if (st != DT_OK) return st;

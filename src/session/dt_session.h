@@ -85,6 +85,7 @@ typedef struct dt_session_member {
     dt_worker worker[DT_STEP_COUNT]; /* by step (initialised, maybe not started) */
     char cpus[64];              /* CPU list its workers are pinned to, "" when not */
     dt_hello hello;             /* the main worker's first hello */
+    int fresh[DT_STEP_COUNT];   /* started by dt_session_prestart, not yet given to a step */
 } dt_session_member;
 
 typedef struct dt_session {
@@ -107,11 +108,21 @@ int dt_session_python_candidates(const char *python_arg, const char *cands[2], c
  * fixes the ids and chooses the backend. On failure everything started is stopped. */
 dt_status dt_session_start(dt_session *s, const dt_session_settings *set, dt_err *err);
 
+/* Starts the workers of every member for the steps in mask (bit 1 << step; the main
+ * worker is never in it) that are not running, all at once: each is spawned and sent
+ * hello, then every hello is read (start_timeout_s each). Nothing else runs meanwhile
+ * (the CLI calls it before the ceilings are measured), so starting the probe processes
+ * together costs the slowest start instead of their sum. A worker that fails to start is
+ * left stopped: dt_session_ready starts it again when a step needs it, and that failure
+ * (with its reason) is the step's. Returns how many started. */
+int dt_session_prestart(dt_session *s, unsigned mask);
+
 /* The worker of member i that step needs (started or not). */
 dt_worker *dt_session_worker(dt_session *s, int i, dt_session_step step);
 
 /* Makes sure the worker of member i for step runs: a stopped or dead one is started again
- * and its hello checked (the answer is not kept). *started says whether it was. */
+ * and its hello checked (the answer is not kept). *started says whether it was started
+ * for this step: here, or by dt_session_prestart and not given to a step before. */
 dt_status dt_session_ready(dt_session *s, int i, dt_session_step step, int *started,
                            dt_err *err);
 

@@ -22,7 +22,9 @@ the hello's cuda info; scope "graph" is answered like a control region (with "gr
 or, when FAKE_GRAPH_UNAVAILABLE names the wrapped worker's file (e.g. dualtime_torch_worker.py),
 with ok:true and "unavailable"; a "cache": "cold" request is echoed as result.cache (copies,
 flush_bytes as asked) unless FAKE_CACHE_IGNORE=1. The log lines carry cache, copies and
-flush_bytes too."""
+flush_bytes too. FAKE_REQ_LOG=FILE appends one JSON line per request of any kind, written
+once it is answered: {"pid", "cmd", "t_in", "t_out"} (time.time() when it arrived and when
+it was answered), so a test can see which processes worked at the same time."""
 import json, os, subprocess, sys, time
 
 
@@ -43,7 +45,9 @@ def main():
     def ask(req):
         real.stdin.write(json.dumps(req) + "\n"); real.stdin.flush()
         return json.loads(real.stdout.readline())
+    reqlog = os.environ.get("FAKE_REQ_LOG")
     for line in sys.stdin:
+        t_in = time.time()
         req = json.loads(line)
         cmd = req.get("cmd")
         if cmd == "hello":
@@ -129,6 +133,10 @@ def main():
         else:
             r = ask(req)
         sys.stdout.write(json.dumps(r) + "\n"); sys.stdout.flush()
+        if reqlog:
+            with open(reqlog, "a") as fp:
+                fp.write(json.dumps({"pid": os.getpid(), "cmd": cmd, "t_in": t_in,
+                                     "t_out": time.time()}) + "\n")
         if cmd == "quit":
             break
 
