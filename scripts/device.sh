@@ -79,6 +79,7 @@ gemm-ab-s3|issue 19 session 5: ONE run of torch vs native (wg3) vs wg3s3 (wg3 + 
 gemm-ab-oracle|issue 19 session 5: GPU-test FP64 oracle tables of wg3 and wg4, then wg3 at DUALTIME_GEMM_STAGES=3, on every gemm-tc shape (1024^3, 4096^3, 8192^3, tails, 1000x1048x264, views), x100 back-to-back timing (< 120 s)
 probe-warmup-ab|the probe worker warm-ups at once (default) vs DUALTIME_PROBE_WARMUP=serial: add, softmax, layernorm at 17x257, 128x1024, 8192^2, 2 rounds, traced; wall times, phase tables and probe/control side by side (scripts/probe_ratio_ab.py) into the summary
 warmup-ab|the main workers warm-ups at once (the cuda default since session 6) vs DUALTIME_WARMUP=serial: add, softmax, layernorm at 17x257, 128x1024, 8192^2, 2 rounds, traced; wall times and phase tables into the summary, then dualtime compare serial vs at once (expected: no change, exit 0)
+proc-offsets|issue 12 rerun medians: the same small plan (add, softmax, layernorm at 1x127, 17x257, 128x1024, 1 round) run DT_PROC_RUNS times (default 5), each with fresh worker processes, then the same with --no-pin; scripts/proc_offsets.py: each process held-median offset against run 1 and the spread per implementation x scope (< 4 min)
 nvml-cost|what one NVML query costs here (energy counter, SM clock, temperature), ms per call (scripts/nvml_cost.py)
 gemm-f32|issue 18 item 4: FP32 gemm oracle (thin, small-K, views), then native vs torch at 4096^3, 1000x1x1000, 1x1000x1000, 4097x4095x257, 127x193x61 (+ views), the old geometry (DUALTIME_GEMM_SHAPE=0) and BK=32 A/Bs, Device control tables (~3 min)'
 # name|its steps
@@ -283,6 +284,13 @@ step_warmup-ab() { pwab_one wab-at-once; pwab_one wab-serial DUALTIME_WARMUP=ser
   [ -f "$W/wab-at-once/results.json" ] && [ -f "$W/wab-serial/results.json" ] &&
     run wab-compare 60 12 "$B/dualtime" compare "$W/wab-serial/results.json" "$W/wab-at-once/results.json"
   return 0; }
+proc_runs() { local tag="$1" k; shift; local rs=()
+  for ((k = 1; k <= ${DT_PROC_RUNS:-5}; k++)); do rm -rf "${W:?}/$tag-$k"
+    run "$tag-$k" 60 1 "$B/dualtime" run --backends cuda --operations add,softmax,layernorm \
+      --row-shapes 1x127,17x257,128x1024 --rounds 1 --quiet "$@" --output "$W/$tag-$k"
+    [ -f "$W/$tag-$k/results.json" ] && rs+=("$W/$tag-$k/results.json"); done
+  ((${#rs[@]} > 1)) && run "$tag-table" 30 30 python3 scripts/proc_offsets.py "${rs[@]}"; return 0; }
+step_proc-offsets() { proc_runs proc; proc_runs proc-nopin --no-pin; }
 step_nvml-cost() { run nvml-cost 30 6 python3 scripts/nvml_cost.py; }
 step_dtypes() { run dtypes 300 3 "$B/dualtime" run --backends cuda --operations "$(row_ops)" \
     --dtypes "${DT_DTYPES:-bf16,fp16}" --quiet --output "$W/dtypes"

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# The issue-12 rerun analysis scripts on constructed runs (no GPU, no dualtime run):
+#  - scripts/rerun_check.py: two identical runs meet both targets (exit 0); a run whose
+#    torch control medians are 5% higher at every case misses the 2% medians target
+#    (exit 1, the share printed) and a flipped verdict is listed as a flip;
+#  - scripts/proc_offsets.py: three runs where one process (native probe) is 4% slower in
+#    run 2 and one (torch control) 3% faster in run 3: the spread per implementation x
+#    scope is those offsets (4.0 and 3.1%, the others 0.0), large cases left out unless
+#    --all, and one run alone is a usage error (exit 2).
+set -u
+HERE="$(cd "$(dirname "$0")" && pwd)"; S="$HERE/../../scripts"
+T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
+pass=0; fail=0
+ok() { pass=$((pass+1)); }
+no() { fail=$((fail+1)); echo "FAIL: $*"; }
+# make OUT SHIFTS: a results.json of 6 small and 2 large cases; SHIFTS "impl/scope=f,...",
+# the medians of that implementation x scope multiplied by f (small cases only), and
+# "flip" turns the first case's control_batch verdict to slower
+make() { python3 - "$1" "$2" <<'EOP'
+import json, sys
+out, shifts = sys.argv[1], dict(kv.split("=") for kv in sys.argv[2].split(",") if kv and "=" in kv)
+flip = "flip" in sys.argv[2].split(",")
+cases = []
+for i, (m, n) in enumerate([(1, 127), (17, 257), (128, 1024), (1, 255), (9, 513), (64, 2048), (8192, 8192), (4096, 4096)]):
+    small = m * n <= 128 * 1024
+    scopes = {}
+    for s in ("control_batch", "control_single", "probe_batch", "probe_single", "e2e_batch"):
+        d = {}
+        for impl, base in (("torch", 10.0), ("native", 5.0)):
+            f = float(shifts.get(f"{impl}/{s}", 1)) if small else 1.0
+            d[impl] = {"p50": base * (1 + i / 10) * f}
+        v = "slower" if flip and i == 0 and s == "control_batch" else "faster"
+        d["vs_baseline"] = {"native": {"verdict": v, "ratio": {"ci_low": 0.45, "ci_high": 0.55}}}
+        scopes[s] = d
+    cases.append({"id": f"add_{m}x{n}", "m": m, "n": n, "derived": {"scopes": scopes}})
+json.dump({"cases": cases, "environment": {"ceilings": {"held_floor_batch_us": 1.4}}}, open(out, "w"))
+EOP
+}
+make "$T/a.json" ""; make "$T/b.json" ""
+python3 "$S/rerun_check.py" "$T/a.json" "$T/b.json" >"$T/same.txt"; rc=$?
+[ $rc -eq 0 ] && grep -q "(100.0%, target >= 98%)" "$T/same.txt" && ok || no "identical runs: exit $rc: $(cat "$T/same.txt")"
+make "$T/c.json" "torch/control_batch=1.05,torch/control_single=1.05,flip"
+python3 "$S/rerun_check.py" "$T/a.json" "$T/c.json" >"$T/shift.txt"; rc=$?
+[ $rc -eq 1 ] && ok || no "a 5% shift: exit $rc"
+grep -q "held device medians: 52 of 64 rows within 2%" "$T/shift.txt" && ok || no "shift share: $(cat "$T/shift.txt")"
+grep -q "flip add_1x127 control_batch native: faster" "$T/shift.txt" && ok || no "flip not listed: $(cat "$T/shift.txt")"
+
+make "$T/p1.json" ""; make "$T/p2.json" "native/probe_batch=1.04"; make "$T/p3.json" "torch/control_batch=0.97"
+python3 "$S/proc_offsets.py" "$T/p1.json" "$T/p2.json" "$T/p3.json" >"$T/off.txt"; rc=$?
+[ $rc -eq 0 ] && ok || no "proc_offsets exit $rc: $(cat "$T/off.txt")"
+grep -Eq "native probe_batch +4\.00 +\(6 cases\)" "$T/off.txt" && ok || no "native probe spread: $(cat "$T/off.txt")"
+grep -Eq "torch control_batch +3\.09 +\(6 cases\)" "$T/off.txt" && ok || no "torch control spread: $(cat "$T/off.txt")"
+grep -Eq "native control_batch +0\.00" "$T/off.txt" && ok || no "an unshifted process spread: $(cat "$T/off.txt")"
+python3 "$S/proc_offsets.py" --all "$T/p1.json" "$T/p2.json" >"$T/all.txt" && grep -q "(8 cases)" "$T/all.txt" && ok || no "--all: $(cat "$T/all.txt")"
+python3 "$S/proc_offsets.py" "$T/p1.json" >/dev/null 2>&1; [ $? -eq 2 ] && ok || no "one run is not a usage error"
+echo "test_rerun_scripts: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
