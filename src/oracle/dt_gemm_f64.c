@@ -155,7 +155,8 @@ const char *dt_gemm_f64_path_name(dt_gemm_f64_path p) {
 int dt_gemm_f64_path_runs(dt_gemm_f64_path p) {
     if (p == DT_GEMM_F64_AUTO || p == DT_GEMM_F64_PORTABLE) return 1;
 #if DT_GEMM_F64_X86
-    __builtin_cpu_init();
+    /* no __builtin_cpu_init: the runtime's constructor has run, and calls on several
+     * threads at once would race on its writes */
     if (p == DT_GEMM_F64_AVX2) return __builtin_cpu_supports("avx2") != 0;
     if (p == DT_GEMM_F64_AVX512) return __builtin_cpu_supports("avx512f") != 0;
 #endif
