@@ -1,10 +1,13 @@
 /* dt_oracle.c — FP64 references and the output check (see dt_oracle.h).
  *
  * Row ops run one output row per iteration of an OpenMP loop, reading the inputs
- * through the layout (views work). GEMM converts A and B to dense doubles and runs a
- * cache-blocked i-k-j loop that accumulates A*B and |A|*|B| (the scale) together;
- * inputs on the 2^-10 grid make FP64 GEMM and sums exact up to K = 2^33. */
+ * through the layout (views work). GEMM converts A and B to dense doubles and runs
+ * dt_gemm_f64 (register-blocked; the triple loop's order, bit for bit), which accumulates
+ * A*B and |A|*|B| (the scale) together; inputs on the 2^-10 grid make FP64 GEMM and sums
+ * exact up to K = 2^33. */
 #include "dt_oracle.h"
+
+#include "dt_gemm_f64.h"
 
 #include <math.h>
 #include <string.h>
@@ -132,38 +135,6 @@ static void row_ref(dt_op op, const dt_case_layout *L, const uint8_t *base, int6
     }
 }
 
-/* C = A*B and S = |A|*|B| for dense row-major doubles; C and S zeroed by the caller. */
-#define GEMM_MB 32
-#define GEMM_NB 256
-#define GEMM_KB 128
-static void gemm_f64(int64_t M, int64_t N, int64_t K, const double *A, const double *B,
-                     const double *Babs, double *C, double *S) {
-    int64_t mt = (M + GEMM_MB - 1) / GEMM_MB, nt = (N + GEMM_NB - 1) / GEMM_NB;
-#pragma omp parallel for schedule(dynamic)
-    for (int64_t t = 0; t < mt * nt; t++) {
-        int64_t ib = (t / nt) * GEMM_MB, jb = (t % nt) * GEMM_NB;
-        int64_t ie = ib + GEMM_MB < M ? ib + GEMM_MB : M;
-        int64_t je = jb + GEMM_NB < N ? jb + GEMM_NB : N;
-        for (int64_t kb = 0; kb < K; kb += GEMM_KB) {
-            int64_t ke = kb + GEMM_KB < K ? kb + GEMM_KB : K;
-            for (int64_t i = ib; i < ie; i++) {
-                double *restrict c = C + i * N;
-                double *restrict s = S + i * N;
-                for (int64_t k = kb; k < ke; k++) {
-                    const double a = A[i * K + k], aa = fabs(a);
-                    const double *restrict b = B + k * N;
-                    const double *restrict bb = Babs + k * N;
-#pragma omp simd
-                    for (int64_t j = jb; j < je; j++) {
-                        c[j] += a * b[j];
-                        s[j] += aa * bb[j];
-                    }
-                }
-            }
-        }
-    }
-}
-
 int dt_oracle_threads_start(void) {
     int n = 0;
 #pragma omp parallel
@@ -196,27 +167,21 @@ dt_status dt_oracle_compute(const dt_case_layout *L, const uint8_t *pristine, dt
         const int64_t M = L->m, N = L->n, K = L->k;
         double *A = malloc((size_t)(M * K) * sizeof(double));
         double *B = malloc((size_t)(K * N) * sizeof(double));
-        double *Babs = malloc((size_t)(K * N) * sizeof(double));
-        if (!A || !B || !Babs) {
+        if (!A || !B) {
             free(A);
             free(B);
-            free(Babs);
             free(r);
             free(s);
             return dt_fail(err, DT_EIO, "could not allocate %llu bytes for the FP64 reference's "
-                           "operands", (unsigned long long)(M * K + 2 * K * N) * sizeof(double));
+                           "operands", (unsigned long long)(M * K + K * N) * sizeof(double));
         }
 #pragma omp parallel for schedule(static)
         for (int64_t i = 0; i < M; i++) load_row(&L->buf[0], pristine, i, A + i * K);
 #pragma omp parallel for schedule(static)
-        for (int64_t k = 0; k < K; k++) {
-            load_row(&L->buf[1], pristine, k, B + k * N);
-            for (int64_t j = 0; j < N; j++) Babs[k * N + j] = fabs(B[k * N + j]);
-        }
-        gemm_f64(M, N, K, A, B, Babs, r, s);
+        for (int64_t k = 0; k < K; k++) load_row(&L->buf[1], pristine, k, B + k * N);
+        dt_gemm_f64(DT_GEMM_F64_AUTO, M, N, K, A, B, r, s);
         free(A);
         free(B);
-        free(Babs);
     } else {
         const int64_t M = L->m, N = L->n;
         double *gamma = NULL, *beta = NULL;

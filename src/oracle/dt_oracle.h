@@ -12,7 +12,7 @@
  *
  * Ownership: dt_oracle_compute allocates ref->ref and ref->scale; dt_oracle_free
  * releases them. Arenas are only read. Thread-safety: reentrant; dt_oracle_compute uses
- * OpenMP internally (parallel over rows; GEMM in cache blocks). */
+ * OpenMP internally (parallel over rows; GEMM over tiles of C, dt_gemm_f64.h). */
 #ifndef DT_ORACLE_H
 #define DT_ORACLE_H
 
