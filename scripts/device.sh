@@ -80,6 +80,7 @@ gemm-ab-oracle|issue 19 session 5: GPU-test FP64 oracle tables of wg3 and wg4, t
 probe-warmup-ab|the probe worker warm-ups at once (default) vs DUALTIME_PROBE_WARMUP=serial: add, softmax, layernorm at 17x257, 128x1024, 8192^2, 2 rounds, traced; wall times, phase tables and probe/control side by side (scripts/probe_ratio_ab.py) into the summary
 warmup-ab|the main workers warm-ups at once (the cuda default since session 6) vs DUALTIME_WARMUP=serial: add, softmax, layernorm at 17x257, 128x1024, 8192^2, 2 rounds, traced; wall times and phase tables into the summary, then dualtime compare serial vs at once (expected: no change, exit 0)
 proc-offsets|issue 12 rerun medians: the same small plan (add, softmax, layernorm at 1x127, 17x257, 128x1024, 1 round) run DT_PROC_RUNS times (default 5), each with fresh worker processes, then the same with --no-pin; scripts/proc_offsets.py: each process held-median offset against run 1 and the spread per implementation x scope (< 4 min)
+oracle-gemm|the FP64 oracle gemm on the host CPU: test_gemm_f64 on every ISA path it can run (bit-identical to the triple loop), then bench_gemm_f64 at 4096^3 on every CPU (GFLOP/s per path)
 nvml-cost|what one NVML query costs here (energy counter, SM clock, temperature), ms per call (scripts/nvml_cost.py)
 gemm-f32|issue 18 item 4: FP32 gemm oracle (thin, small-K, views), then native vs torch at 4096^3, 1000x1x1000, 1x1000x1000, 4097x4095x257, 127x193x61 (+ views), the old geometry (DUALTIME_GEMM_SHAPE=0) and BK=32 A/Bs, Device control tables (~3 min)'
 # name|its steps
@@ -291,6 +292,8 @@ proc_runs() { local tag="$1" k; shift; local rs=()
     [ -f "$W/$tag-$k/results.json" ] && rs+=("$W/$tag-$k/results.json"); done
   ((${#rs[@]} > 1)) && run "$tag-table" 30 30 python3 scripts/proc_offsets.py "${rs[@]}"; return 0; }
 step_proc-offsets() { proc_runs proc; proc_runs proc-nopin --no-pin; }
+step_oracle-gemm() { run oracle-gemm 120 4 "$B/tests/oracle/test_gemm_f64"
+  run oracle-gemm-bench 300 6 "$B/tests/oracle/bench_gemm_f64" 4096 4096 4096 1; }
 step_nvml-cost() { run nvml-cost 30 6 python3 scripts/nvml_cost.py; }
 step_dtypes() { run dtypes 300 3 "$B/dualtime" run --backends cuda --operations "$(row_ops)" \
     --dtypes "${DT_DTYPES:-bf16,fp16}" --quiet --output "$W/dtypes"
