@@ -80,6 +80,7 @@ gemm-ab-oracle|issue 19 session 5: GPU-test FP64 oracle tables of wg3 and wg4, t
 probe-warmup-ab|the probe worker warm-ups at once (default) vs DUALTIME_PROBE_WARMUP=serial: add, softmax, layernorm at 17x257, 128x1024, 8192^2, 2 rounds, traced; wall times, phase tables and probe/control side by side (scripts/probe_ratio_ab.py) into the summary
 warmup-ab|the main workers warm-ups at once (the cuda default since session 6) vs DUALTIME_WARMUP=serial: add, softmax, layernorm at 17x257, 128x1024, 8192^2, 2 rounds, traced; wall times and phase tables into the summary, then dualtime compare serial vs at once (expected: no change, exit 0)
 proc-offsets|issue 12 rerun medians: the same small plan (add, softmax, layernorm at 1x127, 17x257, 128x1024, 1 round) run DT_PROC_RUNS times (default 5), each with fresh worker processes, then the same with --no-pin; scripts/proc_offsets.py: each process held-median offset against run 1 and the spread per implementation x scope (< 4 min)
+offset-latency|issue 12 experiment: scripts/exp/offset_latency.cu (carried as $B/offset_latency, else built with nvcc) twice, two processes: a 17x257 add as a 64-launch CUDA graph at 48 placements in one allocation, us per kernel per placement and the spread
 oracle-gemm|the FP64 oracle gemm on the host CPU: test_gemm_f64 on every ISA path it can run (bit-identical to the triple loop), then bench_gemm_f64 at 4096^3 on every CPU (GFLOP/s per path)
 nvml-cost|what one NVML query costs here (energy counter, SM clock, temperature), ms per call (scripts/nvml_cost.py)
 gemm-f32|issue 18 item 4: FP32 gemm oracle (thin, small-K, views), then native vs torch at 4096^3, 1000x1x1000, 1x1000x1000, 4097x4095x257, 127x193x61 (+ views), the old geometry (DUALTIME_GEMM_SHAPE=0) and BK=32 A/Bs, Device control tables (~3 min)'
@@ -292,6 +293,10 @@ proc_runs() { local tag="$1" k; shift; local rs=()
     [ -f "$W/$tag-$k/results.json" ] && rs+=("$W/$tag-$k/results.json"); done
   ((${#rs[@]} > 1)) && run "$tag-table" 30 30 python3 scripts/proc_offsets.py "${rs[@]}"; return 0; }
 step_proc-offsets() { proc_runs proc; proc_runs proc-nopin --no-pin; }
+step_offset-latency() { local x="$B/offset_latency"
+  [ -x "$x" ] || { x="$W/offset_latency"; nvcc -O2 -arch=sm_90 -o "$x" scripts/exp/offset_latency.cu >"$W/offset-build.log" 2>&1 ||
+    { echo "== offset-latency: no $B/offset_latency and nvcc failed: $(tail -2 "$W/offset-build.log")" | tee -a "$S"; return 0; }; }
+  run offset-latency-1 60 3 "$x"; run offset-latency-2 60 3 "$x"; }
 step_oracle-gemm() { run oracle-gemm 120 4 "$B/tests/oracle/test_gemm_f64"
   run oracle-gemm-bench 300 6 "$B/tests/oracle/bench_gemm_f64" 4096 4096 4096 1; }
 step_nvml-cost() { run nvml-cost 30 6 python3 scripts/nvml_cost.py; }
