@@ -248,6 +248,8 @@ rerun_one() { local t0; t0=$(date +%s)
   echo "   $1 wall: $(( $(date +%s) - t0 )) s" | tee -a "$S"
   # where the wall time went (scripts/phase_times.py), the top lines into the summary
   python3 scripts/phase_times.py "$W/$1.trace" >"$W/$1-phases.txt" 2>&1 && head -14 "$W/$1-phases.txt" | sed 's/^/   /' >>"$S"
+  [ -f "$W/$1/results.json" ] && python3 scripts/issue12_check.py "$W/$1/results.json" 2>&1 |
+    grep -v "^  MISS" | sed 's/^/   /' >>"$S"   # issue 12's one-run criteria, counts
   [ -f "$W/$1/results.json" ] && gzip -c "$W/$1/results.json" >"$OUT/$1.json.gz"
   [ -f "$W/$1/results.md" ] && cp "$W/$1/results.md" "$OUT/$1.md"; return 0; }
 step_rerun() { rerun_one rerun-a; rerun_one rerun-b

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The issue-12 rerun analysis scripts on constructed runs (no GPU, no dualtime run):
+# The issue-12 analysis scripts on constructed runs (no GPU, no dualtime run):
 #  - scripts/rerun_check.py: two identical runs meet both targets (exit 0); a run whose
 #    torch control medians are 5% higher at every case misses the 2% medians target
 #    (exit 1, the share printed) and a flipped verdict is listed as a flip;
@@ -53,5 +53,29 @@ grep -Eq "torch control_batch +3\.09 +\(6 cases\)" "$T/off.txt" && ok || no "tor
 grep -Eq "native control_batch +0\.00" "$T/off.txt" && ok || no "an unshifted process spread: $(cat "$T/off.txt")"
 python3 "$S/proc_offsets.py" --all "$T/p1.json" "$T/p2.json" >"$T/all.txt" && grep -q "(8 cases)" "$T/all.txt" && ok || no "--all: $(cat "$T/all.txt")"
 python3 "$S/proc_offsets.py" "$T/p1.json" >/dev/null 2>&1; [ $? -eq 2 ] && ok || no "one run is not a usage error"
+# scripts/issue12_check.py: the one-run criteria on a constructed run: all met (exit 0),
+# then a planted row op over 1.15 touch floors and a probe/control of 1.05 at 8192^2
+# (exit 1, both named as MISS); a gemm at <= 17x257 is not a criterion-1 row
+crit() { python3 - "$1" "$2" <<'EOP'
+import json, sys
+out, plant = sys.argv[1], sys.argv[2] == "plant"
+def case(op, m, n, otf, poc_b, poc_s):
+    return {"id": f"{op}_{m}x{n}", "op": op, "m": m, "n": n, "derived": {
+        "held_floor": {"touch_floor_us": 1.6, "impl": {"native": {
+            "over_touch_floor": otf, "kernels_per_call": 1.0, "control_batch_us": 1.6 * otf}}},
+        "scopes": {"probe_batch": {"probe_over_control": {"native": {"median": poc_b}},
+                                   "probe": {"native": {"kernel_sum_us_p50": 1.0}}},
+                   "probe_single": {"probe_over_control": {"native": {"median": poc_s}}}}}}
+cases = [case("add", 17, 257, 1.1, 1.05, 1.02), case("softmax", 17, 257, 1.3 if plant else 1.1, 1.1, 1.1),
+         case("gemm", 4096, 1, 9.0, 1.0, 1.0), case("add", 8192, 8192, 1.0, 1.05 if plant else 1.01, 1.0)]
+json.dump({"cases": cases}, open(out, "w"))
+EOP
+}
+crit "$T/i12.json" ok; python3 "$S/issue12_check.py" "$T/i12.json" >"$T/i12.txt"; rc=$?
+[ $rc -eq 0 ] && grep -q "<= 17x257: 2 of 2 met" "$T/i12.txt" && ok || no "issue12_check all met: exit $rc: $(cat "$T/i12.txt")"
+crit "$T/i12p.json" plant; python3 "$S/issue12_check.py" "$T/i12p.json" >"$T/i12p.txt"; rc=$?
+[ $rc -eq 1 ] && grep -q "MISS softmax_17x257 native: 1.300 (control 2.080 us, kernels 1.000, rest 1.080" "$T/i12p.txt" &&
+  grep -q "MISS add_8192x8192 native: 1.050" "$T/i12p.txt" && ok || no "issue12_check planted: exit $rc: $(cat "$T/i12p.txt")"
+
 echo "test_rerun_scripts: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
