@@ -98,6 +98,9 @@ typedef struct case_run {
                            cheat.nsets 0: none), shared arenas not yet taken */
     int round, flip;
     fw_case fw[DT_SESSION_MAX_IMPLS];
+    /* releases sent (case_release_send), their answers read in case_finish */
+    struct fw_step *released;
+    int nreleased, release_sent;
 } case_run;
 
 /* The CUPTI kind of a probe step. */
@@ -1113,12 +1116,12 @@ static void timed_part(run_ctx *c, case_run *cr) {
 }
 
 /* Checked call after timing, releases, validity and the round's bookkeeping. */
-static void case_finish(run_ctx *c, case_run *cr) {
-    dt_shm shm[DT_SESSION_MAX_IMPLS];
-    /* every release sent, then every answer read: the workers free their memory at once */
-    fw_step sent[DT_SESSION_MAX_IMPLS * DT_STEP_COUNT];
-    int ns = 0;
+/* Every worker's release of the case sent (each answer read in case_finish): the workers
+ * free their memory (device buffers, the arena's host registration: hundreds of ms for a
+ * GiB) at once, while the run loop hashes the outputs it already holds. */
+static void case_release_send(run_ctx *c, case_run *cr) {
     dt_err e;
+    cr->release_sent = 1;
     for (int i = 0; i < c->n; i++) {
         fw_case *f = &cr->fw[i];
         for (int k = 0; k < DT_STEP_COUNT; k++) {
@@ -1127,12 +1130,19 @@ static void case_finish(run_ctx *c, case_run *cr) {
                                                                         "release") : NULL;
             if (w && fw_done(f, (dt_session_step)k, "release", dt_protocol_release_send(w, &e),
                              &e) == DT_OK)
-                sent[ns++] = (fw_step){f, (dt_session_step)k};
+                cr->released[cr->nreleased++] = (fw_step){f, (dt_session_step)k};
         }
     }
-    for (int q = 0; q < ns; q++) {
-        dt_worker *w = fw_worker(sent[q].f, sent[q].step, "release");
-        if (w) fw_done(sent[q].f, sent[q].step, "release",
+}
+
+static void case_finish(run_ctx *c, case_run *cr) {
+    dt_shm shm[DT_SESSION_MAX_IMPLS];
+    dt_err e;
+    if (!cr->release_sent) case_release_send(c, cr);
+    trace_line(c, NULL, "release");
+    for (int q = 0; q < cr->nreleased; q++) {
+        dt_worker *w = fw_worker(cr->released[q].f, cr->released[q].step, "release");
+        if (w) fw_done(cr->released[q].f, cr->released[q].step, "release",
                        dt_protocol_release_receive(w, c->cfg->timeout_s, &e), &e);
     }
     for (int i = 0; i < c->n; i++) {
@@ -1190,9 +1200,11 @@ static void run_case(run_ctx *c, const dt_case_spec *spec, int round, int flip) 
     c->current = spec->id;
     case_run cr;
     memset(&cr, 0, sizeof cr);
+    fw_step released[DT_SESSION_MAX_IMPLS * DT_STEP_COUNT];
     cr.spec = spec;
     cr.round = round;
     cr.flip = flip;
+    cr.released = released;
     cr.h = case_host(c, spec, round);
     int at = dt_record_case_find(c->r, spec->id);
     cr.cj = at >= 0 ? &c->r->cases[at] : case_new(c, spec, cr.h);
@@ -1228,6 +1240,9 @@ static void run_case(run_ctx *c, const dt_case_spec *spec, int round, int flip) 
                 outs[i] = f->shm.base;
         }
         char hex[DT_SESSION_MAX_IMPLS][65];
+        /* the outputs are in the arenas (downloaded by the checked call): the workers may
+         * free their side while they are hashed */
+        case_release_send(c, &cr);
         trace_line(c, NULL, "output SHA-256");
         dt_hostpass_sha256_arenas(&cr.h->L, dt_layout_output(&cr.h->L), outs, c->n, hex);
         for (int i = 0; i < c->n; i++)

@@ -40,6 +40,15 @@ for c in r["cases"]:
     # format 2: the candidate's verdict sits under vs_baseline.<candidate id>
     assert c["derived"]["scopes"]["e2e_batch"]["vs_baseline"]["native"]["verdict"] in ("faster", "slower", "indistinguishable")
 assert len(pos) == len(set(pos)), "sample positions repeat"
+# the outputs' SHA-256 (hashed while the workers release the case, session 6): add is
+# exact in fp32, so both implementations' outputs are the same bytes; neither is the hash of
+# an output left poisoned (0x7FC0DEAD) or zeroed
+import hashlib, struct
+add = r["cases"][0]["impl"]
+n = 17 * 257
+bad = {hashlib.sha256(struct.pack("<I", w) * n).hexdigest() for w in (0x7FC0DEAD, 0)}
+assert add["native"]["output_sha256"] == add["torch"]["output_sha256"], add["native"]["output_sha256"]
+assert len(add["native"]["output_sha256"]) == 64 and add["native"]["output_sha256"] not in bad
 # ABBA: within a case, pair i alternates which framework went first
 c = r["cases"][0]
 a = c["impl"]["native"]["samples"]["e2e_batch"]; b = c["impl"]["torch"]["samples"]["e2e_batch"]
