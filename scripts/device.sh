@@ -80,6 +80,7 @@ gemm-ab-oracle|issue 19 session 5: GPU-test FP64 oracle tables of wg3 and wg4, t
 probe-warmup-ab|the probe worker warm-ups at once (default) vs DUALTIME_PROBE_WARMUP=serial: add, softmax, layernorm at 17x257, 128x1024, 8192^2, 2 rounds, traced; wall times, phase tables and probe/control side by side (scripts/probe_ratio_ab.py) into the summary
 warmup-ab|the main workers warm-ups at once (the cuda default since session 6) vs DUALTIME_WARMUP=serial: add, softmax, layernorm at 17x257, 128x1024, 8192^2, 2 rounds, traced; wall times and phase tables into the summary, then dualtime compare serial vs at once (expected: no change, exit 0)
 proc-offsets|issue 12 rerun medians: the same small plan (add, softmax, layernorm at 1x127, 17x257, 128x1024, 1 round) run DT_PROC_RUNS times (default 5), each with fresh worker processes, then the same with --no-pin; scripts/proc_offsets.py: each process held-median offset against run 1 and the spread per implementation x scope (< 4 min)
+dtypes-full|issue 16 done: the default CUDA matrix with --dtypes fp32,bf16,fp16 (both implementations), cut at DT_DTYPES_S (default 500 s) and resumable: DT_DTYPES_RESUME=a carried dtypes-full.tgz continues it with --resume; the run folder (results.json, no scratch) comes back as dtypes-full.tgz, results.md as dtypes-full.md when complete
 offset-latency|issue 12 experiment: scripts/exp/offset_latency.cu (carried as $B/offset_latency, else built with nvcc) twice, two processes: a 17x257 add as a 64-launch CUDA graph at 48 placements in one allocation, us per kernel per placement and the spread
 oracle-gemm|the FP64 oracle gemm on the host CPU: test_gemm_f64 on every ISA path it can run (bit-identical to the triple loop), then bench_gemm_f64 at 4096^3 on every CPU (GFLOP/s per path)
 nvml-cost|what one NVML query costs here (energy counter, SM clock, temperature), ms per call (scripts/nvml_cost.py)
@@ -295,6 +296,25 @@ proc_runs() { local tag="$1" k; shift; local rs=()
     [ -f "$W/$tag-$k/results.json" ] && rs+=("$W/$tag-$k/results.json"); done
   ((${#rs[@]} > 1)) && run "$tag-table" 30 30 python3 scripts/proc_offsets.py "${rs[@]}"; return 0; }
 step_proc-offsets() { proc_runs proc; proc_runs proc-nopin --no-pin; }
+# dtypes-full: the run is stopped by SIGTERM at its limit (dualtime then writes the
+# results so far, marked interrupted, exit 1) and continued in the next call from the
+# carried folder; the refcache files are left out (a missing one is computed again)
+step_dtypes-full() { local d="$W/dtypes-full" lim="${DT_DTYPES_S:-500}"; rm -rf "$d"
+  if [ -n "${DT_DTYPES_RESUME:-}" ]; then
+    if ! { mkdir -p "$W/dtypes-in" && tar xzf "$DT_DTYPES_RESUME" -C "$W/dtypes-in" &&
+           mv "$W/dtypes-in/dtypes-full" "$d"; }; then
+      echo "== dtypes-full: cannot unpack $DT_DTYPES_RESUME" | tee -a "$S"; return 0; fi
+    run dtypes-full "$lim" 3 env DUALTIME_PHASE_TRACE="$W/dtypes-full.trace" "$B/dualtime" run --resume "$d" --quiet
+  else
+    run dtypes-full "$lim" 3 env DUALTIME_PHASE_TRACE="$W/dtypes-full.trace" "$B/dualtime" run --backends cuda \
+      --dtypes fp32,bf16,fp16 --quiet --output "$d"
+  fi
+  [ -f "$d/results.json" ] || return 0
+  python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); c=r["cases"]
+print("   dtypes-full: %d cases in the record, %d valid, complete %s" % (len(c), sum(x["valid"] for x in c), r["complete"]))' \
+    "$d/results.json" | tee -a "$S"
+  tar czf "$OUT/dtypes-full.tgz" -C "$W" --exclude .scratch dtypes-full
+  [ -f "$d/results.md" ] && cp "$d/results.md" "$OUT/dtypes-full.md"; return 0; }
 step_offset-latency() { local x="$B/offset_latency"
   [ -x "$x" ] || { x="$W/offset_latency"; nvcc -O2 -arch=sm_90 -o "$x" scripts/exp/offset_latency.cu >"$W/offset-build.log" 2>&1 ||
     { echo "== offset-latency: no $B/offset_latency and nvcc failed: $(tail -2 "$W/offset-build.log")" | tee -a "$S"; return 0; }; }
