@@ -81,6 +81,7 @@ probe-warmup-ab|the probe worker warm-ups at once (default) vs DUALTIME_PROBE_WA
 warmup-ab|the main workers warm-ups at once (the cuda default since session 6) vs DUALTIME_WARMUP=serial: add, softmax, layernorm at 17x257, 128x1024, 8192^2, 2 rounds, traced; wall times and phase tables into the summary, then dualtime compare serial vs at once (expected: no change, exit 0)
 proc-offsets|issue 12 rerun medians: the same small plan (add, softmax, layernorm at 1x127, 17x257, 128x1024, 1 round) run DT_PROC_RUNS times (default 5), each with fresh worker processes, then the same with --no-pin; scripts/proc_offsets.py: each process held-median offset against run 1 and the spread per implementation x scope (< 4 min)
 dtypes-full|issue 16 done: the default CUDA matrix with --dtypes fp32,bf16,fp16 (both implementations), cut at DT_DTYPES_S (default 500 s) and resumable: DT_DTYPES_RESUME=a carried dtypes-full.tgz continues it with --resume; the run folder (results.json, no scratch) comes back as dtypes-full.tgz, results.md as dtypes-full.md when complete
+ncu-8192|issue 12: the native held control against ncu gpu__time_duration at 8192^2 for every row and elementwise op (fp32): one device-timed run (native vs a second native), then each op under ncu (--clock-control none: the clocks as they are, 10 launches after 20), scripts/ncu_check.py (target within 3%) (< 4 min)
 offset-latency|issue 12 experiment: scripts/exp/offset_latency.cu (carried as $B/offset_latency, else built with nvcc) twice, two processes: a 17x257 add as a 64-launch CUDA graph at 48 placements in one allocation, us per kernel per placement and the spread
 oracle-gemm|the FP64 oracle gemm on the host CPU: test_gemm_f64 on every ISA path it can run (bit-identical to the triple loop), then bench_gemm_f64 at 4096^3 on every CPU (GFLOP/s per path)
 nvml-cost|what one NVML query costs here (energy counter, SM clock, temperature), ms per call (scripts/nvml_cost.py)
@@ -315,6 +316,19 @@ print("   dtypes-full: %d cases in the record, %d valid, complete %s" % (len(c),
     "$d/results.json" | tee -a "$S"
   tar czf "$OUT/dtypes-full.tgz" -C "$W" --exclude .scratch dtypes-full
   [ -f "$d/results.md" ] && cp "$d/results.md" "$OUT/dtypes-full.md"; return 0; }
+# ncu-8192: ncu profiles the native workers of a small run (all processes, only the op's
+# kernel); its clock control off, so the kernels run at the clocks dualtime measured at.
+step_ncu-8192() { local ops o csvs=(); ops=$(row_ops); rm -rf "${W:?}/ncu-ref"
+  run ncu-ref 150 3 "$B/dualtime" run --backends cuda --impls "native,n2=native" --operations "$ops" \
+    --row-shapes 8192x8192 --quiet --output "$W/ncu-ref"
+  for o in ${ops//,/ }; do rm -rf "${W:?}/ncu-$o"
+    run "ncu-$o" 90 2 ncu --clock-control none --target-processes all --kernel-name "regex:^dt_${o}_f32\$" \
+      --launch-skip 20 --launch-count 10 --metrics gpu__time_duration.sum --csv --page raw \
+      "$B/dualtime" run --backends cuda --impls "native,n2=native" --operations "$o" --row-shapes 8192x8192 \
+      --samples 3 --rounds 1 --no-device-timing --quiet --output "$W/ncu-$o"
+    [ -s "$W/ncu-$o.log" ] && csvs+=("$W/ncu-$o.log"); done
+  [ -f "$W/ncu-ref/results.json" ] && ((${#csvs[@]})) &&
+    run ncu-check 30 20 python3 scripts/ncu_check.py "$W/ncu-ref/results.json" "${csvs[@]}"; return 0; }
 step_offset-latency() { local x="$B/offset_latency"
   [ -x "$x" ] || { x="$W/offset_latency"; nvcc -O2 -arch=sm_90 -o "$x" scripts/exp/offset_latency.cu >"$W/offset-build.log" 2>&1 ||
     { echo "== offset-latency: no $B/offset_latency and nvcc failed: $(tail -2 "$W/offset-build.log")" | tee -a "$S"; return 0; }; }

@@ -77,5 +77,35 @@ crit "$T/i12p.json" plant; python3 "$S/issue12_check.py" "$T/i12p.json" >"$T/i12
 [ $rc -eq 1 ] && grep -q "MISS softmax_17x257 native: 1.300 (control 2.080 us, kernels 1.000, rest 1.080" "$T/i12p.txt" &&
   grep -q "MISS add_8192x8192 native: 1.050" "$T/i12p.txt" && ok || no "issue12_check planted: exit $rc: $(cat "$T/i12p.txt")"
 
+# scripts/ncu_check.py: ncu raw CSV (a units row, "==PROF==" lines, kernel names with an
+# argument list) matched to the run's native control: within 3% met (exit 0); a control
+# 5% above ncu's median a MISS (exit 1); a CSV of other kernels matches nothing (exit 1)
+python3 - "$T" <<'EOP'
+import json, sys
+t = sys.argv[1]
+def run(ctl):
+    cases = [{"id": f"{op}_8192x8192", "op": op, "m": 8192, "n": 8192, "dtype": "f32",
+              "derived": {"scopes": {"control_batch": {"native": {"p50": ctl[op]}}}}}
+             for op in ctl]
+    return {"cases": cases}
+json.dump(run({"add": 186.3, "softmax": 134.3}), open(t + "/ncu-run.json", "w"))
+json.dump(run({"add": 186.3, "softmax": 141.0}), open(t + "/ncu-bad.json", "w"))
+with open(t + "/ncu.csv", "w") as f:
+    f.write("==PROF== Connected to process 123\n")
+    f.write('"ID","Process ID","Kernel Name","gpu__time_duration.sum"\n')
+    f.write('"","","","usecond"\n')
+    for i, (k, v) in enumerate([("dt_add_f32", 185.0), ("dt_add_f32", 186.0), ("dt_add_f32", 187.5),
+                                ("dt_softmax_f32(float const*, float*)", 134.0), ("dt_softmax_f32", 134.6)]):
+        f.write(f'"{i}","123","{k}","{v}"\n')
+with open(t + "/other.csv", "w") as f:
+    f.write('"ID","Kernel Name","gpu__time_duration.sum"\n"","","nsecond"\n"0","void at::vectorized","1000"\n')
+EOP
+python3 "$S/ncu_check.py" "$T/ncu-run.json" "$T/ncu.csv" >"$T/ncu.txt"; rc=$?
+[ $rc -eq 0 ] && grep -Eq "add_8192x8192 +dt_add_f32 +3 +186.00 +186.30 +1.002 met" "$T/ncu.txt" &&
+  grep -q "within 3% of ncu gpu__time_duration: 2 of 2" "$T/ncu.txt" && ok || no "ncu_check met: exit $rc: $(cat "$T/ncu.txt")"
+python3 "$S/ncu_check.py" "$T/ncu-bad.json" "$T/ncu.csv" >"$T/ncub.txt"; rc=$?
+[ $rc -eq 1 ] && grep -q "softmax_8192x8192 .* MISS" "$T/ncub.txt" && ok || no "ncu_check planted miss: exit $rc: $(cat "$T/ncub.txt")"
+python3 "$S/ncu_check.py" "$T/ncu-run.json" "$T/other.csv" >/dev/null 2>&1; [ $? -eq 1 ] && ok || no "ncu_check: other kernels matched"
+
 echo "test_rerun_scripts: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
