@@ -10,6 +10,8 @@
 #  - cpu, the default: one after the other, each implementation its own window;
 #  - cpu with DUALTIME_WARMUP=together: at once, and the same cases, input SHA-256s, output
 #    SHA-256s and oracle numbers as the serial run (a warm-up changes nothing measured);
+#  - a worker crashing in its first warm-up batch at once (DUALTIME_FAULT=segvwarm) fails
+#    only that implementation of that case, stage warmup; the other warms on;
 #  - DUALTIME_WARMUP=bogus: exit 2 naming it, no output directory.
 . "$(dirname "$0")/e2e_lib.sh" "$1"
 CUDA=(--backends cuda --device-timing --operations add,sum --row-shapes 17x257 --samples 3
@@ -71,6 +73,24 @@ facts() { /usr/bin/python3 "$HERE/run_facts.py" "$1"; }
 facts "$T/cpu/results.json" >"$T/cpu.facts"; facts "$T/cpu-together/results.json" >"$T/tog.facts"
 grep -q "^check" "$T/cpu.facts" && ok || no "no facts read"
 cmp -s "$T/cpu.facts" "$T/tog.facts" && ok || no "warm-ups at once changed what was measured: $(diff "$T/cpu.facts" "$T/tog.facts" | head -4)"
+
+# a worker that crashes in its first warm-up batch (DUALTIME_FAULT=segvwarm) while the
+# other warms at once: only that implementation of that case fails, with stage warmup;
+# the other finishes its warm-up; the next cases are valid (the worker restarted)
+run crash 1 DUALTIME_WARMUP=together DUALTIME_FAULT=segvwarm:softmax -- "${CPU[@]}"
+/usr/bin/python3 - "$T/crash/results.json" <<'EOP' && ok || no "a crash in a warm-up at once: $(tail -3 "$T/crash.log")"
+import json, sys
+r = json.load(open(sys.argv[1]))
+for c in r["cases"]:
+    n, t = c["impl"]["native"], c["impl"]["torch"]
+    if c["op"] == "softmax":
+        assert not c["valid"] and n["status"] == "failed", c["id"]
+        assert n["error"].startswith("warmup: ") and "signal 11" in n["error"], n["error"]
+        assert t["status"] == "ok" and t["warmup"]["calls"] >= 1, t
+    else:
+        assert c["valid"], (c["id"], n.get("error"), t.get("error"))
+print("ok crash", len(r["cases"]))
+EOP
 
 run bogus 2 DUALTIME_WARMUP=bogus -- "${CPU[@]}"
 grep -q "DUALTIME_WARMUP=bogus" "$T/bogus.log" && ok || no "the refusal does not name DUALTIME_WARMUP=bogus: $(cat "$T/bogus.log")"

@@ -43,8 +43,9 @@ typedef enum fault_kind {
     FAULT_INPUT,
     FAULT_SHORT,
     FAULT_LOST, /* run fails as if the device context were lost (a CUDA kernel fault) */
-    FAULT_HOLDSYNC /* device: a cuCtxSynchronize inside a held window (the watchdog must
-                      fail the sample in time) */
+    FAULT_HOLDSYNC, /* device: a cuCtxSynchronize inside a held window (the watchdog must
+                       fail the sample in time) */
+    FAULT_SEGV_WARM /* SIGSEGV in the case's second run (the first warm-up batch) */
 } fault_kind;
 
 typedef int (*dt_kernel_record_fn)(uint64_t i, dt_timing_kernel *out);
@@ -68,6 +69,7 @@ typedef struct worker {
     int fault_op;                /* op it applies to, -1 for none */
     /* the prepared case */
     int prepared;                /* 1 between a successful prepare and release */
+    int64_t runs;                /* run requests of the prepared case so far */
     int uploaded;                /* 1 after an upload of the prepared case */
     const dt_backend *be;        /* backend serving the case */
     void *state;                 /* its per-case state */
@@ -119,7 +121,8 @@ static void parse_fault(worker *w) {
     static const struct { const char *name; fault_kind kind; } kinds[] = {
         {"segv", FAULT_SEGV}, {"hang", FAULT_HANG}, {"garbage", FAULT_GARBAGE},
         {"wrong", FAULT_WRONG}, {"oob", FAULT_OOB}, {"input", FAULT_INPUT},
-        {"short", FAULT_SHORT}, {"lost", FAULT_LOST}, {"holdsync", FAULT_HOLDSYNC}};
+        {"short", FAULT_SHORT}, {"lost", FAULT_LOST}, {"holdsync", FAULT_HOLDSYNC},
+        {"segvwarm", FAULT_SEGV_WARM}};
     const char *colon = strchr(f, ':');
     if (!colon) {
         fprintf(stderr, "dualtime-native-worker: ignoring DUALTIME_FAULT='%s' (want what:op)\n", f);
@@ -451,6 +454,7 @@ static void do_prepare(worker *w, json_t *req) {
     }
     w->be = be;
     w->prepared = 1;
+    w->runs = 0;
     w->uploaded = 0;
     json_t *sources = json_array();
     for (int i = 0; i < info->nsources && i < DT_MAX_SOURCES; i++) {
@@ -526,7 +530,8 @@ static void do_run(worker *w, json_t *req) {
     if (!need_case(w, "run", 1)) return;
     int64_t reps;
     if (!get_reps(req, &reps, "run")) return;
-    if (fault_active(w, FAULT_SEGV)) {
+    w->runs++;
+    if (fault_active(w, FAULT_SEGV) || (fault_active(w, FAULT_SEGV_WARM) && w->runs == 2)) {
         fprintf(stderr, "dualtime-native-worker: injected fault: SIGSEGV\n");
         signal(SIGSEGV, SIG_DFL); /* a real crash, even under a sanitizer's handler */
         raise(SIGSEGV);
