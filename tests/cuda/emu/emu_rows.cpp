@@ -29,6 +29,9 @@ typedef int (*run_fn)(unsigned, unsigned, unsigned, const float *, const float *
 #ifndef SMEMPIPE
 #define SMEMPIPE 0
 #endif
+#ifndef CESTREAM
+#define CESTREAM 0 /* 1: cross_entropy's streaming online logsumexp (one block a row) */
+#endif
 #ifndef PIPE_G
 #define PIPE_G 1 /* SMEMPIPE: the persistent grid's clusters (each takes rows g, g + G, ...) */
 #endif
@@ -142,9 +145,9 @@ int main(int argc, char **argv) {
         if (e >= 0 && e < oelems) continue;
         if (O[i] != SENT) gbad++;
     }
-    printf("%s M=%lld N=%lld LDA=%lld view=%d BLOCK=%d CLUSTER=%d pipe=%d G=%d: %lld bad, max rel %.3g, "
-           "%lld guard bytes changed, %d threads left copies unwaited\n",
-           KNAME, m, n, lda, VIEW, BLOCK, CLUSTER, SMEMPIPE, SMEMPIPE ? PIPE_G : 0, bad, maxrel, gbad,
-           unwaited.load());
+    printf("%s M=%lld N=%lld LDA=%lld view=%d BLOCK=%d CLUSTER=%d pipe=%d G=%d stream=%d: %lld bad, "
+           "max rel %.3g, %lld guard bytes changed, %d threads left copies unwaited\n",
+           KNAME, m, n, lda, VIEW, BLOCK, CLUSTER, SMEMPIPE, SMEMPIPE ? PIPE_G : 0, CESTREAM, bad,
+           maxrel, gbad, unwaited.load());
     return bad || gbad || unwaited ? 1 : 0;
 }
