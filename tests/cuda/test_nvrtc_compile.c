@@ -346,9 +346,10 @@ static void check_refused(dt_op op, int64_t m, int64_t n, const char *var, const
  * default; with it cross_entropy takes one block a row (512 threads, fewer for short
  * rows), 16-byte chunks (vec 4 f32, 8 bf16/f16) whatever the alignment, no dynamic shared
  * memory, no cluster, wherever the staged row would be (vocabulary rows, unaligned
- * views, DUALTIME_ROW_PIPE ignored); rows the staged row never takes (few long rows in
- * the register cluster, N <= 1024, aligned in-register rows) and the other ops are
- * unchanged; =2 and words are refused. */
+ * views, DUALTIME_ROW_PIPE ignored; with DUALTIME_ROW_SMEM=2 every row > 1024); rows the
+ * staged row never takes (few long rows in the register cluster, N <= 1024, aligned
+ * in-register rows, DUALTIME_ROW_SMEM=0) and the other ops are unchanged; =2 and words
+ * are refused. */
 static void ce_stream_cases(const char *hdr) {
     unsetenv("DUALTIME_CE_STREAM");
     g_expect = "ce-stream";
@@ -404,6 +405,16 @@ static void ce_stream_cases(const char *hdr) {
             }
         unsetenv("DUALTIME_ROW_PIPE");
     }
+    /* DUALTIME_ROW_SMEM=2 stages every row > 1024: the stream takes them, also where the
+     * in-register cluster split had been planned (its options dropped) */
+    setenv("DUALTIME_ROW_SMEM", "2", 1);
+    g_expect = "grid=1 block=512 vec=4 ce-stream";
+    compile_typed(DT_OP_CROSS_ENTROPY, 1, 65536, 0, 0, "sm_90", hdr, DT_F32);
+    for (int i = 0; i < g_last.nopts; i++)
+        CHECK(strncmp(g_last.opts[i], "-DCLUSTER=", 10) && strncmp(g_last.opts[i], "-DNC=", 5),
+              "ce-stream 1x65536 SMEM=2: option %s", g_last.opts[i]);
+    g_expect = "grid=8192 block=512 vec=8 ce-stream";
+    compile_typed(DT_OP_CROSS_ENTROPY, 8192, 8192, 0, 0, "sm_90", hdr, DT_BF16);
     /* DUALTIME_ROW_SMEM=0 (no staged row): no stream either */
     setenv("DUALTIME_ROW_SMEM", "0", 1);
     g_expect = "multi-pass";
