@@ -3,8 +3,113 @@
 // int64 labels; a label outside [0, N) gives NaN. Specialization: M N LDA VEC BLOCK TPR
 // PER INREG (see dt_cuda_common.cuh). INREG=1: the row in registers, max then sum of
 // exp; INREG=0: one online max/sum pass; SMEMROW=1: the row staged once in shared
-// memory, max then sum of exp over it. Grid: ceil(M / (BLOCK/TPR)).
+// memory, max then sum of exp over it; CESTREAM=1 (DUALTIME_CE_STREAM=1): one streaming
+// read, an online logsumexp over 16-byte chunks (dt_ce_stream_lse below). Grid:
+// ceil(M / (BLOCK/TPR)).
 #include "dt_cuda_common.cuh"
+
+#ifndef CESTREAM
+#define CESTREAM 0
+#endif
+#if CESTREAM
+// ---- the streaming online logsumexp (CESTREAM=1) ----------------------------------
+// One block a row (TPR == BLOCK, INREG 0, SMEMROW 0, CLUSTER 1), VEC = the elements of
+// a 16-byte chunk (4 f32, 8 bf16/f16) whatever the row's alignment. The row's nch
+// chunks are counted from the 16-byte chunk that holds its first element (h elements
+// of it come before column 0), as the staged path's dt_srow: the first and last chunk
+// hold neighbours' or guard bytes (the arena's 256-byte guards, a view's padding), read
+// and never used. Thread t walks chunks t, t + BLOCK, ..., DT_CE_UNROLL loads in flight
+// before their use, and keeps a running max m and s = sum exp(x - m), rescaled when a
+// chunk raises m; an all -inf part has s = 0. Then the block combines the (m, s) pairs.
+#if TPR != BLOCK || INREG || SMEMROW || CLUSTER != 1 || VEC != (DT_ELEM == 0 ? 4 : 8)
+#error "CESTREAM needs block-per-row, INREG=0, SMEMROW=0, CLUSTER=1, 16-byte VEC"
+#endif
+#ifndef DT_CE_UNROLL
+#define DT_CE_UNROLL 4 /* 16-byte loads in flight a thread */
+#endif
+#if DT_ELEM == 0
+typedef float4 dt_ce_chunk;
+#else
+typedef uint4 dt_ce_chunk;
+#endif
+// (m, s) += the valid elements of chunk k (f: its VEC values): m grows to the chunk's
+// max, the old s is rescaled by exp(m_old - m_new).
+__device__ __forceinline__ void dt_ce_update(float &m, float &s, const dt_ce_chunk &t, int k,
+                                             int h, int nch) {
+    float f[VEC];
+#if DT_ELEM == 0
+    f[0] = t.x; f[1] = t.y; f[2] = t.z; f[3] = t.w;
+#else
+    dt_unpack8(t, f);
+#endif
+    if (k == 0 || k == nch - 1) { /* the row's first / last chunk: neighbours' bytes */
+#pragma unroll
+        for (int e = 0; e < VEC; e++) {
+            const int c = k * VEC + e - h;
+            if (c < 0 || c >= N) f[e] = -DT_INF;
+        }
+    }
+    float cm = f[0];
+#pragma unroll
+    for (int e = 1; e < VEC; e++) cm = fmaxf(cm, f[e]);
+    if (cm > m) {
+#ifndef DT_EMU_PLANT_NO_RESCALE /* tests/cuda/emu's planted fault: s kept unscaled */
+        s *= dt_exp_shifted(m, cm, cm * DT_LOG2E); /* m = -inf: s is 0, exp gives 0 */
+#endif
+        m = cm;
+    }
+    if (m == -DT_INF && cm == -DT_INF) return; /* all -inf so far: s stays 0 (NaN: adds) */
+    const float mls = m * DT_LOG2E;
+#pragma unroll
+    for (int e = 0; e < VEC; e++) s += dt_exp_shifted(f[e], m, mls);
+}
+// (m, s) <- the combination of two partial logsumexps (m = -inf: s = 0).
+__device__ __forceinline__ void dt_ce_combine(float &m, float &s, float m2, float s2) {
+    const float mn = fmaxf(m, m2);
+    if (mn == -DT_INF) return;
+    const float mls = mn * DT_LOG2E;
+    s = s * dt_exp_shifted(m, mn, mls) + s2 * dt_exp_shifted(m2, mn, mls);
+    m = mn;
+}
+// The row at p: *mx gets its max, the result is sum exp(x - *mx), for every thread of
+// the block (all must call it: it synchronizes).
+__device__ __forceinline__ float dt_ce_stream_lse(const dt_t *p, float *mx) {
+    const unsigned long long a = (unsigned long long)p;
+    const int h = (int)((a & 15ull) / sizeof(dt_t));
+    const int nch = (h + N + VEC - 1) / VEC;
+    const dt_ce_chunk *__restrict__ g = reinterpret_cast<const dt_ce_chunk *>(a & ~15ull);
+    float m = -DT_INF, s = 0.0f;
+    int k = (int)threadIdx.x;
+    for (; k + (DT_CE_UNROLL - 1) * BLOCK < nch; k += DT_CE_UNROLL * BLOCK) {
+        dt_ce_chunk t[DT_CE_UNROLL];
+#pragma unroll
+        for (int u = 0; u < DT_CE_UNROLL; u++) t[u] = __ldg(g + k + u * BLOCK);
+#pragma unroll
+        for (int u = 0; u < DT_CE_UNROLL; u++) dt_ce_update(m, s, t[u], k + u * BLOCK, h, nch);
+    }
+    for (; k < nch; k += BLOCK) dt_ce_update(m, s, __ldg(g + k), k, h, nch);
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        const float m2 = __shfl_xor_sync(0xffffffffu, m, o);
+        const float s2 = __shfl_xor_sync(0xffffffffu, s, o);
+        dt_ce_combine(m, s, m2, s2);
+    }
+#if BLOCK > 32
+    __shared__ float wm[BLOCK / 32], ws[BLOCK / 32];
+    if ((threadIdx.x & 31) == 0) {
+        wm[threadIdx.x >> 5] = m;
+        ws[threadIdx.x >> 5] = s;
+    }
+    __syncthreads();
+    m = wm[0];
+    s = ws[0];
+#pragma unroll
+    for (int w = 1; w < BLOCK / 32; w++) dt_ce_combine(m, s, wm[w], ws[w]);
+#endif
+    *mx = m;
+    return s;
+}
+#endif /* CESTREAM */
 
 extern "C" __global__ void DT_CLUSTER_ATTR __launch_bounds__(BLOCK)
 DT_KNAME(dt_cross_entropy)(const dt_t *__restrict__ a, const long long *__restrict__ labels,
@@ -66,6 +171,9 @@ DT_KNAME(dt_cross_entropy)(const dt_t *__restrict__ a, const long long *__restri
             out[row_] = dt_from_f32(ok_ ? (mx + logf(s)) - tgt_ : DT_NAN);
     });
     DT_CLUSTER_END();
+#elif CESTREAM
+    float mx;
+    const float s = dt_ce_stream_lse(p, &mx);
 #else
     float mx;
     const float s = dt_row_online_sumexp(p, lane, &mx);

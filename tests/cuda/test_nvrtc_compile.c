@@ -22,7 +22,9 @@
  * geometry before the staged-row variant), and smem_row_cases: on by default (=0 turns it
  * off), the staged-row variant's geometry with DUALTIME_ROW_SMEM=1 and =2 and DUALTIME_ROW_SMEM_KB, on sm_80, the
  * refusals; smem_pipe_cases: its persistent double-buffered geometry (DUALTIME_ROW_PIPE=1)
- * and layernorm's packed narrow gamma/beta (DUALTIME_ROW_LN_RAW).
+ * and layernorm's packed narrow gamma/beta (DUALTIME_ROW_LN_RAW); ce_stream_cases:
+ * cross_entropy's streaming online logsumexp (DUALTIME_CE_STREAM=1) where it applies, in
+ * every dtype, its geometry, and the refusals.
  * gemm wg1 (DUALTIME_GEMM_VARIANT=wg1, sm_90a) for bf16/f16 at 1024^3, 4096^3,
  * 8192^3, 1000x1048x264 takes wg1 (plan: 2 tensor maps, 384 threads, dynamic shared
  * memory, persistent grid), 127x193x61, 4097x4095x257 and views fall back to tc1 and
@@ -325,6 +327,106 @@ static void smem_pipe_cases(const char *hdr) {
     }
 }
 
+/* The plan of op at m x n (f32, contiguous) with var=val must fail with DT_EINVAL
+ * naming var. */
+static void check_refused(dt_op op, int64_t m, int64_t n, const char *var, const char *val) {
+    dt_case_layout L;
+    dt_layout_make(&L, op, m, n, 0, 0);
+    dt_cuda_plan p;
+    dt_err err = {{0}};
+    setenv(var, val, 1);
+    dt_status st = dt_cuda_plan_make(&L, "sm_90", 132, &p, &err);
+    unsetenv(var);
+    const int refused = st == DT_EINVAL && strstr(err.msg, var);
+    CHECK(refused, "%s=%s: status %d, message: %s", var, val, (int)st, st == DT_OK ? "-" : err.msg);
+    if (refused) printf("ok   %s=%s refused: %s\n", var, val, err.msg);
+}
+
+/* cross_entropy's streaming online logsumexp (DUALTIME_CE_STREAM=1, CESTREAM): off by
+ * default; with it cross_entropy takes one block a row (512 threads, fewer for short
+ * rows), 16-byte chunks (vec 4 f32, 8 bf16/f16) whatever the alignment, no dynamic shared
+ * memory, no cluster, wherever the staged row would be (vocabulary rows, unaligned
+ * views, DUALTIME_ROW_PIPE ignored; with DUALTIME_ROW_SMEM=2 every row > 1024); rows the
+ * staged row never takes (few long rows in the register cluster, N <= 1024, aligned
+ * in-register rows, DUALTIME_ROW_SMEM=0) and the other ops are unchanged; =2 and words
+ * are refused. */
+static void ce_stream_cases(const char *hdr) {
+    unsetenv("DUALTIME_CE_STREAM");
+    g_expect = "ce-stream";
+    g_expect_absent = 1;
+    compile_typed(DT_OP_CROSS_ENTROPY, 4096, 50257, 0, 0, "sm_90", hdr, DT_F32);
+    setenv("DUALTIME_CE_STREAM", "0", 1);
+    compile_typed(DT_OP_CROSS_ENTROPY, 4096, 50257, 0, 0, "sm_90", hdr, DT_BF16);
+    CHECK(has_opt(&g_last, "-DSMEMROW=1") && !has_opt(&g_last, "-DCESTREAM=1"),
+          "DUALTIME_CE_STREAM=0: %s", g_last.summary);
+    setenv("DUALTIME_CE_STREAM", "1", 1);
+    compile_typed(DT_OP_SOFTMAX, 4096, 50257, 0, 0, "sm_90", hdr, DT_F32); /* other ops */
+    g_expect_absent = 0;
+    static const struct { int64_t m, n; int views; int stream; const char *expect; } sh[] = {
+        {4096, 50257, 0, 1, "grid=4096 block=512 vec=%d ce-stream single-read online-logsumexp"},
+        {2048, 128256, 0, 1, "grid=2048 block=512 vec=%d ce-stream single-read online-logsumexp"},
+        {2048, 128256, 1, 1, "grid=2048 block=512 vec=%d ce-stream"},
+        {8191, 8193, 1, 1, "grid=8191 block=512 vec=%d ce-stream"},
+        {8192, 8193, 0, 1, "grid=8192 block=512 vec=%d ce-stream"},
+        {5, 1025, 1, 1, "grid=5 block=%s vec=%d ce-stream"}, /* short: bf16 256 threads */
+        {3, 20000, 1, 1, "grid=3 block=512 vec=%d ce-stream"},
+        {1, 65536, 0, 0, "row-in-registers single-pass cluster=8 "}, /* few: registers */
+        {8192, 8192, 0, 0, "row-in-registers"},                    /* aligned: registers */
+        {17, 257, 0, 0, "row-in-registers"},                       /* N <= 1024 */
+        {17, 257, 1, 0, "row-in-registers"},
+    };
+    static const dt_dtype dts[] = {DT_F32, DT_BF16, DT_F16};
+    for (int pipe = 0; pipe < 2; pipe++) {
+        if (pipe) setenv("DUALTIME_ROW_PIPE", "1", 1); /* the stream keeps one row a block */
+        for (size_t t = 0; t < 3; t++)
+            for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++) {
+                if (pipe && !sh[i].stream) continue;
+                char want[160];
+                if (strstr(sh[i].expect, "block=%s")) /* 1025: 258 f32 chunks, 130 bf16 */
+                    snprintf(want, sizeof want, sh[i].expect, dts[t] == DT_F32 ? "512" : "256",
+                             dts[t] == DT_F32 ? 4 : 8);
+                else
+                    snprintf(want, sizeof want, sh[i].expect, dts[t] == DT_F32 ? 4 : 8);
+                g_expect = want;
+                compile_typed(DT_OP_CROSS_ENTROPY, sh[i].m, sh[i].n, 0, sh[i].views, "sm_90", hdr,
+                              dts[t]);
+                const dt_cuda_plan *p = &g_last;
+                const int streamed = has_opt(p, "-DCESTREAM=1");
+                CHECK(streamed == sh[i].stream &&
+                          (!streamed ||
+                           (p->shared_bytes == 0 && p->persistent_cluster == 0 &&
+                            !has_opt(p, "-DSMEMROW=1") && !has_opt(p, "-DSMEMPIPE=1") &&
+                            !strstr(p->summary, "cluster=") && !strstr(p->summary, "smem=") &&
+                            p->grid[0] == (unsigned)sh[i].m && has_opt(p, "-DINREG=0"))),
+                      "ce-stream %lldx%lld views=%d %s pipe=%d: stream %d (want %d), smem %u: %s",
+                      (long long)sh[i].m, (long long)sh[i].n, sh[i].views,
+                      dt_dtype_name(dts[t]), pipe, streamed, sh[i].stream, p->shared_bytes,
+                      p->summary);
+            }
+        unsetenv("DUALTIME_ROW_PIPE");
+    }
+    /* DUALTIME_ROW_SMEM=2 stages every row > 1024: the stream takes them, also where the
+     * in-register cluster split had been planned (its options dropped) */
+    setenv("DUALTIME_ROW_SMEM", "2", 1);
+    g_expect = "grid=1 block=512 vec=4 ce-stream";
+    compile_typed(DT_OP_CROSS_ENTROPY, 1, 65536, 0, 0, "sm_90", hdr, DT_F32);
+    for (int i = 0; i < g_last.nopts; i++)
+        CHECK(strncmp(g_last.opts[i], "-DCLUSTER=", 10) && strncmp(g_last.opts[i], "-DNC=", 5),
+              "ce-stream 1x65536 SMEM=2: option %s", g_last.opts[i]);
+    g_expect = "grid=8192 block=512 vec=8 ce-stream";
+    compile_typed(DT_OP_CROSS_ENTROPY, 8192, 8192, 0, 0, "sm_90", hdr, DT_BF16);
+    /* DUALTIME_ROW_SMEM=0 (no staged row): no stream either */
+    setenv("DUALTIME_ROW_SMEM", "0", 1);
+    g_expect = "multi-pass";
+    compile_typed(DT_OP_CROSS_ENTROPY, 4096, 50257, 0, 0, "sm_90", hdr, DT_F32);
+    unsetenv("DUALTIME_ROW_SMEM");
+    unsetenv("DUALTIME_CE_STREAM");
+    g_expect = NULL;
+    static const char *bad[] = {"2", "-1", "yes", "1x"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        check_refused(DT_OP_CROSS_ENTROPY, 4096, 50257, "DUALTIME_CE_STREAM", bad[i]);
+}
+
 /* The staged-row variant (SMEMROW, DUALTIME_ROW_SMEM / _SMEM_KB): the default (=1); =0 turns it off; with =1 every
  * vocabulary row and unaligned long row of softmax, layernorm, rmsnorm, cross_entropy
  * and residual_layernorm (two rows) stages in shared memory with the geometry of the
@@ -445,19 +547,8 @@ static void smem_row_cases(const char *hdr) {
     static const char *bad[][2] = {{"DUALTIME_ROW_SMEM", "3"}, {"DUALTIME_ROW_SMEM", "on"},
                                    {"DUALTIME_ROW_SMEM_KB", "228"}, {"DUALTIME_ROW_SMEM_KB", "8"},
                                    {"DUALTIME_ROW_SMEM_KB", "64k"}};
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        dt_case_layout L;
-        dt_layout_make(&L, DT_OP_SOFTMAX, 4096, 50257, 0, 0);
-        dt_cuda_plan p;
-        dt_err err = {{0}};
-        setenv(bad[i][0], bad[i][1], 1);
-        dt_status st = dt_cuda_plan_make(&L, "sm_90", 132, &p, &err);
-        unsetenv(bad[i][0]);
-        const int refused = st == DT_EINVAL && strstr(err.msg, bad[i][0]);
-        CHECK(refused, "%s=%s: status %d, message: %s", bad[i][0], bad[i][1], (int)st,
-              st == DT_OK ? "-" : err.msg);
-        if (refused) printf("ok   %s=%s refused: %s\n", bad[i][0], bad[i][1], err.msg);
-    }
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        check_refused(DT_OP_SOFTMAX, 4096, 50257, bad[i][0], bad[i][1]);
 }
 
 /* Issue 18's shapes: every row op that keeps a row on chip x f32/bf16/f16 at one long
@@ -488,6 +579,7 @@ static void long_row_cases(const char *hdr) {
     unsetenv("DUALTIME_ROW_SMEM");
     smem_row_cases(hdr);
     smem_pipe_cases(hdr);
+    ce_stream_cases(hdr);
     /* narrow softmax / cross_entropy: ex2.approx; f32 keeps expf */
     g_expect = "fastexp";
     compile_typed(DT_OP_SOFTMAX, 8192, 8192, 0, 0, "sm_90", hdr, DT_BF16);

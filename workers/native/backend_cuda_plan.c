@@ -623,7 +623,10 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
      * block's registers when there are few rows (M*4 <= SMs), 2 split every row too
      * long for one block and few rows of >= 16384 too (measured slower at 4096x50257,
      * docs/perf.md). DUALTIME_ROW_FASTEXP (default 1 for bf16/f16, 0 for f32): ex2.approx
-     * and the reciprocal in softmax and cross_entropy. */
+     * and the reciprocal in softmax and cross_entropy. DUALTIME_CE_STREAM (default 0):
+     * 1 gives cross_entropy, wherever it would take the staged row, one block of up to
+     * 512 threads a row streaming 16-byte chunks through an online logsumexp (CESTREAM,
+     * "ce-stream" in the summary; no shared row, no cluster; opt-in until measured). */
     const int ln_like = L->op == DT_OP_LAYERNORM || L->op == DT_OP_RESIDUAL_LAYERNORM;
     int elems = narrow && !ln_like && L->op != DT_OP_SUM ? 32 : 16, cluster_on = 1,
         fastexp = narrow, smem_mode = 1, smem_kb = 113, /* staged rows where they pay
@@ -639,7 +642,11 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
     if (kst == DT_OK) kst = int_knob("DUALTIME_ROW_SMEM_KB", 16, 227, 0, &smem_kb, err);
     if (kst == DT_OK) kst = int_knob("DUALTIME_ROW_CLUSTER", 0, 2, 0, &cluster_on, err);
     if (kst == DT_OK) kst = int_knob("DUALTIME_ROW_FASTEXP", 0, 1, 0, &fastexp, err);
+    int ce_stream = 0; /* DUALTIME_CE_STREAM=1: cross_entropy streams the row (CESTREAM)
+                          wherever it would be staged; opt-in, unmeasured (docs/perf.md) */
+    if (kst == DT_OK) kst = int_knob("DUALTIME_CE_STREAM", 0, 1, 0, &ce_stream, err);
     if (kst != DT_OK) return kst;
+    if (ce_stream && L->op == DT_OP_CROSS_ENTROPY) smem_pipe = 0; else ce_stream = 0;
     if (ln_raw && narrow && L->op == DT_OP_LAYERNORM) dt_cuda_plan_add_opt(p, "-DDT_LN_RAW=1");
     if (fastexp && (L->op == DT_OP_SOFTMAX || L->op == DT_OP_CROSS_ENTROPY))
         dt_cuda_plan_add_opt(p, "-DDT_FASTEXP=1");
@@ -708,13 +715,17 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
                 p->nopts -= 2;
                 DT_ASSERT(strncmp(p->opts[p->nopts], "-DCLUSTER=", 10) == 0);
             }
-            smem_rows = 1;
+            if (ce_stream) { /* one block a row, no shared row: 512 threads (128.. for short) */
+                scl = 1, snc = n, sbytes = 0;
+                for (threads = 512; threads > 128 && threads / 2 >= n / vw + 2;) threads /= 2;
+            }
+            smem_rows = ce_stream ? 3 : 1; /* 3: the stream */
             cl = scl;
             nc = snc;
             tpr = block = threads;
             inreg = 0;
             snprintf(p->opts[vec_opt], DT_CUDA_OPT_LEN, "-DVEC=%d", vw);
-            dt_cuda_plan_add_opt(p, "-DSMEMROW=1");
+            dt_cuda_plan_add_opt(p, ce_stream ? "-DCESTREAM=1" : "-DSMEMROW=1");
             if (smem_pipe && L->op != DT_OP_RESIDUAL_LAYERNORM) {
                 dt_cuda_plan_add_opt(p, "-DSMEMPIPE=1");
                 smem_rows = 2;
@@ -740,13 +751,14 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
         snprintf(clbuf, sizeof clbuf, " cluster=%lld cols/block=%lld dsmem-reduce", (long long)cl,
                  (long long)nc);
     char smbuf[48] = "";
-    if (smem_rows) snprintf(smbuf, sizeof smbuf, " smem=%u", p->shared_bytes);
+    if (smem_rows == 1 || smem_rows == 2) snprintf(smbuf, sizeof smbuf, " smem=%u", p->shared_bytes);
     snprintf(p->summary, sizeof p->summary,
              "%s %s grid=%u block=%d vec=%d %s%s%s%s", p->kernel_name,
              tpr == 32 ? "warp-per-row" : "block-per-row", p->grid[0], block,
              smem_rows ? vw : vec,
              acc_f16              ? "PLANTED-FAULT fp16-accumulation"
              : L->op == DT_OP_SUM ? "streaming"
+             : smem_rows == 3     ? "ce-stream single-read online-logsumexp unroll=4"
              : smem_rows == 2     ? "row-staged-in-smem cp.async single-read persistent double-buffered"
              : smem_rows          ? "row-staged-in-smem cp.async single-read"
              : inreg            ? "row-in-registers single-pass"

@@ -42,6 +42,9 @@
  * is not sm_90; the summary then says "variant=tc1 (fallback: <why>)". v1/v2 are
  * refused for narrow types and tc1/wg1/wg2/wg3 for FP32. Test only: DUALTIME_PLANT_ACC_F16=1 makes sum accumulate in
  * fp16 (-DDT_ACC_F16=1, one warp per row, "PLANTED-FAULT" in the summary).
+ * Row ops: DUALTIME_CE_STREAM=1 (opt-in; 0 the default, other values DT_EINVAL) gives
+ * cross_entropy the streaming online-logsumexp kernel (-DCESTREAM=1, one block a row,
+ * "ce-stream" in the summary) wherever it would take the staged row (SMEMROW).
  *
  * Ownership: plans are plain values; dt_cuda_source_load and dt_cuda_nvrtc_compile
  * return malloc'd memory the caller frees. Thread-safety: reentrant. */

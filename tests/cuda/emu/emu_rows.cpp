@@ -29,6 +29,9 @@ typedef int (*run_fn)(unsigned, unsigned, unsigned, const float *, const float *
 #ifndef SMEMPIPE
 #define SMEMPIPE 0
 #endif
+#ifndef CESTREAM
+#define CESTREAM 0 /* 1: cross_entropy's streaming online logsumexp (one block a row) */
+#endif
 #ifndef PIPE_G
 #define PIPE_G 1 /* SMEMPIPE: the persistent grid's clusters (each takes rows g, g + G, ...) */
 #endif
@@ -71,6 +74,12 @@ int main(int argc, char **argv) {
     for (long long r = 0; r < m; r++)
         for (long long c = 0; c < n; c++) bm[r * lda + c] = rnd();
     for (long long r = 0; r < m; r++) lab[r] = (long long)(r * 7919 % n);
+#ifdef NEGINF /* cross_entropy: the first 3/4 of each row -inf but its label (whole
+                 chunks, whole threads' parts -inf: the running max starts at -inf) */
+    for (long long r = 0; r < m; r++)
+        for (long long c = 0; c < n * 3 / 4; c++)
+            if (c != lab[r]) a[r * lda + c] = -INFINITY;
+#endif
     float POISON;
     { const unsigned pb = 0x7fc0deadu; std::memcpy(&POISON, &pb, 4); }
     for (long long r = 0; r < m; r++)
@@ -142,9 +151,15 @@ int main(int argc, char **argv) {
         if (e >= 0 && e < oelems) continue;
         if (O[i] != SENT) gbad++;
     }
-    printf("%s M=%lld N=%lld LDA=%lld view=%d BLOCK=%d CLUSTER=%d pipe=%d G=%d: %lld bad, max rel %.3g, "
-           "%lld guard bytes changed, %d threads left copies unwaited\n",
-           KNAME, m, n, lda, VIEW, BLOCK, CLUSTER, SMEMPIPE, SMEMPIPE ? PIPE_G : 0, bad, maxrel, gbad,
-           unwaited.load());
+    printf("%s M=%lld N=%lld LDA=%lld view=%d BLOCK=%d CLUSTER=%d pipe=%d G=%d stream=%d%s: %lld bad, "
+           "max rel %.3g, %lld guard bytes changed, %d threads left copies unwaited\n",
+           KNAME, m, n, lda, VIEW, BLOCK, CLUSTER, SMEMPIPE, SMEMPIPE ? PIPE_G : 0, CESTREAM,
+#ifdef NEGINF
+           " neginf",
+#else
+           "",
+#endif
+           bad,
+           maxrel, gbad, unwaited.load());
     return bad || gbad || unwaited ? 1 : 0;
 }

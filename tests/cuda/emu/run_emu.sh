@@ -16,9 +16,16 @@
 # which has no store pass), and one cluster
 # reduction slot for every row (3, rmsnorm only: its one reduction a row has no other
 # cluster barrier between rows; the emulation delays odd cluster ranks' DSMEM reads).
+# cross_entropy's streaming online logsumexp (CESTREAM=1, DUALTIME_CE_STREAM=1; op 3
+# only): one block a row of 128..1024 threads reading 16-byte chunks from the row start's
+# chunk, at odd widths (every row start at another offset in its chunk), views (stride
+# N+3 / N+4, window at (1,1)), rows shorter than the block, tails smaller than a chunk and
+# the vocabulary widths 50257 / 128256 with few rows, rows mostly -inf; the planted fault (PLANT 4,
+# DT_EMU_PLANT_NO_RESCALE: s not rescaled when a chunk raises the running max) must fail.
 # Needs g++ >= 12 (C++20 <barrier>).
 # Usage: bash tests/cuda/emu/run_emu.sh   (exit 0: all passed)
-#   DT_EMU_OPS="0 2" picks ops; DT_EMU_ONLY=pipe runs only the SMEMPIPE cases and the plants
+#   DT_EMU_OPS="0 2" picks ops; DT_EMU_ONLY=pipe runs only the SMEMPIPE cases and the plants,
+#   DT_EMU_ONLY=stream only the CESTREAM cases (with DT_EMU_OPS=3)
 set -u
 cd "$(dirname "$0")/../../.." || exit 2
 T="$(mktemp -d /tmp/dt-emu.XXXXXX)"; rc=0
@@ -34,23 +41,39 @@ pipe_cases=("9 8193 8193 0 128 1 0 1 2" "7 8193 8196 1 256 1 0 1 3" "11 1027 103
             "7 8193 8196 1 128 3 2732 1 2" "3 128256 128256 0 256 8 16032 1 1"
             "6 20000 20004 1 512 2 10000 1 4" "9 1029 1029 0 128 2 516 1 3"
             "7 8193 8193 0 128 1 0 1 2 1" "7 8193 8196 1 256 1 0 1 3 2" "9 1029 1029 0 128 2 516 1 3 3")
-[ "${DT_EMU_ONLY:-}" = pipe ] && cases=()
+# M N LDA view BLOCK 1 0 0 1 PLANT 1 [NEGINF]: the CESTREAM cases (cross_entropy only;
+# NEGINF 1: the first 3/4 of every row -inf but the label, so whole threads' parts are)
+stream_cases=("5 8193 8193 0 512 1 0 0 1 0 1" "4 1025 1025 0 512 1 0 0 1 0 1"
+              "3 1029 1029 0 512 1 0 0 1 0 1" "2 1029 1029 0 1024 1 0 0 1 0 1"
+              "5 8193 8196 1 512 1 0 0 1 0 1" "4 8193 8197 1 512 1 0 0 1 0 1"
+              "3 1027 1030 1 128 1 0 0 1 0 1" "4 4096 4100 1 256 1 0 0 1 0 1"
+              "4 4096 4096 0 512 1 0 0 1 0 1" "3 20001 20005 1 512 1 0 0 1 0 1"
+              "5 50257 50257 0 512 1 0 0 1 0 1" "2 50257 50260 1 512 1 0 0 1 0 1"
+              "2 128256 128256 0 512 1 0 0 1 0 1" "3 128256 128259 1 512 1 0 0 1 0 1"
+              "5 8193 8193 0 512 1 0 0 1 0 1 1" "3 50257 50260 1 512 1 0 0 1 0 1 1"
+              "3 50257 50257 0 512 1 0 0 1 4 1" "3 8193 8196 1 512 1 0 0 1 4 1")
+[ "${DT_EMU_ONLY:-}" = pipe ] && cases=() && stream_cases=()
+[ "${DT_EMU_ONLY:-}" = stream ] && cases=() && pipe_cases=()
 flags=(-std=c++20 -O1 -pthread)
 g++ "${flags[@]}" -DM=1 -c -o /dev/null -x c++ /dev/null || exit 2
 for o in ${DT_EMU_OPS:-0 1 2 3 4}; do
   all=("${cases[@]}"); [ "$o" != 4 ] && all+=("${pipe_cases[@]}") # residual_layernorm: no pipe
-  for c in "${all[@]}"; do read -r m n lda v blk cl nc pipe g plant <<<"$c"
-    pipe=${pipe:-0}; g=${g:-1}; plant=${plant:-0}
+  [ "$o" = 3 ] && all+=("${stream_cases[@]}")
+  for c in "${all[@]}"; do read -r m n lda v blk cl nc pipe g plant stream ninf <<<"$c"
+    pipe=${pipe:-0}; g=${g:-1}; plant=${plant:-0}; stream=${stream:-0}; ninf=${ninf:-0}
     [ "$plant" = 3 ] && [ "$o" != 1 ] && continue # one slot is a fault for rmsnorm only
     [ "$plant" = 2 ] && [ "$o" = 3 ] && continue  # cross_entropy reads no buffer after its last barrier
-    d="$T/e_${o}_${m}_${n}_${v}_${blk}_${cl}_${pipe}_${g}_${plant}"; mkdir -p "$d"
+    d="$T/e_${o}_${m}_${n}_${v}_${blk}_${cl}_${pipe}_${g}_${plant}_${stream}_${ninf}"; mkdir -p "$d"
     def=(-DOP=$o -DM="$m" -DN="$n" -DLDA="$lda" -DLDB="$lda" -DLDO="$n" -DVIEW="$v" -DVEC=4
-         -DSMEMROW=1 -DBLOCK="$blk" -DTPR="$blk" -DPER=1 -DINREG=0 -DCLUSTER="$cl"
+         -DBLOCK="$blk" -DTPR="$blk" -DPER=1 -DINREG=0 -DCLUSTER="$cl"
          -DSMEMPIPE="$pipe" -DPIPE_G="$g")
+    if [ "$stream" = 1 ]; then def+=(-DSMEMROW=0 -DCESTREAM=1); else def+=(-DSMEMROW=1); fi
     [ "$cl" -gt 1 ] && def+=(-DNC="$nc")
     [ "$plant" = 1 ] && def+=(-DDT_EMU_PLANT_PIPE_WAIT=1)
     [ "$plant" = 2 ] && def+=(-DDT_EMU_PLANT_PIPE_BARRIER=1)
     [ "$plant" = 3 ] && def+=(-DDT_EMU_PLANT_ONE_SLOT=1)
+    [ "$plant" = 4 ] && def+=(-DDT_EMU_PLANT_NO_RESCALE=1)
+    [ "$ninf" = 1 ] && def+=(-DNEGINF=1)
     g++ "${flags[@]}" -fPIC -shared -fvisibility=hidden -fvisibility-inlines-hidden -DDT_HOST_EMU \
       -include tests/cuda/emu/dt_emu.hpp -Ikernels/cuda -DKFILE="\"${ops[$o]}.cu\"" "${def[@]}" \
       tests/cuda/emu/emu_kernel.cpp -o "$d/k0.so" &&
