@@ -103,7 +103,7 @@ static const char *k_usage =
     "  --samples N             samples per scope (default 9)\n"
     "  --sample-ms MS          target duration of one batch sample (default 20)\n"
     "  --warmup-ms MS          warmup per implementation and case-round (default 150; on\n"
-    "                          cuda the implementations warm at once, docs/device-workflow.md)\n"
+    "                          cuda the implementations warm at once)\n"
     "  --prime N               untimed calls right before every timed sample, in the same\n"
     "                          request (default 1, 0..16; docs/protocol.md, Priming)\n"
     "  --rounds N              repeat the plan, order rotated and reversed (default: 2 on\n"
