@@ -471,6 +471,14 @@ step_rows-pipe() { rm -rf "$W/rows-pipe"
   [ -f "$W/rows-pipe/results.md" ] && cp "$W/rows-pipe/results.md" "$OUT/rows-pipe.md"
   note "$W/rows-pipe/results.md" '/^## Device control/,/^$/p' 40; return 0; }
 
+# The ok lines of the GPU-test log $W/$1.log for the ops $2 (an ERE alternation) into the
+# summary, shortened to shape, error, us, GB/s, geometry, registers and local bytes: the
+# compile column, the kernel name, the plan summary's words $3 (an ERE) and the cache
+# note dropped (ce-stream, rows-l2).
+oracle_ok() { [ -f "$W/$1.log" ] && grep -E "^ok +($2) " "$W/$1.log" |
+  sed -E "s/ +\| compile[^|]*\| / | /; s/dt_[a-z_]+_[a-z0-9]+ block-per-row //; s/$3//;
+          s/; cache=.*//; s/^ok  /$1:/" | cut -c1-280 | head -16 | tee -a "$S"; return 0; }
+
 # ce-stream: issue 18 session 6 (docs/perf.md "cross_entropy stream"). The GPU test's FP64
 # oracle and x100 timing of cross_entropy with DUALTIME_CE_STREAM=1 at the long shapes
 # where the stream replaces the staged row (4096x50257, 2048x128256, the 8191x8193 view:
@@ -486,11 +494,7 @@ ce_stream_run=(--backends cuda --device-timing --operations cross_entropy --dtyp
 step_ce-stream() { rm -rf "$W/ce-stream"
   run ce-stream-oracle 150 3 env DUALTIME_CE_STREAM=1 DUALTIME_GPU_TEST_SHAPES=long DUALTIME_GPU_TEST_NO_FAULT=1 \
     DUALTIME_GPU_TEST_ROWS="$rows_pipe_shapes" DUALTIME_GPU_TEST_OPS=cross_entropy "${CUDA_TEST[@]}"
-  fails ce-stream-oracle
-  [ -f "$W/ce-stream-oracle.log" ] && grep -E "^ok +cross_entropy " "$W/ce-stream-oracle.log" |
-    sed -E 's/ +\| compile[^|]*\| / | /; s/dt_cross_entropy_[a-z0-9]+ block-per-row //;
-            s/ single-read online-logsumexp unroll=4//; s/; cache=.*//; s/^ok  /ce-stream-oracle:/' |
-    cut -c1-280 | head -12 | tee -a "$S"
+  fails ce-stream-oracle; oracle_ok ce-stream-oracle cross_entropy ' single-read online-logsumexp unroll=4'
   run ce-stream-run 180 3 "$B/dualtime" run "${ce_stream_run[@]}" \
     --impls "torch,native,stream=worker:env DUALTIME_CE_STREAM=1 $PWD/$B/dualtime-native-worker" \
     --output "$W/ce-stream"
@@ -514,11 +518,7 @@ step_rows-l2() { rm -rf "$W/rows-l2"
   run rows-l2-oracle 240 3 env DUALTIME_ROW_L2=1 DUALTIME_GPU_TEST_SHAPES=long DUALTIME_GPU_TEST_NO_FAULT=1 \
     DUALTIME_GPU_TEST_ROWS=4096x50257,8191x8193 DUALTIME_GPU_TEST_DTYPES=f32,bf16 \
     DUALTIME_GPU_TEST_OPS=softmax,rmsnorm,layernorm "${CUDA_TEST[@]}"
-  fails rows-l2-oracle
-  [ -f "$W/rows-l2-oracle.log" ] && grep -E "^ok +(softmax|rmsnorm|layernorm) " "$W/rows-l2-oracle.log" |
-    sed -E 's/ +\| compile[^|]*\| / | /; s/dt_[a-z]+_[a-z0-9]+ block-per-row //;
-            s/ dram-read\+l2-reread unroll=4//; s/; cache=.*//; s/^ok  /rows-l2-oracle:/' |
-    cut -c1-280 | head -16 | tee -a "$S"
+  fails rows-l2-oracle; oracle_ok rows-l2-oracle 'softmax|rmsnorm|layernorm' ' dram-read\+l2-reread unroll=4'
   run rows-l2-run 420 3 "$B/dualtime" run "${rows_l2_run[@]}" \
     --impls "torch,native,l2=worker:env DUALTIME_ROW_L2=1 $PWD/$B/dualtime-native-worker" \
     --output "$W/rows-l2"
