@@ -59,6 +59,7 @@ dtypes|the row ops of the default matrix in DT_DTYPES (default bf16,fp16) with d
 long|CUDA backend GPU test of the long-row, vocabulary and unaligned-view shapes (DUALTIME_GPU_TEST_SHAPES=long) in every dtype
 rows-sweep|issue 18 rows: FP32 oracle at the long/vocabulary/unaligned shapes (default and DUALTIME_ROW_SMEM=2 / _SMEM_KB=227 variants), then native vs torch at 4096x50257, 2048x128256, 1x65536, 8192^2 (+ 8191x8193, 8192^2 views) in fp32,bf16, two geometry A/Bs (< 4 min)
 ce-stream|issue 18 session 6: cross_entropy streaming online logsumexp (DUALTIME_CE_STREAM=1): GPU-test FP64 oracle + x100 timing at 4096x50257, 2048x128256, 8191x8193 view in f32,bf16,f16, then ONE held device run of torch vs native vs stream (worker:env DUALTIME_CE_STREAM=1) at 4096x50257, 2048x128256, 8192^2, 8191x8193 in fp32,bf16; Device control table into the summary (< 3 min)
+rows-l2|issue 18 session 6: L2-resident two-pass rows of softmax, rmsnorm, layernorm (DUALTIME_ROW_L2=1): GPU-test FP64 oracle + x100 timing at 4096x50257 and the 8191x8193 view in f32,bf16, then ONE held device run of torch vs native vs l2 (worker:env DUALTIME_ROW_L2=1) at 4096x50257, 2048x128256, 8192^2, 8191x8193 (DT_ROWS_L2_SHAPES) in fp32,bf16; Device control table into the summary (4-7 min)
 rows-pipe|issue 18 third pass: persistent double-buffered staged rows (DUALTIME_ROW_PIPE=1) vs staged (=0) vs first pass (DUALTIME_ROW_SMEM=0): GPU-test FP64 oracle + x100 timing at 4096x50257, 2048x128256, 8191x8193 view (f32), layernorm 8192^2 bf16 packed gamma/beta (DUALTIME_ROW_LN_RAW=1 vs 0), then native (pipe) vs torch held at the vocabulary rows in fp32,bf16 (< 4 min)
 anti-cheat|issue 17 item 7: honest torch and native on cuda (a case over 4x L2 included) pass every named anti-cheat check (docs/anti-cheat.md)
 shards|a two-shard plan of a small CUDA matrix, both shards one after the other on this GPU, merged, against a single run of the same flags (same case ids and input SHA-256s)
@@ -470,6 +471,14 @@ step_rows-pipe() { rm -rf "$W/rows-pipe"
   [ -f "$W/rows-pipe/results.md" ] && cp "$W/rows-pipe/results.md" "$OUT/rows-pipe.md"
   note "$W/rows-pipe/results.md" '/^## Device control/,/^$/p' 40; return 0; }
 
+# The ok lines of the GPU-test log $W/$1.log for the ops $2 (an ERE alternation) into the
+# summary, shortened to shape, error, us, GB/s, geometry, registers and local bytes: the
+# compile column, the kernel name, the plan summary's words $3 (an ERE) and the cache
+# note dropped (ce-stream, rows-l2).
+oracle_ok() { [ -f "$W/$1.log" ] && grep -E "^ok +($2) " "$W/$1.log" |
+  sed -E "s/ +\| compile[^|]*\| / | /; s/dt_[a-z_]+_[a-z0-9]+ block-per-row //; s/$3//;
+          s/; cache=.*//; s/^ok  /$1:/" | cut -c1-280 | head -16 | tee -a "$S"; return 0; }
+
 # ce-stream: issue 18 session 6 (docs/perf.md "cross_entropy stream"). The GPU test's FP64
 # oracle and x100 timing of cross_entropy with DUALTIME_CE_STREAM=1 at the long shapes
 # where the stream replaces the staged row (4096x50257, 2048x128256, the 8191x8193 view:
@@ -485,16 +494,36 @@ ce_stream_run=(--backends cuda --device-timing --operations cross_entropy --dtyp
 step_ce-stream() { rm -rf "$W/ce-stream"
   run ce-stream-oracle 150 3 env DUALTIME_CE_STREAM=1 DUALTIME_GPU_TEST_SHAPES=long DUALTIME_GPU_TEST_NO_FAULT=1 \
     DUALTIME_GPU_TEST_ROWS="$rows_pipe_shapes" DUALTIME_GPU_TEST_OPS=cross_entropy "${CUDA_TEST[@]}"
-  fails ce-stream-oracle
-  [ -f "$W/ce-stream-oracle.log" ] && grep -E "^ok +cross_entropy " "$W/ce-stream-oracle.log" |
-    sed -E 's/ +\| compile[^|]*\| / | /; s/dt_cross_entropy_[a-z0-9]+ block-per-row //;
-            s/ single-read online-logsumexp unroll=4//; s/; cache=.*//; s/^ok  /ce-stream-oracle:/' |
-    cut -c1-280 | head -12 | tee -a "$S"
+  fails ce-stream-oracle; oracle_ok ce-stream-oracle cross_entropy ' single-read online-logsumexp unroll=4'
   run ce-stream-run 180 3 "$B/dualtime" run "${ce_stream_run[@]}" \
     --impls "torch,native,stream=worker:env DUALTIME_CE_STREAM=1 $PWD/$B/dualtime-native-worker" \
     --output "$W/ce-stream"
   [ -f "$W/ce-stream/results.md" ] && cp "$W/ce-stream/results.md" "$OUT/ce-stream.md"
   note "$W/ce-stream/results.md" '/^## Device control/,/^$/p' 40; return 0; }
+
+# rows-l2: issue 18 session 6 (docs/perf.md "rows L2 two-pass"). The GPU test's FP64
+# oracle and x100 timing of softmax, rmsnorm and layernorm with DUALTIME_ROW_L2=1 where
+# the two-pass row replaces the staged row at the default 32 MB budget (4096x50257, the
+# 8191x8193 view; 2048x128256 does not fit it and stays staged) in f32 and bf16, one line
+# a case into the summary (its plan summary says row-l2-two-pass); then ONE held device
+# run with the two-pass row as a third implementation (the native worker with
+# DUALTIME_ROW_L2=1), so the A/B against native (staged rows) and torch shares the run's
+# clocks (2048x128256 and 8192^2: controls, the variant does not apply); rows-l2.md to
+# $OUT. DT_ROWS_L2_SHAPES overrides the held run's shapes (fewer: shorter).
+# shellcheck disable=SC2054 # the commas are dualtime's
+rows_l2_run=(--backends cuda --device-timing --operations softmax,rmsnorm,layernorm --dtypes fp32,bf16
+             --row-shapes "${DT_ROWS_L2_SHAPES:-4096x50257,2048x128256,8192x8192,8191x8193}" --samples 5
+             --rounds 1 --sample-ms 10 --warmup-ms 50 --quiet)
+step_rows-l2() { rm -rf "$W/rows-l2"
+  run rows-l2-oracle 240 3 env DUALTIME_ROW_L2=1 DUALTIME_GPU_TEST_SHAPES=long DUALTIME_GPU_TEST_NO_FAULT=1 \
+    DUALTIME_GPU_TEST_ROWS=4096x50257,8191x8193 DUALTIME_GPU_TEST_DTYPES=f32,bf16 \
+    DUALTIME_GPU_TEST_OPS=softmax,rmsnorm,layernorm "${CUDA_TEST[@]}"
+  fails rows-l2-oracle; oracle_ok rows-l2-oracle 'softmax|rmsnorm|layernorm' ' dram-read\+l2-reread unroll=4'
+  run rows-l2-run 420 3 "$B/dualtime" run "${rows_l2_run[@]}" \
+    --impls "torch,native,l2=worker:env DUALTIME_ROW_L2=1 $PWD/$B/dualtime-native-worker" \
+    --output "$W/rows-l2"
+  [ -f "$W/rows-l2/results.md" ] && cp "$W/rows-l2/results.md" "$OUT/rows-l2.md"
+  note "$W/rows-l2/results.md" '/^## Device control/,/^$/p' 90; return 0; }
 
 # shards: issue 20 on one GPU. The plan's flags are the single run's flags.
 # shellcheck disable=SC2054 # the commas are dualtime's

@@ -49,27 +49,7 @@ __device__ __forceinline__ void dt_ce_update(float &m, float &s, const dt_ce_chu
             if (c < 0 || c >= N) f[e] = -DT_INF;
         }
     }
-    float cm = f[0];
-#pragma unroll
-    for (int e = 1; e < VEC; e++) cm = fmaxf(cm, f[e]);
-    if (cm > m) {
-#ifndef DT_EMU_PLANT_NO_RESCALE /* tests/cuda/emu's planted fault: s kept unscaled */
-        s *= dt_exp_shifted(m, cm, cm * DT_LOG2E); /* m = -inf: s is 0, exp gives 0 */
-#endif
-        m = cm;
-    }
-    if (m == -DT_INF && cm == -DT_INF) return; /* all -inf so far: s stays 0 (NaN: adds) */
-    const float mls = m * DT_LOG2E;
-#pragma unroll
-    for (int e = 0; e < VEC; e++) s += dt_exp_shifted(f[e], m, mls);
-}
-// (m, s) <- the combination of two partial logsumexps (m = -inf: s = 0).
-__device__ __forceinline__ void dt_ce_combine(float &m, float &s, float m2, float s2) {
-    const float mn = fmaxf(m, m2);
-    if (mn == -DT_INF) return;
-    const float mls = mn * DT_LOG2E;
-    s = s * dt_exp_shifted(m, mn, mls) + s2 * dt_exp_shifted(m2, mn, mls);
-    m = mn;
+    dt_lse_add(m, s, f); /* dt_cuda_common.cuh, shared with softmax's ROWL2 */
 }
 // The row at p: *mx gets its max, the result is sum exp(x - *mx), for every thread of
 // the block (all must call it: it synchronizes).
@@ -88,26 +68,7 @@ __device__ __forceinline__ float dt_ce_stream_lse(const dt_t *p, float *mx) {
         for (int u = 0; u < DT_CE_UNROLL; u++) dt_ce_update(m, s, t[u], k + u * BLOCK, h, nch);
     }
     for (; k < nch; k += BLOCK) dt_ce_update(m, s, __ldg(g + k), k, h, nch);
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) {
-        const float m2 = __shfl_xor_sync(0xffffffffu, m, o);
-        const float s2 = __shfl_xor_sync(0xffffffffu, s, o);
-        dt_ce_combine(m, s, m2, s2);
-    }
-#if BLOCK > 32
-    __shared__ float wm[BLOCK / 32], ws[BLOCK / 32];
-    if ((threadIdx.x & 31) == 0) {
-        wm[threadIdx.x >> 5] = m;
-        ws[threadIdx.x >> 5] = s;
-    }
-    __syncthreads();
-    m = wm[0];
-    s = ws[0];
-#pragma unroll
-    for (int w = 1; w < BLOCK / 32; w++) dt_ce_combine(m, s, wm[w], ws[w]);
-#endif
-    *mx = m;
-    return s;
+    return dt_lse_block(m, s, mx);
 }
 #endif /* CESTREAM */
 

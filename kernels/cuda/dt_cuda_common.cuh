@@ -39,6 +39,11 @@
 //                 row), and the next row's copies are issued into a second buffer before
 //                 this row's passes (dt_srow_rows); dynamic shared memory is two row
 //                 parts. 0 (default): one row (part) a block, one buffer.
+//   ROWL2         1 (softmax, rmsnorm, layernorm; DUALTIME_ROW_L2=1): one block a row, no
+//                 shared row, no cluster; pass 1 streams the row's 16-byte chunks from
+//                 DRAM into the op's reduction, pass 2 reads them again (from L2: the plan
+//                 keeps the rows in flight within its L2 budget) and writes. VEC is the
+//                 16-byte element count (4 or 8). Needs TPR == BLOCK, INREG 0, SMEMROW 0.
 //   DT_FASTEXP    1 (default for bf16/f16): exp(x - max) as ex2.approx(x*log2e - max*log2e)
 //                 (one FFMA + MUFU, rel. error ~2^-22, far below a bf16/f16 ulp) and the
 //                 softmax normalization as one reciprocal per row and a multiply; 0: expf
@@ -163,6 +168,12 @@ __device__ __forceinline__ float dt_exp_shifted(float x, float mx, float mls) {
 #endif
 #if defined(SMEMPIPE) && SMEMPIPE && !SMEMROW
 #error "SMEMPIPE needs SMEMROW"
+#endif
+#ifndef ROWL2
+#define ROWL2 0
+#endif
+#if ROWL2 && (TPR != BLOCK || INREG || SMEMROW || CLUSTER != 1 || VEC != (DT_ELEM == 0 ? 4 : 8))
+#error "ROWL2 needs block-per-row, INREG=0, SMEMROW=0, CLUSTER=1, 16-byte VEC"
 #endif
 #if CLUSTER > 1
 #if TPR != BLOCK || !(INREG || SMEMROW)
@@ -397,7 +408,7 @@ __device__ __forceinline__ float dt_row_online_sumexp(const dt_t *__restrict__ p
 }
 #endif /* INREG */
 
-#if SMEMROW
+#if SMEMROW || ROWL2
 // ---- the row staged in shared memory (SMEMROW) ------------------------------------
 // The row part of nl columns at p (any alignment of p) occupies nch 16-byte chunks
 // from p's chunk on; chunk k holds columns k*VEC - h .. k*VEC - h + VEC-1, where h is
@@ -405,16 +416,22 @@ __device__ __forceinline__ float dt_row_online_sumexp(const dt_t *__restrict__ p
 // outside [0, nl) are neighbours' data or guard bytes: read (the arena has 256-byte
 // guards around every region and a view's padding between rows), never used or
 // written. The buffer holds ceil(NSPAN / VEC) + 1 chunks (the plan's shared_bytes).
+// ROWL2 uses the same chunk view of the row in global memory (buf = the row start's
+// 16-byte chunk in the input: dt_l2_row below); the chunk helpers read it through a
+// generic pointer.
+#if SMEMROW
 #ifdef DT_HOST_EMU /* tests/cuda/emu: the CPU emulation harness supplies the buffer */
 DT_EMU_SROW_BUF;
 #else
 extern __shared__ __align__(16) unsigned char dt_srow_buf[];
 #endif
+#endif /* SMEMROW */
 struct dt_srow {
     unsigned char *buf; /* its shared memory: dt_srow_buf, or + DT_SROW_BYTES (a 2nd row) */
     int h;              /* elements of chunk 0 before column 0 (0..VEC-1) */
     int nch;            /* chunks holding columns [0, nl) */
 };
+#if SMEMROW
 // Bytes of one staged row part: ceil(DT_NSPAN / VEC) + 1 chunks (the plan's shared_bytes,
 // twice that for residual_layernorm's two rows).
 #define DT_SROW_BYTES (((DT_NSPAN) + VEC - 1) / VEC * 16 + 16)
@@ -512,6 +529,7 @@ __device__ __forceinline__ void dt_srow_rows(const dt_t *a, long long lda, F bod
     body(dt_srow_load(a + (long long)row * lda + dt_cbase(), nl, dt_srow_buf), row, 0);
 #endif
 }
+#endif /* SMEMROW (the staging) */
 // Chunk k as VEC floats (no masking).
 __device__ __forceinline__ void dt_srow_chunk(const dt_srow &r, int k, float (&f)[VEC]) {
 #if VEC == 8
@@ -594,6 +612,24 @@ __device__ __forceinline__ void dt_param_chunk(const dt_t *__restrict__ g, int c
         }
     }
 }
+// Output chunk k of q (g: q's 16-byte chunk) from the values x of columns c0 ..
+// c0+VEC-1: one 16-byte store when all are in [0, nl) (full), else element by element.
+__device__ __forceinline__ void dt_out_chunk(dt_t *__restrict__ q, dt_t *g, int k, int c0, bool full,
+                                             int nl, const float (&x)[VEC]) {
+    if (full) {
+#if VEC == 8
+        *reinterpret_cast<uint4 *>(g + (long long)k * VEC) = dt_pack8(x);
+#else
+        *reinterpret_cast<float4 *>(g + (long long)k * VEC) = make_float4(x[0], x[1], x[2], x[3]);
+#endif
+    } else {
+#pragma unroll
+        for (int e = 0; e < VEC; e++) {
+            const int c = c0 + e;
+            if (c >= 0 && c < nl) q[c] = dt_from_f32(x[e]);
+        }
+    }
+}
 // Writes columns [0, nl) of the output row part q: f(x, c0, full) turns the VEC staged
 // values x of columns c0 .. c0+VEC-1 into outputs in place (full: all VEC columns are in
 // [0, nl)). The chunks follow q's own alignment: full chunks are one 16-byte store,
@@ -620,22 +656,248 @@ __device__ __forceinline__ void dt_srow_store(const dt_srow &r, dt_t *__restrict
             }
         }
         f(x, c0, full);
-        if (full) {
-#if VEC == 8
-            *reinterpret_cast<uint4 *>(g + (long long)k * VEC) = dt_pack8(x);
-#else
-            *reinterpret_cast<float4 *>(g + (long long)k * VEC) = make_float4(x[0], x[1], x[2], x[3]);
+        dt_out_chunk(q, g, k, c0, full, nl, x);
+    }
+}
+#if ROWL2
+// ---- the L2-resident two-pass row (ROWL2=1, DUALTIME_ROW_L2=1) --------------------
+// One block a row (TPR == BLOCK, no shared row, no cluster), VEC = the elements of a
+// 16-byte chunk. Pass 1 (dt_l2_pass) streams the row's chunks from DRAM (chunk k as in
+// dt_srow: counted from the row start's chunk, neighbours' bytes masked), DT_L2_UNROLL
+// 16-byte loads in flight a thread, and hands each chunk to the op's reduction; pass 2
+// (dt_l2_store) reads the row again and writes the output. The plan keeps one block an
+// SM (a dynamic shared reservation over half the SM, unused), so the rows in flight
+// (SMs x row bytes, at most 32 MB) stay in L2 between the two passes: DRAM sees one
+// read and one write, the second read costs L2 bandwidth only (docs/perf.md).
+#ifndef DT_L2_UNROLL
+#define DT_L2_UNROLL 4 /* 16-byte loads in flight a thread */
 #endif
-        } else {
+#if DT_ELEM == 0
+typedef float4 dt_l2_chunk_t;
+#else
+typedef uint4 dt_l2_chunk_t;
+#endif
+// The row of N columns at p (any alignment) as a chunk view of global memory.
+__device__ __forceinline__ dt_srow dt_l2_row(const dt_t *p) {
+    const unsigned long long a = (unsigned long long)p;
+    dt_srow r;
+    r.buf = (unsigned char *)(a & ~15ull);
+    r.h = (int)((a & 15ull) / sizeof(dt_t));
+    r.nch = (r.h + N + VEC - 1) / VEC;
+    return r;
+}
+__device__ __forceinline__ void dt_l2_unpack(const dt_l2_chunk_t &t, float (&f)[VEC]) {
+#if DT_ELEM == 0
+    f[0] = t.x; f[1] = t.y; f[2] = t.z; f[3] = t.w;
+#else
+    dt_unpack8(t, f);
+#endif
+}
+// Chunk k's values, those outside columns [0, N) replaced by fill.
+__device__ __forceinline__ void dt_l2_mask(const dt_srow &r, int k, float (&f)[VEC], float fill) {
+    if (k == 0 || k == r.nch - 1) {
 #pragma unroll
-            for (int e = 0; e < VEC; e++) {
-                const int c = c0 + e;
-                if (c >= 0 && c < nl) q[c] = dt_from_f32(x[e]);
-            }
+        for (int e = 0; e < VEC; e++) {
+            const int c = k * VEC + e - r.h;
+            if (c < 0 || c >= N) f[e] = fill;
         }
     }
 }
-#endif /* SMEMROW */
+// Pass 1: f(x, k) for every chunk k of this thread (k = t, t + BLOCK, ...), x its VEC
+// values (fill outside the row), the loads of DT_L2_UNROLL chunks issued before their use.
+template <class F>
+__device__ __forceinline__ void dt_l2_pass(const dt_srow &r, float fill, F f) {
+    const dt_l2_chunk_t *__restrict__ g = reinterpret_cast<const dt_l2_chunk_t *>(r.buf);
+    int k = (int)threadIdx.x;
+    for (; k + (DT_L2_UNROLL - 1) * BLOCK < r.nch; k += DT_L2_UNROLL * BLOCK) {
+        dt_l2_chunk_t t[DT_L2_UNROLL];
+#pragma unroll
+        for (int u = 0; u < DT_L2_UNROLL; u++) t[u] = __ldg(g + k + u * BLOCK);
+#pragma unroll
+        for (int u = 0; u < DT_L2_UNROLL; u++) {
+            float x[VEC];
+            dt_l2_unpack(t[u], x);
+            dt_l2_mask(r, k + u * BLOCK, x, fill);
+            f(x, k + u * BLOCK);
+        }
+    }
+    for (; k < r.nch; k += BLOCK) {
+        float x[VEC];
+        dt_l2_unpack(__ldg(g + k), x);
+        dt_l2_mask(r, k, x, fill);
+        f(x, k);
+    }
+}
+// Pass 2: writes the output row q, f(x, c0, full) turning the input values of columns
+// c0 .. c0+VEC-1 into outputs in place (as dt_srow_store). Where q sits at the input
+// row's offset in its chunk, input chunk k is output chunk k: DT_L2_UNROLL 16-byte
+// loads in flight, then their stores; else dt_srow_store reads the input (now in L2)
+// element by element.
+template <class F>
+__device__ __forceinline__ void dt_l2_store(const dt_srow &r, dt_t *__restrict__ q, F f) {
+    const unsigned long long a = (unsigned long long)q;
+    const int hq = (int)((a & 15ull) / sizeof(dt_t));
+    if (hq != r.h) {
+        dt_srow_store(r, q, N, f);
+        return;
+    }
+    dt_t *g = (dt_t *)(a & ~15ull);
+    const dt_l2_chunk_t *__restrict__ in = reinterpret_cast<const dt_l2_chunk_t *>(r.buf);
+    int k = (int)threadIdx.x;
+    for (; k + (DT_L2_UNROLL - 1) * BLOCK < r.nch; k += DT_L2_UNROLL * BLOCK) {
+        dt_l2_chunk_t t[DT_L2_UNROLL];
+#pragma unroll
+        for (int u = 0; u < DT_L2_UNROLL; u++) t[u] = __ldg(in + k + u * BLOCK);
+#pragma unroll
+        for (int u = 0; u < DT_L2_UNROLL; u++) {
+            const int kk = k + u * BLOCK, c0 = kk * VEC - hq;
+            float x[VEC];
+            dt_l2_unpack(t[u], x);
+            const bool full = c0 >= 0 && c0 + VEC <= N;
+            f(x, c0, full);
+            dt_out_chunk(q, g, kk, c0, full, N, x);
+        }
+    }
+    for (; k < r.nch; k += BLOCK) {
+        const int c0 = k * VEC - hq;
+        float x[VEC];
+        dt_l2_unpack(__ldg(in + k), x);
+        const bool full = c0 >= 0 && c0 + VEC <= N;
+        f(x, c0, full);
+        dt_out_chunk(q, g, k, c0, full, N, x);
+    }
+}
+// Mean and M2 (sum of squared deviations) of a row, of x - K (K: the row's first
+// element, so a large common offset of the row costs no precision: x - K is exact for
+// values near K), by chunk-wise (n, mean, M2) merges (Chan et al.; layernorm's ROWL2
+// pass 1; not a one-pass sum and sum of squares).
+struct dt_welford {
+    float n, mean, m2;
+};
+// w += the b.n values summarized by b.
+__device__ __forceinline__ void dt_welford_merge(dt_welford &w, const dt_welford &b) {
+    if (b.n == 0.0f) return;
+    if (w.n == 0.0f) {
+        w = b;
+        return;
+    }
+    const float n = w.n + b.n, d = b.mean - w.mean, f = b.n / n;
+    w.mean = fmaf(d, f, w.mean);
+#ifndef DT_EMU_PLANT_NO_MERGE_TERM /* tests/cuda/emu's planted fault: between-part term dropped */
+    w.m2 = w.m2 + b.m2 + d * d * w.n * f;
+#else
+    w.m2 = w.m2 + b.m2;
+#endif
+    w.n = n;
+}
+// w += chunk k of row r shifted by K (x: its values; those outside columns [0, N) unused).
+__device__ __forceinline__ void dt_welford_chunk(dt_welford &w, const dt_srow &r, int k,
+                                                 float (&x)[VEC], float K) {
+    const int c0 = k * VEC - r.h;
+    const int lo = c0 > 0 ? c0 : 0, hi = c0 + VEC < N ? c0 + VEC : N;
+    float sm = 0.0f;
+#pragma unroll
+    for (int e = 0; e < VEC; e++) {
+        x[e] = c0 + e >= 0 && c0 + e < N ? x[e] - K : 0.0f;
+        sm += x[e];
+    }
+    dt_welford b;
+    b.n = (float)(hi - lo);
+    b.mean = hi - lo == VEC ? sm * (1.0f / VEC) : sm / b.n;
+    b.m2 = 0.0f;
+#pragma unroll
+    for (int e = 0; e < VEC; e++) {
+        const float d = c0 + e >= 0 && c0 + e < N ? x[e] - b.mean : 0.0f;
+        b.m2 = fmaf(d, d, b.m2);
+    }
+    dt_welford_merge(w, b);
+}
+// The block's merge of every thread's w (all threads must call it: it synchronizes);
+// every thread gets the row's (N, mean, M2).
+__device__ __forceinline__ dt_welford dt_welford_block(dt_welford w) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        dt_welford b;
+        b.n = __shfl_xor_sync(0xffffffffu, w.n, o);
+        b.mean = __shfl_xor_sync(0xffffffffu, w.mean, o);
+        b.m2 = __shfl_xor_sync(0xffffffffu, w.m2, o);
+        dt_welford_merge(w, b);
+    }
+#if BLOCK > 32
+    __shared__ float wn[BLOCK / 32], wmean[BLOCK / 32], wm2[BLOCK / 32];
+    if ((threadIdx.x & 31) == 0) {
+        wn[threadIdx.x >> 5] = w.n;
+        wmean[threadIdx.x >> 5] = w.mean;
+        wm2[threadIdx.x >> 5] = w.m2;
+    }
+    __syncthreads();
+    w.n = wn[0];
+    w.mean = wmean[0];
+    w.m2 = wm2[0];
+    for (int i = 1; i < BLOCK / 32; i++) {
+        dt_welford b;
+        b.n = wn[i];
+        b.mean = wmean[i];
+        b.m2 = wm2[i];
+        dt_welford_merge(w, b);
+    }
+#endif
+    return w;
+}
+#endif /* ROWL2 */
+#endif /* SMEMROW || ROWL2 */
+#if ROWL2 || (defined(CESTREAM) && CESTREAM)
+// ---- the online logsumexp over 16-byte chunks (softmax ROWL2, cross_entropy CESTREAM)
+// (m, s) += the VEC values f (-inf outside the row): m grows to their max, the old s
+// is rescaled by exp(m_old - m_new); an all -inf part keeps s = 0.
+__device__ __forceinline__ void dt_lse_add(float &m, float &s, const float (&f)[VEC]) {
+    float cm = f[0];
+#pragma unroll
+    for (int e = 1; e < VEC; e++) cm = fmaxf(cm, f[e]);
+    if (cm > m) {
+#ifndef DT_EMU_PLANT_NO_RESCALE /* tests/cuda/emu's planted fault: s kept unscaled */
+        s *= dt_exp_shifted(m, cm, cm * DT_LOG2E); /* m = -inf: s is 0, exp gives 0 */
+#endif
+        m = cm;
+    }
+    if (m == -DT_INF && cm == -DT_INF) return; /* all -inf so far: s stays 0 (NaN: adds) */
+    const float mls = m * DT_LOG2E;
+#pragma unroll
+    for (int e = 0; e < VEC; e++) s += dt_exp_shifted(f[e], m, mls);
+}
+// (m, s) <- the combination of two partial logsumexps (m = -inf: s = 0).
+__device__ __forceinline__ void dt_lse_combine(float &m, float &s, float m2, float s2) {
+    const float mn = fmaxf(m, m2);
+    if (mn == -DT_INF) return;
+    const float mls = mn * DT_LOG2E;
+    s = s * dt_exp_shifted(m, mn, mls) + s2 * dt_exp_shifted(m2, mn, mls);
+    m = mn;
+}
+// The block's combination of every thread's (m, s) (all threads must call it: it
+// synchronizes): *mx gets the row max, the result is the row's sum of exp(x - *mx).
+__device__ __forceinline__ float dt_lse_block(float m, float s, float *mx) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        const float m2 = __shfl_xor_sync(0xffffffffu, m, o);
+        const float s2 = __shfl_xor_sync(0xffffffffu, s, o);
+        dt_lse_combine(m, s, m2, s2);
+    }
+#if BLOCK > 32
+    __shared__ float wm[BLOCK / 32], ws[BLOCK / 32];
+    if ((threadIdx.x & 31) == 0) {
+        wm[threadIdx.x >> 5] = m;
+        ws[threadIdx.x >> 5] = s;
+    }
+    __syncthreads();
+    m = wm[0];
+    s = ws[0];
+#pragma unroll
+    for (int w = 1; w < BLOCK / 32; w++) dt_lse_combine(m, s, wm[w], ws[w]);
+#endif
+    *mx = m;
+    return s;
+}
+#endif /* ROWL2 || CESTREAM */
 #endif /* TPR */
 
 #ifdef ITEMS

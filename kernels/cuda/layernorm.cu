@@ -2,7 +2,8 @@
 // FP32 arithmetic, biased variance computed as mean((x - mean)^2) (two-pass over the row, not E[x^2]-mean^2).
 // Specialization: M N LDA LDO VEC BLOCK TPR PER INREG (see dt_cuda_common.cuh).
 // INREG=1: the row is read once into registers; INREG=0: three reads over global;
-// SMEMROW=1: the row staged once in shared memory, three passes over it.
+// SMEMROW=1: the row staged once in shared memory, three passes over it; ROWL2=1: one
+// block a row, Welford-style chunk merges streamed from DRAM, then a second read (L2).
 #include "dt_cuda_common.cuh"
 
 #define DT_EPS 1e-5f
@@ -103,6 +104,29 @@ DT_KNAME(dt_layernorm)(const dt_t *__restrict__ a, const dt_t *__restrict__ gamm
         });
     });
     DT_CLUSTER_END();
+#elif ROWL2
+    /* pass 1: chunk-wise (n, mean, M2) merges of x - K streamed from DRAM (K the row's
+     * first element: stable and exact under a large offset); pass 2: the row again, from
+     * L2 (dt_cuda_common.cuh ROWL2), ((x - K) - mean) * rstd * gamma + beta */
+    (void)lane;
+    const dt_srow sr = dt_l2_row(p);
+#ifndef DT_EMU_PLANT_NO_SHIFT /* tests/cuda/emu's planted fault: no shift (K = 0) */
+    const float K = dt_ld(p);
+#else
+    const float K = 0.0f;
+#endif
+    dt_welford w = {0.0f, 0.0f, 0.0f};
+    dt_l2_pass(sr, 0.0f, [&](float (&x)[VEC], int k) { dt_welford_chunk(w, sr, k, x, K); });
+    w = dt_welford_block(w);
+    const float mean = w.mean; /* of x - K */
+    const float r = 1.0f / sqrtf(w.m2 / (float)N + DT_EPS);
+    dt_l2_store(sr, q, [&](float (&x)[VEC], int c0, bool full) {
+        float g[VEC], b[VEC];
+        dt_param_chunk(gamma, c0, full, N, g);
+        dt_param_chunk(beta, c0, full, N, b);
+#pragma unroll
+        for (int e = 0; e < VEC; e++) x[e] = fmaf(((x[e] - K) - mean) * r, g[e], b[e]);
+    });
 #else
     float s = 0.0f;
     for (int c = lane; c < N; c += TPR) s += dt_ld(p + c);

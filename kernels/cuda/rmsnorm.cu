@@ -2,7 +2,8 @@
 // arithmetic (rsqrt as 1/sqrt, IEEE).
 // Specialization: M N LDA LDO VEC BLOCK TPR PER INREG (see dt_cuda_common.cuh).
 // INREG=1: the row is read once into registers; INREG=0: two reads over global;
-// SMEMROW=1: the row staged once in shared memory (dt_cuda_common.cuh).
+// SMEMROW=1: the row staged once in shared memory (dt_cuda_common.cuh); ROWL2=1: one
+// block a row, the sum of squares streamed from DRAM, then a second read (from L2).
 #include "dt_cuda_common.cuh"
 
 #define DT_EPS 1e-5f
@@ -54,6 +55,23 @@ DT_KNAME(dt_rmsnorm)(const dt_t *__restrict__ a, const dt_t *__restrict__ gamma,
         });
     });
     DT_CLUSTER_END();
+#elif ROWL2
+    /* pass 1: the sum of squares streamed from DRAM; pass 2: the row again, from L2 */
+    (void)lane;
+    const dt_srow sr = dt_l2_row(p);
+    float ss = 0.0f;
+    dt_l2_pass(sr, 0.0f, [&](const float (&x)[VEC], int) {
+#pragma unroll
+        for (int e = 0; e < VEC; e++) ss = fmaf(x[e], x[e], ss);
+    });
+    ss = dt_row_sum(ss);
+    const float r = 1.0f / sqrtf(ss / (float)N + DT_EPS);
+    dt_l2_store(sr, q, [&](float (&x)[VEC], int c0, bool full) {
+        float g[VEC];
+        dt_param_chunk(gamma, c0, full, N, g);
+#pragma unroll
+        for (int e = 0; e < VEC; e++) x[e] = x[e] * r * g[e];
+    });
 #else
     float ss = 0.0f;
     for (int c = lane; c < N; c += TPR) {

@@ -5,7 +5,9 @@
 // pass over memory). INREG=0 (rows too long for registers): an online max/sum pass,
 // then a second read that writes. SMEMROW=1: the row staged in shared memory (one DRAM
 // read): max pass, exp + sum pass (FP32 keeps the exps in shared memory), then the
-// store pass. Grid: ceil(M / (BLOCK/TPR)) (times CLUSTER).
+// store pass. ROWL2=1 (DUALTIME_ROW_L2=1): one block a row, an online max/sum pass
+// streamed from DRAM, then a second read (from L2) that writes. Grid: ceil(M / (BLOCK/TPR))
+// (times CLUSTER).
 #include "dt_cuda_common.cuh"
 
 extern "C" __global__ void DT_CLUSTER_ATTR __launch_bounds__(BLOCK)
@@ -83,6 +85,30 @@ DT_KNAME(dt_softmax)(const dt_t *__restrict__ a, dt_t *__restrict__ out) {
         });
     });
     DT_CLUSTER_END();
+#elif ROWL2
+    /* pass 1: the row from DRAM, an online (max, sum of exp); pass 2: the row again,
+     * from L2 (dt_cuda_common.cuh ROWL2), exp(x - max) / sum stored */
+    (void)lane;
+    const dt_srow r = dt_l2_row(p);
+    float m = -DT_INF, s0 = 0.0f;
+    dt_l2_pass(r, -DT_INF, [&](const float (&x)[VEC], int) { dt_lse_add(m, s0, x); });
+    float mx;
+    const float s = dt_lse_block(m, s0, &mx);
+    const float mls = mx * DT_LOG2E;
+#if DT_FASTEXP
+    const float rs = 1.0f / s;
+#endif
+    dt_l2_store(r, q, [&](float (&x)[VEC], int, bool) {
+#pragma unroll
+        for (int e = 0; e < VEC; e++) {
+            const float ex = dt_exp_shifted(x[e], mx, mls);
+#if DT_FASTEXP
+            x[e] = ex * rs;
+#else
+            x[e] = ex / s;
+#endif
+        }
+    });
 #else
     float mx;
     const float s = dt_row_online_sumexp(p, lane, &mx);

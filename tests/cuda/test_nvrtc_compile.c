@@ -24,7 +24,9 @@
  * refusals; smem_pipe_cases: its persistent double-buffered geometry (DUALTIME_ROW_PIPE=1)
  * and layernorm's packed narrow gamma/beta (DUALTIME_ROW_LN_RAW); ce_stream_cases:
  * cross_entropy's streaming online logsumexp (DUALTIME_CE_STREAM=1) where it applies, in
- * every dtype, its geometry, and the refusals.
+ * every dtype, its geometry, and the refusals; row_l2_cases: the L2-resident two-pass row
+ * of softmax / rmsnorm / layernorm (DUALTIME_ROW_L2=1, DUALTIME_ROW_L2_MB) where it
+ * applies, in every dtype, its geometry, and the refusals.
  * gemm wg1 (DUALTIME_GEMM_VARIANT=wg1, sm_90a) for bf16/f16 at 1024^3, 4096^3,
  * 8192^3, 1000x1048x264 takes wg1 (plan: 2 tensor maps, 384 threads, dynamic shared
  * memory, persistent grid), 127x193x61, 4097x4095x257 and views fall back to tc1 and
@@ -427,6 +429,95 @@ static void ce_stream_cases(const char *hdr) {
         check_refused(DT_OP_CROSS_ENTROPY, 4096, 50257, "DUALTIME_CE_STREAM", bad[i]);
 }
 
+/* The L2-resident two-pass row (DUALTIME_ROW_L2=1, ROWL2) of softmax, rmsnorm and
+ * layernorm: off by default (the staged row); with it, wherever the staged row would be
+ * taken and SMs x blocks an SM x the row's chunk bytes fit the L2 budget (32 MB, or
+ * DUALTIME_ROW_L2_MB), one block a row (128..1024 threads, 4 chunks each), 16-byte
+ * chunks, no cluster, a dynamic shared reservation that holds 1 block (1024 threads) or
+ * 2 (512) an SM. 4096x50257: f32 26.5 MB a wave (1 block an SM), bf16/f16 13.3 MB (2 of
+ * 512 threads); 2048x128256
+ * (f32 67.7 MB, bf16 33.9 MB) stays staged, bf16 takes it at 48 MB; 8191x8193 views take
+ * it (2 an SM, 512 / 256 threads); 1x65536 (register cluster), 8192^2 (registers) and
+ * 17x257 do not, nor cross_entropy or DUALTIME_ROW_PIPE=1; bad values are refused. */
+static void row_l2_cases(const char *hdr) {
+    static const dt_op ops[] = {DT_OP_SOFTMAX, DT_OP_RMSNORM, DT_OP_LAYERNORM};
+    static const char *op_names[] = {"softmax", "rmsnorm", "layernorm"};
+    static const dt_dtype dts[] = {DT_F32, DT_BF16, DT_F16};
+    static const struct {
+        int64_t m, n;
+        int views, bps_f32, bps_narrow, thr_f32, thr_narrow;
+    } sh[] = {
+        {4096, 50257, 0, 1, 2, 1024, 512},  {4096, 50257, 1, 1, 2, 1024, 512},
+        {2048, 128256, 0, 0, 0, 0, 0},      {8191, 8193, 1, 2, 2, 512, 256},
+        {1, 65536, 0, 0, 0, 0, 0},          {8192, 8192, 0, 0, 0, 0, 0},
+        {17, 257, 0, 0, 0, 0, 0},           {17, 257, 1, 0, 0, 0, 0},
+    };
+    unsetenv("DUALTIME_ROW_L2");
+    g_expect = "row-l2-two-pass";
+    g_expect_absent = 1;
+    compile_typed(DT_OP_SOFTMAX, 4096, 50257, 0, 0, "sm_90", hdr, DT_F32);
+    CHECK(has_opt(&g_last, "-DSMEMROW=1"), "ROW_L2 unset: staged: %s", g_last.summary);
+    setenv("DUALTIME_ROW_L2", "0", 1);
+    compile_typed(DT_OP_LAYERNORM, 4096, 50257, 0, 0, "sm_90", hdr, DT_BF16);
+    CHECK(has_opt(&g_last, "-DSMEMROW=1") && !has_opt(&g_last, "-DROWL2=1"),
+          "DUALTIME_ROW_L2=0: %s", g_last.summary);
+    setenv("DUALTIME_ROW_L2", "1", 1);
+    compile_typed(DT_OP_CROSS_ENTROPY, 4096, 50257, 0, 0, "sm_90", hdr, DT_F32); /* other ops */
+    compile_typed(DT_OP_RESIDUAL_LAYERNORM, 4096, 50257, 0, 0, "sm_90", hdr, DT_F32);
+    setenv("DUALTIME_ROW_PIPE", "1", 1); /* the persistent staged row keeps its path */
+    compile_typed(DT_OP_SOFTMAX, 4096, 50257, 0, 0, "sm_90", hdr, DT_F32);
+    unsetenv("DUALTIME_ROW_PIPE");
+    g_expect_absent = 0;
+    g_expect = NULL;
+    for (size_t o = 0; o < 3; o++)
+        for (size_t t = 0; t < 3; t++)
+            for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++) {
+                const int narrow = dts[t] != DT_F32;
+                const int bps = narrow ? sh[i].bps_narrow : sh[i].bps_f32;
+                const int thr = narrow ? sh[i].thr_narrow : sh[i].thr_f32;
+                compile_typed(ops[o], sh[i].m, sh[i].n, 0, sh[i].views, "sm_90", hdr, dts[t]);
+                const dt_cuda_plan *p = &g_last;
+                const int l2 = has_opt(p, "-DROWL2=1");
+                char want[96];
+                snprintf(want, sizeof want, "grid=%lld block=%d vec=%d row-l2-two-pass",
+                         (long long)sh[i].m, thr, narrow ? 8 : 4);
+                char blk[32];
+                snprintf(blk, sizeof blk, "blocks/sm=%d ", bps);
+                const unsigned res = bps ? (unsigned)(228 * 1024 / (bps + 1) + 1024) : 0;
+                CHECK(l2 == (bps > 0) &&
+                          (!l2 || (strstr(p->summary, want) && strstr(p->summary, blk) &&
+                                   p->shared_bytes == res && p->persistent_cluster == 0 &&
+                                   !has_opt(p, "-DSMEMROW=1") && !strstr(p->summary, "cluster=") &&
+                                   has_opt(p, "-DINREG=0") && p->block[0] == (unsigned)thr)),
+                      "row-l2 %s %lldx%lld views=%d %s: l2 %d (want %d blocks/sm, %d threads), "
+                      "smem %u: %s",
+                      op_names[o], (long long)sh[i].m, (long long)sh[i].n, sh[i].views,
+                      dt_dtype_name(dts[t]), l2, bps, thr, p->shared_bytes, p->summary);
+            }
+    /* the budget knob: 48 MB lets 2048x128256 bf16 in (1 an SM), f32 (67.7 MB) not */
+    setenv("DUALTIME_ROW_L2_MB", "48", 1);
+    g_expect = "grid=2048 block=1024 vec=8 row-l2-two-pass dram-read+l2-reread unroll=4 blocks/sm=1";
+    compile_typed(DT_OP_RMSNORM, 2048, 128256, 0, 0, "sm_90", hdr, DT_BF16);
+    g_expect = "row-l2-two-pass";
+    g_expect_absent = 1;
+    compile_typed(DT_OP_RMSNORM, 2048, 128256, 0, 0, "sm_90", hdr, DT_F32);
+    g_expect_absent = 0;
+    unsetenv("DUALTIME_ROW_L2_MB");
+    /* DUALTIME_ROW_SMEM=2 stages 8192^2 too: the two-pass takes it (2 an SM) */
+    setenv("DUALTIME_ROW_SMEM", "2", 1);
+    g_expect = "grid=8192 block=512 vec=4 row-l2-two-pass dram-read+l2-reread unroll=4 blocks/sm=2";
+    compile_typed(DT_OP_LAYERNORM, 8192, 8192, 0, 0, "sm_90", hdr, DT_F32);
+    unsetenv("DUALTIME_ROW_SMEM");
+    unsetenv("DUALTIME_ROW_L2");
+    g_expect = NULL;
+    static const char *bad[] = {"2", "-1", "yes", "1x"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        check_refused(DT_OP_SOFTMAX, 4096, 50257, "DUALTIME_ROW_L2", bad[i]);
+    static const char *bad_mb[] = {"0", "3", "257", "32MB"};
+    for (size_t i = 0; i < sizeof bad_mb / sizeof bad_mb[0]; i++)
+        check_refused(DT_OP_LAYERNORM, 4096, 50257, "DUALTIME_ROW_L2_MB", bad_mb[i]);
+}
+
 /* The staged-row variant (SMEMROW, DUALTIME_ROW_SMEM / _SMEM_KB): the default (=1); =0 turns it off; with =1 every
  * vocabulary row and unaligned long row of softmax, layernorm, rmsnorm, cross_entropy
  * and residual_layernorm (two rows) stages in shared memory with the geometry of the
@@ -580,6 +671,7 @@ static void long_row_cases(const char *hdr) {
     smem_row_cases(hdr);
     smem_pipe_cases(hdr);
     ce_stream_cases(hdr);
+    row_l2_cases(hdr);
     /* narrow softmax / cross_entropy: ex2.approx; f32 keeps expf */
     g_expect = "fastexp";
     compile_typed(DT_OP_SOFTMAX, 8192, 8192, 0, 0, "sm_90", hdr, DT_BF16);

@@ -149,6 +149,26 @@ static int64_t smem_sm_bytes(int arch) {
     return (arch >= 90 ? 228 : arch == 80 || arch == 87 ? 164 : 100) * 1024LL;
 }
 
+/* DUALTIME_ROW_L2=1 (ROWL2, docs/cuda-backend.md): softmax, rmsnorm and layernorm, where
+ * the staged row would be taken, as one block a row reading the row twice: from DRAM,
+ * then (pass 2) from L2. The rows in flight, SMs x blocks an SM x the row's chunk bytes,
+ * must fit budget_mb of L2 (DUALTIME_ROW_L2_MB, default a conservative 32: the plan knows
+ * no L2 size): 2 blocks of up to 512 threads an SM where that fits, else 1 of up to 1024,
+ * held there by *smem (a dynamic reservation, unused, that lets no third / second block
+ * in; 1024 threads at 40-64 registers fit once an SM anyway). Threads: 4 chunks each at
+ * least (4 loads in flight), 128 at the least. Returns the blocks an SM, 0 when even one
+ * does not fit (the staged row then). */
+static int row_l2_plan(dt_op op, int64_t n, int vw, int budget_mb, int arch, int sm_count,
+                       int *threads, unsigned *smem) {
+    if (op != DT_OP_SOFTMAX && op != DT_OP_RMSNORM && op != DT_OP_LAYERNORM) return 0;
+    const int64_t chunks = n / vw + 2, budget = (int64_t)budget_mb << 20;
+    const int bps = 2 * sm_count * chunks * 16 <= budget ? 2 : sm_count * chunks * 16 <= budget;
+    if (!bps) return 0;
+    for (*threads = 1024 / bps; *threads > 128 && *threads * 4 > chunks;) *threads /= 2;
+    *smem = (unsigned)(smem_sm_bytes(arch) / (bps + 1) + 1024);
+    return bps;
+}
+
 /* A staged row of n columns over c blocks: *w columns a block (a multiple of vw) and
  * *bytes of shared memory (one 16-byte chunk more than the columns fill: a row start
  * inside a chunk), times rows (residual_layernorm stages a and b). 0 when the last block would be empty or the part exceeds the budget
@@ -645,6 +665,10 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
     int ce_stream = 0; /* DUALTIME_CE_STREAM=1: cross_entropy streams the row (CESTREAM)
                           wherever it would be staged; opt-in, unmeasured (docs/perf.md) */
     if (kst == DT_OK) kst = int_knob("DUALTIME_CE_STREAM", 0, 1, 0, &ce_stream, err);
+    int row_l2 = 0, row_l2_mb = 32, l2_bps = 0; /* DUALTIME_ROW_L2=1: the L2-resident
+                            two-pass row (ROWL2), opt-in, unmeasured; its L2 budget */
+    if (kst == DT_OK) kst = int_knob("DUALTIME_ROW_L2", 0, 1, 0, &row_l2, err);
+    if (kst == DT_OK) kst = int_knob("DUALTIME_ROW_L2_MB", 4, 256, 0, &row_l2_mb, err);
     if (kst != DT_OK) return kst;
     if (ce_stream && L->op == DT_OP_CROSS_ENTROPY) smem_pipe = 0; else ce_stream = 0;
     if (ln_raw && narrow && L->op == DT_OP_LAYERNORM) dt_cuda_plan_add_opt(p, "-DDT_LN_RAW=1");
@@ -720,12 +744,17 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
                 for (threads = 512; threads > 128 && threads / 2 >= n / vw + 2;) threads /= 2;
             }
             smem_rows = ce_stream ? 3 : 1; /* 3: the stream */
+            if (row_l2 && !smem_pipe &&
+                (l2_bps = row_l2_plan(L->op, n, vw, row_l2_mb, arch_number(arch), sm_count,
+                                      &threads, &sbytes))) {
+                scl = 1, snc = n, smem_rows = 4; /* 4: the L2 two-pass */
+            }
             cl = scl;
             nc = snc;
             tpr = block = threads;
             inreg = 0;
             snprintf(p->opts[vec_opt], DT_CUDA_OPT_LEN, "-DVEC=%d", vw);
-            dt_cuda_plan_add_opt(p, ce_stream ? "-DCESTREAM=1" : "-DSMEMROW=1");
+            dt_cuda_plan_add_opt(p, ce_stream ? "-DCESTREAM=1" : smem_rows == 4 ? "-DROWL2=1" : "-DSMEMROW=1");
             if (smem_pipe && L->op != DT_OP_RESIDUAL_LAYERNORM) {
                 dt_cuda_plan_add_opt(p, "-DSMEMPIPE=1");
                 smem_rows = 2;
@@ -752,6 +781,7 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
                  (long long)nc);
     char smbuf[48] = "";
     if (smem_rows == 1 || smem_rows == 2) snprintf(smbuf, sizeof smbuf, " smem=%u", p->shared_bytes);
+    if (smem_rows == 4) snprintf(smbuf, sizeof smbuf, " blocks/sm=%d smem-reserved=%u", l2_bps, p->shared_bytes);
     snprintf(p->summary, sizeof p->summary,
              "%s %s grid=%u block=%d vec=%d %s%s%s%s", p->kernel_name,
              tpr == 32 ? "warp-per-row" : "block-per-row", p->grid[0], block,
@@ -759,6 +789,7 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
              acc_f16              ? "PLANTED-FAULT fp16-accumulation"
              : L->op == DT_OP_SUM ? "streaming"
              : smem_rows == 3     ? "ce-stream single-read online-logsumexp unroll=4"
+             : smem_rows == 4     ? "row-l2-two-pass dram-read+l2-reread unroll=4"
              : smem_rows == 2     ? "row-staged-in-smem cp.async single-read persistent double-buffered"
              : smem_rows          ? "row-staged-in-smem cp.async single-read"
              : inreg            ? "row-in-registers single-pass"

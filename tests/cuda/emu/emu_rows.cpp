@@ -32,6 +32,12 @@ typedef int (*run_fn)(unsigned, unsigned, unsigned, const float *, const float *
 #ifndef CESTREAM
 #define CESTREAM 0 /* 1: cross_entropy's streaming online logsumexp (one block a row) */
 #endif
+#ifndef ROWL2
+#define ROWL2 0 /* 1: the L2-resident two-pass row (softmax, rmsnorm, layernorm) */
+#endif
+#ifndef OFFSET
+#define OFFSET 0 /* added to every input (layernorm's --inputs offset analogue) */
+#endif
 #ifndef PIPE_G
 #define PIPE_G 1 /* SMEMPIPE: the persistent grid's clusters (each takes rows g, g + G, ...) */
 #endif
@@ -69,7 +75,7 @@ int main(int argc, char **argv) {
     unsigned s = 12345;
     auto rnd = [&]() { s = s * 1103515245u + 12345u; return (float)((int)((s >> 8) % 2049) - 1024) / 1024.0f; };
     for (long long r = 0; r < m; r++)
-        for (long long c = 0; c < n; c++) a[r * lda + c] = rnd() * (OP == 0 || OP == 3 ? 8.0f : 1.0f);
+        for (long long c = 0; c < n; c++) a[r * lda + c] = rnd() * (OP == 0 || OP == 3 ? 8.0f : 1.0f) + (float)OFFSET;
     for (long long c = 0; c < n; c++) { g[c] = rnd(); bt[c] = rnd(); }
     for (long long r = 0; r < m; r++)
         for (long long c = 0; c < n; c++) bm[r * lda + c] = rnd();
@@ -151,9 +157,9 @@ int main(int argc, char **argv) {
         if (e >= 0 && e < oelems) continue;
         if (O[i] != SENT) gbad++;
     }
-    printf("%s M=%lld N=%lld LDA=%lld view=%d BLOCK=%d CLUSTER=%d pipe=%d G=%d stream=%d%s: %lld bad, "
+    printf("%s M=%lld N=%lld LDA=%lld view=%d BLOCK=%d CLUSTER=%d pipe=%d G=%d stream=%d l2=%d offset=%d%s: %lld bad, "
            "max rel %.3g, %lld guard bytes changed, %d threads left copies unwaited\n",
-           KNAME, m, n, lda, VIEW, BLOCK, CLUSTER, SMEMPIPE, SMEMPIPE ? PIPE_G : 0, CESTREAM,
+           KNAME, m, n, lda, VIEW, BLOCK, CLUSTER, SMEMPIPE, SMEMPIPE ? PIPE_G : 0, CESTREAM, ROWL2, OFFSET,
 #ifdef NEGINF
            " neginf",
 #else

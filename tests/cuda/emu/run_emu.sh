@@ -22,10 +22,24 @@
 # N+3 / N+4, window at (1,1)), rows shorter than the block, tails smaller than a chunk and
 # the vocabulary widths 50257 / 128256 with few rows, rows mostly -inf; the planted fault (PLANT 4,
 # DT_EMU_PLANT_NO_RESCALE: s not rescaled when a chunk raises the running max) must fail.
+# The L2-resident two-pass row (ROWL2=1, DUALTIME_ROW_L2=1; ops 0-2): one block a row of
+# 128..1024 threads, pass 1 streaming 16-byte chunks from the row start's chunk (softmax
+# an online max/sum, rmsnorm the sum of squares, layernorm chunk-wise (n, mean, M2)
+# merges), pass 2 reading the row again and storing (16-byte stores where input and
+# output sit alike in their chunks, else element by element), at odd widths, views
+# (stride N+3 / N+4, window at (1,1)), rows shorter than the block, tails smaller than
+# a chunk, chunk counts at and past the unroll, the vocabulary widths with M 2-5, and
+# layernorm inputs offset by 4096 (OFFSET, as --inputs offset: 4096 + [-1, 1]; checked at
+# the same tolerance). Planted faults must fail: softmax keeping s unscaled when the max
+# grows (PLANT 4, as cross_entropy's), layernorm's merge without its between-part term
+# (PLANT 5, DT_EMU_PLANT_NO_MERGE_TERM) and layernorm without its shift by the row's
+# first element at offset 4096 (PLANT 6, DT_EMU_PLANT_NO_SHIFT: the unshifted chunk
+# means round at 4096).
 # Needs g++ >= 12 (C++20 <barrier>).
 # Usage: bash tests/cuda/emu/run_emu.sh   (exit 0: all passed)
 #   DT_EMU_OPS="0 2" picks ops; DT_EMU_ONLY=pipe runs only the SMEMPIPE cases and the plants,
-#   DT_EMU_ONLY=stream only the CESTREAM cases (with DT_EMU_OPS=3)
+#   DT_EMU_ONLY=stream only the CESTREAM cases (with DT_EMU_OPS=3), DT_EMU_ONLY=l2 only
+#   the ROWL2 cases (with DT_EMU_OPS="0 1 2")
 set -u
 cd "$(dirname "$0")/../../.." || exit 2
 T="$(mktemp -d /tmp/dt-emu.XXXXXX)"; rc=0
@@ -52,27 +66,51 @@ stream_cases=("5 8193 8193 0 512 1 0 0 1 0 1" "4 1025 1025 0 512 1 0 0 1 0 1"
               "2 128256 128256 0 512 1 0 0 1 0 1" "3 128256 128259 1 512 1 0 0 1 0 1"
               "5 8193 8193 0 512 1 0 0 1 0 1 1" "3 50257 50260 1 512 1 0 0 1 0 1 1"
               "3 50257 50257 0 512 1 0 0 1 4 1" "3 8193 8196 1 512 1 0 0 1 4 1")
-[ "${DT_EMU_ONLY:-}" = pipe ] && cases=() && stream_cases=()
-[ "${DT_EMU_ONLY:-}" = stream ] && cases=() && pipe_cases=()
+# M N LDA view BLOCK 1 0 0 1 PLANT 2 0 [OFFSET]: the ROWL2 cases (ops 0-2; STREAM 2;
+# OFFSET: layernorm only)
+l2_cases=("5 8193 8193 0 1024 1 0 0 1 0 2 0" "4 1025 1025 0 1024 1 0 0 1 0 2 0"
+          "3 1029 1029 0 256 1 0 0 1 0 2 0" "2 1029 1029 0 1024 1 0 0 1 0 2 0"
+          "5 8193 8196 1 1024 1 0 0 1 0 2 0" "4 8193 8197 1 512 1 0 0 1 0 2 0"
+          "3 1027 1030 1 128 1 0 0 1 0 2 0" "4 4096 4100 1 256 1 0 0 1 0 2 0"
+          "3 4096 4096 0 256 1 0 0 1 0 2 0" "3 4097 4097 0 256 1 0 0 1 0 2 0"
+          "3 7 7 0 128 1 0 0 1 0 2 0" "3 6 9 1 128 1 0 0 1 0 2 0"
+          "3 20001 20005 1 1024 1 0 0 1 0 2 0" "5 50257 50257 0 1024 1 0 0 1 0 2 0"
+          "2 50257 50260 1 1024 1 0 0 1 0 2 0" "2 128256 128256 0 1024 1 0 0 1 0 2 0"
+          "3 128256 128259 1 1024 1 0 0 1 0 2 0"
+          "3 8193 8196 1 1024 1 0 0 1 0 2 0 4096" "2 50257 50257 0 512 1 0 0 1 0 2 0 4096"
+          "3 8193 8196 1 1024 1 0 0 1 4 2 0" "3 50257 50257 0 1024 1 0 0 1 4 2 0"
+          "3 8193 8193 0 1024 1 0 0 1 5 2 0" "3 8193 8196 1 512 1 0 0 1 5 2 0"
+          "3 8193 8196 1 1024 1 0 0 1 6 2 0 4096")
+[ "${DT_EMU_ONLY:-}" = pipe ] && cases=() && stream_cases=() && l2_cases=()
+[ "${DT_EMU_ONLY:-}" = stream ] && cases=() && pipe_cases=() && l2_cases=()
+[ "${DT_EMU_ONLY:-}" = l2 ] && cases=() && pipe_cases=() && stream_cases=()
 flags=(-std=c++20 -O1 -pthread)
 g++ "${flags[@]}" -DM=1 -c -o /dev/null -x c++ /dev/null || exit 2
 for o in ${DT_EMU_OPS:-0 1 2 3 4}; do
   all=("${cases[@]}"); [ "$o" != 4 ] && all+=("${pipe_cases[@]}") # residual_layernorm: no pipe
   [ "$o" = 3 ] && all+=("${stream_cases[@]}")
-  for c in "${all[@]}"; do read -r m n lda v blk cl nc pipe g plant stream ninf <<<"$c"
-    pipe=${pipe:-0}; g=${g:-1}; plant=${plant:-0}; stream=${stream:-0}; ninf=${ninf:-0}
+  [ "$o" -le 2 ] && all+=("${l2_cases[@]}")
+  for c in "${all[@]}"; do read -r m n lda v blk cl nc pipe g plant stream ninf off <<<"$c"
+    pipe=${pipe:-0}; g=${g:-1}; plant=${plant:-0}; stream=${stream:-0}; ninf=${ninf:-0}; off=${off:-0}
+    [ "$plant" = 4 ] && [ "$stream" = 2 ] && [ "$o" != 0 ] && continue # no logsumexp in rmsnorm / layernorm
+    [ "$plant" -ge 5 ] && [ "$o" != 2 ] && continue # the merge and the shift are layernorm's
+    [ "$off" != 0 ] && [ "$o" != 2 ] && continue  # the offset matters to layernorm's mean
     [ "$plant" = 3 ] && [ "$o" != 1 ] && continue # one slot is a fault for rmsnorm only
     [ "$plant" = 2 ] && [ "$o" = 3 ] && continue  # cross_entropy reads no buffer after its last barrier
-    d="$T/e_${o}_${m}_${n}_${v}_${blk}_${cl}_${pipe}_${g}_${plant}_${stream}_${ninf}"; mkdir -p "$d"
+    d="$T/e_${o}_${m}_${n}_${v}_${blk}_${cl}_${pipe}_${g}_${plant}_${stream}_${ninf}_${off}"; mkdir -p "$d"
     def=(-DOP=$o -DM="$m" -DN="$n" -DLDA="$lda" -DLDB="$lda" -DLDO="$n" -DVIEW="$v" -DVEC=4
          -DBLOCK="$blk" -DTPR="$blk" -DPER=1 -DINREG=0 -DCLUSTER="$cl"
          -DSMEMPIPE="$pipe" -DPIPE_G="$g")
-    if [ "$stream" = 1 ]; then def+=(-DSMEMROW=0 -DCESTREAM=1); else def+=(-DSMEMROW=1); fi
+    if [ "$stream" = 1 ]; then def+=(-DSMEMROW=0 -DCESTREAM=1)
+    elif [ "$stream" = 2 ]; then def+=(-DSMEMROW=0 -DROWL2=1 -DOFFSET="$off")
+    else def+=(-DSMEMROW=1); fi
     [ "$cl" -gt 1 ] && def+=(-DNC="$nc")
     [ "$plant" = 1 ] && def+=(-DDT_EMU_PLANT_PIPE_WAIT=1)
     [ "$plant" = 2 ] && def+=(-DDT_EMU_PLANT_PIPE_BARRIER=1)
     [ "$plant" = 3 ] && def+=(-DDT_EMU_PLANT_ONE_SLOT=1)
     [ "$plant" = 4 ] && def+=(-DDT_EMU_PLANT_NO_RESCALE=1)
+    [ "$plant" = 5 ] && def+=(-DDT_EMU_PLANT_NO_MERGE_TERM=1)
+    [ "$plant" = 6 ] && def+=(-DDT_EMU_PLANT_NO_SHIFT=1)
     [ "$ninf" = 1 ] && def+=(-DNEGINF=1)
     g++ "${flags[@]}" -fPIC -shared -fvisibility=hidden -fvisibility-inlines-hidden -DDT_HOST_EMU \
       -include tests/cuda/emu/dt_emu.hpp -Ikernels/cuda -DKFILE="\"${ops[$o]}.cu\"" "${def[@]}" \
