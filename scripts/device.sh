@@ -97,8 +97,9 @@ final|gpu-tests racecheck extra bench small
 small-experiment|gpu-tests gpu-tests-fill0 gpu-tests-tpr128 small-fill0 small-fill1 small-prime8 small-tpr128
 acceptance|rerun plant
 s7-a|oracle-gemm rerun-a gemm-ab
-s7-b|ce-stream offset-latency warmup-ab
-s7-c|proc-offsets ncu-8192'
+s7-b|long ce-stream offset-latency
+s7-c|rows-l2 warmup-ab
+s7-d|proc-offsets ncu-8192'
 
 usage() { sed -n '7,8p' "$0" | sed 's/^# *//' >&2; exit 2; }
 list() {
