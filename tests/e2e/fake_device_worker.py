@@ -24,7 +24,8 @@ with ok:true and "unavailable"; a "cache": "cold" request is echoed as result.ca
 flush_bytes as asked) unless FAKE_CACHE_IGNORE=1. The log lines carry cache, copies and
 flush_bytes too. FAKE_REQ_LOG=FILE appends one JSON line per request of any kind, written
 once it is answered: {"pid", "cmd", "t_in", "t_out"} (time.time() when it arrived and when
-it was answered), so a test can see which processes worked at the same time."""
+it was answered), and a "start" line when the process starts, so a test can see which
+processes worked at the same time."""
 import json, os, subprocess, sys, time
 
 
@@ -37,6 +38,7 @@ def factors():
     return f
 
 def main():
+    t_start = time.time()
     args = sys.argv[1:]
     fac = factors()
     log = os.environ.get("FAKE_DEVICE_LOG")
@@ -46,6 +48,10 @@ def main():
         real.stdin.write(json.dumps(req) + "\n"); real.stdin.flush()
         return json.loads(real.stdout.readline())
     reqlog = os.environ.get("FAKE_REQ_LOG")
+    if reqlog:  # the process's start, before the wrapped worker is spawned
+        with open(reqlog, "a") as fp:
+            fp.write(json.dumps({"pid": os.getpid(), "cmd": "start", "t_in": t_start,
+                                 "t_out": t_start}) + "\n")
     for line in sys.stdin:
         t_in = time.time()
         req = json.loads(line)
