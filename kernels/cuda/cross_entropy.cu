@@ -8,66 +8,20 @@
 // ceil(M / (BLOCK/TPR)).
 #include "dt_cuda_common.cuh"
 
-#ifndef CESTREAM
-#define CESTREAM 0
-#endif
 #if CESTREAM
 // ---- the streaming online logsumexp (CESTREAM=1) ----------------------------------
-// One block a row (TPR == BLOCK, INREG 0, SMEMROW 0, CLUSTER 1), VEC = the elements of
-// a 16-byte chunk (4 f32, 8 bf16/f16) whatever the row's alignment. The row's nch
-// chunks are counted from the 16-byte chunk that holds its first element (h elements
-// of it come before column 0), as the staged path's dt_srow: the first and last chunk
-// hold neighbours' or guard bytes (the arena's 256-byte guards, a view's padding), read
-// and never used. Thread t walks chunks t, t + BLOCK, ..., DT_CE_UNROLL loads in flight
-// before their use, and keeps a running max m and s = sum exp(x - m), rescaled when a
-// chunk raises m; an all -inf part has s = 0. Then the block combines the (m, s) pairs.
-#if TPR != BLOCK || INREG || SMEMROW || CLUSTER != 1 || VEC != (DT_ELEM == 0 ? 4 : 8)
-#error "CESTREAM needs block-per-row, INREG=0, SMEMROW=0, CLUSTER=1, 16-byte VEC"
-#endif
-#ifndef DT_CE_UNROLL
-#define DT_CE_UNROLL 4 /* 16-byte loads in flight a thread */
-#endif
-#if DT_ELEM == 0
-typedef float4 dt_ce_chunk;
-#else
-typedef uint4 dt_ce_chunk;
-#endif
-// (m, s) += the valid elements of chunk k (f: its VEC values): m grows to the chunk's
-// max, the old s is rescaled by exp(m_old - m_new).
-__device__ __forceinline__ void dt_ce_update(float &m, float &s, const dt_ce_chunk &t, int k,
-                                             int h, int nch) {
-    float f[VEC];
-#if DT_ELEM == 0
-    f[0] = t.x; f[1] = t.y; f[2] = t.z; f[3] = t.w;
-#else
-    dt_unpack8(t, f);
-#endif
-    if (k == 0 || k == nch - 1) { /* the row's first / last chunk: neighbours' bytes */
-#pragma unroll
-        for (int e = 0; e < VEC; e++) {
-            const int c = k * VEC + e - h;
-            if (c < 0 || c >= N) f[e] = -DT_INF;
-        }
-    }
-    dt_lse_add(m, s, f); /* dt_cuda_common.cuh, shared with softmax's ROWL2 */
-}
+// One block a row (TPR == BLOCK, INREG 0, SMEMROW 0, CLUSTER 1; checked in
+// dt_cuda_common.cuh), VEC = the elements of a 16-byte chunk (4 f32, 8 bf16/f16)
+// whatever the row's alignment. The row's chunks are walked by dt_l2_pass (the chunk
+// view of dt_srow: the first and last chunk hold neighbours' or guard bytes, read and
+// never used; DT_L2_UNROLL loads in flight a thread before their use), each thread
+// keeping a running max m and s = sum exp(x - m), rescaled when a chunk raises m
+// (dt_lse_add; an all -inf part has s = 0). Then the block combines the (m, s) pairs.
 // The row at p: *mx gets its max, the result is sum exp(x - *mx), for every thread of
 // the block (all must call it: it synchronizes).
 __device__ __forceinline__ float dt_ce_stream_lse(const dt_t *p, float *mx) {
-    const unsigned long long a = (unsigned long long)p;
-    const int h = (int)((a & 15ull) / sizeof(dt_t));
-    const int nch = (h + N + VEC - 1) / VEC;
-    const dt_ce_chunk *__restrict__ g = reinterpret_cast<const dt_ce_chunk *>(a & ~15ull);
     float m = -DT_INF, s = 0.0f;
-    int k = (int)threadIdx.x;
-    for (; k + (DT_CE_UNROLL - 1) * BLOCK < nch; k += DT_CE_UNROLL * BLOCK) {
-        dt_ce_chunk t[DT_CE_UNROLL];
-#pragma unroll
-        for (int u = 0; u < DT_CE_UNROLL; u++) t[u] = __ldg(g + k + u * BLOCK);
-#pragma unroll
-        for (int u = 0; u < DT_CE_UNROLL; u++) dt_ce_update(m, s, t[u], k + u * BLOCK, h, nch);
-    }
-    for (; k < nch; k += BLOCK) dt_ce_update(m, s, __ldg(g + k), k, h, nch);
+    dt_l2_pass(dt_l2_row(p), -DT_INF, [&](const float (&x)[VEC], int) { dt_lse_add(m, s, x); });
     return dt_lse_block(m, s, mx);
 }
 #endif /* CESTREAM */

@@ -172,8 +172,14 @@ __device__ __forceinline__ float dt_exp_shifted(float x, float mx, float mls) {
 #ifndef ROWL2
 #define ROWL2 0
 #endif
+#ifndef CESTREAM /* cross_entropy.cu's streaming online logsumexp */
+#define CESTREAM 0
+#endif
 #if ROWL2 && (TPR != BLOCK || INREG || SMEMROW || CLUSTER != 1 || VEC != (DT_ELEM == 0 ? 4 : 8))
 #error "ROWL2 needs block-per-row, INREG=0, SMEMROW=0, CLUSTER=1, 16-byte VEC"
+#endif
+#if CESTREAM && (TPR != BLOCK || INREG || SMEMROW || CLUSTER != 1 || VEC != (DT_ELEM == 0 ? 4 : 8))
+#error "CESTREAM needs block-per-row, INREG=0, SMEMROW=0, CLUSTER=1, 16-byte VEC"
 #endif
 #if CLUSTER > 1
 #if TPR != BLOCK || !(INREG || SMEMROW)
@@ -408,7 +414,7 @@ __device__ __forceinline__ float dt_row_online_sumexp(const dt_t *__restrict__ p
 }
 #endif /* INREG */
 
-#if SMEMROW || ROWL2
+#if SMEMROW || ROWL2 || CESTREAM
 // ---- the row staged in shared memory (SMEMROW) ------------------------------------
 // The row part of nl columns at p (any alignment of p) occupies nch 16-byte chunks
 // from p's chunk on; chunk k holds columns k*VEC - h .. k*VEC - h + VEC-1, where h is
@@ -659,16 +665,12 @@ __device__ __forceinline__ void dt_srow_store(const dt_srow &r, dt_t *__restrict
         dt_out_chunk(q, g, k, c0, full, nl, x);
     }
 }
-#if ROWL2
-// ---- the L2-resident two-pass row (ROWL2=1, DUALTIME_ROW_L2=1) --------------------
+#if ROWL2 || CESTREAM
+// ---- a row streamed from global memory in 16-byte chunks (ROWL2, CESTREAM) --------
 // One block a row (TPR == BLOCK, no shared row, no cluster), VEC = the elements of a
-// 16-byte chunk. Pass 1 (dt_l2_pass) streams the row's chunks from DRAM (chunk k as in
-// dt_srow: counted from the row start's chunk, neighbours' bytes masked), DT_L2_UNROLL
-// 16-byte loads in flight a thread, and hands each chunk to the op's reduction; pass 2
-// (dt_l2_store) reads the row again and writes the output. The plan keeps one block an
-// SM (a dynamic shared reservation over half the SM, unused), so the rows in flight
-// (SMs x row bytes, at most 32 MB) stay in L2 between the two passes: DRAM sees one
-// read and one write, the second read costs L2 bandwidth only (docs/perf.md).
+// 16-byte chunk, chunk k as in dt_srow (counted from the row start's chunk, neighbours'
+// bytes masked), DT_L2_UNROLL 16-byte loads in flight a thread. cross_entropy's stream
+// (CESTREAM) makes one pass (dt_l2_pass); the two-pass row below makes two.
 #ifndef DT_L2_UNROLL
 #define DT_L2_UNROLL 4 /* 16-byte loads in flight a thread */
 #endif
@@ -703,10 +705,10 @@ __device__ __forceinline__ void dt_l2_mask(const dt_srow &r, int k, float (&f)[V
         }
     }
 }
-// Pass 1: f(x, k) for every chunk k of this thread (k = t, t + BLOCK, ...), x its VEC
-// values (fill outside the row), the loads of DT_L2_UNROLL chunks issued before their use.
+// f(x, k) for every chunk k of r this thread takes (k = t, t + BLOCK, ...), x its VEC
+// values unpacked: DT_L2_UNROLL chunks loaded before the first of them is used.
 template <class F>
-__device__ __forceinline__ void dt_l2_pass(const dt_srow &r, float fill, F f) {
+__device__ __forceinline__ void dt_l2_chunks(const dt_srow &r, F f) {
     const dt_l2_chunk_t *__restrict__ g = reinterpret_cast<const dt_l2_chunk_t *>(r.buf);
     int k = (int)threadIdx.x;
     for (; k + (DT_L2_UNROLL - 1) * BLOCK < r.nch; k += DT_L2_UNROLL * BLOCK) {
@@ -717,17 +719,32 @@ __device__ __forceinline__ void dt_l2_pass(const dt_srow &r, float fill, F f) {
         for (int u = 0; u < DT_L2_UNROLL; u++) {
             float x[VEC];
             dt_l2_unpack(t[u], x);
-            dt_l2_mask(r, k + u * BLOCK, x, fill);
             f(x, k + u * BLOCK);
         }
     }
     for (; k < r.nch; k += BLOCK) {
         float x[VEC];
         dt_l2_unpack(__ldg(g + k), x);
-        dt_l2_mask(r, k, x, fill);
         f(x, k);
     }
 }
+// Pass 1: f(x, k) for every chunk k of this thread, x its VEC values (fill outside the row).
+template <class F>
+__device__ __forceinline__ void dt_l2_pass(const dt_srow &r, float fill, F f) {
+    dt_l2_chunks(r, [&](float (&x)[VEC], int k) {
+        dt_l2_mask(r, k, x, fill);
+        f(x, k);
+    });
+}
+#endif /* ROWL2 || CESTREAM */
+#if ROWL2
+// ---- the L2-resident two-pass row (ROWL2=1, DUALTIME_ROW_L2=1) --------------------
+// Pass 1 (dt_l2_pass) streams the row from DRAM and hands each chunk to the op's
+// reduction; pass 2 (dt_l2_store) reads the row again and writes the output. The plan
+// keeps one block an SM (a dynamic shared reservation over half the SM, unused), so the
+// rows in flight (SMs x row bytes, at most 32 MB) stay in L2 between the two passes:
+// DRAM sees one read and one write, the second read costs L2 bandwidth only
+// (docs/perf.md).
 // Pass 2: writes the output row q, f(x, c0, full) turning the input values of columns
 // c0 .. c0+VEC-1 into outputs in place (as dt_srow_store). Where q sits at the input
 // row's offset in its chunk, input chunk k is output chunk k: DT_L2_UNROLL 16-byte
@@ -742,30 +759,12 @@ __device__ __forceinline__ void dt_l2_store(const dt_srow &r, dt_t *__restrict__
         return;
     }
     dt_t *g = (dt_t *)(a & ~15ull);
-    const dt_l2_chunk_t *__restrict__ in = reinterpret_cast<const dt_l2_chunk_t *>(r.buf);
-    int k = (int)threadIdx.x;
-    for (; k + (DT_L2_UNROLL - 1) * BLOCK < r.nch; k += DT_L2_UNROLL * BLOCK) {
-        dt_l2_chunk_t t[DT_L2_UNROLL];
-#pragma unroll
-        for (int u = 0; u < DT_L2_UNROLL; u++) t[u] = __ldg(in + k + u * BLOCK);
-#pragma unroll
-        for (int u = 0; u < DT_L2_UNROLL; u++) {
-            const int kk = k + u * BLOCK, c0 = kk * VEC - hq;
-            float x[VEC];
-            dt_l2_unpack(t[u], x);
-            const bool full = c0 >= 0 && c0 + VEC <= N;
-            f(x, c0, full);
-            dt_out_chunk(q, g, kk, c0, full, N, x);
-        }
-    }
-    for (; k < r.nch; k += BLOCK) {
+    dt_l2_chunks(r, [&](float (&x)[VEC], int k) {
         const int c0 = k * VEC - hq;
-        float x[VEC];
-        dt_l2_unpack(__ldg(in + k), x);
         const bool full = c0 >= 0 && c0 + VEC <= N;
         f(x, c0, full);
         dt_out_chunk(q, g, k, c0, full, N, x);
-    }
+    });
 }
 // Mean and M2 (sum of squared deviations) of a row, of x - K (K: the row's first
 // element, so a large common offset of the row costs no precision: x - K is exact for
@@ -845,8 +844,8 @@ __device__ __forceinline__ dt_welford dt_welford_block(dt_welford w) {
     return w;
 }
 #endif /* ROWL2 */
-#endif /* SMEMROW || ROWL2 */
-#if ROWL2 || (defined(CESTREAM) && CESTREAM)
+#endif /* SMEMROW || ROWL2 || CESTREAM */
+#if ROWL2 || CESTREAM
 // ---- the online logsumexp over 16-byte chunks (softmax ROWL2, cross_entropy CESTREAM)
 // (m, s) += the VEC values f (-inf outside the row): m grows to their max, the old s
 // is rescaled by exp(m_old - m_new); an all -inf part keeps s = 0.
