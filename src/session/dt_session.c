@@ -65,11 +65,16 @@ static void command_text(const dt_worker *w, char *buf, size_t len) {
     }
 }
 
+/* The start-up limit of one worker: --start-timeout, else DT_WORKER_START_S. */
+static double start_limit(const dt_session *s) {
+    return s->start_timeout_s > 0 ? s->start_timeout_s : DT_WORKER_START_S;
+}
+
 /* Starts w and asks hello within the start-up limit, telling on_start while it waits; a
  * start that runs out of time says so with the command. */
 static dt_status start_worker(dt_session *s, const char *what, dt_worker *w, dt_hello *h,
                               dt_err *err) {
-    double limit = s->start_timeout_s > 0 ? s->start_timeout_s : DT_WORKER_START_S;
+    double limit = start_limit(s);
     if (s->on_start) s->on_start(s->on_start_ctx, what);
     dt_status st = dt_protocol_start(w, limit, h, err);
     if (s->on_start) s->on_start(s->on_start_ctx, NULL);
@@ -322,7 +327,6 @@ dt_worker *dt_session_worker(dt_session *s, int i, dt_session_step step) {
 int dt_session_prestart(dt_session *s, unsigned mask) {
     int sent[DT_SESSION_MAX_IMPLS][DT_STEP_COUNT] = {{0}}, n = 0;
     dt_err e;
-    double limit = s->start_timeout_s > 0 ? s->start_timeout_s : DT_WORKER_START_S;
     if (s->on_start) s->on_start(s->on_start_ctx, "the probe workers");
     for (int i = 0; i < s->count; i++)
         for (int k = DT_STEP_MAIN + 1; k < DT_STEP_COUNT; k++)
@@ -332,7 +336,7 @@ int dt_session_prestart(dt_session *s, unsigned mask) {
         for (int k = DT_STEP_MAIN + 1; k < DT_STEP_COUNT; k++) {
             dt_hello h;
             if (!sent[i][k] ||
-                dt_protocol_start_receive(&s->member[i].worker[k], limit, &h, &e) != DT_OK)
+                dt_protocol_start_receive(&s->member[i].worker[k], start_limit(s), &h, &e) != DT_OK)
                 continue; /* a failed start leaves the worker stopped (dt_session_ready) */
             dt_hello_free(&h);
             s->member[i].fresh[k] = 1;
