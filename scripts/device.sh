@@ -82,6 +82,7 @@ gemm-ab-oracle|issue 19 session 5: GPU-test FP64 oracle tables of wg3 and wg4, t
 probe-warmup-ab|the probe worker warm-ups at once (default) vs DUALTIME_PROBE_WARMUP=serial: add, softmax, layernorm at 17x257, 128x1024, 8192^2, 2 rounds, traced; wall times, phase tables and probe/control side by side (scripts/probe_ratio_ab.py) into the summary
 warmup-ab|the main workers warm-ups at once (the cuda default since session 6) vs DUALTIME_WARMUP=serial: add, softmax, layernorm at 17x257, 128x1024, 8192^2, 2 rounds, traced; wall times and phase tables into the summary, then dualtime compare serial vs at once (expected: no change, exit 0)
 proc-offsets|issue 12 rerun medians: the same small plan (add, softmax, layernorm at 1x127, 17x257, 128x1024, 1 round) run DT_PROC_RUNS times (default 5), each with fresh worker processes, then the same with --no-pin; scripts/proc_offsets.py: each process held-median offset against run 1 and the spread per implementation x scope (< 4 min)
+inputs-all|issue 16 done: every --inputs distribution but uniform (normal, wide-logits, offset, cancel) for every op in fp32,bf16,fp16 on DT_BACKENDS (default cuda): rows 17x257, 1024x4096, 8x128256, gemm 127x193x61, 1024x1024x1024, 4096x1x4096, 1 round, 3 samples, no device timing; per distribution the cases and the valid ones into the summary, every invalid case named (< 3 min)
 dtypes-full|issue 16 done: the default CUDA matrix with --dtypes fp32,bf16,fp16 (both implementations), cut at DT_DTYPES_S (default 500 s) and resumable: DT_DTYPES_RESUME=a carried dtypes-full.tgz continues it with --resume; the run folder (results.json, no scratch) comes back as dtypes-full.tgz, results.md as dtypes-full.md when complete
 ncu-8192|issue 12: the native held control against ncu gpu__time_duration at 8192^2 for every row and elementwise op (fp32): one device-timed run (native vs a second native), then each op under ncu (--clock-control none: the clocks as they are, 10 launches after 20), scripts/ncu_check.py (target within 3%) (< 4 min)
 offset-latency|issue 12 experiment: scripts/exp/offset_latency.cu (carried as $B/offset_latency, else built with nvcc) twice, two processes: a 17x257 add as a 64-launch CUDA graph at 48 placements in one allocation, us per kernel per placement and the spread
@@ -345,6 +346,23 @@ step_nvml-cost() { run nvml-cost 30 6 python3 scripts/nvml_cost.py; }
 step_dtypes() { run dtypes 300 3 "$B/dualtime" run --backends cuda --operations "$(row_ops)" \
     --dtypes "${DT_DTYPES:-bf16,fp16}" --quiet --output "$W/dtypes"
   [ -f "$W/dtypes/results.md" ] && cp "$W/dtypes/results.md" "$OUT/dtypes.md"; return 0; }
+# inputs-all: one short run per distribution; uniform is the default matrix (dtypes-full)
+step_inputs-all() { local d
+  for d in normal wide-logits offset cancel; do rm -rf "$W/inputs-$d"
+    run "inputs-$d" 120 2 "$B/dualtime" run --backends "$BACKENDS" \
+      --dtypes fp32,bf16,fp16 --inputs "$d" --row-shapes 17x257,1024x4096,8x128256 \
+      --gemm-shapes 127x193x61,1024x1024x1024,4096x1x4096 --rounds 1 --samples 3 \
+      --sample-ms 5 --warmup-ms 20 --no-device-timing --quiet --output "$W/inputs-$d"
+    [ -f "$W/inputs-$d/results.json" ] && python3 - "$W/inputs-$d/results.json" "$d" <<'PY' | tee -a "$S"
+import json, sys
+r = json.load(open(sys.argv[1]))
+c = r["cases"]
+bad = [x["id"] + ":" + ",".join(n for n, i in x["impl"].items() if i["status"] != "ok")
+       for x in c if not x["valid"]]
+print("   inputs %s: %d cases, %d valid, complete %s%s" % (sys.argv[2], len(c),
+      sum(x["valid"] for x in c), r["complete"], ("; invalid: " + " ".join(bad)) if bad else ""))
+PY
+  done; return 0; }
 step_long() { run long 240 60 env DUALTIME_GPU_TEST_SHAPES=long DUALTIME_GPU_TEST_NO_FAULT=1 "${CUDA_TEST[@]}"
   fails long; }
 
