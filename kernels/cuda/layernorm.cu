@@ -23,10 +23,10 @@
 #define DT_LN_RAW 0
 #endif
 
-/* DT_LN_MINB (DT_LN_ONE only, from the plan): blocks an SM the registers must allow
- * (ptxas otherwise gave the one-reduction kernel 48-64 registers at 8192^2, 2 blocks an
- * SM; docs/perf.md) */
-#if DT_LN_ONE && defined(DT_LN_MINB)
+/* DT_LN_MINB (in-register rows, from the plan: DUALTIME_ROW_LN_ONE, DUALTIME_ROW_LN_REGS):
+ * blocks an SM the registers must allow (ptxas alone gave the one-reduction kernel 40-64
+ * registers at 8192^2 depending on small code changes; docs/perf.md) */
+#ifdef DT_LN_MINB
 #define DT_LN_BOUNDS __launch_bounds__(BLOCK, DT_LN_MINB)
 #else
 #define DT_LN_BOUNDS __launch_bounds__(BLOCK)

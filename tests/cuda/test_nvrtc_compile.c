@@ -351,7 +351,8 @@ static void check_refused(dt_op op, int64_t m, int64_t n, const char *var, const
  * "one-reduction" in its summary, and nothing else gets it (staged and multi-pass rows,
  * the other row ops); the blocks an SM its registers must allow (DT_LN_MINB): 8192^2
  * (512 threads) 3 at =1 (40 registers), 4 at =2 (32), 4096 columns (256 threads) 6 / 8,
- * none where a thread holds more than 16 elements; bad values are refused. */
+ * none where a thread holds more than 16 elements; DUALTIME_ROW_LN_REGS sets that target
+ * for either kernel (the two-reduction one included); bad values are refused. */
 static void ln_one_cases(const char *hdr) {
     static const struct { int64_t m, n; int views; int inreg; /* -1: as the plan says */ } sh[] = {
         {8192, 8192, 0, 1}, {4096, 8192, 0, 1}, {1024, 4096, 0, 1}, {1024, 4096, 1, -1},
@@ -399,6 +400,28 @@ static void ln_one_cases(const char *hdr) {
               (long long)mb[i].m, (long long)mb[i].n, g_last.summary);
     }
     unsetenv("DUALTIME_ROW_LN_ONE");
+    /* DUALTIME_ROW_LN_REGS: the two-reduction kernel at 32 registers (4 blocks of 512), the
+     * variant at 32 through =1, nothing for the staged rows */
+    setenv("DUALTIME_ROW_LN_REGS", "32", 1);
+    g_expect = "block=512 vec=8 row-in-registers single-pass minblocks=4";
+    compile_typed(DT_OP_LAYERNORM, 8192, 8192, 0, 0, "sm_90", hdr, DT_BF16);
+    CHECK(!has_opt(&g_last, "-DDT_LN_ONE=1") && has_opt(&g_last, "-DDT_LN_MINB=4"),
+          "DUALTIME_ROW_LN_REGS=32 bf16: %s", g_last.summary);
+    g_expect = "block=512 vec=4 row-in-registers single-pass minblocks=4";
+    compile_typed(DT_OP_LAYERNORM, 8192, 8192, 0, 0, "sm_90", hdr, DT_F32);
+    setenv("DUALTIME_ROW_LN_ONE", "1", 1);
+    g_expect = "one-reduction minblocks=4";
+    compile_typed(DT_OP_LAYERNORM, 8192, 8192, 0, 0, "sm_90", hdr, DT_F16);
+    unsetenv("DUALTIME_ROW_LN_ONE");
+    g_expect = "minblocks=";
+    g_expect_absent = 1;
+    compile_typed(DT_OP_LAYERNORM, 4096, 50257, 0, 0, "sm_90", hdr, DT_BF16); /* staged */
+    compile_typed(DT_OP_RMSNORM, 8192, 8192, 0, 0, "sm_90", hdr, DT_BF16);
+    g_expect_absent = 0;
+    g_expect = NULL;
+    unsetenv("DUALTIME_ROW_LN_REGS");
+    check_refused(DT_OP_LAYERNORM, 8192, 8192, "DUALTIME_ROW_LN_REGS", "129");
+    check_refused(DT_OP_LAYERNORM, 8192, 8192, "DUALTIME_ROW_LN_REGS", "x");
     check_refused(DT_OP_LAYERNORM, 8192, 8192, "DUALTIME_ROW_LN_ONE", "3");
     check_refused(DT_OP_LAYERNORM, 8192, 8192, "DUALTIME_ROW_LN_ONE", "yes");
 }
