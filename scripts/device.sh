@@ -61,6 +61,7 @@ rows-sweep|issue 18 rows: FP32 oracle at the long/vocabulary/unaligned shapes (d
 ce-stream|issue 18 session 6: cross_entropy streaming online logsumexp (DUALTIME_CE_STREAM=1): GPU-test FP64 oracle + x100 timing at 4096x50257, 2048x128256, 8191x8193 view in f32,bf16,f16, then ONE held device run of torch vs native vs stream (worker:env DUALTIME_CE_STREAM=1) at 4096x50257, 2048x128256, 8192^2, 8191x8193 in fp32,bf16; Device control table into the summary (< 3 min)
 rows-l2|issue 18 session 6: L2-resident two-pass rows of softmax, rmsnorm, layernorm (DUALTIME_ROW_L2=1): GPU-test FP64 oracle + x100 timing at 4096x50257 and the 8191x8193 view in f32,bf16, then ONE held device run of torch vs native vs l2 (worker:env DUALTIME_ROW_L2=1) at 4096x50257, 2048x128256, 8192^2, 8191x8193 (DT_ROWS_L2_SHAPES) in fp32,bf16; Device control table into the summary (4-7 min)
 rows-pipe|issue 18 third pass: persistent double-buffered staged rows (DUALTIME_ROW_PIPE=1) vs staged (=0) vs first pass (DUALTIME_ROW_SMEM=0): GPU-test FP64 oracle + x100 timing at 4096x50257, 2048x128256, 8191x8193 view (f32), layernorm 8192^2 bf16 packed gamma/beta (DUALTIME_ROW_LN_RAW=1 vs 0), then native (pipe) vs torch held at the vocabulary rows in fp32,bf16 (< 4 min)
+ln-one|issue 16 item 1: layernorm in-register rows with one block reduction (DUALTIME_ROW_LN_ONE=1, =2 for 4 blocks an SM): GPU-test FP64 oracle + x100 timing of layernorm in f32,bf16,f16 (default shapes, views, 5x40000 and 1x65536 register clusters), then ONE held device run of torch vs native vs one vs one2 vs two32 (worker:env DUALTIME_ROW_LN_ONE=1, =2, DUALTIME_ROW_LN_REGS=32) at 8192x8192, 4096x8192, 1024x4096 in fp32,bf16 (Device control table into the summary), then native, one and one2 under --inputs offset in every dtype (about 3 min)
 anti-cheat|issue 17 item 7: honest torch and native on cuda (a case over 4x L2 included) pass every named anti-cheat check (docs/anti-cheat.md)
 shards|a two-shard plan of a small CUDA matrix, both shards one after the other on this GPU, merged, against a single run of the same flags (same case ids and input SHA-256s)
 results-verify|issue 12: incremental results.json checked against the full encoder after every case (DUALTIME_RESULTS_VERIFY=1; a difference fails the run) on a device-timed 2-round CUDA matrix (probe records, clocks, energy, decomposition, large and small cases), then dualtime report on it; the write-outputs phase into the summary (< 4 min)
@@ -543,6 +544,42 @@ step_rows-l2() { rm -rf "$W/rows-l2"
     --output "$W/rows-l2"
   [ -f "$W/rows-l2/results.md" ] && cp "$W/rows-l2/results.md" "$OUT/rows-l2.md"
   note "$W/rows-l2/results.md" '/^## Device control/,/^$/p' 90; return 0; }
+
+# ln-one: issue 16 item 1 (docs/perf.md "layernorm one reduction"). The GPU test's FP64
+# oracle and x100 timing of layernorm with DUALTIME_ROW_LN_ONE=1 in every dtype: the
+# default shapes (warp- and block-per-row, views, 8192^2) and the register clusters
+# (5x40000, 1x65536), one line a case into the summary (its plan summary says
+# one-reduction where the variant applies); then ONE held device run with the variant
+# as third and fourth implementations (the native worker with DUALTIME_ROW_LN_ONE=1:
+# 40 registers, 3 blocks of 512 an SM; =2: 32 registers, 4), so the A/B against native
+# (two reductions) and torch shares the run's clocks, and two32 (today's two-reduction
+# kernel pinned at 32 registers, DUALTIME_ROW_LN_REGS=32) tells occupancy from the
+# reduction (every output of the run is checked against the FP64 oracle too); ln-one.md
+# to $OUT;
+# then native and the variant under --inputs offset (a one-pass variance cancels there)
+# in fp32, bf16 and fp16: every case must be valid.
+ln_one_w='worker:env DUALTIME_ROW_LN_ONE='  # + 1 or 2 (registers for 3 or 4 blocks of 512 an SM)
+# shellcheck disable=SC2054 # the commas are dualtime's
+ln_one_run=(--backends cuda --device-timing --operations layernorm --dtypes fp32,bf16
+            --row-shapes 8192x8192,4096x8192,1024x4096 --samples 5 --rounds 1
+            --sample-ms 10 --warmup-ms 50 --quiet)
+step_ln-one() { rm -rf "$W/ln-one" "$W/ln-one-offset"; local NW="$PWD/$B/dualtime-native-worker"
+  run ln-one-oracle 150 3 env DUALTIME_ROW_LN_ONE=1 DUALTIME_GPU_TEST_OPS=layernorm DUALTIME_GPU_TEST_NO_FAULT=1 \
+    "${CUDA_TEST[@]}"
+  fails ln-one-oracle; oracle_ok ln-one-oracle layernorm ' row-in-registers single-pass'
+  run ln-one-long 60 3 env DUALTIME_ROW_LN_ONE=1 DUALTIME_GPU_TEST_SHAPES=long DUALTIME_GPU_TEST_NO_FAULT=1 \
+    DUALTIME_GPU_TEST_ROWS=1x65536,5x40000 DUALTIME_GPU_TEST_OPS=layernorm "${CUDA_TEST[@]}"
+  fails ln-one-long; oracle_ok ln-one-long layernorm ' row-in-registers single-pass'
+  run ln-one-run 150 3 "$B/dualtime" run "${ln_one_run[@]}" \
+    --impls "torch,native,one=${ln_one_w}1 $NW,one2=${ln_one_w}2 $NW,two32=worker:env DUALTIME_ROW_LN_REGS=32 $NW" \
+    --output "$W/ln-one"
+  [ -f "$W/ln-one/results.md" ] && cp "$W/ln-one/results.md" "$OUT/ln-one.md"
+  note "$W/ln-one/results.md" '/^## Device control/,/^$/p' 30
+  run ln-one-offset 90 3 "$B/dualtime" run --backends cuda --operations layernorm --dtypes fp32,bf16,fp16 \
+    --row-shapes 8192x8192,17x257,5x40000 --inputs offset --samples 3 --sample-ms 5 --warmup-ms 20 \
+    --impls "native,one=${ln_one_w}1 $NW,one2=${ln_one_w}2 $NW" --quiet \
+    --output "$W/ln-one-offset"
+  return 0; }
 
 # shards: issue 20 on one GPU. The plan's flags are the single run's flags.
 # shellcheck disable=SC2054 # the commas are dualtime's

@@ -78,6 +78,8 @@ typedef unsigned short dt_t;
 __device__ __forceinline__ float dt_to_f32(unsigned short h) {
 #if DT_ELEM == 1
     return __uint_as_float((unsigned)h << 16);
+#elif defined(DT_HOST_EMU) /* tests/cuda/emu: the conversions in C++ (dt_emu_narrow.hpp) */
+    return dt_emu_f16_to_f32(h);
 #else
     float f;
     asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
@@ -86,7 +88,9 @@ __device__ __forceinline__ float dt_to_f32(unsigned short h) {
 }
 __device__ __forceinline__ unsigned short dt_from_f32(float x) {
     unsigned short h;
-#if DT_ELEM == 1
+#ifdef DT_HOST_EMU
+    h = DT_ELEM == 1 ? dt_emu_f32_to_bf16(x) : dt_emu_f32_to_f16(x);
+#elif DT_ELEM == 1
     asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(x));
 #else
     asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(x));
@@ -104,7 +108,9 @@ __device__ __forceinline__ void dt_unpack2(unsigned w, float &lo, float &hi) {
 }
 __device__ __forceinline__ unsigned dt_pack2(float lo, float hi) {
     unsigned r; /* cvt.rn.{bf16,f16}x2.f32 d, a, b: a -> upper half, b -> lower half */
-#if DT_ELEM == 1
+#ifdef DT_HOST_EMU
+    r = (unsigned)dt_from_f32(lo) | (unsigned)dt_from_f32(hi) << 16;
+#elif DT_ELEM == 1
     asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
 #else
     asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
@@ -171,6 +177,12 @@ __device__ __forceinline__ float dt_exp_shifted(float x, float mx, float mls) {
 #endif
 #ifndef ROWL2
 #define ROWL2 0
+#endif
+#ifndef DT_LN_ONE /* layernorm.cu's one-reduction in-register variant (DUALTIME_ROW_LN_ONE) */
+#define DT_LN_ONE 0
+#endif
+#if DT_LN_ONE && !INREG
+#error "DT_LN_ONE needs INREG"
 #endif
 #ifndef CESTREAM /* cross_entropy.cu's streaming online logsumexp */
 #define CESTREAM 0
@@ -321,6 +333,64 @@ __device__ __forceinline__ float dt_row_max(float v, int par = 0) {
     return v;
 }
 
+#if ROWL2 || DT_LN_ONE
+// ---- (n, mean, M2) partials and their merge (Chan et al.) -------------------------
+// A part of a row summarized by its count n, its mean and M2 (the sum of squared
+// deviations from its own mean); an empty part is {0, 0, 0}. layernorm's ROWL2 pass 1
+// and its one-reduction in-register variant (DT_LN_ONE) combine parts this way, never
+// as a one-pass sum and sum of squares (which cancels under a large common offset).
+struct dt_welford {
+    float n, mean, m2;
+};
+// w += the b.n values summarized by b (ROWL2's chunk merges; IEEE division).
+__device__ __forceinline__ void dt_welford_merge(dt_welford &w, const dt_welford &b) {
+    if (b.n == 0.0f) return;
+    if (w.n == 0.0f) {
+        w = b;
+        return;
+    }
+    const float n = w.n + b.n, d = b.mean - w.mean, f = b.n / n;
+    w.mean = fmaf(d, f, w.mean);
+#ifndef DT_EMU_PLANT_NO_MERGE_TERM /* tests/cuda/emu's planted fault: between-part term dropped */
+    w.m2 = w.m2 + b.m2 + d * d * w.n * f;
+#else
+    w.m2 = w.m2 + b.m2;
+#endif
+    w.n = n;
+}
+#if DT_LN_ONE
+// 1 / x for x >= 1 (counts): one MUFU op, rcp.approx (~1 ulp; FTZ is safe here).
+__device__ __forceinline__ float dt_rcp_count(float x) {
+#ifdef DT_HOST_EMU
+    return 1.0f / x;
+#else
+    float r;
+    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+    return r;
+#endif
+}
+// The merge of two parts for DT_LN_ONE's butterflies: Chan's update with every operation
+// commutative in a and b (the mean as the weighted sum of both means, M2 as M2a + M2b +
+// d^2 na nb / n), so both lanes of a shuffle pair get the same bits without ordering
+// them, and branch-free: an empty part ({0, 0, 0}) adds nothing, two give {0, 0, 0}
+// (1 / max(n, 1)). About 13 FP operations and no division: the merges sit on the
+// block's critical path between the row's load and its store.
+__device__ __forceinline__ dt_welford dt_welford_pair(const dt_welford &a, const dt_welford &b) {
+    const float n = a.n + b.n, r = dt_rcp_count(fmaxf(n, 1.0f)), d = b.mean - a.mean;
+    dt_welford w;
+    w.n = n;
+    /* __fmul_rn: no FMA contraction of the sum of products, which would not commute */
+    w.mean = (__fmul_rn(a.n, a.mean) + __fmul_rn(b.n, b.mean)) * r;
+#ifndef DT_EMU_PLANT_NO_MERGE_TERM /* tests/cuda/emu's planted fault: between-part term dropped */
+    w.m2 = (a.m2 + b.m2) + d * d * (a.n * b.n * r);
+#else
+    w.m2 = a.m2 + b.m2;
+#endif
+    return w;
+}
+#endif /* DT_LN_ONE */
+#endif /* ROWL2 || DT_LN_ONE */
+
 // Column of element e (0..VEC-1) of this thread's p-th vector.
 __device__ __forceinline__ int dt_col(int p, int e, int lane) { return (p * TPR + lane) * VEC + e; }
 
@@ -391,6 +461,151 @@ __device__ __forceinline__ float dt_row_center_rstd(float (&v)[PER * VEC], int l
         }
     return 1.0f / sqrtf(dt_row_sum<1>(d2) / (float)N + eps);
 }
+#if DT_LN_ONE
+// w merged with the partial of the lane o away (xor); dt_welford_pair is symmetric, so
+// both lanes of a pair, and in the end every lane, hold the same bits.
+__device__ __forceinline__ dt_welford dt_welford_xor(const dt_welford &w, int o) {
+    dt_welford b;
+    b.n = __shfl_xor_sync(0xffffffffu, w.n, o);
+    b.mean = __shfl_xor_sync(0xffffffffu, w.mean, o);
+    b.m2 = __shfl_xor_sync(0xffffffffu, w.m2, o);
+    return dt_welford_pair(w, b);
+}
+// The row's (N, mean, M2) from every thread's partial w, in ONE reduction round: the
+// warp's butterfly, then (TPR > 32) one barrier after which lane l of every warp takes
+// warp l % (TPR/32)'s partial and the lanes merge them in a butterfly (the same order in
+// every warp); then (CLUSTER > 1) one cluster barrier and the blocks' partials in rank
+// order over DSMEM. Every thread of the row gets the same result. The shared slots are
+// written once a block (one reduction a kernel: no barrier before them).
+__device__ __forceinline__ dt_welford dt_welford_row(dt_welford w) {
+    const int l = (int)(threadIdx.x & 31);
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) w = dt_welford_xor(w, o);
+#if TPR > 32
+    constexpr int W = TPR / 32;
+    __shared__ float wn[W], wmean[W], wm2[W];
+    if (l == 0) {
+        wn[threadIdx.x >> 5] = w.n;
+        wmean[threadIdx.x >> 5] = w.mean;
+        wm2[threadIdx.x >> 5] = w.m2;
+    }
+    __syncthreads();
+    w.n = wn[l % W];
+    w.mean = wmean[l % W];
+    w.m2 = wm2[l % W];
+#pragma unroll
+    for (int o = 1; o < W; o <<= 1) w = dt_welford_xor(w, o);
+#endif
+#if CLUSTER > 1
+    __shared__ float cw[3];
+    if (threadIdx.x == 0) {
+        cw[0] = w.n;
+        cw[1] = w.mean;
+        cw[2] = w.m2;
+    }
+    dt_cluster_sync();
+    w = {0.0f, 0.0f, 0.0f};
+#pragma unroll
+    for (int r = 0; r < CLUSTER; r++) {
+        dt_welford b;
+        b.n = dt_ld_dsmem(&cw[0], (unsigned)r);
+        b.mean = dt_ld_dsmem(&cw[1], (unsigned)r);
+        b.m2 = dt_ld_dsmem(&cw[2], (unsigned)r);
+        w = dt_welford_pair(w, b);
+    }
+#endif
+    return w;
+}
+// The row as this thread's PER raw 16-byte (VEC 8: 8 narrow elements packed in a uint4;
+// VEC 4: a float4) or scalar (VEC 1) vectors, widened only where used (DT_LN_ONE: a
+// narrow row held packed takes half the registers of its floats).
+#if VEC == 8
+typedef uint4 dt_raw_t;
+#elif VEC == 4
+typedef float4 dt_raw_t;
+#else
+typedef dt_t dt_raw_t;
+#endif
+__device__ __forceinline__ void dt_raw_unpack(const dt_raw_t &t, float (&f)[VEC]) {
+#if VEC == 8 && !defined(DT_HOST_EMU)
+    /* through an opaque copy, so each pass widens the packed words again instead of the
+     * compiler keeping the widened floats live between passes (twice the registers) */
+    uint4 u;
+    asm volatile("mov.b32 %0, %4;\n\tmov.b32 %1, %5;\n\tmov.b32 %2, %6;\n\tmov.b32 %3, %7;"
+                 : "=r"(u.x), "=r"(u.y), "=r"(u.z), "=r"(u.w)
+                 : "r"(t.x), "r"(t.y), "r"(t.z), "r"(t.w));
+    dt_unpack8(u, f);
+#elif VEC == 8
+    dt_unpack8(t, f);
+#elif VEC == 4
+    f[0] = t.x; f[1] = t.y; f[2] = t.z; f[3] = t.w;
+#else
+    f[0] = dt_to_f32(t);
+#endif
+}
+// One raw vector at p (a vector start: 16-byte aligned where VEC > 1).
+__device__ __forceinline__ dt_raw_t dt_raw_ld(const dt_t *__restrict__ p) {
+#if VEC == 1
+    return __ldg(p);
+#else
+    return __ldg(reinterpret_cast<const dt_raw_t *>(p));
+#endif
+}
+// This thread's vectors of a row (or of gamma / beta) at p; those past DT_NL are zero.
+__device__ __forceinline__ void dt_raw_row(const dt_t *__restrict__ p, dt_raw_t (&x)[PER], int lane) {
+#pragma unroll
+    for (int i = 0; i < PER; i++) {
+        const int c = (i * TPR + lane) * VEC;
+        if (c < DT_NL) {
+            x[i] = dt_raw_ld(p + c);
+        } else {
+            x[i] = dt_raw_t{}; /* zero */
+        }
+    }
+}
+// VEC values f stored at column c of row q (c < DT_NL).
+__device__ __forceinline__ void dt_raw_store(dt_t *__restrict__ q, int c, const float (&f)[VEC]) {
+#if VEC == 8
+    *reinterpret_cast<uint4 *>(q + c) = dt_pack8(f);
+#elif VEC == 4
+    *reinterpret_cast<float4 *>(q + c) = make_float4(f[0], f[1], f[2], f[3]);
+#else
+    q[c] = dt_from_f32(f[0]);
+#endif
+}
+// The row's (N, mean, M2) of x - K with one reduction (DT_LN_ONE, DUALTIME_ROW_LN_ONE):
+// each thread takes the mean and M2 of its own elements exactly (two passes over its
+// registers, x - K: K the row's first element, so x - K is exact near a large common
+// offset), and the row combines the (count, mean, M2) partials once (dt_welford_row).
+__device__ __forceinline__ dt_welford dt_row_welford_one(const dt_raw_t (&x)[PER], int lane, float K) {
+    float s = 0.0f, cnt = 0.0f;
+#pragma unroll
+    for (int i = 0; i < PER; i++) {
+        if ((i * TPR + lane) * VEC >= DT_NL) continue; /* N % VEC == 0 where VEC > 1 */
+        float f[VEC];
+        dt_raw_unpack(x[i], f);
+#pragma unroll
+        for (int e = 0; e < VEC; e++) s += f[e] - K;
+        cnt += (float)VEC;
+    }
+    dt_welford w;
+    w.n = cnt;
+    w.mean = s * dt_rcp_count(fmaxf(cnt, 1.0f)); /* 0 for no element */
+    w.m2 = 0.0f;
+#pragma unroll
+    for (int i = 0; i < PER; i++) {
+        if ((i * TPR + lane) * VEC >= DT_NL) continue;
+        float f[VEC];
+        dt_raw_unpack(x[i], f);
+#pragma unroll
+        for (int e = 0; e < VEC; e++) {
+            const float d = (f[e] - K) - w.mean;
+            w.m2 = fmaf(d, d, w.m2);
+        }
+    }
+    return dt_welford_row(w);
+}
+#endif /* DT_LN_ONE */
 #else
 // One pass over a row in global memory (rows too long for registers): each thread keeps
 // a running max and a sum of exp(x - max) rescaled when the max grows, then the row
@@ -769,26 +984,7 @@ __device__ __forceinline__ void dt_l2_store(const dt_srow &r, dt_t *__restrict__
 // Mean and M2 (sum of squared deviations) of a row, of x - K (K: the row's first
 // element, so a large common offset of the row costs no precision: x - K is exact for
 // values near K), by chunk-wise (n, mean, M2) merges (Chan et al.; layernorm's ROWL2
-// pass 1; not a one-pass sum and sum of squares).
-struct dt_welford {
-    float n, mean, m2;
-};
-// w += the b.n values summarized by b.
-__device__ __forceinline__ void dt_welford_merge(dt_welford &w, const dt_welford &b) {
-    if (b.n == 0.0f) return;
-    if (w.n == 0.0f) {
-        w = b;
-        return;
-    }
-    const float n = w.n + b.n, d = b.mean - w.mean, f = b.n / n;
-    w.mean = fmaf(d, f, w.mean);
-#ifndef DT_EMU_PLANT_NO_MERGE_TERM /* tests/cuda/emu's planted fault: between-part term dropped */
-    w.m2 = w.m2 + b.m2 + d * d * w.n * f;
-#else
-    w.m2 = w.m2 + b.m2;
-#endif
-    w.n = n;
-}
+// pass 1; not a one-pass sum and sum of squares). dt_welford and dt_welford_merge: above.
 // w += chunk k of row r shifted by K (x: its values; those outside columns [0, N) unused).
 __device__ __forceinline__ void dt_welford_chunk(dt_welford &w, const dt_srow &r, int k,
                                                  float (&x)[VEC], float K) {

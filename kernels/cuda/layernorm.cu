@@ -4,6 +4,9 @@
 // INREG=1: the row is read once into registers; INREG=0: three reads over global;
 // SMEMROW=1: the row staged once in shared memory, three passes over it; ROWL2=1: one
 // block a row, Welford-style chunk merges streamed from DRAM, then a second read (L2).
+// DT_LN_ONE=1 (INREG only; DUALTIME_ROW_LN_ONE=1, opt-in): mean and variance in one
+// block reduction of per-thread (count, mean, M2) partials (Chan's merge) instead of
+// two reductions (mean, then mean((x - mean)^2)): one barrier before the store.
 #include "dt_cuda_common.cuh"
 
 #define DT_EPS 1e-5f
@@ -20,7 +23,16 @@
 #define DT_LN_RAW 0
 #endif
 
-extern "C" __global__ void DT_CLUSTER_ATTR __launch_bounds__(BLOCK)
+/* DT_LN_MINB (in-register rows, from the plan: DUALTIME_ROW_LN_ONE, DUALTIME_ROW_LN_REGS):
+ * blocks an SM the registers must allow (ptxas alone gave the one-reduction kernel 40-64
+ * registers at 8192^2 depending on small code changes; docs/perf.md) */
+#ifdef DT_LN_MINB
+#define DT_LN_BOUNDS __launch_bounds__(BLOCK, DT_LN_MINB)
+#else
+#define DT_LN_BOUNDS __launch_bounds__(BLOCK)
+#endif
+
+extern "C" __global__ void DT_CLUSTER_ATTR DT_LN_BOUNDS
 DT_KNAME(dt_layernorm)(const dt_t *__restrict__ a, const dt_t *__restrict__ gamma,
                        const dt_t *__restrict__ beta, dt_t *__restrict__ out) {
     const int row = dt_row(), lane = dt_lane();
@@ -29,7 +41,49 @@ DT_KNAME(dt_layernorm)(const dt_t *__restrict__ a, const dt_t *__restrict__ gamm
 #endif
     const dt_t *__restrict__ p = a + (long long)row * LDA + dt_cbase();
     dt_t *__restrict__ q = out + (long long)row * LDO + dt_cbase();
-#if INREG
+#if INREG && DT_LN_ONE
+    /* one block reduction (DUALTIME_ROW_LN_ONE): the row held as raw vectors (narrow
+     * types packed), per-thread (count, mean, M2) of x - K combined once
+     * (dt_row_welford_one); K, the row's first element, is one more load beside the
+     * row's (the same address for every thread of the row). gamma and beta: loaded with
+     * the row (raw) for few elements a thread (DT_LN_HOIST), else after the reduction a
+     * vector at a time (loaded with the row they took 64 registers at 8192^2 bf16
+     * against 40: 3 blocks an SM -> 2; docs/perf.md) */
+    gamma += dt_cbase();
+    beta += dt_cbase();
+#ifndef DT_EMU_PLANT_NO_SHIFT /* tests/cuda/emu's planted fault: no shift (K = 0) */
+    const float K = dt_ld(a + (long long)row * LDA);
+#else
+    const float K = 0.0f;
+#endif
+    dt_raw_t x[PER];
+    dt_raw_row(p, x, lane);
+#if DT_LN_HOIST
+    dt_raw_t graw[PER], braw[PER];
+    dt_raw_row(gamma, graw, lane);
+    dt_raw_row(beta, braw, lane);
+#endif
+    const dt_welford w = dt_row_welford_one(x, lane, K);
+    const float r = 1.0f / sqrtf(w.m2 / (float)N + DT_EPS);
+#pragma unroll
+    for (int i = 0; i < PER; i++) {
+        const int c = (i * TPR + lane) * VEC;
+        if (c >= DT_NL) continue;
+        float f[VEC], g[VEC], b[VEC];
+        dt_raw_unpack(x[i], f);
+#if DT_LN_HOIST
+        dt_raw_unpack(graw[i], g);
+        dt_raw_unpack(braw[i], b);
+#else
+        dt_raw_unpack(dt_raw_ld(gamma + c), g);
+        dt_raw_unpack(dt_raw_ld(beta + c), b);
+#endif
+#pragma unroll
+        for (int e = 0; e < VEC; e++) f[e] = fmaf(((f[e] - K) - w.mean) * r, g[e], b[e]);
+        dt_raw_store(q, c, f);
+    }
+    DT_CLUSTER_END();
+#elif INREG
     gamma += dt_cbase();
     beta += dt_cbase();
     float v[PER * VEC], g[PER * VEC], b[PER * VEC];

@@ -26,7 +26,8 @@
  * cross_entropy's streaming online logsumexp (DUALTIME_CE_STREAM=1) where it applies, in
  * every dtype, its geometry, and the refusals; row_l2_cases: the L2-resident two-pass row
  * of softmax / rmsnorm / layernorm (DUALTIME_ROW_L2=1, DUALTIME_ROW_L2_MB) where it
- * applies, in every dtype, its geometry, and the refusals.
+ * applies, in every dtype, its geometry, and the refusals; ln_one_cases: layernorm's
+ * one-reduction in-register rows (DUALTIME_ROW_LN_ONE=1) in every dtype where they apply.
  * gemm wg1 (DUALTIME_GEMM_VARIANT=wg1, sm_90a) for bf16/f16 at 1024^3, 4096^3,
  * 8192^3, 1000x1048x264 takes wg1 (plan: 2 tensor maps, 384 threads, dynamic shared
  * memory, persistent grid), 127x193x61, 4097x4095x257 and views fall back to tc1 and
@@ -342,6 +343,87 @@ static void check_refused(dt_op op, int64_t m, int64_t n, const char *var, const
     const int refused = st == DT_EINVAL && strstr(err.msg, var);
     CHECK(refused, "%s=%s: status %d, message: %s", var, val, (int)st, st == DT_OK ? "-" : err.msg);
     if (refused) printf("ok   %s=%s refused: %s\n", var, val, err.msg);
+}
+
+/* layernorm's one-reduction in-register rows (DUALTIME_ROW_LN_ONE=1 or 2, DT_LN_ONE): off
+ * by default; with it every in-register layernorm (warp- and block-per-row, the register
+ * cluster, views, odd N) compiles in f32, bf16 and f16 with -DDT_LN_ONE=1 and
+ * "one-reduction" in its summary, and nothing else gets it (staged and multi-pass rows,
+ * the other row ops); the blocks an SM its registers must allow (DT_LN_MINB): 8192^2
+ * (512 threads) 3 at =1 (40 registers), 4 at =2 (32), 4096 columns (256 threads) 6 / 8,
+ * none where a thread holds more than 16 elements; DUALTIME_ROW_LN_REGS sets that target
+ * for either kernel (the two-reduction one included); bad values are refused. */
+static void ln_one_cases(const char *hdr) {
+    static const struct { int64_t m, n; int views; int inreg; /* -1: as the plan says */ } sh[] = {
+        {8192, 8192, 0, 1}, {4096, 8192, 0, 1}, {1024, 4096, 0, 1}, {1024, 4096, 1, -1},
+        {1, 127, 0, 1},     {17, 257, 1, 1},    {128, 1024, 0, 1},  {4, 16384, 0, 1},
+        {1, 65536, 0, 1},   {5, 40000, 0, -1},  {4096, 50257, 0, 0}, {8191, 8193, 1, 0}};
+    static const dt_dtype dts[] = {DT_F32, DT_BF16, DT_F16};
+    g_expect = "one-reduction";
+    g_expect_absent = 1;
+    compile_typed(DT_OP_LAYERNORM, 8192, 8192, 0, 0, "sm_90", hdr, DT_BF16); /* default: off */
+    CHECK(!has_opt(&g_last, "-DDT_LN_ONE=1"), "layernorm by default: -DDT_LN_ONE=1");
+    g_expect = NULL;
+    g_expect_absent = 0;
+    setenv("DUALTIME_ROW_LN_ONE", "1", 1);
+    for (size_t t = 0; t < 3; t++)
+        for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++) {
+            compile_typed(DT_OP_LAYERNORM, sh[i].m, sh[i].n, 0, sh[i].views, "sm_90", hdr, dts[t]);
+            const int inreg = strstr(g_last.summary, "row-in-registers") != NULL;
+            const int one = has_opt(&g_last, "-DDT_LN_ONE=1");
+            CHECK(one == inreg && (sh[i].inreg < 0 || inreg == sh[i].inreg) &&
+                      (strstr(g_last.summary, " one-reduction") != NULL) == one,
+                  "layernorm %lldx%lld views=%d %s ln-one: opt %d, in registers %d (want %d): %s",
+                  (long long)sh[i].m, (long long)sh[i].n, sh[i].views, dt_dtype_name(dts[t]), one,
+                  inreg, sh[i].inreg, g_last.summary);
+        }
+    /* the other ops are unchanged by the knob */
+    compile_typed(DT_OP_RESIDUAL_LAYERNORM, 8192, 8192, 0, 0, "sm_90", hdr, DT_BF16);
+    CHECK(!has_opt(&g_last, "-DDT_LN_ONE=1"), "residual_layernorm: -DDT_LN_ONE=1");
+    compile_typed(DT_OP_RMSNORM, 8192, 8192, 0, 0, "sm_90", hdr, DT_F32);
+    CHECK(!has_opt(&g_last, "-DDT_LN_ONE=1"), "rmsnorm: -DDT_LN_ONE=1");
+    static const struct { const char *val; int64_t m, n; dt_dtype dt; const char *expect; } mb[] = {
+        {"1", 8192, 8192, DT_BF16, "block=512 vec=8 row-in-registers single-pass one-reduction minblocks=3"},
+        {"1", 8192, 8192, DT_F32, "block=512 vec=4 row-in-registers single-pass one-reduction minblocks=3"},
+        {"2", 8192, 8192, DT_F16, "block=512 vec=8 row-in-registers single-pass one-reduction minblocks=4"},
+        {"1", 1024, 4096, DT_F32, "block=256 vec=4 row-in-registers single-pass one-reduction minblocks=6"},
+        {"2", 1024, 4096, DT_BF16, "block=256 vec=8 row-in-registers single-pass one-reduction minblocks=8"},
+        {"2", 8192, 1024, DT_F32, "warp-per-row grid=1024 block=256 vec=4 row-in-registers single-pass one-reduction"}, /* 32 a thread */
+    };
+    for (size_t i = 0; i < sizeof mb / sizeof mb[0]; i++) {
+        setenv("DUALTIME_ROW_LN_ONE", mb[i].val, 1);
+        g_expect = mb[i].expect;
+        compile_typed(DT_OP_LAYERNORM, mb[i].m, mb[i].n, 0, 0, "sm_90", hdr, mb[i].dt);
+        g_expect = NULL;
+        const int want = strstr(mb[i].expect, "minblocks=") != NULL;
+        CHECK(want == (strstr(g_last.summary, "minblocks=") != NULL), "ln-one %lldx%lld: %s",
+              (long long)mb[i].m, (long long)mb[i].n, g_last.summary);
+    }
+    unsetenv("DUALTIME_ROW_LN_ONE");
+    /* DUALTIME_ROW_LN_REGS: the two-reduction kernel at 32 registers (4 blocks of 512), the
+     * variant at 32 through =1, nothing for the staged rows */
+    setenv("DUALTIME_ROW_LN_REGS", "32", 1);
+    g_expect = "block=512 vec=8 row-in-registers single-pass minblocks=4";
+    compile_typed(DT_OP_LAYERNORM, 8192, 8192, 0, 0, "sm_90", hdr, DT_BF16);
+    CHECK(!has_opt(&g_last, "-DDT_LN_ONE=1") && has_opt(&g_last, "-DDT_LN_MINB=4"),
+          "DUALTIME_ROW_LN_REGS=32 bf16: %s", g_last.summary);
+    g_expect = "block=512 vec=4 row-in-registers single-pass minblocks=4";
+    compile_typed(DT_OP_LAYERNORM, 8192, 8192, 0, 0, "sm_90", hdr, DT_F32);
+    setenv("DUALTIME_ROW_LN_ONE", "1", 1);
+    g_expect = "one-reduction minblocks=4";
+    compile_typed(DT_OP_LAYERNORM, 8192, 8192, 0, 0, "sm_90", hdr, DT_F16);
+    unsetenv("DUALTIME_ROW_LN_ONE");
+    g_expect = "minblocks=";
+    g_expect_absent = 1;
+    compile_typed(DT_OP_LAYERNORM, 4096, 50257, 0, 0, "sm_90", hdr, DT_BF16); /* staged */
+    compile_typed(DT_OP_RMSNORM, 8192, 8192, 0, 0, "sm_90", hdr, DT_BF16);
+    g_expect_absent = 0;
+    g_expect = NULL;
+    unsetenv("DUALTIME_ROW_LN_REGS");
+    check_refused(DT_OP_LAYERNORM, 8192, 8192, "DUALTIME_ROW_LN_REGS", "129");
+    check_refused(DT_OP_LAYERNORM, 8192, 8192, "DUALTIME_ROW_LN_REGS", "x");
+    check_refused(DT_OP_LAYERNORM, 8192, 8192, "DUALTIME_ROW_LN_ONE", "3");
+    check_refused(DT_OP_LAYERNORM, 8192, 8192, "DUALTIME_ROW_LN_ONE", "yes");
 }
 
 /* cross_entropy's streaming online logsumexp (DUALTIME_CE_STREAM=1, CESTREAM): off by
@@ -672,6 +754,7 @@ static void long_row_cases(const char *hdr) {
     smem_pipe_cases(hdr);
     ce_stream_cases(hdr);
     row_l2_cases(hdr);
+    ln_one_cases(hdr);
     /* narrow softmax / cross_entropy: ex2.approx; f32 keeps expf */
     g_expect = "fastexp";
     compile_typed(DT_OP_SOFTMAX, 8192, 8192, 0, 0, "sm_90", hdr, DT_BF16);

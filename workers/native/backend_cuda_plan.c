@@ -659,6 +659,13 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
     int ln_raw = 0; /* layernorm.cu DT_LN_RAW (=1: packed gamma/beta for narrow types):
                        opt-in, measured slower on the H200 (bf16 8192^2 94.7 us vs 75.4) */
     if (kst == DT_OK) kst = int_knob("DUALTIME_ROW_LN_RAW", 0, 1, 0, &ln_raw, err);
+    int ln_one = 0; /* layernorm.cu DT_LN_ONE (in-register rows with one block reduction of
+                       (count, mean, M2) partials; 1: registers for 40 a thread, 2: for 32):
+                       opt-in, unmeasured (docs/perf.md) */
+    if (kst == DT_OK) kst = int_knob("DUALTIME_ROW_LN_ONE", 0, 2, 0, &ln_one, err);
+    int ln_regs = 0; /* DUALTIME_ROW_LN_REGS: the in-register layernorm's register target
+                        (0: DUALTIME_ROW_LN_ONE's, else ptxas's; opt-in A/B of occupancy) */
+    if (kst == DT_OK) kst = int_knob("DUALTIME_ROW_LN_REGS", 0, 128, 0, &ln_regs, err);
     if (kst == DT_OK) kst = int_knob("DUALTIME_ROW_SMEM_KB", 16, 227, 0, &smem_kb, err);
     if (kst == DT_OK) kst = int_knob("DUALTIME_ROW_CLUSTER", 0, 2, 0, &cluster_on, err);
     if (kst == DT_OK) kst = int_knob("DUALTIME_ROW_FASTEXP", 0, 1, 0, &fastexp, err);
@@ -767,6 +774,17 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
             p->shared_bytes = sbytes;
         }
     }
+    int ln_minb = 0; /* the in-register layernorm's blocks an SM at ln_regs registers a
+                        thread (DT_LN_ONE: 40 at =1, 32 at =2), where a thread holds at
+                        most 16 elements (more would spill) */
+    if (!(inreg && L->op == DT_OP_LAYERNORM)) ln_one = ln_regs = 0; /* in-register only */
+    if (ln_one) dt_cuda_plan_add_opt(p, "-DDT_LN_ONE=1");
+    if (!ln_regs && ln_one) ln_regs = ln_one == 2 ? 32 : 40;
+    if (ln_regs && per * vec <= 16) {
+        ln_minb = 65536 / (block * ln_regs);
+        if (ln_minb > 2048 / block) ln_minb = 2048 / block;
+        if (ln_minb > 1) dt_cuda_plan_add_opt(p, "-DDT_LN_MINB=%d", ln_minb);
+    }
     dt_cuda_plan_add_opt(p, "-DBLOCK=%d", block);
     dt_cuda_plan_add_opt(p, "-DTPR=%d", tpr);
     dt_cuda_plan_add_opt(p, "-DPER=%lld", (long long)(inreg ? per : 1));
@@ -779,11 +797,15 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
     if (cl > 1)
         snprintf(clbuf, sizeof clbuf, " cluster=%lld cols/block=%lld dsmem-reduce", (long long)cl,
                  (long long)nc);
-    char smbuf[48] = "";
+    char smbuf[48] = "", lnbuf[40] = "";
+    if (ln_minb > 1)
+        snprintf(lnbuf, sizeof lnbuf, "%s minblocks=%d", ln_one ? " one-reduction" : "", ln_minb);
+    else if (ln_one)
+        snprintf(lnbuf, sizeof lnbuf, " one-reduction");
     if (smem_rows == 1 || smem_rows == 2) snprintf(smbuf, sizeof smbuf, " smem=%u", p->shared_bytes);
     if (smem_rows == 4) snprintf(smbuf, sizeof smbuf, " blocks/sm=%d smem-reserved=%u", l2_bps, p->shared_bytes);
     snprintf(p->summary, sizeof p->summary,
-             "%s %s grid=%u block=%d vec=%d %s%s%s%s", p->kernel_name,
+             "%s %s grid=%u block=%d vec=%d %s%s%s%s%s", p->kernel_name,
              tpr == 32 ? "warp-per-row" : "block-per-row", p->grid[0], block,
              smem_rows ? vw : vec,
              acc_f16              ? "PLANTED-FAULT fp16-accumulation"
@@ -794,7 +816,7 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
              : smem_rows          ? "row-staged-in-smem cp.async single-read"
              : inreg            ? "row-in-registers single-pass"
                                 : "multi-pass-over-global",
-             smbuf, clbuf, fastexp ? " fastexp" : "");
+             smbuf, clbuf, fastexp ? " fastexp" : "", lnbuf);
     return DT_OK;
 }
 

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstring>
 #include <vector>
+#include "dt_emu_narrow.hpp"
 
 struct dt_emu_dim { unsigned x, y, z; };
 inline thread_local dt_emu_dim threadIdx, blockIdx, gridDim;
@@ -23,7 +24,7 @@ inline float dt_emu_xch[1024];
 #define __global__
 #define __device__
 #define __forceinline__ inline
-#define __launch_bounds__(x)
+#define __launch_bounds__(...)
 #define __cluster_dims__(...)
 #define __shared__ static
 #define __align__(n) alignas(n)
@@ -34,6 +35,7 @@ struct uint4 { unsigned x, y, z, w; };
 inline float4 make_float4(float a, float b, float c, float d) { return {a, b, c, d}; }
 inline uint4 make_uint4(unsigned a, unsigned b, unsigned c, unsigned d) { return {a, b, c, d}; }
 template <class T> inline T __ldg(const T *p) { return *p; }
+inline float __fmul_rn(float a, float b) { return a * b; } /* g++ -O1 on x86-64: no contraction */
 inline float __int_as_float(int i) { float f; std::memcpy(&f, &i, 4); return f; }
 inline float __uint_as_float(unsigned i) { float f; std::memcpy(&f, &i, 4); return f; }
 inline float __shfl_xor_sync(unsigned, float v, int o) {

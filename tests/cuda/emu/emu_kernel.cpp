@@ -11,8 +11,12 @@ DT_EMU_EXPORT void dt_emu_so_setup(std::barrier<> *bar, std::barrier<> *cbar, vo
     dt_emu_cbar = cbar;
     for (int i = 0; i < c; i++) dt_emu_anchors[i] = anchors[i];
 }
-DT_EMU_EXPORT int dt_emu_so_run(unsigned t, unsigned blk, unsigned grid, const float *a, const float *b,
-                                 const float *g, const float *bt, const long long *lab, float *o) {
+DT_EMU_EXPORT int dt_emu_so_run(unsigned t, unsigned blk, unsigned grid, const void *a_, const void *b_,
+                                 const void *g_, const void *bt_, const long long *lab, void *o_) {
+    /* the buffers in the storage type (DT_ELEM: f32, bf16, f16; FP32 for every op but
+     * layernorm, the only one emulated narrow) */
+    const dt_t *a = (const dt_t *)a_, *b = (const dt_t *)b_, *g = (const dt_t *)g_, *bt = (const dt_t *)bt_;
+    dt_t *o = (dt_t *)o_;
     threadIdx = {t, 0, 0};
     blockIdx = {blk, 0, 0};
     gridDim = {grid, 1, 1};
@@ -24,11 +28,14 @@ DT_EMU_EXPORT int dt_emu_so_run(unsigned t, unsigned blk, unsigned grid, const f
 #elif OP == 1
     dt_rmsnorm_f32(a, g, o);
 #elif OP == 2
-    dt_layernorm_f32(a, g, bt, o);
+    DT_KNAME(dt_layernorm)(a, g, bt, o);
 #elif OP == 3
     dt_cross_entropy_f32(a, lab, o);
 #else
     dt_residual_layernorm_f32(a, b, o);
 #endif
+    /* this thread is done: later barrier phases of its block wait for one thread fewer
+     * (a warp-per-row block's warps past the last row return at once) */
+    dt_emu_bar->arrive_and_drop();
     return dt_emu_pending.empty() ? 0 : 1; /* a copy never waited for: 1 */
 }

@@ -2,7 +2,10 @@
 // object, argv[1]/k<j>.so) on the CPU through dt_emu.hpp over a guarded arena laid out like src/data/dt_arena (256-byte
 // aligned regions, 256-byte guards, views at element (1,1) with row stride LDA) and
 // checks every output element against an FP64 reference, the guards and the padding.
-// Exit 0 when all match. Built and run by run_emu.sh.
+// Exit 0 when all match. Built and run by run_emu.sh. DT_ELEM 1 / 2 (layernorm only):
+// every buffer bf16 / f16, inputs exact in it, the reference from those exact inputs, the
+// output checked to one unit of its last place plus FP32's 1e-5. TPR < BLOCK (INREG
+// warp-per-row): BLOCK / TPR rows a block.
 #include <atomic>
 #include <barrier>
 #include <cmath>
@@ -14,14 +17,32 @@
 #include <string>
 #include <thread>
 #include <vector>
+#include "dt_emu_narrow.hpp"
 
 #ifndef CLUSTER
 #define CLUSTER 1
 #endif
 typedef void *(*anchor_fn)(void);
 typedef void (*setup_fn)(std::barrier<> *, std::barrier<> *, void **, int);
-typedef int (*run_fn)(unsigned, unsigned, unsigned, const float *, const float *, const float *,
-                       const float *, const long long *, float *);
+typedef int (*run_fn)(unsigned, unsigned, unsigned, const void *, const void *, const void *,
+                       const void *, const long long *, void *);
+#ifndef DT_ELEM
+#define DT_ELEM 0
+#endif
+#ifndef TPR
+#define TPR BLOCK
+#endif
+#if DT_ELEM == 0
+typedef float st_t; /* the storage type */
+static float to_f(st_t v) { return v; }
+static st_t from_f(float x) { return x; }
+static const double ULP1 = 0.0; /* FP32: 1e-5 relative (below) */
+#else
+typedef unsigned short st_t;
+static float to_f(st_t v) { return DT_ELEM == 1 ? dt_emu_bf16_to_f32(v) : dt_emu_f16_to_f32(v); }
+static st_t from_f(float x) { return DT_ELEM == 1 ? dt_emu_f32_to_bf16(x) : dt_emu_f32_to_f16(x); }
+static const double ULP1 = DT_ELEM == 1 ? 1.0 / 128 : 1.0 / 1024; /* one ulp at [1, 2) */
+#endif
 
 #ifndef VIEW
 #define VIEW 0
@@ -41,7 +62,7 @@ typedef int (*run_fn)(unsigned, unsigned, unsigned, const float *, const float *
 #ifndef PIPE_G
 #define PIPE_G 1 /* SMEMPIPE: the persistent grid's clusters (each takes rows g, g + G, ...) */
 #endif
-static const float SENT = -719.5f;
+static const float SENT_F = -719.5f;
 
 int main(int argc, char **argv) {
     if (argc < 2) return 2;
@@ -60,39 +81,50 @@ int main(int argc, char **argv) {
     const long long aoff = VIEW ? lda + 1 : 0; /* window at (1,1) */
     const long long arows = VIEW ? m + 2 : m;
     const size_t gbytes = 256;
+    const st_t SENT = from_f(SENT_F);
+    const size_t ES = sizeof(st_t), GE = gbytes / ES; /* guard elements */
     auto region = [&](long long elems) {
-        size_t b = (size_t)elems * 4 + 2 * gbytes + 256;
+        size_t b = (size_t)elems * ES + 2 * gbytes + 256;
         b = (b + 255) / 256 * 256;
-        float *p = (float *)std::aligned_alloc(256, b);
-        for (size_t i = 0; i < b / 4; i++) p[i] = SENT;
+        st_t *p = (st_t *)std::aligned_alloc(256, b);
+        for (size_t i = 0; i < b / ES; i++) p[i] = SENT;
         return p;
     };
-    float *A = region(arows * lda), *O = region(m * ldo), *G = region(n), *Bt = region(n);
-    float *Bm = region(arows * lda); /* residual_layernorm's b: laid out like a */
-    float *a = A + gbytes / 4 + aoff, *o = O + gbytes / 4, *g = G + gbytes / 4, *bt = Bt + gbytes / 4;
-    float *bm = Bm + gbytes / 4 + aoff;
+    st_t *A = region(arows * lda), *O = region(m * ldo), *G = region(n), *Bt = region(n);
+    st_t *Bm = region(arows * lda); /* residual_layernorm's b: laid out like a */
+    st_t *a = A + GE + aoff, *o = O + GE, *g = G + GE, *bt = Bt + GE;
+    st_t *bm = Bm + GE + aoff;
     long long *lab = (long long *)std::aligned_alloc(256, (size_t)m * 8 + 256);
     unsigned s = 12345;
     auto rnd = [&]() { s = s * 1103515245u + 12345u; return (float)((int)((s >> 8) % 2049) - 1024) / 1024.0f; };
+    /* OFFSET: --inputs offset's grids, exact in the storage type (docs/inputs.md): f32
+     * OFFSET + [-1, 1] step 2^-10; bf16 256 + [-16, 16] step 2; f16 1024 + [-16, 16] step 1 */
+    auto input = [&]() {
+        const float u = rnd();
+        if (OFFSET == 0) return u * (OP == 0 || OP == 3 ? 8.0f : 1.0f);
+        if (DT_ELEM == 1) return 256.0f + 2.0f * std::nearbyint(u * 8.0f);
+        if (DT_ELEM == 2) return 1024.0f + std::nearbyint(u * 16.0f);
+        return u + (float)OFFSET;
+    };
     for (long long r = 0; r < m; r++)
-        for (long long c = 0; c < n; c++) a[r * lda + c] = rnd() * (OP == 0 || OP == 3 ? 8.0f : 1.0f) + (float)OFFSET;
-    for (long long c = 0; c < n; c++) { g[c] = rnd(); bt[c] = rnd(); }
+        for (long long c = 0; c < n; c++) a[r * lda + c] = from_f(input());
+    for (long long c = 0; c < n; c++) { g[c] = from_f(rnd()); bt[c] = from_f(rnd()); }
     for (long long r = 0; r < m; r++)
-        for (long long c = 0; c < n; c++) bm[r * lda + c] = rnd();
+        for (long long c = 0; c < n; c++) bm[r * lda + c] = from_f(rnd());
     for (long long r = 0; r < m; r++) lab[r] = (long long)(r * 7919 % n);
 #ifdef NEGINF /* cross_entropy: the first 3/4 of each row -inf but its label (whole
                  chunks, whole threads' parts -inf: the running max starts at -inf) */
     for (long long r = 0; r < m; r++)
         for (long long c = 0; c < n * 3 / 4; c++)
-            if (c != lab[r]) a[r * lda + c] = -INFINITY;
+            if (c != lab[r]) a[r * lda + c] = from_f(-INFINITY);
 #endif
-    float POISON;
-    { const unsigned pb = 0x7fc0deadu; std::memcpy(&POISON, &pb, 4); }
+    st_t POISON;
+    { const unsigned pb = 0x7fc0deadu; float pf; std::memcpy(&pf, &pb, 4); POISON = from_f(pf); }
     for (long long r = 0; r < m; r++)
         for (long long c = 0; c < (OP == 3 ? 1 : n); c++) o[r * (OP == 3 ? 1 : ldo) + c] = POISON;
     /* one cluster (CLUSTER blocks, TPR == BLOCK) a row, or (SMEMPIPE) PIPE_G persistent
      * clusters; block j of a cluster in copy j; one cluster at a time */
-    const long long clusters = SMEMPIPE ? PIPE_G : m;
+    const long long clusters = SMEMPIPE ? PIPE_G : (m + BLOCK / TPR - 1) / (BLOCK / TPR);
     std::atomic<int> unwaited{0};
     for (long long r = 0; r < clusters; r++) {
         std::barrier<> cbar(CLUSTER * BLOCK);
@@ -112,7 +144,8 @@ int main(int argc, char **argv) {
     double maxrel = 0;
     for (long long r = 0; r < m; r++) {
         std::vector<float> xs(n);
-        for (long long c = 0; c < n; c++) xs[c] = OP == 4 ? a[r * lda + c] + bm[r * lda + c] : a[r * lda + c];
+        for (long long c = 0; c < n; c++)
+            xs[c] = OP == 4 ? to_f(a[r * lda + c]) + to_f(bm[r * lda + c]) : to_f(a[r * lda + c]);
         const float *x = xs.data();
         std::vector<double> ref(OP == 3 ? 1 : n);
         if (OP == 0 || OP == 3) {
@@ -127,7 +160,7 @@ int main(int argc, char **argv) {
             double ss = 0;
             for (long long c = 0; c < n; c++) ss += (double)x[c] * x[c];
             const double rs = 1.0 / std::sqrt(ss / n + 1e-5);
-            for (long long c = 0; c < n; c++) ref[c] = x[c] * rs * g[c];
+            for (long long c = 0; c < n; c++) ref[c] = x[c] * rs * to_f(g[c]);
         } else { /* layernorm; residual_layernorm: no affine */
             double mean = 0, v = 0;
             for (long long c = 0; c < n; c++) mean += x[c];
@@ -135,12 +168,16 @@ int main(int argc, char **argv) {
             for (long long c = 0; c < n; c++) v += (x[c] - mean) * (x[c] - mean);
             const double rs = 1.0 / std::sqrt(v / n + 1e-5);
             for (long long c = 0; c < n; c++)
-                ref[c] = OP == 4 ? (x[c] - mean) * rs : (x[c] - mean) * rs * g[c] + bt[c];
+                ref[c] = OP == 4 ? (x[c] - mean) * rs : (x[c] - mean) * rs * to_f(g[c]) + to_f(bt[c]);
         }
         for (size_t c = 0; c < ref.size(); c++) {
-            const double got = OP == 3 ? o[r] : o[r * ldo + c];
+            const double got = to_f(OP == 3 ? o[r] : o[r * ldo + c]);
             const double err = std::fabs(got - ref[c]);
-            const double tol = 1e-5 * std::fabs(ref[c]) + (OP == 0 ? 1e-9 : 1e-5);
+            /* narrow: one ulp of the output at |ref| (ULP1 scaled to its binade), for the
+             * rounding of an FP32 result within 1e-5 of ref */
+            const double ulp = ULP1 == 0.0 || ref[c] == 0.0 ? 0.0
+                                                           : ULP1 * std::exp2(std::floor(std::log2(std::fabs(ref[c]))));
+            const double tol = 1e-5 * std::fabs(ref[c]) + (OP == 0 ? 1e-9 : 1e-5) + ulp;
             if (!(err <= tol)) {
                 if (bad < 5) printf("row %lld col %zu: got %.9g want %.9g\n", r, c, got, ref[c]);
                 bad++;
@@ -151,15 +188,18 @@ int main(int argc, char **argv) {
     /* guards and padding unchanged: every float of O outside the window, of A outside its */
     long long gbad = 0;
     const long long oelems = OP == 3 ? m : m * ldo;
-    size_t ob = ((size_t)oelems * 4 + 2 * gbytes + 256 + 255) / 256 * 256;
-    for (size_t i = 0; i < ob / 4; i++) {
-        const long long e = (long long)i - (long long)(gbytes / 4);
+    size_t ob = ((size_t)oelems * ES + 2 * gbytes + 256 + 255) / 256 * 256;
+    for (size_t i = 0; i < ob / ES; i++) {
+        const long long e = (long long)i - (long long)GE;
         if (e >= 0 && e < oelems) continue;
         if (O[i] != SENT) gbad++;
     }
-    printf("%s M=%lld N=%lld LDA=%lld view=%d BLOCK=%d CLUSTER=%d pipe=%d G=%d stream=%d l2=%d offset=%d%s: %lld bad, "
+#ifndef DT_LN_ONE
+#define DT_LN_ONE 0
+#endif
+    printf("%s M=%lld N=%lld LDA=%lld view=%d BLOCK=%d TPR=%d CLUSTER=%d pipe=%d G=%d stream=%d l2=%d one=%d elem=%d offset=%d%s: %lld bad, "
            "max rel %.3g, %lld guard bytes changed, %d threads left copies unwaited\n",
-           KNAME, m, n, lda, VIEW, BLOCK, CLUSTER, SMEMPIPE, SMEMPIPE ? PIPE_G : 0, CESTREAM, ROWL2, OFFSET,
+           KNAME, m, n, lda, VIEW, BLOCK, TPR, CLUSTER, SMEMPIPE, SMEMPIPE ? PIPE_G : 0, CESTREAM, ROWL2, DT_LN_ONE, DT_ELEM, OFFSET,
 #ifdef NEGINF
            " neginf",
 #else

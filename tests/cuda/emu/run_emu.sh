@@ -35,11 +35,22 @@
 # (PLANT 5, DT_EMU_PLANT_NO_MERGE_TERM) and layernorm without its shift by the row's
 # first element at offset 4096 (PLANT 6, DT_EMU_PLANT_NO_SHIFT: the unshifted chunk
 # means round at 4096).
-# Needs g++ >= 12 (C++20 <barrier>).
+# layernorm's one-reduction in-register rows (DT_LN_ONE=1, DUALTIME_ROW_LN_ONE=1; op 2, run
+# with DT_EMU_ONLY=one or after the others): INREG=1 as the plan specializes it (PER
+# vectors a thread, VEC 4 / 8 / 1) in f32, bf16 and f16 (DT_ELEM 0 / 1 / 2: every buffer
+# in that type, the FP64 reference from the exact narrow inputs, one output ulp of
+# tolerance): block-per-row 8192 / 4096 columns, warp-per-row (TPR 32, several rows a
+# block, M not a multiple of them: warps past the last row return), rows shorter than
+# the block (threads and whole warps with no element), odd N and views (VEC 1), the
+# register cluster (CLUSTER 2-3, a short last part, DSMEM merge), and the offset inputs of
+# each dtype. Planted faults must fail: the merge without its between-part term (PLANT 5,
+# DT_EMU_PLANT_NO_MERGE_TERM, f32 / bf16, block and warp rows) and no shift by the row's
+# first element at f32 offset 4096 (PLANT 6, DT_EMU_PLANT_NO_SHIFT).
+# Needs g++ >= 12 (C++20 <barrier>, _Float16).
 # Usage: bash tests/cuda/emu/run_emu.sh   (exit 0: all passed)
 #   DT_EMU_OPS="0 2" picks ops; DT_EMU_ONLY=pipe runs only the SMEMPIPE cases and the plants,
 #   DT_EMU_ONLY=stream only the CESTREAM cases (with DT_EMU_OPS=3), DT_EMU_ONLY=l2 only
-#   the ROWL2 cases (with DT_EMU_OPS="0 1 2")
+#   the ROWL2 cases (with DT_EMU_OPS="0 1 2"), DT_EMU_ONLY=one only the DT_LN_ONE cases
 set -u
 cd "$(dirname "$0")/../../.." || exit 2
 T="$(mktemp -d /tmp/dt-emu.XXXXXX)"; rc=0
@@ -81,9 +92,26 @@ l2_cases=("5 8193 8193 0 1024 1 0 0 1 0 2 0" "4 1025 1025 0 1024 1 0 0 1 0 2 0"
           "3 8193 8196 1 1024 1 0 0 1 4 2 0" "3 50257 50257 0 1024 1 0 0 1 4 2 0"
           "3 8193 8193 0 1024 1 0 0 1 5 2 0" "3 8193 8196 1 512 1 0 0 1 5 2 0"
           "3 8193 8196 1 1024 1 0 0 1 6 2 0 4096")
+# M N LDA view BLOCK TPR VEC PER CLUSTER NC ELEM [PLANT [OFFSET]]: the DT_LN_ONE cases
+# (layernorm, INREG=1; NC: columns a cluster block, 0 without a cluster)
+one_cases=("4 8192 8192 0 512 512 4 4 1 0 0" "4 8192 8192 0 512 512 8 2 1 0 1" "3 8192 8192 0 512 512 8 2 1 0 2"
+           "3 4096 4096 0 256 256 4 4 1 0 0" "3 4096 4096 0 256 256 8 2 1 0 1"
+           "11 1024 1024 0 256 32 4 8 1 0 0" "9 1024 1024 0 128 32 8 4 1 0 2"
+           "5 1024 1024 0 128 128 8 1 1 0 1" "3 200 200 0 128 128 4 1 1 0 0" "3 200 200 0 128 128 8 1 1 0 1"
+           "1 127 127 0 32 32 1 4 1 0 0" "17 257 260 1 128 32 1 9 1 0 1" "5 257 257 0 64 32 1 9 1 0 2"
+           "3 2051 2054 1 256 256 1 9 1 0 0" "2 2051 2051 0 256 256 1 9 1 0 2"
+           "2 2900 2900 0 64 64 4 4 3 1000 0" "2 5800 5800 0 128 128 8 2 3 2000 1" "2 2901 2904 1 128 128 1 8 3 1000 2"
+           "2 4096 4096 0 256 256 4 4 2 2048 0"
+           "4 8192 8192 0 512 512 4 4 1 0 0 0 4096" "3 8192 8192 0 512 512 8 2 1 0 1 0 1"
+           "3 8192 8192 0 512 512 8 2 1 0 2 0 1" "9 1024 1024 0 256 32 4 8 1 0 0 0 4096"
+           "17 257 260 1 128 32 1 9 1 0 2 0 1" "2 5800 5800 0 128 128 8 2 3 2000 1 0 1"
+           "3 8192 8192 0 512 512 4 4 1 0 0 5" "3 8192 8192 0 512 512 8 2 1 0 1 5" "9 1024 1024 0 256 32 4 8 1 0 0 5"
+           "2 2900 2900 0 64 64 4 4 3 1000 0 5" "3 8192 8192 0 512 512 4 4 1 0 0 6 4096")
 [ "${DT_EMU_ONLY:-}" = pipe ] && cases=() && stream_cases=() && l2_cases=()
 [ "${DT_EMU_ONLY:-}" = stream ] && cases=() && pipe_cases=() && l2_cases=()
 [ "${DT_EMU_ONLY:-}" = l2 ] && cases=() && pipe_cases=() && stream_cases=()
+[ -n "${DT_EMU_ONLY:-}" ] && [ "${DT_EMU_ONLY:-}" != one ] && one_cases=()
+[ "${DT_EMU_ONLY:-}" = one ] && cases=() && pipe_cases=() && stream_cases=() && l2_cases=()
 flags=(-std=c++20 -O1 -pthread)
 g++ "${flags[@]}" -DM=1 -c -o /dev/null -x c++ /dev/null || exit 2
 for o in ${DT_EMU_OPS:-0 1 2 3 4}; do
@@ -123,5 +151,26 @@ for o in ${DT_EMU_OPS:-0 1 2 3 4}; do
       echo "(planted fault above: caught as expected)"
     else "$d/run" "$d" || { echo "FAIL ${ops[$o]} $c"; rc=1; }; fi
   done
+done
+for c in "${one_cases[@]}"; do read -r m n lda v blk tpr vec per cl nc el plant off <<<"$c"
+  plant=${plant:-0}; off=${off:-0}
+  [[ " ${DT_EMU_OPS:-2} " == *" 2 "* ]] || continue # layernorm only
+  d="$T/one_${m}_${n}_${v}_${blk}_${tpr}_${cl}_${el}_${plant}_${off}"; mkdir -p "$d"
+  def=(-DOP=2 -DM="$m" -DN="$n" -DLDA="$lda" -DLDB="$lda" -DLDO="$n" -DVIEW="$v" -DVEC="$vec"
+       -DBLOCK="$blk" -DTPR="$tpr" -DPER="$per" -DINREG=1 -DCLUSTER="$cl" -DDT_ELEM="$el"
+       -DDT_LN_ONE=1 -DDT_LN_MINB=3 -DOFFSET="$off")
+  [ "$cl" -gt 1 ] && def+=(-DNC="$nc")
+  [ "$plant" = 5 ] && def+=(-DDT_EMU_PLANT_NO_MERGE_TERM=1)
+  [ "$plant" = 6 ] && def+=(-DDT_EMU_PLANT_NO_SHIFT=1)
+  g++ "${flags[@]}" -fPIC -shared -fvisibility=hidden -fvisibility-inlines-hidden -DDT_HOST_EMU \
+    -include tests/cuda/emu/dt_emu.hpp -Ikernels/cuda -DKFILE='"layernorm.cu"' "${def[@]}" \
+    tests/cuda/emu/emu_kernel.cpp -o "$d/k0.so" &&
+  g++ "${flags[@]}" -DKNAME='"layernorm"' "${def[@]}" tests/cuda/emu/emu_rows.cpp -o "$d/run" -ldl \
+    || { echo "FAIL build layernorm one $c"; rc=1; continue; }
+  for ((j = 1; j < cl; j++)); do cp "$d/k0.so" "$d/k$j.so"; done
+  if [ "$plant" != 0 ]; then
+    "$d/run" "$d" && { echo "FAIL planted fault not caught: layernorm one $c"; rc=1; }
+    echo "(planted fault above: caught as expected)"
+  else "$d/run" "$d" || { echo "FAIL layernorm one $c"; rc=1; }; fi
 done
 rm -rf "$T"; exit $rc
