@@ -89,7 +89,8 @@ ncu-8192|issue 12: the native held control against ncu gpu__time_duration at 819
 offset-latency|issue 12 experiment: scripts/exp/offset_latency.cu (carried as $B/offset_latency, else built with nvcc) twice, two processes: a 17x257 add as a 64-launch CUDA graph at 48 placements in one allocation, us per kernel per placement and the spread
 oracle-gemm|the FP64 oracle gemm on the host CPU: test_gemm_f64 on every ISA path it can run (bit-identical to the triple loop), then bench_gemm_f64 at 4096^3 on every CPU (GFLOP/s per path)
 nvml-cost|what one NVML query costs here (energy counter, SM clock, temperature), ms per call (scripts/nvml_cost.py)
-gemm-f32|issue 18 item 4: FP32 gemm oracle (thin, small-K, views), then native vs torch at 4096^3, 1000x1x1000, 1x1000x1000, 4097x4095x257, 127x193x61 (+ views), the old geometry (DUALTIME_GEMM_SHAPE=0) and BK=32 A/Bs, Device control tables (~3 min)'
+gemm-f32|issue 18 item 4: FP32 gemm oracle (thin, small-K, views), then native vs torch at 4096^3, 1000x1x1000, 1x1000x1000, 4097x4095x257, 127x193x61 (+ views), the old geometry (DUALTIME_GEMM_SHAPE=0) and BK=32 A/Bs, Device control tables (~3 min)
+gemv-narrow|session 7: bf16/f16 thin gemm on gemv (FP32 accumulation): GPU-test FP64 oracle of every output at 4096x1x4096, 1x4096x4096, 1000x1x1000, 1x1000x1000, 4097x1x4095, 1x4095x4097, 8x1x65544 (+ views; tc1 host-clock rows at the 4096 shapes), then ONE held device run of torch vs native (gemv) vs before (worker:env DUALTIME_GEMM_GEMV_NARROW=0: tc1 at N=1, wg3 at M=1) at 4096x1x4096, 1x4096x4096, 1000x1x1000 in bf16,fp16; Device control table into the summary (< 60 s)'
 # name|its steps
 GROUP_LIST='all|gpu-tests timing-gpu views memcheck racecheck bench
 tests|gpu-tests timing-gpu views
@@ -454,6 +455,27 @@ step_gemm-f32() { rm -rf "$W/gemm-f32" "$W/gemm-f32-views" "$W/gemm-f32-old"
     --gemm-shapes 4096x4096x4096,4097x4095x257 --output "$W/gemm-f32-bk32"
   [ -f "$W/gemm-f32-bk32/results.md" ] && cp "$W/gemm-f32-bk32/results.md" "$OUT/gemm-f32-bk32.md"
   note "$W/gemm-f32-bk32/results.md" '/^## Device control/,/^$/p' 10; return 0; }
+# gemv-narrow: session 7 (docs/perf.md "bf16/f16 gemv"). The GPU test's thin narrow table
+# (DUALTIME_GPU_TEST_SHAPES=gemv-narrow: gemv forced, every output against FP64 with the
+# gemm bf16/f16 tolerance, the arena after 200 calls equal to the checked one; tc1 at
+# the 4096 shapes for the host clock), one line a case into the summary; then ONE held
+# device run with the plan before as a third implementation (the native worker with
+# DUALTIME_GEMM_GEMV_NARROW=0: tc1 where B's column has no 16-byte rows, N == 1; wg3 at
+# M == 1), so native, before and torch share the run's clocks; gemv-narrow.md to $OUT.
+# shellcheck disable=SC2054 # the commas are dualtime's
+gemv_narrow_run=(--backends cuda --device-timing --operations gemm --dtypes bf16,fp16
+                 --gemm-shapes 4096x1x4096,1x4096x4096,1000x1x1000 --samples 5 --rounds 1
+                 --sample-ms 10 --warmup-ms 50 --quiet)
+step_gemv-narrow() { rm -rf "$W/gemv-narrow"
+  run gemv-narrow-oracle 25 3 env DUALTIME_GPU_TEST_SHAPES=gemv-narrow DUALTIME_GPU_TEST_DTYPES=bf16,f16 \
+    "${CUDA_TEST[@]}"; fails gemv-narrow-oracle
+  [ -f "$W/gemv-narrow-oracle.log" ] && grep -E "^gemm-tc \| [0-9]" "$W/gemv-narrow-oracle.log" |
+    sed -E 's/ +\| +/ | /g' | cut -c1-200 | head -30 | tee -a "$S"
+  run gemv-narrow-run 55 3 "$B/dualtime" run "${gemv_narrow_run[@]}" \
+    --impls "torch,native,before=worker:env DUALTIME_GEMM_GEMV_NARROW=0 $PWD/$B/dualtime-native-worker" \
+    --output "$W/gemv-narrow"
+  [ -f "$W/gemv-narrow/results.md" ] && cp "$W/gemv-narrow/results.md" "$OUT/gemv-narrow.md"
+  note "$W/gemv-narrow/results.md" '/^## Device control/,/^$/p' 24; return 0; }
 # rows-pipe: issue 18 third pass (docs/perf.md "Issue 18, third pass"). The GPU test's
 # FP64 oracle and x100 timing (one "ok" line a case, into the summary with its label) of
 # the persistent double-buffered staged rows (DUALTIME_ROW_PIPE=1: every row op, f32) and,

@@ -75,6 +75,13 @@ __device__ __forceinline__ float dt_from_f32(float x) { return x; }
 #define DT_SUFFIX _f16
 #endif
 typedef unsigned short dt_t;
+#ifdef DT_HOST_EMU /* tests/cuda/emu: the conversions in C++ (dt_emu.hpp), not PTX */
+__device__ __forceinline__ float dt_to_f32(unsigned short h) { return dt_emu_narrow_to_f32(h); }
+__device__ __forceinline__ unsigned short dt_from_f32(float x) { return dt_emu_narrow_from_f32(x); }
+__device__ __forceinline__ unsigned dt_pack2(float lo, float hi) {
+    return (unsigned)dt_from_f32(lo) | ((unsigned)dt_from_f32(hi) << 16);
+}
+#else
 __device__ __forceinline__ float dt_to_f32(unsigned short h) {
 #if DT_ELEM == 1
     return __uint_as_float((unsigned)h << 16);
@@ -97,6 +104,7 @@ __device__ __forceinline__ unsigned short dt_from_f32(float x) {
 #endif
     return h;
 }
+#endif /* DT_HOST_EMU */
 __device__ __forceinline__ void dt_unpack2(unsigned w, float &lo, float &hi) {
 #if DT_ELEM == 1
     lo = __uint_as_float(w << 16);
@@ -106,6 +114,7 @@ __device__ __forceinline__ void dt_unpack2(unsigned w, float &lo, float &hi) {
     hi = dt_to_f32((unsigned short)(w >> 16));
 #endif
 }
+#ifndef DT_HOST_EMU
 __device__ __forceinline__ unsigned dt_pack2(float lo, float hi) {
     unsigned r; /* cvt.rn.{bf16,f16}x2.f32 d, a, b: a -> upper half, b -> lower half */
 #ifdef DT_HOST_EMU
@@ -117,6 +126,7 @@ __device__ __forceinline__ unsigned dt_pack2(float lo, float hi) {
 #endif
     return r;
 }
+#endif
 // 8 consecutive elements (one 16-byte vector) to / from floats.
 __device__ __forceinline__ void dt_unpack8(const uint4 t, float *f) {
     dt_unpack2(t.x, f[0], f[1]);
@@ -158,7 +168,7 @@ __device__ __forceinline__ float dt_exp_shifted(float x, float mx, float mls) {
 #endif
 }
 
-#ifdef TPR
+#if defined(TPR) && !defined(GV_MODE) /* gemv.cu: TPR is its own (column threads) */
 #define DT_RPB (BLOCK / TPR) /* rows per block */
 #if TPR != 32 && TPR != BLOCK
 #error "TPR must be 32 or BLOCK"

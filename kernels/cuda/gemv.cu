@@ -1,31 +1,46 @@
-// gemv.cu — out = A * B for thin FP32 shapes (FFMA only, no TF32): one output dimension
-// is 1, so the product is a matrix-vector product and bandwidth- (or latency-) bound.
+// gemv.cu — out = A * B for thin shapes (FFMA only, no TF32 / tensor cores): one output
+// dimension is 1, so the product is a matrix-vector product and bandwidth- (or latency-)
+// bound. Storage f32, bf16 or f16 (DT_ELEM 0 / 1 / 2, dt_cuda_common.cuh): loads widen to
+// FP32, every product and sum is FP32 (fmaf), the output is rounded once to the storage
+// type (cvt.rn) when it is stored. Kernel symbol DT_KNAME(dt_gemv): dt_gemv_f32 / _bf16 /
+// _f16.
 // A: M x K (row stride LDA), B: K x N (row stride LDB), out: M x N (row stride LDO).
 // Plan variant "gemv" (backend_cuda_plan_sgemm.c chooses it and the geometry).
 //
+// DT_VW: elements of one 16-byte load, 4 (f32) or 8 (bf16/f16); VECA / VECB are DT_VW
+// (16-byte loads of the walked operand: float4, or uint4 unpacked 8 halves at a time)
+// or 1 (scalar: unaligned views, K resp. N not a multiple of DT_VW).
 // GV_MODE 1 (N == 1): out[m] = dot(A[m, :], B[:, 0]). TPR threads per row (a warp or a
 //   block), RPB = BLOCK / TPR rows a block; a thread reads VECA-wide chunks of A's row
-//   (16-byte loads when VECA = 4), lanes interleaved so a warp reads 512 contiguous bytes
-//   per step; a thread's loads are written in chunks of DT_CH = 8 (with B's: 16) ahead
-//   of the chunk's FFMAs (ptxas still starts the FFMAs after ~6 of them: the SASS order,
-//   docs/perf.md), so many of a warp's loads are in flight at once. B's column
-//   (K floats) is read through the read-only cache with the same index (VECB = 4: B is
-//   contiguous, LDB == 1, 16-byte aligned; else scalar B[k * LDB]).
+//   (16-byte loads when VECA = DT_VW), lanes interleaved so a warp reads 512 contiguous
+//   bytes per step; a thread's loads are written in chunks of DT_CH = 8 (with B's: 16)
+//   ahead of the chunk's FFMAs (ptxas still starts the FFMAs after ~6 of them: the SASS
+//   order, docs/perf.md), so many of a warp's loads are in flight at once; a chunk keeps
+//   the loaded words as they are (8 x 16 bytes an operand) and widens them only at its
+//   FFMAs. B's column (K elements) is read through the read-only cache with the same
+//   index (VECB = DT_VW: B is contiguous, LDB == 1, 16-byte aligned; else scalar
+//   B[k * LDB]).
 // GV_MODE 2 (M == 1): out[n] = sum_k A[0, k] * B[k, n]. A block is TPR column threads x
 //   KT = BLOCK / TPR k-rows; each column thread owns VECB consecutive columns (16-byte
-//   loads of B's rows when VECB = 4), the k-rows of the block interleave, so a warp reads
-//   32 / TPR rows of TPR * VECB contiguous columns per load; partial sums are reduced over
-//   the k-rows in shared memory.
+//   loads of B's rows when VECB = DT_VW), the k-rows of the block interleave, so a warp
+//   reads 32 / TPR rows of TPR * VECB contiguous columns per load; partial sums are
+//   reduced over the k-rows in shared memory (FP32).
 // CL > 1 (sm_90 clusters, __cluster_dims__): the CL blocks of a cluster split K into
-//   slices of KC (a multiple of 4), each reduces its slice, and the cluster's rank-0 block
-//   adds the CL partials over distributed shared memory (one cluster barrier, then one
-//   more so no block's shared memory goes away while it is read). CL == 1: KC == K.
+//   slices of KC (a multiple of DT_VW, so every slice of an aligned row starts aligned),
+//   each reduces its slice, and the cluster's rank-0 block adds the CL FP32 partials over
+//   distributed shared memory (one cluster barrier, then one more so no block's shared
+//   memory goes away while it is read). CL == 1: KC == K.
 // Grid: mode 1 ceil(M / RPB) * CL blocks; mode 2 ceil(N / (TPR * VECB)) * CL blocks
 // (blockIdx.x / CL the group, blockIdx.x % CL the K slice). Block: BLOCK threads.
-// Accumulation is FP32 (fmaf), per thread in sequence over its k, then a fixed-order
-// tree over the lanes: the order does not depend on timing (deterministic).
+// Accumulation is FP32 (fmaf), per thread in sequence over its k (per vector element),
+// then a fixed pairwise tree over the vector elements and a fixed-order tree over the
+// lanes: the order does not depend on timing (deterministic), and is the same for every
+// storage type.
 // Macros (all compile-time, from the plan): M N K LDA LDB LDO GV_MODE BLOCK TPR CL KC
-// VECA VECB.
+// VECA VECB, DT_ELEM (default 0).
+#include "dt_cuda_common.cuh"
+
+#define DT_VW (DT_ELEM == 0 ? 4 : 8) /* elements of a 16-byte load */
 #if GV_MODE == 1
 #define DT_GV_VEC VECA /* elements a load of the walked operand (A's row) */
 #else
@@ -50,14 +65,53 @@
 #endif
 #if BLOCK % TPR != 0 || BLOCK > 1024 || (GV_MODE == 1 && (TPR < 32 || TPR % 32 != 0)) || \
     (GV_MODE == 1 && CL > 1 && TPR != BLOCK) || \
-    (CL > 1 && (KC % 4 != 0 || (CL - 1) * KC >= K || CL * KC < K)) || (CL == 1 && KC != K)
+    (CL > 1 && (KC % DT_VW != 0 || (CL - 1) * KC >= K || CL * KC < K)) || (CL == 1 && KC != K)
 #error "bad gemv geometry"
 #endif
-#if (GV_MODE == 1 && VECA == 4 && (K % 4 != 0 || LDA % 4 != 0)) || \
-    (GV_MODE == 1 && VECB == 4 && (LDB != 1 || K % 4 != 0)) || \
-    (GV_MODE == 2 && VECB == 4 && (N % 4 != 0 || LDB % 4 != 0))
+#if (VECA != 1 && VECA != DT_VW) || (VECB != 1 && VECB != DT_VW) || \
+    (GV_MODE == 2 && VECA != 1) || (GV_MODE == 1 && VECB == DT_VW && VECA != DT_VW)
+#error "VECA / VECB: 1 or DT_VW (mode 2: VECA 1; mode 1: VECB wide only with VECA)"
+#endif
+#if (GV_MODE == 1 && VECA == DT_VW && (K % DT_VW != 0 || LDA % DT_VW != 0)) || \
+    (GV_MODE == 1 && VECB == DT_VW && (LDB != 1 || K % DT_VW != 0)) || \
+    (GV_MODE == 2 && VECB == DT_VW && (N % DT_VW != 0 || LDB % DT_VW != 0))
 #error "vector width needs aligned rows"
 #endif
+
+/* One 16-byte load as the loaded words (dt_gv_v), kept so until the chunk's FFMAs, and
+ * widened to DT_VW floats there (dt_gv_unpack). */
+#if DT_ELEM == 0
+typedef float4 dt_gv_v;
+__device__ __forceinline__ dt_gv_v dt_gv_zero() { return make_float4(0.0f, 0.0f, 0.0f, 0.0f); }
+__device__ __forceinline__ void dt_gv_unpack(const dt_gv_v &t, float (&f)[DT_VW]) {
+    f[0] = t.x; f[1] = t.y; f[2] = t.z; f[3] = t.w;
+}
+#else
+typedef uint4 dt_gv_v;
+__device__ __forceinline__ dt_gv_v dt_gv_zero() { return make_uint4(0u, 0u, 0u, 0u); }
+__device__ __forceinline__ void dt_gv_unpack(const dt_gv_v &t, float (&f)[DT_VW]) { dt_unpack8(t, f); }
+#endif
+__device__ __forceinline__ dt_gv_v dt_gv_ld16(const dt_t *p) {
+    return __ldg(reinterpret_cast<const dt_gv_v *>(p));
+}
+/* One step of a thread's accumulation: FP32. tests/cuda/emu's planted fault
+ * (DT_EMU_PLANT_ACC_NARROW): the accumulator rounded to the storage type at every step,
+ * i.e. accumulating in bf16 / f16, which the emulation's tolerance must reject. */
+#if defined(DT_HOST_EMU) && defined(DT_EMU_PLANT_ACC_NARROW)
+#define DT_GV_ACC(x) dt_to_f32(dt_from_f32(x))
+#else
+#define DT_GV_ACC(x) (x)
+#endif
+/* the fixed pairwise tree over a thread's DT_GV_VEC accumulators */
+__device__ __forceinline__ float dt_gv_tree(const float (&acc)[DT_GV_VEC]) {
+#if DT_GV_VEC == 8
+    return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+#elif DT_GV_VEC == 4
+    return (acc[0] + acc[1]) + (acc[2] + acc[3]);
+#else
+    return acc[0];
+#endif
+}
 
 #if CL > 1
 #define DT_GV_CLUSTER __cluster_dims__(CL, 1, 1)
@@ -87,7 +141,7 @@ __device__ __forceinline__ float dt_gv_ld_dsmem(const float *p, unsigned rank) {
 
 #if GV_MODE == 1
 extern "C" __global__ void __launch_bounds__(BLOCK) DT_GV_CLUSTER
-dt_gemv_f32(const float *__restrict__ A, const float *__restrict__ B, float *__restrict__ C) {
+DT_KNAME(dt_gemv)(const dt_t *__restrict__ A, const dt_t *__restrict__ B, dt_t *__restrict__ C) {
     const int lane = (int)threadIdx.x % TPR;
     const int grp = (int)blockIdx.x / CL, rank = (int)blockIdx.x % CL;
     const int row = grp * DT_RPB + (int)threadIdx.x / TPR;
@@ -97,47 +151,68 @@ dt_gemv_f32(const float *__restrict__ A, const float *__restrict__ B, float *__r
 #pragma unroll
     for (int e = 0; e < DT_GV_VEC; e++) acc[e] = 0.0f;
     if (row < M) {
-        const float *a = A + (long long)row * LDA + k0;
-        const float *b = B + (long long)k0 * LDB;
+        const dt_t *a = A + (long long)row * LDA + k0;
+        const dt_t *b = B + (long long)k0 * LDB;
         /* chunks of DT_CH loads: all of a chunk's loads issue before its first FFMA (issue
          * is in order: an FFMA waiting on a load would hold back the loads behind it) */
 #pragma unroll 1
         for (int i0 = 0; i0 < DT_NIT; i0 += DT_CH) {
-            float x[DT_CH][DT_GV_VEC], y[DT_CH][DT_GV_VEC];
+#if VECA == DT_VW
+            dt_gv_v xv[DT_CH];
+#if VECB == DT_VW
+            dt_gv_v yv[DT_CH];
+#else
+            dt_t ys[DT_CH][DT_VW];
+#endif
+#else
+            dt_t xs[DT_CH], ys[DT_CH];
+#endif
 #pragma unroll
             for (int j = 0; j < DT_CH; j++) {
                 const int k = ((i0 + j) * TPR + lane) * DT_GV_VEC; /* inside the slice */
                 const bool ok = (DT_NIT % DT_CH == 0 || i0 + j < DT_NIT) && (DT_EXACT || k < kend);
-#if VECA == 4
-                float4 xv = make_float4(0.0f, 0.0f, 0.0f, 0.0f), yv = xv;
-                if (ok) {
-                    xv = __ldg(reinterpret_cast<const float4 *>(a + k));
-#if VECB == 4
-                    yv = __ldg(reinterpret_cast<const float4 *>(b + k));
+#if VECA == DT_VW
+                xv[j] = dt_gv_zero();
+#if VECB == DT_VW
+                yv[j] = dt_gv_zero();
 #else
-                    yv = make_float4(__ldg(b + (long long)k * LDB),
-                                     __ldg(b + (long long)(k + 1) * LDB),
-                                     __ldg(b + (long long)(k + 2) * LDB),
-                                     __ldg(b + (long long)(k + 3) * LDB));
+#pragma unroll
+                for (int e = 0; e < DT_VW; e++) ys[j][e] = (dt_t)0;
+#endif
+                if (ok) { /* one branch for both operands' loads */
+                    xv[j] = dt_gv_ld16(a + k);
+#if VECB == DT_VW
+                    yv[j] = dt_gv_ld16(b + k);
+#else
+#pragma unroll
+                    for (int e = 0; e < DT_VW; e++) ys[j][e] = __ldg(b + (long long)(k + e) * LDB);
 #endif
                 }
-                x[j][0] = xv.x; x[j][1] = xv.y; x[j][2] = xv.z; x[j][3] = xv.w;
-                y[j][0] = yv.x; y[j][1] = yv.y; y[j][2] = yv.z; y[j][3] = yv.w;
 #else
-                x[j][0] = ok ? __ldg(a + k) : 0.0f;
-                y[j][0] = ok ? __ldg(b + (long long)k * LDB) : 0.0f;
+                xs[j] = ok ? __ldg(a + k) : (dt_t)0;
+                ys[j] = ok ? __ldg(b + (long long)k * LDB) : (dt_t)0;
 #endif
             }
 #pragma unroll
-            for (int j = 0; j < DT_CH; j++)
+            for (int j = 0; j < DT_CH; j++) {
+#if VECA == DT_VW
+                float x[DT_VW], y[DT_VW];
+                dt_gv_unpack(xv[j], x);
+#if VECB == DT_VW
+                dt_gv_unpack(yv[j], y);
+#else
 #pragma unroll
-                for (int e = 0; e < DT_GV_VEC; e++) acc[e] = fmaf(x[j][e], y[j][e], acc[e]);
+                for (int e = 0; e < DT_VW; e++) y[e] = dt_to_f32(ys[j][e]);
+#endif
+#pragma unroll
+                for (int e = 0; e < DT_VW; e++) acc[e] = DT_GV_ACC(fmaf(x[e], y[e], acc[e]));
+#else
+                acc[0] = DT_GV_ACC(fmaf(dt_to_f32(xs[j]), dt_to_f32(ys[j]), acc[0]));
+#endif
+            }
         }
     }
-    float v = acc[0];
-#if DT_GV_VEC == 4
-    v = (acc[0] + acc[1]) + (acc[2] + acc[3]);
-#endif
+    float v = dt_gv_tree(acc);
     /* the row's lanes: a warp (or TPR < 32 lanes of one) by shuffles, then the warps */
 #pragma unroll
     for (int o = (TPR < 32 ? TPR : 32) / 2; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
@@ -157,16 +232,16 @@ dt_gemv_f32(const float *__restrict__ A, const float *__restrict__ B, float *__r
         float s = 0.0f;
 #pragma unroll
         for (int r = 0; r < CL; r++) s += dt_gv_ld_dsmem(&part, (unsigned)r);
-        C[(long long)row * LDO] = s;
+        C[(long long)row * LDO] = dt_from_f32(s); /* the one rounding to the storage type */
     }
     dt_gv_cluster_sync(); /* rank 0 has read every block's part */
 #else
-    if (lane == 0 && row < M) C[(long long)row * LDO] = v;
+    if (lane == 0 && row < M) C[(long long)row * LDO] = dt_from_f32(v);
 #endif
 }
 #else /* GV_MODE == 2 */
 extern "C" __global__ void __launch_bounds__(BLOCK) DT_GV_CLUSTER
-dt_gemv_f32(const float *__restrict__ A, const float *__restrict__ B, float *__restrict__ C) {
+DT_KNAME(dt_gemv)(const dt_t *__restrict__ A, const dt_t *__restrict__ B, dt_t *__restrict__ C) {
     const int cx = (int)threadIdx.x % TPR, ky = (int)threadIdx.x / TPR;
     const int grp = (int)blockIdx.x / CL, rank = (int)blockIdx.x % CL;
     const int col = (grp * TPR + cx) * VECB;
@@ -176,28 +251,39 @@ dt_gemv_f32(const float *__restrict__ A, const float *__restrict__ B, float *__r
 #pragma unroll
     for (int e = 0; e < VECB; e++) acc[e] = 0.0f;
     if (col < N) {
-        const float *a = A + k0; /* A's only row: contiguous along k */
-        const float *b = B + (long long)k0 * LDB + col;
+        const dt_t *a = A + k0; /* A's only row: contiguous along k */
+        const dt_t *b = B + (long long)k0 * LDB + col;
 #pragma unroll 1
         for (int i0 = 0; i0 < DT_NIT; i0 += DT_CH) { /* chunks: loads first (see mode 1) */
-            float x[DT_CH], y[DT_CH][VECB];
+            dt_t xs[DT_CH];
+#if VECB == DT_VW
+            dt_gv_v yv[DT_CH];
+#else
+            dt_t ys[DT_CH];
+#endif
 #pragma unroll
             for (int j = 0; j < DT_CH; j++) {
                 const int k = (i0 + j) * DT_KT + ky;
                 const bool ok = (DT_NIT % DT_CH == 0 || i0 + j < DT_NIT) && (DT_EXACT || k < kend);
-                x[j] = ok ? __ldg(a + k) : 0.0f;
-#if VECB == 4
-                float4 yv = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-                if (ok) yv = __ldg(reinterpret_cast<const float4 *>(b + (long long)k * LDB));
-                y[j][0] = yv.x; y[j][1] = yv.y; y[j][2] = yv.z; y[j][3] = yv.w;
+                xs[j] = ok ? __ldg(a + k) : (dt_t)0;
+#if VECB == DT_VW
+                yv[j] = ok ? dt_gv_ld16(b + (long long)k * LDB) : dt_gv_zero();
 #else
-                y[j][0] = ok ? __ldg(b + (long long)k * LDB) : 0.0f;
+                ys[j] = ok ? __ldg(b + (long long)k * LDB) : (dt_t)0;
 #endif
             }
 #pragma unroll
-            for (int j = 0; j < DT_CH; j++)
+            for (int j = 0; j < DT_CH; j++) {
+                const float x = dt_to_f32(xs[j]);
+#if VECB == DT_VW
+                float y[DT_VW];
+                dt_gv_unpack(yv[j], y);
 #pragma unroll
-                for (int e = 0; e < VECB; e++) acc[e] = fmaf(x[j], y[j][e], acc[e]);
+                for (int e = 0; e < VECB; e++) acc[e] = DT_GV_ACC(fmaf(x, y[e], acc[e]));
+#else
+                acc[0] = DT_GV_ACC(fmaf(x, dt_to_f32(ys[j]), acc[0]));
+#endif
+            }
         }
     }
     /* reduce over the KT k-rows: red[ky][cx * VECB + e], then rows 0..KT-1 in order */
@@ -216,7 +302,7 @@ dt_gemv_f32(const float *__restrict__ A, const float *__restrict__ B, float *__r
         part[c] = s;
 #else
         const int gc = grp * TPR * VECB + c;
-        if (gc < N) C[(long long)gc] = s;
+        if (gc < N) C[(long long)gc] = dt_from_f32(s); /* the one rounding */
 #endif
     }
 #if CL > 1
@@ -227,7 +313,7 @@ dt_gemv_f32(const float *__restrict__ A, const float *__restrict__ B, float *__r
             float s = 0.0f;
 #pragma unroll
             for (int r = 0; r < CL; r++) s += dt_gv_ld_dsmem(&part[c], (unsigned)r);
-            if (gc < N) C[(long long)gc] = s;
+            if (gc < N) C[(long long)gc] = dt_from_f32(s); /* the one rounding */
         }
     dt_gv_cluster_sync(); /* rank 0 has read every block's part */
 #endif

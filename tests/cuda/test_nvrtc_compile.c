@@ -40,6 +40,10 @@
  * line info) was compared before and after (see docs/cuda-backend.md).
  * FP32 gemm shape geometry (thin_gemm_cases): thin shapes compile on gemv.cu (matrix-vector
  * and vector-matrix, clusters, odd sizes, views), v2's exact K tail, DUALTIME_GEMM_SHAPE=0.
+ * bf16 / f16 thin gemm (narrow_thin_cases): gemv.cu as dt_gemv_bf16 / _f16 in both modes,
+ * 16-byte loads of 8 elements and scalar (views, odd K, K % 8 != 0), clusters, with the
+ * geometry asserted through the summary and options; DUALTIME_GEMM_GEMV_NARROW=0 compiles
+ * the plan before (tc1 / wg3).
  * Needs NVRTC only (no GPU, no libcuda). Run: ./test_nvrtc_compile [-v] */
 #define _POSIX_C_SOURCE 200809L /* setenv, mkstemp, popen */
 #include <nvrtc.h>
@@ -154,6 +158,70 @@ static void thin_gemm_cases(int views, const char *hdr) {
     compile_case(DT_OP_GEMM, 1000, 1, 1000, views, "sm_90", hdr);
     compile_case(DT_OP_GEMM, 1, 1000, 1000, views, "sm_90", hdr);
     unsetenv("DUALTIME_GEMM_SHAPE");
+    g_expect = NULL;
+}
+
+static int last_has_opt(const char *opt) {
+    for (int i = 0; i < g_last.nopts; i++)
+        if (strcmp(g_last.opts[i], opt) == 0) return 1;
+    return 0;
+}
+
+/* bf16 / f16 thin gemm on gemv.cu: each case's summary (geometry) and options. */
+static void narrow_thin_cases(const char *hdr) {
+    static const struct {
+        int64_t m, n, k;
+        int views;
+        const char *expect; /* in the summary */
+        const char *opt1, *opt2; /* among the options */
+    } cs[] = {
+        {4096, 1, 4096, 0, "matrix-vector(N=1) grid=4096 block=64 threads/row=64 vec(a,b)=(8,8)",
+         "-DKC=4096", "-DCL=1"},
+        {1, 4096, 4096, 0,
+         "vector-matrix(M=1) grid=512 block=256 column-threads=8 vec(a,b)=(1,8) cluster=8 k/block=512",
+         "-DVECB=8", "-DGV_MODE=2"},
+        {1000, 1, 1000, 0, "grid=500 block=64 threads/row=32 vec(a,b)=(8,8)", "-DVECA=8", "-DGV_MODE=1"},
+        {1000, 1, 1000, 1, "vec(a,b)=(1,1)", "-DVECA=1", "-DLDB=4"},
+        {1, 1000, 1000, 0, "grid=128 block=256 column-threads=8 vec(a,b)=(1,8) cluster=8 k/block=128",
+         "-DKC=128", "-DCL=8"},
+        {1, 1000, 1000, 1, "column-threads=32 vec(a,b)=(1,1) cluster=8", "-DVECB=1", "-DCL=8"},
+        {4097, 1, 4095, 0, "grid=4097 block=64 threads/row=64 vec(a,b)=(1,1)", "-DVECA=1", "-DK=4095"},
+        {4097, 1, 4095, 1, "vec(a,b)=(1,1)", "-DVECB=1", "-DGV_MODE=1"},
+        {1, 4095, 4097, 0, "vec(a,b)=(1,1)", "-DVECB=1", "-DGV_MODE=2"},
+        {8, 1, 65544, 0, "threads/row=1024 vec(a,b)=(8,8) cluster=2 k/block=32776", "-DKC=32776",
+         "-DBLOCK=1024"},
+        {16, 1, 1048576, 0, "cluster=8 k/block=131072", "-DVECA=8", "-DCL=8"},
+        {100, 1, 1004, 0, "vec(a,b)=(1,1)", "-DVECA=1", "-DGV_MODE=1"},
+        {1, 1, 1000, 0, "matrix-vector(N=1)", "-DGV_MODE=1", "-DN=1"},
+        {1, 3, 5, 0, "vector-matrix(M=1)", "-DGV_MODE=2", "-DVECB=1"},
+        {1, 8192, 8192, 1, "vector-matrix(M=1)", "-DVECB=1", "-DGV_MODE=2"},
+    };
+    static const dt_dtype dts[] = {DT_BF16, DT_F16};
+    unsetenv("DUALTIME_GEMM_VARIANT");
+    unsetenv("DUALTIME_GEMM_GEMV_NARROW");
+    for (size_t t = 0; t < 2; t++) {
+        for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+            g_expect = cs[i].expect;
+            g_last.nopts = 0;
+            compile_typed(DT_OP_GEMM, cs[i].m, cs[i].n, cs[i].k, cs[i].views, "sm_90", hdr, dts[t]);
+            CHECK(strcmp(g_last.source_name ? g_last.source_name : "", "gemv.cu") == 0 &&
+                      strstr(g_last.summary, "variant=gemv") && strstr(g_last.summary, "->f32-acc") &&
+                      last_has_opt(cs[i].opt1) && last_has_opt(cs[i].opt2) &&
+                      last_has_opt(dts[t] == DT_BF16 ? "-DDT_ELEM=1" : "-DDT_ELEM=2"),
+                  "%s %lldx%lldx%lld views=%d: %s / %s in %s", dt_dtype_name(dts[t]),
+                  (long long)cs[i].m, (long long)cs[i].n, (long long)cs[i].k, cs[i].views,
+                  cs[i].opt1, cs[i].opt2, g_last.summary);
+        }
+        /* the plan before, for A/B timing */
+        setenv("DUALTIME_GEMM_GEMV_NARROW", "0", 1);
+        g_expect = "variant=tc1 (fallback: B rows";
+        compile_typed(DT_OP_GEMM, 4096, 1, 4096, 0, "sm_90", hdr, dts[t]);
+        g_expect = "variant=wg3";
+        compile_typed(DT_OP_GEMM, 1, 4096, 4096, 0, "sm_90", hdr, dts[t]);
+        unsetenv("DUALTIME_GEMM_GEMV_NARROW");
+    }
+    g_expect = "variant=gemv";
+    compile_typed(DT_OP_GEMM, 1000, 1, 1000, 0, "compute_90", hdr, DT_BF16);
     g_expect = NULL;
 }
 
@@ -1190,6 +1258,7 @@ int main(int argc, char **argv) {
     }
 
     narrow_cases(hdr);
+    narrow_thin_cases(hdr);
     long_row_cases(hdr);
     wg1_cases(hdr);
     ffma_ceiling_case();

@@ -8,8 +8,16 @@
  *    DUALTIME_GEMM_VARIANT=gemv; DUALTIME_GEMM_SHAPE=0 and =v1/v2 keep the tiled kernels;
  *    v2's exact K tail is on where K % BK != 0 and its staged epilogue where C is scalar
  *    (N % 4 != 0), both off with DUALTIME_GEMM_SHAPE=0; gemv on
- *    a non-thin shape and bad knob values are refused; bf16 gemm never takes gemv;
- *    DUALTIME_GEMM_BK=32 gives v2's 128x128 tile two prefetch phases and dynamic smem.
+ *    a non-thin shape and bad knob values are refused;
+ *    DUALTIME_GEMM_BK=32 gives v2's 128x128 tile two prefetch phases and dynamic smem;
+ *  - bf16 / f16 (narrow_rules, narrow_choice): dt_gemv_geom_make with 16-byte loads of
+ *    8 elements on hand-worked shapes (4096x1x4096, 1x4096x4096, 1000x1x1000,
+ *    1x1000x1000, 4097x1x4095, 8x1x65544 whose K slices round to 8, views) and the sweep's
+ *    invariants at vw 8; thin narrow shapes take gemv (dt_gemv_bf16 / _f16, GV_MODE,
+ *    vectors, views and odd K scalar) by default and with DUALTIME_GEMM_VARIANT=gemv;
+ *    DUALTIME_GEMM_GEMV_NARROW=0 gives the plan before (tc1 fallback at N == 1, wg3 at
+ *    M == 1) and never gemv; tc1 / wg3 asked for keep their kernels; non-thin shapes
+ *    never take gemv; gemv forced on them and bad knob values are refused.
  * Needs no GPU (links the plan objects and NVRTC's library only). */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 #include <stdio.h>
@@ -85,12 +93,15 @@ static void geom_invariants(void) {
         for (int a = 0; a < nd; a++)
             for (int b = 0; b < nd; b++)
                 for (int mode = 1; mode <= 2; mode++)
-                    for (int vec = 0; vec < 2; vec++) {
+                    for (int vec = 0; vec < 4; vec++) {
+                        const int vw = vec < 2 ? 4 : 8; /* elements a 16-byte load */
                         const int64_t m = mode == 1 ? dims[a] : 1, n = mode == 1 ? 1 : dims[a];
                         const int64_t k = dims[b];
                         if (mode == 2 && n == 1) continue; /* 1x1xK is mode 1 */
                         dt_sgemv_geom g;
-                        const int thin = dt_sgemv_geom_make(m, n, k, vec, vec, arch, 132, &g);
+                        const int thin =
+                            vw == 4 ? dt_sgemv_geom_make(m, n, k, vec, vec, arch, 132, &g)
+                                    : dt_gemv_geom_make(m, n, k, 8, vec & 1, vec & 1, arch, 132, &g);
                         CHECK(thin, "%lldx%lldx%lld thin", (long long)m, (long long)n, (long long)k);
                         if (!thin) continue;
                         cases++;
@@ -104,7 +115,7 @@ static void geom_invariants(void) {
                               (long long)k, (long long)g.grid, (long long)covered);
                         CHECK(g.cl >= 1 && g.cl <= 8 && (arch >= 90 || g.cl == 1) &&
                                   (int64_t)(g.cl - 1) * g.kc < k && (int64_t)g.cl * g.kc >= k &&
-                                  (g.cl == 1 ? g.kc == k : g.kc % 4 == 0),
+                                  (g.cl == 1 ? g.kc == k : g.kc % vw == 0),
                               "%lldx%lldx%lld sm_%d: cl %d kc %lld", (long long)m, (long long)n,
                               (long long)k, arch, g.cl, (long long)g.kc);
                         CHECK(g.block <= 1024 && g.block % g.tpr == 0 && g.block % 32 == 0 &&
@@ -113,10 +124,10 @@ static void geom_invariants(void) {
                                   (mode == 2 || g.cl == 1 || g.tpr == g.block),
                               "%lldx%lldx%lld: block %d tpr %d cl %d", (long long)m, (long long)n,
                               (long long)k, g.block, g.tpr, g.cl);
-                        CHECK(g.vecb == (vec ? 4 : 1) && g.veca == (mode == 1 && vec ? 4 : 1),
-                              "vec %d,%d", g.veca, g.vecb);
+                        CHECK(g.vecb == (vec & 1 ? vw : 1) && g.veca == (mode == 1 && vec & 1 ? vw : 1),
+                              "vw %d: vec %d,%d", vw, g.veca, g.vecb);
                     }
-    CHECK(cases > 500, "%d thin cases", cases);
+    CHECK(cases > 1000, "%d thin cases", cases);
 }
 
 static void plan_choice(void) {
@@ -187,14 +198,136 @@ static void plan_choice(void) {
     CHECK(plan(1000, 1, 1000, 0, DT_F32, &p) == DT_EINVAL, "DUALTIME_GEMM_SHAPE=2 refused");
     CHECK(plan(512, 512, 512, 0, DT_F32, &p) == DT_EINVAL, "DUALTIME_GEMM_SHAPE=2 refused (tiled)");
     unsetenv("DUALTIME_GEMM_SHAPE");
-    /* narrow gemm never takes gemv */
-    CHECK(plan(1000, 1, 1000, 0, DT_BF16, &p) == DT_OK && !strstr(p.summary, "gemv"), "bf16: %s",
+}
+
+/* bf16 / f16 geometry: the FP32 rules with a load of 8 elements */
+static void narrow_rules(void) {
+    dt_sgemv_geom g;
+    /* 4096x1x4096: 32 -> 64 threads a row (4096 x 32 < 135168 and 4096 >= 32*2*8*4), a
+     * block a row, 8 loads of 8 a thread */
+    CHECK(dt_gemv_geom_make(4096, 1, 4096, 8, 1, 1, 90, 132, &g));
+    CHECK(g.mode == 1 && g.tpr == 64 && g.block == 64 && g.cl == 1 && g.kc == 4096 &&
+              g.grid == 4096 && g.veca == 8 && g.vecb == 8,
+          "bf16 4096x1x4096: tpr %d block %d cl %d grid %lld vec %d,%d", g.tpr, g.block, g.cl,
+          (long long)g.grid, g.veca, g.vecb);
+    /* 1000x1x1000 (1000 % 8 == 0): a warp a row (1000 < 32*2*8*4), 2 rows a block */
+    CHECK(dt_gemv_geom_make(1000, 1, 1000, 8, 1, 1, 90, 132, &g));
+    CHECK(g.tpr == 32 && g.block == 64 && g.grid == 500 && g.veca == 8 && g.vecb == 8,
+          "bf16 1000x1x1000: tpr %d block %d grid %lld", g.tpr, g.block, (long long)g.grid);
+    /* 4097x1x4095: odd K, scalar: 64 threads a row (4095 >= 64*... at v 1) */
+    CHECK(dt_gemv_geom_make(4097, 1, 4095, 8, 0, 0, 90, 132, &g));
+    CHECK(g.tpr == 64 && g.block == 64 && g.grid == 4097 && g.veca == 1 && g.vecb == 1,
+          "bf16 4097x1x4095: tpr %d grid %lld vec %d", g.tpr, (long long)g.grid, g.veca);
+    /* 1x4096x4096: 32 column threads (256 columns) -> 8 while < 132 column blocks (16,
+     * 32 -> 64), then the cluster to 8 (64 x 4 < 264): K slices of 512 */
+    CHECK(dt_gemv_geom_make(1, 4096, 4096, 8, 0, 1, 90, 132, &g));
+    CHECK(g.mode == 2 && g.tpr == 8 && g.block == 256 && g.cl == 8 && g.kc == 512 &&
+              g.grid == 512 && g.veca == 1 && g.vecb == 8,
+          "bf16 1x4096x4096: ct %d cl %d kc %lld grid %lld vecb %d", g.tpr, g.cl, (long long)g.kc,
+          (long long)g.grid, g.vecb);
+    /* 1x1000x1000: 16 column blocks of 64 columns, cluster 8, slices of 128 */
+    CHECK(dt_gemv_geom_make(1, 1000, 1000, 8, 0, 1, 90, 132, &g));
+    CHECK(g.tpr == 8 && g.cl == 8 && g.kc == 128 && g.grid == 128 && g.vecb == 8,
+          "bf16 1x1000x1000: ct %d cl %d kc %lld grid %lld", g.tpr, g.cl, (long long)g.kc,
+          (long long)g.grid);
+    /* views: scalar, mode 2 keeps 32 column threads */
+    CHECK(dt_gemv_geom_make(1, 1000, 1000, 8, 0, 0, 90, 132, &g));
+    CHECK(g.vecb == 1 && g.tpr == 32, "bf16 1x1000x1000 view: vecb %d ct %d", g.vecb, g.tpr);
+    /* 8x1x65544: 1024 threads a row, cluster 2 (32772 >= 1024*8*4, 16386 not): the K
+     * slice rounds up to a multiple of 8 (32776), the FP32 rule's to 4 (32772) */
+    CHECK(dt_gemv_geom_make(8, 1, 65544, 8, 1, 1, 90, 132, &g));
+    CHECK(g.tpr == 1024 && g.cl == 2 && g.kc == 32776 && g.grid == 16,
+          "bf16 8x1x65544: tpr %d cl %d kc %lld grid %lld", g.tpr, g.cl, (long long)g.kc,
+          (long long)g.grid);
+    CHECK(dt_gemv_geom_make(8, 1, 65544, 4, 1, 1, 90, 132, &g));
+    CHECK(g.cl == 4 && g.kc == 16388, "f32 8x1x65544: cl %d kc %lld", g.cl, (long long)g.kc);
+    CHECK(!dt_gemv_geom_make(2, 2, 1000, 8, 1, 1, 90, 132, &g));
+}
+
+static void narrow_choice(void) {
+    dt_cuda_plan p;
+    unsetenv("DUALTIME_GEMM_VARIANT");
+    unsetenv("DUALTIME_GEMM_SHAPE");
+    unsetenv("DUALTIME_GEMM_GEMV_NARROW");
+    static const dt_dtype dts[] = {DT_BF16, DT_F16};
+    for (int t = 0; t < 2; t++) {
+        const dt_dtype dt = dts[t];
+        const char *kn = dt == DT_BF16 ? "dt_gemv_bf16" : "dt_gemv_f16";
+        for (int views = 0; views < 2; views++) {
+            CHECK(plan(4096, 1, 4096, views, dt, &p) == DT_OK && strcmp(p.source_name, "gemv.cu") == 0 &&
+                      strcmp(p.kernel_name, kn) == 0 && has_opt(&p, "-DGV_MODE=1") &&
+                      has_opt(&p, "-DDT_ELEM=1") == (dt == DT_BF16) &&
+                      has_opt(&p, views ? "-DVECA=1" : "-DVECA=8") &&
+                      has_opt(&p, views ? "-DVECB=1" : "-DVECB=8") && strstr(p.summary, "variant=gemv"),
+                  "%s 4096x1x4096 views=%d: %s", kn, views, p.summary);
+            CHECK(plan(1, 4096, 4096, views, dt, &p) == DT_OK && has_opt(&p, "-DGV_MODE=2") &&
+                      has_opt(&p, "-DVECA=1") && has_opt(&p, views ? "-DVECB=1" : "-DVECB=8") &&
+                      strstr(p.summary, "->f32-acc"),
+                  "%s 1x4096x4096 views=%d: %s", kn, views, p.summary);
+            CHECK(plan(1000, 1, 1000, views, dt, &p) == DT_OK &&
+                      strstr(p.summary, views ? "vec(a,b)=(1,1)" : "vec(a,b)=(8,8)"),
+                  "%s 1000x1x1000 views=%d: %s", kn, views, p.summary);
+            CHECK(plan(1, 1000, 1000, views, dt, &p) == DT_OK && has_opt(&p, "-DCL=8") &&
+                      has_opt(&p, "-DKC=128") && p.grid[0] == (views ? 32u * 8u : 16u * 8u),
+                  "%s 1x1000x1000 views=%d: grid %u %s", kn, views, p.grid[0], p.summary);
+            /* odd K (A's rows not whole vectors): scalar loads of A */
+            CHECK(plan(4097, 1, 4095, views, dt, &p) == DT_OK && has_opt(&p, "-DVECA=1") &&
+                      has_opt(&p, "-DVECB=1") && has_opt(&p, "-DGV_MODE=1"),
+                  "%s 4097x1x4095 views=%d: %s", kn, views, p.summary);
+            /* K % 4 == 0 but K % 8 != 0: scalar for 2-byte types (FP32 would vectorize) */
+            CHECK(plan(100, 1, 1004, views, dt, &p) == DT_OK && has_opt(&p, "-DVECA=1"), "%s", p.summary);
+            CHECK(plan(1, 1, 1000, views, dt, &p) == DT_OK && has_opt(&p, "-DGV_MODE=1"), "%s", p.summary);
+            /* not thin: never gemv */
+            CHECK(plan(4096, 4096, 4096, views, dt, &p) == DT_OK && !strstr(p.summary, "gemv"),
+                  "%s 4096^3: %s", kn, p.summary);
+            CHECK(plan(2, 2, 1000, views, dt, &p) == DT_OK && !strstr(p.summary, "gemv"), "%s", p.summary);
+        }
+        /* the plan before: DUALTIME_GEMM_GEMV_NARROW=0 (N == 1: B's column has no 16-byte
+         * rows, so tc1; M == 1: wg3), never gemv */
+        setenv("DUALTIME_GEMM_GEMV_NARROW", "0", 1);
+        CHECK(plan(1000, 1, 1000, 0, dt, &p) == DT_OK && !strstr(p.summary, "gemv") &&
+                  strstr(p.summary, "variant=tc1 (fallback: B rows"),
+              "GEMV_NARROW=0 %s 1000x1x1000: %s", kn, p.summary);
+        CHECK(plan(4096, 1, 4096, 0, dt, &p) == DT_OK && strstr(p.summary, "variant=tc1"), "%s",
+              p.summary);
+        CHECK(plan(1, 4096, 4096, 0, dt, &p) == DT_OK && strstr(p.summary, "variant=wg3"), "%s",
+              p.summary);
+        setenv("DUALTIME_GEMM_VARIANT", "gemv", 1); /* asked for: wins over the knob */
+        CHECK(plan(4096, 1, 4096, 0, dt, &p) == DT_OK && strstr(p.summary, "variant=gemv"), "%s",
+              p.summary);
+        unsetenv("DUALTIME_GEMM_GEMV_NARROW");
+        CHECK(plan(64, 64, 64, 0, dt, &p) == DT_EINVAL, "gemv on narrow 64^3 must be refused");
+        setenv("DUALTIME_GEMM_VARIANT", "tc1", 1);
+        CHECK(plan(4096, 1, 4096, 0, dt, &p) == DT_OK && strstr(p.summary, "variant=tc1") &&
+                  !strstr(p.summary, "fallback"),
+              "%s", p.summary);
+        setenv("DUALTIME_GEMM_VARIANT", "wg3", 1);
+        CHECK(plan(1, 4096, 4096, 0, dt, &p) == DT_OK && strstr(p.summary, "variant=wg3"), "%s",
+              p.summary);
+        setenv("DUALTIME_GEMM_VARIANT", "v2", 1);
+        CHECK(plan(4096, 1, 4096, 0, dt, &p) == DT_EINVAL, "v2 refused for narrow thin");
+        unsetenv("DUALTIME_GEMM_VARIANT");
+        setenv("DUALTIME_GEMM_GEMV_NARROW", "2", 1);
+        CHECK(plan(4096, 1, 4096, 0, dt, &p) == DT_EINVAL, "DUALTIME_GEMM_GEMV_NARROW=2 refused");
+        unsetenv("DUALTIME_GEMM_GEMV_NARROW");
+    }
+    /* the narrow knob does not touch FP32, nor DUALTIME_GEMM_SHAPE narrow */
+    setenv("DUALTIME_GEMM_GEMV_NARROW", "0", 1);
+    CHECK(plan(1000, 1, 1000, 0, DT_F32, &p) == DT_OK && strstr(p.summary, "variant=gemv") &&
+              strcmp(p.kernel_name, "dt_gemv_f32") == 0 && !strstr(p.summary, "f32-acc"),
+          "f32 with GEMV_NARROW=0: %s", p.summary);
+    unsetenv("DUALTIME_GEMM_GEMV_NARROW");
+    setenv("DUALTIME_GEMM_SHAPE", "0", 1);
+    CHECK(plan(1000, 1, 1000, 0, DT_BF16, &p) == DT_OK && strstr(p.summary, "variant=gemv"), "%s",
           p.summary);
+    unsetenv("DUALTIME_GEMM_SHAPE");
 }
 
 int main(void) {
     geom_rules();
     geom_invariants();
     plan_choice();
+    narrow_rules();
+    narrow_choice();
     return dt_check_summary("test_sgemm_plan");
 }

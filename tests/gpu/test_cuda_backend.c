@@ -40,7 +40,11 @@
  *       edges and a spread (48 rows x 48 columns), and every output must be finite.
  *       The full run (not quick) checks wg1..wg4 on 1000x1048x264 and 1024^3 only.
  *       DUALTIME_GPU_TEST_GEMM_VARIANTS=wg1,wg2 (a comma list) keeps only those variants
- *       of the table (with DUALTIME_GEMM_BN=64: the 128x64 tile on every shape). */
+ *       of the table (with DUALTIME_GEMM_BN=64: the 128x64 tile on every shape).
+ *   DUALTIME_GPU_TEST_SHAPES=gemv-narrow   the same table for the thin bf16 / f16 shapes
+ *       on gemv (4096x1x4096, 1x4096x4096, 1000x1x1000, 1x1000x1000, 4097x1x4095,
+ *       1x4095x4097, 8x1x65544 over a cluster, and views), every output checked against
+ *       FP64, then tc1 at the two 4096 shapes for the host-clock comparison. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <math.h>
@@ -529,11 +533,14 @@ static double narrow_at(const dt_case_layout *L, int b, const uint8_t *base, int
     return (double)dt_narrow_to_f32(L->dtype, v);
 }
 
-/* Output rows or columns to check of a dimension of d: every one when d <= 1100, else
- * the tile edges (0, 63, 64, 127, 128, 255, 256, the last 129) and a spread between. */
+static int g_check_all; /* gemv-narrow: every output line, whatever its count (cap) */
+
+/* Output rows or columns to check of a dimension of d: every one when d <= 1100 (or
+ * g_check_all and d <= cap), else the tile edges (0, 63, 64, 127, 128, 255, 256, the last
+ * 129) and a spread between. */
 static int pick_lines(int64_t d, int64_t *out, int cap) {
     int n = 0;
-    if (d <= 1100) {
+    if (d <= 1100 || (g_check_all && d <= cap)) {
         for (int64_t i = 0; i < d && n < cap; i++) out[n++] = i;
         return n;
     }
@@ -550,8 +557,8 @@ static int pick_lines(int64_t d, int64_t *out, int cap) {
  * poison left: a tile never written). */
 static ref_measure gemm_check(const dt_case_layout *L, const uint8_t *pristine,
                               const uint8_t *arena, char *msg, size_t len) {
-    static int64_t rows[1200], cols[1200];
-    const int nr = pick_lines(L->m, rows, 1200), nc = pick_lines(L->n, cols, 1200);
+    static int64_t rows[8192], cols[8192];
+    const int nr = pick_lines(L->m, rows, 8192), nc = pick_lines(L->n, cols, 8192);
     const int out = dt_layout_output(L);
     const int64_t count = (int64_t)nr * nc, k = L->k;
     double *got = dt_xmalloc((size_t)count * sizeof(double));
@@ -689,6 +696,27 @@ static void gemm_tc_table(void) {
                     gemm_tc_case(c[i].m, c[i].n, c[i].k, c[i].views, dts[t], vars[v]);
 }
 
+/* The thin bf16 / f16 shapes on gemv (DUALTIME_GPU_TEST_SHAPES=gemv-narrow): every output
+ * against FP64 (thin: at most 8192 lines), then tc1 at the 4096 shapes. */
+static void gemv_narrow_table(void) {
+    static const struct { int64_t m, n, k; int views; } c[] = {
+        {4096, 1, 4096, 0}, {1, 4096, 4096, 0}, {1000, 1, 1000, 0}, {1, 1000, 1000, 0},
+        {4097, 1, 4095, 0}, {1, 4095, 4097, 0}, {8, 1, 65544, 0},   {4096, 1, 4096, 1},
+        {1000, 1, 1000, 1}, {1, 1000, 1000, 1}, {1, 4096, 4096, 1},
+    };
+    static const dt_dtype dts[] = {DT_BF16, DT_F16};
+    g_check_all = 1;
+    printf("gemm-tc | shape                | type | variant asked -> ran                                     "
+           "|   time/call |   throughput   | check\n");
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
+        for (int t = 0; t < 2; t++)
+            if (dtype_selected(dts[t])) gemm_tc_case(c[i].m, c[i].n, c[i].k, c[i].views, dts[t], "gemv");
+    for (size_t i = 0; i < 2; i++)
+        for (int t = 0; t < 2; t++)
+            if (dtype_selected(dts[t])) gemm_tc_case(c[i].m, c[i].n, c[i].k, c[i].views, dts[t], "tc1");
+    g_check_all = 0;
+}
+
 /* wg1, wg2, wg3 and wg4 on two TMA-describable shapes, each dtype (the full table is
  * DUALTIME_GPU_TEST_SHAPES=gemm-tc); late in the run, since a wg fault ends the context. */
 static void narrow_wg_cases(void) {
@@ -738,8 +766,12 @@ int main(int argc, char **argv) {
         gemm_tc_table();
         return dt_check_summary("test_cuda_backend");
     }
+    if (shapes && strcmp(shapes, "gemv-narrow") == 0) { /* only the thin narrow gemm table */
+        gemv_narrow_table();
+        return dt_check_summary("test_cuda_backend");
+    }
     if (shapes && *shapes) {
-        printf("FAIL: DUALTIME_GPU_TEST_SHAPES=%s: expected long, 8192 or gemm-tc\n", shapes);
+        printf("FAIL: DUALTIME_GPU_TEST_SHAPES=%s: expected long, 8192, gemm-tc or gemv-narrow\n", shapes);
         return 1;
     }
 

@@ -440,7 +440,9 @@ static dt_status plan_gemm_wg1(const dt_case_layout *L, const dt_buffer_layout *
     return DT_OK;
 }
 
-/* gemm for bf16/f16: DUALTIME_GEMM_VARIANT unset or wg3 -> wg3 (the default since it
+/* gemm for bf16/f16: thin shapes (N == 1 or M == 1) take gemv (gemv.cu,
+ * backend_cuda_plan_sgemm.c) when the variant is unset (and DUALTIME_GEMM_GEMV_NARROW is
+ * not 0) or "gemv"; otherwise DUALTIME_GEMM_VARIANT unset or wg3 -> wg3 (the default since it
  * measured 0.94x cuBLAS's time at 1024^3 and 0.995x at 4096^3 in one run on the H200,
  * docs/perf.md "gemm wg3 in one run"), wg1, wg2, wg4 -> themselves, each with the tc1
  * fallback where TMA cannot take A or B or the arch has no wgmma; tc1 -> tc1; v1/v2 (FP32
@@ -448,6 +450,9 @@ static dt_status plan_gemm_wg1(const dt_case_layout *L, const dt_buffer_layout *
 static dt_status plan_gemm_narrow(const dt_case_layout *L, const dt_buffer_layout *A,
                                   const dt_buffer_layout *B, const dt_buffer_layout *O,
                                   const char *arch, int sm_count, dt_cuda_plan *p, dt_err *err) {
+    int thin = 0;
+    dt_status tst = dt_sgemm_plan_thin(L, arch_number(arch), sm_count, p, &thin, err);
+    if (tst != DT_OK || thin) return tst;
     const char *var = getenv("DUALTIME_GEMM_VARIANT");
     if (!var || !*var || strcmp(var, "wg3") == 0)
         return plan_gemm_wg1(L, A, B, O, arch, sm_count, 3, p, err);
@@ -455,7 +460,7 @@ static dt_status plan_gemm_narrow(const dt_case_layout *L, const dt_buffer_layou
     if (strcmp(var, "wg2") == 0) return plan_gemm_wg1(L, A, B, O, arch, sm_count, 2, p, err);
     if (strcmp(var, "wg4") == 0) return plan_gemm_wg1(L, A, B, O, arch, sm_count, 4, p, err);
     if (strcmp(var, "tc1") != 0)
-        return dt_fail(err, DT_EINVAL, "DUALTIME_GEMM_VARIANT=%s: %s gemm has variants tc1, wg1, wg2, wg3, wg4",
+        return dt_fail(err, DT_EINVAL, "DUALTIME_GEMM_VARIANT=%s: %s gemm has variants tc1, wg1, wg2, wg3, wg4, gemv",
                        var, dt_dtype_name(L->dtype));
     return plan_gemm_tc1(L, A, B, p, NULL, err);
 }

@@ -39,7 +39,9 @@
  * adding the first's FP32 partial from a workspace; BN then by that older rule, at most
  * 128). wg1..wg4 fall back
  * to tc1 where TMA cannot describe A or B (a row start not 16-byte aligned) or the arch
- * is not sm_90; the summary then says "variant=tc1 (fallback: <why>)". v1/v2 are
+ * is not sm_90; the summary then says "variant=tc1 (fallback: <why>)". Thin bf16/f16
+ * shapes take gemv (dt_gemv_<dtype>, FP32 accumulation) when the variant is unset or
+ * "gemv", unless DUALTIME_GEMM_GEMV_NARROW=0 (backend_cuda_plan_sgemm.h). v1/v2 are
  * refused for narrow types and tc1/wg1/wg2/wg3 for FP32. Test only: DUALTIME_PLANT_ACC_F16=1 makes sum accumulate in
  * fp16 (-DDT_ACC_F16=1, one warp per row, "PLANTED-FAULT" in the summary).
  * Row ops: DUALTIME_CE_STREAM=1 (opt-in; 0 the default, other values DT_EINVAL) gives

@@ -1,5 +1,6 @@
-/* backend_cuda_plan_sgemm.c — FP32 gemm's shape-chosen geometry: the gemv plan for thin
- * shapes and the DUALTIME_GEMM_SHAPE knob (see backend_cuda_plan_sgemm.h). No libcuda. */
+/* backend_cuda_plan_sgemm.c — gemm's shape-chosen geometry: the gemv plan for thin shapes
+ * (FP32, bf16, f16) and the DUALTIME_GEMM_SHAPE / DUALTIME_GEMM_GEMV_NARROW knobs (see
+ * backend_cuda_plan_sgemm.h). No libcuda. */
 #include "backend_cuda_plan_sgemm.h"
 
 #include <stdio.h>
@@ -8,11 +9,11 @@
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-/* K a cluster block for cl blocks (a multiple of 4); halves cl while the last block would
- * get nothing. */
-static void split_k(int64_t k, int *cl, int64_t *kc) {
+/* K a cluster block for cl blocks (a multiple of vw, the elements of a 16-byte load);
+ * halves cl while the last block would get nothing. */
+static void split_k(int64_t k, int vw, int *cl, int64_t *kc) {
     for (;;) {
-        *kc = *cl == 1 ? k : (ceil_div(k, *cl) + 3) / 4 * 4;
+        *kc = *cl == 1 ? k : (ceil_div(k, *cl) + vw - 1) / vw * vw;
         if (*cl == 1 || (int64_t)(*cl - 1) * *kc < k) return;
         *cl /= 2;
     }
@@ -28,21 +29,30 @@ static void split_k(int64_t k, int *cl, int64_t *kc) {
  * block of 1024 threads a row may split K over a cluster of up to 8 (sm_90) on the same
  * rule. Warp-per-row blocks hold 8 rows, halved (down to 2) while the grid has fewer
  * than 2 blocks an SM. Mode 2 (M == 1): 256 threads = column threads x k-rows; 32
- * column threads (128 columns at VEC 4), halved (down to 8 at VEC 4: a warp still reads
- * whole 128-byte lines; 32 at VEC 1) while the column blocks are fewer than the SMs;
+ * column threads (128 columns at VEC 4, 256 at VEC 8), halved (down to 8 with 16-byte
+ * loads: a warp still reads whole 128-byte lines; 32 at VEC 1) while the column blocks are fewer than the SMs;
  * then K split over a cluster of up to 8 (sm_90) while the grid has fewer than 2 blocks
  * an SM and each thread keeps >= 2 k-rows. */
 int dt_sgemv_geom_make(int64_t m, int64_t n, int64_t k, int veca4, int vecb4, int arch,
                        int sm_count, dt_sgemv_geom *g) {
+    return dt_gemv_geom_make(m, n, k, 4, veca4, vecb4, arch, sm_count, g);
+}
+
+/* The same rules for every storage type: "a load" is one load of the walked operand
+ * (vw elements when vectorized, 16 bytes), so bf16/f16 rows of the same length keep
+ * half the loads a thread and a 16-byte load covers 8 of their elements. */
+int dt_gemv_geom_make(int64_t m, int64_t n, int64_t k, int vw, int veca, int vecb, int arch,
+                      int sm_count, dt_sgemv_geom *g) {
     if (n != 1 && m != 1) return 0;
+    DT_ASSERT(vw == 4 || vw == 8);
     const int64_t target = (int64_t)sm_count * 1024;
     dt_sgemv_geom r;
     memset(&r, 0, sizeof r);
     r.cl = 1;
     if (n == 1) {
         r.mode = 1;
-        r.veca = veca4 ? 4 : 1;
-        r.vecb = veca4 && vecb4 ? 4 : 1;
+        r.veca = veca ? vw : 1;
+        r.vecb = veca && vecb ? vw : 1;
         const int v = r.veca;
         int tpr = 32;
         while (tpr < 1024 && m * tpr < target && k >= (int64_t)tpr * 2 * v * 4) tpr *= 2;
@@ -57,13 +67,13 @@ int dt_sgemv_geom_make(int64_t m, int64_t n, int64_t k, int veca4, int vecb4, in
         }
         r.tpr = tpr;
         r.block = block;
-        split_k(k, &r.cl, &r.kc);
+        split_k(k, vw, &r.cl, &r.kc);
         r.grid = ceil_div(m, block / tpr) * r.cl;
     } else {
         r.mode = 2;
         r.veca = 1;
-        r.vecb = vecb4 ? 4 : 1;
-        const int v = r.vecb, ctmin = v == 4 ? 8 : 32;
+        r.vecb = vecb ? vw : 1;
+        const int v = r.vecb, ctmin = v > 1 ? 8 : 32;
         int ct = 32;
         while (ct > ctmin && ceil_div(n, (int64_t)ct * v) < sm_count) ct /= 2;
         const int64_t gx = ceil_div(n, (int64_t)ct * v);
@@ -74,22 +84,31 @@ int dt_sgemv_geom_make(int64_t m, int64_t n, int64_t k, int veca4, int vecb4, in
                 r.cl *= 2;
         r.tpr = ct;
         r.block = 256;
-        split_k(k, &r.cl, &r.kc);
+        split_k(k, vw, &r.cl, &r.kc);
         r.grid = gx * r.cl;
     }
     *g = r;
     return 1;
 }
 
-dt_status dt_sgemm_shape_knob(int *on, dt_err *err) {
-    const char *v = getenv("DUALTIME_GEMM_SHAPE");
+/* An on/off knob: *on = 1 when unset, empty or "1", 0 for "0"; other values fail. */
+static dt_status onoff_knob(const char *name, int *on, dt_err *err) {
+    const char *v = getenv(name);
     *on = 1;
     if (!v || !*v || strcmp(v, "1") == 0) return DT_OK;
     if (strcmp(v, "0") == 0) {
         *on = 0;
         return DT_OK;
     }
-    return dt_fail(err, DT_EINVAL, "DUALTIME_GEMM_SHAPE=%s: expected 0 or 1", v);
+    return dt_fail(err, DT_EINVAL, "%s=%s: expected 0 or 1", name, v);
+}
+
+dt_status dt_sgemm_shape_knob(int *on, dt_err *err) {
+    return onoff_knob("DUALTIME_GEMM_SHAPE", on, err);
+}
+
+dt_status dt_gemv_narrow_knob(int *on, dt_err *err) {
+    return onoff_knob("DUALTIME_GEMM_GEMV_NARROW", on, err);
 }
 
 /* 1 when every row start of b is 16-byte aligned (device base 256-aligned). */
@@ -102,23 +121,25 @@ dt_status dt_sgemm_plan_thin(const dt_case_layout *L, int arch, int sm_count, dt
     *taken = 0;
     const char *var = getenv("DUALTIME_GEMM_VARIANT");
     const int forced = var && strcmp(var, "gemv") == 0;
-    if (var && *var && !forced) return DT_OK; /* v1 / v2 asked for (others: the caller) */
+    if (var && *var && !forced) return DT_OK; /* another variant asked for (the caller's) */
+    const int narrow = L->dtype != DT_F32;
     int on = 1;
-    dt_status st = dt_sgemm_shape_knob(&on, err);
+    dt_status st = narrow ? dt_gemv_narrow_knob(&on, err) : dt_sgemm_shape_knob(&on, err);
     if (st != DT_OK) return st;
     if (!on && !forced) return DT_OK;
     const dt_buffer_layout *A = &L->buf[0], *B = &L->buf[1];
     const int64_t m = L->m, n = L->n, k = L->k;
-    int veca4, vecb4;
+    const int vw = 16 / (int)A->elem_bytes; /* elements of a 16-byte load: 4 or 8 */
+    int veca, vecb;
     if (n == 1) { /* A's rows along k; B's column contiguous (stride 1) and aligned */
-        veca4 = rows16(A) && k % 4 == 0;
-        vecb4 = B->row_stride == 1 && B->data_offset % 16 == 0 && k % 4 == 0;
+        veca = rows16(A) && k % vw == 0;
+        vecb = B->row_stride == 1 && B->data_offset % 16 == 0 && k % vw == 0;
     } else {      /* B's rows along n */
-        veca4 = 0;
-        vecb4 = rows16(B) && n % 4 == 0;
+        veca = 0;
+        vecb = rows16(B) && n % vw == 0;
     }
     dt_sgemv_geom g;
-    if (!dt_sgemv_geom_make(m, n, k, veca4, vecb4, arch, sm_count > 0 ? sm_count : 132, &g)) {
+    if (!dt_gemv_geom_make(m, n, k, vw, veca, vecb, arch, sm_count > 0 ? sm_count : 132, &g)) {
         if (forced)
             return dt_fail(err, DT_EINVAL,
                            "DUALTIME_GEMM_VARIANT=gemv: %lldx%lldx%lld is not thin (needs N == 1 "
@@ -128,7 +149,7 @@ dt_status dt_sgemm_plan_thin(const dt_case_layout *L, int arch, int sm_count, dt
     }
     if (g.grid > 0x7fffffffLL) return dt_fail(err, DT_EINVAL, "gemv: grid too large");
     p->source_name = "gemv.cu";
-    snprintf(p->kernel_name, sizeof p->kernel_name, "dt_gemv_f32");
+    snprintf(p->kernel_name, sizeof p->kernel_name, "dt_gemv_%s", dt_dtype_name(L->dtype));
     dt_cuda_plan_add_opt(p, "-DGV_MODE=%d", g.mode);
     dt_cuda_plan_add_opt(p, "-DBLOCK=%d", g.block);
     dt_cuda_plan_add_opt(p, "-DTPR=%d", g.tpr);
@@ -140,15 +161,16 @@ dt_status dt_sgemm_plan_thin(const dt_case_layout *L, int arch, int sm_count, dt
     p->grid[1] = p->grid[2] = 1;
     p->block[0] = (unsigned)g.block;
     p->block[1] = p->block[2] = 1;
-    char clbuf[48] = "";
+    char clbuf[48] = "", accbuf[32] = "";
     if (g.cl > 1)
         snprintf(clbuf, sizeof clbuf, " cluster=%d k/block=%lld dsmem-reduce", g.cl,
                  (long long)g.kc);
+    if (narrow) snprintf(accbuf, sizeof accbuf, " %s->f32-acc", dt_dtype_name(L->dtype));
     snprintf(p->summary, sizeof p->summary,
-             "%s variant=gemv mode=%s grid=%lld block=%d %s=%d vec(a,b)=(%d,%d)%s ffma-only",
+             "%s variant=gemv mode=%s grid=%lld block=%d %s=%d vec(a,b)=(%d,%d)%s ffma-only%s",
              p->kernel_name, g.mode == 1 ? "matrix-vector(N=1)" : "vector-matrix(M=1)",
              (long long)g.grid, g.block, g.mode == 1 ? "threads/row" : "column-threads", g.tpr,
-             g.veca, g.vecb, clbuf);
+             g.veca, g.vecb, clbuf, accbuf);
     *taken = 1;
     return DT_OK;
 }

@@ -4,8 +4,9 @@
 // std::barrier of the block, a warp shuffle an exchange through an array between two
 // block barriers (the kernels shuffle only where every thread of the block does),
 // __shared__ variables are statics of the kernel's shared object (one copy of it a block
-// of a cluster, see below). FP32 only; no inline PTX except the staged-row copy and the
-// cluster primitives (dt_emu_*). A development check of index math, bounds and barriers
+// of a cluster, see below). FP32, and bf16 / f16 storage (DT_ELEM 1 / 2: the conversions
+// in C++, dt_emu_narrow_*; round to nearest even like cvt.rn); no inline PTX except the
+// staged-row copy and the cluster primitives (dt_emu_*). A development check of index math, bounds and barriers
 // (run by tests/cuda/emu/run_emu.sh), not a timing model.
 #pragma once
 #include <barrier>
@@ -45,6 +46,32 @@ inline float __shfl_xor_sync(unsigned, float v, int o) {
     const float r = dt_emu_xch[t ^ (unsigned)o];
     __syncthreads();
     return r;
+}
+// bf16 / f16 <-> float (DT_ELEM 1 / 2) for the storage-type helpers of dt_cuda_common.cuh:
+// widening is exact; narrowing rounds to nearest even (bf16 by the carry trick, NaN kept
+// quiet; f16 by g++'s _Float16 conversion, which rounds to nearest even).
+inline float dt_emu_narrow_to_f32(unsigned short h) {
+#if defined(DT_ELEM) && DT_ELEM == 2
+    _Float16 f;
+    std::memcpy(&f, &h, 2);
+    return (float)f;
+#else
+    return __uint_as_float((unsigned)h << 16);
+#endif
+}
+inline unsigned short dt_emu_narrow_from_f32(float x) {
+#if defined(DT_ELEM) && DT_ELEM == 2
+    const _Float16 f = (_Float16)x;
+    unsigned short h;
+    std::memcpy(&h, &f, 2);
+    return h;
+#else
+    unsigned u;
+    std::memcpy(&u, &x, 4);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((u >> 16) | 0x40u);
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return (unsigned short)(u >> 16);
+#endif
 }
 // Clusters: every block of a cluster is its own copy of the kernel's shared object (so
 // its statics, i.e. its shared memory, are its own); a cluster barrier is one barrier of

@@ -4,7 +4,12 @@
 # (test_sgemm_plan checks the plan picks them: 1000x1x1000 and 1x1000x1000 contiguous and
 # as views, 7x1x50001 and 8x1x65536 over clusters of 8 and 4, 1x4095x257, 1x1x1000,
 # 300x1x257) and a few more (8 rows a block with a row tail, column tail at VEC 4, A's
-# rows 16-byte loads with a strided b).
+# rows 16-byte loads with a strided b). The same kernel in bf16 and f16 storage (ELEM 1 / 2:
+# the geometries the plan makes for them, test_sgemm_plan: 16-byte loads of 8 elements,
+# views and odd K scalar, K slices over a cluster rounded to 8, row and column tails),
+# checked against FP64 from the stored values within 2e-6 of sum |a*b| + 1 ulp of the
+# type; the planted fault (PLANT 1, DT_EMU_PLANT_ACC_NARROW: the accumulator rounded to
+# the storage type at every step) must fail in both types.
 # kernels/cuda/gemm_v2.cu (emu_gemm_v2.cpp): BK=32's two prefetch phases with and without
 # the exact K tail, aligned and as views, the exact tail at BK=16 and 8 and on the 64x64
 # and 128x64 tiles, the staged scalar-C epilogue (EPI_STAGE) on every tile. Checks every output against FP64 (2e-6 of sum |a*b|) and the output guards.
@@ -13,7 +18,8 @@
 set -u
 cd "$(dirname "$0")/../../.." || exit 2
 T="$(mktemp -d /tmp/dt-emu-gemv.XXXXXX)"; rc=0
-# M N K view LDA LDB LDO MODE BLOCK TPR CL KC VECA VECB
+# M N K view LDA LDB LDO MODE BLOCK TPR CL KC VECA VECB [ELEM [PLANT]] (ELEM: DT_ELEM, 0 f32;
+# PLANT 1: built with DT_EMU_PLANT_ACC_NARROW, must fail)
 cases=("1000 1 1000 0 1000 1 1 1 64 32 1 1000 4 4"
        "1000 1 1000 1 1004 4 1 1 128 128 1 1000 1 1"
        "1 1000 1000 0 1000 1000 1000 2 256 8 8 128 1 4"
@@ -26,20 +32,39 @@ cases=("1000 1 1000 0 1000 1 1 1 64 32 1 1000 4 4"
        "37 1 64 0 64 1 1 1 256 32 1 64 4 4"
        "1 1004 37 0 37 1004 1004 2 256 8 1 37 1 4"
        "100 1 1000 0 1000 4 1 1 64 32 1 1000 4 1")
+for e in 1 2; do
+  cases+=("1000 1 1000 0 1000 1 1 1 64 32 1 1000 8 8 $e"
+          "1000 1 1000 1 1004 4 1 1 128 128 1 1000 1 1 $e"
+          "1 1000 1000 0 1000 1000 1000 2 256 8 8 128 1 8 $e"
+          "1 1000 1000 1 1004 1004 1000 2 256 32 8 128 1 1 $e"
+          "8 1 65544 0 65544 1 1 1 1024 1024 2 32776 8 8 $e"
+          "300 1 257 0 257 1 1 1 64 64 1 257 1 1 $e"
+          "37 1 64 0 64 1 1 1 256 32 1 64 8 8 $e"
+          "100 1 1000 0 1000 4 1 1 64 32 1 1000 8 1 $e"
+          "1 1000 37 0 37 1000 1000 2 256 8 1 37 1 8 $e"
+          "1 4095 257 0 257 4095 4095 2 256 32 4 72 1 1 $e"
+          "1000 1 1000 0 1000 1 1 1 64 32 1 1000 8 8 $e 1"
+          "1 1000 1000 0 1000 1000 1000 2 256 8 8 128 1 8 $e 1")
+done
 flags=(-std=c++20 -O1 -pthread)
 [ "${DT_EMU_ONLY:-}" = v2 ] && cases=()
 g++ "${flags[@]}" -DM=1 -c -o /dev/null -x c++ /dev/null || exit 2
-for c in "${cases[@]}"; do read -r m n k v lda ldb ldo mode blk tpr cl kc va vb <<<"$c"
-  d="$T/g_${m}_${n}_${k}_${v}"; mkdir -p "$d"
+for c in "${cases[@]}"; do read -r m n k v lda ldb ldo mode blk tpr cl kc va vb el pl <<<"$c"
+  el=${el:-0}; pl=${pl:-0}
+  d="$T/g_${m}_${n}_${k}_${v}_${el}_${pl}"; mkdir -p "$d"
   def=(-DM="$m" -DN="$n" -DK="$k" -DVIEW="$v" -DLDA="$lda" -DLDB="$ldb" -DLDO="$ldo" -DGV_MODE="$mode"
-       -DBLOCK="$blk" -DTPR="$tpr" -DCL="$cl" -DKC="$kc" -DVECA="$va" -DVECB="$vb")
+       -DBLOCK="$blk" -DTPR="$tpr" -DCL="$cl" -DKC="$kc" -DVECA="$va" -DVECB="$vb" -DDT_ELEM="$el")
+  plant=(); [ "$pl" = 1 ] && plant=(-DDT_EMU_PLANT_ACC_NARROW)
   g++ "${flags[@]}" -fPIC -shared -fvisibility=hidden -fvisibility-inlines-hidden -DDT_HOST_EMU \
     -Wno-unknown-pragmas -include tests/cuda/emu/dt_emu.hpp -Ikernels/cuda -DDT_EMU_SO "${def[@]}" \
-    tests/cuda/emu/emu_gemv.cpp -o "$d/k0.so" &&
-  g++ "${flags[@]}" "${def[@]}" tests/cuda/emu/emu_gemv.cpp -o "$d/run" -ldl \
+    "${plant[@]}" tests/cuda/emu/emu_gemv.cpp -o "$d/k0.so" &&
+  g++ "${flags[@]}" "${def[@]}" -Itests/cuda/emu tests/cuda/emu/emu_gemv.cpp -o "$d/run" -ldl \
     || { echo "FAIL build gemv $c"; rc=1; continue; }
   for ((j = 1; j < cl; j++)); do cp "$d/k0.so" "$d/k$j.so"; done
-  "$d/run" "$d" || { echo "FAIL gemv $c"; rc=1; }
+  if [ "$pl" = 1 ]; then
+    if "$d/run" "$d"; then echo "FAIL planted fault not caught: gemv $c"; rc=1
+    else echo "ok   planted fault caught (accumulating in the storage type): gemv $c"; fi
+  else "$d/run" "$d" || { echo "FAIL gemv $c"; rc=1; }; fi
 done
 # M N K view LDA LDB LDO BM BN BK TM TN VECA VECB VECC KTAIL_EXACT EPI_STAGE
 v2cases=("300 260 76 0 76 260 260 128 128 32 8 8 4 4 4 1 0"
