@@ -75,7 +75,7 @@ __device__ __forceinline__ float dt_from_f32(float x) { return x; }
 #define DT_SUFFIX _f16
 #endif
 typedef unsigned short dt_t;
-#ifdef DT_HOST_EMU /* tests/cuda/emu: the conversions in C++ (dt_emu.hpp), not PTX */
+#ifdef DT_HOST_EMU /* tests/cuda/emu: the conversions in C++ (dt_emu.hpp over dt_emu_narrow.hpp), not PTX */
 __device__ __forceinline__ float dt_to_f32(unsigned short h) { return dt_emu_narrow_to_f32(h); }
 __device__ __forceinline__ unsigned short dt_from_f32(float x) { return dt_emu_narrow_from_f32(x); }
 __device__ __forceinline__ unsigned dt_pack2(float lo, float hi) {
@@ -85,8 +85,6 @@ __device__ __forceinline__ unsigned dt_pack2(float lo, float hi) {
 __device__ __forceinline__ float dt_to_f32(unsigned short h) {
 #if DT_ELEM == 1
     return __uint_as_float((unsigned)h << 16);
-#elif defined(DT_HOST_EMU) /* tests/cuda/emu: the conversions in C++ (dt_emu_narrow.hpp) */
-    return dt_emu_f16_to_f32(h);
 #else
     float f;
     asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
@@ -95,9 +93,7 @@ __device__ __forceinline__ float dt_to_f32(unsigned short h) {
 }
 __device__ __forceinline__ unsigned short dt_from_f32(float x) {
     unsigned short h;
-#ifdef DT_HOST_EMU
-    h = DT_ELEM == 1 ? dt_emu_f32_to_bf16(x) : dt_emu_f32_to_f16(x);
-#elif DT_ELEM == 1
+#if DT_ELEM == 1
     asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(x));
 #else
     asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(x));
@@ -117,9 +113,7 @@ __device__ __forceinline__ void dt_unpack2(unsigned w, float &lo, float &hi) {
 #ifndef DT_HOST_EMU
 __device__ __forceinline__ unsigned dt_pack2(float lo, float hi) {
     unsigned r; /* cvt.rn.{bf16,f16}x2.f32 d, a, b: a -> upper half, b -> lower half */
-#ifdef DT_HOST_EMU
-    r = (unsigned)dt_from_f32(lo) | (unsigned)dt_from_f32(hi) << 16;
-#elif DT_ELEM == 1
+#if DT_ELEM == 1
     asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
 #else
     asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));

@@ -48,29 +48,19 @@ inline float __shfl_xor_sync(unsigned, float v, int o) {
     return r;
 }
 // bf16 / f16 <-> float (DT_ELEM 1 / 2) for the storage-type helpers of dt_cuda_common.cuh:
-// widening is exact; narrowing rounds to nearest even (bf16 by the carry trick, NaN kept
-// quiet; f16 by g++'s _Float16 conversion, which rounds to nearest even).
+// the conversions of dt_emu_narrow.hpp (widening exact, narrowing to nearest even).
 inline float dt_emu_narrow_to_f32(unsigned short h) {
 #if defined(DT_ELEM) && DT_ELEM == 2
-    _Float16 f;
-    std::memcpy(&f, &h, 2);
-    return (float)f;
+    return dt_emu_f16_to_f32(h);
 #else
-    return __uint_as_float((unsigned)h << 16);
+    return dt_emu_bf16_to_f32(h);
 #endif
 }
 inline unsigned short dt_emu_narrow_from_f32(float x) {
 #if defined(DT_ELEM) && DT_ELEM == 2
-    const _Float16 f = (_Float16)x;
-    unsigned short h;
-    std::memcpy(&h, &f, 2);
-    return h;
+    return dt_emu_f32_to_f16(x);
 #else
-    unsigned u;
-    std::memcpy(&u, &x, 4);
-    if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((u >> 16) | 0x40u);
-    u += 0x7fffu + ((u >> 16) & 1u);
-    return (unsigned short)(u >> 16);
+    return dt_emu_f32_to_bf16(x);
 #endif
 }
 // Clusters: every block of a cluster is its own copy of the kernel's shared object (so
