@@ -25,6 +25,8 @@
 #   DT_STEP_TIMEOUT   one limit for every step (overrides each step's own)
 #   DT_GEMM_AB_ROUNDS rounds of the gemm-ab and gemm-ab-s3 runs (default 2)
 #   DT_TAIL           lines of each log in the summary (default: the step's own)
+#   DT_LN_ONE_QUICK   set: ln-one runs only its held run and its --inputs offset run (their own
+#                     FP64 oracle checks every timed case), not the GPU-test oracle sweeps
 #   DT_SKIP           steps to leave out of the list ("racecheck small")
 #   DT_DRY_RUN=1      like --dry-run: print each step's command, run nothing
 # shellcheck disable=SC2317 # the step_* functions are called by name
@@ -586,12 +588,14 @@ ln_one_run=(--backends cuda --device-timing --operations layernorm --dtypes fp32
             --row-shapes 8192x8192,4096x8192,1024x4096 --samples 5 --rounds 1
             --sample-ms 10 --warmup-ms 50 --quiet)
 step_ln-one() { rm -rf "$W/ln-one" "$W/ln-one-offset"; local NW="$PWD/$B/dualtime-native-worker"
+  if [ -z "${DT_LN_ONE_QUICK:-}" ]; then
   run ln-one-oracle 150 3 env DUALTIME_ROW_LN_ONE=1 DUALTIME_GPU_TEST_OPS=layernorm DUALTIME_GPU_TEST_NO_FAULT=1 \
     "${CUDA_TEST[@]}"
   fails ln-one-oracle; oracle_ok ln-one-oracle layernorm ' row-in-registers single-pass'
   run ln-one-long 60 3 env DUALTIME_ROW_LN_ONE=1 DUALTIME_GPU_TEST_SHAPES=long DUALTIME_GPU_TEST_NO_FAULT=1 \
     DUALTIME_GPU_TEST_ROWS=1x65536,5x40000 DUALTIME_GPU_TEST_OPS=layernorm "${CUDA_TEST[@]}"
   fails ln-one-long; oracle_ok ln-one-long layernorm ' row-in-registers single-pass'
+  fi
   run ln-one-run 150 3 "$B/dualtime" run "${ln_one_run[@]}" \
     --impls "torch,native,one=${ln_one_w}1 $NW,one2=${ln_one_w}2 $NW,two32=worker:env DUALTIME_ROW_LN_REGS=32 $NW" \
     --output "$W/ln-one"
