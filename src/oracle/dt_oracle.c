@@ -115,10 +115,22 @@ static void row_ref(dt_op op, const dt_case_layout *L, const uint8_t *base, int6
         for (int64_t j = 0; j < n; j++) var += (x[j] - mean) * (x[j] - mean);
         var /= (double)n; /* biased, as torch's layer_norm */
         double rs = 1.0 / sqrt(var + DT_ORACLE_EPS);
+        /* the mean's size: |mean| for layernorm (its inputs are exact; a kernel may round
+         * the mean itself); for residual_layernorm the magnitude of its terms, mean|a+b|:
+         * an implementation that stores a+b in the case's type (PyTorch's a + b, then
+         * layer_norm) moves the mean by up to u * mean|a+b| (u the type's unit roundoff),
+         * which an output near zero sees whole although |mean| may be ~0 (H200, session 7:
+         * torch bf16 at 1024x4096 under --inputs normal, |err| 1.4e-5 at ref 1.6e-5) */
+        double msize = fabs(mean);
+        if (op == DT_OP_RESIDUAL_LAYERNORM) {
+            msize = 0;
+            for (int64_t j = 0; j < n; j++) msize += fabs(x[j]);
+            msize /= (double)n;
+        }
         for (int64_t j = 0; j < n; j++) {
             double g = gamma ? gamma[j] : 1.0, bt = beta ? beta[j] : 0.0;
             r[j] = (x[j] - mean) * rs * g + bt;
-            s[j] = (fabs(x[j]) + fabs(mean)) * rs * fabs(g) + fabs(bt);
+            s[j] = (fabs(x[j]) + msize) * rs * fabs(g) + fabs(bt);
         }
         break;
     }

@@ -32,7 +32,7 @@ static const dt_op_info k_ops[DT_OP_COUNT] = {
      1e-5, 2e-5, "(|x| + |mean|) * rsqrt(var+eps) * |gamma| + |beta|"},
     {DT_OP_RESIDUAL_LAYERNORM, "residual_layernorm", "layernorm(A + B), no affine", 0, 3,
      {MAT("a", DT_DIM_M, DT_DIM_N), MAT("b", DT_DIM_M, DT_DIM_N), OUT(DT_DIM_M, DT_DIM_N)},
-     1e-5, 2e-5, "(|a+b| + |mean|) * rsqrt(var+eps)"},
+     1e-5, 2e-5, "(|a+b| + mean|a+b|) * rsqrt(var+eps)"},
     {DT_OP_CROSS_ENTROPY, "cross_entropy", "per-row logsumexp(x) - x[label] (M x N -> M)", 0,
      3,
      {MAT("a", DT_DIM_M, DT_DIM_N), {"labels", DT_I64, DT_DIM_M, DT_DIM_ONE, 0, 0},
@@ -234,8 +234,10 @@ static const struct {
                               "bf16)", 4.0},
     [DT_OP_RESIDUAL_LAYERNORM] = {1.0, "FP32 a+b (exact) and two-pass variance (registry "
                                        "atol/rtol), then one rounding; + 4 ulp at the terms' "
-                                       "size: a+b, mean/rstd and the normalized value may be "
-                                       "rounded (torch 1.13 CPU bf16)", 4.0},
+                                       "size, (|a+b| + mean|a+b|) * rstd: a+b stored in the "
+                                       "type (torch's a + b) moves the mean by up to 1 ulp "
+                                       "of mean|a+b|; mean/rstd and the normalized value may "
+                                       "be rounded (torch 1.13 CPU bf16)", 4.0},
     [DT_OP_CROSS_ENTROPY] = {1.0, "FP32 logsumexp - target (registry atol/rtol), then one "
                                   "rounding of the row loss"},
     [DT_OP_GEMM] = {1.0, "narrow x narrow products exact, FP32 tensor-core accumulation "

@@ -4,7 +4,9 @@
  * distributions: every value exact in the case dtype and within its range, and for each
  * stress distribution a naive kernel planted here (softmax without max-subtraction under
  * wide-logits, one-pass variance layernorm under offset, a sum accumulated in fp16 under
- * cancel) fails the oracle while the honest kernel passes. Exits 1 on failure. */
+ * cancel, residual_layernorm statistics accumulated in the narrow type) fails the oracle
+ * while the honest kernel passes (and PyTorch's a + b stored in the type passes). Exits 1
+ * on failure. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -272,6 +274,32 @@ static void sum_rows(planted *c, int64_t m, int64_t n, int acc_f16) {
     }
 }
 
+/* residual_layernorm in float from h = a + b: h kept in FP32 (honest), stored in the case
+ * type first (PyTorch eager's a + b, then layer_norm: must pass, the mean moves by up to
+ * 1 ulp of mean|h|), or with the mean and variance accumulated in the case type (naive) */
+static void residual_rows(planted *c, int64_t m, int64_t n, int round_h, int acc_narrow) {
+    double *y = malloc((size_t)(m * n) * sizeof(double));
+    dt_buffer_to_f64(&c->L, 1, c->p, y);
+    float *h = malloc((size_t)n * sizeof(float));
+    const dt_dtype d = c->L.dtype;
+    for (int64_t i = 0; i < m; i++) {
+        float s = 0, var = 0, mean;
+        for (int64_t j = 0; j < n; j++) {
+            h[j] = (float)c->x[i * n + j] + (float)y[i * n + j];
+            if (round_h) h[j] = (float)dt_round_to(d, h[j]);
+            s = acc_narrow ? (float)dt_round_to(d, s + h[j]) : s + h[j];
+        }
+        mean = s / (float)n;
+        for (int64_t j = 0; j < n; j++)
+            var = acc_narrow ? (float)dt_round_to(d, var + (h[j] - mean) * (h[j] - mean))
+                             : var + (h[j] - mean) * (h[j] - mean);
+        float rs = 1.0f / sqrtf(var / (float)n + 1e-5f);
+        for (int64_t j = 0; j < n; j++) planted_put(c, i * n + j, (h[j] - mean) * rs);
+    }
+    free(h);
+    free(y);
+}
+
 static void test_naive_kernels(void) {
     static const dt_dtype dts[] = {DT_F32, DT_BF16, DT_F16};
     char why[600];
@@ -304,6 +332,22 @@ static void test_naive_kernels(void) {
     layernorm_rows(&c, 8, 4096, 1);
     CHECK(planted_ok(&c, why, sizeof why), "one-pass variance under uniform passes: %s", why);
     planted_close(&c);
+    /* residual_layernorm: a + b stored in the type before an FP32 layernorm is PyTorch's
+     * own form and passes (it failed the oracle's |mean| scale on the H200, session 7);
+     * statistics accumulated in the type still fail */
+    for (int t = 1; t < 3; t++) {
+        const char *dn = dt_dtype_name(dts[t]);
+        REQUIRE(planted_open(&c, DT_OP_RESIDUAL_LAYERNORM, 1024, 4096, dts[t], DT_INPUTS_NORMAL));
+        residual_rows(&c, 1024, 4096, 0, 0);
+        CHECK(planted_ok(&c, why, sizeof why), "residual_layernorm %s honest: %s", dn, why);
+        residual_rows(&c, 1024, 4096, 1, 0);
+        CHECK(planted_ok(&c, why, sizeof why), "residual_layernorm %s, a+b in the type: %s", dn,
+              why);
+        residual_rows(&c, 1024, 4096, 1, 1);
+        CHECK(!planted_ok(&c, why, sizeof why),
+              "residual_layernorm %s with mean/variance accumulated in the type passed", dn);
+        planted_close(&c);
+    }
     /* a sum accumulated in fp16 under cancel: f32 and f16 cases */
     for (int t = 0; t < 3; t += 2) {
         const char *dn = dt_dtype_name(dts[t]);
