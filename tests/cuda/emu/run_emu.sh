@@ -114,6 +114,21 @@ one_cases=("4 8192 8192 0 512 512 4 4 1 0 0" "4 8192 8192 0 512 512 8 2 1 0 1" "
 [ "${DT_EMU_ONLY:-}" = one ] && cases=() && pipe_cases=() && stream_cases=() && l2_cases=()
 flags=(-std=c++20 -O1 -pthread)
 g++ "${flags[@]}" -DM=1 -c -o /dev/null -x c++ /dev/null || exit 2
+# build_run DIR KERNEL LABEL CLUSTER PLANT DEFINES...: the kernel file KERNEL.cu as one
+# shared object a cluster block, the row driver, then the case (a planted fault must fail)
+build_run() { local d="$1" k="$2" label="$3" cl="$4" plant="$5" j; shift 5
+  if ! { g++ "${flags[@]}" -fPIC -shared -fvisibility=hidden -fvisibility-inlines-hidden \
+           -DDT_HOST_EMU -include tests/cuda/emu/dt_emu.hpp -Ikernels/cuda -DKFILE="\"$k.cu\"" \
+           "$@" tests/cuda/emu/emu_kernel.cpp -o "$d/k0.so" &&
+         g++ "${flags[@]}" -DKNAME="\"$k\"" "$@" tests/cuda/emu/emu_rows.cpp -o "$d/run" -ldl; }; then
+    echo "FAIL build $label"; rc=1; return
+  fi
+  for ((j = 1; j < cl; j++)); do cp "$d/k0.so" "$d/k$j.so"; done
+  if [ "$plant" != 0 ]; then
+    "$d/run" "$d" && { echo "FAIL planted fault not caught: $label"; rc=1; }
+    echo "(planted fault above: caught as expected)"
+  else "$d/run" "$d" || { echo "FAIL $label"; rc=1; }; fi
+}
 for o in ${DT_EMU_OPS:-0 1 2 3 4}; do
   all=("${cases[@]}"); [ "$o" != 4 ] && all+=("${pipe_cases[@]}") # residual_layernorm: no pipe
   [ "$o" = 3 ] && all+=("${stream_cases[@]}")
@@ -140,16 +155,7 @@ for o in ${DT_EMU_OPS:-0 1 2 3 4}; do
     [ "$plant" = 5 ] && def+=(-DDT_EMU_PLANT_NO_MERGE_TERM=1)
     [ "$plant" = 6 ] && def+=(-DDT_EMU_PLANT_NO_SHIFT=1)
     [ "$ninf" = 1 ] && def+=(-DNEGINF=1)
-    g++ "${flags[@]}" -fPIC -shared -fvisibility=hidden -fvisibility-inlines-hidden -DDT_HOST_EMU \
-      -include tests/cuda/emu/dt_emu.hpp -Ikernels/cuda -DKFILE="\"${ops[$o]}.cu\"" "${def[@]}" \
-      tests/cuda/emu/emu_kernel.cpp -o "$d/k0.so" &&
-    g++ "${flags[@]}" -DKNAME="\"${ops[$o]}\"" "${def[@]}" tests/cuda/emu/emu_rows.cpp -o "$d/run" -ldl \
-      || { echo "FAIL build ${ops[$o]} $c"; rc=1; continue; }
-    for ((j = 1; j < cl; j++)); do cp "$d/k0.so" "$d/k$j.so"; done
-    if [ "$plant" != 0 ]; then
-      "$d/run" "$d" && { echo "FAIL planted fault not caught: ${ops[$o]} $c"; rc=1; }
-      echo "(planted fault above: caught as expected)"
-    else "$d/run" "$d" || { echo "FAIL ${ops[$o]} $c"; rc=1; }; fi
+    build_run "$d" "${ops[$o]}" "${ops[$o]} $c" "$cl" "$plant" "${def[@]}"
   done
 done
 for c in "${one_cases[@]}"; do read -r m n lda v blk tpr vec per cl nc el plant off <<<"$c"
@@ -162,15 +168,6 @@ for c in "${one_cases[@]}"; do read -r m n lda v blk tpr vec per cl nc el plant 
   [ "$cl" -gt 1 ] && def+=(-DNC="$nc")
   [ "$plant" = 5 ] && def+=(-DDT_EMU_PLANT_NO_MERGE_TERM=1)
   [ "$plant" = 6 ] && def+=(-DDT_EMU_PLANT_NO_SHIFT=1)
-  g++ "${flags[@]}" -fPIC -shared -fvisibility=hidden -fvisibility-inlines-hidden -DDT_HOST_EMU \
-    -include tests/cuda/emu/dt_emu.hpp -Ikernels/cuda -DKFILE='"layernorm.cu"' "${def[@]}" \
-    tests/cuda/emu/emu_kernel.cpp -o "$d/k0.so" &&
-  g++ "${flags[@]}" -DKNAME='"layernorm"' "${def[@]}" tests/cuda/emu/emu_rows.cpp -o "$d/run" -ldl \
-    || { echo "FAIL build layernorm one $c"; rc=1; continue; }
-  for ((j = 1; j < cl; j++)); do cp "$d/k0.so" "$d/k$j.so"; done
-  if [ "$plant" != 0 ]; then
-    "$d/run" "$d" && { echo "FAIL planted fault not caught: layernorm one $c"; rc=1; }
-    echo "(planted fault above: caught as expected)"
-  else "$d/run" "$d" || { echo "FAIL layernorm one $c"; rc=1; }; fi
+  build_run "$d" layernorm "layernorm one $c" "$cl" "$plant" "${def[@]}"
 done
 rm -rf "$T"; exit $rc
