@@ -101,10 +101,10 @@ batch|bench timing-gpu gemm-oracle memcheck gemm-v1 gemm-views
 final|gpu-tests racecheck extra bench small
 small-experiment|gpu-tests gpu-tests-fill0 gpu-tests-tpr128 small-fill0 small-fill1 small-prime8 small-tpr128
 acceptance|rerun plant
-s7-a|oracle-gemm rerun-a gemm-ab
-s7-b|long ce-stream offset-latency
-s7-c|rows-l2 warmup-ab
-s7-d|proc-offsets ncu-8192'
+s8-a|inputs-all rerun-a plant
+s8-b|ncu-8192 proc-offsets
+s8-c|long ce-stream rows-l2
+s8-d|warmup-ab gemm-tc'
 
 usage() { sed -n '7,8p' "$0" | sed 's/^# *//' >&2; exit 2; }
 list() {
