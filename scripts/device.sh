@@ -89,6 +89,7 @@ inputs-all|issue 16 done: every --inputs distribution but uniform (normal, wide-
 dtypes-full|issue 16 done: the default CUDA matrix with --dtypes fp32,bf16,fp16 (both implementations), cut at DT_DTYPES_S (default 500 s) and resumable: DT_DTYPES_RESUME=a carried dtypes-full.tgz continues it with --resume; the run folder (results.json, no scratch) comes back as dtypes-full.tgz, results.md as dtypes-full.md when complete
 ncu-8192|issue 12: the native held control against ncu gpu__time_duration at 8192^2 for every row and elementwise op (fp32): one device-timed run (native vs a second native), then each op under ncu (--clock-control none: the clocks as they are, 10 launches after 20), scripts/ncu_check.py (target within 3%) (< 4 min)
 offset-latency|issue 12 experiment: scripts/exp/offset_latency.cu (carried as $B/offset_latency, else built with nvcc) twice, two processes: a 17x257 add as a 64-launch CUDA graph at 48 placements in one allocation, us per kernel per placement and the spread
+proc-states|issue 12 experiment, session 7: offset_latency (as offset-latency) in DT_PROC_STATES (default 10) fresh processes one after the other; each process median over its 48 placements and the spread across processes into the summary (two levels there, none within a process, would make the per-process offset a property of the process, not of the buffers) (< 60 s)
 oracle-gemm|the FP64 oracle gemm on the host CPU: test_gemm_f64 on every ISA path it can run (bit-identical to the triple loop), then bench_gemm_f64 at 4096^3 on every CPU (GFLOP/s per path)
 nvml-cost|what one NVML query costs here (energy counter, SM clock, temperature), ms per call (scripts/nvml_cost.py)
 gemm-f32|issue 18 item 4: FP32 gemm oracle (thin, small-K, views), then native vs torch at 4096^3, 1000x1x1000, 1x1000x1000, 4097x4095x257, 127x193x61 (+ views), the old geometry (DUALTIME_GEMM_SHAPE=0) and BK=32 A/Bs, Device control tables (~3 min)
@@ -102,7 +103,7 @@ final|gpu-tests racecheck extra bench small
 small-experiment|gpu-tests gpu-tests-fill0 gpu-tests-tpr128 small-fill0 small-fill1 small-prime8 small-tpr128
 acceptance|rerun plant
 s8-a|inputs-all rerun-a plant
-s8-b|ncu-8192 proc-offsets
+s8-b|proc-states ncu-8192 proc-offsets
 s8-c|long ce-stream rows-l2
 s8-d|warmup-ab gemm-tc'
 
@@ -340,6 +341,21 @@ step_ncu-8192() { local ops o csvs=(); ops=$(row_ops); rm -rf "${W:?}/ncu-ref"
     [ -s "$W/ncu-$o.log" ] && csvs+=("$W/ncu-$o.log"); done
   [ -f "$W/ncu-ref/results.json" ] && ((${#csvs[@]})) &&
     run ncu-check 30 20 python3 scripts/ncu_check.py "$W/ncu-ref/results.json" "${csvs[@]}"; return 0; }
+step_proc-states() { local x="$B/offset_latency" i n="${DT_PROC_STATES:-10}"
+  [ -n "$DRY" ] && { echo "proc-states: $n x $x (or built with nvcc)"; return 0; }
+  [ -x "$x" ] || { x="$W/offset_latency"; nvcc -O2 -arch=sm_90 -o "$x" scripts/exp/offset_latency.cu >"$W/offset-build.log" 2>&1 ||
+    { echo "== proc-states: no $B/offset_latency and nvcc failed" | tee -a "$S"; return 0; }; }
+  : > "$W/proc-states.log"
+  for ((i = 1; i <= n; i++)); do timeout 60 "$x" 2>&1 | grep "over placements" >> "$W/proc-states.log"; done
+  python3 - "$W/proc-states.log" <<'PY' | tee -a "$S"
+import re, sys
+med = [float(m.group(1)) for m in map(re.compile(r"median ([0-9.]+)").search, open(sys.argv[1])) if m]
+if not med:
+    print("== proc-states: no process gave a median"); sys.exit(0)
+print("== proc-states: %d processes, medians (us a kernel): %s" % (len(med), " ".join("%.4f" % v for v in med)))
+print("   across processes: min %.4f max %.4f (max/min - 1 = %.2f%%)" % (min(med), max(med), 100 * (max(med) / min(med) - 1)))
+PY
+  return 0; }
 step_offset-latency() { local x="$B/offset_latency"
   [ -x "$x" ] || { x="$W/offset_latency"; nvcc -O2 -arch=sm_90 -o "$x" scripts/exp/offset_latency.cu >"$W/offset-build.log" 2>&1 ||
     { echo "== offset-latency: no $B/offset_latency and nvcc failed: $(tail -2 "$W/offset-build.log")" | tee -a "$S"; return 0; }; }
