@@ -1911,6 +1911,10 @@ static dt_status dec_run(dec *d, const json_t *root) {
 dt_status dt_record_decode(const char *text, size_t len, const char *what, dt_record **out,
                            dt_err *err) {
     *out = NULL;
+    /* scripts/device.sh brings runs back as results.json.gz: say so, not "not valid JSON" */
+    if (len >= 2 && (unsigned char)text[0] == 0x1f && (unsigned char)text[1] == 0x8b)
+        return dt_fail(err, DT_EINVAL, "%s: gzip-compressed, not JSON: gunzip it first "
+                       "(gunzip -k FILE.json.gz gives FILE.json)", what);
     json_error_t je;
     json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
     if (!root)

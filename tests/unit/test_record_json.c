@@ -417,6 +417,7 @@ static void test_malformed_v1(void) {
     expect_refusal_text(half, "not valid JSON (line");
     free(half);
     expect_refusal_text("", "not valid JSON");
+    expect_refusal_text("\x1f\x8b\x08\x00gz", "gzip-compressed, not JSON: gunzip it first");
     expect_refusal_text("{\"format\": \"dualtime-results\", \"format\": 1}", "duplicate");
     expect_refusal_text("[1, 2]", "top level must be a JSON object, found an array");
     expect_refusal_text("{\"hello\": 1}", "no \"format\" string");
