@@ -12,7 +12,7 @@
 
 #include "../plan/dt_ops.h"
 
-#define REF_MAGIC "DTREFv1"
+#define REF_MAGIC "DTREFv2" /* v2 (session 7): residual_layernorm scale takes mean|a+b| */
 #define CHUNK_BYTES ((size_t)1 << 20)
 
 /* The file header: every field that decides the reference, and the two checksums. */
