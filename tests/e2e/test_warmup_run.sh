@@ -12,7 +12,9 @@
 #    SHA-256s and oracle numbers as the serial run (a warm-up changes nothing measured);
 #  - a worker crashing in its first warm-up batch at once (DUALTIME_FAULT=segvwarm) fails
 #    only that implementation of that case, stage warmup; the other warms on;
-#  - DUALTIME_WARMUP=bogus: exit 2 naming it, no output directory.
+#  - DUALTIME_WARMUP=bogus: exit 2 naming it, no output directory;
+#  - R is calibrated once a case (round 0's trace has the calibrations, round 1's none) and
+#    every batch sample of both rounds has the recorded R.
 . "$(dirname "$0")/e2e_lib.sh" "$1"
 CUDA=(--backends cuda --device-timing --operations add,sum --row-shapes 17x257 --samples 3
       --rounds 2 --sample-ms 2 --warmup-ms 30 --threads 1 --quiet
@@ -39,11 +41,22 @@ d, mode, wms = sys.argv[1], sys.argv[2], float(sys.argv[3])
 r = json.load(open(d + "/results.json"))
 impls = sorted(r["cases"][0]["impl"])
 assert len(impls) == 2, impls
-lines = collections.Counter()
+lines, cal = collections.Counter(), collections.Counter()
 for l in open(d + ".trace"):
     t, case, rnd, fw, phase = l.rstrip("\n").split("\t")
     if phase == "warmup":
         lines[(case, rnd, fw)] += 1
+    if phase == "calibration":
+        cal[(case, rnd, fw)] += 1
+# R is calibrated once, in round 0; round 1 reuses it: every batch sample of both rounds
+# has the recorded R
+assert cal and all(k[1] == "0" for k in cal), sorted(cal)
+for c in r["cases"]:
+    for i in impls:
+        im = c["impl"][i]
+        R, bs = im["calibration"]["reps"], im["samples"]["e2e_batch"]
+        assert {s["reps"] for s in bs} == {R} and {s["round"] for s in bs} == {0, 1}, \
+            (c["id"], i, R, sorted({(s["round"], s["reps"]) for s in bs}))
 rounds = collections.Counter((c, k) for c, k, _ in lines)
 assert len(rounds) == 2 * len(r["cases"]), (len(rounds), len(r["cases"]))
 for (case, rnd, fw), n in lines.items():
