@@ -413,6 +413,12 @@ static void check_refused(dt_op op, int64_t m, int64_t n, const char *var, const
     if (refused) printf("ok   %s=%s refused: %s\n", var, val, err.msg);
 }
 
+/* check_refused for each of the NULL-terminated values vals of var. */
+static void check_refused_each(dt_op op, int64_t m, int64_t n, const char *var,
+                               const char *const *vals) {
+    for (; *vals; vals++) check_refused(op, m, n, var, *vals);
+}
+
 /* layernorm's one-reduction in-register rows (DUALTIME_ROW_LN_ONE=1 or 2, DT_LN_ONE): off
  * by default; with it every in-register layernorm (warp- and block-per-row, the register
  * cluster, views, odd N) compiles in f32, bf16 and f16 with -DDT_LN_ONE=1 and
@@ -488,10 +494,10 @@ static void ln_one_cases(const char *hdr) {
     g_expect_absent = 0;
     g_expect = NULL;
     unsetenv("DUALTIME_ROW_LN_REGS");
-    check_refused(DT_OP_LAYERNORM, 8192, 8192, "DUALTIME_ROW_LN_REGS", "129");
-    check_refused(DT_OP_LAYERNORM, 8192, 8192, "DUALTIME_ROW_LN_REGS", "x");
-    check_refused(DT_OP_LAYERNORM, 8192, 8192, "DUALTIME_ROW_LN_ONE", "3");
-    check_refused(DT_OP_LAYERNORM, 8192, 8192, "DUALTIME_ROW_LN_ONE", "yes");
+    check_refused_each(DT_OP_LAYERNORM, 8192, 8192, "DUALTIME_ROW_LN_REGS",
+                       (const char *const[]){"129", "x", NULL});
+    check_refused_each(DT_OP_LAYERNORM, 8192, 8192, "DUALTIME_ROW_LN_ONE",
+                       (const char *const[]){"3", "yes", NULL});
 }
 
 /* cross_entropy's streaming online logsumexp (DUALTIME_CE_STREAM=1, CESTREAM): off by
@@ -574,9 +580,8 @@ static void ce_stream_cases(const char *hdr) {
     unsetenv("DUALTIME_ROW_SMEM");
     unsetenv("DUALTIME_CE_STREAM");
     g_expect = NULL;
-    static const char *bad[] = {"2", "-1", "yes", "1x"};
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
-        check_refused(DT_OP_CROSS_ENTROPY, 4096, 50257, "DUALTIME_CE_STREAM", bad[i]);
+    check_refused_each(DT_OP_CROSS_ENTROPY, 4096, 50257, "DUALTIME_CE_STREAM",
+                       (const char *const[]){"2", "-1", "yes", "1x", NULL});
 }
 
 /* The L2-resident two-pass row (DUALTIME_ROW_L2=1, ROWL2) of softmax, rmsnorm and
@@ -660,12 +665,10 @@ static void row_l2_cases(const char *hdr) {
     unsetenv("DUALTIME_ROW_SMEM");
     unsetenv("DUALTIME_ROW_L2");
     g_expect = NULL;
-    static const char *bad[] = {"2", "-1", "yes", "1x"};
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
-        check_refused(DT_OP_SOFTMAX, 4096, 50257, "DUALTIME_ROW_L2", bad[i]);
-    static const char *bad_mb[] = {"0", "3", "257", "32MB"};
-    for (size_t i = 0; i < sizeof bad_mb / sizeof bad_mb[0]; i++)
-        check_refused(DT_OP_LAYERNORM, 4096, 50257, "DUALTIME_ROW_L2_MB", bad_mb[i]);
+    check_refused_each(DT_OP_SOFTMAX, 4096, 50257, "DUALTIME_ROW_L2",
+                       (const char *const[]){"2", "-1", "yes", "1x", NULL});
+    check_refused_each(DT_OP_LAYERNORM, 4096, 50257, "DUALTIME_ROW_L2_MB",
+                       (const char *const[]){"0", "3", "257", "32MB", NULL});
 }
 
 /* The staged-row variant (SMEMROW, DUALTIME_ROW_SMEM / _SMEM_KB): the default (=1); =0 turns it off; with =1 every
