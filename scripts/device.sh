@@ -87,7 +87,8 @@ warmup-ab|the main workers warm-ups at once (the cuda default since session 6) v
 proc-offsets|issue 12 rerun medians: the same small plan (add, softmax, layernorm at 1x127, 17x257, 128x1024, 1 round) run DT_PROC_RUNS times (default 5), each with fresh worker processes, then the same with --no-pin; scripts/proc_offsets.py: each process held-median offset against run 1 and the spread per implementation x scope (< 4 min)
 inputs-all|issue 16 done: every --inputs distribution but uniform (normal, wide-logits, offset, cancel) for every op in fp32,bf16,fp16 on DT_BACKENDS (default cuda): rows 17x257, 1024x4096, 8x128256, gemm 127x193x61, 1024x1024x1024, 4096x1x4096, 1 round, 3 samples, no device timing; per distribution the cases and the valid ones into the summary, every invalid case named (< 3 min)
 dtypes-full|issue 16 done: the default CUDA matrix with --dtypes fp32,bf16,fp16 (both implementations), cut at DT_DTYPES_S (default 500 s) and resumable: DT_DTYPES_RESUME=a carried dtypes-full.tgz continues it with --resume; the run folder (results.json, no scratch) comes back as dtypes-full.tgz, results.md as dtypes-full.md when complete
-ncu-8192|issue 12: the native held control against ncu gpu__time_duration at 8192^2 for every row and elementwise op (fp32): one device-timed run (native vs a second native), then each op under ncu (--clock-control none: the clocks as they are, 10 launches after 20), scripts/ncu_check.py (target within 3%) (< 4 min)
+ncu-ln|issue 16 item 1: ncu --set full (clocks as they are) of native layernorm bf16, rmsnorm bf16 and layernorm f32 at 8192^2, one kernel each after 20 launches; SOL, memory, occupancy, warp-state and launch sections of each into the summary (< 2 min)
+ncu-8192|issue 12: the native held control against ncu gpu__time_duration at 8192^2 for every row and elementwise op (fp32): one device-timed run (native vs a second native), (or the rerun-a of this call, or DT_NCU_REF), then each op under ncu (--clock-control none: the clocks as they are; --cache-control none: steady state like the batch; 10 launches after 20), scripts/ncu_check.py (target within 3%) (< 4 min)
 offset-latency|issue 12 experiment: scripts/exp/offset_latency.cu (carried as $B/offset_latency, else built with nvcc) twice, two processes: a 17x257 add as a 64-launch CUDA graph at 48 placements in one allocation, us per kernel per placement and the spread
 proc-states|issue 12 experiment, session 7: offset_latency (as offset-latency) in DT_PROC_STATES (default 10) fresh processes one after the other; each process median over its 48 placements and the spread across processes into the summary (two levels there, none within a process, would make the per-process offset a property of the process, not of the buffers) (< 60 s)
 oracle-gemm|the FP64 oracle gemm on the host CPU: test_gemm_f64 on every ISA path it can run (bit-identical to the triple loop), then bench_gemm_f64 at 4096^3 on every CPU (GFLOP/s per path)
@@ -330,17 +331,34 @@ print("   dtypes-full: %d cases in the record, %d valid, complete %s" % (len(c),
   [ -f "$d/results.md" ] && cp "$d/results.md" "$OUT/dtypes-full.md"; return 0; }
 # ncu-8192: ncu profiles the native workers of a small run (all processes, only the op's
 # kernel); its clock control off, so the kernels run at the clocks dualtime measured at.
-step_ncu-8192() { local ops o csvs=(); ops=$(row_ops); rm -rf "${W:?}/ncu-ref"
-  run ncu-ref 150 3 "$B/dualtime" run --backends cuda --impls "native,n2=native" --operations "$ops" \
-    --row-shapes 8192x8192 --quiet --output "$W/ncu-ref"
+# --cache-control none: the held control batch is back to back, so each kernel there also
+# writes back the dirty L2 lines of the one before; ncu's default flush before the profiled
+# launch leaves it a clean L2 and its own dirty lines are written back after its end
+# (session 8, flushed: rmsnorm 127.1 us against 131.5 held, 1.035). The reference run: the
+# default-matrix rerun-a of this call when there is one (its native 8192^2 cases), else
+# DT_NCU_REF, else its own small run.
+step_ncu-8192() { local ops o ref csvs=(); ops=$(row_ops); ref="${DT_NCU_REF:-}"
+  [ -z "$ref" ] && [ -f "$W/rerun-a/results.json" ] && ref="$W/rerun-a/results.json"
+  if [ -z "$ref" ]; then rm -rf "${W:?}/ncu-ref"; ref="$W/ncu-ref/results.json"
+    run ncu-ref 150 3 "$B/dualtime" run --backends cuda --impls "native,n2=native" --operations "$ops" \
+      --row-shapes 8192x8192 --quiet --output "$W/ncu-ref"; fi
   for o in ${ops//,/ }; do rm -rf "${W:?}/ncu-$o"
-    run "ncu-$o" 90 2 ncu --clock-control none --target-processes all --kernel-name "regex:^dt_${o}_f32\$" \
+    run "ncu-$o" 90 2 ncu --clock-control none --cache-control none --target-processes all --kernel-name "regex:^dt_${o}_f32\$" \
       --launch-skip 20 --launch-count 10 --metrics gpu__time_duration.sum --csv --page raw \
       "$B/dualtime" run --backends cuda --impls "native,n2=native" --operations "$o" --row-shapes 8192x8192 \
       --samples 3 --rounds 1 --no-device-timing --quiet --output "$W/ncu-$o"
     [ -s "$W/ncu-$o.log" ] && csvs+=("$W/ncu-$o.log"); done
-  [ -f "$W/ncu-ref/results.json" ] && ((${#csvs[@]})) &&
-    run ncu-check 30 20 python3 scripts/ncu_check.py "$W/ncu-ref/results.json" "${csvs[@]}"; return 0; }
+  [ -f "$ref" ] && ((${#csvs[@]})) && run ncu-check 30 20 python3 scripts/ncu_check.py "$ref" "${csvs[@]}"; return 0; }
+# ncu-ln: why layernorm bf16 reads 0.567x of FP32 at 8192^2 while rmsnorm bf16 reads 0.52x
+step_ncu-ln() { local spec o d k
+  for spec in layernorm:bf16 rmsnorm:bf16 layernorm:fp32; do o=${spec%%:*} d=${spec#*:}
+    k=$d; [ "$d" = fp32 ] && k=f32; rm -rf "${W:?}/ncu-ln-$o-$d"
+    run "ncu-ln-$o-$d" 110 1 ncu --clock-control none --target-processes all --kernel-name "regex:^dt_${o}_${k}\$" \
+      --launch-skip 20 --launch-count 1 --set full --page details \
+      "$B/dualtime" run --backends cuda --impls native,n2=native --operations "$o" --dtypes "$d" --row-shapes 8192x8192 \
+      --samples 3 --rounds 1 --no-device-timing --quiet --output "$W/ncu-ln-$o-$d"
+    [ -f "$W/ncu-ln-$o-$d.log" ] && grep -E "^  [A-Z]|Duration|DRAM Throughput|Memory Throughput|L2 Hit|L1/TEX Hit|Registers Per|Achieved Occupancy|Theoretical Occupancy|Block Limit|Waves Per|Stall|Issued Ipc|Eligible|Active Warps|Warp Cycles Per Issued|No Eligible|L2 Cache Throughput|Mem Busy|Max Bandwidth|Dynamic Shared|Grid Size|Block Size" \
+      "$W/ncu-ln-$o-$d.log" | head -70 | sed "s/^/   [$o $d] /" | tee -a "$S"; done; return 0; }
 step_proc-states() { local x="$B/offset_latency" i n="${DT_PROC_STATES:-10}"
   [ -n "$DRY" ] && { echo "proc-states: $n x $x (or built with nvcc)"; return 0; }
   [ -x "$x" ] || { x="$W/offset_latency"; nvcc -O2 -arch=sm_90 -o "$x" scripts/exp/offset_latency.cu >"$W/offset-build.log" 2>&1 ||
