@@ -4,7 +4,9 @@
     DUALTIME_PHASE_TRACE=run.trace dualtime run ... ; python3 scripts/phase_times.py run.trace
 
 The trace has one line per phase change: "ns case round implementation phase" (ns since the
-run loop started); a phase lasts until the next line. Prints the seconds per phase (summed
+run loop started; the start-up steps before it come first, round -1, negative ns: "start:
+main workers", "start: probe workers", "start: ceilings", "start: clocks, run directory");
+a phase lasts until the next line. Prints the seconds per phase (summed
 over cases, implementations and rounds, largest first), then the slowest cases (both
 rounds, every phase), then the total."""
 import collections

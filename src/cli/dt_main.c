@@ -1111,8 +1111,17 @@ static void shard_mark(run_job *j) {
     p->count = j->shard_plan->n_shards;
 }
 
+/* A start-up step beginning now, for the phase trace (dt_run_config.startup_*). */
+static void startup_mark(run_job *j, const char *phase) {
+    dt_run_config *cfg = &j->cfg;
+    if (cfg->n_startup >= DT_RUN_STARTUP_MAX) return;
+    cfg->startup_phase[cfg->n_startup] = phase;
+    cfg->startup_ns[cfg->n_startup++] = dt_now_ns();
+}
+
 /* Starts the workers, records the run-level facts, runs. */
 static int run_job_go(run_job *j) {
+    startup_mark(j, "start: main workers");
     int rc = start_run(j);
     if (dt_run_stop_requested() && rc != 0) rc = -1; /* a start cut short: say so instead */
     if (rc >= 0 || (rc = stopped_early()) >= 0) return rc;
@@ -1127,6 +1136,7 @@ static int run_job_go(run_job *j) {
     /* the probe workers device timing will need, started together now rather than one
      * after the other in the first case (nothing is measured yet; session 6) */
     const char *pre = getenv("DUALTIME_PROBE_PRESTART"); /* "0": on demand (A/B) */
+    startup_mark(j, "start: probe workers");
     if (j->a.device_timing && !(pre && strcmp(pre, "0") == 0)) {
         unsigned mask = j->a.probe_kind == DT_RUN_PROBE_CONCURRENT   ? 1u << DT_STEP_PROBE
                         : j->a.probe_kind == DT_RUN_PROBE_SERIALIZED ? 1u << DT_STEP_PROBE_SERIAL
@@ -1135,7 +1145,9 @@ static int run_job_go(run_job *j) {
     }
     /* device ceilings for the report's rooflines: never fatal */
     double cto = j->a.timeout_s < 60 ? j->a.timeout_s : 60;
+    startup_mark(j, "start: ceilings");
     dt_ceilings_measure(&j->session, j->session.backend, cto, &j->results->env.ceilings);
+    startup_mark(j, "start: clocks, run directory");
     open_clocks(j);
     if (j->resume) {
         if ((rc = merge_resume(j)) >= 0) return rc;

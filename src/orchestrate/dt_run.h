@@ -42,6 +42,8 @@ enum { DT_RUN_SLOT_CONTROL = 0, DT_RUN_SLOT_PROBE = 1, DT_RUN_SLOT_DISPATCH = 2 
  * serialized). */
 void dt_run_device_order(int index, int order[3]);
 
+#define DT_RUN_STARTUP_MAX 8
+
 typedef struct dt_run_config {
     const char *output_dir; /* exists and is empty */
     const char *backend;    /* "cpu" or "cuda" */
@@ -73,6 +75,12 @@ typedef struct dt_run_config {
                                preparer's (orchestrate/dt_casehost.h); NULL or "": none */
     const char *usable_cpus; /* every usable CPU (dt_pin_plan.usable): where the preparer
                                 may spread while the run loop waits for it; NULL: none */
+    /* the start-up before the run loop (the CLI's steps, dt_now_ns() when each began):
+     * written first into DUALTIME_PHASE_TRACE as case "-", round -1 lines, ns relative to
+     * the loop's start (negative), so the trace covers the whole run */
+    int n_startup;
+    const char *startup_phase[DT_RUN_STARTUP_MAX];
+    int64_t startup_ns[DT_RUN_STARTUP_MAX];
 } dt_run_config;
 
 /* The run loop's environment knobs, checked before a run starts (the CLI: exit 2, nothing

@@ -14,7 +14,10 @@
 #    only that implementation of that case, stage warmup; the other warms on;
 #  - DUALTIME_WARMUP=bogus: exit 2 naming it, no output directory;
 #  - R is calibrated once a case (round 0's trace has the calibrations, round 1's none) and
-#    every batch sample of both rounds has the recorded R.
+#    every batch sample of both rounds has the recorded R;
+#  - the cold call is checked once a case (round 0: "cold call + check"; round 1: "cold call
+#    (unchecked)"), so each implementation records the checks cold, warm, warm;
+#  - the trace opens with the start-up steps (round -1, before the loop: negative ns).
 . "$(dirname "$0")/e2e_lib.sh" "$1"
 CUDA=(--backends cuda --device-timing --operations add,sum --row-shapes 17x257 --samples 3
       --rounds 2 --sample-ms 2 --warmup-ms 30 --threads 1 --quiet
@@ -57,6 +60,24 @@ for c in r["cases"]:
         R, bs = im["calibration"]["reps"], im["samples"]["e2e_batch"]
         assert {s["reps"] for s in bs} == {R} and {s["round"] for s in bs} == {0, 1}, \
             (c["id"], i, R, sorted({(s["round"], s["reps"]) for s in bs}))
+# the start-up steps come first, round -1, before the loop's start (negative ns), in order
+st = [l.rstrip("\n").split("\t") for l in open(d + ".trace")]
+head = [x for x in st if x[2] == "-1"]
+assert [x[4] for x in head] == ["start: main workers", "start: probe workers", "start: ceilings",
+                                "start: clocks, run directory"], head
+assert st[:len(head)] == head and all(int(x[0]) < 0 for x in head), st[:6]
+assert [int(x[0]) for x in head] == sorted(int(x[0]) for x in head), head
+# the cold call checked in round 0 only; the check after timing in every round
+cold = collections.Counter()
+for l in open(d + ".trace"):
+    t, case, rnd, fw, phase = l.rstrip("\n").split("\t")
+    if phase.startswith("cold call"):
+        cold[(rnd, phase)] += 1
+assert set(cold) == {("0", "cold call + check"), ("1", "cold call (unchecked)")}, sorted(cold)
+for c in r["cases"]:
+    for i in impls:
+        assert [k["when"] for k in c["impl"][i]["checks"]] == ["cold", "warm", "warm"], \
+            (c["id"], i, [k["when"] for k in c["impl"][i]["checks"]])
 rounds = collections.Counter((c, k) for c, k, _ in lines)
 assert len(rounds) == 2 * len(r["cases"]), (len(rounds), len(r["cases"]))
 for (case, rnd, fw), n in lines.items():
