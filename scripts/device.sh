@@ -90,7 +90,7 @@ dtypes-full|issue 16 done: the default CUDA matrix with --dtypes fp32,bf16,fp16 
 ncu-ln|issue 16 item 1: ncu --set full (clocks as they are) of native layernorm bf16, rmsnorm bf16 and layernorm f32 at 8192^2, one kernel each after 20 launches; SOL, memory, occupancy, warp-state and launch sections of each into the summary (< 2 min)
 ncu-8192|issue 12: the native held control against ncu gpu__time_duration at 8192^2 for every row and elementwise op (fp32): one device-timed run (native vs a second native), (or the rerun-a of this call, or DT_NCU_REF), then each op under ncu (--clock-control none: the clocks as they are; --cache-control none: steady state like the batch; 10 launches after 20), scripts/ncu_check.py (target within 3%) (< 4 min)
 offset-latency|issue 12 experiment: scripts/exp/offset_latency.cu (carried as $B/offset_latency, else built with nvcc) twice, two processes: a 17x257 add as a 64-launch CUDA graph at 48 placements in one allocation, us per kernel per placement and the spread
-proc-states|issue 12 experiment, session 7: offset_latency (as offset-latency) in DT_PROC_STATES (default 10) fresh processes one after the other; each process median over its 48 placements and the spread across processes into the summary (two levels there, none within a process, would make the per-process offset a property of the process, not of the buffers) (< 60 s)
+proc-states|issue 12 experiment, session 7: offset_latency (as offset-latency) in DT_PROC_STATES (default 10) fresh processes one after the other, each followed by offset_latency held (64 stream launches in a held window, as the control scope; session 8); each process median over its 48 placements and the spread across processes into the summary (two levels there, none within a process, would make the per-process offset a property of the process, not of the buffers) (< 60 s)
 oracle-gemm|the FP64 oracle gemm on the host CPU: test_gemm_f64 on every ISA path it can run (bit-identical to the triple loop), then bench_gemm_f64 at 4096^3 on every CPU (GFLOP/s per path)
 nvml-cost|what one NVML query costs here (energy counter, SM clock, temperature), ms per call (scripts/nvml_cost.py)
 gemm-f32|issue 18 item 4: FP32 gemm oracle (thin, small-K, views), then native vs torch at 4096^3, 1000x1x1000, 1x1000x1000, 4097x4095x257, 127x193x61 (+ views), the old geometry (DUALTIME_GEMM_SHAPE=0) and BK=32 A/Bs, Device control tables (~3 min)
@@ -348,7 +348,7 @@ step_ncu-8192() { local ops o ref csvs=(); ops=$(row_ops); ref="${DT_NCU_REF:-}"
       "$B/dualtime" run --backends cuda --impls "native,n2=native" --operations "$o" --row-shapes 8192x8192 \
       --samples 3 --rounds 1 --no-device-timing --quiet --output "$W/ncu-$o"
     [ -s "$W/ncu-$o.log" ] && csvs+=("$W/ncu-$o.log"); done
-  [ -f "$ref" ] && ((${#csvs[@]})) && run ncu-check 30 20 python3 scripts/ncu_check.py "$ref" "${csvs[@]}"; return 0; }
+  [ -f "$ref" ] && ((${#csvs[@]})) && run ncu-check 30 20 python3 scripts/ncu_check.py --shape 8192x8192 "$ref" "${csvs[@]}"; return 0; }
 # ncu-ln: why layernorm bf16 reads 0.567x of FP32 at 8192^2 while rmsnorm bf16 reads 0.52x
 step_ncu-ln() { local spec o d k
   for spec in layernorm:bf16 rmsnorm:bf16 layernorm:fp32; do o=${spec%%:*} d=${spec#*:}
@@ -359,23 +359,24 @@ step_ncu-ln() { local spec o d k
       --samples 3 --rounds 1 --no-device-timing --quiet --output "$W/ncu-ln-$o-$d"
     [ -f "$W/ncu-ln-$o-$d.log" ] && grep -E "^  [A-Z]|Duration|DRAM Throughput|Memory Throughput|L2 Hit|L1/TEX Hit|Registers Per|Achieved Occupancy|Theoretical Occupancy|Block Limit|Waves Per|Stall|Issued Ipc|Eligible|Active Warps|Warp Cycles Per Issued|No Eligible|L2 Cache Throughput|Mem Busy|Max Bandwidth|Dynamic Shared|Grid Size|Block Size" \
       "$W/ncu-ln-$o-$d.log" | head -70 | sed "s/^/   [$o $d] /" | tee -a "$S"; done; return 0; }
-step_proc-states() { local x="$B/offset_latency" i n="${DT_PROC_STATES:-10}"
-  [ -n "$DRY" ] && { echo "proc-states: $n x $x (or built with nvcc)"; return 0; }
-  [ -x "$x" ] || { x="$W/offset_latency"; nvcc -O2 -arch=sm_90 -o "$x" scripts/exp/offset_latency.cu >"$W/offset-build.log" 2>&1 ||
+step_proc-states() { local x="$B/offset_latency" i m n="${DT_PROC_STATES:-10}"
+  [ -n "$DRY" ] && { echo "proc-states: $n x $x and $x held (or built with nvcc)"; return 0; }
+  [ -x "$x" ] || { x="$W/offset_latency"; nvcc -O2 -arch=sm_90 -o "$x" scripts/exp/offset_latency.cu -lcuda >"$W/offset-build.log" 2>&1 ||
     { echo "== proc-states: no $B/offset_latency and nvcc failed" | tee -a "$S"; return 0; }; }
-  : > "$W/proc-states.log"
-  for ((i = 1; i <= n; i++)); do timeout 60 "$x" 2>&1 | grep "over placements" >> "$W/proc-states.log"; done
-  python3 - "$W/proc-states.log" <<'PY' | tee -a "$S"
+  : > "$W/proc-states.log"; : > "$W/proc-states-held.log"
+  for ((i = 1; i <= n; i++)); do timeout 60 "$x" 2>&1 | grep "over placements" >> "$W/proc-states.log"
+    timeout 60 "$x" held 2>&1 | grep "over placements" >> "$W/proc-states-held.log"; done
+  for m in proc-states proc-states-held; do python3 - "$W/$m.log" "$m" <<'PY' | tee -a "$S"
 import re, sys
 med = [float(m.group(1)) for m in map(re.compile(r"median ([0-9.]+)").search, open(sys.argv[1])) if m]
 if not med:
-    print("== proc-states: no process gave a median"); sys.exit(0)
-print("== proc-states: %d processes, medians (us a kernel): %s" % (len(med), " ".join("%.4f" % v for v in med)))
+    print("== %s: no process gave a median" % sys.argv[2]); sys.exit(0)
+print("== %s: %d processes, medians (us a kernel): %s" % (sys.argv[2], len(med), " ".join("%.4f" % v for v in med)))
 print("   across processes: min %.4f max %.4f (max/min - 1 = %.2f%%)" % (min(med), max(med), 100 * (max(med) / min(med) - 1)))
 PY
-  return 0; }
+  done; return 0; }
 step_offset-latency() { local x="$B/offset_latency"
-  [ -x "$x" ] || { x="$W/offset_latency"; nvcc -O2 -arch=sm_90 -o "$x" scripts/exp/offset_latency.cu >"$W/offset-build.log" 2>&1 ||
+  [ -x "$x" ] || { x="$W/offset_latency"; nvcc -O2 -arch=sm_90 -o "$x" scripts/exp/offset_latency.cu -lcuda >"$W/offset-build.log" 2>&1 ||
     { echo "== offset-latency: no $B/offset_latency and nvcc failed: $(tail -2 "$W/offset-build.log")" | tee -a "$S"; return 0; }; }
   run offset-latency-1 60 3 "$x"; run offset-latency-2 60 3 "$x"; }
 step_oracle-gemm() { run oracle-gemm 120 4 "$B/tests/oracle/test_gemm_f64"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """scripts/ncu_check.py — issue 12: the native held control against ncu's kernel time.
 
-    python3 scripts/ncu_check.py RUN/results.json NCU.csv [NCU.csv ...]
+    python3 scripts/ncu_check.py [--shape MxN] RUN/results.json NCU.csv [NCU.csv ...]
 
 RUN: a device-timed CUDA run holding the cases (its native control_batch p50, µs per call,
 one kernel a call for the row and elementwise ops). NCU.csv: `ncu --csv --page raw --metrics
@@ -9,7 +9,8 @@ gpu__time_duration.sum` output of the native worker running the same cases (devi
 ncu-8192). Per kernel dt_<op>_<dtype> the median of its profiled launches (ncu's units
 row: ns, us or ms) is matched to the run's case <op>_<m>x<n> of that dtype (one shape a
 kernel name, as in the step). Prints op, ncu median, control p50, ratio and whether it is
-within 3% (the issue's criterion). Exit 0 when every matched row is, 1 otherwise or when
+within 3% (the issue's criterion). --shape MxN: only the run's cases of that shape (a
+default-matrix run has several shapes a kernel name; the profiled one is 8192x8192). Exit 0 when every matched row is, 1 otherwise or when
 nothing matched, 2 on a usage error."""
 import csv
 import gzip
@@ -56,6 +57,10 @@ def ncu_times(paths):
 
 
 def main(argv):
+    shape = None
+    if len(argv) > 2 and argv[1] == "--shape":
+        shape = argv[2]
+        argv = argv[:1] + argv[3:]
     if len(argv) < 3:
         print(__doc__.strip().splitlines()[2].strip(), file=sys.stderr)
         return 2
@@ -67,7 +72,7 @@ def main(argv):
     for c in run["cases"]:
         dt = c.get("dtype", "f32")
         name = f"dt_{c['op']}_{DTYPES.get(dt, dt)}"
-        if name not in times:
+        if name not in times or (shape and f"{c['m']}x{c['n']}" != shape):
             continue
         ctl = (((c.get("derived") or {}).get("scopes") or {}).get("control_batch") or {}).get("native")
         if not ctl:

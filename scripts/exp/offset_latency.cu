@@ -7,12 +7,19 @@
 // runs the launches back to back, as in a held window); median of 15 replays after 3,
 // printed as us per kernel with the offset. A spread well over the replays' own scatter,
 // stable when the run is repeated, says placement matters; none says look elsewhere.
-// Build: nvcc -O2 -arch=sm_90 -o offset_latency scripts/exp/offset_latency.cu
-// Run: ./offset_latency [rows cols]   (not part of the build or the tests)
+// Mode "held" (session 8): no graph; like dualtime's held control window, the stream first
+// waits on a host-mapped flag (cuStreamWaitValue32), then the host queues begin event, 64
+// stream launches and end event, then sets the flag; 48 windows at placement 0, the same
+// summary line. A plain process in this mode with per-process offsets says the held stream
+// launches have them by themselves (graph replay had none: 0.44% over 10 processes).
+// Build: nvcc -O2 -arch=sm_90 -o offset_latency scripts/exp/offset_latency.cu -lcuda
+// Run: ./offset_latency [rows cols] | ./offset_latency held   (not part of the build or the tests)
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
+#include <cstring>
+#include <cuda.h>
 #include <cuda_runtime.h>
 
 #define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
@@ -23,7 +30,50 @@ __global__ void add(const float *a, const float *b, float *o, int n) {
     if (i < n) o[i] = a[i] + b[i];
 }
 
+static int held(void) {
+    const int rows = 17, cols = 257, n = rows * cols, windows = 48;
+    float *a, *b, *o;
+    CK(cudaMalloc(&a, 3 * ((size_t)n + 64) * sizeof(float)));
+    CK(cudaMemset(a, 0, 3 * ((size_t)n + 64) * sizeof(float)));
+    b = a + n + 64;
+    o = b + n + 64;
+    volatile unsigned *flag;
+    CK(cudaHostAlloc((void **)&flag, 64, cudaHostAllocMapped));
+    *flag = 0;
+    void *dflag;
+    CK(cudaHostGetDevicePointer(&dflag, (void *)flag, 0));
+    cudaStream_t s;
+    CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    for (int i = 0; i < 64; i++) add<<<(n + 255) / 256, 256, 0, s>>>(a, b, o, n); /* warm */
+    CK(cudaStreamSynchronize(s));
+    std::vector<double> t;
+    printf("# held: 17 x 257 fp32 add, 64 stream launches a held window, us per kernel\n");
+    for (int r = 0; r < windows + 3; r++) {
+        if (cuStreamWaitValue32((CUstream)s, (CUdeviceptr)dflag, (cuuint32_t)(r + 1),
+                                CU_STREAM_WAIT_VALUE_GEQ) != CUDA_SUCCESS) {
+            fprintf(stderr, "cuStreamWaitValue32 failed\n");
+            return 1;
+        }
+        CK(cudaEventRecord(e0, s));
+        for (int i = 0; i < 64; i++) add<<<(n + 255) / 256, 256, 0, s>>>(a, b, o, n);
+        CK(cudaEventRecord(e1, s));
+        __atomic_store_n((unsigned *)flag, (unsigned)(r + 1), __ATOMIC_SEQ_CST);
+        CK(cudaEventSynchronize(e1));
+        float ms;
+        CK(cudaEventElapsedTime(&ms, e0, e1));
+        if (r >= 3) t.push_back(ms * 1000.0 / 64);
+    }
+    std::sort(t.begin(), t.end());
+    printf("# over placements: min %.4f median %.4f max %.4f us (max/min - 1 = %.2f%%)\n",
+           t.front(), t[t.size() / 2], t.back(), 100 * (t.back() / t.front() - 1));
+    return 0;
+}
+
 int main(int argc, char **argv) {
+    if (argc > 1 && strcmp(argv[1], "held") == 0) return held();
     int rows = argc > 2 ? atoi(argv[1]) : 17, cols = argc > 2 ? atoi(argv[2]) : 257;
     int n = rows * cols;
     size_t bytes = (size_t)n * sizeof(float), span = 256u << 20;

@@ -79,7 +79,8 @@ crit "$T/i12p.json" plant; python3 "$S/issue12_check.py" "$T/i12p.json" >"$T/i12
 
 # scripts/ncu_check.py: ncu raw CSV (a units row, "==PROF==" lines, kernel names with an
 # argument list) matched to the run's native control: within 3% met (exit 0); a control
-# 5% above ncu's median a MISS (exit 1); a CSV of other kernels matches nothing (exit 1)
+# 5% above ncu's median a MISS (exit 1); a CSV of other kernels matches nothing (exit 1);
+# --shape MxN keeps only that shape's cases of a run with several
 python3 - "$T" <<'EOP'
 import json, sys
 t = sys.argv[1]
@@ -90,6 +91,11 @@ def run(ctl):
     return {"cases": cases}
 json.dump(run({"add": 186.3, "softmax": 134.3}), open(t + "/ncu-run.json", "w"))
 json.dump(run({"add": 186.3, "softmax": 141.0}), open(t + "/ncu-bad.json", "w"))
+# a default-matrix run: the same kernels at a second shape, which --shape leaves out
+two = run({"add": 186.3, "softmax": 134.3})
+two["cases"].append({"id": "add_17x257", "op": "add", "m": 17, "n": 257, "dtype": "f32",
+                     "derived": {"scopes": {"control_batch": {"native": {"p50": 2.1}}}}})
+json.dump(two, open(t + "/ncu-two.json", "w"))
 with open(t + "/ncu.csv", "w") as f:
     f.write("==PROF== Connected to process 123\n")
     f.write('"ID","Process ID","Kernel Name","gpu__time_duration.sum"\n')
@@ -106,6 +112,11 @@ python3 "$S/ncu_check.py" "$T/ncu-run.json" "$T/ncu.csv" >"$T/ncu.txt"; rc=$?
 python3 "$S/ncu_check.py" "$T/ncu-bad.json" "$T/ncu.csv" >"$T/ncub.txt"; rc=$?
 [ $rc -eq 1 ] && grep -q "softmax_8192x8192 .* MISS" "$T/ncub.txt" && ok || no "ncu_check planted miss: exit $rc: $(cat "$T/ncub.txt")"
 python3 "$S/ncu_check.py" "$T/ncu-run.json" "$T/other.csv" >/dev/null 2>&1; [ $? -eq 1 ] && ok || no "ncu_check: other kernels matched"
+python3 "$S/ncu_check.py" "$T/ncu-two.json" "$T/ncu.csv" >"$T/ncu2.txt"; rc=$?
+[ $rc -eq 1 ] && grep -q "add_17x257 .* MISS" "$T/ncu2.txt" && ok || no "ncu_check without --shape: exit $rc: $(cat "$T/ncu2.txt")"
+python3 "$S/ncu_check.py" --shape 8192x8192 "$T/ncu-two.json" "$T/ncu.csv" >"$T/ncu3.txt"; rc=$?
+[ $rc -eq 0 ] && ! grep -q "add_17x257" "$T/ncu3.txt" && grep -q "2 of 2" "$T/ncu3.txt" && ok ||
+  no "ncu_check --shape 8192x8192: exit $rc: $(cat "$T/ncu3.txt")"
 
 echo "test_rerun_scripts: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
