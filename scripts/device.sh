@@ -64,6 +64,7 @@ ce-stream|issue 18 session 6: cross_entropy streaming online logsumexp (DUALTIME
 rows-l2|issue 18 session 6: L2-resident two-pass rows of softmax, rmsnorm, layernorm (DUALTIME_ROW_L2=1): GPU-test FP64 oracle + x100 timing at 4096x50257 and the 8191x8193 view in f32,bf16, then ONE held device run of torch vs native vs l2 (worker:env DUALTIME_ROW_L2=1) at 4096x50257, 2048x128256, 8192^2, 8191x8193 (DT_ROWS_L2_SHAPES) in fp32,bf16; Device control table into the summary (4-7 min)
 rows-pipe|issue 18 third pass: persistent double-buffered staged rows (DUALTIME_ROW_PIPE=1) vs staged (=0) vs first pass (DUALTIME_ROW_SMEM=0): GPU-test FP64 oracle + x100 timing at 4096x50257, 2048x128256, 8191x8193 view (f32), layernorm 8192^2 bf16 packed gamma/beta (DUALTIME_ROW_LN_RAW=1 vs 0), then native (pipe) vs torch held at the vocabulary rows in fp32,bf16 (< 4 min)
 ln-one|issue 16 item 1: layernorm in-register rows with one block reduction (DUALTIME_ROW_LN_ONE=1, =2 for 4 blocks an SM): GPU-test FP64 oracle + x100 timing of layernorm in f32,bf16,f16 (default shapes, views, 5x40000 and 1x65536 register clusters), then ONE held device run of torch vs native vs one vs one2 vs two32 (worker:env DUALTIME_ROW_LN_ONE=1, =2, DUALTIME_ROW_LN_REGS=32) at 8192x8192, 4096x8192, 1024x4096 in fp32,bf16 (Device control table into the summary), then native, one and one2 under --inputs offset in every dtype (about 3 min)
+ln-persist|issue 16 item 1: layernorm persistent in-register rows prefetching each block next row (DUALTIME_ROW_LN_PERSIST=1, =2 with gamma/beta kept in registers): GPU-test FP64 oracle + x100 timing of layernorm at both values in f32,bf16,f16 (default shapes), then ONE held device run of torch vs native vs p1 vs p2 (worker:env DUALTIME_ROW_LN_PERSIST=1, =2) at 8192x8192, 4096x8192, 16384x4096, 1024x4096 in fp32,bf16 (Device control table into the summary) (< 3 min)
 anti-cheat|issue 17 item 7: honest torch and native on cuda (a case over 4x L2 included) pass every named anti-cheat check (docs/anti-cheat.md)
 shards|a two-shard plan of a small CUDA matrix, both shards one after the other on this GPU, merged, against a single run of the same flags (same case ids and input SHA-256s)
 results-verify|issue 12: incremental results.json checked against the full encoder after every case (DUALTIME_RESULTS_VERIFY=1; a difference fails the run) on a device-timed 2-round CUDA matrix (probe records, clocks, energy, decomposition, large and small cases), then dualtime report on it; the write-outputs phase into the summary (< 4 min)
@@ -641,6 +642,31 @@ step_ln-one() { rm -rf "$W/ln-one" "$W/ln-one-offset"; local NW="$PWD/$B/dualtim
     --impls "native,one=${ln_one_w}1 $NW,one2=${ln_one_w}2 $NW" --quiet \
     --output "$W/ln-one-offset"
   return 0; }
+
+# ln-persist: issue 16 item 1 (docs/perf.md "layernorm persistent rows"). The GPU test's
+# FP64 oracle and x100 timing of layernorm with DUALTIME_ROW_LN_PERSIST=1 and =2 in every
+# dtype at the default shapes, one line a case into the summary (its plan summary says
+# persist=N grid=G where the variant applies, resident-grid= where the backend shrank G
+# to the blocks that stay resident); then ONE held device run with both values as third
+# and fourth implementations, so the A/B against native (one block a row) and torch
+# shares the run's clocks (every output checked against the FP64 oracle too); ln-persist.md
+# to $OUT.
+ln_persist_w='worker:env DUALTIME_ROW_LN_PERSIST='  # + 1 or 2
+# shellcheck disable=SC2054 # the commas are dualtime's
+ln_persist_run=(--backends cuda --device-timing --operations layernorm --dtypes fp32,bf16
+                --row-shapes 8192x8192,4096x8192,16384x4096,1024x4096 --samples 5 --rounds 1
+                --sample-ms 10 --warmup-ms 50 --quiet)
+step_ln-persist() { rm -rf "$W/ln-persist"; local NW="$PWD/$B/dualtime-native-worker" v
+  for v in 1 2; do
+    run "ln-persist-oracle$v" 120 3 env DUALTIME_ROW_LN_PERSIST="$v" DUALTIME_GPU_TEST_OPS=layernorm \
+      DUALTIME_GPU_TEST_NO_FAULT=1 "${CUDA_TEST[@]}"
+    fails "ln-persist-oracle$v"; oracle_ok "ln-persist-oracle$v" layernorm ' row-in-registers single-pass'
+  done
+  run ln-persist-run 150 3 "$B/dualtime" run "${ln_persist_run[@]}" \
+    --impls "torch,native,p1=${ln_persist_w}1 $NW,p2=${ln_persist_w}2 $NW" \
+    --output "$W/ln-persist"
+  [ -f "$W/ln-persist/results.md" ] && cp "$W/ln-persist/results.md" "$OUT/ln-persist.md"
+  note "$W/ln-persist/results.md" '/^## Device control/,/^$/p' 30; return 0; }
 
 # shards: issue 20 on one GPU. The plan's flags are the single run's flags.
 # shellcheck disable=SC2054 # the commas are dualtime's

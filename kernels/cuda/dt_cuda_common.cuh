@@ -188,6 +188,12 @@ __device__ __forceinline__ float dt_exp_shifted(float x, float mx, float mls) {
 #if DT_LN_ONE && !INREG
 #error "DT_LN_ONE needs INREG"
 #endif
+#ifndef DT_LN_PERSIST /* layernorm.cu's persistent prefetching in-register rows (DUALTIME_ROW_LN_PERSIST) */
+#define DT_LN_PERSIST 0
+#endif
+#if DT_LN_PERSIST && (!INREG || TPR != BLOCK || TPR == 32 || CLUSTER != 1 || DT_LN_ONE)
+#error "DT_LN_PERSIST needs INREG, block-per-row (TPR == BLOCK > 32), CLUSTER=1, DT_LN_ONE=0"
+#endif
 #ifndef CESTREAM /* cross_entropy.cu's streaming online logsumexp */
 #define CESTREAM 0
 #endif
@@ -520,9 +526,12 @@ __device__ __forceinline__ dt_welford dt_welford_row(dt_welford w) {
 #endif
     return w;
 }
+#endif /* DT_LN_ONE */
+#if DT_LN_ONE || DT_LN_PERSIST
 // The row as this thread's PER raw 16-byte (VEC 8: 8 narrow elements packed in a uint4;
 // VEC 4: a float4) or scalar (VEC 1) vectors, widened only where used (DT_LN_ONE: a
-// narrow row held packed takes half the registers of its floats).
+// narrow row held packed takes half the registers of its floats; DT_LN_PERSIST: the
+// prefetched next row and, at =2, gamma and beta held across rows).
 #if VEC == 8
 typedef uint4 dt_raw_t;
 #elif VEC == 4
@@ -577,6 +586,8 @@ __device__ __forceinline__ void dt_raw_store(dt_t *__restrict__ q, int c, const 
     q[c] = dt_from_f32(f[0]);
 #endif
 }
+#endif /* DT_LN_ONE || DT_LN_PERSIST */
+#if DT_LN_ONE
 // The row's (N, mean, M2) of x - K with one reduction (DT_LN_ONE, DUALTIME_ROW_LN_ONE):
 // each thread takes the mean and M2 of its own elements exactly (two passes over its
 // registers, x - K: K the row's first element, so x - K is exact near a large common

@@ -7,6 +7,12 @@
 // DT_LN_ONE=1 (INREG only; DUALTIME_ROW_LN_ONE=1, opt-in): mean and variance in one
 // block reduction of per-thread (count, mean, M2) partials (Chan's merge) instead of
 // two reductions (mean, then mean((x - mean)^2)): one barrier before the store.
+// DT_LN_PERSIST=1 (INREG block-per-row only; DUALTIME_ROW_LN_PERSIST=1, opt-in): a
+// persistent grid of G blocks, block b taking rows b, b + G, ...; the loads of row r + G
+// are issued (raw, packed) before row r's reductions, so each block has its next row in
+// flight during the reductions, gamma/beta and the store; =2: gamma and beta also loaded
+// once a block (raw) and kept in registers across its rows. Per row the same arithmetic
+// in the same order as INREG=1 (bit-identical results; tests/cuda/emu compares them).
 #include "dt_cuda_common.cuh"
 
 #define DT_EPS 1e-5f
@@ -83,6 +89,62 @@ DT_KNAME(dt_layernorm)(const dt_t *__restrict__ a, const dt_t *__restrict__ gamm
         dt_raw_store(q, c, f);
     }
     DT_CLUSTER_END();
+#elif INREG && DT_LN_PERSIST
+    (void)row;
+    (void)p;
+    (void)q;
+    const int G = (int)gridDim.x;
+    dt_raw_t nx[PER]; /* the next row, raw: in flight while this one is reduced and stored */
+    if ((int)blockIdx.x < M) dt_raw_row(a + (long long)blockIdx.x * LDA, nx, lane);
+#if DT_LN_PERSIST == 2
+    dt_raw_t graw[PER], braw[PER]; /* once a block, kept across its rows */
+    dt_raw_row(gamma, graw, lane);
+    dt_raw_row(beta, braw, lane);
+#endif
+#ifndef DT_EMU_PLANT_PERSIST_TAIL
+    for (int rr = (int)blockIdx.x; rr < M; rr += G) {
+#else /* tests/cuda/emu's planted fault: M / G rows a block, the M % G tail rows skipped */
+    for (int k = 0, rr = (int)blockIdx.x; k < M / G; k++, rr += G) {
+#endif
+        float v[PER * VEC];
+#pragma unroll
+        for (int i = 0; i < PER; i++) {
+            float f[VEC];
+            dt_raw_unpack(nx[i], f); /* columns >= N: 0, as dt_load_row's fill */
+#pragma unroll
+            for (int e = 0; e < VEC; e++) v[i * VEC + e] = f[e];
+        }
+        if (rr + G < M) dt_raw_row(a + (long long)(rr + G) * LDA, nx, lane);
+        const float r = dt_row_center_rstd(v, lane, DT_EPS);
+#ifdef DT_EMU_PLANT_PERSIST_CLOBBER /* tests/cuda/emu's planted fault: the prefetched
+                                       registers taken as this row's before its store */
+#pragma unroll
+        for (int i = 0; i < PER; i++) {
+            float f[VEC];
+            dt_raw_unpack(nx[i], f);
+#pragma unroll
+            for (int e = 0; e < VEC; e++) v[i * VEC + e] = f[e];
+        }
+#endif
+        dt_t *__restrict__ qr = out + (long long)rr * LDO;
+#if DT_LN_PERSIST == 2
+#pragma unroll
+        for (int i = 0; i < PER; i++) {
+            float g[VEC], b[VEC];
+            dt_raw_unpack(graw[i], g);
+            dt_raw_unpack(braw[i], b);
+#pragma unroll
+            for (int e = 0; e < VEC; e++) v[i * VEC + e] = fmaf(v[i * VEC + e] * r, g[e], b[e]);
+        }
+#else
+        float g[PER * VEC], b[PER * VEC]; /* after the reductions (L2), as INREG=1's */
+        dt_load_vec(gamma, g, lane);
+        dt_load_vec(beta, b, lane);
+#pragma unroll
+        for (int i = 0; i < PER * VEC; i++) v[i] = fmaf(v[i] * r, g[i], b[i]);
+#endif
+        dt_store_row(qr, v, lane);
+    }
 #elif INREG
     gamma += dt_cbase();
     beta += dt_cbase();

@@ -27,7 +27,10 @@
  * every dtype, its geometry, and the refusals; row_l2_cases: the L2-resident two-pass row
  * of softmax / rmsnorm / layernorm (DUALTIME_ROW_L2=1, DUALTIME_ROW_L2_MB) where it
  * applies, in every dtype, its geometry, and the refusals; ln_one_cases: layernorm's
- * one-reduction in-register rows (DUALTIME_ROW_LN_ONE=1) in every dtype where they apply.
+ * one-reduction in-register rows (DUALTIME_ROW_LN_ONE=1) in every dtype where they apply;
+ * ln_persist_cases: its persistent prefetching rows (DUALTIME_ROW_LN_PERSIST=1, 2) where
+ * they apply, their grid, the refusals, and the registers a thread of each (read from
+ * the cubin's .nv.info, cubin_regs) printed beside the default kernel's.
  * gemm wg1 (DUALTIME_GEMM_VARIANT=wg1, sm_90a) for bf16/f16 at 1024^3, 4096^3,
  * 8192^3, 1000x1048x264 takes wg1 (plan: 2 tensor maps, 384 threads, dynamic shared
  * memory, persistent grid), 127x193x61, 4097x4095x257 and views fall back to tc1 and
@@ -62,6 +65,7 @@ static const char *g_expect; /* substring the plan summary must contain (NULL: n
 static int g_expect_absent;   /* 1: g_expect must NOT be in the summary */
 static const char *g_dump;   /* write the next image here (NULL: no) */
 static dt_cuda_plan g_last;  /* the plan of the last compile_typed */
+static int g_regs = -1, g_frame = -1; /* the last cubin's registers a thread, stack frame bytes */
 
 static int contains(const char *hay, size_t n, const char *needle) {
     size_t k = strlen(needle);
@@ -69,6 +73,52 @@ static int contains(const char *hay, size_t n, const char *needle) {
     for (size_t i = 0; i + k <= n; i++)
         if (memcmp(hay + i, needle, k) == 0) return 1;
     return 0;
+}
+
+/* Little-endian field of w bytes at off of an ELF image (0 past its end). */
+static unsigned long long elf_field(const unsigned char *b, size_t bytes, size_t off, int w) {
+    unsigned long long v = 0;
+    if (off + (size_t)w > bytes) return 0;
+    for (int i = w - 1; i >= 0; i--) v = v << 8 | b[off + (size_t)i];
+    return v;
+}
+
+/* ptxas's registers a thread of kernel in a cubin and its stack frame (local memory:
+ * spills) into *regs / *frame; -1 each where the image is no ELF64 or lacks them. The
+ * kernel's symbol is the sh_info of its .text.<kernel> section; the .nv.info section holds
+ * (format 4, attribute, 8 bytes: symbol, value) records, EIATTR_REGCOUNT 0x2f and
+ * EIATTR_FRAME_SIZE 0x11 among them (what cuobjdump -res-usage prints). */
+static void cubin_regs(const char *image, size_t bytes, const char *kernel, int *regs, int *frame) {
+    const unsigned char *b = (const unsigned char *)image;
+    *regs = *frame = -1;
+    if (bytes < 64 || memcmp(b, "\x7f" "ELF", 4) != 0 || b[4] != 2) return;
+    const size_t shoff = (size_t)elf_field(b, bytes, 0x28, 8);
+    const size_t shent = (size_t)elf_field(b, bytes, 0x3a, 2), shnum = (size_t)elf_field(b, bytes, 0x3c, 2);
+    const size_t stroff = (size_t)elf_field(b, bytes, shoff + shent * elf_field(b, bytes, 0x3e, 2) + 0x18, 8);
+    char text[160];
+    snprintf(text, sizeof text, ".text.%s", kernel);
+    long long sym = -1;
+    size_t info_off = 0, info_size = 0;
+    for (size_t i = 0; i < shnum && shent >= 64; i++) {
+        const size_t sh = shoff + i * shent, name = stroff + (size_t)elf_field(b, bytes, sh, 4);
+        if (name >= bytes) continue;
+        const char *nm = (const char *)b + name;
+        const size_t len = strnlen(nm, bytes - name);
+        if (len == strlen(text) && strcmp(nm, text) == 0) sym = (long long)elf_field(b, bytes, sh + 0x2c, 4);
+        if (len == 8 && strcmp(nm, ".nv.info") == 0) {
+            info_off = (size_t)elf_field(b, bytes, sh + 0x18, 8);
+            info_size = (size_t)elf_field(b, bytes, sh + 0x20, 8);
+        }
+    }
+    for (size_t j = info_off; sym >= 0 && j + 4 <= info_off + info_size && j + 4 <= bytes;) {
+        const int fmt = b[j], attr = b[j + 1];
+        const size_t sz = fmt == 4 ? (size_t)elf_field(b, bytes, j + 2, 2) : 0;
+        if (fmt == 4 && sz == 8 && (long long)elf_field(b, bytes, j + 4, 4) == sym) {
+            if (attr == 0x2f) *regs = (int)elf_field(b, bytes, j + 8, 4);
+            if (attr == 0x11) *frame = (int)elf_field(b, bytes, j + 8, 4);
+        }
+        j += 4 + sz;
+    }
 }
 
 static void compile_typed(dt_op op, int64_t m, int64_t n, int64_t k, int views, const char *arch,
@@ -102,6 +152,7 @@ static void compile_typed(dt_op op, int64_t m, int64_t n, int64_t k, int views, 
                 "%s: kernel %s lacks the dtype suffix %s", label, p.kernel_name, want);
     }
     g_last = p;
+    cubin_regs(image, bytes, p.kernel_name, &g_regs, &g_frame);
     if (g_dump) {
         FILE *f = fopen(g_dump, "wb");
         REQUIRE(f && fwrite(image, 1, bytes, f) == bytes, "%s: cannot write %s", label, g_dump);
@@ -500,6 +551,68 @@ static void ln_one_cases(const char *hdr) {
                        (const char *const[]){"3", "yes", NULL});
 }
 
+/* layernorm's persistent prefetching in-register rows (DUALTIME_ROW_LN_PERSIST=1 or 2,
+ * DT_LN_PERSIST): off by default; with it the in-register block-per-row layernorm (no
+ * cluster split, not DT_LN_ONE) compiles in f32, bf16 and f16 with -DDT_LN_PERSIST=<val>,
+ * "persist=<val>" in its summary and a grid of min(M, 132 * max(1, 2048 / BLOCK)) blocks
+ * (persistent_blocks set), and nothing else gets it (warp-per-row, register clusters,
+ * staged rows, DUALTIME_ROW_LN_ONE, the other ops); registers a thread (the cubin's) are
+ * printed beside the default kernel's; bad values are refused. */
+static void ln_persist_cases(const char *hdr) {
+    static const struct { int64_t m, n; int views; int64_t grid; /* 0: not persistent */ } sh[] = {
+        {8192, 8192, 0, 528}, {4096, 8192, 0, 528}, {16384, 4096, 0, 1056}, {1024, 4096, 0, 1024},
+        {17, 257, 1, 17},     {1, 4096, 0, 1},      {8192, 1024, 0, 0},      {1, 65536, 0, 0},
+        {5, 40000, 0, 0},     {4096, 50257, 0, 0},  {8191, 8193, 1, 0}};
+    static const dt_dtype dts[] = {DT_F32, DT_BF16, DT_F16};
+    static const char *const vals[] = {"1", "2"};
+    g_expect = " persist=";
+    g_expect_absent = 1;
+    for (size_t t = 0; t < 3; t++) { /* default: off; the registers to compare with */
+        compile_typed(DT_OP_LAYERNORM, 8192, 8192, 0, 0, "sm_90", hdr, dts[t]);
+        CHECK(!has_opt(&g_last, "-DDT_LN_PERSIST=1") && !g_last.persistent_blocks && g_last.grid[0] == 8192,
+              "layernorm by default: persistent: %s", g_last.summary);
+        CHECK(g_regs > 0, "layernorm 8192x8192 %s: no register count in the cubin", dt_dtype_name(dts[t]));
+        printf("ok   ln-persist=0 layernorm 8192x8192 %s: %d registers, %d frame bytes\n",
+               dt_dtype_name(dts[t]), g_regs, g_frame);
+    }
+    g_expect = NULL;
+    g_expect_absent = 0;
+    for (size_t v = 0; v < 2; v++) {
+        setenv("DUALTIME_ROW_LN_PERSIST", vals[v], 1);
+        char opt[32], sum[32];
+        snprintf(opt, sizeof opt, "-DDT_LN_PERSIST=%s", vals[v]);
+        snprintf(sum, sizeof sum, " persist=%s", vals[v]);
+        for (size_t t = 0; t < 3; t++)
+            for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++) {
+                compile_typed(DT_OP_LAYERNORM, sh[i].m, sh[i].n, 0, sh[i].views, "sm_90", hdr, dts[t]);
+                const int on = has_opt(&g_last, opt);
+                CHECK(on == (sh[i].grid > 0) && (strstr(g_last.summary, sum) != NULL) == on &&
+                          g_last.persistent_blocks == on && (!on || g_last.grid[0] == sh[i].grid),
+                      "layernorm %lldx%lld views=%d %s ln-persist=%s: opt %d (want %d), grid %u "
+                      "(want %lld): %s", (long long)sh[i].m, (long long)sh[i].n, sh[i].views,
+                      dt_dtype_name(dts[t]), vals[v], on, sh[i].grid > 0, g_last.grid[0],
+                      (long long)sh[i].grid, g_last.summary);
+                if (on)
+                    printf("ok   ln-persist=%s layernorm %lldx%lld %s: %d registers, %d frame bytes\n",
+                           vals[v], (long long)sh[i].m, (long long)sh[i].n, dt_dtype_name(dts[t]),
+                           g_regs, g_frame);
+            }
+        /* not with the one-reduction kernel, not for the other ops */
+        setenv("DUALTIME_ROW_LN_ONE", "1", 1);
+        compile_typed(DT_OP_LAYERNORM, 8192, 8192, 0, 0, "sm_90", hdr, DT_BF16);
+        CHECK(!has_opt(&g_last, opt) && has_opt(&g_last, "-DDT_LN_ONE=1"), "ln-persist with ln-one: %s",
+              g_last.summary);
+        unsetenv("DUALTIME_ROW_LN_ONE");
+        compile_typed(DT_OP_RESIDUAL_LAYERNORM, 8192, 8192, 0, 0, "sm_90", hdr, DT_BF16);
+        CHECK(!has_opt(&g_last, opt), "residual_layernorm: %s", opt);
+        compile_typed(DT_OP_RMSNORM, 8192, 8192, 0, 0, "sm_90", hdr, DT_F32);
+        CHECK(!has_opt(&g_last, opt), "rmsnorm: %s", opt);
+    }
+    unsetenv("DUALTIME_ROW_LN_PERSIST");
+    check_refused_each(DT_OP_LAYERNORM, 8192, 8192, "DUALTIME_ROW_LN_PERSIST",
+                       (const char *const[]){"3", "-1", "on", NULL});
+}
+
 /* cross_entropy's streaming online logsumexp (DUALTIME_CE_STREAM=1, CESTREAM): off by
  * default; with it cross_entropy takes one block a row (512 threads, fewer for short
  * rows), 16-byte chunks (vec 4 f32, 8 bf16/f16) whatever the alignment, no dynamic shared
@@ -826,6 +939,7 @@ static void long_row_cases(const char *hdr) {
     ce_stream_cases(hdr);
     row_l2_cases(hdr);
     ln_one_cases(hdr);
+    ln_persist_cases(hdr);
     /* narrow softmax / cross_entropy: ex2.approx; f32 keeps expf */
     g_expect = "fastexp";
     compile_typed(DT_OP_SOFTMAX, 8192, 8192, 0, 0, "sm_90", hdr, DT_BF16);

@@ -630,6 +630,24 @@ static void persistent_grid_fit(cuda_state *s) {
              s->plan.grid[0]);
 }
 
+/* A persistent grid of single blocks (plan.persistent_blocks: layernorm's DT_LN_PERSIST):
+ * no more blocks than stay resident at once (cuOccupancyMaxActiveBlocksPerMultiprocessor
+ * times the SMs; the plan assumed 2048 threads an SM, registers may allow fewer). The
+ * plan's grid stays where the query fails; the kernel takes any grid. */
+static void persistent_blocks_fit(cuda_state *s) {
+    int n = 0;
+    if (cuOccupancyMaxActiveBlocksPerMultiprocessor(&n, s->fn, (int)s->plan.block[0],
+                                                    s->plan.shared_bytes) != CUDA_SUCCESS ||
+        n <= 0)
+        return;
+    const unsigned resident = (unsigned)n * (unsigned)g_cuda.sm_count;
+    if (resident >= s->plan.grid[0]) return;
+    s->plan.grid[0] = resident;
+    size_t at = strlen(s->plan.summary);
+    snprintf(s->plan.summary + at, sizeof s->plan.summary - at, " resident-grid=%u (%d an SM)",
+             resident, n);
+}
+
 /* The implementation line and the one source record of a user kernel. */
 static void user_info(cuda_state *s, int hit, int regs, int local_bytes, int static_smem,
                       int capture_sources, dt_prepare_info *info) {
@@ -697,6 +715,7 @@ loaded:
                                   (int)s->plan.shared_bytes),
                err, st, fail, s->plan.kernel_name);
     if (s->plan.persistent_cluster > 1) persistent_grid_fit(s);
+    if (s->plan.persistent_blocks) persistent_blocks_fit(s);
 
     /* allocate the device mirror and the stream */
     t0 = dt_now_ns();

@@ -672,6 +672,10 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
     int ln_regs = 0; /* DUALTIME_ROW_LN_REGS: the in-register layernorm's register target
                         (0: DUALTIME_ROW_LN_ONE's, else ptxas's; opt-in A/B of occupancy) */
     if (kst == DT_OK) kst = int_knob("DUALTIME_ROW_LN_REGS", 0, 128, 0, &ln_regs, err);
+    int ln_persist = 0; /* layernorm.cu DT_LN_PERSIST (block-per-row in-register rows as a
+                           persistent grid prefetching each block's next row; 2: gamma and
+                           beta kept in registers too): opt-in, unmeasured (docs/perf.md) */
+    if (kst == DT_OK) kst = int_knob("DUALTIME_ROW_LN_PERSIST", 0, 2, 0, &ln_persist, err);
     if (kst == DT_OK) kst = int_knob("DUALTIME_ROW_SMEM_KB", 16, 227, 0, &smem_kb, err);
     if (kst == DT_OK) kst = int_knob("DUALTIME_ROW_CLUSTER", 0, 2, 0, &cluster_on, err);
     if (kst == DT_OK) kst = int_knob("DUALTIME_ROW_FASTEXP", 0, 1, 0, &fastexp, err);
@@ -785,6 +789,17 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
                         most 16 elements (more would spill) */
     if (!(inreg && L->op == DT_OP_LAYERNORM)) ln_one = ln_regs = 0; /* in-register only */
     if (ln_one) dt_cuda_plan_add_opt(p, "-DDT_LN_ONE=1");
+    /* persistent rows: the two-reduction in-register block-per-row kernel only (not with
+     * DT_LN_ONE, a cluster split or a warp a row); G blocks, the backend may shrink the
+     * grid to the blocks that stay resident (persistent_blocks) */
+    if (!(inreg && L->op == DT_OP_LAYERNORM && !ln_one && cl == 1 && tpr == block && tpr > 32))
+        ln_persist = 0;
+    if (ln_persist) {
+        dt_cuda_plan_add_opt(p, "-DDT_LN_PERSIST=%d", ln_persist);
+        const int64_t bps = 2048 / block > 1 ? 2048 / block : 1;
+        if ((int64_t)sm_count * bps < grid_rows) grid_rows = (int64_t)sm_count * bps;
+        p->persistent_blocks = 1;
+    }
     if (!ln_regs && ln_one) ln_regs = ln_one == 2 ? 32 : 40;
     if (ln_regs && per * vec <= 16) {
         ln_minb = 65536 / (block * ln_regs);
@@ -803,11 +818,16 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
     if (cl > 1)
         snprintf(clbuf, sizeof clbuf, " cluster=%lld cols/block=%lld dsmem-reduce", (long long)cl,
                  (long long)nc);
-    char smbuf[48] = "", lnbuf[40] = "";
+    char smbuf[48] = "", lnbuf[56] = "";
     if (ln_minb > 1)
         snprintf(lnbuf, sizeof lnbuf, "%s minblocks=%d", ln_one ? " one-reduction" : "", ln_minb);
     else if (ln_one)
         snprintf(lnbuf, sizeof lnbuf, " one-reduction");
+    if (ln_persist) {
+        const size_t at = strlen(lnbuf);
+        snprintf(lnbuf + at, sizeof lnbuf - at, " persist=%d prefetch-next-row%s", ln_persist,
+                 ln_persist == 2 ? " gamma-beta-in-registers" : "");
+    }
     if (smem_rows == 1 || smem_rows == 2) snprintf(smbuf, sizeof smbuf, " smem=%u", p->shared_bytes);
     if (smem_rows == 4) snprintf(smbuf, sizeof smbuf, " blocks/sm=%d smem-reserved=%u", l2_bps, p->shared_bytes);
     snprintf(p->summary, sizeof p->summary,

@@ -32,6 +32,10 @@ typedef struct dt_cuda_plan {
      * rows with stride gridDim.x / cluster) of clusters of this many blocks; the backend
      * may shrink grid[0] (a multiple of it) to the clusters the driver says stay resident */
     int persistent_cluster;
+    /* 1: a persistent grid of single blocks looping over rows with stride gridDim.x
+     * (layernorm's DT_LN_PERSIST); the backend may shrink grid[0] to the blocks the driver
+     * says stay resident (a block beyond them would run its rows after the others) */
+    int persistent_blocks;
 } dt_cuda_plan;
 
 /* Appends one printf-formatted NVRTC option to p (asserts room and length). */

@@ -60,7 +60,10 @@ static const double ULP1 = DT_ELEM == 1 ? 1.0 / 128 : 1.0 / 1024; /* one ulp at 
 #define OFFSET 0 /* added to every input (layernorm's --inputs offset analogue) */
 #endif
 #ifndef PIPE_G
-#define PIPE_G 1 /* SMEMPIPE: the persistent grid's clusters (each takes rows g, g + G, ...) */
+#define PIPE_G 1 /* SMEMPIPE, DT_LN_PERSIST: the persistent grid's clusters / blocks (each takes rows g, g + G, ...) */
+#endif
+#ifndef DT_LN_PERSIST
+#define DT_LN_PERSIST 0 /* layernorm's persistent prefetching in-register rows (1, 2) */
 #endif
 static const float SENT_F = -719.5f;
 
@@ -124,7 +127,7 @@ int main(int argc, char **argv) {
         for (long long c = 0; c < (OP == 3 ? 1 : n); c++) o[r * (OP == 3 ? 1 : ldo) + c] = POISON;
     /* one cluster (CLUSTER blocks, TPR == BLOCK) a row, or (SMEMPIPE) PIPE_G persistent
      * clusters; block j of a cluster in copy j; one cluster at a time */
-    const long long clusters = SMEMPIPE ? PIPE_G : (m + BLOCK / TPR - 1) / (BLOCK / TPR);
+    const long long clusters = SMEMPIPE || DT_LN_PERSIST ? PIPE_G : (m + BLOCK / TPR - 1) / (BLOCK / TPR);
     std::atomic<int> unwaited{0};
     for (long long r = 0; r < clusters; r++) {
         std::barrier<> cbar(CLUSTER * BLOCK);
@@ -139,6 +142,12 @@ int main(int argc, char **argv) {
                                        (unsigned)(clusters * CLUSTER), a, bm, g, bt, lab, o);
                 });
         for (auto &x : th) x.join();
+    }
+    /* DT_EMU_DUMP=path: the output rows' bits there (run_emu.sh compares two kernels') */
+    if (const char *dump = std::getenv("DT_EMU_DUMP")) {
+        FILE *f = std::fopen(dump, "wb");
+        if (!f || std::fwrite(o, ES, (size_t)(m * ldo), f) != (size_t)(m * ldo)) { printf("cannot write %s\n", dump); return 2; }
+        std::fclose(f);
     }
     long long bad = 0;
     double maxrel = 0;
@@ -197,9 +206,9 @@ int main(int argc, char **argv) {
 #ifndef DT_LN_ONE
 #define DT_LN_ONE 0
 #endif
-    printf("%s M=%lld N=%lld LDA=%lld view=%d BLOCK=%d TPR=%d CLUSTER=%d pipe=%d G=%d stream=%d l2=%d one=%d elem=%d offset=%d%s: %lld bad, "
+    printf("%s M=%lld N=%lld LDA=%lld view=%d BLOCK=%d TPR=%d CLUSTER=%d pipe=%d G=%d stream=%d l2=%d one=%d persist=%d elem=%d offset=%d%s: %lld bad, "
            "max rel %.3g, %lld guard bytes changed, %d threads left copies unwaited\n",
-           KNAME, m, n, lda, VIEW, BLOCK, TPR, CLUSTER, SMEMPIPE, SMEMPIPE ? PIPE_G : 0, CESTREAM, ROWL2, DT_LN_ONE, DT_ELEM, OFFSET,
+           KNAME, m, n, lda, VIEW, BLOCK, TPR, CLUSTER, SMEMPIPE, SMEMPIPE || DT_LN_PERSIST ? PIPE_G : 0, CESTREAM, ROWL2, DT_LN_ONE, DT_LN_PERSIST, DT_ELEM, OFFSET,
 #ifdef NEGINF
            " neginf",
 #else
@@ -207,5 +216,13 @@ int main(int argc, char **argv) {
 #endif
            bad,
            maxrel, gbad, unwaited.load());
+    /* DT_EMU_BITS_ONLY=1 (run_emu.sh's f32 offset persist cases: the default kernel's own
+     * rounding of the mean exceeds this bound there; the check is then bit-identity): the
+     * values reported, not failed */
+    const char *bits_only = std::getenv("DT_EMU_BITS_ONLY");
+    if (bad && bits_only && std::strcmp(bits_only, "1") == 0) {
+        printf("(values beyond the FP64 bound not failed: DT_EMU_BITS_ONLY=1)\n");
+        bad = 0;
+    }
     return bad || gbad || unwaited ? 1 : 0;
 }

@@ -46,11 +46,24 @@
 # each dtype. Planted faults must fail: the merge without its between-part term (PLANT 5,
 # DT_EMU_PLANT_NO_MERGE_TERM, f32 / bf16, block and warp rows) and no shift by the row's
 # first element at f32 offset 4096 (PLANT 6, DT_EMU_PLANT_NO_SHIFT).
+# layernorm's persistent prefetching in-register rows (DT_LN_PERSIST=1 / 2,
+# DUALTIME_ROW_LN_PERSIST; op 2, run with DT_EMU_ONLY=persist or after the others): G
+# blocks over M rows (M not a multiple of G, M < G, M = 1), block-per-row geometries as the
+# plan gives them (8192 / 4096 columns VEC 4 / 8, odd N with VEC 1 contiguous and in a
+# view, rows padded to stride N + 8) in f32, bf16 and f16 and the offset inputs of each
+# dtype; each output must match FP64 and be bit-identical (cmp of the output rows) to the
+# default INREG=1 kernel's, which runs the same shape first (f32 at offset 4096: the
+# default kernel's unshifted mean rounds to ~5e-4 off, beyond this 1e-5 bound, so there
+# the values are reported and bit-identity is the check, DT_EMU_BITS_ONLY=1). Planted faults must fail:
+# the prefetched next row taken as this row's before its store (PLANT 7,
+# DT_EMU_PLANT_PERSIST_CLOBBER) and M / G rows a block, the M % G tail skipped (PLANT 8,
+# DT_EMU_PLANT_PERSIST_TAIL).
 # Needs g++ >= 12 (C++20 <barrier>, _Float16).
 # Usage: bash tests/cuda/emu/run_emu.sh   (exit 0: all passed)
 #   DT_EMU_OPS="0 2" picks ops; DT_EMU_ONLY=pipe runs only the SMEMPIPE cases and the plants,
 #   DT_EMU_ONLY=stream only the CESTREAM cases (with DT_EMU_OPS=3), DT_EMU_ONLY=l2 only
-#   the ROWL2 cases (with DT_EMU_OPS="0 1 2"), DT_EMU_ONLY=one only the DT_LN_ONE cases
+#   the ROWL2 cases (with DT_EMU_OPS="0 1 2"), DT_EMU_ONLY=one only the DT_LN_ONE cases,
+#   DT_EMU_ONLY=persist only the DT_LN_PERSIST cases
 set -u
 cd "$(dirname "$0")/../../.." || exit 2
 T="$(mktemp -d /tmp/dt-emu.XXXXXX)"; rc=0
@@ -107,6 +120,16 @@ one_cases=("4 8192 8192 0 512 512 4 4 1 0 0" "4 8192 8192 0 512 512 8 2 1 0 1" "
            "17 257 260 1 128 32 1 9 1 0 2 0 1" "2 5800 5800 0 128 128 8 2 3 2000 1 0 1"
            "3 8192 8192 0 512 512 4 4 1 0 0 5" "3 8192 8192 0 512 512 8 2 1 0 1 5" "9 1024 1024 0 256 32 4 8 1 0 0 5"
            "2 2900 2900 0 64 64 4 4 3 1000 0 5" "3 8192 8192 0 512 512 4 4 1 0 0 6 4096")
+# M N LDA view BLOCK VEC PER ELEM G [PLANT [OFFSET]]: the DT_LN_PERSIST cases (layernorm,
+# INREG=1, TPR = BLOCK; G persistent blocks; PLANT 7 / 8 build persist=1 only, must fail)
+persist_cases=("7 8192 8192 0 512 8 2 1 3" "5 8192 8192 0 512 4 4 0 2" "6 4096 4096 0 256 8 2 2 4"
+               "2 4096 4096 0 256 4 4 0 5" "1 8192 8192 0 512 8 2 2 1" "17 257 260 1 128 1 3 1 5"
+               "5 1023 1023 0 128 1 8 0 3" "5 8192 8200 0 512 8 2 1 3" "4 4096 4104 0 256 4 4 0 3"
+               "5 8192 8192 0 512 4 4 0 2 0 4096" "7 8192 8192 0 512 8 2 1 3 0 1"
+               "6 4096 4096 0 256 8 2 2 4 0 1"
+               "7 8192 8192 0 512 8 2 1 3 7" "5 4096 4096 0 256 4 4 0 2 8")
+[ -n "${DT_EMU_ONLY:-}" ] && [ "${DT_EMU_ONLY:-}" != persist ] && persist_cases=()
+[ "${DT_EMU_ONLY:-}" = persist ] && cases=() && pipe_cases=() && stream_cases=() && l2_cases=() && one_cases=()
 [ "${DT_EMU_ONLY:-}" = pipe ] && cases=() && stream_cases=() && l2_cases=()
 [ "${DT_EMU_ONLY:-}" = stream ] && cases=() && pipe_cases=() && l2_cases=()
 [ "${DT_EMU_ONLY:-}" = l2 ] && cases=() && pipe_cases=() && stream_cases=()
@@ -169,5 +192,24 @@ for c in "${one_cases[@]}"; do read -r m n lda v blk tpr vec per cl nc el plant 
   [ "$plant" = 5 ] && def+=(-DDT_EMU_PLANT_NO_MERGE_TERM=1)
   [ "$plant" = 6 ] && def+=(-DDT_EMU_PLANT_NO_SHIFT=1)
   build_run "$d" layernorm "layernorm one $c" "$cl" "$plant" "${def[@]}"
+done
+for c in "${persist_cases[@]}"; do read -r m n lda v blk vec per el g plant off <<<"$c"
+  plant=${plant:-0}; off=${off:-0}
+  [[ " ${DT_EMU_OPS:-2} " == *" 2 "* ]] || continue # layernorm only
+  d="$T/persist_${m}_${n}_${lda}_${v}_${blk}_${el}_${g}_${plant}_${off}"; mkdir -p "$d/ref" "$d/p1" "$d/p2"
+  def=(-DOP=2 -DM="$m" -DN="$n" -DLDA="$lda" -DLDB="$lda" -DLDO="$n" -DVIEW="$v" -DVEC="$vec"
+       -DBLOCK="$blk" -DTPR="$blk" -DPER="$per" -DINREG=1 -DCLUSTER=1 -DDT_ELEM="$el" -DOFFSET="$off")
+  if [ "$plant" != 0 ]; then
+    pl=(-DDT_EMU_PLANT_PERSIST_CLOBBER=1); [ "$plant" = 8 ] && pl=(-DDT_EMU_PLANT_PERSIST_TAIL=1)
+    build_run "$d/p1" layernorm "layernorm persist=1 $c" 1 "$plant" "${def[@]}" -DDT_LN_PERSIST=1 -DPIPE_G="$g" "${pl[@]}"
+    continue
+  fi
+  bits=0; [ "$off" != 0 ] && [ "$el" = 0 ] && bits=1
+  DT_EMU_BITS_ONLY=$bits DT_EMU_DUMP="$d/ref.bin" build_run "$d/ref" layernorm "layernorm default $c" 1 0 "${def[@]}"
+  for p in 1 2; do
+    DT_EMU_BITS_ONLY=$bits DT_EMU_DUMP="$d/p$p.bin" build_run "$d/p$p" layernorm "layernorm persist=$p $c" 1 0 "${def[@]}" -DDT_LN_PERSIST="$p" -DPIPE_G="$g"
+    if cmp -s "$d/ref.bin" "$d/p$p.bin"; then echo "bit-identical to the default kernel: persist=$p $c"
+    else echo "FAIL persist=$p output differs from the default kernel's: $c"; rc=1; fi
+  done
 done
 rm -rf "$T"; exit $rc
