@@ -663,7 +663,7 @@ step_ln-persist() { rm -rf "$W/ln-persist"; local NW="$PWD/$B/dualtime-native-wo
     fails "ln-persist-oracle$v"; oracle_ok "ln-persist-oracle$v" layernorm ' row-in-registers single-pass'
   done
   run ln-persist-run 150 3 "$B/dualtime" run "${ln_persist_run[@]}" \
-    --impls "torch,native,p1=${ln_persist_w}1 $NW,p2=${ln_persist_w}2 $NW" \
+    --impls "torch,native,p1=${ln_persist_w}1 $NW,p2=${ln_persist_w}2 $NW,p1e32=worker:env DUALTIME_ROW_ELEMS=32 ${ln_persist_w#worker:env }1 $NW" \
     --output "$W/ln-persist"
   [ -f "$W/ln-persist/results.md" ] && cp "$W/ln-persist/results.md" "$OUT/ln-persist.md"
   note "$W/ln-persist/results.md" '/^## Device control/,/^$/p' 30; return 0; }

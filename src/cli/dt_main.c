@@ -711,6 +711,16 @@ static int cache_check(run_job *j) {
 }
 
 /* Starts the workers and builds the plan for the backend they settle on. */
+/* The probe workers a device-timed run will need (bit 1 << step): both kinds for the
+ * auto probe kind; 0 when they start on demand (DUALTIME_PROBE_PRESTART=0, an A/B). */
+static unsigned probe_steps(const run_settings *a) {
+    const char *pre = getenv("DUALTIME_PROBE_PRESTART");
+    if (pre && strcmp(pre, "0") == 0) return 0;
+    return a->probe_kind == DT_RUN_PROBE_CONCURRENT   ? 1u << DT_STEP_PROBE
+           : a->probe_kind == DT_RUN_PROBE_SERIALIZED ? 1u << DT_STEP_PROBE_SERIAL
+                                                      : (1u << DT_STEP_PROBE) | (1u << DT_STEP_PROBE_SERIAL);
+}
+
 static int start_run(run_job *j) {
     run_settings *a = &j->a;
     int rc;
@@ -726,7 +736,15 @@ static int start_run(run_job *j) {
                               .backend = a->backend, .threads = (int)a->threads,
                               .timeout_s = a->timeout_s, .start_timeout_s = a->start_timeout_s,
                               .on_start = !a->quiet && isatty(2) ? show_start : NULL,
-                              .impls = &a->impls};
+                              .impls = &a->impls,
+                              /* --backends cuda with device timing: the probe workers start
+                               * with the main ones (on an automatic backend the choice
+                               * waits for the hellos, and a cpu run never needs them; a
+                               * --dry-run measures nothing) */
+                              .early_steps = a->backend && strcmp(a->backend, "cuda") == 0 &&
+                                                     a->device_timing != 0 && !a->dry_run
+                                                 ? probe_steps(a)
+                                                 : 0};
     for (int i = 0; j->pin.pinned && i < a->impls.n; i++) ss.cpus[i] = j->pin.worker[i];
     dt_err e;
     if (dt_session_start(&j->session, &ss, &e) != DT_OK) return bad("%s", e.msg);
@@ -1135,14 +1153,8 @@ static int run_job_go(run_job *j) {
     if (j->shard_plan) shard_mark(j);
     /* the probe workers device timing will need, started together now rather than one
      * after the other in the first case (nothing is measured yet; session 6) */
-    const char *pre = getenv("DUALTIME_PROBE_PRESTART"); /* "0": on demand (A/B) */
     startup_mark(j, "start: probe workers");
-    if (j->a.device_timing && !(pre && strcmp(pre, "0") == 0)) {
-        unsigned mask = j->a.probe_kind == DT_RUN_PROBE_CONCURRENT   ? 1u << DT_STEP_PROBE
-                        : j->a.probe_kind == DT_RUN_PROBE_SERIALIZED ? 1u << DT_STEP_PROBE_SERIAL
-                        : (1u << DT_STEP_PROBE) | (1u << DT_STEP_PROBE_SERIAL);
-        dt_session_prestart(&j->session, mask);
-    }
+    if (j->a.device_timing && probe_steps(&j->a)) dt_session_prestart(&j->session, probe_steps(&j->a));
     /* device ceilings for the report's rooflines: never fatal */
     double cto = j->a.timeout_s < 60 ? j->a.timeout_s : 60;
     startup_mark(j, "start: ceilings");

@@ -87,19 +87,47 @@ static dt_status start_worker(dt_session *s, const char *what, dt_worker *w, dt_
     return st;
 }
 
-/* Initialises member m's two workers with argv and starts the main one (hello). */
+/* Reads the hello of m's worker for step k sent at the session's start (early_steps): a
+ * good one makes it fresh (like dt_session_prestart's); a failed one leaves it stopped
+ * (dt_protocol_start_receive kills it), for dt_session_ready to start again on demand.
+ * 1 when it started. */
+static int pending_receive(dt_session *s, dt_session_member *m, int k) {
+    if (!m->pending[k]) return 0;
+    m->pending[k] = 0;
+    dt_hello h;
+    dt_err e;
+    if (dt_protocol_start_receive(&m->worker[k], start_limit(s), &h, &e) != DT_OK) return 0;
+    dt_hello_free(&h);
+    m->fresh[k] = 1;
+    return 1;
+}
+
+/* Frees m's workers (stopping any running), their pending hellos forgotten. */
+static void member_workers_free(dt_session_member *m) {
+    for (int k = 0; k < DT_STEP_COUNT; k++) {
+        dt_worker_free(&m->worker[k]);
+        m->pending[k] = 0;
+    }
+}
+
+/* Initialises member m's two workers with argv, spawns the early ones (hello sent, not
+ * read) and starts the main one (hello). */
 static dt_status member_start(dt_session *s, dt_session_member *m, char *const argv[],
-                              dt_err *err) {
+                              unsigned early, dt_err *err) {
     for (int k = 0; k < DT_STEP_COUNT; k++) {
         dt_worker_init(&m->worker[k], argv);
         m->worker[k].cpus = m->cpus[0] ? m->cpus : NULL;
     }
+    dt_err e;
+    for (int k = DT_STEP_MAIN + 1; k < DT_STEP_COUNT; k++)
+        if (early & (1u << k)) m->pending[k] = dt_protocol_start_send(&m->worker[k], &e) == DT_OK;
     return start_worker(s, m->what, &m->worker[DT_STEP_MAIN], &m->hello, err);
 }
 
 /* The native worker (native, cuda:DIR) or a given command (worker:CMD). */
 static dt_status start_command(dt_session *s, dt_session_member *m, const dt_impl_spec *spec,
-                               const char *native_prog, int threads, dt_err *err) {
+                               const char *native_prog, int threads, unsigned early,
+                               dt_err *err) {
     cmd_words c = {{0}, 0};
     char flag[DT_IMPL_NAME_LEN + 16];
     snprintf(flag, sizeof flag, "%s%s%s", spec->flag, spec->name[0] ? " " : "", spec->name);
@@ -123,7 +151,7 @@ static dt_status start_command(dt_session *s, dt_session_member *m, const dt_imp
     }
     add_threads(&c, threads);
     dt_err e;
-    dt_status st = member_start(s, m, c.w, &e);
+    dt_status st = member_start(s, m, c.w, early, &e);
     words_free(&c);
     if (st != DT_OK) return dt_fail(err, st, "%s: %s", m->label, e.msg);
     return DT_OK;
@@ -187,19 +215,19 @@ static dt_status start_torch(dt_session *s, dt_session_member *m, const dt_sessi
         argv[na++] = threads;
         argv[na] = NULL;
         dt_err e;
-        if (member_start(s, m, argv, &e) == DT_OK) {
+        if (member_start(s, m, argv, set->early_steps, &e) == DT_OK) {
             snprintf(s->python, sizeof s->python, "%s", path);
             return DT_OK;
         }
         /* a start that ran out of time is not tried again with another interpreter */
         if (m->worker[DT_STEP_MAIN].timed_out) {
             dt_status st = dt_fail(err, DT_EINVAL, "%s", e.msg);
-            for (int k = 0; k < DT_STEP_COUNT; k++) dt_worker_free(&m->worker[k]);
+            member_workers_free(m);
             dt_hello_free(&m->hello);
             return st;
         }
         snprintf(last, sizeof last, "%s", e.msg);
-        for (int k = 0; k < DT_STEP_COUNT; k++) dt_worker_free(&m->worker[k]);
+        member_workers_free(m);
         dt_hello_free(&m->hello);
     }
     return dt_fail(err, DT_EINVAL, "no usable PyTorch worker (tried %s): %s", tried, last);
@@ -274,7 +302,8 @@ static dt_status start_member(dt_session *s, int i, const dt_impl_spec *spec,
     snprintf(native, sizeof native, "%s/dualtime-native-worker", set->exe_dir);
     dt_err e;
     dt_status st = dt_impl_spec_is_torch(spec) ? start_torch(s, m, set, spec, &e)
-                                               : start_command(s, m, spec, native, set->threads, &e);
+                                               : start_command(s, m, spec, native, set->threads,
+                                                               set->early_steps, &e);
     if (st != DT_OK) {
         /* --impls names the implementation in every message; the older spellings keep theirs */
         if (spec->name[0] && strncmp(e.msg, m->label, strlen(m->label)) != 0)
@@ -330,8 +359,12 @@ int dt_session_prestart(dt_session *s, unsigned mask) {
     if (s->on_start) s->on_start(s->on_start_ctx, "the probe workers");
     for (int i = 0; i < s->count; i++)
         for (int k = DT_STEP_MAIN + 1; k < DT_STEP_COUNT; k++)
-            if ((mask & (1u << k)) && !dt_worker_alive(&s->member[i].worker[k]))
+            if ((mask & (1u << k)) && !s->member[i].pending[k] &&
+                !dt_worker_alive(&s->member[i].worker[k]))
                 sent[i][k] = dt_protocol_start_send(&s->member[i].worker[k], &e) == DT_OK;
+    for (int i = 0; i < s->count; i++) /* those sent at the session's start */
+        for (int k = DT_STEP_MAIN + 1; k < DT_STEP_COUNT; k++)
+            n += pending_receive(s, &s->member[i], k);
     for (int i = 0; i < s->count; i++)
         for (int k = DT_STEP_MAIN + 1; k < DT_STEP_COUNT; k++) {
             dt_hello h;
@@ -350,6 +383,7 @@ dt_status dt_session_ready(dt_session *s, int i, dt_session_step step, int *star
                            dt_err *err) {
     dt_worker *w = dt_session_worker(s, i, step);
     *started = 0;
+    pending_receive(s, &s->member[i], step); /* its hello first, never a step's answer */
     if (dt_worker_alive(w)) {
         *started = s->member[i].fresh[step];
         s->member[i].fresh[step] = 0;
@@ -368,8 +402,10 @@ void dt_session_stop(dt_session *s) {
     for (int i = 0; i < DT_SESSION_MAX_IMPLS; i++) {
         dt_session_member *m = &s->member[i];
         /* a zeroed worker has no argv: nothing to stop */
-        for (int k = 0; k < DT_STEP_COUNT; k++)
+        for (int k = 0; k < DT_STEP_COUNT; k++) {
             if (m->worker[k].argv[0]) dt_worker_free(&m->worker[k]);
+            m->pending[k] = 0;
+        }
         dt_hello_free(&m->hello);
     }
     s->count = 0;

@@ -9,6 +9,8 @@
 #    at once; one after the other they spread over more than the slowest start-up), and
 #    all their hellos were answered before the first prepare of any main worker; each still got probe_process before its first
 #    prepare (the persistent probe mode is unchanged); the run is valid;
+#    with --backends cuda each was spawned before the main workers' hellos were all
+#    answered (session 8: their start-ups overlap the main workers');
 #  - --probe-kind serialized: 2 probe processes, the same;
 #  - DUALTIME_PROBE_PRESTART=0 (on demand, as before): the probe processes start in the
 #    first case, after the main workers' prepares, one after the other;
@@ -53,12 +55,17 @@ slowest = max(hello[p]["t_out"] - start[p] for p in probes)
 spread = max(start.values()) - min(start.values())
 together = spread < 0.5 * slowest
 before = all(h["t_out"] < first_main_prepare for h in hello.values())
+# --backends cuda with device timing: spawned with the main workers (session 8), each
+# before the last main worker's hello was answered
+main_hello = max(next(r for r in reqs[p] if r["cmd"] == "hello")["t_out"] for p in mains)
+early = all(start[p] < main_hello for p in probes)
 if mode == "together":
     assert together and before, ("not started together before the run", spread, slowest, hello,
                                  first_main_prepare)
+    assert early, ("not started with the main workers", start, main_hello)
 else:
-    assert spread > slowest and not before, ("started together", spread, slowest, hello,
-                                             first_main_prepare)
+    assert spread > slowest and not before and not early, ("started together", spread, slowest,
+                                                           hello, first_main_prepare)
 print("ok", path, mode, len(probes), "probe processes, starts spread %.3f s, slowest start %.3f s" % (spread, slowest))
 EOP
 }
