@@ -25,6 +25,8 @@
 #   DT_STEP_TIMEOUT   one limit for every step (overrides each step's own)
 #   DT_GEMM_AB_ROUNDS rounds of the gemm-ab and gemm-ab-s3 runs (default 2)
 #   DT_TAIL           lines of each log in the summary (default: the step's own)
+#   DT_LN_PERSIST_QUICK set: ln-persist runs only its held run (its FP64 oracle checks every
+#                     timed case), not the GPU-test oracle sweeps
 #   DT_LN_ONE_QUICK   set: ln-one runs only its held run and its --inputs offset run (their own
 #                     FP64 oracle checks every timed case), not the GPU-test oracle sweeps
 #   DT_SKIP           steps to leave out of the list ("racecheck small")
@@ -657,7 +659,7 @@ ln_persist_run=(--backends cuda --device-timing --operations layernorm --dtypes 
                 --row-shapes 8192x8192,4096x8192,16384x4096,1024x4096 --samples 5 --rounds 1
                 --sample-ms 10 --warmup-ms 50 --quiet)
 step_ln-persist() { rm -rf "$W/ln-persist"; local NW="$PWD/$B/dualtime-native-worker" v
-  for v in 1 2; do
+  for v in 1 2; do [ -n "${DT_LN_PERSIST_QUICK:-}" ] && break
     run "ln-persist-oracle$v" 120 3 env DUALTIME_ROW_LN_PERSIST="$v" DUALTIME_GPU_TEST_OPS=layernorm \
       DUALTIME_GPU_TEST_NO_FAULT=1 "${CUDA_TEST[@]}"
     fails "ln-persist-oracle$v"; oracle_ok "ln-persist-oracle$v" layernorm ' row-in-registers single-pass'
