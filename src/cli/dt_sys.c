@@ -89,7 +89,19 @@ void dt_host_info(dt_host *h) {
 void dt_git_info(const char *repo_dir, const char *build_rev, dt_tool *t) {
     char rev[128] = "", status[4096] = "";
     char *a1[] = {"git", "-C", (char *)repo_dir, "rev-parse", "HEAD", NULL};
-    if (capture(a1, rev, sizeof rev) == 0 && strlen(rev) >= 40) {
+    const int built = strlen(build_rev) == 40 && strspn(build_rev, "0123456789abcdef") == 40;
+    const int checkout = capture(a1, rev, sizeof rev) == 0 && strlen(rev) >= 40;
+    if (checkout && built && strncmp(rev, build_rev, 40) != 0) {
+        /* a checkout at another revision (a build folder carried into an older or newer
+         * copy of the sources, as on the device machine): the binary is the build's */
+        char why[160];
+        snprintf(why, sizeof why, "build (the checkout next to the binary is at %.40s)", rev);
+        dt_record_set_str(&t->git_revision, build_rev);
+        t->git_dirty = -1;
+        dt_record_set_str(&t->git_source, why);
+        return;
+    }
+    if (checkout) {
         char *a2[] = {"git", "-C", (char *)repo_dir, "status", "--porcelain",
                       "--untracked-files=no", NULL};
         int rc = capture(a2, status, sizeof status);

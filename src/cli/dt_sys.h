@@ -16,7 +16,8 @@ int dt_file_sha256(const char *path, char out_hex[65]);
 /* The host: cpu model, cores, os, kernel, machine, hostname. */
 void dt_host_info(dt_host *h);
 /* git_revision, git_dirty (-1: unknown) and git_source ("git", or "build (...)" with
- * build_rev when repo_dir is not a checkout) of the tree at repo_dir into t. */
+ * build_rev when repo_dir is not a checkout, or is a checkout at another revision than
+ * build_rev, a known one: the binary is then the build's) of the tree at repo_dir into t. */
 void dt_git_info(const char *repo_dir, const char *build_rev, dt_tool *t);
 /* A refusal of bad input: "dualtime: <message>" on stderr; returns 2, the CLI's exit
  * status for bad input (README "Exit codes"). The one such printer of every subcommand. */
