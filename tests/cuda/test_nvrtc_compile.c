@@ -552,7 +552,7 @@ static void ln_one_cases(const char *hdr) {
 }
 
 /* layernorm's persistent prefetching in-register rows (DUALTIME_ROW_LN_PERSIST=1 or 2,
- * DT_LN_PERSIST): off by default; with it the in-register block-per-row layernorm (no
+ * DT_LN_PERSIST): by default on for bf16/f16 (32 elements a thread), off for f32; with it the in-register block-per-row layernorm (no
  * cluster split, not DT_LN_ONE) compiles in f32, bf16 and f16 with -DDT_LN_PERSIST=<val>,
  * "persist=<val>" in its summary and a grid of min(M, 132 * max(1, 2048 / BLOCK)) blocks
  * (persistent_blocks set), and nothing else gets it (warp-per-row, register clusters,
@@ -565,18 +565,42 @@ static void ln_persist_cases(const char *hdr) {
         {5, 40000, 0, 0},     {4096, 50257, 0, 0},  {8191, 8193, 1, 0}};
     static const dt_dtype dts[] = {DT_F32, DT_BF16, DT_F16};
     static const char *const vals[] = {"1", "2"};
+    /* DUALTIME_ROW_LN_PERSIST=0: off in every dtype (the version before); the registers
+     * to compare with */
+    setenv("DUALTIME_ROW_LN_PERSIST", "0", 1);
     g_expect = " persist=";
     g_expect_absent = 1;
-    for (size_t t = 0; t < 3; t++) { /* default: off; the registers to compare with */
+    for (size_t t = 0; t < 3; t++) {
         compile_typed(DT_OP_LAYERNORM, 8192, 8192, 0, 0, "sm_90", hdr, dts[t]);
-        CHECK(!has_opt(&g_last, "-DDT_LN_PERSIST=1") && !g_last.persistent_blocks && g_last.grid[0] == 8192,
-              "layernorm by default: persistent: %s", g_last.summary);
+        CHECK(!has_opt(&g_last, "-DDT_LN_PERSIST=1") && !g_last.persistent_blocks && g_last.grid[0] == 8192 &&
+                  g_last.block[0] == 512,
+              "layernorm DUALTIME_ROW_LN_PERSIST=0: persistent: %s", g_last.summary);
         CHECK(g_regs > 0, "layernorm 8192x8192 %s: no register count in the cubin", dt_dtype_name(dts[t]));
         printf("ok   ln-persist=0 layernorm 8192x8192 %s: %d registers, %d frame bytes\n",
                dt_dtype_name(dts[t]), g_regs, g_frame);
     }
-    g_expect = NULL;
+    unsetenv("DUALTIME_ROW_LN_PERSIST");
+    /* the default (session 8): f32 off; bf16/f16 persistent with 32 elements a thread
+     * (256 threads at 8192 and 4096 wide: grid min(M, 132 * 8)) where the rows are aligned
+     * in-register blocks of 1025..32768, else as before (16, not persistent) */
+    compile_typed(DT_OP_LAYERNORM, 8192, 8192, 0, 0, "sm_90", hdr, DT_F32);
     g_expect_absent = 0;
+    g_expect = NULL;
+    static const struct { int64_t m, n; int views; int64_t grid, block; } nd[] = {
+        {8192, 8192, 0, 1056, 256}, {16384, 4096, 0, 2112, 128}, {1024, 4096, 0, 1024, 128},
+        {8, 32768, 0, 8, 1024},     {8192, 1024, 0, 0, 0},       {17, 257, 0, 0, 0},
+        {4096, 50257, 0, 0, 0},     {8191, 8193, 1, 0, 0},       {8, 40000, 0, 0, 0}};
+    for (size_t t = 1; t < 3; t++)
+        for (size_t i = 0; i < sizeof nd / sizeof nd[0]; i++) {
+            compile_typed(DT_OP_LAYERNORM, nd[i].m, nd[i].n, 0, nd[i].views, "sm_90", hdr, dts[t]);
+            const int on = has_opt(&g_last, "-DDT_LN_PERSIST=1");
+            CHECK(on == (nd[i].grid > 0) && (strstr(g_last.summary, " persist=1") != NULL) == on &&
+                      (!on || (g_last.grid[0] == nd[i].grid && g_last.block[0] == nd[i].block)),
+                  "layernorm %lldx%lld %s by default: persistent %d (want %d), grid %u block %u: %s",
+                  (long long)nd[i].m, (long long)nd[i].n, dt_dtype_name(dts[t]), on, nd[i].grid > 0,
+                  g_last.grid[0], g_last.block[0], g_last.summary);
+        }
+    g_expect = NULL;
     for (size_t v = 0; v < 2; v++) {
         setenv("DUALTIME_ROW_LN_PERSIST", vals[v], 1);
         char opt[32], sum[32];
@@ -947,11 +971,16 @@ static void long_row_cases(const char *hdr) {
     setenv("DUALTIME_ROW_FASTEXP", "1", 1);
     compile_typed(DT_OP_SOFTMAX, 8192, 8192, 0, 1, "sm_90", hdr, DT_F32);
     unsetenv("DUALTIME_ROW_FASTEXP");
-    /* geometry: narrow 8192 rows hold 32 elements a thread (256 threads), layernorm 16 */
+    /* geometry: narrow 8192 rows hold 32 elements a thread (256 threads), layernorm too on
+     * its persistent rows (16 without them) */
     g_expect = "block=256 vec=8";
     compile_typed(DT_OP_SOFTMAX, 8192, 8192, 0, 0, "sm_90", hdr, DT_BF16);
-    g_expect = "block=512 vec=8";
+    g_expect = "block=256 vec=8 row-in-registers single-pass persist=1"; /* session 8 */
     compile_typed(DT_OP_LAYERNORM, 8192, 8192, 0, 0, "sm_90", hdr, DT_BF16);
+    g_expect = "block=512 vec=8";
+    setenv("DUALTIME_ROW_LN_PERSIST", "0", 1);
+    compile_typed(DT_OP_LAYERNORM, 8192, 8192, 0, 0, "sm_90", hdr, DT_BF16);
+    unsetenv("DUALTIME_ROW_LN_PERSIST");
     setenv("DUALTIME_ROW_ELEMS", "16", 1);
     compile_typed(DT_OP_SOFTMAX, 8192, 8192, 0, 0, "sm_90", hdr, DT_BF16);
     unsetenv("DUALTIME_ROW_ELEMS");

@@ -642,8 +642,8 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
      * thread of a block-per-row kernel holds: 16 for f32; 32 for bf16/f16 (a thread
      * moves 64 bytes either way; H200 8192^2 bf16: softmax 71.5 -> 67.1 us, cross_entropy
      * 43.8 -> 33.8, f16 rmsnorm 83.5 -> 69.7) except layernorm and residual_layernorm,
-     * which keep 16 (layernorm bf16 75.4 at 16, 88.9 at 32: three arrays a thread),
-     * and sum (streaming, at the copy limit with 16: 33.1 us bf16).
+     * which keep 16 (layernorm bf16 75.4 at 16, 88.9 at 32: three arrays a thread;
+     * but 32 on its persistent rows, 70.1: below, session 8), and sum (streaming, at the copy limit with 16: 33.1 us bf16).
      * DUALTIME_ROW_CLUSTER: 0 no cluster split, 1 (default) split rows too long for one
      * block's registers when there are few rows (M*4 <= SMs), 2 split every row too
      * long for one block and few rows of >= 16384 too (measured slower at 4096x50257,
@@ -674,7 +674,8 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
     if (kst == DT_OK) kst = int_knob("DUALTIME_ROW_LN_REGS", 0, 128, 0, &ln_regs, err);
     int ln_persist = 0; /* layernorm.cu DT_LN_PERSIST (block-per-row in-register rows as a
                            persistent grid prefetching each block's next row; 2: gamma and
-                           beta kept in registers too): opt-in, unmeasured (docs/perf.md) */
+                           beta kept in registers too): the default for bf16/f16 (below),
+                           opt-in for f32 (slower there: 138 against 132 us at 8192^2) */
     if (kst == DT_OK) kst = int_knob("DUALTIME_ROW_LN_PERSIST", 0, 2, 0, &ln_persist, err);
     if (kst == DT_OK) kst = int_knob("DUALTIME_ROW_SMEM_KB", 16, 227, 0, &smem_kb, err);
     if (kst == DT_OK) kst = int_knob("DUALTIME_ROW_CLUSTER", 0, 2, 0, &cluster_on, err);
@@ -687,6 +688,22 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
     if (kst == DT_OK) kst = int_knob("DUALTIME_ROW_L2", 0, 1, 0, &row_l2, err);
     if (kst == DT_OK) kst = int_knob("DUALTIME_ROW_L2_MB", 4, 256, 0, &row_l2_mb, err);
     if (kst != DT_OK) return kst;
+    /* bf16/f16 layernorm (session 8, the default): 32 elements a thread on the persistent
+     * prefetching rows (DT_LN_PERSIST=1) wherever the plan gives those rows (aligned rows
+     * of 1025..32768, an in-register block a row, no cluster split); elsewhere 16, as
+     * before (32 without the persistent rows was slower: 88.9 against 75.4 us). H200,
+     * 8192^2 bf16, one held run: 70.1 us against 75.0 (fp32 132: 0.531x); 4096x8192 37.4
+     * against 40.5, 16384x4096 69.3 against 72.1, 1024x4096 5.12 against 5.49 (docs/perf.md
+     * "layernorm persistent rows"). Any of DUALTIME_ROW_ELEMS, _LN_PERSIST (0: the version
+     * before), _LN_ONE, _LN_REGS, _TPR, _SMEM=2 set: as they say. */
+    if (narrow && L->op == DT_OP_LAYERNORM && aligned && n > 1024 && smem_mode != 2 &&
+        !getenv_set("DUALTIME_ROW_ELEMS") && !getenv_set("DUALTIME_ROW_LN_PERSIST") &&
+        !getenv_set("DUALTIME_ROW_LN_REGS") && !ln_one && !tpr_env_set()) {
+        int64_t t = pow2_ceil((n + 31) / 32);
+        if (t < 64) t = 64;
+        if (t > 1024) t = 1024;
+        if ((n + t * vw - 1) / (t * vw) * vw <= 32) elems = 32, ln_persist = 1;
+    }
     if (ce_stream && L->op == DT_OP_CROSS_ENTROPY) smem_pipe = 0; else ce_stream = 0;
     if (ln_raw && narrow && L->op == DT_OP_LAYERNORM) dt_cuda_plan_add_opt(p, "-DDT_LN_RAW=1");
     if (fastexp && (L->op == DT_OP_SOFTMAX || L->op == DT_OP_CROSS_ENTROPY))

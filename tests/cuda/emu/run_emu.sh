@@ -121,13 +121,16 @@ one_cases=("4 8192 8192 0 512 512 4 4 1 0 0" "4 8192 8192 0 512 512 8 2 1 0 1" "
            "3 8192 8192 0 512 512 4 4 1 0 0 5" "3 8192 8192 0 512 512 8 2 1 0 1 5" "9 1024 1024 0 256 32 4 8 1 0 0 5"
            "2 2900 2900 0 64 64 4 4 3 1000 0 5" "3 8192 8192 0 512 512 4 4 1 0 0 6 4096")
 # M N LDA view BLOCK VEC PER ELEM G [PLANT [OFFSET]]: the DT_LN_PERSIST cases (layernorm,
-# INREG=1, TPR = BLOCK; G persistent blocks; PLANT 7 / 8 build persist=1 only, must fail)
+# INREG=1, TPR = BLOCK; G persistent blocks; PLANT 7 / 8 build persist=1 only, must fail;
+# the last five: the bf16/f16 default since session 8, 32 elements a thread: PER 4 of VEC 8)
 persist_cases=("7 8192 8192 0 512 8 2 1 3" "5 8192 8192 0 512 4 4 0 2" "6 4096 4096 0 256 8 2 2 4"
                "2 4096 4096 0 256 4 4 0 5" "1 8192 8192 0 512 8 2 2 1" "17 257 260 1 128 1 3 1 5"
                "5 1023 1023 0 128 1 8 0 3" "5 8192 8200 0 512 8 2 1 3" "4 4096 4104 0 256 4 4 0 3"
                "5 8192 8192 0 512 4 4 0 2 0 4096" "7 8192 8192 0 512 8 2 1 3 0 1"
                "6 4096 4096 0 256 8 2 2 4 0 1"
-               "7 8192 8192 0 512 8 2 1 3 7" "5 4096 4096 0 256 4 4 0 2 8")
+               "7 8192 8192 0 512 8 2 1 3 7" "5 4096 4096 0 256 4 4 0 2 8"
+               "7 8192 8192 0 256 8 4 1 3" "5 8192 8200 0 256 8 4 2 2" "9 4096 4096 0 128 8 4 1 4"
+               "3 32768 32768 0 1024 8 4 2 2" "6 2048 2048 0 64 8 4 1 4 0 1")
 [ -n "${DT_EMU_ONLY:-}" ] && [ "${DT_EMU_ONLY:-}" != persist ] && persist_cases=()
 [ "${DT_EMU_ONLY:-}" = persist ] && cases=() && pipe_cases=() && stream_cases=() && l2_cases=() && one_cases=()
 [ "${DT_EMU_ONLY:-}" = pipe ] && cases=() && stream_cases=() && l2_cases=()
