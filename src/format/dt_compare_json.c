@@ -78,6 +78,7 @@ static json_t *row(enc *e, const dt_compare_row *r) {
     put(o, "ci_high", jnum(r->ci_high));
     put(o, "spread", jnum(r->spread));
     put(o, "spread_measured", json_boolean(r->spread_measured));
+    put(o, "process_band", jnum(r->process_band));
     put(o, "detectable_slower", jnum(r->detectable_slower));
     put(o, "detectable_faster", jnum(r->detectable_faster));
     put(o, "a", side(&r->a, cand));

@@ -436,6 +436,48 @@ static void side_fill(const dt_case *c, size_t impl, dt_scope s, dt_compare_side
     side->spread = round_spread(rv, &side->rounds);
 }
 
+/* Kernels per call of implementation impl in case c: the median over its probe samples
+ * (batch, else single) of kernel records / calls; 1 without any. */
+static double kernels_per_call(const dt_case *c, size_t impl) {
+    static const dt_scope sc[] = {DT_SCOPE_PROBE_BATCH, DT_SCOPE_PROBE_SINGLE};
+    for (size_t k = 0; k < 2; k++) {
+        const dt_samples *ss = samples_of(c, impl, sc[k]);
+        double *v = ss->n ? malloc(ss->n * sizeof *v) : NULL;
+        size_t n = 0;
+        for (size_t i = 0; i < ss->n; i++) {
+            const dt_sample *x = &ss->v[i];
+            if (x->has_probe && x->probe.kernel_count != DT_NULL_I64 && x->probe.kernel_count > 0 &&
+                x->reps > 0)
+                v[n++] = (double)x->probe.kernel_count / (double)x->reps;
+        }
+        double m = n ? dt_stats_median(v, n) : NAN;
+        free(v);
+        if (isfinite(m) && m > 0) return m;
+    }
+    return 1;
+}
+
+/* The median µs of a scope's samples (NAN: none). */
+static double samples_median(const dt_samples *ss) {
+    round_values v = sample_values(ss);
+    double m = dt_stats_median(v.v, v.n);
+    rv_free(&v);
+    return m;
+}
+
+static int held_scope(dt_scope s) {
+    return s == DT_SCOPE_CONTROL_BATCH || s == DT_SCOPE_CONTROL_SINGLE ||
+           s == DT_SCOPE_PROBE_BATCH || s == DT_SCOPE_PROBE_SINGLE;
+}
+
+/* The process band of one implementation's held row (DT_COMPARE_PROCESS_LAUNCH_US): the
+ * factor its own median may move by in another process, 1 + launch offset x kernels a
+ * call / the smaller of its two medians; 1 where unknown. */
+static double process_band(const dt_compare_side *a, const dt_compare_side *b, double kernels) {
+    double p = a->p50_us < b->p50_us ? a->p50_us : b->p50_us;
+    return p > 0 ? 1 + DT_COMPARE_PROCESS_LAUNCH_US * kernels / p : 1;
+}
+
 /* The change, its interval, the spread, the detectable factors and the verdict. */
 /* A held device window (control, probe) times the GPU work alone, so the host's drift
  * that the paired ratio cancels does not reach it; what moves a held window between two
@@ -446,13 +488,13 @@ static void side_fill(const dt_case *c, size_t impl, dt_scope s, dt_compare_side
  * the same way; otherwise the baseline moved. Host and dispatch scopes: see
  * host_attribution. */
 static dt_cmp_verdict held_attribution(const dt_compare_row *row, dt_cmp_verdict v,
-                                       double threshold) {
-    int held = row->scope == DT_SCOPE_CONTROL_BATCH || row->scope == DT_SCOPE_CONTROL_SINGLE ||
-               row->scope == DT_SCOPE_PROBE_BATCH || row->scope == DT_SCOPE_PROBE_SINGLE;
-    if (!held || !(row->a.p50_us > 0) || !(row->b.p50_us > 0)) return v;
+                                       double threshold, double own_band) {
+    if (!held_scope(row->scope) || !(row->a.p50_us > 0) || !(row->b.p50_us > 0)) return v;
     double own = row->b.p50_us / row->a.p50_us;
-    if (v == DT_CMP_SLOWER && !(own > 1 + threshold)) return DT_CMP_BASELINE_MOVED;
-    if (v == DT_CMP_FASTER && !(own < 1 - threshold)) return DT_CMP_BASELINE_MOVED;
+    double up = 1 + threshold > own_band ? 1 + threshold : own_band;
+    double down = 1 - threshold < 1 / own_band ? 1 - threshold : 1 / own_band;
+    if (v == DT_CMP_SLOWER && !(own > up)) return DT_CMP_BASELINE_MOVED;
+    if (v == DT_CMP_FASTER && !(own < down)) return DT_CMP_BASELINE_MOVED;
     return v;
 }
 
@@ -551,7 +593,8 @@ static void host_attribution(dt_compare_case *cc, double threshold, double max_n
 }
 
 static void row_judge(const cmp_ctx *cx, const dt_compare_case *cc, dt_compare_row *row,
-                      const round_values *ra, const round_values *rb, uint64_t seed) {
+                      const round_values *ra, const round_values *rb, uint64_t seed,
+                      const dt_case *ca, const dt_case *cb) {
     dt_interval iv = {NAN, NAN, NAN, 0};
     dt_err e2;
     if (ra->n && rb->n &&
@@ -567,6 +610,22 @@ static void row_judge(const cmp_ctx *cx, const dt_compare_case *cc, dt_compare_r
     double sb = isfinite(row->b.spread) ? row->b.spread : cx->spread_floor;
     row->spread = sa > sb ? sa : sb;
     row->spread_measured = isfinite(row->a.spread) && isfinite(row->b.spread);
+    /* held scopes: the implementations' processes (DT_COMPARE_PROCESS_LAUNCH_US); a
+     * candidate's paired ratio carries its own process and the baseline's */
+    double own_band = 1;
+    row->process_band = NAN;
+    if (held_scope(row->scope)) {
+        own_band = process_band(&row->a, &row->b, kernels_per_call(ca, row->impl_a));
+        double band = own_band;
+        if (row->role == DT_ROLE_CANDIDATE) { /* the baseline's process: impl 0 of A and B */
+            dt_compare_side ba = {0}, bb = {0};
+            ba.p50_us = samples_median(samples_of(ca, 0, row->scope));
+            bb.p50_us = samples_median(samples_of(cb, 0, row->scope));
+            band += process_band(&ba, &bb, kernels_per_call(ca, 0)) - 1;
+        }
+        row->process_band = band;
+        if (band > row->spread) row->spread = band;
+    }
     dt_compare_runs_detectable(row->change, row->ci_low, row->ci_high, cx->threshold,
                                row->spread, &row->detectable_slower, &row->detectable_faster);
     dt_cmp_verdict v = cc->invalid ? DT_CMP_INVALID
@@ -576,7 +635,7 @@ static void row_judge(const cmp_ctx *cx, const dt_compare_case *cc, dt_compare_r
     if (row->role == DT_ROLE_BASELINE && v == DT_CMP_SLOWER) v = DT_CMP_MACHINE_SLOWER;
     if (row->role == DT_ROLE_BASELINE && v == DT_CMP_FASTER) v = DT_CMP_MACHINE_FASTER;
     if (row->role == DT_ROLE_CANDIDATE && (v == DT_CMP_SLOWER || v == DT_CMP_FASTER))
-        v = held_attribution(row, v, cx->threshold);
+        v = held_attribution(row, v, cx->threshold, own_band);
     row->verdict = v;
 }
 
@@ -597,7 +656,7 @@ static void compare_row(const cmp_ctx *cx, const dt_case *ca, const dt_case *cb,
     side_fill(ca, (size_t)ia, s, &row->a, &ra);
     side_fill(cb, (size_t)ib, s, &row->b, &rb);
     uint64_t seed = dt_derive_seed(cx->seed, ca->id, dt_scope_name(s)) ^ (uint64_t)(k + 1);
-    row_judge(cx, cc, row, &ra, &rb, seed);
+    row_judge(cx, cc, row, &ra, &rb, seed, ca, cb);
     rv_free(&ra);
     rv_free(&rb);
 }
