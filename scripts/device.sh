@@ -90,6 +90,7 @@ warmup-ab|the main workers warm-ups at once (the cuda default since session 6) v
 proc-offsets|issue 12 rerun medians: the same small plan (add, softmax, layernorm at 1x127, 17x257, 128x1024, 1 round) run DT_PROC_RUNS times (default 5), each with fresh worker processes, then the same with --no-pin; scripts/proc_offsets.py: each process held-median offset against run 1 and the spread per implementation x scope (< 4 min)
 inputs-all|issue 16 done: every --inputs distribution but uniform (normal, wide-logits, offset, cancel) for every op in fp32,bf16,fp16 on DT_BACKENDS (default cuda): rows 17x257, 1024x4096, 8x128256, gemm 127x193x61, 1024x1024x1024, 4096x1x4096, 1 round, 3 samples, no device timing; per distribution the cases and the valid ones into the summary, every invalid case named (< 3 min)
 dtypes-full|issue 16 done: the default CUDA matrix with --dtypes fp32,bf16,fp16 (both implementations), cut at DT_DTYPES_S (default 500 s) and resumable: DT_DTYPES_RESUME=a carried dtypes-full.tgz continues it with --resume; the run folder (results.json, no scratch) comes back as dtypes-full.tgz, results.md as dtypes-full.md when complete
+ln-default|issue 16 item 1, session 8: the new bf16/f16 layernorm default (32 elements a thread on the persistent rows) in ONE held run of layernorm at the default CUDA row shapes in fp32,bf16,fp16: torch vs native vs old (worker:env DUALTIME_ROW_LN_PERSIST=0), 5 samples, 1 round; Device control table into the summary, ln-default.md back (< 3 min)
 ncu-ln|issue 16 item 1: ncu --set full (clocks as they are) of native layernorm bf16, rmsnorm bf16 and layernorm f32 at 8192^2, one kernel each after 20 launches; SOL, memory, occupancy, warp-state and launch sections of each into the summary (< 2 min)
 ncu-8192|issue 12: the native held control against ncu gpu__time_duration at 8192^2 for every row and elementwise op (fp32): one device-timed run (native vs a second native), (or the rerun-a of this call, or DT_NCU_REF), then each op under ncu (--clock-control none: the clocks as they are; --cache-control none: steady state like the batch; 10 launches after 20), scripts/ncu_check.py (target within 3%) (< 4 min)
 offset-latency|issue 12 experiment: scripts/exp/offset_latency.cu (carried as $B/offset_latency, else built with nvcc) twice, two processes: a 17x257 add as a 64-launch CUDA graph at 48 placements in one allocation, us per kernel per placement and the spread
@@ -291,6 +292,7 @@ step_plant() { local p="${DT_PLANT:-softmax:0.10}"
   local ra; ra=$(rerun_a)
   [ -f "$ra" ] || { echo "   plant: no rerun-a to compare with" | tee -a "$S"; return 0; }
   run compare-plant 60 12 "$B/dualtime" compare "$ra" "$W/plant/results.json"
+  [ -f "$W/plant/results.json" ] && gzip -c "$W/plant/results.json" >"$OUT/plant.json.gz"
   cp "$W/compare-plant.log" "$OUT/compare-plant.md" 2>/dev/null; return 0; }
 pwab_one() { local name="$1"; shift; local t0; t0=$(date +%s); rm -rf "${W:?}/$name"
   run "$name" 200 3 env DUALTIME_PHASE_TRACE="$W/$name.trace" "$@" "$B/dualtime" run --backends cuda \
@@ -669,6 +671,14 @@ step_ln-persist() { rm -rf "$W/ln-persist"; local NW="$PWD/$B/dualtime-native-wo
     --output "$W/ln-persist"
   [ -f "$W/ln-persist/results.md" ] && cp "$W/ln-persist/results.md" "$OUT/ln-persist.md"
   note "$W/ln-persist/results.md" '/^## Device control/,/^$/p' 30; return 0; }
+
+step_ln-default() { rm -rf "$W/ln-default"; local NW="$PWD/$B/dualtime-native-worker"
+  run ln-default-run 200 3 "$B/dualtime" run --backends cuda --device-timing --operations layernorm \
+    --dtypes fp32,bf16,fp16 --samples 5 --rounds 1 --sample-ms 10 --warmup-ms 50 --quiet \
+    --impls "torch,native,old=${ln_persist_w}0 $NW" --output "$W/ln-default"
+  [ -f "$W/ln-default/results.md" ] && cp "$W/ln-default/results.md" "$OUT/ln-default.md"
+  [ -f "$W/ln-default/results.json" ] && gzip -c "$W/ln-default/results.json" >"$OUT/ln-default.json.gz"
+  note "$W/ln-default/results.md" '/^## Device control/,/^$/p' 40; return 0; }
 
 # shards: issue 20 on one GPU. The plan's flags are the single run's flags.
 # shellcheck disable=SC2054 # the commas are dualtime's
