@@ -695,8 +695,9 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
      * 8192^2 bf16, one held run: 70.1 us against 75.0 (fp32 132: 0.531x); 4096x8192 37.4
      * against 40.5, 16384x4096 69.3 against 72.1, 1024x4096 5.12 against 5.49 (docs/perf.md
      * "layernorm persistent rows"). Any of DUALTIME_ROW_ELEMS, _LN_PERSIST (0: the version
-     * before), _LN_ONE, _LN_REGS, _TPR, _SMEM=2 set: as they say. */
+     * before), _LN_ONE, _LN_REGS, _TPR, _SMEM=2, _CLUSTER=2 set: as they say. */
     if (narrow && L->op == DT_OP_LAYERNORM && aligned && n > 1024 && smem_mode != 2 &&
+        cluster_on != 2 &&
         !getenv_set("DUALTIME_ROW_ELEMS") && !getenv_set("DUALTIME_ROW_LN_PERSIST") &&
         !getenv_set("DUALTIME_ROW_LN_REGS") && !ln_one && !tpr_env_set()) {
         int64_t t = pow2_ceil((n + 31) / 32);
