@@ -38,6 +38,19 @@
 #define DT_LN_BOUNDS __launch_bounds__(BLOCK)
 #endif
 
+#if INREG && DT_LN_PERSIST
+/* The floats of a row held raw (dt_raw_row), in dt_load_row's order. */
+__device__ __forceinline__ void ln_raw_floats(const dt_raw_t (&x)[PER], float (&v)[PER * VEC]) {
+#pragma unroll
+    for (int i = 0; i < PER; i++) {
+        float f[VEC];
+        dt_raw_unpack(x[i], f);
+#pragma unroll
+        for (int e = 0; e < VEC; e++) v[i * VEC + e] = f[e];
+    }
+}
+#endif
+
 extern "C" __global__ void DT_CLUSTER_ATTR DT_LN_BOUNDS
 DT_KNAME(dt_layernorm)(const dt_t *__restrict__ a, const dt_t *__restrict__ gamma,
                        const dt_t *__restrict__ beta, dt_t *__restrict__ out) {
@@ -107,24 +120,12 @@ DT_KNAME(dt_layernorm)(const dt_t *__restrict__ a, const dt_t *__restrict__ gamm
     for (int k = 0, rr = (int)blockIdx.x; k < M / G; k++, rr += G) {
 #endif
         float v[PER * VEC];
-#pragma unroll
-        for (int i = 0; i < PER; i++) {
-            float f[VEC];
-            dt_raw_unpack(nx[i], f); /* columns >= N: 0, as dt_load_row's fill */
-#pragma unroll
-            for (int e = 0; e < VEC; e++) v[i * VEC + e] = f[e];
-        }
+        ln_raw_floats(nx, v); /* columns >= N: 0, as dt_load_row's fill */
         if (rr + G < M) dt_raw_row(a + (long long)(rr + G) * LDA, nx, lane);
         const float r = dt_row_center_rstd(v, lane, DT_EPS);
 #ifdef DT_EMU_PLANT_PERSIST_CLOBBER /* tests/cuda/emu's planted fault: the prefetched
                                        registers taken as this row's before its store */
-#pragma unroll
-        for (int i = 0; i < PER; i++) {
-            float f[VEC];
-            dt_raw_unpack(nx[i], f);
-#pragma unroll
-            for (int e = 0; e < VEC; e++) v[i * VEC + e] = f[e];
-        }
+        ln_raw_floats(nx, v);
 #endif
         dt_t *__restrict__ qr = out + (long long)rr * LDO;
 #if DT_LN_PERSIST == 2
