@@ -436,22 +436,13 @@ static void side_fill(const dt_case *c, size_t impl, dt_scope s, dt_compare_side
     side->spread = round_spread(rv, &side->rounds);
 }
 
-/* Kernels per call of implementation impl in case c: the median over its probe samples
- * (batch, else single) of kernel records / calls; 1 without any. */
+/* Kernels per call of implementation impl in case c: the probe summary's median
+ * (dt_derive_kernels_per_call) of its probe batch samples, else its single ones; 1
+ * without any. */
 static double kernels_per_call(const dt_case *c, size_t impl) {
     static const dt_scope sc[] = {DT_SCOPE_PROBE_BATCH, DT_SCOPE_PROBE_SINGLE};
     for (size_t k = 0; k < 2; k++) {
-        const dt_samples *ss = samples_of(c, impl, sc[k]);
-        double *v = ss->n ? malloc(ss->n * sizeof *v) : NULL;
-        size_t n = 0;
-        for (size_t i = 0; i < ss->n; i++) {
-            const dt_sample *x = &ss->v[i];
-            if (x->has_probe && x->probe.kernel_count != DT_NULL_I64 && x->probe.kernel_count > 0 &&
-                x->reps > 0)
-                v[n++] = (double)x->probe.kernel_count / (double)x->reps;
-        }
-        double m = n ? dt_stats_median(v, n) : NAN;
-        free(v);
+        double m = dt_derive_kernels_per_call(samples_of(c, impl, sc[k]));
         if (isfinite(m) && m > 0) return m;
     }
     return 1;

@@ -332,11 +332,15 @@ static void probe_kernels(const dt_samples *s, dt_probe_summary *ps) {
     free(ks);
 }
 
+double dt_derive_kernels_per_call(const dt_samples *s) {
+    return probe_field_median(s, PF_COUNT_PER_CALL);
+}
+
 static void probe_summary(const dt_samples *s, dt_probe_summary *ps) {
     ps->present = 1;
     ps->kernel_sum_us_p50 = probe_field_median(s, PF_SUM);
     ps->kernel_span_us_p50 = probe_field_median(s, PF_SPAN);
-    ps->kernels_per_call_p50 = probe_field_median(s, PF_COUNT_PER_CALL);
+    ps->kernels_per_call_p50 = dt_derive_kernels_per_call(s);
     probe_kernels(s, ps);
 }
 

@@ -44,6 +44,10 @@
  * record's derived blocks are left cleared (present = 0). */
 dt_status dt_derive_run(dt_record *r, dt_err *err);
 
+/* Kernels a call of a probe scope's samples: the median of kernel records / calls over
+ * the samples that have them (the probe summary's kernels_per_call_p50); NAN: none. */
+double dt_derive_kernels_per_call(const dt_samples *s);
+
 /* The bootstrap seed of one (case, scope): run_seed mixed with an FNV-1a hash of both
  * names, through one splitmix64 step. Scope is a scope name, or "e2e_floor/<impl id>"
  * for the E2E floor intervals. */
