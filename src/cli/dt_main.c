@@ -1154,7 +1154,8 @@ static int run_job_go(run_job *j) {
     /* the probe workers device timing will need, started together now rather than one
      * after the other in the first case (nothing is measured yet; session 6) */
     startup_mark(j, "start: probe workers");
-    if (j->a.device_timing && probe_steps(&j->a)) dt_session_prestart(&j->session, probe_steps(&j->a));
+    const unsigned probes = j->a.device_timing ? probe_steps(&j->a) : 0;
+    if (probes) dt_session_prestart(&j->session, probes);
     /* device ceilings for the report's rooflines: never fatal */
     double cto = j->a.timeout_s < 60 ? j->a.timeout_s : 60;
     startup_mark(j, "start: ceilings");
