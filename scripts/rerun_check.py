@@ -3,11 +3,16 @@
 
     python3 scripts/rerun_check.py A/results.json[.gz] B/results.json[.gz]
 
+A and B may also be `dualtime report RUN/results.json --format json` tables: the run
+derived again by this build (a file from an older build keeps the verdicts it was
+written with).
+
 Reads each case x scope x candidate verdict (derived.scopes.S.vs_baseline) and each
 implementation's scope median (p50) from both runs (their derived sections: a complete
 run's results.json has them). Prints: the share of case x scope rows with the same
 verdict (target >= 98%), every flip with both intervals (a flip should have an interval
-touching the +-2% band), and the share of held device rows (control_*, probe_*, graph_*)
+touching the +-2% band; in held scopes the interval the verdict read: the ratio's widened
+by its process_band), and the share of held device rows (control_*, probe_*, graph_*)
 whose medians are within 2% (target >= 95%), the worst ten. Exit 0 when both targets are
 met, 1 otherwise."""
 import gzip
@@ -23,13 +28,30 @@ def load(path):
         return json.load(f)
 
 
+def widened(lo, hi, band):
+    """The verdict's interval: the ratio's, widened by a held scope's process band."""
+    if lo is None or hi is None or not band:
+        return lo, hi
+    return lo / band, hi * band
+
+
 def rows(run):
     verdict, median = {}, {}
+    if isinstance(run, list):  # `dualtime report --format json` rows (derived again)
+        for r in run:
+            key = (r["case"], r["scope"], r["implementation"])
+            if r.get("p50_us") is not None:
+                median[key] = r["p50_us"]
+            if r.get("role") != "baseline" and r.get("verdict"):
+                verdict[key] = (r["verdict"],) + widened(r.get("ci_low"), r.get("ci_high"),
+                                                         r.get("process_band"))
+        return verdict, median
     for c in run["cases"]:
         for scope, d in ((c.get("derived") or {}).get("scopes") or {}).items():
             for impl, v in (d.get("vs_baseline") or {}).items():
                 r = v.get("ratio") or {}
-                verdict[(c["id"], scope, impl)] = (v.get("verdict"), r.get("ci_low"), r.get("ci_high"))
+                verdict[(c["id"], scope, impl)] = (v.get("verdict"),) + widened(
+                    r.get("ci_low"), r.get("ci_high"), v.get("process_band"))
             for impl, s in d.items():
                 if isinstance(s, dict) and "p50" in s:
                     median[(c["id"], scope, impl)] = s["p50"]

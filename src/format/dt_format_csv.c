@@ -15,7 +15,7 @@
 static const char *const k_columns[] = {
     "case", "op", "dtype", "shape", "m", "n", "k", "valid", "implementation", "role", "scope",
     "samples", "p50_us", "p90_us", "min_us", "iqr_us", "noise", "ratio", "ci_low", "ci_high",
-    "pairs", "verdict"};
+    "pairs", "verdict", "process_band"};
 
 const char *const *dt_format_table_columns(size_t *n) {
     *n = sizeof k_columns / sizeof k_columns[0];
@@ -56,6 +56,7 @@ static void row_fill(const dt_record *r, const dt_case *c, size_t i, dt_scope s,
         w->pairs = v->ratio.pairs;
         w->verdict = dt_rec_verdict_name(v->verdict);
     }
+    w->process_band = v && v->present && v->process_band > 0 ? v->process_band : NAN;
 }
 
 dt_status dt_format_table_rows(const dt_record *r, dt_table_row **rows, size_t *n_rows,
@@ -120,7 +121,9 @@ static void row_write(FILE *o, const dt_table_row *w) {
     num(o, w->ci_high);
     if (w->has_ratio) fprintf(o, "%zu,", w->pairs);
     else fputc(',', o);
-    field(o, w->verdict ? w->verdict : "", 1);
+    field(o, w->verdict ? w->verdict : "", 0);
+    if (isfinite(w->process_band)) fprintf(o, "%.9g", w->process_band);
+    fputs("\r\n", o);
 }
 
 dt_status dt_format_csv(const dt_record *r, char **text, size_t *len, dt_err *err) {

@@ -40,6 +40,7 @@ typedef struct dt_table_row {
     double ratio, ci_low, ci_high;                 /* NAN: missing */
     size_t pairs;
     const char *verdict;         /* NULL: no ratio */
+    double process_band;         /* held scopes: the verdict's interval widening; NAN: none */
 } dt_table_row;
 
 /* The column names, in order (n receives their count). */

@@ -12,6 +12,7 @@
 
 #include "data/dt_arena.h"
 #include "plan/dt_ops.h"
+#include "stats/dt_derive.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -105,6 +106,10 @@ static void verdict_cell(const md *m, const dt_case *c, dt_scope s, size_t k) {
         fprintf(m->o, "**%s**", dt_rec_verdict_name(vs->verdict));
     else
         fputs(dt_rec_verdict_name(vs->verdict), m->o);
+    if (vs && vs->process_band >= 1.005) { /* a held verdict read on a widened interval */
+        dt_format_buf b;
+        fprintf(m->o, " (band ×%s)", dt_format_ratio(b, vs->process_band));
+    }
 }
 
 /* A code fence longer than any backtick run in s. */
@@ -1605,6 +1610,13 @@ static void sec_limits(const md *m) {
               "- **Kernel probe** numbers come from CUPTI, which perturbs what it measures; "
               "they are diagnostics shown next to the control, with the measured "
               "probe/control ratio, and never replace or correct it.\n", m->o);
+    if (device && m->r->settings.held_windows)
+        fprintf(m->o, "- **Held verdicts** (control and probe scopes) read the ratio's interval "
+                "widened by the process band (\"band ×1.12\" beside the verdict where it is "
+                "0.5%% or more): each implementation's worker process moves every held kernel "
+                "launch by up to ±%.2f µs, which no interval of one run can show "
+                "(docs/results-format.md, \"Process band of a held verdict\").\n",
+                DT_HELD_PROCESS_LAUNCH_US / 2);
     fprintf(m->o, "- **Ratios** are medians of paired candidate/baseline ratios (pairs share a "
             "round and index), not ratios of means or of medians; the %s%% interval is a "
             "bootstrap over pairs and only covers sample-to-sample noise of this run.\n"

@@ -21,7 +21,7 @@ static json_t *row_json(const dt_table_row *w) {
                    num(w->p50_us), num(w->p90_us), num(w->min_us), num(w->iqr_us),
                    num(w->noise), num(w->ratio), num(w->ci_low), num(w->ci_high),
                    w->has_ratio ? json_integer((json_int_t)w->pairs) : json_null(),
-                   str(w->verdict)};
+                   str(w->verdict), num(w->process_band)};
     size_t nc, nv = sizeof v / sizeof v[0];
     const char *const *cols = dt_format_table_columns(&nc);
     DT_ASSERT(nc == nv);

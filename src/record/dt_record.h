@@ -576,6 +576,8 @@ typedef struct dt_scope_vs {
     int has_ratio;       /* 0 for invalid cases / no pairs */
     dt_rec_ratio ratio;  /* candidate / baseline (> 1: the candidate is slower) */
     dt_rec_verdict verdict;
+    double process_band; /* held scopes of a held run: the verdict's interval is ratio's
+                            interval / and x this (dt_derive_process_band, >= 1); 0: none */
 } dt_scope_vs;
 
 typedef struct dt_scope_derived {

@@ -1544,6 +1544,9 @@ static dt_status dec_scope_vs(dec *d, const json_t *so, dt_scope_derived *sd) {
         vs->present = 1;
         TRY(dec_ratio(d, e, "ratio", &vs->has_ratio, &vs->ratio));
         TRY(dec_verdict(d, e, &vs->verdict));
+        double band;
+        TRY(get_num(d, e, "process_band", 0, 1, &band));
+        vs->process_band = isnan(band) ? 0 : band;
         path_pop(d, m);
     }
     return DT_OK;
@@ -2499,6 +2502,8 @@ static json_t *enc_scope(enc *e, const dt_scope_derived *sd) {
             if (sd->vs[i].has_ratio)
                 put(e, v, "ratio", enc_ratio(e, &sd->vs[i].ratio));
             put_str(e, v, "verdict", dt_rec_verdict_name(sd->vs[i].verdict));
+            if (sd->vs[i].process_band > 0)
+                put(e, v, "process_band", jnum(sd->vs[i].process_band));
             put(e, vs, r->impls[i].id, v);
         }
     }

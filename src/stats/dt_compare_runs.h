@@ -152,15 +152,6 @@ typedef struct dt_compare_side {
 } dt_compare_side;
 
 /* One row: one scope of one implementation position in one case. */
-/* How far one kernel launch's held-window time moves from process to process (µs): the
- * same 64 stream launches behind a cuStreamWaitValue32 hold, a 17x257 add, in 10 fresh
- * plain processes on the H200 (driver 580, session 8, scripts/exp/offset_latency.cu held):
- * medians 1.7535 .. 1.9185 µs a kernel (0.165), each process within 0.4-1.0% over 48
- * windows; dualtime's main workers moved 5-7% at the small cases between runs. A held row's
- * run-to-run spread cannot be measured inside one run (its rounds share the process), so
- * the row's spread is at least 1 + this x kernels a call / p50 (docs/results-format.md,
- * "compare"). Graph replay has no such offset (0.44% over 10 processes). */
-#define DT_COMPARE_PROCESS_LAUNCH_US 0.20
 
 typedef struct dt_compare_row {
     dt_scope scope;
@@ -172,7 +163,7 @@ typedef struct dt_compare_row {
     double ci_low, ci_high; /* bootstrap interval of the change; NAN: insufficient */
     double spread;          /* max of A's and B's spread, a missing one as spread_floor */
     int spread_measured;    /* 1: both runs had >= 2 rounds; 0: the floor was used */
-    double process_band;    /* held scopes (control, probe): 1 + DT_COMPARE_PROCESS_LAUNCH_US
+    double process_band;    /* held scopes (control, probe): 1 + DT_HELD_PROCESS_LAUNCH_US
                                x kernels a call / p50, summed over the implementations the
                                row's ratio holds; spread is at least this (NAN: other scopes) */
     double detectable_slower, detectable_faster; /* NAN without an interval */

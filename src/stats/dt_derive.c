@@ -336,6 +336,25 @@ double dt_derive_kernels_per_call(const dt_samples *s) {
     return probe_field_median(s, PF_COUNT_PER_CALL);
 }
 
+double dt_derive_case_kernels_per_call(const dt_case *c, size_t impl) {
+    static const dt_scope sc[] = {DT_SCOPE_PROBE_BATCH, DT_SCOPE_PROBE_SINGLE};
+    for (size_t k = 0; k < 2; k++) {
+        double m = dt_derive_kernels_per_call(samples_of(c, impl, sc[k]));
+        if (isfinite(m) && m > 0) return m;
+    }
+    return 1;
+}
+
+int dt_derive_held_scope(dt_scope s) {
+    return s == DT_SCOPE_CONTROL_BATCH || s == DT_SCOPE_CONTROL_SINGLE ||
+           s == DT_SCOPE_PROBE_BATCH || s == DT_SCOPE_PROBE_SINGLE;
+}
+
+double dt_derive_process_band(double cand_p50, double cand_k, double base_p50, double base_k) {
+    if (!(cand_p50 > 0) || !(base_p50 > 0)) return 1;
+    return 1 + DT_HELD_PROCESS_LAUNCH_US / 2 * (cand_k / cand_p50 + base_k / base_p50);
+}
+
 static void probe_summary(const dt_samples *s, dt_probe_summary *ps) {
     ps->present = 1;
     ps->kernel_sum_us_p50 = probe_field_median(s, PF_SUM);
@@ -441,7 +460,19 @@ static dt_status scope_ratios(derive_ctx *cx, dt_case *c, int valid, dt_scope s,
             }
             vs->has_ratio = 1;
             vs->ratio = rec_ratio(&iv, skipped);
-            vs->verdict = (dt_rec_verdict)dt_stats_verdict_band(1, &iv, p->min_pairs_interval,
+            /* a held scope of a run with held windows: each implementation's process moves
+             * its held launches by up to DT_HELD_PROCESS_LAUNCH_US / 2 a kernel, which the
+             * pairs of one run cannot show; the verdict's interval is widened by that band
+             * (the ratio keeps the bootstrap interval; process_band says by how much) */
+            dt_interval vi = iv;
+            if (cx->r->settings.held_windows && dt_derive_held_scope(s)) {
+                vs->process_band = dt_derive_process_band(
+                    sd->impl[j].summary.p50, dt_derive_case_kernels_per_call(c, j),
+                    sd->impl[0].summary.p50, dt_derive_case_kernels_per_call(c, 0));
+                vi.ci_low = iv.ci_low / vs->process_band;
+                vi.ci_high = iv.ci_high * vs->process_band;
+            }
+            vs->verdict = (dt_rec_verdict)dt_stats_verdict_band(1, &vi, p->min_pairs_interval,
                                                                 p->equiv_low, p->equiv_high);
         }
         free(cu);

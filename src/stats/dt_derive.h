@@ -48,6 +48,32 @@ dt_status dt_derive_run(dt_record *r, dt_err *err);
  * the samples that have them (the probe summary's kernels_per_call_p50); NAN: none. */
 double dt_derive_kernels_per_call(const dt_samples *s);
 
+/* Kernels a call of implementation impl in case c: dt_derive_kernels_per_call of its probe
+ * batch samples, else of its probe single ones; 1 without either. */
+double dt_derive_case_kernels_per_call(const dt_case *c, size_t impl);
+
+/* How far one kernel launch's held-window time moves from process to process (µs): the
+ * same 64 stream launches of a 17x257 add behind a cuStreamWaitValue32 hold in fresh plain
+ * processes on the H200 (driver 580, a Firecracker VM; scripts/exp/offset_latency.cu held):
+ * medians 1.7535 .. 1.9185 µs a kernel in 10 processes (session 8), 1.7495 .. 1.9325 in 10
+ * more, and 16 streams of one process mostly at their process's level (session 9), each
+ * process within 0.4-1.0% over its windows. Graph replay has no such offset (0.44-0.97%
+ * over 10 processes). A run's rounds share their processes, so no within-run interval
+ * shows it: a held scope's verdict interval is widened by half of it per implementation
+ * (dt_derive_process_band), and `dualtime compare` spreads a held row by all of it
+ * (docs/statistics.md, "Process band"). */
+#define DT_HELD_PROCESS_LAUNCH_US 0.20
+
+/* The scopes whose windows are held stream launches: control_* and probe_*. */
+int dt_derive_held_scope(dt_scope s);
+
+/* The process band of a held ratio candidate / baseline whose medians are cand_p50 and
+ * base_p50 µs a call at cand_k and base_k kernels a call: the largest factor by which the
+ * two processes' launch offsets (each within +-DT_HELD_PROCESS_LAUNCH_US / 2 a kernel of
+ * the typical) can move the ratio, 1 + offset/2 x (cand_k / cand_p50 + base_k / base_p50);
+ * 1 where a median is not positive. */
+double dt_derive_process_band(double cand_p50, double cand_k, double base_p50, double base_k);
+
 /* The bootstrap seed of one (case, scope): run_seed mixed with an FNV-1a hash of both
  * names, through one splitmix64 step. Scope is a scope name, or "e2e_floor/<impl id>"
  * for the E2E floor intervals. */

@@ -45,6 +45,25 @@ python3 "$S/rerun_check.py" "$T/a.json" "$T/c.json" >"$T/shift.txt"; rc=$?
 grep -q "held device medians: 52 of 64 rows within 2%" "$T/shift.txt" && ok || no "shift share: $(cat "$T/shift.txt")"
 grep -q "flip add_1x127 control_batch native: faster" "$T/shift.txt" && ok || no "flip not listed: $(cat "$T/shift.txt")"
 
+# report --format json tables: a held flip whose widened interval touches the band
+rowsj() { python3 - "$1" "$2" "$3" <<'EOP'
+import json, sys
+out, verdict, band = sys.argv[1], sys.argv[2], sys.argv[3]
+lo, hi = (0.90, 0.93) if verdict == "faster" else (0.97, 1.01)
+rows = [{"case": "add_17x257", "scope": "control_batch", "implementation": "torch", "role": "baseline",
+         "p50_us": 1.85, "verdict": None, "ci_low": None, "ci_high": None, "process_band": None},
+        {"case": "add_17x257", "scope": "control_batch", "implementation": "native", "role": "candidate",
+         "p50_us": 1.70, "verdict": verdict, "ci_low": lo, "ci_high": hi,
+         "process_band": float(band) if band else None}]
+json.dump(rows, open(out, "w"))
+EOP
+}
+rowsj "$T/ra.json" faster 1.10; rowsj "$T/rb.json" indistinguishable 1.10; rowsj "$T/rc.json" faster ""
+python3 "$S/rerun_check.py" "$T/ra.json" "$T/rb.json" >"$T/rows.txt"
+grep -q "flip add_17x257 control_batch native: faster \[0.818, 1.023\]" "$T/rows.txt" && ! grep -q "neither interval" "$T/rows.txt" && ok || no "table rows, widened: $(cat "$T/rows.txt")"
+python3 "$S/rerun_check.py" "$T/rc.json" "$T/rb.json" >"$T/rows2.txt"
+grep -q "flip add_17x257 control_batch native: faster \[0.900, 0.930\]" "$T/rows2.txt" && ok || no "table rows, no band: $(cat "$T/rows2.txt")"
+
 make "$T/p1.json" ""; make "$T/p2.json" "native/probe_batch=1.04"; make "$T/p3.json" "torch/control_batch=0.97"
 python3 "$S/proc_offsets.py" "$T/p1.json" "$T/p2.json" "$T/p3.json" >"$T/off.txt"; rc=$?
 [ $rc -eq 0 ] && ok || no "proc_offsets exit $rc: $(cat "$T/off.txt")"

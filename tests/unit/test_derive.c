@@ -949,6 +949,44 @@ static void test_emulated(void) {
     dt_record_free(r);
 }
 
+/* Held scopes: the verdict's interval is the bootstrap interval widened by the process
+ * band (DT_HELD_PROCESS_LAUNCH_US / 2 a kernel of each implementation): at 1.6 us a call a
+ * 5% faster candidate whose own interval excludes 1 is indistinguishable, at 160 us it
+ * stays faster; host scopes get no band. */
+static void test_process_band(void) {
+    fx_run o = CUDA_OK;
+    json_t *j = fx_results(&o);
+    fx_add_case(j, &o, "near_17x257", 2.0, 2.1, 0.002, 1);
+    fx_add_case(j, &o, "far_8192x8192", 200.0, 210.0, 0.002, 1);
+    dt_record *r = both_ways(j, "process band");
+    json_decref(j);
+    if (!r) return;
+    for (size_t c = 0; c < 2; c++) {
+        const dt_scope_derived *sd = scope_of(r, c, DT_SCOPE_CONTROL_BATCH);
+        const dt_scope_vs *v = &sd->vs[1];
+        double k = dt_derive_case_kernels_per_call(&r->cases[c], 0);
+        double want = 1 + DT_HELD_PROCESS_LAUNCH_US / 2 *
+                              (k / sd->impl[1].summary.p50 + k / sd->impl[0].summary.p50);
+        CHECK(k == 2, "%zu: 2 kernels a call, got %g", c, k);
+        CHECK(v->has_ratio && v->ratio.ci_high < 0.98, "%zu: the bootstrap interval excludes "
+              "the band [%g, %g]", c, v->ratio.ci_low, v->ratio.ci_high);
+        CHECK(fabs(v->process_band - want) < 1e-12, "%zu: band %g, want %g", c, v->process_band,
+              want);
+        CHECK(v->verdict == (c == 0 ? DT_REC_VERDICT_INDISTINGUISHABLE : DT_REC_VERDICT_FASTER),
+              "%zu: control_batch verdict %s", c, dt_rec_verdict_name(v->verdict));
+        const dt_scope_vs *pb = &scope_of(r, c, DT_SCOPE_PROBE_SINGLE)->vs[1];
+        CHECK(pb->process_band > 1, "%zu: probe_single banded too", c);
+        const dt_scope_vs *h = &scope_of(r, c, DT_SCOPE_E2E_BATCH)->vs[1];
+        CHECK(h->process_band == 0 && h->verdict == DT_REC_VERDICT_FASTER, "%zu: host unbanded, "
+              "faster (%s)", c, dt_rec_verdict_name(h->verdict));
+    }
+    CHECK(r->cases[1].derived.scopes[DT_SCOPE_CONTROL_BATCH].vs[1].process_band < 1.003,
+          "160 us: a small band");
+    dt_record_free(r);
+    CHECK(dt_derive_process_band(0, 1, 2, 1) == 1 && dt_derive_process_band(2, 1, NAN, 1) == 1,
+          "an unknown median: no band");
+}
+
 int main(void) {
     test_emulated();
     test_v1_files();
@@ -958,6 +996,7 @@ int main(void) {
     test_roofline_floor();
     test_policy();
     test_many_impls();
+    test_process_band();
     /* the stored v1 derived objects (about 1450 values per derive of each file) and the
      * synthetic round trips */
     CHECK(g_compared > 2000, "only %zu values compared", g_compared);
