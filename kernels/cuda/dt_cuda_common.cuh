@@ -1113,12 +1113,19 @@ __device__ __forceinline__ float dt_lse_block(float m, float s, float *mx) {
 #ifdef ITEMS
 // Elementwise out = f(a, b) over an M x N window. Each block covers BLOCK*ITEMS items
 // (an item is VEC consecutive elements of one row); all loads are issued before the first
-// use. CONTIG: all three buffers have row stride N, so the window is one flat range.
+// use. CONTIG: all three buffers have row stride N, so the window is one flat range of
+// M*N elements: VEC-wide items over it (16-byte aligned bases, any N), and the last
+// (M*N) % VEC elements one a thread of block 0 (DT_TAIL).
 #define DT_CONTIG (LDA == N && LDB == N && LDO == N)
+#if DT_CONTIG
+#define DT_ITEMS_TOTAL ((long long)M * N / VEC) /* whole items in the flat range */
+#define DT_TAIL ((long long)M * N - DT_ITEMS_TOTAL * VEC)
+#else
 #define DT_NV (N / VEC)                       /* items per row */
 #define DT_ITEMS_TOTAL ((long long)M * DT_NV) /* items in the window */
 #if VEC > 1 && N % VEC != 0
-#error "VEC=4/8 needs N % VEC == 0"
+#error "VEC=4/8 needs N % VEC == 0 in a strided window"
+#endif
 #endif
 
 template <class F>
@@ -1178,5 +1185,11 @@ __device__ __forceinline__ void dt_elementwise(const dt_t *__restrict__ a,
 #endif
         }
     }
+#if DT_CONTIG && VEC > 1
+    if (DT_TAIL > 0 && blockIdx.x == 0 && threadIdx.x < DT_TAIL) {
+        const long long e = DT_ITEMS_TOTAL * VEC + threadIdx.x;
+        out[e] = dt_from_f32(f(dt_to_f32(__ldg(a + e)), dt_to_f32(__ldg(b + e))));
+    }
+#endif
 }
 #endif /* ITEMS */

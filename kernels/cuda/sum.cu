@@ -2,7 +2,9 @@
 // accumulation, one streaming pass.
 // Specialization: M N LDA VEC BLOCK TPR (see dt_cuda_common.cuh). A row is read once,
 // never kept: TPR threads stride over it with VEC-wide loads, four accumulators each,
-// then a warp / block reduction. Grid: ceil(M / (BLOCK/TPR)).
+// then a warp / block reduction. Grid: ceil(M / (BLOCK/TPR)). ROWHEAD=1 (rows not 16-byte
+// aligned: odd N, views): VEC-wide loads from each row's first 16-byte boundary, the
+// elements before it and after the last whole vector one a lane.
 //
 // DT_ACC_F16=1 (planted fault, tests only; the plan passes it under the environment
 // variable DUALTIME_PLANT_ACC_F16=1 and says so in the summary): each lane keeps ONE
@@ -40,17 +42,31 @@ DT_KNAME(dt_sum)(const dt_t *__restrict__ a, dt_t *__restrict__ out) {
     if (lane == 0) out[row] = dt_from_f32(acc);
 #else
     float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
+#if ROWHEAD && VEC > 1
+    /* rows that need not start 16-byte aligned (odd N, views): the first h < VEC elements
+     * up to the row's first 16-byte boundary one a lane, the body in VEC-wide loads from
+     * there, the last (N - h) % VEC one a lane */
+    const int head = (int)(((16u - ((unsigned)(size_t)p & 15u)) & 15u) / sizeof(dt_t));
+    const int h = head < N ? head : N;
+    if (lane < h) s0 += dt_ld(p + lane);
+    const dt_t *__restrict__ q = p + h;
+    const int nb = (N - h) / VEC * VEC;
+    for (int c = nb + lane; c < N - h; c += TPR) s1 += dt_ld(q + c);
+#else
+    const dt_t *__restrict__ q = p;
+    const int nb = N;
+#endif
 #if VEC == 8
 #pragma unroll 2
-    for (int c = lane * 8; c < N; c += TPR * 8) {
+    for (int c = lane * 8; c < nb; c += TPR * 8) {
         float f[8];
-        dt_unpack8(__ldg(reinterpret_cast<const uint4 *>(p + c)), f);
+        dt_unpack8(__ldg(reinterpret_cast<const uint4 *>(q + c)), f);
         s0 += f[0] + f[4]; s1 += f[1] + f[5]; s2 += f[2] + f[6]; s3 += f[3] + f[7];
     }
 #elif VEC == 4
 #pragma unroll 4
-    for (int c = lane * 4; c < N; c += TPR * 4) {
-        const float4 t = __ldg(reinterpret_cast<const float4 *>(p + c));
+    for (int c = lane * 4; c < nb; c += TPR * 4) {
+        const float4 t = __ldg(reinterpret_cast<const float4 *>(q + c));
         s0 += t.x; s1 += t.y; s2 += t.z; s3 += t.w;
     }
 #else

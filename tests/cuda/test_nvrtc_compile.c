@@ -309,10 +309,42 @@ static void narrow_cases(const char *hdr) {
                         compile_typed((dt_op)op, rows[i][0], rows[i][1], 0, views, "sm_90", hdr,
                                       dts[t]);
                     /* 16-byte path (8 halves) when contiguous and N % 8 == 0, else scalar */
-                    g_expect = views ? "vec=1 " : "vec=8 ";
+                    g_expect = op == DT_OP_SUM && views ? "vec=8 streaming row-head"
+                               : views                    ? "vec=1 "
+                                                          : "vec=8 ";
                     compile_typed((dt_op)op, 128, 1024, 0, views, "sm_90", hdr, dts[t]);
-                    g_expect = "vec=1 ";
+                    /* N % 8 != 0: row ops scalar; elementwise over contiguous buffers
+                     * 16-byte items over the flat range, the last (M*N) % 8 scalar */
+                    const int ew = op == DT_OP_ADD || op == DT_OP_GELU_ADD;
+                    g_expect = ew ? "vec=8 contiguous flat-tail"
+                               : op == DT_OP_SUM ? "vec=8 streaming row-head"
+                                                 : "vec=1 ";
                     compile_typed((dt_op)op, 17, 260, 0, 0, "sm_90", hdr, dts[t]); /* N%8 */
+                    if (op == DT_OP_SUM) { /* odd N, views, and the version before */
+                        g_expect = "vec=8 streaming row-head";
+                        compile_typed((dt_op)op, 6000, 6001, 0, 0, "sm_90", hdr, dts[t]);
+                        compile_typed((dt_op)op, 3, 5, 0, 0, "sm_90", hdr, dts[t]); /* N < 8 */
+                        compile_typed((dt_op)op, 300, 30000, 0, 1, "sm_90", hdr, dts[t]);
+                        setenv("DUALTIME_ROW_HEAD", "0", 1);
+                        g_expect = "vec=1 streaming";
+                        compile_typed((dt_op)op, 6000, 6001, 0, 0, "sm_90", hdr, dts[t]);
+                        unsetenv("DUALTIME_ROW_HEAD");
+                        g_expect = "PLANTED-FAULT";
+                        setenv("DUALTIME_PLANT_ACC_F16", "1", 1);
+                        compile_typed((dt_op)op, 17, 260, 0, 0, "sm_90", hdr, dts[t]);
+                        unsetenv("DUALTIME_PLANT_ACC_F16");
+                    }
+                    if (ew) {
+                        g_expect = "vec=8 contiguous flat-tail";
+                        compile_typed((dt_op)op, 6000, 6001, 0, 0, "sm_90", hdr, dts[t]);
+                        compile_typed((dt_op)op, 1, 7, 0, 0, "sm_90", hdr, dts[t]); /* tail only */
+                        g_expect = "vec=1 strided";
+                        compile_typed((dt_op)op, 17, 260, 0, 1, "sm_90", hdr, dts[t]);
+                        setenv("DUALTIME_ELEM_FLAT", "0", 1);
+                        g_expect = "vec=1 contiguous";
+                        compile_typed((dt_op)op, 17, 260, 0, 0, "sm_90", hdr, dts[t]);
+                        unsetenv("DUALTIME_ELEM_FLAT");
+                    }
                 }
                 g_expect = NULL;
             }
@@ -637,8 +669,9 @@ static void ln_persist_cases(const char *hdr) {
                        (const char *const[]){"3", "-1", "on", NULL});
 }
 
-/* cross_entropy's streaming online logsumexp (DUALTIME_CE_STREAM=1, CESTREAM): off by
- * default; with it cross_entropy takes one block a row (512 threads, fewer for short
+/* cross_entropy's streaming online logsumexp (CESTREAM): by default where the staged row
+ * would be and a block streams >= 8 chunks a thread; DUALTIME_CE_STREAM=0 never, =1
+ * wherever the staged row would be: there cross_entropy takes one block a row (512 threads, fewer for short
  * rows), 16-byte chunks (vec 4 f32, 8 bf16/f16) whatever the alignment, no dynamic shared
  * memory, no cluster, wherever the staged row would be (vocabulary rows, unaligned
  * views, DUALTIME_ROW_PIPE ignored; with DUALTIME_ROW_SMEM=2 every row > 1024); rows the
@@ -646,11 +679,24 @@ static void ln_persist_cases(const char *hdr) {
  * in-register rows, DUALTIME_ROW_SMEM=0) and the other ops are unchanged; =2 and words
  * are refused. */
 static void ce_stream_cases(const char *hdr) {
+    /* unset (the default, session 9): streamed where a 512-thread block streams >= 8
+     * 16-byte chunks a thread (N >= 4096 x VEC: 16384 f32, 32768 bf16/f16) */
     unsetenv("DUALTIME_CE_STREAM");
+    static const struct { int64_t m, n; int views; dt_dtype dt; int stream; } def[] = {
+        {4096, 50257, 0, DT_F32, 1},  {4096, 50257, 0, DT_BF16, 1}, {2048, 128256, 1, DT_F16, 1},
+        {3, 20000, 1, DT_F32, 1},     {3, 20000, 1, DT_BF16, 0},    {8191, 8193, 1, DT_F32, 0},
+        {8192, 8193, 0, DT_BF16, 0},  {300, 16384, 0, DT_F32, 0}, /* aligned: registers */
+        {300, 16385, 0, DT_F32, 1},   {300, 16383, 0, DT_F32, 0}};
+    for (size_t i = 0; i < sizeof def / sizeof def[0]; i++) {
+        g_expect = "ce-stream";
+        g_expect_absent = !def[i].stream;
+        compile_typed(DT_OP_CROSS_ENTROPY, def[i].m, def[i].n, 0, def[i].views, "sm_90", hdr,
+                      def[i].dt);
+    }
     g_expect = "ce-stream";
     g_expect_absent = 1;
-    compile_typed(DT_OP_CROSS_ENTROPY, 4096, 50257, 0, 0, "sm_90", hdr, DT_F32);
     setenv("DUALTIME_CE_STREAM", "0", 1);
+    compile_typed(DT_OP_CROSS_ENTROPY, 4096, 50257, 0, 0, "sm_90", hdr, DT_F32);
     compile_typed(DT_OP_CROSS_ENTROPY, 4096, 50257, 0, 0, "sm_90", hdr, DT_BF16);
     CHECK(has_opt(&g_last, "-DSMEMROW=1") && !has_opt(&g_last, "-DCESTREAM=1"),
           "DUALTIME_CE_STREAM=0: %s", g_last.summary);
@@ -958,8 +1004,12 @@ static void long_row_cases(const char *hdr) {
                 compile_typed(ops[o], sh[i].m, sh[i].n, 0, sh[i].views, "sm_90", hdr, dts[t]);
             }
     unsetenv("DUALTIME_ROW_SMEM");
+    /* the staged row's geometry, cross_entropy's included: its default stream (where it
+     * streams >= 8 chunks a thread) is ce_stream_cases' */
+    setenv("DUALTIME_CE_STREAM", "0", 1);
     smem_row_cases(hdr);
     smem_pipe_cases(hdr);
+    unsetenv("DUALTIME_CE_STREAM");
     ce_stream_cases(hdr);
     row_l2_cases(hdr);
     ln_one_cases(hdr);
@@ -1383,12 +1433,25 @@ int main(int argc, char **argv) {
         {DT_OP_RMSNORM, 128, 1024, "1", "32", "warp-per-row grid=128 block=32 "},
         {DT_OP_ADD, 128, 1024, NULL, NULL, "grid=128 block=256 items/thread=1 "},
         {DT_OP_GELU_ADD, 1024, 4096, NULL, NULL, "grid=1024 block=256 items/thread=4 "},
+        /* contiguous, N % 4 != 0: float4 items over the flat range (1000*1001/4 = 250250
+         * items; 4 blocks an SM at least: 1 a thread, 978 blocks), the last 2 elements
+         * scalar; DUALTIME_ELEM_WAVES=1 (below): 4 a thread, 245 blocks */
+        {DT_OP_ADD, 1000, 1001, NULL, NULL, "grid=978 block=256 items/thread=1 vec=4 contiguous flat-tail"},
         {DT_OP_RMSNORM, 128, 1024, "0", NULL, "warp-per-row grid=16 block=256 "},
         {DT_OP_ADD, 128, 1024, "0", NULL, "grid=32 block=256 items/thread=4 "},
         {DT_OP_SOFTMAX, 128, 1024, NULL, "128", "block-per-row grid=128 block=128 "},
         {DT_OP_CROSS_ENTROPY, 64, 4096, NULL, "32", "warp-per-row grid=64 block=32 "},
         {DT_OP_SUM, 128, 1024, "1", "256", "block-per-row grid=128 block=256 "},
     };
+    /* sum's row head: f32 contiguous odd N yes, f32 views no (scalar) */
+    g_expect = "vec=4 streaming row-head";
+    compile_case(DT_OP_SUM, 6000, 6001, 0, 0, "sm_90", hdr);
+    g_expect = "vec=1 streaming";
+    compile_case(DT_OP_SUM, 300, 30000, 0, 1, "sm_90", hdr);
+    setenv("DUALTIME_ELEM_WAVES", "1", 1);
+    g_expect = "grid=245 block=256 items/thread=4 vec=4 contiguous flat-tail";
+    compile_case(DT_OP_ADD, 1000, 1001, 0, 0, "sm_90", hdr);
+    unsetenv("DUALTIME_ELEM_WAVES");
     for (size_t i = 0; i < sizeof geo / sizeof geo[0]; i++) {
         if (geo[i].fill) setenv("DUALTIME_LAUNCH_FILL", geo[i].fill, 1);
         if (geo[i].tpr) setenv("DUALTIME_ROW_TPR", geo[i].tpr, 1);
@@ -1424,7 +1487,11 @@ int main(int argc, char **argv) {
                                        {"DUALTIME_ROW_TPR", "64x"},
                                        {"DUALTIME_ROW_CLUSTER", "3"},
                                        {"DUALTIME_ROW_ELEMS", "24"},
-                                       {"DUALTIME_ROW_FASTEXP", "yes"}};
+                                       {"DUALTIME_ROW_FASTEXP", "yes"},
+                                       {"DUALTIME_ELEM_FLAT", "2"},
+                                       {"DUALTIME_ROW_HEAD", "x"},
+                                       {"DUALTIME_ELEM_WAVES", "0"},
+                                       {"DUALTIME_ROW_LN_STAGE", "2"}};
         for (int i = 0; i < (int)(sizeof bad / sizeof bad[0]); i++) {
             dt_case_layout L;
             if (i < 2)

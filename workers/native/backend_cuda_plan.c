@@ -597,6 +597,28 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
      * a 256-aligned region start, so they follow). Outputs of M x 1 do not count. */
     int aligned = n % vw == 0 && rows_aligned16(A) && (!B || rows_aligned16(B));
     if (O->cols == n) aligned = aligned && rows_aligned16(O);
+    /* elementwise over contiguous buffers (row stride N: one flat range of M*N) needs only
+     * 16-byte aligned bases, whatever N: VEC-wide items over the range and the last
+     * (M*N) % VEC elements scalar (dt_elementwise's DT_TAIL). H200, bf16 add 6000x6001
+     * at vec 1: 58.4 us against torch's 52.1 (session 9 sweep; docs/perf.md "elementwise
+     * flat"). DUALTIME_ELEM_FLAT=0: the version before. */
+    const int elementwise = L->op == DT_OP_ADD || L->op == DT_OP_GELU_ADD;
+    int flat_on = 1; /* DUALTIME_ELEM_FLAT=0: vec 1 wherever N % VEC != 0, as before */
+    dt_status fk = int_knob("DUALTIME_ELEM_FLAT", 0, 1, 0, &flat_on, err);
+    if (fk != DT_OK) return fk;
+    int waves = 4; /* fewer items while the grid has fewer than this many blocks an SM
+                      (DUALTIME_ELEM_WAVES=k; 1: the version before): blocks that are all
+                      resident at once balance only when each SM has several. H200, one
+                      held run (session 9): add 1000x1000 f32 3.46 -> 3.11 us (torch
+                      3.22), 2049x1025 5.33 -> 4.60 (4.84), 12345x77 3.61 -> 3.02 (3.15),
+                      bf16 777x3333 4.23 -> 3.60 (3.77); 128x1024, 64x4096, 1024x4096
+                      unchanged (docs/perf.md "elementwise flat") */
+    dt_status wk = int_knob("DUALTIME_ELEM_WAVES", 1, 16, 0, &waves, err);
+    if (wk != DT_OK) return wk;
+    const int flat = flat_on && elementwise && A->row_stride == n && B && B->row_stride == n &&
+                     O->row_stride == n && A->data_offset % 16 == 0 &&
+                     B->data_offset % 16 == 0 && O->data_offset % 16 == 0;
+    if (flat) aligned = 1;
     const int vec = aligned ? vw : 1;
     const int vec_opt = p->nopts; /* the staged-row variant below rewrites it to vw */
     dt_cuda_plan_add_opt(p, "-DVEC=%d", vec);
@@ -613,24 +635,27 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
     if (L->op == DT_OP_ADD || L->op == DT_OP_GELU_ADD) {
         const int block = 256;
         int items = 4;
-        int64_t total = m * (n / vec);
+        int64_t total = flat ? m * n / vec : m * (n / vec);
         /* fill: fewer items per thread while the grid would leave SMs idle, so a small
          * problem is spread over as many SMs as it has blocks' worth of work (one load
          * round trip per thread instead of four) */
         while (fill && items > 1 &&
-               (total + (int64_t)block * items - 1) / ((int64_t)block * items) < sm_count)
+               (total + (int64_t)block * items - 1) / ((int64_t)block * items) <
+                   (int64_t)waves * sm_count)
             items /= 2;
         dt_cuda_plan_add_opt(p, "-DBLOCK=%d", block);
         dt_cuda_plan_add_opt(p, "-DITEMS=%d", items);
         int64_t blocks = (total + (int64_t)block * items - 1) / ((int64_t)block * items);
+        if (blocks < 1) blocks = 1; /* fewer than VEC elements: the tail alone, in block 0 */
         if (blocks > 0x7fffffffLL) return dt_fail(err, DT_EINVAL, "grid too large");
         set_launch(p, (unsigned)blocks, 1, block);
         snprintf(p->summary, sizeof p->summary,
-                 "%s elementwise grid=%u block=%d items/thread=%d vec=%d %s", p->kernel_name,
+                 "%s elementwise grid=%u block=%d items/thread=%d vec=%d %s%s", p->kernel_name,
                  p->grid[0], block, items, vec,
                  A->row_stride == n && (!B || B->row_stride == n) && O->row_stride == n
                      ? "contiguous"
-                     : "strided");
+                     : "strided",
+                 flat && n % vw != 0 ? " flat-tail" : "");
         return DT_OK;
     }
 
@@ -680,8 +705,13 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
     if (kst == DT_OK) kst = int_knob("DUALTIME_ROW_SMEM_KB", 16, 227, 0, &smem_kb, err);
     if (kst == DT_OK) kst = int_knob("DUALTIME_ROW_CLUSTER", 0, 2, 0, &cluster_on, err);
     if (kst == DT_OK) kst = int_knob("DUALTIME_ROW_FASTEXP", 0, 1, 0, &fastexp, err);
-    int ce_stream = 0; /* DUALTIME_CE_STREAM=1: cross_entropy streams the row (CESTREAM)
-                          wherever it would be staged; opt-in, unmeasured (docs/perf.md) */
+    int ce_stream = -1; /* DUALTIME_CE_STREAM: 1 cross_entropy streams the row (CESTREAM)
+                           wherever it would be staged, 0 never; unset (the default, session
+                           9): where a 512-thread block streams >= 8 16-byte chunks a thread
+                           (N >= 4096 x VEC). H200: 4096x50257 f32 206 us against the
+                           staged 293, 2048x128256 256 against 484, bf16 109 / 131 against
+                           126 / 231; at 8191x8193 (4 chunks) 138 against 72 (docs/perf.md
+                           "cross_entropy stream measured") */
     if (kst == DT_OK) kst = int_knob("DUALTIME_CE_STREAM", 0, 1, 0, &ce_stream, err);
     int row_l2 = 0, row_l2_mb = 32, l2_bps = 0; /* DUALTIME_ROW_L2=1: the L2-resident
                             two-pass row (ROWL2), opt-in, unmeasured; its L2 budget */
@@ -696,7 +726,18 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
      * against 40.5, 16384x4096 69.3 against 72.1, 1024x4096 5.12 against 5.49 (docs/perf.md
      * "layernorm persistent rows"). Any of DUALTIME_ROW_ELEMS, _LN_PERSIST (0: the version
      * before), _LN_ONE, _LN_REGS, _TPR, _SMEM=2, _CLUSTER=2 set: as they say. */
-    if (narrow && L->op == DT_OP_LAYERNORM && aligned && n > 1024 && smem_mode != 2 &&
+    /* layernorm rows longer than 16384 (an in-register row would hold more than 16
+     * elements a thread at 1024 threads: one block an SM, its phases never overlapped)
+     * take the staged row where they are at least one a SM (session 9; H200, one held run: 1024x32000 f32 147.6 -> 108.8
+     * us, torch 120.3; bf16 87.9 -> 56.6; 2048x20000 117.2 -> 99.7 / 87.6 -> 80.3;
+     * 1024x24000 87.0 -> 68.9 / 50.2 -> 37.2; docs/perf.md "layernorm long rows staged").
+     * DUALTIME_ROW_LN_STAGE=0: the in-register (bf16/f16: persistent) rows, as before. */
+    int ln_stage = 1;
+    kst = int_knob("DUALTIME_ROW_LN_STAGE", 0, 1, 0, &ln_stage, err);
+    if (kst != DT_OK) return kst;
+    const int ln_long = ln_stage && L->op == DT_OP_LAYERNORM && n > 16384 && m >= sm_count &&
+                        smem_mode == 1; /* few rows (fewer than SMs): unmeasured, as before */
+    if (narrow && L->op == DT_OP_LAYERNORM && aligned && n > 1024 && !ln_long && smem_mode != 2 &&
         cluster_on != 2 &&
         !getenv_set("DUALTIME_ROW_ELEMS") && !getenv_set("DUALTIME_ROW_LN_PERSIST") &&
         !getenv_set("DUALTIME_ROW_LN_REGS") && !ln_one && !tpr_env_set()) {
@@ -705,6 +746,7 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
         if (t > 1024) t = 1024;
         if ((n + t * vw - 1) / (t * vw) * vw <= 32) elems = 32, ln_persist = 1;
     }
+    if (ce_stream < 0) ce_stream = L->op == DT_OP_CROSS_ENTROPY && n >= 8 * 512 * (int64_t)vw;
     if (ce_stream && L->op == DT_OP_CROSS_ENTROPY) smem_pipe = 0; else ce_stream = 0;
     if (ln_raw && narrow && L->op == DT_OP_LAYERNORM) dt_cuda_plan_add_opt(p, "-DDT_LN_RAW=1");
     if (fastexp && (L->op == DT_OP_SOFTMAX || L->op == DT_OP_CROSS_ENTROPY))
@@ -762,7 +804,8 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
     int smem_rows = 0;        /* 1 staged, 2 staged persistent double-buffered */
     int64_t grid_rows = m;    /* rows (clusters) the grid covers: fewer when persistent */
     {
-        const int want = smem_mode == 2 || (smem_mode == 1 && cl == 1 && (!inreg || vec == 1));
+        const int want = smem_mode == 2 ||
+                         (smem_mode == 1 && cl == 1 && (!inreg || vec == 1 || ln_long));
         int threads = 0;
         int64_t scl = 1, snc = n, sclusters = m;
         unsigned sbytes = 0;
@@ -818,6 +861,21 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
         if ((int64_t)sm_count * bps < grid_rows) grid_rows = (int64_t)sm_count * bps;
         p->persistent_blocks = 1;
     }
+    /* sum over rows that are not 16-byte aligned (odd N, views): VEC-wide loads from each
+     * row's first 16-byte boundary and the head and tail elements scalar (sum.cu ROWHEAD).
+     * H200, bf16 sum 6000x6001 at vec 1: 1.37x torch's time (session 9 sweep; docs/perf.md
+     * "sum row head"). Not f32 views: their scalar loads already fill whole sectors, and
+     * the head measured slower there (4096x4096 view 21.1 against 19.6 us).
+     * DUALTIME_ROW_HEAD=0: vec 1 there, as before. */
+    int rowhead = 0, rowhead_on = 1;
+    kst = int_knob("DUALTIME_ROW_HEAD", 0, 1, 0, &rowhead_on, err);
+    if (kst != DT_OK) return kst;
+    if (L->op == DT_OP_SUM && vec == 1 && vw > 1 && !acc_f16 && rowhead_on && tpr >= 32 &&
+        A->data_offset % A->elem_bytes == 0 && (narrow || A->row_stride == n)) {
+        snprintf(p->opts[vec_opt], DT_CUDA_OPT_LEN, "-DVEC=%d", vw);
+        dt_cuda_plan_add_opt(p, "-DROWHEAD=1");
+        rowhead = 1;
+    }
     if (!ln_regs && ln_one) ln_regs = ln_one == 2 ? 32 : 40;
     if (ln_regs && per * vec <= 16) {
         ln_minb = 65536 / (block * ln_regs);
@@ -851,8 +909,9 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
     snprintf(p->summary, sizeof p->summary,
              "%s %s grid=%u block=%d vec=%d %s%s%s%s%s", p->kernel_name,
              tpr == 32 ? "warp-per-row" : "block-per-row", p->grid[0], block,
-             smem_rows ? vw : vec,
+             smem_rows || rowhead ? vw : vec,
              acc_f16              ? "PLANTED-FAULT fp16-accumulation"
+             : rowhead            ? "streaming row-head"
              : L->op == DT_OP_SUM ? "streaming"
              : smem_rows == 3     ? "ce-stream single-read online-logsumexp unroll=4"
              : smem_rows == 4     ? "row-l2-two-pass dram-read+l2-reread unroll=4"
