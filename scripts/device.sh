@@ -95,6 +95,12 @@ ncu-ln|issue 16 item 1: ncu --set full (clocks as they are) of native layernorm 
 ncu-8192|issue 12: the native held control against ncu gpu__time_duration at 8192^2 for every row and elementwise op (fp32): one device-timed run (native vs a second native), (or the rerun-a of this call, or DT_NCU_REF), then each op under ncu (--clock-control none: the clocks as they are; --cache-control none: steady state like the batch; 10 launches after 20), scripts/ncu_check.py (target within 3%) (< 4 min)
 offset-latency|issue 12 experiment: scripts/exp/offset_latency.cu (carried as $B/offset_latency, else built with nvcc) twice, two processes: a 17x257 add as a 64-launch CUDA graph at 48 placements in one allocation, us per kernel per placement and the spread
 proc-states|issue 12 experiment, session 7: offset_latency (as offset-latency) in DT_PROC_STATES (default 10) fresh processes one after the other, each followed by offset_latency held (64 stream launches in a held window, as the control scope; session 8); each process median over its 48 placements and the spread across processes into the summary (two levels there, none within a process, would make the per-process offset a property of the process, not of the buffers) (< 60 s)
+proc-streams|issue 12 experiment, session 9: offset_latency held S in DT_PROC_STREAMS_P (default 4) fresh processes, S = 16 streams of one process, window r on stream r % 16, under CUDA_DEVICE_MAX_CONNECTIONS unset, 32 and 1; each stream median, the spread over streams and over processes into the summary (a spread over streams like the one over processes: the offset is the hardware queue, and rotating streams averages it) (< 60 s)
+sweep18|issue 18 done-sweep, session 9: shapes outside the default matrix, torch eager vs native, fp32,bf16, held device control (samples 5, 1 round): 5 vocabulary widths and 5 odd sizes (every row and elementwise op), 5 unaligned views (--input-views), 6 skinny or small-K gemms; scripts/sweep_check.py tables (target 1: never slower than eager; target 2: >= 90% of copy above L2) into the summary, each run back as sweep-*.json.gz (DT_SWEEP_PARTS, default "rows views gemm") (~7 min)
+ab18|issue 18 session 9: ONE held run of torch vs native vs old (worker:env DUALTIME_ELEM_FLAT=0 DUALTIME_ROW_HEAD=0: vec 1 at odd N and views, as before) for add, gelu_add, sum at the sweep odd shapes in fp32,bf16, then the same with --input-views; sweep_check tables for native and old into the summary (~2 min)
+ab18b|issue 18 session 9, second A/B: the cross_entropy stream default (GPU-test FP64 oracle of cross_entropy at the long shapes), then ONE held run each: cross_entropy at 6 long or odd shapes torch vs native vs old (DUALTIME_CE_STREAM=0); layernorm 1024x32000-like rows torch vs native vs smem2 (DUALTIME_ROW_SMEM=2); add at L2-resident shapes torch vs native vs w4 (DUALTIME_ELEM_WAVES=4); fp32,bf16, sweep_check tables into the summary (~3 min)
+ncu-rows|issue 18 target-2 misses, session 9: ncu --set full (clocks as they are, --cache-control none) of one native kernel each at DT_NCU_SPECS (op:dtype:shape, default softmax:fp32:512x49152 rmsnorm:fp32:256x151936 softmax:fp32:1024x32000 sum:bf16:6000x6001), after 20 launches; SOL, memory, occupancy, warp-state sections into the summary (~2 min)
+ab18c|issue 18 session 9, third A/B: sum torch vs native vs e32 / e64 (DUALTIME_ROW_ELEMS=32 / 64: fewer threads a row) at short odd rows, views and 8192^2; softmax and rmsnorm torch vs native vs smem2 (DUALTIME_ROW_SMEM=2) at 1024x32000, 2048x20000; fp32,bf16, one held run each, sweep_check rows into the summary (~90 s)
 oracle-gemm|the FP64 oracle gemm on the host CPU: test_gemm_f64 on every ISA path it can run (bit-identical to the triple loop), then bench_gemm_f64 at 4096^3 on every CPU (GFLOP/s per path)
 nvml-cost|what one NVML query costs here (energy counter, SM clock, temperature), ms per call (scripts/nvml_cost.py)
 gemm-f32|issue 18 item 4: FP32 gemm oracle (thin, small-K, views), then native vs torch at 4096^3, 1000x1x1000, 1x1000x1000, 4097x4095x257, 127x193x61 (+ views), the old geometry (DUALTIME_GEMM_SHAPE=0) and BK=32 A/Bs, Device control tables (~3 min)
@@ -355,15 +361,23 @@ step_ncu-8192() { local ops o ref csvs=(); ops=$(row_ops); ref="${DT_NCU_REF:-}"
     [ -s "$W/ncu-$o.log" ] && csvs+=("$W/ncu-$o.log"); done
   [ -f "$ref" ] && ((${#csvs[@]})) && run ncu-check 30 20 python3 scripts/ncu_check.py --shape 8192x8192 "$ref" "${csvs[@]}"; return 0; }
 # ncu-ln: why layernorm bf16 reads 0.567x of FP32 at 8192^2 while rmsnorm bf16 reads 0.52x
-step_ncu-ln() { local spec o d k
+# ncu_one NAME OP DTYPE SHAPE [NCU ARGS]: ncu --set full of the native kernel of one case
+# after 20 launches, its main sections into the summary
+ncu_one() { local name="$1" o="$2" d="$3" shape="$4" k; shift 4; k=$d; [ "$d" = fp32 ] && k=f32
+  rm -rf "${W:?}/$name"
+  run "$name" 110 1 ncu --clock-control none "$@" --target-processes all --kernel-name "regex:^dt_${o}_${k}\$" \
+    --launch-skip 20 --launch-count 1 --set full --page details \
+    "$B/dualtime" run --backends cuda --impls native,n2=native --operations "$o" --dtypes "$d" --row-shapes "$shape" \
+    --samples 3 --rounds 1 --no-device-timing --quiet --output "$W/$name"
+  [ -f "$W/$name.log" ] && grep -E "^  [A-Z]|Duration|DRAM Throughput|Memory Throughput|L2 Hit|L1/TEX Hit|Registers Per|Achieved Occupancy|Theoretical Occupancy|Block Limit|Waves Per|Stall|Issued Ipc|Eligible|Active Warps|Warp Cycles Per Issued|No Eligible|L2 Cache Throughput|Mem Busy|Max Bandwidth|Dynamic Shared|Grid Size|Block Size" \
+    "$W/$name.log" | head -70 | sed "s/^/   [$o $d $shape] /" | tee -a "$S"; return 0; }
+step_ncu-ln() { local spec o d
   for spec in layernorm:bf16 rmsnorm:bf16 layernorm:fp32; do o=${spec%%:*} d=${spec#*:}
-    k=$d; [ "$d" = fp32 ] && k=f32; rm -rf "${W:?}/ncu-ln-$o-$d"
-    run "ncu-ln-$o-$d" 110 1 ncu --clock-control none --target-processes all --kernel-name "regex:^dt_${o}_${k}\$" \
-      --launch-skip 20 --launch-count 1 --set full --page details \
-      "$B/dualtime" run --backends cuda --impls native,n2=native --operations "$o" --dtypes "$d" --row-shapes 8192x8192 \
-      --samples 3 --rounds 1 --no-device-timing --quiet --output "$W/ncu-ln-$o-$d"
-    [ -f "$W/ncu-ln-$o-$d.log" ] && grep -E "^  [A-Z]|Duration|DRAM Throughput|Memory Throughput|L2 Hit|L1/TEX Hit|Registers Per|Achieved Occupancy|Theoretical Occupancy|Block Limit|Waves Per|Stall|Issued Ipc|Eligible|Active Warps|Warp Cycles Per Issued|No Eligible|L2 Cache Throughput|Mem Busy|Max Bandwidth|Dynamic Shared|Grid Size|Block Size" \
-      "$W/ncu-ln-$o-$d.log" | head -70 | sed "s/^/   [$o $d] /" | tee -a "$S"; done; return 0; }
+    ncu_one "ncu-ln-$o-$d" "$o" "$d" 8192x8192; done; return 0; }
+step_ncu-rows() { local spec o d r
+  for spec in ${DT_NCU_SPECS:-softmax:fp32:512x49152 rmsnorm:fp32:256x151936 softmax:fp32:1024x32000 sum:bf16:6000x6001}; do
+    o=${spec%%:*} r=${spec#*:} d=${r%%:*}
+    ncu_one "ncu-rows-$o-$d-${r#*:}" "$o" "$d" "${r#*:}" --cache-control none; done; return 0; }
 step_proc-states() { local x="$B/offset_latency" i m n="${DT_PROC_STATES:-10}"
   [ -n "$DRY" ] && { echo "proc-states: $n x $x and $x held (or built with nvcc)"; return 0; }
   [ -x "$x" ] || { x="$W/offset_latency"; nvcc -O2 -arch=sm_90 -o "$x" scripts/exp/offset_latency.cu -lcuda >"$W/offset-build.log" 2>&1 ||
@@ -378,6 +392,107 @@ if not med:
     print("== %s: no process gave a median" % sys.argv[2]); sys.exit(0)
 print("== %s: %d processes, medians (us a kernel): %s" % (sys.argv[2], len(med), " ".join("%.4f" % v for v in med)))
 print("   across processes: min %.4f max %.4f (max/min - 1 = %.2f%%)" % (min(med), max(med), 100 * (max(med) / min(med) - 1)))
+PY
+  done; return 0; }
+# ab18: the session-9 elementwise flat tail and sum row head against the version before
+# shellcheck disable=SC2054 # the commas are dualtime's
+step_ab18() { local NW="$PWD/$B/dualtime-native-worker" part; local -a extra
+  for part in rows views; do rm -rf "$W/ab18-$part"
+    if [ "$part" = rows ]; then extra=(--row-shapes 300x100277,777x3333,2049x1025,6000x6001,1000x1000,12345x77,512x49152)
+    else extra=(--input-views --row-shapes 4096x4096,8192x1000,300x30000); fi
+    run "ab18-$part" 240 3 "$B/dualtime" run "${sweep_flags[@]}" --operations add,gelu_add,sum "${extra[@]}" \
+      --impls "torch,native,old=worker:env DUALTIME_ELEM_FLAT=0 DUALTIME_ROW_HEAD=0 $NW" --output "$W/ab18-$part"
+    [ -f "$W/ab18-$part/results.json" ] || continue
+    gzip -c "$W/ab18-$part/results.json" >"$OUT/ab18-$part.json.gz"
+    python3 scripts/sweep_check.py "$W/ab18-$part/results.json" > "$W/ab18-$part-native.txt"
+    python3 scripts/sweep_check.py --cand old "$W/ab18-$part/results.json" > "$W/ab18-$part-old.txt"
+    tail -2 "$W/ab18-$part-native.txt" | cut -c1-400 | sed 's/^/   native: /' | tee -a "$S"
+    tail -2 "$W/ab18-$part-old.txt" | cut -c1-400 | sed 's/^/   old: /' | tee -a "$S"
+  done; return 0; }
+# ab18b: three A/Bs of session 9 (cross_entropy stream default, layernorm staged, add waves)
+# shellcheck disable=SC2054 # the commas are dualtime's
+step_ab18b() { local NW="$PWD/$B/dualtime-native-worker" k op shapes envs
+  run ab18b-oracle 150 3 env DUALTIME_GPU_TEST_SHAPES=long DUALTIME_GPU_TEST_NO_FAULT=1 \
+    DUALTIME_GPU_TEST_OPS=cross_entropy "${CUDA_TEST[@]}"; fails ab18b-oracle
+  oracle_ok ab18b-oracle cross_entropy ' single-read online-logsumexp unroll=4'
+  for k in ce ln add; do rm -rf "$W/ab18b-$k"
+    case "$k" in
+      ce) op=cross_entropy; shapes=4096x50257,2048x128256,1024x32000,128x256000,300x100277,8191x8193; envs="old=worker:env DUALTIME_CE_STREAM=0" ;;
+      ln) op=layernorm; shapes=1024x32000,2048x20000,1024x24000; envs="smem2=worker:env DUALTIME_ROW_SMEM=2" ;;
+      add) op=add; shapes=1000x1000,2049x1025,12345x77,777x3333,128x1024,64x4096,1024x4096; envs="w4=worker:env DUALTIME_ELEM_WAVES=4" ;;
+    esac
+    run "ab18b-$k" 200 3 "$B/dualtime" run "${sweep_flags[@]}" --operations "$op" --row-shapes "$shapes" \
+      --impls "torch,native,$envs $NW" --output "$W/ab18b-$k"
+    [ -f "$W/ab18b-$k/results.json" ] || continue
+    gzip -c "$W/ab18b-$k/results.json" >"$OUT/ab18b-$k.json.gz"
+    python3 scripts/sweep_check.py "$W/ab18b-$k/results.json" > "$W/ab18b-$k-native.txt"
+    python3 scripts/sweep_check.py --cand "${envs%%=*}" "$W/ab18b-$k/results.json" > "$W/ab18b-$k-other.txt"
+    grep -E '^\| ' "$W/ab18b-$k-native.txt" | cut -c1-150 | sed 's/^/   native /' | tee -a "$S"
+    grep -E '^\| [a-z]' "$W/ab18b-$k-other.txt" | cut -c1-150 | sed "s/^/   ${envs%%=*} /" | tee -a "$S"
+  done; return 0; }
+# ab18c: sum's threads a row, and the staged row for softmax / rmsnorm at 16385..32768
+# shellcheck disable=SC2054 # the commas are dualtime's
+step_ab18c() { local NW="$PWD/$B/dualtime-native-worker" k; local -a a
+  for k in sum sum-views rows; do rm -rf "$W/ab18c-$k"
+    case "$k" in
+      sum) a=(--operations sum --row-shapes 6000x6001,8192x8192,1024x4096,300x100277 --impls "torch,native,e32=worker:env DUALTIME_ROW_ELEMS=32 $NW,e64=worker:env DUALTIME_ROW_ELEMS=64 $NW") ;;
+      sum-views) a=(--operations sum --input-views --row-shapes 4096x4096,300x30000 --impls "torch,native,e32=worker:env DUALTIME_ROW_ELEMS=32 $NW,e64=worker:env DUALTIME_ROW_ELEMS=64 $NW") ;;
+      rows) a=(--operations softmax,rmsnorm --row-shapes 1024x32000,2048x20000 --impls "torch,native,smem2=worker:env DUALTIME_ROW_SMEM=2 $NW") ;;
+    esac
+    run "ab18c-$k" 100 3 "$B/dualtime" run "${sweep_flags[@]}" "${a[@]}" --output "$W/ab18c-$k"
+    [ -f "$W/ab18c-$k/results.json" ] || continue
+    gzip -c "$W/ab18c-$k/results.json" >"$OUT/ab18c-$k.json.gz"
+    python3 - "$W/ab18c-$k/results.json" <<'PY' | tee -a "$S"
+import json, sys
+r = json.load(open(sys.argv[1]))
+for c in r["cases"]:
+    sc = (c.get("derived") or {}).get("scopes", {}).get("control_batch", {})
+    ids = list(c["impl"])
+    print("   %-32s %s" % (c["id"], "  ".join("%s %.4g" % (i, (sc.get(i) or {}).get("p50", float("nan"))) for i in ids)), "" if c.get("valid") else "INVALID")
+PY
+  done; return 0; }
+# sweep18: issue 18's 20+ shapes outside the default matrix (session 9); DT_SWEEP_PARTS picks parts
+# shellcheck disable=SC2054 # the commas are dualtime's
+sweep_flags=(--backends cuda --device-timing --dtypes fp32,bf16 --samples 5 --rounds 1 --sample-ms 10
+             --warmup-ms 50 --quiet)
+# shellcheck disable=SC2054 # the commas are dualtime's
+step_sweep18() { local part; local -a extra
+  for part in ${DT_SWEEP_PARTS:-rows views gemm}; do rm -rf "$W/sweep-$part"
+    case "$part" in
+      rows) extra=(--operations "$(row_ops)" --row-shapes 1024x32000,512x49152,256x151936,128x256000,300x100277,1000x1000,777x3333,12345x77,2049x1025,6000x6001) ;;
+      views) extra=(--operations "$(row_ops)" --input-views --row-shapes 4096x4096,1023x4097,8192x1000,300x30000,1x65536) ;;
+      gemm) extra=(--operations gemm --gemm-shapes 8x4096x4096,4096x4096x16,2048x2048x32,1x8192x1024,333x4097x31,4096x64x4096) ;;
+      *) echo "== sweep18: unknown part '$part'" | tee -a "$S"; continue ;;
+    esac
+    run "sweep-$part" 400 3 "$B/dualtime" run "${sweep_flags[@]}" "${extra[@]}" --output "$W/sweep-$part"
+    [ -f "$W/sweep-$part/results.json" ] || continue
+    cp "$W/sweep-$part/results.md" "$OUT/sweep-$part.md"; gzip -c "$W/sweep-$part/results.json" >"$OUT/sweep-$part.json.gz"
+    python3 scripts/sweep_check.py "$W/sweep-$part/results.json" > "$W/sweep-$part-check.txt"
+    cp "$W/sweep-$part-check.txt" "$OUT/"; tail -3 "$W/sweep-$part-check.txt" | cut -c1-600 | tee -a "$S"
+  done; return 0; }
+step_proc-streams() { local x="$B/offset_latency" i c n="${DT_PROC_STREAMS_P:-4}"
+  [ -n "$DRY" ] && { echo "proc-streams: $n x $x held 16 under CUDA_DEVICE_MAX_CONNECTIONS unset, 32, 1"; return 0; }
+  [ -x "$x" ] || { echo "== proc-streams: no $B/offset_latency" | tee -a "$S"; return 0; }
+  for c in unset 32 1; do : > "$W/proc-streams-$c.log"
+    for ((i = 1; i <= n; i++)); do
+      if [ "$c" = unset ]; then timeout 60 "$x" held 16 >> "$W/proc-streams-$c.log" 2>&1
+      else CUDA_DEVICE_MAX_CONNECTIONS=$c timeout 60 "$x" held 16 >> "$W/proc-streams-$c.log" 2>&1; fi
+    done
+    python3 - "$W/proc-streams-$c.log" "$c" <<'PY' | tee -a "$S"
+import re, sys
+procs, cur = [], None
+for line in open(sys.argv[1]):
+    if line.startswith("# held"): cur = []; procs.append(cur)
+    m = re.match(r"stream +(\d+) median ([0-9.]+)", line)
+    if m and cur is not None: cur.append(float(m.group(2)))
+print("== proc-streams, CUDA_DEVICE_MAX_CONNECTIONS=%s: %d processes x 16 streams (us a kernel)" % (sys.argv[2], len(procs)))
+for k, p in enumerate(procs):
+    if p:
+        s = sorted(p)
+        print("   process %d: streams %s | min %.4f median %.4f max %.4f (%.2f%%)" % (k + 1, " ".join("%.3f" % v for v in p), s[0], s[len(s) // 2], s[-1], 100 * (s[-1] / s[0] - 1)))
+meds = [sorted(p)[len(p) // 2] for p in procs if p]
+if meds:
+    print("   process medians %s: spread %.2f%%" % (" ".join("%.4f" % v for v in meds), 100 * (max(meds) / min(meds) - 1)))
 PY
   done; return 0; }
 step_offset-latency() { local x="$B/offset_latency"

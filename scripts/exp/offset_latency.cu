@@ -13,7 +13,10 @@
 // summary line. A plain process in this mode with per-process offsets says the held stream
 // launches have them by themselves (graph replay had none: 0.44% over 10 processes).
 // Build: nvcc -O2 -arch=sm_90 -o offset_latency scripts/exp/offset_latency.cu -lcuda
-// Run: ./offset_latency [rows cols] | ./offset_latency held   (not part of the build or the tests)
+// Mode "held S" (session 9): the same over S streams of one process, window r on stream
+// r % S, each stream's median and the spread over streams: a spread over streams like the
+// one over processes says the offset belongs to the stream's hardware queue, not the process.
+// Run: ./offset_latency [rows cols] | ./offset_latency held [S]   (not part of the build or the tests)
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -30,8 +33,8 @@ __global__ void add(const float *a, const float *b, float *o, int n) {
     if (i < n) o[i] = a[i] + b[i];
 }
 
-static int held(void) {
-    const int rows = 17, cols = 257, n = rows * cols, windows = 48;
+static int held(int nstreams) {
+    const int rows = 17, cols = 257, n = rows * cols, per = 48;
     float *a, *b, *o;
     CK(cudaMalloc(&a, 3 * ((size_t)n + 64) * sizeof(float)));
     CK(cudaMemset(a, 0, 3 * ((size_t)n + 64) * sizeof(float)));
@@ -42,16 +45,22 @@ static int held(void) {
     *flag = 0;
     void *dflag;
     CK(cudaHostGetDevicePointer(&dflag, (void *)flag, 0));
-    cudaStream_t s;
-    CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    std::vector<cudaStream_t> ss(nstreams);
+    for (auto &s : ss) CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     cudaEvent_t e0, e1;
     CK(cudaEventCreate(&e0));
     CK(cudaEventCreate(&e1));
-    for (int i = 0; i < 64; i++) add<<<(n + 255) / 256, 256, 0, s>>>(a, b, o, n); /* warm */
-    CK(cudaStreamSynchronize(s));
-    std::vector<double> t;
-    printf("# held: 17 x 257 fp32 add, 64 stream launches a held window, us per kernel\n");
-    for (int r = 0; r < windows + 3; r++) {
+    for (auto s : ss) {
+        for (int i = 0; i < 64; i++) add<<<(n + 255) / 256, 256, 0, s>>>(a, b, o, n); /* warm */
+        CK(cudaStreamSynchronize(s));
+    }
+    std::vector<std::vector<double>> t(nstreams);
+    std::vector<double> all;
+    printf("# held: 17 x 257 fp32 add, 64 stream launches a held window, us per kernel, "
+           "%d stream(s), window r on stream r %% %d\n", nstreams, nstreams);
+    const int windows = per * nstreams;
+    for (int r = 0; r < windows + 3 * nstreams; r++) {
+        cudaStream_t s = ss[r % nstreams];
         if (cuStreamWaitValue32((CUstream)s, (CUdeviceptr)dflag, (cuuint32_t)(r + 1),
                                 CU_STREAM_WAIT_VALUE_GEQ) != CUDA_SUCCESS) {
             fprintf(stderr, "cuStreamWaitValue32 failed\n");
@@ -64,16 +73,26 @@ static int held(void) {
         CK(cudaEventSynchronize(e1));
         float ms;
         CK(cudaEventElapsedTime(&ms, e0, e1));
-        if (r >= 3) t.push_back(ms * 1000.0 / 64);
+        if (r >= 3 * nstreams) t[r % nstreams].push_back(ms * 1000.0 / 64), all.push_back(ms * 1000.0 / 64);
     }
-    std::sort(t.begin(), t.end());
+    std::vector<double> med;
+    for (int k = 0; k < nstreams; k++) {
+        std::sort(t[k].begin(), t[k].end());
+        med.push_back(t[k][t[k].size() / 2]);
+        if (nstreams > 1) printf("stream %2d median %.4f min %.4f max %.4f\n", k, med.back(), t[k].front(), t[k].back());
+    }
+    std::sort(all.begin(), all.end());
+    std::sort(med.begin(), med.end());
+    if (nstreams > 1)
+        printf("# over streams: min %.4f max %.4f (max/min - 1 = %.2f%%)\n", med.front(), med.back(),
+               100 * (med.back() / med.front() - 1));
     printf("# over placements: min %.4f median %.4f max %.4f us (max/min - 1 = %.2f%%)\n",
-           t.front(), t[t.size() / 2], t.back(), 100 * (t.back() / t.front() - 1));
+           all.front(), all[all.size() / 2], all.back(), 100 * (all.back() / all.front() - 1));
     return 0;
 }
 
 int main(int argc, char **argv) {
-    if (argc > 1 && strcmp(argv[1], "held") == 0) return held();
+    if (argc > 1 && strcmp(argv[1], "held") == 0) return held(argc > 2 ? atoi(argv[2]) : 1);
     int rows = argc > 2 ? atoi(argv[1]) : 17, cols = argc > 2 ? atoi(argv[2]) : 257;
     int n = rows * cols;
     size_t bytes = (size_t)n * sizeof(float), span = 256u << 20;
