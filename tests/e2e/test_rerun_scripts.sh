@@ -6,7 +6,8 @@
 #  - scripts/proc_offsets.py: three runs where one process (native probe) is 4% slower in
 #    run 2 and one (torch control) 3% faster in run 3: the spread per implementation x
 #    scope is those offsets (4.0 and 3.1%, the others 0.0), large cases left out unless
-#    --all, and one run alone is a usage error (exit 2).
+#    --all, and one run alone is a usage error (exit 2);
+#  - scripts/sweep_check.py (issue 18): its two targets on a constructed sweep (below).
 set -u
 HERE="$(cd "$(dirname "$0")" && pwd)"; S="$HERE/../../scripts"
 T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
@@ -136,6 +137,40 @@ python3 "$S/ncu_check.py" "$T/ncu-two.json" "$T/ncu.csv" >"$T/ncu2.txt"; rc=$?
 python3 "$S/ncu_check.py" --shape 8192x8192 "$T/ncu-two.json" "$T/ncu.csv" >"$T/ncu3.txt"; rc=$?
 [ $rc -eq 0 ] && ! grep -q "add_17x257" "$T/ncu3.txt" && grep -q "2 of 2" "$T/ncu3.txt" && ok ||
   no "ncu_check --shape 8192x8192: exit $rc: $(cat "$T/ncu3.txt")"
+
+# scripts/sweep_check.py (issue 18 targets 1 and 2): a clean sweep exits 0; a row op
+# slower than eager and a memory-bound case above L2 under 90% of copy are both named
+# (exit 1); a gemm "slower" is not a target-1 row; an invalid case is a miss
+sweep() { python3 - "$1" "$2" <<'EOP'
+import json, sys
+out, plant = sys.argv[1], sys.argv[2]
+def case(cid, op, n_us, t_us, verdict, pct, mb, valid=True):
+    return {"id": cid, "op": op, "dtype": "f32", "valid": valid, "impl": {"torch": {}, "native": {}},
+            "derived": {"scopes": {"control_batch": {"torch": {"p50": t_us}, "native": {"p50": n_us},
+                "vs_baseline": {"native": {"ratio": {"median": n_us / t_us, "ci_low": n_us / t_us - .01,
+                                                     "ci_high": n_us / t_us + .01}, "verdict": verdict}}}},
+                        "roofline": {"bound": "compute" if op == "gemm" else "memory", "min_bytes": mb * 1e6,
+                                     "impl": {"native": {"copy_pct": pct}, "torch": {"copy_pct": pct}}}}}
+cases = [case("add_6000x6001", "add", 100, 101, "indistinguishable", 95, 432),
+         case("gemm_8x4096x4096", "gemm", 30, 20, "slower", 50, 67),
+         case("sum_1000x1000", "sum", 3, 4, "faster", 40, 4)]
+if plant:
+    cases += [case("sum_6000x6001_bf16", "sum", 28, 23.3, "slower", 56, 72),
+              case("softmax_512x49152", "softmax", 74, 103, "faster", 63, 201),
+              case("add_1x7", "add", 1, 1, "invalid", 0, 0, valid=False)]
+json.dump({"settings": {"input_views": False}, "environment": {"gpu": {"l2_bytes": 62914560}},
+           "cases": cases}, open(out, "w"))
+EOP
+}
+sweep "$T/sw-ok.json" ""; sweep "$T/sw-bad.json" 1
+python3 "$S/sweep_check.py" "$T/sw-ok.json" >"$T/sw-ok.txt"; rc=$?
+[ $rc -eq 0 ] && grep -q "target 1 .*: 0 miss" "$T/sw-ok.txt" && grep -q "target 2 .*: 0 miss" "$T/sw-ok.txt" && ok ||
+  no "sweep_check clean: exit $rc: $(cat "$T/sw-ok.txt")"
+python3 "$S/sweep_check.py" "$T/sw-bad.json" >"$T/sw-bad.txt"; rc=$?
+[ $rc -eq 1 ] && grep -q "target 1 .*: 2 miss(es): sum_6000x6001_bf16 f32 1.202, add_1x7 f32 (invalid)" "$T/sw-bad.txt" &&
+  grep -q "target 2 .*: 2 miss(es): sum_6000x6001_bf16 f32 56.0%, softmax_512x49152 f32 63.0%" "$T/sw-bad.txt" && ok ||
+  no "sweep_check planted: exit $rc: $(cat "$T/sw-bad.txt")"
+python3 "$S/sweep_check.py" >/dev/null 2>&1; [ $? -eq 2 ] && ok || no "sweep_check without a run is a usage error"
 
 echo "test_rerun_scripts: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
