@@ -1185,7 +1185,7 @@ __device__ __forceinline__ void dt_elementwise(const dt_t *__restrict__ a,
 #endif
         }
     }
-#if DT_CONTIG && VEC > 1
+#if DT_CONTIG && VEC > 1 && !defined(DT_EMU_PLANT_NO_TAIL) /* the plant: tests/cuda/emu */
     if (DT_TAIL > 0 && blockIdx.x == 0 && threadIdx.x < DT_TAIL) {
         const long long e = DT_ITEMS_TOTAL * VEC + threadIdx.x;
         out[e] = dt_from_f32(f(dt_to_f32(__ldg(a + e)), dt_to_f32(__ldg(b + e))));

@@ -46,7 +46,11 @@ DT_KNAME(dt_sum)(const dt_t *__restrict__ a, dt_t *__restrict__ out) {
     /* rows that need not start 16-byte aligned (odd N, views): the first h < VEC elements
      * up to the row's first 16-byte boundary one a lane, the body in VEC-wide loads from
      * there, the last (N - h) % VEC one a lane */
+#ifndef DT_EMU_PLANT_NO_HEAD /* tests/cuda/emu's planted fault: no head (misaligned loads) */
     const int head = (int)(((16u - ((unsigned)(size_t)p & 15u)) & 15u) / sizeof(dt_t));
+#else
+    const int head = 0;
+#endif
     const int h = head < N ? head : N;
     if (lane < h) s0 += dt_ld(p + lane);
     const dt_t *__restrict__ q = p + h;

@@ -14,6 +14,8 @@
 #include <thread>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 #include "dt_emu_narrow.hpp"
@@ -36,6 +38,16 @@ struct uint4 { unsigned x, y, z, w; };
 inline float4 make_float4(float a, float b, float c, float d) { return {a, b, c, d}; }
 inline uint4 make_uint4(unsigned a, unsigned b, unsigned c, unsigned d) { return {a, b, c, d}; }
 template <class T> inline T __ldg(const T *p) { return *p; }
+#ifdef DT_EMU_CHECK_ALIGN /* a 16-byte load from an address the GPU would fault on: abort */
+inline void dt_emu_check16(const void *p) {
+    if ((size_t)p & 15) {
+        std::fprintf(stderr, "misaligned 16-byte load at %p\n", p);
+        std::abort();
+    }
+}
+inline float4 __ldg(const float4 *p) { dt_emu_check16(p); return *p; }
+inline uint4 __ldg(const uint4 *p) { dt_emu_check16(p); return *p; }
+#endif
 inline float __fmul_rn(float a, float b) { return a * b; } /* g++ -O1 on x86-64: no contraction */
 inline float __int_as_float(int i) { float f; std::memcpy(&f, &i, 4); return f; }
 inline float __uint_as_float(unsigned i) { float f; std::memcpy(&f, &i, 4); return f; }

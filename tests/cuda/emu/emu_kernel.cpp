@@ -14,7 +14,7 @@ DT_EMU_EXPORT void dt_emu_so_setup(std::barrier<> *bar, std::barrier<> *cbar, vo
 DT_EMU_EXPORT int dt_emu_so_run(unsigned t, unsigned blk, unsigned grid, const void *a_, const void *b_,
                                  const void *g_, const void *bt_, const long long *lab, void *o_) {
     /* the buffers in the storage type (DT_ELEM: f32, bf16, f16; FP32 for every op but
-     * layernorm, the only one emulated narrow) */
+     * layernorm, sum and add, the ones emulated narrow) */
     const dt_t *a = (const dt_t *)a_, *b = (const dt_t *)b_, *g = (const dt_t *)g_, *bt = (const dt_t *)bt_;
     dt_t *o = (dt_t *)o_;
     threadIdx = {t, 0, 0};
@@ -31,6 +31,10 @@ DT_EMU_EXPORT int dt_emu_so_run(unsigned t, unsigned blk, unsigned grid, const v
     DT_KNAME(dt_layernorm)(a, g, bt, o);
 #elif OP == 3
     dt_cross_entropy_f32(a, lab, o);
+#elif OP == 5
+    DT_KNAME(dt_sum)(a, o);
+#elif OP == 6
+    DT_KNAME(dt_add)(a, b, o);
 #else
     dt_residual_layernorm_f32(a, b, o);
 #endif

@@ -66,6 +66,8 @@ static const double ULP1 = DT_ELEM == 1 ? 1.0 / 128 : 1.0 / 1024; /* one ulp at 
 #define DT_LN_PERSIST 0 /* layernorm's persistent prefetching in-register rows (1, 2) */
 #endif
 static const float SENT_F = -719.5f;
+/* one output a row: cross_entropy (3) and sum (5) */
+#define OUT1 (OP == 3 || OP == 5)
 
 int main(int argc, char **argv) {
     if (argc < 2) return 2;
@@ -124,10 +126,14 @@ int main(int argc, char **argv) {
     st_t POISON;
     { const unsigned pb = 0x7fc0deadu; float pf; std::memcpy(&pf, &pb, 4); POISON = from_f(pf); }
     for (long long r = 0; r < m; r++)
-        for (long long c = 0; c < (OP == 3 ? 1 : n); c++) o[r * (OP == 3 ? 1 : ldo) + c] = POISON;
+        for (long long c = 0; c < (OUT1 ? 1 : n); c++) o[r * (OUT1 ? 1 : ldo) + c] = POISON;
     /* one cluster (CLUSTER blocks, TPR == BLOCK) a row, or (SMEMPIPE) PIPE_G persistent
      * clusters; block j of a cluster in copy j; one cluster at a time */
+#ifdef GRID /* elementwise (OP 6): the plan's grid of BLOCK * ITEMS items a block */
+    const long long clusters = GRID;
+#else
     const long long clusters = SMEMPIPE || DT_LN_PERSIST ? PIPE_G : (m + BLOCK / TPR - 1) / (BLOCK / TPR);
+#endif
     std::atomic<int> unwaited{0};
     for (long long r = 0; r < clusters; r++) {
         std::barrier<> cbar(CLUSTER * BLOCK);
@@ -156,8 +162,14 @@ int main(int argc, char **argv) {
         for (long long c = 0; c < n; c++)
             xs[c] = OP == 4 ? to_f(a[r * lda + c]) + to_f(bm[r * lda + c]) : to_f(a[r * lda + c]);
         const float *x = xs.data();
-        std::vector<double> ref(OP == 3 ? 1 : n);
-        if (OP == 0 || OP == 3) {
+        std::vector<double> ref(OUT1 ? 1 : n);
+        double absum = 0; /* sum: the FP32 accumulation's bound scales with sum |x| */
+        if (OP == 5) {
+            ref[0] = 0;
+            for (long long c = 0; c < n; c++) ref[0] += x[c], absum += std::fabs(x[c]);
+        } else if (OP == 6) {
+            for (long long c = 0; c < n; c++) ref[c] = (double)x[c] + to_f(bm[r * lda + c]);
+        } else if (OP == 0 || OP == 3) {
             double mx = -INFINITY, sum = 0;
             for (long long c = 0; c < n; c++) mx = x[c] > mx ? x[c] : mx;
             for (long long c = 0; c < n; c++) sum += std::exp((double)x[c] - mx);
@@ -180,13 +192,13 @@ int main(int argc, char **argv) {
                 ref[c] = OP == 4 ? (x[c] - mean) * rs : (x[c] - mean) * rs * to_f(g[c]) + to_f(bt[c]);
         }
         for (size_t c = 0; c < ref.size(); c++) {
-            const double got = to_f(OP == 3 ? o[r] : o[r * ldo + c]);
+            const double got = to_f(OUT1 ? o[r] : o[r * ldo + c]);
             const double err = std::fabs(got - ref[c]);
             /* narrow: one ulp of the output at |ref| (ULP1 scaled to its binade), for the
              * rounding of an FP32 result within 1e-5 of ref */
             const double ulp = ULP1 == 0.0 || ref[c] == 0.0 ? 0.0
                                                            : ULP1 * std::exp2(std::floor(std::log2(std::fabs(ref[c]))));
-            const double tol = 1e-5 * std::fabs(ref[c]) + (OP == 0 ? 1e-9 : 1e-5) + ulp;
+            const double tol = 1e-5 * std::fabs(ref[c]) + 1e-5 * absum + (OP == 0 ? 1e-9 : 1e-5) + ulp;
             if (!(err <= tol)) {
                 if (bad < 5) printf("row %lld col %zu: got %.9g want %.9g\n", r, c, got, ref[c]);
                 bad++;
@@ -196,7 +208,7 @@ int main(int argc, char **argv) {
     }
     /* guards and padding unchanged: every float of O outside the window, of A outside its */
     long long gbad = 0;
-    const long long oelems = OP == 3 ? m : m * ldo;
+    const long long oelems = OUT1 ? m : m * ldo;
     size_t ob = ((size_t)oelems * ES + 2 * gbytes + 256 + 255) / 256 * 256;
     for (size_t i = 0; i < ob / ES; i++) {
         const long long e = (long long)i - (long long)GE;

@@ -63,7 +63,8 @@
 #   DT_EMU_OPS="0 2" picks ops; DT_EMU_ONLY=pipe runs only the SMEMPIPE cases and the plants,
 #   DT_EMU_ONLY=stream only the CESTREAM cases (with DT_EMU_OPS=3), DT_EMU_ONLY=l2 only
 #   the ROWL2 cases (with DT_EMU_OPS="0 1 2"), DT_EMU_ONLY=one only the DT_LN_ONE cases,
-#   DT_EMU_ONLY=persist only the DT_LN_PERSIST cases
+#   DT_EMU_ONLY=persist only the DT_LN_PERSIST cases, DT_EMU_ONLY=sumadd only sum's row
+#   head and add's flat tail (session 9)
 set -u
 cd "$(dirname "$0")/../../.." || exit 2
 T="$(mktemp -d /tmp/dt-emu.XXXXXX)"; rc=0
@@ -131,6 +132,23 @@ persist_cases=("7 8192 8192 0 512 8 2 1 3" "5 8192 8192 0 512 4 4 0 2" "6 4096 4
                "7 8192 8192 0 512 8 2 1 3 7" "5 4096 4096 0 256 4 4 0 2 8"
                "7 8192 8192 0 256 8 4 1 3" "5 8192 8200 0 256 8 4 2 2" "9 4096 4096 0 128 8 4 1 4"
                "3 32768 32768 0 1024 8 4 2 2" "6 2048 2048 0 64 8 4 1 4 0 1")
+# M N LDA view BLOCK TPR VEC ROWHEAD ELEM [PLANT]: sum (session 9), one block (TPR = BLOCK)
+# or BLOCK / TPR warps a row; ROWHEAD 1: VEC-wide loads from each row's first 16-byte
+# boundary (odd N, views), 16-byte loads checked for alignment (DT_EMU_CHECK_ALIGN: a
+# misaligned one aborts); PLANT 9: no head (DT_EMU_PLANT_NO_HEAD) must fail
+sum_cases=("5 6001 6001 0 512 512 8 1 1" "4 6001 6001 0 512 512 4 1 0" "3 30000 30003 1 512 512 8 1 1"
+           "3 30000 30003 1 512 512 8 1 2" "17 257 257 0 64 32 4 1 0" "17 257 257 0 64 32 8 1 2"
+           "3 5 5 0 32 32 8 1 1" "2 7 7 0 32 32 4 1 0" "3 1027 1030 1 128 128 8 1 1"
+           "4 4096 4096 0 256 256 8 0 1" "4 4096 4096 0 256 256 4 0 0"
+           "5 6001 6001 0 512 512 8 1 1 9" "3 30000 30003 1 512 512 4 1 0 9")
+# M N LDA view VEC ITEMS ELEM [PLANT]: add (session 9), 256 threads, the plan's grid;
+# LDA = N contiguous (a flat range of M*N: VEC-wide items and a scalar tail, DT_TAIL),
+# else strided; PLANT 10: no tail (DT_EMU_PLANT_NO_TAIL) must fail
+add_cases=("17 257 257 0 4 1 0" "17 257 257 0 8 1 1" "1 7 7 0 8 1 2" "31 1001 1001 0 4 4 0"
+           "9 1023 1023 0 8 2 1" "5 257 260 1 1 4 0" "4 1024 1028 0 4 4 0" "3 333 333 0 8 1 2"
+           "17 257 257 0 8 1 1 10" "31 1001 1001 0 4 4 0 10")
+if [ -n "${DT_EMU_ONLY:-}" ] && [ "${DT_EMU_ONLY:-}" != sumadd ]; then sum_cases=(); add_cases=(); fi
+[ "${DT_EMU_ONLY:-}" = sumadd ] && cases=() && pipe_cases=() && stream_cases=() && l2_cases=() && one_cases=()
 [ -n "${DT_EMU_ONLY:-}" ] && [ "${DT_EMU_ONLY:-}" != persist ] && persist_cases=()
 [ "${DT_EMU_ONLY:-}" = persist ] && cases=() && pipe_cases=() && stream_cases=() && l2_cases=() && one_cases=()
 [ "${DT_EMU_ONLY:-}" = pipe ] && cases=() && stream_cases=() && l2_cases=()
@@ -195,6 +213,27 @@ for c in "${one_cases[@]}"; do read -r m n lda v blk tpr vec per cl nc el plant 
   [ "$plant" = 5 ] && def+=(-DDT_EMU_PLANT_NO_MERGE_TERM=1)
   [ "$plant" = 6 ] && def+=(-DDT_EMU_PLANT_NO_SHIFT=1)
   build_run "$d" layernorm "layernorm one $c" "$cl" "$plant" "${def[@]}"
+done
+for c in "${sum_cases[@]}"; do read -r m n lda v blk tpr vec head el plant <<<"$c"
+  plant=${plant:-0}
+  d="$T/sum_${m}_${n}_${lda}_${v}_${blk}_${tpr}_${vec}_${head}_${el}_${plant}"; mkdir -p "$d"
+  def=(-DOP=5 -DM="$m" -DN="$n" -DLDA="$lda" -DLDB="$lda" -DLDO=1 -DVIEW="$v" -DVEC="$vec"
+       -DBLOCK="$blk" -DTPR="$tpr" -DPER=1 -DINREG=0 -DCLUSTER=1 -DDT_ELEM="$el" -DROWHEAD="$head"
+       -DDT_EMU_CHECK_ALIGN=1)
+  [ "$plant" = 9 ] && def+=(-DDT_EMU_PLANT_NO_HEAD=1)
+  build_run "$d" sum "sum $c" 1 "$plant" "${def[@]}"
+done
+for c in "${add_cases[@]}"; do read -r m n lda v vec items el plant <<<"$c"
+  plant=${plant:-0}
+  if [ "$lda" = "$n" ] && [ "$v" = 0 ]; then total=$(( m * n / vec )); else total=$(( m * (n / vec) )); fi
+  grid=$(( (total + 256 * items - 1) / (256 * items) )); [ "$grid" -lt 1 ] && grid=1
+  d="$T/add_${m}_${n}_${lda}_${v}_${vec}_${items}_${el}_${plant}"; mkdir -p "$d"
+  ldo=$n; [ "$lda" != "$n" ] && [ "$v" = 0 ] && ldo=$lda # strided, aligned rows: out like a
+  def=(-DOP=6 -DM="$m" -DN="$n" -DLDA="$lda" -DLDB="$lda" -DLDO="$ldo" -DVIEW="$v" -DVEC="$vec"
+       -DBLOCK=256 -DTPR=256 -DITEMS="$items" -DGRID="$grid" -DCLUSTER=1 -DDT_ELEM="$el"
+       -DDT_EMU_CHECK_ALIGN=1)
+  [ "$plant" = 10 ] && def+=(-DDT_EMU_PLANT_NO_TAIL=1)
+  build_run "$d" add "add $c" 1 "$plant" "${def[@]}"
 done
 for c in "${persist_cases[@]}"; do read -r m n lda v blk vec per el g plant off <<<"$c"
   plant=${plant:-0}; off=${off:-0}
