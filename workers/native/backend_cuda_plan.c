@@ -600,8 +600,8 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
     /* elementwise over contiguous buffers (row stride N: one flat range of M*N) needs only
      * 16-byte aligned bases, whatever N: VEC-wide items over the range and the last
      * (M*N) % VEC elements scalar (dt_elementwise's DT_TAIL). H200, bf16 add 6000x6001
-     * at vec 1: 58.4 us against torch's 52.1 (session 9 sweep; docs/perf.md "elementwise
-     * flat"). DUALTIME_ELEM_FLAT=0: the version before. */
+     * at vec 1: 58.4 us against torch's 52.1 (session 9 sweep; docs/perf.md "Issue 18,
+     * session 9", rule 1). DUALTIME_ELEM_FLAT=0: the version before. */
     const int elementwise = L->op == DT_OP_ADD || L->op == DT_OP_GELU_ADD;
     int flat_on = 1; /* DUALTIME_ELEM_FLAT=0: vec 1 wherever N % VEC != 0, as before */
     dt_status fk = int_knob("DUALTIME_ELEM_FLAT", 0, 1, 0, &flat_on, err);
@@ -612,7 +612,7 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
                       held run (session 9): add 1000x1000 f32 3.46 -> 3.11 us (torch
                       3.22), 2049x1025 5.33 -> 4.60 (4.84), 12345x77 3.61 -> 3.02 (3.15),
                       bf16 777x3333 4.23 -> 3.60 (3.77); 128x1024, 64x4096, 1024x4096
-                      unchanged (docs/perf.md "elementwise flat") */
+                      unchanged (docs/perf.md "Issue 18, session 9") */
     dt_status wk = int_knob("DUALTIME_ELEM_WAVES", 1, 16, 0, &waves, err);
     if (wk != DT_OK) return wk;
     const int flat = flat_on && elementwise && A->row_stride == n && B && B->row_stride == n &&
@@ -711,7 +711,7 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
                            (N >= 4096 x VEC). H200: 4096x50257 f32 206 us against the
                            staged 293, 2048x128256 256 against 484, bf16 109 / 131 against
                            126 / 231; at 8191x8193 (4 chunks) 138 against 72 (docs/perf.md
-                           "cross_entropy stream measured") */
+                           "Issue 18, session 9") */
     if (kst == DT_OK) kst = int_knob("DUALTIME_CE_STREAM", 0, 1, 0, &ce_stream, err);
     int row_l2 = 0, row_l2_mb = 32, l2_bps = 0; /* DUALTIME_ROW_L2=1: the L2-resident
                             two-pass row (ROWL2), opt-in, unmeasured; its L2 budget */
@@ -728,9 +728,9 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
      * before), _LN_ONE, _LN_REGS, _TPR, _SMEM=2, _CLUSTER=2 set: as they say. */
     /* layernorm rows longer than 16384 (an in-register row would hold more than 16
      * elements a thread at 1024 threads: one block an SM, its phases never overlapped)
-     * take the staged row where they are at least one a SM (session 9; H200, one held run: 1024x32000 f32 147.6 -> 108.8
-     * us, torch 120.3; bf16 87.9 -> 56.6; 2048x20000 117.2 -> 99.7 / 87.6 -> 80.3;
-     * 1024x24000 87.0 -> 68.9 / 50.2 -> 37.2; docs/perf.md "layernorm long rows staged").
+     * take the staged row where they are at least one a SM (session 9; H200, one held
+     * run: 1024x32000 f32 147.6 -> 108.8 us, torch 120.3; bf16 87.9 -> 56.6; 2048x20000 117.2 -> 99.7 / 87.6 -> 80.3;
+     * 1024x24000 87.0 -> 68.9 / 50.2 -> 37.2; docs/perf.md "Issue 18, session 9", rule 4).
      * DUALTIME_ROW_LN_STAGE=0: the in-register (bf16/f16: persistent) rows, as before. */
     int ln_stage = 1;
     kst = int_knob("DUALTIME_ROW_LN_STAGE", 0, 1, 0, &ln_stage, err);
@@ -864,7 +864,7 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
     /* sum over rows that are not 16-byte aligned (odd N, views): VEC-wide loads from each
      * row's first 16-byte boundary and the head and tail elements scalar (sum.cu ROWHEAD).
      * H200, bf16 sum 6000x6001 at vec 1: 1.37x torch's time (session 9 sweep; docs/perf.md
-     * "sum row head"). Not f32 views: their scalar loads already fill whole sectors, and
+     * "Issue 18, session 9", rule 3). Not f32 views: their scalar loads already fill whole sectors, and
      * the head measured slower there (4096x4096 view 21.1 against 19.6 us).
      * DUALTIME_ROW_HEAD=0: vec 1 there, as before. */
     int rowhead = 0, rowhead_on = 1;
