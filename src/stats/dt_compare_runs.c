@@ -540,25 +540,14 @@ static int host_within_data(const dt_compare_row *row, const dt_compare_row *bas
     return own >= (1 / sp < 1 - threshold ? 1 / sp : 1 - threshold);
 }
 
-/* Host and dispatch scopes keep the paired rule: the machine's drift moves both
- * implementations and the ratio cancels it, even when it is larger than the candidate's
- * own change. But where the baseline's own row moved past its gate (machine faster or
- * slower: beyond the threshold and the run-to-run spread) and the candidate's own B/A did
- * not move past the threshold the paired way (not more than 1 + threshold for slower),
- * only the baseline is known to have moved: "baseline moved", never a regression. (The
- * price: a candidate regression hidden under an equally large machine speed-up reads
- * "baseline moved", in plain sight, instead of slower.) Two identical CPU quick runs on
- * the 2-core VM (main bbe1b50) had torch's layernorm 1x127 e2e_batch at 4.47 then 2.55 us
- * ("machine faster") with native at 0.125 then 0.121, and the paired rule alone called
- * native 55% slower. Then host_within_data. Applied per case after every row is judged. */
-/* The baseline's own row moved past its gate, faster (1) or slower (0): its verdict says
- * machine faster/slower, or its median B/A alone lies beyond the threshold and the spread
- * (the interval may still touch the gate). Two identical default CUDA runs on the H200
- * (session 8) had torch's gelu_add 17x257 e2e_batch at 17.9 then 11.7 us (B/A 0.649,
- * interval [0.541, 0.748] against the gate 0.745: "within spread") with native at 4.45
- * then 3.65, itself faster, and the paired rule called native 31% slower. The median alone
- * counts only where pairing does not cancel the drift (pairing_cancels): a machine drift
- * both follow keeps the paired rule. */
+/* The baseline moved, faster (1) or slower (0), as far as the candidate's row can tell:
+ * its own row says machine faster / slower; or the candidate's own B/A moved *against*
+ * its verdict beyond the threshold (a `slower` whose own time fell below 1 - threshold)
+ * while the baseline's B/A moved further the same way, so the ratio rose only because
+ * the baseline fell more. Two identical default CUDA runs on the H200 (session 8) had
+ * torch's gelu_add 17x257 e2e_batch at 17.9 then 11.7 us (B/A 0.649, interval [0.541,
+ * 0.748] against its gate 0.745: "within spread") with native at 4.45 then 3.65, itself
+ * 18% faster, and the paired rule called native 31% slower. */
 static int base_moved(const dt_compare_row *row, const dt_compare_row *base, int faster,
                       double threshold) {
     if (base->verdict == (faster ? DT_CMP_MACHINE_FASTER : DT_CMP_MACHINE_SLOWER)) return 1;
@@ -568,6 +557,16 @@ static int base_moved(const dt_compare_row *row, const dt_compare_row *base, int
     return own > 1 + threshold && base->change > own;
 }
 
+/* Host and dispatch scopes keep the paired rule: the machine's drift moves both
+ * implementations and the ratio cancels it, even when it is larger than the candidate's
+ * own change. But where the baseline moved (base_moved) and the candidate's own B/A did
+ * not move past the threshold the paired way (not more than 1 + threshold for slower),
+ * only the baseline is known to have moved: "baseline moved", never a regression. (The
+ * price: a candidate regression hidden under an equally large machine speed-up reads
+ * "baseline moved", in plain sight, instead of slower.) Two identical CPU quick runs on
+ * the 2-core VM (main bbe1b50) had torch's layernorm 1x127 e2e_batch at 4.47 then 2.55 us
+ * ("machine faster") with native at 0.125 then 0.121, and the paired rule alone called
+ * native 55% slower. Then host_within_data. Applied per case after every row is judged. */
 static void host_attribution(dt_compare_case *cc, double threshold, double max_noise) {
     for (size_t i = 0; i < cc->n_rows; i++) {
         dt_compare_row *row = &cc->rows[i];
