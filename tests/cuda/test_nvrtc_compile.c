@@ -1443,6 +1443,39 @@ int main(int argc, char **argv) {
         {DT_OP_CROSS_ENTROPY, 64, 4096, NULL, "32", "warp-per-row grid=64 block=32 "},
         {DT_OP_SUM, 128, 1024, "1", "256", "block-per-row grid=128 block=256 "},
     };
+    /* layernorm rows over 16384 with a row an SM: the default plan is the staged row,
+     * option for option the plan DUALTIME_ROW_SMEM=2 gives (the one measured on the H200,
+     * docs/perf.md "Issue 18, session 9", rule 4); few rows and rows <= 16384 keep theirs,
+     * DUALTIME_ROW_LN_STAGE=0 the in-register rows */
+    {
+        static const struct { int64_t m, n; int same; } ln[] = {
+            {1024, 32000, 1}, {2048, 20000, 1}, {1024, 24000, 1}, {132, 16392, 1},
+            {131, 20000, 0}, {8192, 16384, 0}};
+        static const dt_dtype dts[] = {DT_F32, DT_BF16};
+        for (size_t i = 0; i < sizeof ln / sizeof ln[0]; i++)
+            for (size_t t = 0; t < 2; t++) {
+                dt_case_layout L;
+                dt_layout_make_typed(&L, DT_OP_LAYERNORM, ln[i].m, ln[i].n, 0, 0, dts[t]);
+                dt_cuda_plan a, b, c;
+                const int ok_a = dt_cuda_plan_make(&L, "sm_90", 132, &a, &err) == DT_OK;
+                setenv("DUALTIME_ROW_SMEM", "2", 1);
+                const int ok_b = dt_cuda_plan_make(&L, "sm_90", 132, &b, &err) == DT_OK;
+                unsetenv("DUALTIME_ROW_SMEM");
+                setenv("DUALTIME_ROW_LN_STAGE", "0", 1);
+                const int ok_c = dt_cuda_plan_make(&L, "sm_90", 132, &c, &err) == DT_OK;
+                unsetenv("DUALTIME_ROW_LN_STAGE");
+                int same = ok_a && ok_b && a.nopts == b.nopts && strcmp(a.summary, b.summary) == 0 &&
+                           a.grid[0] == b.grid[0] && a.block[0] == b.block[0] &&
+                           a.shared_bytes == b.shared_bytes;
+                for (int q = 0; same && q < a.nopts; q++) same = strcmp(a.opts[q], b.opts[q]) == 0;
+                CHECK(ok_a && ok_b && ok_c && same == ln[i].same &&
+                          (strstr(a.summary, "row-staged-in-smem") != NULL) == ln[i].same &&
+                          !strstr(c.summary, "row-staged-in-smem"),
+                      "layernorm %lldx%lld %s: default %s | SMEM=2 %s | LN_STAGE=0 %s",
+                      (long long)ln[i].m, (long long)ln[i].n, dt_dtype_name(dts[t]), a.summary,
+                      b.summary, c.summary);
+            }
+    }
     /* sum's row head: f32 contiguous odd N yes, f32 views no (scalar) */
     g_expect = "vec=4 streaming row-head";
     compile_case(DT_OP_SUM, 6000, 6001, 0, 0, "sm_90", hdr);
