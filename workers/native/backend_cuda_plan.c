@@ -615,8 +615,8 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
                       unchanged (docs/perf.md "Issue 18, session 9") */
     dt_status wk = int_knob("DUALTIME_ELEM_WAVES", 1, 16, 0, &waves, err);
     if (wk != DT_OK) return wk;
-    const int flat = flat_on && elementwise && A->row_stride == n && B && B->row_stride == n &&
-                     O->row_stride == n && A->data_offset % 16 == 0 &&
+    const int contig = A->row_stride == n && (!B || B->row_stride == n) && O->row_stride == n;
+    const int flat = flat_on && elementwise && contig && B && A->data_offset % 16 == 0 &&
                      B->data_offset % 16 == 0 && O->data_offset % 16 == 0;
     if (flat) aligned = 1;
     const int vec = aligned ? vw : 1;
@@ -632,7 +632,7 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
     dt_status fst = launch_fill_choice(&fill, err);
     if (fst != DT_OK) return fst;
 
-    if (L->op == DT_OP_ADD || L->op == DT_OP_GELU_ADD) {
+    if (elementwise) {
         const int block = 256;
         int items = 4;
         int64_t total = flat ? m * n / vec : m * (n / vec);
@@ -651,10 +651,7 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
         set_launch(p, (unsigned)blocks, 1, block);
         snprintf(p->summary, sizeof p->summary,
                  "%s elementwise grid=%u block=%d items/thread=%d vec=%d %s%s", p->kernel_name,
-                 p->grid[0], block, items, vec,
-                 A->row_stride == n && (!B || B->row_stride == n) && O->row_stride == n
-                     ? "contiguous"
-                     : "strided",
+                 p->grid[0], block, items, vec, contig ? "contiguous" : "strided",
                  flat && n % vw != 0 ? " flat-tail" : "");
         return DT_OK;
     }
