@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include "format/dt_format_compare.h"
 #include "format/dt_format_util.h"
+#include "stats/dt_derive.h"
 
 #include <math.h>
 #include <string.h>
@@ -59,7 +60,7 @@ static void header(FILE *out, const dt_compare_result *res) {
             "interval (%u resamples of each run's pairs, independently; at least %s pairs "
             "per run). Spread = the largest over the smallest per-round median ratio within "
             "a run, the larger of A's and B's (a run with one round counts as %s: \"floor\"), "
-            "and in held device scopes at least the process band 1 + 0.20 µs × kernels a call "
+            "and in held device scopes at least the process band 1 + %.2f µs × kernels a call "
             "/ p50 of each implementation the row holds (held launches move that much between "
             "processes). "
             "Threshold ±%s%%: slower only when the interval lies above both %s and the "
@@ -69,7 +70,7 @@ static void header(FILE *out, const dt_compare_result *res) {
             "drift, never a regression.\n\n",
             dt_format_const(lv, 100 * res->ci_level), res->resamples,
             dt_format_const(mp, (double)res->min_pairs), dt_format_ratio(fl, res->spread_floor),
-            dt_format_num(t1, 100 * t), dt_format_ratio(t2, 1 + t), dt_format_ratio(t3, 1 - t),
+            DT_HELD_PROCESS_LAUNCH_US, dt_format_num(t1, 100 * t), dt_format_ratio(t2, 1 + t), dt_format_ratio(t3, 1 - t),
             dt_format_ratio(t2, 1 + t));
     fprintf(out, "| Case | Scope | Framework | A p50 µs | B p50 µs | A ratio | B ratio | "
                  "Change B/A [%s%% CI] | Spread | Detectable ≥ | Verdict |\n"

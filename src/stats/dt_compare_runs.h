@@ -152,7 +152,6 @@ typedef struct dt_compare_side {
 } dt_compare_side;
 
 /* One row: one scope of one implementation position in one case. */
-
 typedef struct dt_compare_row {
     dt_scope scope;
     size_t impl_a, impl_b;  /* indexes into A's and B's impls (same display position) */

@@ -61,7 +61,7 @@ double dt_derive_case_kernels_per_call(const dt_case *c, size_t impl);
  * over 10 processes). A run's rounds share their processes, so no within-run interval
  * shows it: a held scope's verdict interval is widened by half of it per implementation
  * (dt_derive_process_band), and `dualtime compare` spreads a held row by all of it
- * (docs/statistics.md, "Process band"). */
+ * (docs/results-format.md, "Process band of a held verdict" and "Process band"). */
 #define DT_HELD_PROCESS_LAUNCH_US 0.20
 
 /* The scopes whose windows are held stream launches: control_* and probe_*. */
