@@ -394,16 +394,20 @@ print("== %s: %d processes, medians (us a kernel): %s" % (sys.argv[2], len(med),
 print("   across processes: min %.4f max %.4f (max/min - 1 = %.2f%%)" % (min(med), max(med), 100 * (max(med) / min(med) - 1)))
 PY
   done; return 0; }
+# dt_run_kept NAME LIMIT ARGS...: `dualtime run ARGS` into a fresh $W/NAME, its
+# results.json back as NAME.json.gz; status 1 when the run wrote none
+dt_run_kept() { local name="$1" limit="$2"; shift 2; rm -rf "${W:?}/$name"
+  run "$name" "$limit" 3 "$B/dualtime" run "$@" --output "$W/$name"
+  [ -f "$W/$name/results.json" ] || return 1
+  gzip -c "$W/$name/results.json" >"$OUT/$name.json.gz"; }
 # ab18: the session-9 elementwise flat tail and sum row head against the version before
 # shellcheck disable=SC2054 # the commas are dualtime's
 step_ab18() { local NW="$PWD/$B/dualtime-native-worker" part; local -a extra
-  for part in rows views; do rm -rf "$W/ab18-$part"
+  for part in rows views; do
     if [ "$part" = rows ]; then extra=(--row-shapes 300x100277,777x3333,2049x1025,6000x6001,1000x1000,12345x77,512x49152)
     else extra=(--input-views --row-shapes 4096x4096,8192x1000,300x30000); fi
-    run "ab18-$part" 240 3 "$B/dualtime" run "${sweep_flags[@]}" --operations add,gelu_add,sum "${extra[@]}" \
-      --impls "torch,native,old=worker:env DUALTIME_ELEM_FLAT=0 DUALTIME_ROW_HEAD=0 $NW" --output "$W/ab18-$part"
-    [ -f "$W/ab18-$part/results.json" ] || continue
-    gzip -c "$W/ab18-$part/results.json" >"$OUT/ab18-$part.json.gz"
+    dt_run_kept "ab18-$part" 240 "${sweep_flags[@]}" --operations add,gelu_add,sum "${extra[@]}" \
+      --impls "torch,native,old=worker:env DUALTIME_ELEM_FLAT=0 DUALTIME_ROW_HEAD=0 $NW" || continue
     python3 scripts/sweep_check.py "$W/ab18-$part/results.json" > "$W/ab18-$part-native.txt"
     python3 scripts/sweep_check.py --cand old "$W/ab18-$part/results.json" > "$W/ab18-$part-old.txt"
     tail -2 "$W/ab18-$part-native.txt" | cut -c1-400 | sed 's/^/   native: /' | tee -a "$S"
@@ -415,16 +419,14 @@ step_ab18b() { local NW="$PWD/$B/dualtime-native-worker" k op shapes envs
   run ab18b-oracle 150 3 env DUALTIME_GPU_TEST_SHAPES=long DUALTIME_GPU_TEST_NO_FAULT=1 \
     DUALTIME_GPU_TEST_OPS=cross_entropy "${CUDA_TEST[@]}"; fails ab18b-oracle
   oracle_ok ab18b-oracle cross_entropy ' single-read online-logsumexp unroll=4'
-  for k in ce ln add; do rm -rf "$W/ab18b-$k"
+  for k in ce ln add; do
     case "$k" in
       ce) op=cross_entropy; shapes=4096x50257,2048x128256,1024x32000,128x256000,300x100277,8191x8193; envs="old=worker:env DUALTIME_CE_STREAM=0" ;;
       ln) op=layernorm; shapes=1024x32000,2048x20000,1024x24000; envs="smem2=worker:env DUALTIME_ROW_SMEM=2" ;;
       add) op=add; shapes=1000x1000,2049x1025,12345x77,777x3333,128x1024,64x4096,1024x4096; envs="w4=worker:env DUALTIME_ELEM_WAVES=4" ;;
     esac
-    run "ab18b-$k" 200 3 "$B/dualtime" run "${sweep_flags[@]}" --operations "$op" --row-shapes "$shapes" \
-      --impls "torch,native,$envs $NW" --output "$W/ab18b-$k"
-    [ -f "$W/ab18b-$k/results.json" ] || continue
-    gzip -c "$W/ab18b-$k/results.json" >"$OUT/ab18b-$k.json.gz"
+    dt_run_kept "ab18b-$k" 200 "${sweep_flags[@]}" --operations "$op" --row-shapes "$shapes" \
+      --impls "torch,native,$envs $NW" || continue
     python3 scripts/sweep_check.py "$W/ab18b-$k/results.json" > "$W/ab18b-$k-native.txt"
     python3 scripts/sweep_check.py --cand "${envs%%=*}" "$W/ab18b-$k/results.json" > "$W/ab18b-$k-other.txt"
     grep -E '^\| ' "$W/ab18b-$k-native.txt" | cut -c1-150 | sed 's/^/   native /' | tee -a "$S"
@@ -433,15 +435,13 @@ step_ab18b() { local NW="$PWD/$B/dualtime-native-worker" k op shapes envs
 # ab18c: sum's threads a row, and the staged row for softmax / rmsnorm at 16385..32768
 # shellcheck disable=SC2054 # the commas are dualtime's
 step_ab18c() { local NW="$PWD/$B/dualtime-native-worker" k; local -a a
-  for k in sum sum-views rows; do rm -rf "$W/ab18c-$k"
+  for k in sum sum-views rows; do
     case "$k" in
       sum) a=(--operations sum --row-shapes 6000x6001,8192x8192,1024x4096,300x100277 --impls "torch,native,e32=worker:env DUALTIME_ROW_ELEMS=32 $NW,e64=worker:env DUALTIME_ROW_ELEMS=64 $NW") ;;
       sum-views) a=(--operations sum --input-views --row-shapes 4096x4096,300x30000 --impls "torch,native,e32=worker:env DUALTIME_ROW_ELEMS=32 $NW,e64=worker:env DUALTIME_ROW_ELEMS=64 $NW") ;;
       rows) a=(--operations softmax,rmsnorm --row-shapes 1024x32000,2048x20000 --impls "torch,native,smem2=worker:env DUALTIME_ROW_SMEM=2 $NW") ;;
     esac
-    run "ab18c-$k" 100 3 "$B/dualtime" run "${sweep_flags[@]}" "${a[@]}" --output "$W/ab18c-$k"
-    [ -f "$W/ab18c-$k/results.json" ] || continue
-    gzip -c "$W/ab18c-$k/results.json" >"$OUT/ab18c-$k.json.gz"
+    dt_run_kept "ab18c-$k" 100 "${sweep_flags[@]}" "${a[@]}" || continue
     python3 - "$W/ab18c-$k/results.json" <<'PY' | tee -a "$S"
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -457,16 +457,15 @@ sweep_flags=(--backends cuda --device-timing --dtypes fp32,bf16 --samples 5 --ro
              --warmup-ms 50 --quiet)
 # shellcheck disable=SC2054 # the commas are dualtime's
 step_sweep18() { local part; local -a extra
-  for part in ${DT_SWEEP_PARTS:-rows views gemm}; do rm -rf "$W/sweep-$part"
+  for part in ${DT_SWEEP_PARTS:-rows views gemm}; do
     case "$part" in
       rows) extra=(--operations "$(row_ops)" --row-shapes 1024x32000,512x49152,256x151936,128x256000,300x100277,1000x1000,777x3333,12345x77,2049x1025,6000x6001) ;;
       views) extra=(--operations "$(row_ops)" --input-views --row-shapes 4096x4096,1023x4097,8192x1000,300x30000,1x65536) ;;
       gemm) extra=(--operations gemm --gemm-shapes 8x4096x4096,4096x4096x16,2048x2048x32,1x8192x1024,333x4097x31,4096x64x4096) ;;
       *) echo "== sweep18: unknown part '$part'" | tee -a "$S"; continue ;;
     esac
-    run "sweep-$part" 400 3 "$B/dualtime" run "${sweep_flags[@]}" "${extra[@]}" --output "$W/sweep-$part"
-    [ -f "$W/sweep-$part/results.json" ] || continue
-    cp "$W/sweep-$part/results.md" "$OUT/sweep-$part.md"; gzip -c "$W/sweep-$part/results.json" >"$OUT/sweep-$part.json.gz"
+    dt_run_kept "sweep-$part" 400 "${sweep_flags[@]}" "${extra[@]}" || continue
+    cp "$W/sweep-$part/results.md" "$OUT/sweep-$part.md"
     python3 scripts/sweep_check.py "$W/sweep-$part/results.json" > "$W/sweep-$part-check.txt"
     cp "$W/sweep-$part-check.txt" "$OUT/"; tail -3 "$W/sweep-$part-check.txt" | cut -c1-600 | tee -a "$S"
   done; return 0; }
