@@ -641,21 +641,18 @@ static void test_held_attribution(void) {
  * native 55% slower. Built here: B's baseline alone 0.57x in every host sample ->
  * "baseline moved", exit 0; the candidate alone 10% slower -> slower; the machine 1.3x
  * slower for both and the candidate 10% slower on top -> still slower. */
-static void scale_impl(dt_record *r, size_t impl, double f) {
-    for (size_t c = 0; c < r->n_cases; c++)
-        for (int s = DT_SCOPE_E2E_BATCH; s <= DT_SCOPE_E2E_SINGLE; s++) {
-            dt_samples *x = &r->cases[c].impl[impl].samples[s];
-            for (size_t i = 0; i < x->n; i++) x->v[i].us *= f;
-        }
-}
-
-/* Scales implementation impl's host samples of round q by f[q] (3 rounds). */
+/* Scales implementation impl's host samples of round q by f[q % 3]. */
 static void scale_rounds(dt_record *r, size_t impl, const double f[3]) {
     for (size_t c = 0; c < r->n_cases; c++)
         for (int s = DT_SCOPE_E2E_BATCH; s <= DT_SCOPE_E2E_SINGLE; s++) {
             dt_samples *x = &r->cases[c].impl[impl].samples[s];
             for (size_t i = 0; i < x->n; i++) x->v[i].us *= f[x->v[i].round % 3];
         }
+}
+
+static void scale_impl(dt_record *r, size_t impl, double f) {
+    const double all[3] = {f, f, f};
+    scale_rounds(r, impl, all);
 }
 
 static void test_host_attribution(void) {
