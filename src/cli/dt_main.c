@@ -101,9 +101,10 @@ static const char *k_usage =
     "  --quick                 smoke subset of shapes\n"
     "  --input-views           inputs are strided views at an unaligned offset\n"
     "  --samples N             samples per scope (default 9)\n"
-    "  --sample-ms MS          target duration of one batch sample (default 20)\n"
-    "  --warmup-ms MS          warmup per implementation and case-round (default 150; on\n"
-    "                          cuda the implementations warm at once)\n"
+    "  --sample-ms MS          target duration of one batch sample (default 15 on cuda,\n"
+    "                          20 on cpu)\n"
+    "  --warmup-ms MS          warmup per implementation and case-round (default 80 on\n"
+    "                          cuda, where the implementations warm at once; 150 on cpu)\n"
     "  --prime N               untimed calls right before every timed sample, in the same\n"
     "                          request (default 1, 0..16; docs/protocol.md, Priming)\n"
     "  --rounds N              repeat the plan, order rotated and reversed (default: 2 on\n"
@@ -454,8 +455,8 @@ static void settings_defaults(run_settings *a) {
     a->seed = 1;
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     a->threads = ncpu > 8 ? 8 : (ncpu > 0 ? ncpu : 1);
-    a->sample_ms = 20;
-    a->warmup_ms = 150;
+    a->sample_ms = -1; /* by backend: apply_backend_defaults */
+    a->warmup_ms = -1;
     a->prime = 1;
     a->timeout_s = 180;
     a->start_timeout_s = DT_WORKER_START_S;
@@ -633,13 +634,18 @@ static int check_run_settings(run_settings *a, int resuming) {
 }
 
 /* Defaults that depend on the backend (docs/device-workflow.md, "Defaults on cuda"):
- * cuda: device timing on, 2 rounds (the assessment needs >= 2 for comparative) and 9
- * samples; cpu: no device timing, 1 round, 9 samples. Given flags win. */
+ * cuda: device timing on, 2 rounds (the assessment needs >= 2 for comparative), 9
+ * samples of 15 ms and 80 ms of warm-up (session 10: 205 s for the default matrix on the
+ * H200, was 224 s at 20 / 150 ms; the same verdicts in two such runs, docs/device-workflow.md
+ * "Reruns"); cpu: no device timing, 1 round, 9 samples of 20 ms, 150 ms of warm-up.
+ * Given flags win. */
 static void apply_backend_defaults(run_settings *a, const char *backend) {
     int cuda = strcmp(backend, "cuda") == 0;
     if (a->device_timing < 0) a->device_timing = cuda;
     if (a->rounds < 0) a->rounds = cuda ? 2 : 1;
     if (a->samples < 0) a->samples = 9;
+    if (a->sample_ms < 0) a->sample_ms = cuda ? 15 : 20;
+    if (a->warmup_ms < 0) a->warmup_ms = cuda ? 80 : 150;
 }
 
 /* Pinning (issue 12, item 6): with enough CPUs the orchestrator is pinned to one now and
