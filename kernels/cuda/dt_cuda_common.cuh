@@ -162,6 +162,33 @@ __device__ __forceinline__ float dt_exp_shifted(float x, float mx, float mls) {
 #endif
 }
 
+// ---- sm_90 clusters (every kernel that splits work over a cluster) ----------------
+// dt_cl_sync: a barrier of every thread of the cluster, arrive with release and wait
+// with acquire (every block's shared-memory writes before it are visible to every block
+// after it). dt_cl_ld: *p in the shared memory of block `rank` of this cluster (DSMEM:
+// mapa + ld.shared::cluster). Under DT_HOST_EMU (tests/cuda/emu) the CPU stand-ins of
+// dt_emu.hpp: one std::barrier of the cluster's threads, and the same static at the same
+// offset in another block's copy of the kernel.
+#ifdef DT_HOST_EMU
+__device__ __forceinline__ void dt_cl_sync() { dt_emu_cluster_sync(); }
+__device__ __forceinline__ float dt_cl_ld(const float *p, unsigned rank) {
+    return *(const float *)dt_emu_remote(p, rank);
+}
+#else
+__device__ __forceinline__ void dt_cl_sync() {
+    asm volatile("barrier.cluster.arrive.release.aligned;\n\t"
+                 "barrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+__device__ __forceinline__ float dt_cl_ld(const float *p, unsigned rank) {
+    const unsigned a = (unsigned)__cvta_generic_to_shared(p);
+    unsigned ra;
+    float v;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(ra) : "r"(a), "r"(rank));
+    asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(ra) : "memory");
+    return v;
+}
+#endif
+
 #if defined(TPR) && !defined(GV_MODE) /* gemv.cu: TPR is its own (column threads) */
 #define DT_RPB (BLOCK / TPR) /* rows per block */
 #if TPR != 32 && TPR != BLOCK
@@ -237,29 +264,11 @@ __device__ __forceinline__ int dt_nloc() {
     return r < NC ? r : NC;
 }
 #define DT_NL dt_nloc()
-#ifdef DT_HOST_EMU /* tests/cuda/emu: one barrier of the cluster's threads, a block's
-                      * static at the same offset in another block's copy */
-__device__ __forceinline__ void dt_cluster_sync() { dt_emu_cluster_sync(); }
-__device__ __forceinline__ float dt_ld_dsmem(const float *p, unsigned rank) {
-    return *(const float *)dt_emu_remote(p, rank);
-}
-#else
-__device__ __forceinline__ void dt_cluster_sync() {
-    asm volatile("barrier.cluster.arrive.release.aligned;\n\t"
-                 "barrier.cluster.wait.acquire.aligned;" ::: "memory");
-}
-#endif
+__device__ __forceinline__ void dt_cluster_sync() { dt_cl_sync(); }
 // *p in the shared memory of block `rank` of this cluster.
-#ifndef DT_HOST_EMU
 __device__ __forceinline__ float dt_ld_dsmem(const float *p, unsigned rank) {
-    const unsigned a = (unsigned)__cvta_generic_to_shared(p);
-    unsigned ra;
-    float v;
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(ra) : "r"(a), "r"(rank));
-    asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(ra) : "memory");
-    return v;
+    return dt_cl_ld(p, rank);
 }
-#endif
 // Every block must call it last: no block's shared memory may go while another reads it.
 #define DT_CLUSTER_END() dt_cluster_sync()
 #else

@@ -27,8 +27,11 @@
 // EPI_STAGE=1 (the plan's shape geometry, scalar C: N % 4 != 0): the epilogue stages each
 // warp's rows through shared memory so a store writes 32 consecutive floats of a row
 // (4-5 sectors) instead of 8 scattered pairs in each of 4 rows (16 sectors).
+// KSPLIT > 1 (the plan's shape geometry where the tiles are too few for the SMs, sm_90):
+// K split over a cluster of KSPLIT blocks, partial tiles summed over DSMEM (below).
 // Macros (all compile-time, from the plan): M N K LDA LDB LDO, BM BN BK TM TN,
-// VECA VECB VECC, KTAIL_EXACT, EPI_STAGE (default 0). Grid: (ceil(N/BN), ceil(M/BM)), block: 256.
+// VECA VECB VECC, KTAIL_EXACT, EPI_STAGE, KSPLIT (default 0 / 1). Grid: (ceil(N/BN),
+// ceil(M/BM), KSPLIT), block: 256.
 #define DT_THREADS 256
 #define DT_LY 4                 /* lane rows of a warp */
 #define DT_LX 8                 /* lane columns of a warp */
@@ -86,10 +89,35 @@
  * bytes) they are the dynamic shared memory the plan asks for (shared_bytes) */
 #define DT_SMEM_BYTES (2 * BK * (DT_LDSA + BN) * 4)
 
-extern "C" __global__ void __launch_bounds__(DT_THREADS, 2)
+/* KSPLIT > 1 (split-K, sm_90): the KSPLIT blocks of a cluster (__cluster_dims__(1, 1,
+ * KSPLIT), grid z = KSPLIT) take consecutive runs of DT_KTS K-steps of the same output
+ * tile; each leaves its partial tile in its shared memory (the buffers, free after the
+ * last barrier, hold BM x BN floats), one cluster barrier, then block r sums rows
+ * [r BM / KSPLIT, (r + 1) BM / KSPLIT) of every block's partial in rank order over DSMEM
+ * and stores them; a second barrier keeps every block's shared memory until all have read
+ * it. The sum's order is fixed: deterministic. */
+#ifndef KSPLIT
+#define KSPLIT 1
+#endif
+#if KSPLIT > 1
+#include "dt_cuda_common.cuh" /* dt_cl_sync, dt_cl_ld */
+#define DT_KTS ((DT_KT + KSPLIT - 1) / KSPLIT) /* K-steps a block */
+#define DT_SPLIT_FLOATS (2 * BK * (DT_LDSA + BN) > BM * BN ? 2 * BK * (DT_LDSA + BN) : BM * BN)
+#if (KSPLIT != 2 && KSPLIT != 4 && KSPLIT != 8) || (KSPLIT - 1) * DT_KTS >= DT_KT || \
+    BM % KSPLIT != 0 || DT_SMEM_BYTES > 48 * 1024 || DT_SPLIT_FLOATS * 4 > 48 * 1024 || EPI_STAGE
+#error "KSPLIT: 2, 4 or 8 blocks, each with K-steps, BM divisible, static shared memory, no EPI_STAGE"
+#endif
+#define DT_V2_CLUSTER __cluster_dims__(1, 1, KSPLIT)
+#else
+#define DT_V2_CLUSTER
+#endif
+
+extern "C" __global__ void __launch_bounds__(DT_THREADS, 2) DT_V2_CLUSTER
 dt_gemm_v2_f32(const float *__restrict__ A, const float *__restrict__ B, float *__restrict__ C) {
-#if DT_SMEM_BYTES > 48 * 1024
-#ifdef DT_HOST_EMU /* tests/cuda/emu: one block at a time, a static buffer */
+#if DT_SMEM_BYTES > 48 * 1024 || KSPLIT > 1
+#if KSPLIT > 1 /* the buffers, then (after the loop) the partial tile, in one array */
+    __shared__ __align__(16) float dt_v2_smem[DT_SPLIT_FLOATS];
+#elif defined(DT_HOST_EMU) /* tests/cuda/emu: one block at a time, a static buffer */
     alignas(16) static float dt_v2_smem[DT_SMEM_BYTES / 4];
 #else
     extern __shared__ __align__(16) float dt_v2_smem[];
@@ -111,8 +139,14 @@ dt_gemm_v2_f32(const float *__restrict__ A, const float *__restrict__ B, float *
     /* this thread's global-load coordinates (in the tile) */
     const int ar0 = tid / DT_AV, ak = (tid % DT_AV) * VECA;
     const int bk0 = tid / DT_BV, bc = (tid % DT_BV) * VECB;
-    const float *pa = A + (long long)(bm + ar0) * LDA + ak;
-    const float *pb = B + (long long)bk0 * LDB + (bn + bc);
+#if KSPLIT > 1
+    const int rank = (int)blockIdx.z;
+    const int t0 = rank * DT_KTS, t1 = t0 + DT_KTS < DT_KT ? t0 + DT_KTS : DT_KT;
+#else
+    const int t0 = 0, t1 = DT_KT; /* this block's K-steps */
+#endif
+    const float *pa = A + (long long)(bm + ar0) * LDA + ak + (long long)t0 * BK;
+    const float *pb = B + (long long)(bk0 + t0 * BK) * LDB + (bn + bc);
 
     float ga[DT_NAP][VECA], gb[DT_NBP][VECB]; /* next step's tiles (a phase), in flight */
     float acc[TM][TN];
@@ -195,14 +229,14 @@ dt_gemm_v2_f32(const float *__restrict__ A, const float *__restrict__ B, float *
 
 #pragma unroll
     for (int ph = 0; ph < DT_PH; ph++) {
-        load(0, ph);
+        load(t0, ph);
         store(0, ph);
     }
     __syncthreads();
 #pragma unroll 1
-    for (int t = 0; t < DT_KT; t++) {
-        const int cur = t & 1;
-        const bool more = t + 1 < DT_KT;
+    for (int t = t0; t < t1; t++) {
+        const int cur = (t - t0) & 1;
+        const bool more = t + 1 < t1;
         /* KTAIL_EXACT: the last step multiplies only the K % BK depths it holds (the
          * rest of its tile is zero fill); a compile-time trip count either way. The
          * other buffer was last read in step t-1, before the previous barrier, so a
@@ -225,7 +259,29 @@ dt_gemm_v2_f32(const float *__restrict__ A, const float *__restrict__ B, float *
         __syncthreads();
     }
 
-#if EPI_STAGE
+#if KSPLIT > 1
+    float *T = dt_v2_smem; /* this block's partial tile, BM x BN, row pitch BN */
+#pragma unroll
+    for (int qi = 0; qi < TM / 4; qi++)
+#pragma unroll
+        for (int i = 0; i < 4; i++)
+#pragma unroll
+            for (int qj = 0; qj < TN / 4; qj++) {
+                const float *v = &acc[qi * 4 + i][qj * 4];
+                *reinterpret_cast<float4 *>(&T[(arow + qi * DT_QSM + i) * BN + bcol + qj * DT_QSN]) =
+                    make_float4(v[0], v[1], v[2], v[3]);
+            }
+    dt_cl_sync();
+    for (int e = tid; e < BM / KSPLIT * BN; e += DT_THREADS) {
+        const int r = rank * (BM / KSPLIT) + e / BN, c = e % BN;
+        float sum = 0.0f;
+#pragma unroll
+        for (int q = 0; q < KSPLIT; q++) sum += dt_cl_ld(&T[r * BN + c], (unsigned)q);
+        const int gr = bm + r, gc = bn + c;
+        if ((DT_FULL_M || gr < M) && (DT_FULL_N || gc < N)) C[(long long)gr * LDO + gc] = sum;
+    }
+    dt_cl_sync(); /* every block has read every partial */
+#elif EPI_STAGE
     /* scalar C (VECC = 1): each (qi, i) of the warp's 4 rows x WTN columns goes through
      * its own 4 x WTN floats of As (free after the last barrier), then out as 32
      * consecutive floats of one row a store (128 bytes: 4-5 sectors, not 16) */

@@ -1,6 +1,6 @@
 // gemv.cu — out = A * B for thin shapes (FFMA only, no TF32 / tensor cores): one output
-// dimension is 1, so the product is a matrix-vector product and bandwidth- (or latency-)
-// bound. Storage f32, bf16 or f16 (DT_ELEM 0 / 1 / 2, dt_cuda_common.cuh): loads widen to
+// dimension is 1 (or M is a few rows), so the product is a matrix-vector product (or a few)
+// and bandwidth- (or latency-) bound. Storage f32, bf16 or f16 (DT_ELEM 0 / 1 / 2, dt_cuda_common.cuh): loads widen to
 // FP32, every product and sum is FP32 (fmaf), the output is rounded once to the storage
 // type (cvt.rn) when it is stored. Kernel symbol DT_KNAME(dt_gemv): dt_gemv_f32 / _bf16 /
 // _f16.
@@ -20,27 +20,41 @@
 //   FFMAs. B's column (K elements) is read through the read-only cache with the same
 //   index (VECB = DT_VW: B is contiguous, LDB == 1, 16-byte aligned; else scalar
 //   B[k * LDB]).
-// GV_MODE 2 (M == 1): out[n] = sum_k A[0, k] * B[k, n]. A block is TPR column threads x
-//   KT = BLOCK / TPR k-rows; each column thread owns VECB consecutive columns (16-byte
-//   loads of B's rows when VECB = DT_VW), the k-rows of the block interleave, so a warp
-//   reads 32 / TPR rows of TPR * VECB contiguous columns per load; partial sums are
-//   reduced over the k-rows in shared memory (FP32).
+// GV_MODE 2 (few rows: M == 1, or M small): out[m, n] = sum_k A[m, k] * B[k, n] for the
+//   GV_MR rows row0 .. row0 + GV_MR - 1 of a block (row0 = blockIdx.y * GV_MR), so B is
+//   read ceil(M / GV_MR) times in all, once where GV_MR = M. A block is TPR column
+//   threads x KT = BLOCK / TPR k-rows; each column thread owns VECB consecutive columns
+//   (16-byte loads of B's rows when VECB = DT_VW) of its GV_MR rows (GV_MR x VECB FP32
+//   accumulators); the k-rows of the block interleave in steps of GV_KG consecutive k's,
+//   so a warp reads 32 / TPR x GV_KG rows of TPR * VECB contiguous columns a step, and
+//   takes A[m, k .. k + GV_KG - 1] of each of its rows as one load (GV_KG elements,
+//   4 to 16 bytes, the same address across the warp's column threads: a broadcast from
+//   L1). DT_CH steps' loads issue before the first FFMA (M == 1: 8; more rows: fewer, so
+//   at most ~48 registers of loaded words are in flight). Partial sums are reduced over
+//   the k-rows in shared memory (FP32), one row at a time.
 // CL > 1 (sm_90 clusters, __cluster_dims__): the CL blocks of a cluster split K into
 //   slices of KC (a multiple of DT_VW, so every slice of an aligned row starts aligned),
 //   each reduces its slice, and the cluster's rank-0 block adds the CL FP32 partials over
 //   distributed shared memory (one cluster barrier, then one more so no block's shared
 //   memory goes away while it is read). CL == 1: KC == K.
-// Grid: mode 1 ceil(M / RPB) * CL blocks; mode 2 ceil(N / (TPR * VECB)) * CL blocks
-// (blockIdx.x / CL the group, blockIdx.x % CL the K slice). Block: BLOCK threads.
+// Grid: mode 1 ceil(M / RPB) * CL blocks; mode 2 (ceil(N / (TPR * VECB)) * CL,
+// ceil(M / GV_MR)) blocks (blockIdx.x / CL the group, blockIdx.x % CL the K slice).
+// Block: BLOCK threads.
 // Accumulation is FP32 (fmaf), per thread in sequence over its k (per vector element),
 // then a fixed pairwise tree over the vector elements and a fixed-order tree over the
 // lanes: the order does not depend on timing (deterministic), and is the same for every
 // storage type.
 // Macros (all compile-time, from the plan): M N K LDA LDB LDO GV_MODE BLOCK TPR CL KC
-// VECA VECB, DT_ELEM (default 0).
+// VECA VECB, GV_MR and GV_KG (mode 2; default 1), DT_ELEM (default 0).
 #include "dt_cuda_common.cuh"
 
 #define DT_VW (DT_ELEM == 0 ? 4 : 8) /* elements of a 16-byte load */
+#ifndef GV_MR
+#define GV_MR 1 /* mode 2: rows of A (and of out) a block */
+#endif
+#ifndef GV_KG
+#define GV_KG 1 /* mode 2: consecutive k's a thread takes a step (one load of each A row) */
+#endif
 #if GV_MODE == 1
 #define DT_GV_VEC VECA /* elements a load of the walked operand (A's row) */
 #else
@@ -51,17 +65,36 @@
 #define DT_NIT ((KC + TPR * DT_GV_VEC - 1) / (TPR * DT_GV_VEC)) /* loads a thread */
 #else
 #define DT_KT (BLOCK / TPR)                                      /* k-rows a block */
-#define DT_NIT ((KC + DT_KT - 1) / DT_KT)                        /* loads a thread */
+#define DT_NIT ((KC + DT_KT * GV_KG - 1) / (DT_KT * GV_KG))      /* steps a thread */
 #endif
+#if GV_MODE == 2 && (GV_MR > 1 || GV_KG > 1)
+/* steps whose loads a thread issues before it uses the first: ~8 of B's rows, but at
+ * most ~48 registers of loaded words in flight (a step holds GV_KG loads of B, 4 words
+ * each at VECB = DT_VW, and GV_MR loads of A of GV_KG elements) */
+#define DT_CH_W (GV_KG * (VECB == DT_VW ? 4 : 1) + GV_MR * ((GV_KG * (DT_ELEM == 0 ? 4 : 2) + 3) / 4))
+#define DT_CH_A (8 / GV_KG < 48 / DT_CH_W ? 8 / GV_KG : 48 / DT_CH_W)
+#ifdef GV_CH /* the plan's (DUALTIME_GEMV_CH, for A/B timing) */
+#define DT_CH GV_CH
+#else
+#define DT_CH (DT_CH_A < 1 ? 1 : DT_CH_A)
+#endif
+#else
 #define DT_CH 8 /* loads a thread issues before it uses the first */
+#endif
 #if GV_MODE == 1
 /* every slice is KC long and the loads cover it exactly: no bound check in the loop */
 #define DT_EXACT (CL * KC == K && DT_NIT * TPR * DT_GV_VEC == KC)
 #else
-#define DT_EXACT (CL * KC == K && DT_NIT * DT_KT == KC)
+#define DT_EXACT (CL * KC == K && DT_NIT * DT_KT * GV_KG == KC)
 #endif
-#if (GV_MODE == 1 && N != 1) || (GV_MODE == 2 && M != 1) || (GV_MODE != 1 && GV_MODE != 2)
-#error "GV_MODE 1 needs N == 1, GV_MODE 2 needs M == 1"
+#if (GV_MODE == 1 && N != 1) || (GV_MODE != 1 && GV_MODE != 2) || GV_MR < 1 || GV_MR > M || \
+    (GV_MODE == 1 && (GV_MR != 1 || GV_KG != 1))
+#error "GV_MODE 1 needs N == 1 (and GV_MR = GV_KG = 1); GV_MODE 2 needs 1 <= GV_MR <= M"
+#endif
+#if GV_MODE == 2 && (GV_KG != 1 && GV_KG != 2 && GV_KG != 4 && GV_KG != 8 || \
+                     GV_KG * (DT_ELEM == 0 ? 4 : 2) > 16 || K % GV_KG != 0 || \
+                     LDA % GV_KG != 0 || KC % GV_KG != 0)
+#error "GV_KG: 1, 2, 4 or 8 elements, at most 16 bytes, dividing K, LDA and KC"
 #endif
 #if BLOCK % TPR != 0 || BLOCK > 1024 || (GV_MODE == 1 && (TPR < 32 || TPR % 32 != 0)) || \
     (GV_MODE == 1 && CL > 1 && TPR != BLOCK) || \
@@ -115,26 +148,6 @@ __device__ __forceinline__ float dt_gv_tree(const float (&acc)[DT_GV_VEC]) {
 
 #if CL > 1
 #define DT_GV_CLUSTER __cluster_dims__(CL, 1, 1)
-#ifdef DT_HOST_EMU /* tests/cuda/emu (run_emu_gemv.sh): the CPU stand-ins of dt_emu.hpp */
-__device__ __forceinline__ void dt_gv_cluster_sync() { dt_emu_cluster_sync(); }
-__device__ __forceinline__ float dt_gv_ld_dsmem(const float *p, unsigned rank) {
-    return *(const float *)dt_emu_remote(p, rank);
-}
-#else
-__device__ __forceinline__ void dt_gv_cluster_sync() {
-    asm volatile("barrier.cluster.arrive.release.aligned;\n\t"
-                 "barrier.cluster.wait.acquire.aligned;" ::: "memory");
-}
-// *p in the shared memory of block `rank` of this cluster.
-__device__ __forceinline__ float dt_gv_ld_dsmem(const float *p, unsigned rank) {
-    const unsigned a = (unsigned)__cvta_generic_to_shared(p);
-    unsigned ra;
-    float v;
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(ra) : "r"(a), "r"(rank));
-    asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(ra) : "memory");
-    return v;
-}
-#endif /* DT_HOST_EMU */
 #else
 #define DT_GV_CLUSTER
 #endif
@@ -227,95 +240,146 @@ DT_KNAME(dt_gemv)(const dt_t *__restrict__ A, const dt_t *__restrict__ B, dt_t *
 #if CL > 1
     __shared__ float part;
     if (threadIdx.x == 0) part = v;
-    dt_gv_cluster_sync();
+    dt_cl_sync();
     if (rank == 0 && threadIdx.x == 0 && row < M) {
         float s = 0.0f;
 #pragma unroll
-        for (int r = 0; r < CL; r++) s += dt_gv_ld_dsmem(&part, (unsigned)r);
+        for (int r = 0; r < CL; r++) s += dt_cl_ld(&part, (unsigned)r);
         C[(long long)row * LDO] = dt_from_f32(s); /* the one rounding to the storage type */
     }
-    dt_gv_cluster_sync(); /* rank 0 has read every block's part */
+    dt_cl_sync(); /* rank 0 has read every block's part */
 #else
     if (lane == 0 && row < M) C[(long long)row * LDO] = dt_from_f32(v);
 #endif
 }
 #else /* GV_MODE == 2 */
+/* GV_KG consecutive k's of A's rows as one load (DT_KGB bytes), kept as 32-bit words
+ * (DT_KGW of them; a 2-byte element alone in the low half of one) until its FFMAs */
+#define DT_KGB (GV_KG * (DT_ELEM == 0 ? 4 : 2))
+#define DT_KGW (DT_KGB < 4 ? 1 : DT_KGB / 4)
+__device__ __forceinline__ void dt_gv_ldk(const dt_t *p, unsigned (&w)[DT_KGW]) {
+#if DT_KGB == 16
+    const uint4 t = __ldg(reinterpret_cast<const uint4 *>(p));
+    w[0] = t.x; w[1] = t.y; w[2] = t.z; w[3] = t.w;
+#elif DT_KGB == 8
+    const uint2 t = __ldg(reinterpret_cast<const uint2 *>(p));
+    w[0] = t.x; w[1] = t.y;
+#elif DT_KGB == 4
+    w[0] = __ldg(reinterpret_cast<const unsigned *>(p));
+#else
+    w[0] = (unsigned)__ldg(p);
+#endif
+}
+/* element q (0 <= q < GV_KG) of such a load, widened */
+__device__ __forceinline__ float dt_gv_kelem(const unsigned (&w)[DT_KGW], int q) {
+#if DT_ELEM == 0
+    return __uint_as_float(w[q]);
+#else
+    return dt_to_f32((unsigned short)((w[q / 2] >> (16 * (q % 2))) & 0xffffu));
+#endif
+}
 extern "C" __global__ void __launch_bounds__(BLOCK) DT_GV_CLUSTER
 DT_KNAME(dt_gemv)(const dt_t *__restrict__ A, const dt_t *__restrict__ B, dt_t *__restrict__ C) {
     const int cx = (int)threadIdx.x % TPR, ky = (int)threadIdx.x / TPR;
     const int grp = (int)blockIdx.x / CL, rank = (int)blockIdx.x % CL;
+    const int row0 = (int)blockIdx.y * GV_MR; /* this block's rows: row0 .. row0 + GV_MR - 1 */
     const int col = (grp * TPR + cx) * VECB;
     const int k0 = rank * KC;
     const int kend = K - k0 < KC ? K - k0 : KC;
-    float acc[VECB];
+    float acc[GV_MR][VECB];
 #pragma unroll
-    for (int e = 0; e < VECB; e++) acc[e] = 0.0f;
+    for (int r = 0; r < GV_MR; r++)
+#pragma unroll
+        for (int e = 0; e < VECB; e++) acc[r][e] = 0.0f;
     if (col < N) {
-        const dt_t *a = A + k0; /* A's only row: contiguous along k */
+        const dt_t *a = A + (long long)row0 * LDA + k0; /* A's rows: contiguous along k */
         const dt_t *b = B + (long long)k0 * LDB + col;
 #pragma unroll 1
         for (int i0 = 0; i0 < DT_NIT; i0 += DT_CH) { /* chunks: loads first (see mode 1) */
-            dt_t xs[DT_CH];
+            unsigned xw[DT_CH][GV_MR][DT_KGW];
 #if VECB == DT_VW
-            dt_gv_v yv[DT_CH];
+            dt_gv_v yv[DT_CH][GV_KG];
 #else
-            dt_t ys[DT_CH];
+            dt_t ys[DT_CH][GV_KG];
 #endif
 #pragma unroll
             for (int j = 0; j < DT_CH; j++) {
-                const int k = (i0 + j) * DT_KT + ky;
+                const int k = ((i0 + j) * DT_KT + ky) * GV_KG;
                 const bool ok = (DT_NIT % DT_CH == 0 || i0 + j < DT_NIT) && (DT_EXACT || k < kend);
-                xs[j] = ok ? __ldg(a + k) : (dt_t)0;
+#pragma unroll
+                for (int r = 0; r < GV_MR; r++) {
+#pragma unroll
+                    for (int w = 0; w < DT_KGW; w++) xw[j][r][w] = 0u;
+                    /* rows past M (the last row group of M % GV_MR != 0) read nothing */
+                    if (ok && (M % GV_MR == 0 || row0 + r < M))
+                        dt_gv_ldk(a + (long long)r * LDA + k, xw[j][r]);
+                }
+#pragma unroll
+                for (int q = 0; q < GV_KG; q++) {
 #if VECB == DT_VW
-                yv[j] = ok ? dt_gv_ld16(b + (long long)k * LDB) : dt_gv_zero();
+                    yv[j][q] = ok ? dt_gv_ld16(b + (long long)(k + q) * LDB) : dt_gv_zero();
 #else
-                ys[j] = ok ? __ldg(b + (long long)k * LDB) : (dt_t)0;
+                    ys[j][q] = ok ? __ldg(b + (long long)(k + q) * LDB) : (dt_t)0;
 #endif
+                }
             }
 #pragma unroll
-            for (int j = 0; j < DT_CH; j++) {
-                const float x = dt_to_f32(xs[j]);
-#if VECB == DT_VW
-                float y[DT_VW];
-                dt_gv_unpack(yv[j], y);
+            for (int j = 0; j < DT_CH; j++)
 #pragma unroll
-                for (int e = 0; e < VECB; e++) acc[e] = DT_GV_ACC(fmaf(x, y[e], acc[e]));
+                for (int q = 0; q < GV_KG; q++) { /* k + q, in order: each sum runs along k */
+                    float y[VECB];
+#if VECB == DT_VW
+                    dt_gv_unpack(yv[j][q], y);
 #else
-                acc[0] = DT_GV_ACC(fmaf(x, dt_to_f32(ys[j]), acc[0]));
+                    y[0] = dt_to_f32(ys[j][q]);
 #endif
-            }
+#pragma unroll
+                    for (int r = 0; r < GV_MR; r++) {
+                        const float x = dt_gv_kelem(xw[j][r], q);
+#pragma unroll
+                        for (int e = 0; e < VECB; e++) acc[r][e] = DT_GV_ACC(fmaf(x, y[e], acc[r][e]));
+                    }
+                }
         }
     }
-    /* reduce over the KT k-rows: red[ky][cx * VECB + e], then rows 0..KT-1 in order */
+    /* reduce over the KT k-rows, one row at a time: red[ky][cx * VECB + e], then rows
+     * 0..KT-1 in order (the same tree for every row and every geometry) */
     __shared__ float red[DT_KT][TPR * VECB];
+#if CL > 1
+    __shared__ float part[GV_MR][TPR * VECB];
+#endif
+#pragma unroll /* a constant r: acc[r] stays in registers */
+    for (int r = 0; r < GV_MR; r++) {
+        if (r > 0) __syncthreads(); /* row r - 1's sums have been read */
 #pragma unroll
-    for (int e = 0; e < VECB; e++) red[ky][cx * VECB + e] = acc[e];
-    __syncthreads();
-#if CL > 1
-    __shared__ float part[TPR * VECB];
-#endif
-    for (int c = (int)threadIdx.x; c < TPR * VECB; c += BLOCK) {
-        float s = 0.0f;
+        for (int e = 0; e < VECB; e++) red[ky][cx * VECB + e] = acc[r][e];
+        __syncthreads();
+        for (int c = (int)threadIdx.x; c < TPR * VECB; c += BLOCK) {
+            float s = 0.0f;
 #pragma unroll 8
-        for (int r = 0; r < DT_KT; r++) s += red[r][c];
+            for (int t = 0; t < DT_KT; t++) s += red[t][c];
 #if CL > 1
-        part[c] = s;
+            part[r][c] = s;
 #else
-        const int gc = grp * TPR * VECB + c;
-        if (gc < N) C[(long long)gc] = dt_from_f32(s); /* the one rounding */
+            const int gc = grp * TPR * VECB + c;
+            if (gc < N && (M % GV_MR == 0 || row0 + r < M))
+                C[(long long)(row0 + r) * LDO + gc] = dt_from_f32(s); /* the one rounding */
 #endif
+        }
     }
 #if CL > 1
-    dt_gv_cluster_sync();
+    dt_cl_sync();
     if (rank == 0)
-        for (int c = (int)threadIdx.x; c < TPR * VECB; c += BLOCK) {
+        for (int i = (int)threadIdx.x; i < GV_MR * TPR * VECB; i += BLOCK) {
+            const int r = i / (TPR * VECB), c = i % (TPR * VECB);
             const int gc = grp * TPR * VECB + c;
             float s = 0.0f;
 #pragma unroll
-            for (int r = 0; r < CL; r++) s += dt_gv_ld_dsmem(&part[c], (unsigned)r);
-            if (gc < N) C[(long long)gc] = dt_from_f32(s); /* the one rounding */
+            for (int t = 0; t < CL; t++) s += dt_cl_ld(&part[r][c], (unsigned)t);
+            if (gc < N && (M % GV_MR == 0 || row0 + r < M))
+                C[(long long)(row0 + r) * LDO + gc] = dt_from_f32(s); /* the one rounding */
         }
-    dt_gv_cluster_sync(); /* rank 0 has read every block's part */
+    dt_cl_sync(); /* rank 0 has read every block's part */
 #endif
 }
 #endif

@@ -176,7 +176,7 @@ static void compile_case(dt_op op, int64_t m, int64_t n, int64_t k, int views, c
 }
 
 /* Issue 18 item 4, FP32 gemm shape geometry: thin shapes (N == 1: matrix-vector, M == 1:
- * vector-matrix) take gemv.cu by default, in every geometry the plan makes (a warp or a
+ * vector-matrix) and few rows (2 <= M <= 16) take gemv.cu by default, in every geometry the plan makes (a warp or a
  * block a row, K over a cluster, column threads 8..32, odd sizes on scalar loads); v2's
  * exact K tail and staged scalar-C epilogue (4097x4095x257 at BK=16, 8 and 32); DUALTIME_GEMM_BK=32 (two prefetch phases,
  * 66560 bytes of dynamic shared memory) at 4096^3 and 1537x1539x131; DUALTIME_GEMM_SHAPE=0
@@ -184,7 +184,10 @@ static void compile_case(dt_op op, int64_t m, int64_t n, int64_t k, int views, c
 static void thin_gemm_cases(int views, const char *hdr) {
     static const int64_t thin[][3] = {{1000, 1, 1000}, {1, 1000, 1000}, {1, 1, 1000},
                                       {4096, 1, 4096}, {1, 8192, 8192}, {16, 1, 1048576},
-                                      {4097, 1, 257},  {1, 4095, 257},  {1, 3, 5}};
+                                      {4097, 1, 257},  {1, 4095, 257},  {1, 3, 5},
+                                      /* few rows (GV_MODE 2 with GV_MR rows a block) */
+                                      {8, 4096, 4096}, {16, 1000, 1000}, {5, 1003, 257},
+                                      {13, 260, 64},   {2, 2, 1000}};
     unsetenv("DUALTIME_GEMM_VARIANT");
     unsetenv("DUALTIME_GEMM_SHAPE");
     g_expect = "variant=gemv";
@@ -204,6 +207,13 @@ static void thin_gemm_cases(int views, const char *hdr) {
     compile_case(DT_OP_GEMM, 4096, 4096, 4096, views, "sm_90", hdr);
     compile_case(DT_OP_GEMM, 1537, 1539, 131, views, "sm_90", hdr);
     unsetenv("DUALTIME_GEMM_BK");
+    /* v2 split-K over a cluster: the 64x64 and 128x64 tiles, with tails */
+    g_expect = "split-k=4 (cluster, dsmem-sum)";
+    compile_case(DT_OP_GEMM, 4096, 64, 4096, views, "sm_90", hdr);
+    g_expect = "split-k=2";
+    compile_case(DT_OP_GEMM, 1024, 1024, 1024, views, "sm_90", hdr);
+    g_expect = "split-k=8";
+    compile_case(DT_OP_GEMM, 200, 70, 3000, views, "sm_90", hdr);
     setenv("DUALTIME_GEMM_SHAPE", "0", 1);
     g_expect = "variant=v2";
     compile_case(DT_OP_GEMM, 1000, 1, 1000, views, "sm_90", hdr);
@@ -246,6 +256,11 @@ static void narrow_thin_cases(const char *hdr) {
         {1, 1, 1000, 0, "matrix-vector(N=1)", "-DGV_MODE=1", "-DN=1"},
         {1, 3, 5, 0, "vector-matrix(M=1)", "-DGV_MODE=2", "-DVECB=1"},
         {1, 8192, 8192, 1, "vector-matrix(M=1)", "-DVECB=1", "-DGV_MODE=2"},
+        /* few rows: 16-byte A loads (8 k a step), 2 rows, a view at scalar loads */
+        {8, 4096, 4096, 0, "few-rows grid=256 block=256 column-threads=8 vec(a,b)=(1,8) rows/block=8 (x1) k/step=8 cluster=4",
+         "-DGV_MR=8", "-DGV_KG=8"},
+        {2, 4096, 4096, 0, "rows/block=2 (x1) k/step=8", "-DGV_MR=2", "-DGV_MODE=2"},
+        {5, 1003, 257, 1, "few-rows", "-DGV_KG=1", "-DGV_MR=5"},
     };
     static const dt_dtype dts[] = {DT_BF16, DT_F16};
     unsetenv("DUALTIME_GEMM_VARIANT");
@@ -323,6 +338,17 @@ static void narrow_cases(const char *hdr) {
                     if (op == DT_OP_SUM) { /* odd N, views, and the version before */
                         g_expect = "vec=8 streaming row-head";
                         compile_typed((dt_op)op, 6000, 6001, 0, 0, "sm_90", hdr, dts[t]);
+                        /* rows not whole vectors: 64 elements a thread (6001: 128 threads);
+                         * whole vectors keep 16 (1024x4096: 256); the knob wins */
+                        CHECK(g_last.block[0] == 128, "sum 6000x6001: block %u", g_last.block[0]);
+                        g_expect = "vec=8 streaming";
+                        compile_typed((dt_op)op, 1024, 4096, 0, 0, "sm_90", hdr, dts[t]);
+                        CHECK(g_last.block[0] == 256, "sum 1024x4096: block %u", g_last.block[0]);
+                        g_expect = "vec=8 streaming row-head";
+                        setenv("DUALTIME_ROW_ELEMS", "16", 1);
+                        compile_typed((dt_op)op, 6000, 6001, 0, 0, "sm_90", hdr, dts[t]);
+                        CHECK(g_last.block[0] == 512, "ELEMS=16 6000x6001: block %u", g_last.block[0]);
+                        unsetenv("DUALTIME_ROW_ELEMS");
                         compile_typed((dt_op)op, 3, 5, 0, 0, "sm_90", hdr, dts[t]); /* N < 8 */
                         compile_typed((dt_op)op, 300, 30000, 0, 1, "sm_90", hdr, dts[t]);
                         setenv("DUALTIME_ROW_HEAD", "0", 1);

@@ -18,6 +18,10 @@
  *    DUALTIME_GEMM_GEMV_NARROW=0 gives the plan before (tc1 fallback at N == 1, wg3 at
  *    M == 1) and never gemv; tc1 / wg3 asked for keep their kernels; non-thin shapes
  *    never take gemv; gemv forced on them and bad knob values are refused.
+ *  - few rows (fewrows_rules, fewrows_choice; session 10): dt_gemv_fewrows_geom_make on
+ *    hand-worked shapes and invariants over a sweep; the plan's dtype defaults (FP32 every
+ *    M <= 16 at 1 k a step, bf16 / f16 M <= 8 at 8 where the wgmma tiles underfill), the
+ *    alignment fallbacks and every knob; v2's split-K over a cluster (plan_choice).
  * Needs no GPU (links the plan objects and NVRTC's library only). */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 #include <stdio.h>
@@ -40,6 +44,16 @@ static dt_status plan(int64_t m, int64_t n, int64_t k, int views, dt_dtype dt, d
     dt_layout_make_typed(&L, DT_OP_GEMM, m, n, k, views, dt);
     dt_err err = {{0}};
     return dt_cuda_plan_make(&L, "sm_90", 132, p, &err);
+}
+
+/* name=value on m x n x k of dtype dt must fail the plan with DT_EINVAL (unset after) */
+static void knob_refused(const char *name, const char *value, int64_t m, int64_t n, int64_t k,
+                         dt_dtype dt) {
+    dt_cuda_plan p;
+    setenv(name, value, 1);
+    CHECK(plan(m, n, k, 0, dt, &p) == DT_EINVAL, "%s=%s refused (%s %lldx%lldx%lld)", name, value,
+          dt_dtype_name(dt), (long long)m, (long long)n, (long long)k);
+    unsetenv(name);
 }
 
 static void geom_rules(void) {
@@ -158,6 +172,36 @@ static void plan_choice(void) {
                   strstr(p.summary, "epilogue-staged"),
               "4097x4095x257: %s", p.summary);
     }
+    /* split-K over a cluster where the tiles leave SMs idle: 4096x64x4096 (64 tiles of
+     * 64x64, 256 K-steps) over 4 (64 x 4 < 1.8 x 132, 64 x 8 is not); 1024^3 (128 tiles
+     * of 128x64) over 2; never on the 128x128 tile (4096^3) nor with < 16 K-steps a
+     * block after doubling (513x257x129: 9 steps); grid z and the summary say so */
+    for (int views = 0; views < 2; views++) {
+        CHECK(plan(4096, 64, 4096, views, DT_F32, &p) == DT_OK && has_opt(&p, "-DKSPLIT=4") &&
+                  p.grid[2] == 4 && has_opt(&p, "-DBM=64") && strstr(p.summary, "split-k=4") &&
+                  !has_opt(&p, "-DEPI_STAGE=1"),
+              "4096x64x4096 views=%d: %s", views, p.summary);
+        CHECK(plan(1024, 1024, 1024, views, DT_F32, &p) == DT_OK && has_opt(&p, "-DKSPLIT=2") &&
+                  p.grid[2] == 2 && has_opt(&p, "-DBN=64"), "1024^3: %s", p.summary);
+        CHECK(plan(4096, 4096, 4096, views, DT_F32, &p) == DT_OK && p.grid[2] == 1 &&
+                  !strstr(p.summary, "split-k"), "4096^3: %s", p.summary);
+        CHECK(plan(513, 257, 129, views, DT_F32, &p) == DT_OK && p.grid[2] == 1, "%s", p.summary);
+        /* N % 4 != 0: split-K's sum stores rows already, no staged epilogue */
+        CHECK(plan(200, 70, 3000, views, DT_F32, &p) == DT_OK && has_opt(&p, "-DKSPLIT=8") &&
+                  !has_opt(&p, "-DEPI_STAGE=1"), "200x70x3000: %s", p.summary);
+    }
+    setenv("DUALTIME_GEMM_V2_SPLITK", "1", 1); /* off: the plan before */
+    CHECK(plan(4096, 64, 4096, 0, DT_F32, &p) == DT_OK && p.grid[2] == 1 &&
+              !has_opt(&p, "-DKSPLIT=4"), "V2_SPLITK=1: %s", p.summary);
+    setenv("DUALTIME_GEMM_V2_SPLITK", "8", 1); /* asked for */
+    CHECK(plan(4096, 64, 4096, 0, DT_F32, &p) == DT_OK && has_opt(&p, "-DKSPLIT=8") &&
+              p.grid[2] == 8, "V2_SPLITK=8: %s", p.summary);
+    unsetenv("DUALTIME_GEMM_V2_SPLITK");
+    knob_refused("DUALTIME_GEMM_V2_SPLITK", "8", 4096, 4096, 4096, DT_F32); /* the 128x128 tile */
+    knob_refused("DUALTIME_GEMM_V2_SPLITK", "3", 4096, 64, 4096, DT_F32);
+    setenv("DUALTIME_GEMM_SHAPE", "0", 1); /* the geometry before: no split */
+    CHECK(plan(4096, 64, 4096, 0, DT_F32, &p) == DT_OK && p.grid[2] == 1, "SHAPE=0: %s", p.summary);
+    unsetenv("DUALTIME_GEMM_SHAPE");
     /* DUALTIME_GEMM_BK=32: v2's 128x128 tile in two prefetch phases, dynamic smem; the
      * 128x64 tile (1024^3) keeps its depth; the default needs no dynamic smem */
     CHECK(plan(4096, 4096, 4096, 0, DT_F32, &p) == DT_OK && p.shared_bytes == 0, "%u", p.shared_bytes);
@@ -280,7 +324,7 @@ static void narrow_choice(void) {
             /* not thin: never gemv */
             CHECK(plan(4096, 4096, 4096, views, dt, &p) == DT_OK && !strstr(p.summary, "gemv"),
                   "%s 4096^3: %s", kn, p.summary);
-            CHECK(plan(2, 2, 1000, views, dt, &p) == DT_OK && !strstr(p.summary, "gemv"), "%s", p.summary);
+            CHECK(plan(17, 2, 1000, views, dt, &p) == DT_OK && !strstr(p.summary, "gemv"), "%s", p.summary);
         }
         /* the plan before: DUALTIME_GEMM_GEMV_NARROW=0 (N == 1: B's column has no 16-byte
          * rows, so tc1; M == 1: wg3), never gemv */
@@ -323,7 +367,166 @@ static void narrow_choice(void) {
     unsetenv("DUALTIME_GEMM_SHAPE");
 }
 
+/* few rows (2 <= M <= 16): the rules of dt_gemv_fewrows_geom_make on hand-worked shapes,
+ * invariants over a sweep, and the plan's choice, knobs and alignment fallbacks */
+static void fewrows_rules(void) {
+    dt_sgemv_geom g;
+    memset(&g, 0, sizeof g);
+    /* 8x4096x4096 f32: 16-byte B loads, column threads 32 -> 8 while < 132 column blocks
+     * (32, 64, 128); K over a cluster while 128 * cl < 264 and K / (2 cl) >= 32 k-rows x
+     * 4 k a step x 4 steps: cl 2 (256 < 264), then 4 -> 512 blocks, KC 1024 */
+    CHECK(dt_gemv_fewrows_geom_make(8, 4096, 4096, 4, 4, 1, 90, 132, 16, &g) && g.mode == 2 &&
+              g.mr == 8 && g.grid_y == 1 && g.kg == 4 && g.tpr == 8 && g.cl == 4 &&
+              g.kc == 1024 && g.grid == 512 && g.vecb == 4 && g.veca == 1,
+          "8x4096x4096: mr %d gy %lld tpr %d cl %d kc %lld grid %lld", g.mr, (long long)g.grid_y,
+          g.tpr, g.cl, (long long)g.kc, (long long)g.grid);
+    /* 16 rows: two groups of 8, so the row groups count in the cluster rule (2 x 128 x 2 >= 264) */
+    CHECK(dt_gemv_fewrows_geom_make(16, 4096, 4096, 4, 4, 1, 90, 132, 16, &g) && g.mr == 8 &&
+              g.grid_y == 2 && g.cl == 2 && g.grid == 256,
+          "16x4096x4096: mr %d gy %lld cl %d", g.mr, (long long)g.grid_y, g.cl);
+    /* 13 rows split evenly: 7 + 6; 12: 6 + 6 */
+    CHECK(dt_gemv_fewrows_geom_make(13, 260, 64, 4, 2, 1, 90, 132, 16, &g) && g.mr == 7 &&
+              g.grid_y == 2, "13 rows: mr %d", g.mr);
+    CHECK(dt_gemv_fewrows_geom_make(12, 300, 100, 4, 4, 1, 90, 132, 16, &g) && g.mr == 6 &&
+              g.grid_y == 2 && g.cl == 1, "12 rows: mr %d cl %d", g.mr, g.cl);
+    /* bf16 8x4096x4096: 8 columns a load, 64 column blocks, clusters up to K / (2 cl) >= 512 */
+    CHECK(dt_gemv_fewrows_geom_make(8, 4096, 4096, 8, 4, 1, 90, 132, 16, &g) && g.tpr == 8 &&
+              g.vecb == 8 && g.cl == 8 && g.kc == 512 && g.grid == 512,
+          "bf16 8x4096x4096: cl %d kc %lld grid %lld", g.cl, (long long)g.kc, (long long)g.grid);
+    /* scalar B (odd N) keeps 32 column threads */
+    CHECK(dt_gemv_fewrows_geom_make(5, 1003, 257, 4, 1, 0, 90, 132, 16, &g) && g.tpr == 32 &&
+              g.vecb == 1 && g.mr == 5 && g.cl == 8 && g.kc == 36, "5x1003x257: tpr %d cl %d kc %lld",
+          g.tpr, g.cl, (long long)g.kc);
+    /* sm_80: no clusters */
+    CHECK(dt_gemv_fewrows_geom_make(8, 4096, 4096, 4, 4, 1, 80, 132, 16, &g) && g.cl == 1 &&
+              g.kc == 4096, "sm_80: cl %d", g.cl);
+    /* not few rows: M = 1 (thin), M above the limit, N = 1 */
+    CHECK(!dt_gemv_fewrows_geom_make(1, 4096, 4096, 4, 4, 1, 90, 132, 16, &g), "M = 1");
+    CHECK(!dt_gemv_fewrows_geom_make(17, 4096, 4096, 4, 4, 1, 90, 132, 16, &g), "M = 17");
+    CHECK(!dt_gemv_fewrows_geom_make(8, 1, 4096, 4, 4, 1, 90, 132, 16, &g), "N = 1");
+    CHECK(!dt_gemv_fewrows_geom_make(8, 4096, 4096, 4, 4, 1, 90, 132, 0, &g), "off");
+    /* invariants: rows and columns covered, K slices cover K, KC a multiple of the vector */
+    static const int64_t dims[] = {2, 3, 7, 8, 9, 16, 31, 64, 127, 1000, 4096, 65537};
+    const int nd = (int)(sizeof dims / sizeof dims[0]);
+    int cases = 0;
+    for (int arch = 80; arch <= 90; arch += 10)
+        for (int a = 0; a < 6; a++)
+            for (int b = 0; b < nd; b++)
+                for (int c = 0; c < nd; c++)
+                    for (int vw = 4; vw <= 8; vw += 4)
+                        for (int kg = 1; kg <= 4; kg *= 2) {
+                            const int64_t m = dims[a], n = dims[b], k = dims[c];
+                            CHECK(dt_gemv_fewrows_geom_make(m, n, k, vw, kg, 1, arch, 132, 16, &g),
+                                  "%lldx%lldx%lld", (long long)m, (long long)n, (long long)k);
+                            cases++;
+                            const int64_t cols = g.grid / g.cl * g.tpr * g.vecb;
+                            CHECK(g.mr * g.grid_y >= m && (g.grid_y - 1) * g.mr < m && g.mr <= 8 &&
+                                      g.mr <= m && cols >= n && cols - g.tpr * g.vecb < n &&
+                                      g.grid % g.cl == 0 && g.kg == kg,
+                                  "%lldx%lldx%lld: mr %d gy %lld cols %lld", (long long)m,
+                                  (long long)n, (long long)k, g.mr, (long long)g.grid_y,
+                                  (long long)cols);
+                            CHECK(g.cl >= 1 && g.cl <= 8 && (arch >= 90 || g.cl == 1) &&
+                                      (int64_t)(g.cl - 1) * g.kc < k && (int64_t)g.cl * g.kc >= k &&
+                                      (g.cl == 1 ? g.kc == k : g.kc % vw == 0),
+                                  "%lldx%lldx%lld sm_%d: cl %d kc %lld", (long long)m,
+                                  (long long)n, (long long)k, arch, g.cl, (long long)g.kc);
+                        }
+    CHECK(cases > 1000, "%d few-rows cases", cases);
+}
+
+static void fewrows_choice(void) {
+    dt_cuda_plan p;
+    unsetenv("DUALTIME_GEMM_VARIANT");
+    unsetenv("DUALTIME_GEMM_SHAPE");
+    unsetenv("DUALTIME_GEMM_GEMV_NARROW");
+    unsetenv("DUALTIME_GEMM_FEWROWS");
+    unsetenv("DUALTIME_GEMV_KG");
+    static const dt_dtype dts[] = {DT_F32, DT_BF16, DT_F16};
+    for (int t = 0; t < 3; t++) {
+        const dt_dtype dt = dts[t];
+        for (int views = 0; views < 2; views++) {
+            const int f32 = dt == DT_F32;
+            /* aligned: FP32 1 k a step, bf16 / f16 8 (16 bytes); a view: 1 */
+            CHECK(plan(8, 4096, 4096, views, dt, &p) == DT_OK && strcmp(p.source_name, "gemv.cu") == 0 &&
+                      has_opt(&p, "-DGV_MODE=2") && has_opt(&p, "-DGV_MR=8") &&
+                      has_opt(&p, views || f32 ? "-DGV_KG=1" : "-DGV_KG=8") && p.grid[1] == 1 &&
+                      strstr(p.summary, "few-rows") && strstr(p.summary, "rows/block=8") &&
+                      !has_opt(&p, "-DGV_CH=1"),
+                  "%s 8x4096x4096 views=%d: %s", dt_dtype_name(dt), views, p.summary);
+            /* 16 rows: FP32 two row groups; bf16 / f16 only up to 8 rows, the tiles */
+            CHECK(plan(16, 1000, 1000, views, dt, &p) == DT_OK &&
+                      (f32 ? has_opt(&p, "-DGV_MR=8") && p.grid[1] == 2 : !strstr(p.summary, "gemv")),
+                  "%s 16x1000x1000: %s", dt_dtype_name(dt), p.summary);
+            /* K % 8 != 0 but even (bf16 / f16): 2 k a step where aligned */
+            CHECK(plan(4, 1024, 1026, views, dt, &p) == DT_OK &&
+                      has_opt(&p, views || f32 ? "-DGV_KG=1" : "-DGV_KG=2"),
+                  "%s 4x1024x1026 views=%d: %s", dt_dtype_name(dt), views, p.summary);
+            CHECK(plan(17, 4096, 4096, views, dt, &p) == DT_OK && !strstr(p.summary, "gemv"),
+                  "%s 17 rows: %s", dt_dtype_name(dt), p.summary);
+            /* bf16 / f16: not where the wgmma tiles fill the GPU (4x14336: 224 tiles of
+             * 128x64 >= 66); FP32 there too */
+            CHECK(plan(4, 14336, 4096, views, dt, &p) == DT_OK &&
+                      (f32 ? strstr(p.summary, "few-rows") != NULL : !strstr(p.summary, "gemv")),
+                  "%s 4x14336x4096: %s", dt_dtype_name(dt), p.summary);
+            CHECK(plan(2, 4096, 4096, views, dt, &p) == DT_OK && strstr(p.summary, "few-rows"),
+                  "%s 2x4096x4096: %s", dt_dtype_name(dt), p.summary);
+        }
+        /* asked for: every M up to the knob in every dtype, the fill rule off */
+        setenv("DUALTIME_GEMM_FEWROWS", "16", 1);
+        CHECK(plan(16, 1000, 1000, 0, dt, &p) == DT_OK && has_opt(&p, "-DGV_MR=8") && p.grid[1] == 2,
+              "FEWROWS=16 %s 16x1000x1000: %s", dt_dtype_name(dt), p.summary);
+        CHECK(plan(4, 14336, 4096, 0, dt, &p) == DT_OK && strstr(p.summary, "few-rows"),
+              "FEWROWS=16 %s 4x14336x4096: %s", dt_dtype_name(dt), p.summary);
+        unsetenv("DUALTIME_GEMM_FEWROWS");
+        /* the A/B knobs: fewest column threads, steps at once */
+        setenv("DUALTIME_GEMV_CTMIN", "32", 1);
+        setenv("DUALTIME_GEMV_CH", "4", 1);
+        CHECK(plan(8, 4096, 4096, 0, dt, &p) == DT_OK && has_opt(&p, "-DTPR=32") &&
+                  has_opt(&p, "-DGV_CH=4"),
+              "CTMIN=32 CH=4 %s: %s", dt_dtype_name(dt), p.summary);
+        unsetenv("DUALTIME_GEMV_CTMIN");
+        unsetenv("DUALTIME_GEMV_CH");
+        knob_refused("DUALTIME_GEMV_CTMIN", "12", 8, 4096, 4096, dt);
+        knob_refused("DUALTIME_GEMV_CH", "9", 8, 4096, 4096, dt);
+        /* knobs: the rows limit, the k a step, off */
+        setenv("DUALTIME_GEMM_FEWROWS", "32", 1);
+        CHECK(plan(24, 4096, 4096, 0, dt, &p) == DT_OK && has_opt(&p, "-DGV_MR=8") && p.grid[1] == 3,
+              "FEWROWS=32, 24 rows: %s", p.summary);
+        setenv("DUALTIME_GEMM_FEWROWS", "0", 1);
+        CHECK(plan(8, 4096, 4096, 0, dt, &p) == DT_OK && !strstr(p.summary, "gemv"), "FEWROWS=0: %s",
+              p.summary);
+        CHECK(plan(1, 4096, 4096, 0, dt, &p) == DT_OK && strstr(p.summary, "variant=gemv"),
+              "FEWROWS=0 keeps M == 1: %s", p.summary);
+        setenv("DUALTIME_GEMM_VARIANT", "gemv", 1); /* asked for: the default limit */
+        CHECK(plan(8, 4096, 4096, 0, dt, &p) == DT_OK && strstr(p.summary, "few-rows"), "%s", p.summary);
+        CHECK(plan(17, 4096, 4096, 0, dt, &p) == DT_EINVAL, "gemv forced on 17 rows refused");
+        unsetenv("DUALTIME_GEMM_VARIANT");
+        unsetenv("DUALTIME_GEMM_FEWROWS");
+        setenv("DUALTIME_GEMV_KG", "1", 1);
+        CHECK(plan(8, 4096, 4096, 0, dt, &p) == DT_OK && has_opt(&p, "-DGV_KG=1"), "KG=1: %s", p.summary);
+        setenv("DUALTIME_GEMV_KG", "4", 1);
+        CHECK(plan(8, 4096, 4096, 0, dt, &p) == DT_OK && has_opt(&p, "-DGV_KG=4"), "KG=4: %s", p.summary);
+        setenv("DUALTIME_GEMV_KG", "8", 1); /* 32 bytes of f32 is more than a load: 4 */
+        CHECK(plan(8, 4096, 4096, 0, dt, &p) == DT_OK &&
+                  has_opt(&p, dt == DT_F32 ? "-DGV_KG=4" : "-DGV_KG=8"),
+              "KG=8: %s", p.summary);
+        unsetenv("DUALTIME_GEMV_KG");
+        knob_refused("DUALTIME_GEMV_KG", "3", 8, 4096, 4096, dt);
+        knob_refused("DUALTIME_GEMM_FEWROWS", "65", 8, 4096, 4096, dt);
+    }
+    /* DUALTIME_GEMM_SHAPE=0 (f32) and GEMV_NARROW=0 (bf16) keep the tiles */
+    setenv("DUALTIME_GEMM_SHAPE", "0", 1);
+    CHECK(plan(8, 4096, 4096, 0, DT_F32, &p) == DT_OK && strstr(p.summary, "variant=v2"), "%s", p.summary);
+    unsetenv("DUALTIME_GEMM_SHAPE");
+    setenv("DUALTIME_GEMM_GEMV_NARROW", "0", 1);
+    CHECK(plan(8, 4096, 4096, 0, DT_BF16, &p) == DT_OK && !strstr(p.summary, "gemv"), "%s", p.summary);
+    unsetenv("DUALTIME_GEMM_GEMV_NARROW");
+}
+
 int main(void) {
+    fewrows_rules();
+    fewrows_choice();
     geom_rules();
     geom_invariants();
     plan_choice();

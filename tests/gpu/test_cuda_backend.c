@@ -780,11 +780,20 @@ int main(int argc, char **argv) {
      * thin shapes on gemv (matrix-vector 1000x1x1000, 1x1x1000; vector-matrix 1x1000x1000
      * over a cluster of 8; 8x1x65536 and 7x1x50001: a block a row, K over a cluster of 4
      * resp. 8 with tails and scalar loads; 1x4095x257 scalar columns over a cluster of 4)
-     * and small K (4097x4095x257: v2's exact K tail; not in quick runs) */
+     * and small K (4097x4095x257: v2's exact K tail; not in quick runs); few rows (gemv.cu
+     * GV_MODE 2 with GV_MR rows a block: 8x4096x4096, 13x1000x1000, 5x1003x257); v2's
+     * split-K over a cluster (1024x64x2048, 200x70x3000; 1024^3 takes it too) */
     static const int64_t gemms[][3] = {{127, 193, 61},  {513, 257, 129}, {1024, 1024, 1024},
                                        {1537, 1539, 131}, {4096, 4096, 4096}, {1000, 1, 1000},
                                        {1, 1000, 1000},  {1, 1, 1000},    {8, 1, 65536},
-                                       {7, 1, 50001},    {1, 4095, 257},  {4097, 4095, 257}};
+                                       {7, 1, 50001},    {1, 4095, 257},  {4097, 4095, 257},
+                                       /* few rows (session 10): 8 rows a block at 16-byte A
+                                        * loads over a cluster, two row groups with a row
+                                        * tail, odd N and K at scalar loads */
+                                       {8, 4096, 4096},  {13, 1000, 1000}, {5, 1003, 257},
+                                       /* split-K over a cluster (session 10): 8 blocks of
+                                        * 16 K-steps; 8 with row, column and K tails */
+                                       {1024, 64, 2048}, {200, 70, 3000}};
     for (int op = 0; op < DT_OP_COUNT && dtype_selected(DT_F32); op++) {
         const dt_op_info *info = dt_op_get((dt_op)op);
         if (!op_selected(info->name)) continue;
@@ -822,7 +831,8 @@ int main(int argc, char **argv) {
     static const int64_t nrows[][2] = {{1, 127},   {17, 257},   {128, 1024},
                                        {1024, 4096}, {4, 16384}, {8192, 8192}};
     static const int64_t ngemms[][3] = {{127, 193, 61}, {513, 257, 129}, {1024, 1024, 1024},
-                                        {1537, 1539, 131}, {1, 4096, 4096}};
+                                        {1537, 1539, 131}, {1, 4096, 4096}, {8, 4096, 4096},
+                                        {13, 1000, 1000}, {5, 1003, 257}};
     static const dt_dtype narrow[] = {DT_BF16, DT_F16};
     for (int t = 0; t < 2; t++) {
         if (!dtype_selected(narrow[t])) continue;

@@ -576,19 +576,54 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
         /* shape geometry: v2's last K-step multiplies only its K % BK valid depth */
         const int ktail = v2 && shape_geo && k % bk != 0;
         if (ktail) dt_cuda_plan_add_opt(p, "-DKTAIL_EXACT=1");
-        /* and scalar C (N % 4 != 0) leaves through shared memory, whole row segments */
-        const int epi = v2 && shape_geo && !vecc;
+        /* split-K over a cluster where even the smaller tiles leave SMs idle (sm_90):
+         * KSPLIT blocks a tile while the grid has under 1.8 blocks an SM (v2 runs 2 an SM)
+         * and each block keeps >= 8 K-steps; DUALTIME_GEMM_V2_SPLITK=1 off, =2|4|8 asked
+         * for (H200, session 10: 4096x64x4096 183.6 us on 64 blocks of 64x64, cuBLAS 60.7;
+         * docs/perf.md "Issue 18, session 10") */
+        const int64_t tiles = (int64_t)ceil_div_u(m, cfg[c].bm) * ceil_div_u(n, cfg[c].bn);
+        const int64_t ksteps = (k + bk - 1) / bk;
+        int ksplit = 0;
+        dt_status sk = int_knob("DUALTIME_GEMM_V2_SPLITK", 1, 8, 1, &ksplit, err);
+        if (sk != DT_OK) return sk;
+        if (ksplit > 1 && (!v2 || c == 0 || arch_number(arch) < 90 || ksteps < 2 * ksplit))
+            return dt_fail(err, DT_EINVAL,
+                           "DUALTIME_GEMM_V2_SPLITK=%d: needs v2 on the 128x64 or 64x64 tile, "
+                           "sm_90 and at least %d K-steps (this plan: %s, tile %dx%d, %s, %lld)",
+                           ksplit, 2 * ksplit, v2 ? "v2" : "v1", cfg[c].bm, cfg[c].bn, arch,
+                           (long long)ksteps);
+        if (ksplit == 0) { /* the rule */
+            ksplit = 1;
+            if (v2 && shape_geo && c > 0 && arch_number(arch) >= 90)
+                while (ksplit < 8 && tiles * ksplit * 10 < (int64_t)sm_count * 18 &&
+                       ksteps >= 8 * 2 * ksplit)
+                    ksplit *= 2;
+        }
+        if (ksplit > 1) dt_cuda_plan_add_opt(p, "-DKSPLIT=%d", ksplit);
+        /* and scalar C (N % 4 != 0) leaves through shared memory, whole row segments (not
+         * with split-K, whose sum stores whole rows already) */
+        const int epi = v2 && shape_geo && !vecc && ksplit == 1;
         if (epi) dt_cuda_plan_add_opt(p, "-DEPI_STAGE=1");
         unsigned threads = (unsigned)((cfg[c].bm / cfg[c].tm) * (cfg[c].bn / cfg[c].tn));
         set_launch(p, ceil_div_u(n, cfg[c].bn), ceil_div_u(m, cfg[c].bm), threads);
-        snprintf(p->summary, sizeof p->summary,
-                 "%s variant=%s grid=(%u,%u) block=%u tile=%dx%dx%d thread=%dx%d "
-                 "vec(a,b,c)=(%d,%d,%d) %s%s%s%s ffma-only",
-                 p->kernel_name, v2 ? "v2" : "v1", p->grid[0], p->grid[1], threads, cfg[c].bm,
-                 cfg[c].bn, bk, cfg[c].tm, cfg[c].tn, veca ? 4 : 1, vecb ? 4 : 1, vecc ? 4 : 1,
+        p->grid[2] = (unsigned)ksplit;
+        char ksbuf[48] = "";
+        if (ksplit > 1)
+            snprintf(ksbuf, sizeof ksbuf, " split-k=%d (cluster, dsmem-sum)", ksplit);
+        char gridbuf[48];
+        if (ksplit > 1)
+            snprintf(gridbuf, sizeof gridbuf, "(%u,%u,%u)", p->grid[0], p->grid[1], p->grid[2]);
+        else
+            snprintf(gridbuf, sizeof gridbuf, "(%u,%u)", p->grid[0], p->grid[1]);
+        const int sw = snprintf(p->summary, sizeof p->summary,
+                 "%s variant=%s grid=%s block=%u tile=%dx%dx%d thread=%dx%d "
+                 "vec(a,b,c)=(%d,%d,%d) %s%s%s%s%s ffma-only",
+                 p->kernel_name, v2 ? "v2" : "v1", gridbuf, threads, cfg[c].bm, cfg[c].bn, bk,
+                 cfg[c].tm, cfg[c].tn, veca ? 4 : 1, vecb ? 4 : 1, vecc ? 4 : 1,
                  v2 ? "smem-double-buffered warp-tiled" : "smem-single-buffered",
                  bk > 16 ? " prefetch-2-phases dyn-smem" : "", ktail ? " ktail-exact" : "",
-                 epi ? " epilogue-staged" : "");
+                 epi ? " epilogue-staged" : "", ksbuf);
+        DT_ASSERT(sw > 0 && sw < (int)sizeof p->summary); /* the longest is ~190 characters */
         return DT_OK;
     }
 
@@ -680,6 +715,13 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
                                                           (measured on the H200: perf.md) */
         smem_pipe = 0; /* DUALTIME_ROW_PIPE=1: persistent double-buffered (measured slower
                           on the H200: docs/perf.md "Issue 18, third pass") */
+    /* sum over rows that are not whole 16-byte vectors (odd N, views): 64 elements a
+     * thread, a quarter of the threads a row (session 10; H200, one held run each:
+     * 6000x6001 f32 40.9 -> 37.0 us, bf16 27.9 -> 20.5, torch 40.9 / 23.3; 4096x4096 bf16
+     * view 9.02 -> 7.17, torch 7.86; 300x30000 view f32 9.56 -> 7.15, torch 8.39; bf16
+     * 5.67 -> 4.86; 300x100277 f32 34.3 -> 34.9, bf16 20.3 -> 20.2. Aligned rows keep 16:
+     * 1024x4096 4.42 -> 4.68 at 64, 8192^2 the same; docs/perf.md "Issue 18, session 10") */
+    if (L->op == DT_OP_SUM && !aligned) elems = 64;
     dt_status kst = int_knob("DUALTIME_ROW_ELEMS", 4, 64, 1, &elems, err);
     if (kst == DT_OK) kst = int_knob("DUALTIME_ROW_SMEM", 0, 2, 0, &smem_mode, err);
     if (kst == DT_OK) kst = int_knob("DUALTIME_ROW_PIPE", 0, 1, 0, &smem_pipe, err);

@@ -3,6 +3,8 @@
  * backend_cuda_plan_sgemm.h). No libcuda. */
 #include "backend_cuda_plan_sgemm.h"
 
+#include "dt_gemm_geom.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +20,9 @@ static void split_k(int64_t k, int vw, int *cl, int64_t *kc) {
         *cl /= 2;
     }
 }
+
+static void mode2_geom(int64_t n, int64_t k, int vw, int vecb, int64_t gy, int min_steps,
+                       int ctmin, int arch, int sm_count, dt_sgemv_geom *r);
 
 /* Rules (docs/perf.md, "FP32 gemm: thin shapes"). Both modes are bandwidth- or
  * latency-bound: the goal is enough independent loads in flight on every SM
@@ -49,6 +54,8 @@ int dt_gemv_geom_make(int64_t m, int64_t n, int64_t k, int vw, int veca, int vec
     dt_sgemv_geom r;
     memset(&r, 0, sizeof r);
     r.cl = 1;
+    r.mr = r.kg = 1;
+    r.grid_y = 1;
     if (n == 1) {
         r.mode = 1;
         r.veca = veca ? vw : 1;
@@ -71,22 +78,60 @@ int dt_gemv_geom_make(int64_t m, int64_t n, int64_t k, int vw, int veca, int vec
         r.grid = ceil_div(m, block / tpr) * r.cl;
     } else {
         r.mode = 2;
-        r.veca = 1;
-        r.vecb = vecb ? vw : 1;
-        const int v = r.vecb, ctmin = v > 1 ? 8 : 32;
-        int ct = 32;
-        while (ct > ctmin && ceil_div(n, (int64_t)ct * v) < sm_count) ct /= 2;
-        const int64_t gx = ceil_div(n, (int64_t)ct * v);
-        const int kt = 256 / ct;
-        if (arch >= 90)
-            while (r.cl < 8 && gx * r.cl < 2 * (int64_t)sm_count &&
-                   k >= (int64_t)kt * r.cl * 2 * 2)
-                r.cl *= 2;
-        r.tpr = ct;
-        r.block = 256;
-        split_k(k, vw, &r.cl, &r.kc);
-        r.grid = gx * r.cl;
+        mode2_geom(n, k, vw, vecb, 1, 2, 8, arch, sm_count, &r);
     }
+    *g = r;
+    return 1;
+}
+
+/* Mode 2's columns and K split for r->mr rows a block (r->kg k's a step, r->grid_y row
+ * groups): 256 threads = column threads x k-rows; 32 column threads, halved (down to
+ * ctmin16 with 16-byte loads, 32 at VEC 1) while the column blocks are fewer than the SMs; then
+ * K split over a cluster of up to 8 (sm_90) while the grid has fewer than 2 blocks an SM
+ * and each thread keeps >= min_steps steps of kg k's. */
+static void mode2_geom(int64_t n, int64_t k, int vw, int vecb, int64_t gy, int min_steps,
+                       int ctmin16, int arch, int sm_count, dt_sgemv_geom *r) {
+    r->veca = 1;
+    r->vecb = vecb ? vw : 1;
+    const int v = r->vecb, ctmin = v > 1 ? ctmin16 : 32;
+    int ct = 32;
+    while (ct > ctmin && ceil_div(n, (int64_t)ct * v) < sm_count) ct /= 2;
+    const int64_t gx = ceil_div(n, (int64_t)ct * v);
+    const int kt = 256 / ct;
+    if (arch >= 90)
+        while (r->cl < 8 && gx * gy * r->cl < 2 * (int64_t)sm_count &&
+               k >= (int64_t)kt * r->kg * r->cl * 2 * min_steps)
+            r->cl *= 2;
+    r->tpr = ct;
+    r->block = 256;
+    split_k(k, vw, &r->cl, &r->kc);
+    r->grid = gx * r->cl;
+    r->grid_y = gy;
+}
+
+/* Few rows (2 <= M <= max_rows, any N): mode 2 with GV_MR rows a block, so B is read
+ * ceil(M / GV_MR) times instead of the square tile's idle SMs (docs/perf.md "Issue 18,
+ * session 10"). GV_MR = M up to 8 rows (8 x VECB FP32 accumulators a thread), else the
+ * rows split evenly into ceil(M / 8) groups; kg consecutive k's a step (the caller's,
+ * from A's alignment); each thread keeps >= 4 steps when K is split over a cluster. */
+int dt_gemv_fewrows_geom_make(int64_t m, int64_t n, int64_t k, int vw, int kg, int vecb,
+                              int arch, int sm_count, int max_rows, dt_sgemv_geom *g) {
+    return dt_gemv_fewrows_geom_ct(m, n, k, vw, kg, vecb, arch, sm_count, max_rows, 8, g);
+}
+
+int dt_gemv_fewrows_geom_ct(int64_t m, int64_t n, int64_t k, int vw, int kg, int vecb, int arch,
+                            int sm_count, int max_rows, int ctmin, dt_sgemv_geom *g) {
+    if (m < 2 || m > max_rows || n < 2) return 0;
+    DT_ASSERT(vw == 4 || vw == 8);
+    DT_ASSERT(kg == 1 || kg == 2 || kg == 4 || kg == 8);
+    dt_sgemv_geom r;
+    memset(&r, 0, sizeof r);
+    r.mode = 2;
+    r.cl = 1;
+    const int64_t groups = ceil_div(m, 8);
+    r.mr = (int)ceil_div(m, groups);
+    r.kg = kg;
+    mode2_geom(n, k, vw, vecb, ceil_div(m, r.mr), 4, ctmin, arch, sm_count, &r);
     *g = r;
     return 1;
 }
@@ -111,10 +156,42 @@ dt_status dt_gemv_narrow_knob(int *on, dt_err *err) {
     return onoff_knob("DUALTIME_GEMM_GEMV_NARROW", on, err);
 }
 
-/* 1 when every row start of b is 16-byte aligned (device base 256-aligned). */
-static int rows16(const dt_buffer_layout *b) {
-    return b->data_offset % 16 == 0 && (b->row_stride * b->elem_bytes) % 16 == 0;
+/* An integer knob in lo..hi: *v unchanged when unset or empty; other values fail. */
+static dt_status range_knob(const char *name, int lo, int hi, int *v, dt_err *err) {
+    const char *s = getenv(name);
+    if (!s || !*s) return DT_OK;
+    char *end = NULL;
+    const long t = strtol(s, &end, 10);
+    if (*end || t < lo || t > hi)
+        return dt_fail(err, DT_EINVAL, "%s=%s: expected an integer in %d..%d", name, s, lo, hi);
+    *v = (int)t;
+    return DT_OK;
 }
+
+dt_status dt_gemv_fewrows_knobs(int narrow, dt_gemv_fewrows_cfg *c, dt_err *err) {
+    c->max_rows = narrow ? DT_GEMV_FEWROWS_NARROW_DEFAULT : DT_GEMV_FEWROWS_DEFAULT;
+    c->kg = narrow ? DT_GEMV_KG_NARROW_DEFAULT : DT_GEMV_KG_DEFAULT;
+    c->fill_rule = narrow;
+    c->ctmin = 8;
+    c->ch = 0;
+    const char *mr = getenv("DUALTIME_GEMM_FEWROWS");
+    if (mr && *mr) c->fill_rule = 0; /* asked for: every M up to it */
+    dt_status st = range_knob("DUALTIME_GEMM_FEWROWS", 0, 64, &c->max_rows, err);
+    if (st == DT_OK) st = range_knob("DUALTIME_GEMV_KG", 1, 8, &c->kg, err);
+    if (st == DT_OK && c->kg != 1 && c->kg != 2 && c->kg != 4 && c->kg != 8)
+        st = dt_fail(err, DT_EINVAL, "DUALTIME_GEMV_KG=%d: expected 1, 2, 4 or 8", c->kg);
+    if (st == DT_OK) st = range_knob("DUALTIME_GEMV_CTMIN", 8, 32, &c->ctmin, err);
+    if (st == DT_OK && c->ctmin != 8 && c->ctmin != 16 && c->ctmin != 32)
+        st = dt_fail(err, DT_EINVAL, "DUALTIME_GEMV_CTMIN=%d: expected 8, 16 or 32", c->ctmin);
+    if (st == DT_OK) st = range_knob("DUALTIME_GEMV_CH", 1, 8, &c->ch, err);
+    return st;
+}
+
+/* 1 when every row start of b is aligned to `bytes` (device base 256-aligned). */
+static int rows_aligned(const dt_buffer_layout *b, int64_t bytes) {
+    return b->data_offset % bytes == 0 && (b->row_stride * b->elem_bytes) % bytes == 0;
+}
+static int rows16(const dt_buffer_layout *b) { return rows_aligned(b, 16); }
 
 dt_status dt_sgemm_plan_thin(const dt_case_layout *L, int arch, int sm_count, dt_cuda_plan *p,
                              int *taken, dt_err *err) {
@@ -139,15 +216,39 @@ dt_status dt_sgemm_plan_thin(const dt_case_layout *L, int arch, int sm_count, dt
         vecb = rows16(B) && n % vw == 0;
     }
     dt_sgemv_geom g;
-    if (!dt_gemv_geom_make(m, n, k, vw, veca, vecb, arch, sm_count > 0 ? sm_count : 132, &g)) {
-        if (forced)
-            return dt_fail(err, DT_EINVAL,
-                           "DUALTIME_GEMM_VARIANT=gemv: %lldx%lldx%lld is not thin (needs N == 1 "
-                           "or M == 1)",
-                           (long long)m, (long long)n, (long long)k);
-        return DT_OK;
+    const int sms = sm_count > 0 ? sm_count : 132;
+    if (!dt_gemv_geom_make(m, n, k, vw, veca, vecb, arch, sms, &g)) {
+        /* few rows: A's rows read kg elements a load where aligned (kg halved until they
+         * are: a view at an odd element reads one at a time) */
+        dt_gemv_fewrows_cfg c;
+        st = dt_gemv_fewrows_knobs(narrow, &c, err);
+        if (st != DT_OK) return st;
+        int kg = c.kg, max_rows = c.max_rows;
+        if (kg * A->elem_bytes > 16) kg = 16 / (int)A->elem_bytes;
+        while (kg > 1 && !(rows_aligned(A, (int64_t)kg * A->elem_bytes) && k % kg == 0))
+            kg /= 2;
+        /* bf16 / f16 by default: only where the wgmma tiles would leave over half the SMs
+         * idle (H200, session 10: 8x4096x4096 21.8 us against wg's 27.7, but 4x14336x4096
+         * 51.3 against 47.4: its 224 tiles fill the GPU) */
+        if (c.fill_rule && !forced && dt_gemm_geom_choose(m, n, sms, 1).tiles * 2 >= sms)
+            max_rows = 0;
+        /* gemv asked for: few rows up to the knob's M, or the default's where it is off */
+        if (forced && max_rows < 2)
+            max_rows = narrow ? DT_GEMV_FEWROWS_NARROW_DEFAULT : DT_GEMV_FEWROWS_DEFAULT;
+        if (!dt_gemv_fewrows_geom_ct(m, n, k, vw, kg, rows16(B) && n % vw == 0, arch, sms,
+                                     max_rows, c.ctmin, &g)) {
+            if (forced)
+                return dt_fail(err, DT_EINVAL,
+                               "DUALTIME_GEMM_VARIANT=gemv: %lldx%lldx%lld is neither thin nor "
+                               "few rows (needs N == 1, M == 1, or 2 <= M <= %d: "
+                               "DUALTIME_GEMM_FEWROWS)",
+                               (long long)m, (long long)n, (long long)k, max_rows);
+            return DT_OK;
+        }
+        g.ch = c.ch;
     }
-    if (g.grid > 0x7fffffffLL) return dt_fail(err, DT_EINVAL, "gemv: grid too large");
+    if (g.grid > 0x7fffffffLL || g.grid_y > 65535)
+        return dt_fail(err, DT_EINVAL, "gemv: grid too large");
     p->source_name = "gemv.cu";
     snprintf(p->kernel_name, sizeof p->kernel_name, "dt_gemv_%s", dt_dtype_name(L->dtype));
     dt_cuda_plan_add_opt(p, "-DGV_MODE=%d", g.mode);
@@ -157,20 +258,35 @@ dt_status dt_sgemm_plan_thin(const dt_case_layout *L, int arch, int sm_count, dt
     dt_cuda_plan_add_opt(p, "-DKC=%lld", (long long)g.kc);
     dt_cuda_plan_add_opt(p, "-DVECA=%d", g.veca);
     dt_cuda_plan_add_opt(p, "-DVECB=%d", g.vecb);
+    if (g.mr > 1 || g.kg > 1) {
+        dt_cuda_plan_add_opt(p, "-DGV_MR=%d", g.mr);
+        dt_cuda_plan_add_opt(p, "-DGV_KG=%d", g.kg);
+        if (g.ch > 0) dt_cuda_plan_add_opt(p, "-DGV_CH=%d", g.ch);
+    }
     p->grid[0] = (unsigned)g.grid;
-    p->grid[1] = p->grid[2] = 1;
+    p->grid[1] = (unsigned)g.grid_y;
+    p->grid[2] = 1;
     p->block[0] = (unsigned)g.block;
     p->block[1] = p->block[2] = 1;
-    char clbuf[48] = "", accbuf[32] = "";
+    char clbuf[48] = "", accbuf[32] = "", rowbuf[64] = "";
     if (g.cl > 1)
         snprintf(clbuf, sizeof clbuf, " cluster=%d k/block=%lld dsmem-reduce", g.cl,
                  (long long)g.kc);
     if (narrow) snprintf(accbuf, sizeof accbuf, " %s->f32-acc", dt_dtype_name(L->dtype));
+    if (m > 1 && g.mode == 2)
+        snprintf(rowbuf, sizeof rowbuf, " rows/block=%d (x%lld) k/step=%d", g.mr,
+                 (long long)g.grid_y, g.kg);
+    char gridbuf[48];
+    if (g.grid_y > 1)
+        snprintf(gridbuf, sizeof gridbuf, "(%lld,%lld)", (long long)g.grid, (long long)g.grid_y);
+    else
+        snprintf(gridbuf, sizeof gridbuf, "%lld", (long long)g.grid);
     snprintf(p->summary, sizeof p->summary,
-             "%s variant=gemv mode=%s grid=%lld block=%d %s=%d vec(a,b)=(%d,%d)%s ffma-only%s",
-             p->kernel_name, g.mode == 1 ? "matrix-vector(N=1)" : "vector-matrix(M=1)",
-             (long long)g.grid, g.block, g.mode == 1 ? "threads/row" : "column-threads", g.tpr,
-             g.veca, g.vecb, clbuf, accbuf);
+             "%s variant=gemv mode=%s grid=%s block=%d %s=%d vec(a,b)=(%d,%d)%s%s ffma-only%s",
+             p->kernel_name,
+             g.mode == 1 ? "matrix-vector(N=1)" : m == 1 ? "vector-matrix(M=1)" : "few-rows",
+             gridbuf, g.block, g.mode == 1 ? "threads/row" : "column-threads", g.tpr, g.veca,
+             g.vecb, rowbuf, clbuf, accbuf);
     *taken = 1;
     return DT_OK;
 }

@@ -4,7 +4,9 @@
  * objects: no libcuda), called by dt_cuda_plan_make for gemm of every dtype.
  *
  * Thin: N == 1 (matrix-vector, out = A b: GV_MODE 1) or M == 1 (vector-matrix,
- * out = a B: GV_MODE 2), in dualtime's MxNxK convention (A: M x K, B: K x N). The
+ * out = a B: GV_MODE 2), in dualtime's MxNxK convention (A: M x K, B: K x N); and few
+ * rows (GV_MODE 2 with GV_MR rows a block: 2 <= M <= 16 in FP32; bf16 / f16 M <= 8 where
+ * the wgmma tiles would underfill the GPU; DT_GEMV_FEWROWS_DEFAULT below). The
  * geometry is a pure function of (M, N, K, alignment, arch, SM count), never a table of
  * known shapes (dt_sgemv_geom_make: the rules are in its comment and docs/perf.md).
  *
@@ -41,8 +43,32 @@ typedef struct dt_sgemv_geom {
     int cl;         /* blocks of a cluster splitting K (1: no cluster) */
     int64_t kc;     /* K a cluster block (== K when cl == 1; a multiple of 4) */
     int veca, vecb; /* 4 or 1: elements a load of A resp. B */
-    int64_t grid;   /* blocks */
+    int64_t grid;   /* blocks along x (column groups x cl, or row groups x cl) */
+    int mr;         /* mode 2: rows of A a block (GV_MR; 1 for M == 1 and mode 1) */
+    int kg;         /* mode 2: consecutive k's a step, one load of each A row (GV_KG) */
+    int64_t grid_y; /* mode 2: row groups, ceil(M / mr) (1 for M == 1 and mode 1) */
+    int ch;         /* mode 2: steps whose loads issue at once (GV_CH; 0: the kernel's rule) */
 } dt_sgemv_geom;
+
+/* Few rows on by default up to this M: FP32 16 rows (two row groups of 8), bf16 / f16 8
+ * rows (one group: B read once) and only where the wgmma tiles would fill fewer than half
+ * the SMs (DUALTIME_GEMM_FEWROWS=r: every M up to r, in every dtype; 0 or 1: off, the
+ * square tiles as before). A's rows are read KG elements a load where aligned
+ * (DUALTIME_GEMV_KG=1|2|4|8): FP32 1, bf16 / f16 8 (16 bytes), the better of the H200
+ * A/B of session 10 (docs/perf.md "Issue 18, session 10"). DUALTIME_GEMV_CTMIN=8|16|32
+ * (the fewest column threads) and DUALTIME_GEMV_CH=1..8 (GV_CH) are for A/B timing. */
+#define DT_GEMV_FEWROWS_DEFAULT 16
+#define DT_GEMV_FEWROWS_NARROW_DEFAULT 8
+#define DT_GEMV_KG_DEFAULT 1
+#define DT_GEMV_KG_NARROW_DEFAULT 8
+
+typedef struct dt_gemv_fewrows_cfg {
+    int max_rows;  /* few rows up to this M (< 2: off) */
+    int kg;        /* A elements a load asked for (halved to what A's alignment allows) */
+    int fill_rule; /* 1: only where the wgmma tiles fill fewer than half the SMs */
+    int ctmin;     /* the fewest column threads at 16-byte B loads: 8, 16 or 32 */
+    int ch;        /* GV_CH, 0: the kernel's rule */
+} dt_gemv_fewrows_cfg;
 
 /* Fills g for a thin shape and returns 1; returns 0 (g untouched) when neither N nor M
  * is 1. vw: elements of a 16-byte load (4: f32, 8: bf16/f16); veca / vecb: 1 when
@@ -52,6 +78,21 @@ typedef struct dt_sgemv_geom {
  * (90), sm_count > 0. */
 int dt_gemv_geom_make(int64_t m, int64_t n, int64_t k, int vw, int veca, int vecb, int arch,
                       int sm_count, dt_sgemv_geom *g);
+
+/* Few rows: fills g for 2 <= m <= max_rows and n >= 2 (mode 2, g->mr rows a block,
+ * g->grid_y row groups, g->kg = kg) and returns 1; else returns 0. kg: 1, 2, 4 or 8
+ * elements a load of A's rows, legal for A's alignment (the caller's); vecb as above. */
+int dt_gemv_fewrows_geom_make(int64_t m, int64_t n, int64_t k, int vw, int kg, int vecb,
+                              int arch, int sm_count, int max_rows, dt_sgemv_geom *g);
+
+/* dt_gemv_fewrows_geom_make with the fewest column threads ctmin (8, 16, 32) instead of 8. */
+int dt_gemv_fewrows_geom_ct(int64_t m, int64_t n, int64_t k, int vw, int kg, int vecb, int arch,
+                            int sm_count, int max_rows, int ctmin, dt_sgemv_geom *g);
+
+/* The few-rows settings of a dtype (narrow: bf16 / f16) from the defaults above and the
+ * knobs DUALTIME_GEMM_FEWROWS (0..64), DUALTIME_GEMV_KG (1, 2, 4, 8), DUALTIME_GEMV_CTMIN
+ * (8, 16, 32), DUALTIME_GEMV_CH (1..8); other values fail with DT_EINVAL. */
+dt_status dt_gemv_fewrows_knobs(int narrow, dt_gemv_fewrows_cfg *c, dt_err *err);
 
 /* FP32: dt_gemv_geom_make with vw = 4 (veca4 / vecb4 as veca / vecb). */
 int dt_sgemv_geom_make(int64_t m, int64_t n, int64_t k, int veca4, int vecb4, int arch,

@@ -35,6 +35,7 @@ inline float dt_emu_xch[1024];
 inline void __syncthreads() { dt_emu_bar->arrive_and_wait(); }
 struct float4 { float x, y, z, w; };
 struct uint4 { unsigned x, y, z, w; };
+struct uint2 { unsigned x, y; };
 inline float4 make_float4(float a, float b, float c, float d) { return {a, b, c, d}; }
 inline uint4 make_uint4(unsigned a, unsigned b, unsigned c, unsigned d) { return {a, b, c, d}; }
 template <class T> inline T __ldg(const T *p) { return *p; }
@@ -47,6 +48,13 @@ inline void dt_emu_check16(const void *p) {
 }
 inline float4 __ldg(const float4 *p) { dt_emu_check16(p); return *p; }
 inline uint4 __ldg(const uint4 *p) { dt_emu_check16(p); return *p; }
+inline uint2 __ldg(const uint2 *p) { /* an 8-byte load: the GPU faults below 8-byte alignment */
+    if ((size_t)p & 7) {
+        std::fprintf(stderr, "misaligned 8-byte load at %p\n", p);
+        std::abort();
+    }
+    return *p;
+}
 #endif
 inline float __fmul_rn(float a, float b) { return a * b; } /* g++ -O1 on x86-64: no contraction */
 inline float __int_as_float(int i) { float f; std::memcpy(&f, &i, 4); return f; }
@@ -86,13 +94,33 @@ inline void dt_emu_cluster_sync() { dt_emu_cbar->arrive_and_wait(); }
 // Blocks of odd cluster rank read other blocks' shared memory 25 ms late, so the even
 // ones run ahead: a partial rewritten before every block of the cluster has read it
 // (a reduction slot reused too early) is then read rewritten, not by luck of timing.
+// (The rank is blockIdx.x % CLUSTER for the row kernels, blockIdx.x % CL for gemv.cu and
+// blockIdx.z for gemm_v2.cu's split-K.)
 inline const void *dt_emu_remote(const void *p, unsigned rank) {
 #if defined(CLUSTER) && CLUSTER > 1
-    if ((blockIdx.x % CLUSTER) % 2 == 1 && rank != blockIdx.x % CLUSTER)
-        std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    const unsigned me = blockIdx.x % CLUSTER;
+#elif defined(GV_MODE) && defined(CL) && CL > 1
+    const unsigned me = blockIdx.x % CL;
+#elif defined(KSPLIT) && KSPLIT > 1
+    const unsigned me = blockIdx.z;
+#else
+    const unsigned me = 0;
 #endif
+    if (me % 2 == 1 && rank != me) std::this_thread::sleep_for(std::chrono::milliseconds(25));
     return (const char *)dt_emu_anchors[rank] + ((const char *)p - dt_emu_anchor);
 }
+// The kernel side of one shared object a cluster block (the runner: dt_emu_load.hpp):
+// where this copy's statics sit, and its block and cluster barriers and the other
+// copies' anchors.
+#define DT_EMU_EXPORT extern "C" __attribute__((visibility("default")))
+#define DT_EMU_SO_EXPORTS                                                                   \
+    DT_EMU_EXPORT void *dt_emu_so_anchor(void) { return dt_emu_anchor; }                    \
+    DT_EMU_EXPORT void dt_emu_so_setup(std::barrier<> *bar, std::barrier<> *cbar,           \
+                                       void **anchors, int c) {                             \
+        dt_emu_bar = bar;                                                                   \
+        dt_emu_cbar = cbar;                                                                 \
+        for (int i = 0; i < c; i++) dt_emu_anchors[i] = anchors[i];                         \
+    }
 // cp.async as asynchronous copies: an issued copy fills its destination with NaN at
 // once and lands only when dt_emu_wait(n) retires its group (every group of this thread
 // older than its newest n), so a pass that reads a row before its wait sees NaN, and a

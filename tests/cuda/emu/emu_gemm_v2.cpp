@@ -6,17 +6,44 @@
 // index math, tails, the exact K tail (KTAIL_EXACT) and the two prefetch phases of
 // BK = 32 and the staged epilogue (EPI_STAGE), not timing. Macros: those of gemm_v2.cu,
 // VIEW.
+// KSPLIT > 1 (split-K over a cluster): built twice like emu_gemv.cpp. With -DDT_EMU_SO the
+// kernel as a shared object, one copy a block of a cluster (each block's __shared__
+// statics its own, so DSMEM reads reach the other copies through dt_emu_remote); without,
+// the runner, every cluster of the grid as KSPLIT x 256 std::threads.
+#ifndef KSPLIT
+#define KSPLIT 1
+#endif
 #undef __launch_bounds__
 #define __launch_bounds__(...)
 #undef __align__ /* "__shared__ __align__(16) float": GNU form, legal between specifiers */
 #define __align__(n) __attribute__((aligned(n)))
+#if KSPLIT == 1 || defined(DT_EMU_SO)
 inline void __syncwarp() { __syncthreads(); } /* every thread of the block calls it */
 #include "gemm_v2.cu"
+#endif
+#ifdef DT_EMU_SO
+DT_EMU_SO_EXPORTS
+DT_EMU_EXPORT void dt_emu_so_run(unsigned t, unsigned bx, unsigned by, unsigned bz, const float *a,
+                                 const float *b, float *o) {
+    threadIdx = {t, 0, 0};
+    blockIdx = {bx, by, bz};
+    dt_gemm_v2_f32(a, b, o);
+}
+#else
+#include "dt_emu_load.hpp"
+#include <barrier>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <thread>
 #include <vector>
+#ifndef KTAIL_EXACT
+#define KTAIL_EXACT 0
+#endif
+#ifndef EPI_STAGE
+#define EPI_STAGE 0
+#endif
 
 static const float SENT = -719.5f;
 static const size_t GUARD = 256;
@@ -30,7 +57,18 @@ static float *region(long long rows, long long ld, int view, size_t *bytes) {
     return p;
 }
 
-int main() {
+int main(int argc, char **argv) {
+#if KSPLIT > 1
+    typedef void (*run_fn)(unsigned, unsigned, unsigned, unsigned, const float *, const float *, float *);
+    if (argc < 2) return 2;
+    dt_emu_setup_fn setup[KSPLIT];
+    run_fn run[KSPLIT];
+    void *anchors[KSPLIT];
+    if (dt_emu_load_blocks(argv[1], KSPLIT, anchors, setup, run)) return 2;
+#else
+    (void)argc;
+    (void)argv;
+#endif
     size_t ab, bb, ob;
     float *Ar = region(M, LDA, VIEW, &ab), *Br = region(K, LDB, VIEW, &bb), *Or = region(M, LDO, 0, &ob);
     float *a = Ar + GUARD / 4 + (VIEW ? LDA + 1 : 0), *b = Br + GUARD / 4 + (VIEW ? LDB + 1 : 0);
@@ -41,6 +79,20 @@ int main() {
         for (long long c = 0; c < K; c++) a[r * LDA + c] = rnd();
     for (long long r = 0; r < K; r++)
         for (long long c = 0; c < N; c++) b[r * LDB + c] = rnd();
+#if KSPLIT > 1
+    for (unsigned by = 0; by < (unsigned)((M + BM - 1) / BM); by++)
+        for (unsigned bx = 0; bx < (unsigned)((N + BN - 1) / BN); bx++) { /* a cluster */
+            std::barrier<> cbar(KSPLIT * 256);
+            std::vector<std::unique_ptr<std::barrier<>>> bars;
+            for (int j = 0; j < KSPLIT; j++) bars.emplace_back(new std::barrier<>(256));
+            for (int j = 0; j < KSPLIT; j++) setup[j](bars[j].get(), &cbar, anchors, KSPLIT);
+            std::vector<std::thread> th;
+            for (int j = 0; j < KSPLIT; j++)
+                for (unsigned t = 0; t < 256; t++)
+                    th.emplace_back([&, t, j, bx, by] { run[j](t, bx, by, (unsigned)j, a, b, o); });
+            for (auto &x : th) x.join();
+        }
+#else
     std::barrier<> bar(DT_THREADS);
     dt_emu_bar = &bar;
     for (unsigned by = 0; by < (unsigned)((M + BM - 1) / BM); by++)
@@ -54,6 +106,7 @@ int main() {
                 });
             for (auto &x : th) x.join();
         }
+#endif
     long long bad = 0;
     double maxrel = 0;
     for (long long r = 0; r < M; r++)
@@ -76,8 +129,10 @@ int main() {
         if (e >= 0 && e < (long long)M * LDO && (e % LDO) < N) continue;
         if (Or[i] != SENT) gbad++;
     }
-    printf("gemm_v2 M=%d N=%d K=%d view=%d tile=%dx%dx%d vec=%d,%d,%d ktail=%d epi=%d: %lld bad, "
-           "max err/sum|ab| %.3g, %lld guard floats changed\n",
-           M, N, K, VIEW, BM, BN, BK, VECA, VECB, VECC, KTAIL_EXACT, EPI_STAGE, bad, maxrel, gbad);
+    printf("gemm_v2 M=%d N=%d K=%d view=%d tile=%dx%dx%d vec=%d,%d,%d ktail=%d epi=%d ksplit=%d: %lld "
+           "bad, max err/sum|ab| %.3g, %lld guard floats changed\n",
+           M, N, K, VIEW, BM, BN, BK, VECA, VECB, VECC, KTAIL_EXACT, EPI_STAGE, KSPLIT, bad, maxrel,
+           gbad);
     return bad || gbad ? 1 : 0;
 }
+#endif

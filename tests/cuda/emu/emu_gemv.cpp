@@ -10,24 +10,20 @@
 // 2e-6 * sum |a*b|; bf16 / f16 that plus 1 ulp of the type at |ref| (the one rounding of
 // the output): tighter than the gemm registry's, and far below what accumulating in the
 // storage type gives (the planted DT_EMU_PLANT_ACC_NARROW, which must fail).
-// Macros: those of gemv.cu (M N K LDA LDB LDO GV_MODE BLOCK TPR CL KC VECA VECB DT_ELEM), VIEW.
+// Macros: those of gemv.cu (M N K LDA LDB LDO GV_MODE BLOCK TPR CL KC VECA VECB GV_MR GV_KG
+// DT_ELEM), VIEW.
 #ifdef DT_EMU_SO
 #include "gemv.cu"
-#define DT_EMU_EXPORT extern "C" __attribute__((visibility("default")))
-DT_EMU_EXPORT void *dt_emu_so_anchor(void) { return dt_emu_anchor; }
-DT_EMU_EXPORT void dt_emu_so_setup(std::barrier<> *bar, std::barrier<> *cbar, void **anchors,
-                                   int c) {
-    dt_emu_bar = bar;
-    dt_emu_cbar = cbar;
-    for (int i = 0; i < c; i++) dt_emu_anchors[i] = anchors[i];
-}
-DT_EMU_EXPORT void dt_emu_so_run(unsigned t, unsigned blk, const void *a, const void *b, void *o) {
+DT_EMU_SO_EXPORTS
+DT_EMU_EXPORT void dt_emu_so_run(unsigned t, unsigned blk, unsigned by, const void *a,
+                                 const void *b, void *o) {
     threadIdx = {t, 0, 0};
-    blockIdx = {blk, 0, 0};
+    blockIdx = {blk, by, 0};
     DT_KNAME(dt_gemv)((const dt_t *)a, (const dt_t *)b, (dt_t *)o);
 }
 #else
 #include "dt_emu.hpp" /* dt_emu_narrow_* (the kernel's own conversions) */
+#include "dt_emu_load.hpp"
 #include <barrier>
 #include <cmath>
 #include <cstdio>
@@ -39,9 +35,13 @@ DT_EMU_EXPORT void dt_emu_so_run(unsigned t, unsigned blk, const void *a, const 
 #include <thread>
 #include <vector>
 
-typedef void *(*anchor_fn)(void);
-typedef void (*setup_fn)(std::barrier<> *, std::barrier<> *, void **, int);
-typedef void (*run_fn)(unsigned, unsigned, const void *, const void *, void *);
+typedef void (*run_fn)(unsigned, unsigned, unsigned, const void *, const void *, void *);
+#ifndef GV_MR
+#define GV_MR 1
+#endif
+#ifndef GV_KG
+#define GV_KG 1
+#endif
 #ifndef DT_ELEM
 #define DT_ELEM 0
 #endif
@@ -80,17 +80,10 @@ static T *region(long long rows, long long ld, int view, size_t *bytes) {
 
 int main(int argc, char **argv) {
     if (argc < 2) return 2;
-    setup_fn setup[CL];
+    dt_emu_setup_fn setup[CL];
     run_fn run[CL];
     void *anchors[CL];
-    for (int j = 0; j < CL; j++) {
-        const std::string so = std::string(argv[1]) + "/k" + std::to_string(j) + ".so";
-        void *h = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
-        if (!h) { printf("dlopen %s: %s\n", so.c_str(), dlerror()); return 2; }
-        anchors[j] = ((anchor_fn)dlsym(h, "dt_emu_so_anchor"))();
-        setup[j] = (setup_fn)dlsym(h, "dt_emu_so_setup");
-        run[j] = (run_fn)dlsym(h, "dt_emu_so_run");
-    }
+    if (dt_emu_load_blocks(argv[1], CL, anchors, setup, run)) return 2;
     size_t ab, bb, ob;
     T *A = region(M, LDA, VIEW, &ab), *B = region(K, LDB, VIEW, &bb), *O = region(M, LDO, 0, &ob);
     const size_t G = GUARD / sizeof(T);
@@ -109,7 +102,9 @@ int main(int argc, char **argv) {
         for (long long c = 0; c < N; c++) o[r * LDO + c] = poison;
     const long long groups = GV_MODE == 1 ? (M + BLOCK / TPR - 1) / (BLOCK / TPR)
                                           : (N + TPR * VECB - 1) / (TPR * VECB);
-    for (long long g = 0; g < groups; g++) { /* one cluster at a time */
+    const long long gy = GV_MODE == 2 ? (M + GV_MR - 1) / GV_MR : 1; /* row groups */
+    for (long long g = 0; g < groups * gy; g++) { /* one cluster at a time */
+        const unsigned gx = (unsigned)(g % groups), by = (unsigned)(g / groups);
         std::barrier<> cbar(CL * BLOCK);
         std::vector<std::unique_ptr<std::barrier<>>> bars;
         for (int j = 0; j < CL; j++) bars.emplace_back(new std::barrier<>(BLOCK));
@@ -117,7 +112,7 @@ int main(int argc, char **argv) {
         std::vector<std::thread> th;
         for (int j = 0; j < CL; j++)
             for (int t = 0; t < BLOCK; t++)
-                th.emplace_back([&, t, j, g] { run[j]((unsigned)t, (unsigned)(g * CL + j), a, b, o); });
+                th.emplace_back([&, t, j, gx, by] { run[j]((unsigned)t, gx * CL + (unsigned)j, by, a, b, o); });
         for (auto &x : th) x.join();
     }
     long long bad = 0, bad_reg = 0;
@@ -146,10 +141,11 @@ int main(int argc, char **argv) {
         std::memset(&sent, SENT, sizeof sent);
         if (std::memcmp(&O[i], &sent, sizeof sent) != 0) gbad++;
     }
-    printf("gemv %s M=%d N=%d K=%d view=%d mode=%d block=%d tpr=%d cl=%d kc=%d vec=%d,%d: %lld bad, "
+    printf("gemv %s M=%d N=%d K=%d view=%d mode=%d block=%d tpr=%d cl=%d kc=%d vec=%d,%d mr=%d kg=%d: %lld bad, "
            "max err/sum|ab| %.3g, %lld guard elements changed (%lld outside the registry's looser "
            "gemm bound)\n",
-           TNAME, M, N, K, VIEW, GV_MODE, BLOCK, TPR, CL, KC, VECA, VECB, bad, maxrel, gbad, bad_reg);
+           TNAME, M, N, K, VIEW, GV_MODE, BLOCK, TPR, CL, KC, VECA, VECB, GV_MR, GV_KG, bad, maxrel, gbad,
+           bad_reg);
     return bad || gbad ? 1 : 0;
 }
 #endif

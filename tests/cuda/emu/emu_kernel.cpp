@@ -3,14 +3,7 @@
 // statics (the kernel's shared memory) are its own. Exports setup and one thread's run.
 #include KFILE
 
-#define DT_EMU_EXPORT extern "C" __attribute__((visibility("default")))
-DT_EMU_EXPORT void *dt_emu_so_anchor(void) { return dt_emu_anchor; }
-DT_EMU_EXPORT void dt_emu_so_setup(std::barrier<> *bar, std::barrier<> *cbar, void **anchors,
-                                   int c) {
-    dt_emu_bar = bar;
-    dt_emu_cbar = cbar;
-    for (int i = 0; i < c; i++) dt_emu_anchors[i] = anchors[i];
-}
+DT_EMU_SO_EXPORTS
 DT_EMU_EXPORT int dt_emu_so_run(unsigned t, unsigned blk, unsigned grid, const void *a_, const void *b_,
                                  const void *g_, const void *bt_, const long long *lab, void *o_) {
     /* the buffers in the storage type (DT_ELEM: f32, bf16, f16; FP32 for every op but

@@ -17,13 +17,12 @@
 #include <string>
 #include <thread>
 #include <vector>
+#include "dt_emu_load.hpp"
 #include "dt_emu_narrow.hpp"
 
 #ifndef CLUSTER
 #define CLUSTER 1
 #endif
-typedef void *(*anchor_fn)(void);
-typedef void (*setup_fn)(std::barrier<> *, std::barrier<> *, void **, int);
 typedef int (*run_fn)(unsigned, unsigned, unsigned, const void *, const void *, const void *,
                        const void *, const long long *, void *);
 #ifndef DT_ELEM
@@ -71,17 +70,10 @@ static const float SENT_F = -719.5f;
 
 int main(int argc, char **argv) {
     if (argc < 2) return 2;
-    setup_fn setup[CLUSTER];
+    dt_emu_setup_fn setup[CLUSTER];
     run_fn run[CLUSTER];
     void *anchors[CLUSTER];
-    for (int j = 0; j < CLUSTER; j++) {
-        const std::string so = std::string(argv[1]) + "/k" + std::to_string(j) + ".so";
-        void *h = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
-        if (!h) { printf("dlopen %s: %s\n", so.c_str(), dlerror()); return 2; }
-        anchors[j] = ((anchor_fn)dlsym(h, "dt_emu_so_anchor"))();
-        setup[j] = (setup_fn)dlsym(h, "dt_emu_so_setup");
-        run[j] = (run_fn)dlsym(h, "dt_emu_so_run");
-    }
+    if (dt_emu_load_blocks(argv[1], CLUSTER, anchors, setup, run)) return 2;
     const long long m = M, n = N, lda = LDA, ldo = LDO;
     const long long aoff = VIEW ? lda + 1 : 0; /* window at (1,1) */
     const long long arows = VIEW ? m + 2 : m;

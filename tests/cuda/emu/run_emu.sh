@@ -140,7 +140,11 @@ sum_cases=("5 6001 6001 0 512 512 8 1 1" "4 6001 6001 0 512 512 4 1 0" "3 30000 
            "3 30000 30003 1 512 512 8 1 2" "17 257 257 0 64 32 4 1 0" "17 257 257 0 64 32 8 1 2"
            "3 5 5 0 32 32 8 1 1" "2 7 7 0 32 32 4 1 0" "3 1027 1030 1 128 128 8 1 1"
            "4 4096 4096 0 256 256 8 0 1" "4 4096 4096 0 256 256 4 0 0"
-           "5 6001 6001 0 512 512 8 1 1 9" "3 30000 30003 1 512 512 4 1 0 9")
+           "5 6001 6001 0 512 512 8 1 1 9" "3 30000 30003 1 512 512 4 1 0 9"
+           # session 10: rows that are not whole vectors at 64 elements a thread (6001: 128
+           # threads, a 4096-wide view: 64)
+           "5 6001 6001 0 128 128 8 1 1" "4 6001 6001 0 128 128 4 1 0" "3 4096 4099 1 64 64 8 1 1"
+           "3 4096 4099 1 64 64 4 1 0")
 # M N LDA view VEC ITEMS ELEM [PLANT]: add (session 9), 256 threads, the plan's grid;
 # LDA = N contiguous (a flat range of M*N: VEC-wide items and a scalar tail, DT_TAIL),
 # else strided; PLANT 10: no tail (DT_EMU_PLANT_NO_TAIL) must fail

@@ -12,9 +12,12 @@
 # the storage type at every step) must fail in both types.
 # kernels/cuda/gemm_v2.cu (emu_gemm_v2.cpp): BK=32's two prefetch phases with and without
 # the exact K tail, aligned and as views, the exact tail at BK=16 and 8 and on the 64x64
-# and 128x64 tiles, the staged scalar-C epilogue (EPI_STAGE) on every tile. Checks every output against FP64 (2e-6 of sum |a*b|) and the output guards.
+# and 128x64 tiles, the staged scalar-C epilogue (EPI_STAGE) on every tile, split-K over a
+# cluster of 2, 4 and 8 (KSPLIT: partial tiles summed over DSMEM, tails, a view). Checks
+# every output against FP64 (2e-6 of sum |a*b|) and the output guards.
 # Needs g++ >= 12 (C++20 <barrier>). Usage: bash tests/cuda/emu/run_emu_sgemm.sh (exit 0:
-# all passed; DT_EMU_ONLY=gemv|v2 runs one half)
+# all passed; DT_EMU_ONLY=gemv|v2 runs one half, =skinny the few-rows cases of gemv and
+# the split-K cases of gemm_v2: ctest test_emu_skinny)
 set -u
 cd "$(dirname "$0")/../../.." || exit 2
 T="$(mktemp -d /tmp/dt-emu-gemv.XXXXXX)"; rc=0
@@ -46,17 +49,39 @@ for e in 1 2; do
           "1000 1 1000 0 1000 1 1 1 64 32 1 1000 8 8 $e 1"
           "1 1000 1000 0 1000 1000 1000 2 256 8 8 128 1 8 $e 1")
 done
+# few rows (mode 2, 2 <= M <= 16: MR rows a block, KG k's a step; fields 17 and 18): the
+# geometries the plan makes (test_sgemm_plan fewrows_rules) for 8 rows at 16-byte A loads,
+# odd N and K at scalar loads over a cluster of 8 (also as views), two row groups with a
+# row tail (13 rows: 7 + 6), 16 rows in two groups, 2 rows over a cluster of 8; bf16 / f16
+# at 8- and 16-byte A loads, 3 rows at 4-byte loads, a cluster of 4, a view; the planted
+# narrow accumulator must fail
+cases+=("8 1000 1000 0 1000 1000 1000 2 256 8 1 1000 1 4 0 0 8 4"
+        "5 1003 257 0 257 1003 1003 2 256 32 8 36 1 1 0 0 5 1"
+        "5 1003 257 1 260 1004 1003 2 256 32 8 36 1 1 0 0 5 1"
+        "13 260 64 0 64 260 260 2 256 8 2 32 1 4 0 0 7 2"
+        "16 512 512 0 512 512 512 2 256 8 1 512 1 4 0 0 8 4"
+        "2 128 4096 0 4096 128 128 2 256 8 8 512 1 4 0 0 2 4")
+for e in 1 2; do
+  cases+=("8 1000 1000 0 1000 1000 1000 2 256 8 1 1000 1 8 $e 0 8 4"
+          "8 1000 1000 0 1000 1000 1000 2 256 8 1 1000 1 8 $e 0 8 8"
+          "3 1000 64 0 64 1000 1000 2 256 8 1 64 1 8 $e 0 3 2"
+          "4 1024 2048 0 2048 1024 1024 2 256 8 4 512 1 8 $e 0 4 4"
+          "5 1003 257 1 260 1004 1003 2 256 32 4 72 1 1 $e 0 5 1"
+          "8 1000 1000 0 1000 1000 1000 2 256 8 1 1000 1 8 $e 1 8 4")
+done
+[ "${DT_EMU_ONLY:-}" = skinny ] && { mapfile -t cases < <(printf '%s\n' "${cases[@]}" | awk 'NF == 18'); }
 flags=(-std=c++20 -O1 -pthread)
 [ "${DT_EMU_ONLY:-}" = v2 ] && cases=()
 g++ "${flags[@]}" -DM=1 -c -o /dev/null -x c++ /dev/null || exit 2
-for c in "${cases[@]}"; do read -r m n k v lda ldb ldo mode blk tpr cl kc va vb el pl <<<"$c"
-  el=${el:-0}; pl=${pl:-0}
-  d="$T/g_${m}_${n}_${k}_${v}_${el}_${pl}"; mkdir -p "$d"
+for c in "${cases[@]}"; do read -r m n k v lda ldb ldo mode blk tpr cl kc va vb el pl mr kg <<<"$c"
+  el=${el:-0}; pl=${pl:-0}; mr=${mr:-1}; kg=${kg:-1}
+  d="$T/g_${m}_${n}_${k}_${v}_${el}_${pl}_${mr}_${kg}"; mkdir -p "$d"
   def=(-DM="$m" -DN="$n" -DK="$k" -DVIEW="$v" -DLDA="$lda" -DLDB="$ldb" -DLDO="$ldo" -DGV_MODE="$mode"
-       -DBLOCK="$blk" -DTPR="$tpr" -DCL="$cl" -DKC="$kc" -DVECA="$va" -DVECB="$vb" -DDT_ELEM="$el")
+       -DBLOCK="$blk" -DTPR="$tpr" -DCL="$cl" -DKC="$kc" -DVECA="$va" -DVECB="$vb" -DDT_ELEM="$el"
+       -DGV_MR="$mr" -DGV_KG="$kg")
   plant=(); [ "$pl" = 1 ] && plant=(-DDT_EMU_PLANT_ACC_NARROW)
   g++ "${flags[@]}" -fPIC -shared -fvisibility=hidden -fvisibility-inlines-hidden -DDT_HOST_EMU \
-    -Wno-unknown-pragmas -include tests/cuda/emu/dt_emu.hpp -Ikernels/cuda -DDT_EMU_SO "${def[@]}" \
+    -Wno-unknown-pragmas -DDT_EMU_CHECK_ALIGN -include tests/cuda/emu/dt_emu.hpp -Ikernels/cuda -DDT_EMU_SO "${def[@]}" \
     "${plant[@]}" tests/cuda/emu/emu_gemv.cpp -o "$d/k0.so" &&
   g++ "${flags[@]}" "${def[@]}" -Itests/cuda/emu tests/cuda/emu/emu_gemv.cpp -o "$d/run" -ldl \
     || { echo "FAIL build gemv $c"; rc=1; continue; }
@@ -77,14 +102,35 @@ v2cases=("300 260 76 0 76 260 260 128 128 32 8 8 4 4 4 1 0"
          "130 130 13 0 13 130 130 128 128 8 8 8 1 1 1 1 0"
          "257 255 33 1 36 258 255 128 128 16 8 8 1 1 1 1 1"
          "200 100 40 0 40 100 100 128 64 16 8 4 4 4 1 1 1"
-         "127 193 61 1 64 196 193 64 64 16 4 4 1 1 1 1 1")
-[ "${DT_EMU_ONLY:-}" = gemv ] && v2cases=()
-for c in "${v2cases[@]}"; do read -r m n k v lda ldb ldo bm bn bk tm tn va vb vc kt ep <<<"$c"
+         "127 193 61 1 64 196 193 64 64 16 4 4 1 1 1 1 1"
+         # split-K over a cluster (field 18, KSPLIT; session 10): 4 blocks of 8 K-steps on
+         # the 64x64 tile; 2 with row, column and exact K tails at scalar B and C; 8 on the
+         # 128x64 tile as a view whose last block has fewer steps
+         "256 64 512 0 512 64 64 64 64 16 4 4 4 4 4 0 0 4"
+         "200 70 300 0 300 70 70 64 64 16 4 4 4 1 1 1 0 2"
+         "130 64 1000 1 1004 68 64 128 64 16 8 4 1 1 4 1 0 8")
+case "${DT_EMU_ONLY:-}" in
+  gemv) v2cases=() ;;
+  skinny) mapfile -t v2cases < <(printf '%s\n' "${v2cases[@]}" | awk 'NF == 18') ;;
+esac
+for c in "${v2cases[@]}"; do read -r m n k v lda ldb ldo bm bn bk tm tn va vb vc kt ep ks <<<"$c"
+  ks=${ks:-1}
   def=(-DM="$m" -DN="$n" -DK="$k" -DVIEW="$v" -DLDA="$lda" -DLDB="$ldb" -DLDO="$ldo" -DBM="$bm"
        -DBN="$bn" -DBK="$bk" -DTM="$tm" -DTN="$tn" -DVECA="$va" -DVECB="$vb" -DVECC="$vc" -DKTAIL_EXACT="$kt"
-       -DEPI_STAGE="$ep")
-  g++ "${flags[@]}" -DDT_HOST_EMU -Wno-unknown-pragmas -include tests/cuda/emu/dt_emu.hpp -Ikernels/cuda \
-    "${def[@]}" tests/cuda/emu/emu_gemm_v2.cpp -o "$T/v2run" || { echo "FAIL build gemm_v2 $c"; rc=1; continue; }
+       -DEPI_STAGE="$ep" -DKSPLIT="$ks")
+  emu=(-DDT_HOST_EMU -Wno-unknown-pragmas -include tests/cuda/emu/dt_emu.hpp -Ikernels/cuda)
+  if [ "$ks" -gt 1 ]; then # one shared object a block of the cluster (emu_gemm_v2.cpp)
+    d="$T/v2_${m}_${n}_${k}_${ks}"; mkdir -p "$d"
+    g++ "${flags[@]}" -fPIC -shared -fvisibility=hidden -fvisibility-inlines-hidden "${emu[@]}" \
+      -DDT_EMU_SO "${def[@]}" tests/cuda/emu/emu_gemm_v2.cpp -o "$d/k0.so" &&
+    g++ "${flags[@]}" "${emu[@]}" "${def[@]}" tests/cuda/emu/emu_gemm_v2.cpp -o "$d/run" -ldl \
+      || { echo "FAIL build gemm_v2 $c"; rc=1; continue; }
+    for ((j = 1; j < ks; j++)); do cp "$d/k0.so" "$d/k$j.so"; done
+    "$d/run" "$d" || { echo "FAIL gemm_v2 $c"; rc=1; }
+    continue
+  fi
+  g++ "${flags[@]}" "${emu[@]}" "${def[@]}" tests/cuda/emu/emu_gemm_v2.cpp -o "$T/v2run" \
+    || { echo "FAIL build gemm_v2 $c"; rc=1; continue; }
   "$T/v2run" || { echo "FAIL gemm_v2 $c"; rc=1; }
 done
 rm -rf "$T"; exit $rc
