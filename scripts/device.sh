@@ -99,11 +99,15 @@ proc-streams|issue 12 experiment, session 9: offset_latency held S in DT_PROC_ST
 sweep18|issue 18 done-sweep, session 9: shapes outside the default matrix, torch eager vs native, fp32,bf16, held device control (samples 5, 1 round): 5 vocabulary widths and 5 odd sizes (every row and elementwise op), 5 unaligned views (--input-views), 6 skinny or small-K gemms; scripts/sweep_check.py tables (target 1: never slower than eager; target 2: >= 90% of copy above L2) into the summary, each run back as sweep-*.json.gz (DT_SWEEP_PARTS, default "rows views gemm") (~7 min)
 ab18|issue 18 session 9: ONE held run of torch vs native vs old (worker:env DUALTIME_ELEM_FLAT=0 DUALTIME_ROW_HEAD=0: vec 1 at odd N and views, as before) for add, gelu_add, sum at the sweep odd shapes in fp32,bf16, then the same with --input-views; sweep_check tables for native and old into the summary (~2 min)
 ab18b|issue 18 session 9, second A/B: the cross_entropy stream default (GPU-test FP64 oracle of cross_entropy at the long shapes), then ONE held run each: cross_entropy at 6 long or odd shapes torch vs native vs old (DUALTIME_CE_STREAM=0); layernorm 1024x32000-like rows torch vs native vs smem2 (DUALTIME_ROW_SMEM=2); add at L2-resident shapes torch vs native vs w4 (DUALTIME_ELEM_WAVES=4); fp32,bf16, sweep_check tables into the summary (~3 min)
-ncu-rows|issue 18 target-2 misses, session 9: ncu --set full (clocks as they are, --cache-control none) of one native kernel each at DT_NCU_SPECS (op:dtype:shape, default softmax:fp32:512x49152 rmsnorm:fp32:256x151936 softmax:fp32:1024x32000 sum:bf16:6000x6001), after 20 launches; SOL, memory, occupancy, warp-state sections into the summary (~2 min)
+ncu-rows|issue 18 target-2 misses, session 9: ncu --set full (clocks as they are, --cache-control none) of one native kernel each at DT_NCU_SPECS (op:dtype:shape, gemm:dtype:MxNxK too; default softmax:fp32:512x49152 rmsnorm:fp32:256x151936 softmax:fp32:1024x32000 sum:bf16:6000x6001), after 20 launches; SOL, memory, occupancy, warp-state sections into the summary (~2 min)
 ab18c|issue 18 session 9, third A/B: sum torch vs native vs e32 / e64 (DUALTIME_ROW_ELEMS=32 / 64: fewer threads a row) at short odd rows, views and 8192^2; softmax and rmsnorm torch vs native vs smem2 (DUALTIME_ROW_SMEM=2) at 1024x32000, 2048x20000; fp32,bf16, one held run each, sweep_check rows into the summary (~90 s)
 oracle-gemm|the FP64 oracle gemm on the host CPU: test_gemm_f64 on every ISA path it can run (bit-identical to the triple loop), then bench_gemm_f64 at 4096^3 on every CPU (GFLOP/s per path)
 nvml-cost|what one NVML query costs here (energy counter, SM clock, temperature), ms per call (scripts/nvml_cost.py)
 gemm-f32|issue 18 item 4: FP32 gemm oracle (thin, small-K, views), then native vs torch at 4096^3, 1000x1x1000, 1x1000x1000, 4097x4095x257, 127x193x61 (+ views), the old geometry (DUALTIME_GEMM_SHAPE=0) and BK=32 A/Bs, Device control tables (~3 min)
+ab19|issue 18 session 10: few-rows gemm (gemv.cu GV_MODE 2 with GV_MR rows a block, 2 <= M <= 16) in ONE held run of torch vs native vs old (worker:env DUALTIME_GEMM_FEWROWS=0: the square tiles) vs kg1 (DUALTIME_GEMV_KG=1) vs kg8 (DUALTIME_GEMV_KG=8) at 8x4096x4096, 16x4096x4096, 2x4096x4096, 4x14336x4096, 13x1000x1000, 1x8192x1024, 4096x64x4096 in fp32,bf16, then torch vs native vs old at 8x4096x4096, 5x1003x257 with --input-views; Device control table into the summary (~2 min)
+ab19b|issue 18 session 10, second few-rows A/B: ONE held run of torch vs native (FP32 1 k a step, bf16 8) vs ct32 (DUALTIME_GEMV_CTMIN=32: 32 column threads, 512 contiguous bytes of a B row a warp) vs ch2 / ch8 (DUALTIME_GEMV_CH=2 / 8 steps of loads at once) vs rows16 (DUALTIME_GEMM_FEWROWS=16: every M <= 16, no fill rule) at 8x4096x4096, 16x4096x4096, 2x4096x4096, 4x14336x4096, 8x1024x8192 in fp32,bf16; the p50s of each case into the summary (~90 s)
+ab19c|issue 18 session 10, split-K: ONE held run of FP32 torch vs native (v2 split-K over a cluster where the tiles leave SMs idle) vs nosplit (DUALTIME_GEMM_V2_SPLITK=1) at 4096x64x4096, 1024x1024x1024, 4096x128x4096, 2048x64x8192, 1024x64x2048, 200x70x3000; then bf16 torch vs native vs wgsk2 (DUALTIME_GEMM_SPLITK=2, wg1 split-K pairs) at 4096x64x4096, 4096x128x4096, 2048x64x8192; the p50s of each case into the summary (~2 min)
+ab19d|issue 18 session 10, sum rows that are not whole 16-byte vectors at 64 elements a thread: ONE held run of torch vs native vs e16 (DUALTIME_ROW_ELEMS=16, the version before) at 6000x6001, 300x100277, 1024x4096, then with --input-views at 4096x4096, 300x30000, fp32,bf16; the p50s of each case into the summary (~40 s)
 gemv-narrow|session 7: bf16/f16 thin gemm on gemv (FP32 accumulation): GPU-test FP64 oracle of every output at 4096x1x4096, 1x4096x4096, 1000x1x1000, 1x1000x1000, 4097x1x4095, 1x4095x4097, 8x1x65544 (+ views; tc1 host-clock rows at the 4096 shapes), then ONE held device run of torch vs native (gemv) vs before (worker:env DUALTIME_GEMM_GEMV_NARROW=0: tc1 at N=1, wg3 at M=1) at 4096x1x4096, 1x4096x4096, 1000x1x1000 in bf16,fp16; Device control table into the summary (< 60 s)'
 # name|its steps
 GROUP_LIST='all|gpu-tests timing-gpu views memcheck racecheck bench
@@ -221,7 +225,7 @@ step_pipe-ab() { pipe_ab_one pipe-pinned-run env; pipe_ab_one pipe-pageable-run 
   [ -f "$W/pipe-pageable-run/results.json" ] && run pipe-ab-pageable 30 8 python3 scripts/host_pin_check.py "$W/pipe-pageable-run/results.json" --expect pageable
   return 0; }
 step_timing-gpu() { run timing-gpu 90 12 "$B/tests/gpu/test_timing_gpu" "$B/tests/gpu/test_timing_gpu_impl.so"; }
-step_gemm-oracle() { run gemm-oracle 90 4 env DUALTIME_GPU_TEST_OPS=gemm "${CUDA_TEST[@]}"; }
+step_gemm-oracle() { run gemm-oracle 150 4 env DUALTIME_GPU_TEST_OPS=gemm "${CUDA_TEST[@]}"; }
 step_views() { run views 300 3 "$B/dualtime" run --backends "$BACKENDS" --input-views --samples 3 \
   --sample-ms 5 --warmup-ms 20 --quiet --output "$W/views"; }
 step_memcheck() { run memcheck 90 3 env DUALTIME_GPU_TEST_QUICK=1 DUALTIME_GPU_TEST_REPS=2 \
@@ -294,7 +298,7 @@ step_rerun-b() { rerun_one rerun-b; local ra; ra=$(rerun_a)
 step_plant() { local p="${DT_PLANT:-softmax:0.10}"
   run plant 200 3 env DUALTIME_PLANT_SLOWDOWN="$p" "$B/dualtime" run --backends cuda \
     --operations "${p%%:*},add" --row-shapes 8192x8192,128x1024,17x257 \
-    --quiet --output "$W/plant"
+    "${BENCH_EXTRA[@]}" --quiet --output "$W/plant"
   local ra; ra=$(rerun_a)
   [ -f "$ra" ] || { echo "   plant: no rerun-a to compare with" | tee -a "$S"; return 0; }
   run compare-plant 60 12 "$B/dualtime" compare "$ra" "$W/plant/results.json"
@@ -363,11 +367,12 @@ step_ncu-8192() { local ops o ref csvs=(); ops=$(row_ops); ref="${DT_NCU_REF:-}"
 # ncu-ln: why layernorm bf16 reads 0.567x of FP32 at 8192^2 while rmsnorm bf16 reads 0.52x
 # ncu_one NAME OP DTYPE SHAPE [NCU ARGS]: ncu --set full of the native kernel of one case
 # after 20 launches, its main sections into the summary
-ncu_one() { local name="$1" o="$2" d="$3" shape="$4" k; shift 4; k=$d; [ "$d" = fp32 ] && k=f32
+ncu_one() { local name="$1" o="$2" d="$3" shape="$4" k kn sf=--row-shapes; shift 4; k=$d; [ "$d" = fp32 ] && k=f32
+  kn="dt_${o}_${k}"; [ "$o" = gemm ] && { kn="dt_gem[a-z0-9_]*_${k}"; sf=--gemm-shapes; }  # gemm: its plan's kernel
   rm -rf "${W:?}/$name"
-  run "$name" 110 1 ncu --clock-control none "$@" --target-processes all --kernel-name "regex:^dt_${o}_${k}\$" \
+  run "$name" 110 1 ncu --clock-control none "$@" --target-processes all --kernel-name "regex:^${kn}\$" \
     --launch-skip 20 --launch-count 1 --set full --page details \
-    "$B/dualtime" run --backends cuda --impls native,n2=native --operations "$o" --dtypes "$d" --row-shapes "$shape" \
+    "$B/dualtime" run --backends cuda --impls native,n2=native --operations "$o" --dtypes "$d" "$sf" "$shape" \
     --samples 3 --rounds 1 --no-device-timing --quiet --output "$W/$name"
   [ -f "$W/$name.log" ] && grep -E "^  [A-Z]|Duration|DRAM Throughput|Memory Throughput|L2 Hit|L1/TEX Hit|Registers Per|Achieved Occupancy|Theoretical Occupancy|Block Limit|Waves Per|Stall|Issued Ipc|Eligible|Active Warps|Warp Cycles Per Issued|No Eligible|L2 Cache Throughput|Mem Busy|Max Bandwidth|Dynamic Shared|Grid Size|Block Size" \
     "$W/$name.log" | head -70 | sed "s/^/   [$o $d $shape] /" | tee -a "$S"; return 0; }
@@ -442,7 +447,46 @@ step_ab18c() { local NW="$PWD/$B/dualtime-native-worker" k; local -a a
       rows) a=(--operations softmax,rmsnorm --row-shapes 1024x32000,2048x20000 --impls "torch,native,smem2=worker:env DUALTIME_ROW_SMEM=2 $NW") ;;
     esac
     dt_run_kept "ab18c-$k" 100 "${sweep_flags[@]}" "${a[@]}" || continue
-    python3 - "$W/ab18c-$k/results.json" <<'PY' | tee -a "$S"
+    cases_p50 "$W/ab18c-$k/results.json"
+  done; return 0; }
+# ab19: the few-rows gemm against the square tiles and its k a step (session 10)
+# shellcheck disable=SC2054 # the commas are dualtime's
+step_ab19() { local NW="$PWD/$B/dualtime-native-worker" k; local -a a
+  for k in rows views; do
+    case "$k" in
+      rows) a=(--gemm-shapes 8x4096x4096,16x4096x4096,2x4096x4096,4x14336x4096,13x1000x1000,1x8192x1024,4096x64x4096
+               --impls "torch,native,old=worker:env DUALTIME_GEMM_FEWROWS=0 $NW,kg1=worker:env DUALTIME_GEMV_KG=1 $NW,kg8=worker:env DUALTIME_GEMV_KG=8 $NW") ;;
+      views) a=(--input-views --gemm-shapes 8x4096x4096,5x1003x257 --impls "torch,native,old=worker:env DUALTIME_GEMM_FEWROWS=0 $NW") ;;
+    esac
+    dt_run_kept "ab19-$k" 240 "${sweep_flags[@]}" --operations gemm "${a[@]}" || continue
+    cases_p50 "$W/ab19-$k/results.json"
+  done; return 0; }
+# shellcheck disable=SC2054 # the commas are dualtime's
+step_ab19b() { local NW="$PWD/$B/dualtime-native-worker" e i=""
+  for e in ct32=DUALTIME_GEMV_CTMIN=32 ch2=DUALTIME_GEMV_CH=2 ch8=DUALTIME_GEMV_CH=8 rows16=DUALTIME_GEMM_FEWROWS=16; do
+    i="$i,${e%%=*}=worker:env ${e#*=} $NW"; done
+  dt_run_kept ab19b 240 "${sweep_flags[@]}" --operations gemm \
+    --gemm-shapes 8x4096x4096,16x4096x4096,2x4096x4096,4x14336x4096,8x1024x8192 --impls "torch,native$i" || return 0
+  cases_p50 "$W/ab19b/results.json"; }
+# shellcheck disable=SC2054 # the commas are dualtime's
+step_ab19c() { local NW="$PWD/$B/dualtime-native-worker"
+  dt_run_kept ab19c-f32 200 "${sweep_flags[@]}" --dtypes fp32 --operations gemm \
+    --gemm-shapes 4096x64x4096,1024x1024x1024,4096x128x4096,2048x64x8192,1024x64x2048,200x70x3000 \
+    --impls "torch,native,nosplit=worker:env DUALTIME_GEMM_V2_SPLITK=1 $NW" && cases_p50 "$W/ab19c-f32/results.json"
+  dt_run_kept ab19c-bf16 120 "${sweep_flags[@]}" --dtypes bf16 --operations gemm \
+    --gemm-shapes 4096x64x4096,4096x128x4096,2048x64x8192 \
+    --impls "torch,native,wgsk2=worker:env DUALTIME_GEMM_SPLITK=2 $NW" && cases_p50 "$W/ab19c-bf16/results.json"
+  return 0; }
+# shellcheck disable=SC2054 # the commas are dualtime's
+step_ab19d() { local NW="$PWD/$B/dualtime-native-worker" k; local -a a
+  for k in rows views; do
+    if [ "$k" = rows ]; then a=(--row-shapes 6000x6001,300x100277,1024x4096)
+    else a=(--input-views --row-shapes 4096x4096,300x30000); fi
+    dt_run_kept "ab19d-$k" 100 "${sweep_flags[@]}" --operations sum "${a[@]}" \
+      --impls "torch,native,e16=worker:env DUALTIME_ROW_ELEMS=16 $NW" && cases_p50 "$W/ab19d-$k/results.json"
+  done; return 0; }
+# cases_p50 RESULTS: each case's held control p50 (us) of every implementation, one line a case
+cases_p50() { python3 - "$1" <<'PY' | tee -a "$S"
 import json, sys
 r = json.load(open(sys.argv[1]))
 for c in r["cases"]:
@@ -450,7 +494,7 @@ for c in r["cases"]:
     ids = list(c["impl"])
     print("   %-32s %s" % (c["id"], "  ".join("%s %.4g" % (i, (sc.get(i) or {}).get("p50", float("nan"))) for i in ids)), "" if c.get("valid") else "INVALID")
 PY
-  done; return 0; }
+}
 # sweep18: issue 18's 20+ shapes outside the default matrix (session 9); DT_SWEEP_PARTS picks parts
 # shellcheck disable=SC2054 # the commas are dualtime's
 sweep_flags=(--backends cuda --device-timing --dtypes fp32,bf16 --samples 5 --rounds 1 --sample-ms 10
