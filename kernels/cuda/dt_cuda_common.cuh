@@ -264,13 +264,8 @@ __device__ __forceinline__ int dt_nloc() {
     return r < NC ? r : NC;
 }
 #define DT_NL dt_nloc()
-__device__ __forceinline__ void dt_cluster_sync() { dt_cl_sync(); }
-// *p in the shared memory of block `rank` of this cluster.
-__device__ __forceinline__ float dt_ld_dsmem(const float *p, unsigned rank) {
-    return dt_cl_ld(p, rank);
-}
 // Every block must call it last: no block's shared memory may go while another reads it.
-#define DT_CLUSTER_END() dt_cluster_sync()
+#define DT_CLUSTER_END() dt_cl_sync()
 #else
 __device__ __forceinline__ int dt_cbase() { return 0; }
 #define DT_NL N
@@ -318,10 +313,10 @@ __device__ __forceinline__ float dt_row_sum(float v, int par = 0) {
 #if CLUSTER > 1
     __shared__ float cpart[2];
     if (threadIdx.x == 0) cpart[DT_SLOT(par)] = v;
-    dt_cluster_sync();
+    dt_cl_sync();
     v = 0.0f;
 #pragma unroll
-    for (int r = 0; r < CLUSTER; r++) v += dt_ld_dsmem(&cpart[DT_SLOT(par)], (unsigned)r);
+    for (int r = 0; r < CLUSTER; r++) v += dt_cl_ld(&cpart[DT_SLOT(par)], (unsigned)r);
 #else
     (void)par;
 #endif
@@ -342,10 +337,10 @@ __device__ __forceinline__ float dt_row_max(float v, int par = 0) {
 #if CLUSTER > 1
     __shared__ float cpartm[2];
     if (threadIdx.x == 0) cpartm[DT_SLOT(par)] = v;
-    dt_cluster_sync();
+    dt_cl_sync();
     v = -DT_INF;
 #pragma unroll
-    for (int r = 0; r < CLUSTER; r++) v = fmaxf(v, dt_ld_dsmem(&cpartm[DT_SLOT(par)], (unsigned)r));
+    for (int r = 0; r < CLUSTER; r++) v = fmaxf(v, dt_cl_ld(&cpartm[DT_SLOT(par)], (unsigned)r));
 #else
     (void)par;
 #endif
@@ -522,14 +517,14 @@ __device__ __forceinline__ dt_welford dt_welford_row(dt_welford w) {
         cw[1] = w.mean;
         cw[2] = w.m2;
     }
-    dt_cluster_sync();
+    dt_cl_sync();
     w = {0.0f, 0.0f, 0.0f};
 #pragma unroll
     for (int r = 0; r < CLUSTER; r++) {
         dt_welford b;
-        b.n = dt_ld_dsmem(&cw[0], (unsigned)r);
-        b.mean = dt_ld_dsmem(&cw[1], (unsigned)r);
-        b.m2 = dt_ld_dsmem(&cw[2], (unsigned)r);
+        b.n = dt_cl_ld(&cw[0], (unsigned)r);
+        b.mean = dt_cl_ld(&cw[1], (unsigned)r);
+        b.m2 = dt_cl_ld(&cw[2], (unsigned)r);
         w = dt_welford_pair(w, b);
     }
 #endif

@@ -39,20 +39,6 @@ static dt_status launch_fill_choice(int *fill, dt_err *err) {
     return DT_OK;
 }
 
-/* An integer knob from the environment: *v keeps its default when unset or empty; a
- * value outside [lo, hi] (or, with pow2, not a power of two) fails with DT_EINVAL. */
-static dt_status int_knob(const char *name, int lo, int hi, int pow2, int *v, dt_err *err) {
-    const char *s = getenv(name);
-    if (!s || !*s) return DT_OK;
-    char *end = NULL;
-    long t = strtol(s, &end, 10);
-    if (*end || t < lo || t > hi || (pow2 && (t & (t - 1))))
-        return dt_fail(err, DT_EINVAL, "%s=%s: expected %s in %d..%d", name, s,
-                       pow2 ? "a power of two" : "an integer", lo, hi);
-    *v = (int)t;
-    return DT_OK;
-}
-
 /* sm_XX / compute_XX -> XX (0 when unknown). */
 static int arch_number(const char *arch) {
     const char *u = strchr(arch, '_');
@@ -280,7 +266,7 @@ static const char *wg1_arch(const char *arch) {
 static dt_status wg_memory(int bn, int variant, const dt_buffer_layout *O, int *stages,
                            int *epi_boxes, unsigned *smem, dt_err *err) {
     *stages = dt_gemm_default_stages(bn); /* 48, 32, 24 KiB a stage: 192 KiB */
-    dt_status st = int_knob("DUALTIME_GEMM_STAGES", 2, 8, 0, stages, err);
+    dt_status st = dt_cuda_plan_int_knob("DUALTIME_GEMM_STAGES", 2, 8, 0, stages, err);
     if (st != DT_OK) return st;
     const int epi_ok = (variant == 3 || variant == 4) && rows_aligned16(O);
     *epi_boxes = epi_ok ? dt_gemm_epi_boxes(bn, *stages) : 0;
@@ -356,7 +342,7 @@ static dt_status plan_gemm_wg1(const dt_case_layout *L, const dt_buffer_layout *
         geo = dt_gemm_geom_of(L->m, L->n, sm_count, forced);
     }
     int splitk = 1;
-    dt_status kst = int_knob("DUALTIME_GEMM_SPLITK", 1, 2, 0, &splitk, err);
+    dt_status kst = dt_cuda_plan_int_knob("DUALTIME_GEMM_SPLITK", 1, 2, 0, &splitk, err);
     if (kst != DT_OK) return kst;
     if (splitk == 2) {
         /* opt-in: the 128 x BN tiles of the rule before 64-wide tiles (1024^3: 64 tiles of
@@ -584,7 +570,7 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
         const int64_t tiles = (int64_t)ceil_div_u(m, cfg[c].bm) * ceil_div_u(n, cfg[c].bn);
         const int64_t ksteps = (k + bk - 1) / bk;
         int ksplit = 0;
-        dt_status sk = int_knob("DUALTIME_GEMM_V2_SPLITK", 1, 8, 1, &ksplit, err);
+        dt_status sk = dt_cuda_plan_int_knob("DUALTIME_GEMM_V2_SPLITK", 1, 8, 1, &ksplit, err);
         if (sk != DT_OK) return sk;
         if (ksplit > 1 && (!v2 || c == 0 || arch_number(arch) < 90 || ksteps < 2 * ksplit))
             return dt_fail(err, DT_EINVAL,
@@ -607,14 +593,12 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
         unsigned threads = (unsigned)((cfg[c].bm / cfg[c].tm) * (cfg[c].bn / cfg[c].tn));
         set_launch(p, ceil_div_u(n, cfg[c].bn), ceil_div_u(m, cfg[c].bm), threads);
         p->grid[2] = (unsigned)ksplit;
-        char ksbuf[48] = "";
-        if (ksplit > 1)
+        char ksbuf[48] = "", gridbuf[48];
+        snprintf(gridbuf, sizeof gridbuf, "(%u,%u)", p->grid[0], p->grid[1]);
+        if (ksplit > 1) {
             snprintf(ksbuf, sizeof ksbuf, " split-k=%d (cluster, dsmem-sum)", ksplit);
-        char gridbuf[48];
-        if (ksplit > 1)
             snprintf(gridbuf, sizeof gridbuf, "(%u,%u,%u)", p->grid[0], p->grid[1], p->grid[2]);
-        else
-            snprintf(gridbuf, sizeof gridbuf, "(%u,%u)", p->grid[0], p->grid[1]);
+        }
         const int sw = snprintf(p->summary, sizeof p->summary,
                  "%s variant=%s grid=%s block=%u tile=%dx%dx%d thread=%dx%d "
                  "vec(a,b,c)=(%d,%d,%d) %s%s%s%s%s ffma-only",
@@ -639,7 +623,7 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
      * session 9", rule 1). DUALTIME_ELEM_FLAT=0: the version before. */
     const int elementwise = L->op == DT_OP_ADD || L->op == DT_OP_GELU_ADD;
     int flat_on = 1; /* DUALTIME_ELEM_FLAT=0: vec 1 wherever N % VEC != 0, as before */
-    dt_status fk = int_knob("DUALTIME_ELEM_FLAT", 0, 1, 0, &flat_on, err);
+    dt_status fk = dt_cuda_plan_int_knob("DUALTIME_ELEM_FLAT", 0, 1, 0, &flat_on, err);
     if (fk != DT_OK) return fk;
     int waves = 4; /* fewer items while the grid has fewer than this many blocks an SM
                       (DUALTIME_ELEM_WAVES=k; 1: the version before): blocks that are all
@@ -648,7 +632,7 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
                       3.22), 2049x1025 5.33 -> 4.60 (4.84), 12345x77 3.61 -> 3.02 (3.15),
                       bf16 777x3333 4.23 -> 3.60 (3.77); 128x1024, 64x4096, 1024x4096
                       unchanged (docs/perf.md "Issue 18, session 9") */
-    dt_status wk = int_knob("DUALTIME_ELEM_WAVES", 1, 16, 0, &waves, err);
+    dt_status wk = dt_cuda_plan_int_knob("DUALTIME_ELEM_WAVES", 1, 16, 0, &waves, err);
     if (wk != DT_OK) return wk;
     const int contig = A->row_stride == n && (!B || B->row_stride == n) && O->row_stride == n;
     const int flat = flat_on && elementwise && contig && B && A->data_offset % 16 == 0 &&
@@ -722,28 +706,28 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
      * 5.67 -> 4.86; 300x100277 f32 34.3 -> 34.9, bf16 20.3 -> 20.2. Aligned rows keep 16:
      * 1024x4096 4.42 -> 4.68 at 64, 8192^2 the same; docs/perf.md "Issue 18, session 10") */
     if (L->op == DT_OP_SUM && !aligned) elems = 64;
-    dt_status kst = int_knob("DUALTIME_ROW_ELEMS", 4, 64, 1, &elems, err);
-    if (kst == DT_OK) kst = int_knob("DUALTIME_ROW_SMEM", 0, 2, 0, &smem_mode, err);
-    if (kst == DT_OK) kst = int_knob("DUALTIME_ROW_PIPE", 0, 1, 0, &smem_pipe, err);
+    dt_status kst = dt_cuda_plan_int_knob("DUALTIME_ROW_ELEMS", 4, 64, 1, &elems, err);
+    if (kst == DT_OK) kst = dt_cuda_plan_int_knob("DUALTIME_ROW_SMEM", 0, 2, 0, &smem_mode, err);
+    if (kst == DT_OK) kst = dt_cuda_plan_int_knob("DUALTIME_ROW_PIPE", 0, 1, 0, &smem_pipe, err);
     int ln_raw = 0; /* layernorm.cu DT_LN_RAW (=1: packed gamma/beta for narrow types):
                        opt-in, measured slower on the H200 (bf16 8192^2 94.7 us vs 75.4) */
-    if (kst == DT_OK) kst = int_knob("DUALTIME_ROW_LN_RAW", 0, 1, 0, &ln_raw, err);
+    if (kst == DT_OK) kst = dt_cuda_plan_int_knob("DUALTIME_ROW_LN_RAW", 0, 1, 0, &ln_raw, err);
     int ln_one = 0; /* layernorm.cu DT_LN_ONE (in-register rows with one block reduction of
                        (count, mean, M2) partials; 1: registers for 40 a thread, 2: for 32):
                        opt-in, measured slower on the H200 (bf16 8192^2 76.1 / 76.6 us vs
                        74.8; docs/perf.md "layernorm one reduction measured") */
-    if (kst == DT_OK) kst = int_knob("DUALTIME_ROW_LN_ONE", 0, 2, 0, &ln_one, err);
+    if (kst == DT_OK) kst = dt_cuda_plan_int_knob("DUALTIME_ROW_LN_ONE", 0, 2, 0, &ln_one, err);
     int ln_regs = 0; /* DUALTIME_ROW_LN_REGS: the in-register layernorm's register target
                         (0: DUALTIME_ROW_LN_ONE's, else ptxas's; opt-in A/B of occupancy) */
-    if (kst == DT_OK) kst = int_knob("DUALTIME_ROW_LN_REGS", 0, 128, 0, &ln_regs, err);
+    if (kst == DT_OK) kst = dt_cuda_plan_int_knob("DUALTIME_ROW_LN_REGS", 0, 128, 0, &ln_regs, err);
     int ln_persist = 0; /* layernorm.cu DT_LN_PERSIST (block-per-row in-register rows as a
                            persistent grid prefetching each block's next row; 2: gamma and
                            beta kept in registers too): the default for bf16/f16 (below),
                            opt-in for f32 (slower there: 138 against 132 us at 8192^2) */
-    if (kst == DT_OK) kst = int_knob("DUALTIME_ROW_LN_PERSIST", 0, 2, 0, &ln_persist, err);
-    if (kst == DT_OK) kst = int_knob("DUALTIME_ROW_SMEM_KB", 16, 227, 0, &smem_kb, err);
-    if (kst == DT_OK) kst = int_knob("DUALTIME_ROW_CLUSTER", 0, 2, 0, &cluster_on, err);
-    if (kst == DT_OK) kst = int_knob("DUALTIME_ROW_FASTEXP", 0, 1, 0, &fastexp, err);
+    if (kst == DT_OK) kst = dt_cuda_plan_int_knob("DUALTIME_ROW_LN_PERSIST", 0, 2, 0, &ln_persist, err);
+    if (kst == DT_OK) kst = dt_cuda_plan_int_knob("DUALTIME_ROW_SMEM_KB", 16, 227, 0, &smem_kb, err);
+    if (kst == DT_OK) kst = dt_cuda_plan_int_knob("DUALTIME_ROW_CLUSTER", 0, 2, 0, &cluster_on, err);
+    if (kst == DT_OK) kst = dt_cuda_plan_int_knob("DUALTIME_ROW_FASTEXP", 0, 1, 0, &fastexp, err);
     int ce_stream = -1; /* DUALTIME_CE_STREAM: 1 cross_entropy streams the row (CESTREAM)
                            wherever it would be staged, 0 never; unset (the default, session
                            9): where a 512-thread block streams >= 8 16-byte chunks a thread
@@ -751,11 +735,11 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
                            staged 293, 2048x128256 256 against 484, bf16 109 / 131 against
                            126 / 231; at 8191x8193 (4 chunks) 138 against 72 (docs/perf.md
                            "Issue 18, session 9") */
-    if (kst == DT_OK) kst = int_knob("DUALTIME_CE_STREAM", 0, 1, 0, &ce_stream, err);
+    if (kst == DT_OK) kst = dt_cuda_plan_int_knob("DUALTIME_CE_STREAM", 0, 1, 0, &ce_stream, err);
     int row_l2 = 0, row_l2_mb = 32, l2_bps = 0; /* DUALTIME_ROW_L2=1: the L2-resident
                             two-pass row (ROWL2), opt-in, unmeasured; its L2 budget */
-    if (kst == DT_OK) kst = int_knob("DUALTIME_ROW_L2", 0, 1, 0, &row_l2, err);
-    if (kst == DT_OK) kst = int_knob("DUALTIME_ROW_L2_MB", 4, 256, 0, &row_l2_mb, err);
+    if (kst == DT_OK) kst = dt_cuda_plan_int_knob("DUALTIME_ROW_L2", 0, 1, 0, &row_l2, err);
+    if (kst == DT_OK) kst = dt_cuda_plan_int_knob("DUALTIME_ROW_L2_MB", 4, 256, 0, &row_l2_mb, err);
     if (kst != DT_OK) return kst;
     /* bf16/f16 layernorm (session 8, the default): 32 elements a thread on the persistent
      * prefetching rows (DT_LN_PERSIST=1) wherever the plan gives those rows (aligned rows
@@ -772,7 +756,7 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
      * 1024x24000 87.0 -> 68.9 / 50.2 -> 37.2; docs/perf.md "Issue 18, session 9", rule 4).
      * DUALTIME_ROW_LN_STAGE=0: the in-register (bf16/f16: persistent) rows, as before. */
     int ln_stage = 1;
-    kst = int_knob("DUALTIME_ROW_LN_STAGE", 0, 1, 0, &ln_stage, err);
+    kst = dt_cuda_plan_int_knob("DUALTIME_ROW_LN_STAGE", 0, 1, 0, &ln_stage, err);
     if (kst != DT_OK) return kst;
     const int ln_long = ln_stage && L->op == DT_OP_LAYERNORM && n > 16384 && m >= sm_count &&
                         smem_mode == 1; /* few rows (fewer than SMs): unmeasured, as before */
@@ -907,7 +891,7 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
      * the head measured slower there (4096x4096 view 21.1 against 19.6 us).
      * DUALTIME_ROW_HEAD=0: vec 1 there, as before. */
     int rowhead = 0, rowhead_on = 1;
-    kst = int_knob("DUALTIME_ROW_HEAD", 0, 1, 0, &rowhead_on, err);
+    kst = dt_cuda_plan_int_knob("DUALTIME_ROW_HEAD", 0, 1, 0, &rowhead_on, err);
     if (kst != DT_OK) return kst;
     if (L->op == DT_OP_SUM && vec == 1 && vw > 1 && !acc_f16 && rowhead_on && tpr >= 32 &&
         A->data_offset % A->elem_bytes == 0 && (narrow || A->row_stride == n)) {

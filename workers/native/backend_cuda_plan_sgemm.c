@@ -156,18 +156,6 @@ dt_status dt_gemv_narrow_knob(int *on, dt_err *err) {
     return onoff_knob("DUALTIME_GEMM_GEMV_NARROW", on, err);
 }
 
-/* An integer knob in lo..hi: *v unchanged when unset or empty; other values fail. */
-static dt_status range_knob(const char *name, int lo, int hi, int *v, dt_err *err) {
-    const char *s = getenv(name);
-    if (!s || !*s) return DT_OK;
-    char *end = NULL;
-    const long t = strtol(s, &end, 10);
-    if (*end || t < lo || t > hi)
-        return dt_fail(err, DT_EINVAL, "%s=%s: expected an integer in %d..%d", name, s, lo, hi);
-    *v = (int)t;
-    return DT_OK;
-}
-
 dt_status dt_gemv_fewrows_knobs(int narrow, dt_gemv_fewrows_cfg *c, dt_err *err) {
     c->max_rows = narrow ? DT_GEMV_FEWROWS_NARROW_DEFAULT : DT_GEMV_FEWROWS_DEFAULT;
     c->kg = narrow ? DT_GEMV_KG_NARROW_DEFAULT : DT_GEMV_KG_DEFAULT;
@@ -176,14 +164,14 @@ dt_status dt_gemv_fewrows_knobs(int narrow, dt_gemv_fewrows_cfg *c, dt_err *err)
     c->ch = 0;
     const char *mr = getenv("DUALTIME_GEMM_FEWROWS");
     if (mr && *mr) c->fill_rule = 0; /* asked for: every M up to it */
-    dt_status st = range_knob("DUALTIME_GEMM_FEWROWS", 0, 64, &c->max_rows, err);
-    if (st == DT_OK) st = range_knob("DUALTIME_GEMV_KG", 1, 8, &c->kg, err);
+    dt_status st = dt_cuda_plan_int_knob("DUALTIME_GEMM_FEWROWS", 0, 64, 0, &c->max_rows, err);
+    if (st == DT_OK) st = dt_cuda_plan_int_knob("DUALTIME_GEMV_KG", 1, 8, 0, &c->kg, err);
     if (st == DT_OK && c->kg != 1 && c->kg != 2 && c->kg != 4 && c->kg != 8)
         st = dt_fail(err, DT_EINVAL, "DUALTIME_GEMV_KG=%d: expected 1, 2, 4 or 8", c->kg);
-    if (st == DT_OK) st = range_knob("DUALTIME_GEMV_CTMIN", 8, 32, &c->ctmin, err);
+    if (st == DT_OK) st = dt_cuda_plan_int_knob("DUALTIME_GEMV_CTMIN", 8, 32, 0, &c->ctmin, err);
     if (st == DT_OK && c->ctmin != 8 && c->ctmin != 16 && c->ctmin != 32)
         st = dt_fail(err, DT_EINVAL, "DUALTIME_GEMV_CTMIN=%d: expected 8, 16 or 32", c->ctmin);
-    if (st == DT_OK) st = range_knob("DUALTIME_GEMV_CH", 1, 8, &c->ch, err);
+    if (st == DT_OK) st = dt_cuda_plan_int_knob("DUALTIME_GEMV_CH", 1, 8, 0, &c->ch, err);
     return st;
 }
 

@@ -1,9 +1,12 @@
 /* dt_cuda_plan_struct.h — the compiled-kernel recipe of one case (dt_cuda_plan) and the
- * one way to add an NVRTC option to it: the type the planners share (backend_cuda_plan.c
+ * one way to add an NVRTC option to it, and the one reader of an integer knob: what the
+ * planners share (backend_cuda_plan.c
  * for every op, backend_cuda_plan_sgemm.c for FP32 gemm's thin shapes), below both so
  * that neither depends on the other's header for it. Plain values; reentrant. */
 #ifndef DT_CUDA_PLAN_STRUCT_H
 #define DT_CUDA_PLAN_STRUCT_H
+
+#include "../../src/common/dt_common.h"
 
 #define DT_CUDA_MAX_OPTS 32
 #define DT_CUDA_OPT_LEN 48
@@ -40,5 +43,9 @@ typedef struct dt_cuda_plan {
 
 /* Appends one printf-formatted NVRTC option to p (asserts room and length). */
 void dt_cuda_plan_add_opt(dt_cuda_plan *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* An integer knob from the environment: *v keeps its default when unset or empty; a
+ * value outside [lo, hi] (or, with pow2, not a power of two) fails with DT_EINVAL. */
+dt_status dt_cuda_plan_int_knob(const char *name, int lo, int hi, int pow2, int *v, dt_err *err);
 
 #endif
