@@ -648,6 +648,19 @@ static void apply_backend_defaults(run_settings *a, const char *backend) {
     if (a->warmup_ms < 0) a->warmup_ms = cuda ? 80 : 150;
 }
 
+/* A resume re-parses the run's recorded command line, so a default it left to the backend
+ * would take this build's value; the recorded one is what the finished (case, round)
+ * pairs were measured with, so it stays (absent in the record: this build's default). */
+static void resume_defaults(run_settings *a, const dt_settings *was) {
+    if (a->device_timing < 0 && (was->device_timing == 0 || was->device_timing == 1))
+        a->device_timing = was->device_timing;
+    if (a->rounds < 0 && was->rounds != DT_NULL_I64 && was->rounds > 0) a->rounds = was->rounds;
+    if (a->samples < 0 && was->samples != DT_NULL_I64 && was->samples > 0)
+        a->samples = was->samples;
+    if (a->sample_ms < 0 && was->sample_ms > 0) a->sample_ms = was->sample_ms;
+    if (a->warmup_ms < 0 && was->warmup_ms >= 0) a->warmup_ms = was->warmup_ms;
+}
+
 /* Pinning (issue 12, item 6): with enough CPUs the orchestrator is pinned to one now and
  * each member's workers start pinned to their own (common/dt_affinity.h); --no-pin or
  * too few CPUs leave everything as it is, the reason kept for the record. */
@@ -758,6 +771,7 @@ static int start_run(run_job *j) {
     if (a->device_timing == 1 && strcmp(backend, "cuda") != 0)
         return bad("--device-timing needs the cuda backend, and this run uses %s (%s)", backend,
                    j->session.backend_choice);
+    if (j->resume) resume_defaults(a, &j->resume->settings);
     apply_backend_defaults(a, backend);
     if ((rc = cache_check(j)) >= 0) return rc;
     if (!a->row_shapes) dt_shapes_default(backend, a->quick, 0, &a->rows);

@@ -59,6 +59,42 @@ EOP
   fi
   ls /dev/shm | grep -q "^dualtime-$pid-" && no "$how: shared memory of the killed run left behind" || ok
 done
+# a resume keeps the recorded values of the defaults its command line left to the backend
+# (a run made by an older build, whose defaults differ, is finished as it was started):
+# the interrupted run's settings are patched to 3 samples, 5 ms and 33 ms of warm-up,
+# which no flag of its command line names; the resumed cases must follow them
+dir="$T/run-defaults"
+"$D" run --output "$dir" --backends cpu --operations add,sum --row-shapes 17x257,64x512,96x96 \
+  --gemm-shapes 32x32x32 --threads 1 --quiet --python /usr/bin/python3 --seed 5 & pid=$!
+for i in $(seq 1 600); do
+  [ "$(cases_in "$dir/results.json" 2>/dev/null)" -ge 1 ] && break
+  sleep 0.1
+done
+kill -KILL $pid; wait $pid
+/usr/bin/python3 - "$dir/results.json" <<'EOP' && ok || no "defaults: patch the interrupted run's settings"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert not any(a.startswith(("--samples", "--sample-ms", "--warmup-ms")) for a in r["command_line"])
+r["settings"].update(samples=3, sample_ms=5, warmup_ms=33)
+r["cases"] = r["cases"][:1]
+json.dump(r, open(sys.argv[1], "w"))
+EOP
+"$D" run --resume "$dir" --quiet; rc=$?
+[ $rc -eq 0 ] && ok || no "defaults: resume exit $rc"
+/usr/bin/python3 - "$dir/results.json" <<'EOP' && ok || no "defaults: the resumed cases must keep the recorded samples and warm-up"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["complete"] is True and len(r["cases"]) == 6, len(r["cases"])
+s = r["settings"]
+assert (s["samples"], s["sample_ms"], s["warmup_ms"]) == (3, 5, 33), s
+new = r["cases"][1:]
+for c in new:
+    for im in c["impl"].values():
+        for scope, arr in im["samples"].items():
+            assert len(arr) == 3, (c["id"], scope, len(arr))
+        w = im.get("warmup")
+        assert w is None or w["ms"] < 100, (c["id"], w)  # 150 ms is the cpu default
+EOP
 "$D" run --resume "$T/run-KILL" 2>&1 | grep -q "nothing to resume" && ok || no "resume of a complete run"
 "$D" run --resume "$T/nonexistent" >/dev/null 2>&1; [ $? -eq 2 ] && ok || no "resume of a missing dir must exit 2"
 echo "$pass passed, $fail failed"
