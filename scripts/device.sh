@@ -90,6 +90,7 @@ warmup-ab|the main workers warm-ups at once (the cuda default since session 6) v
 proc-offsets|issue 12 rerun medians: the same small plan (add, softmax, layernorm at 1x127, 17x257, 128x1024, 1 round) run DT_PROC_RUNS times (default 5), each with fresh worker processes, then the same with --no-pin; scripts/proc_offsets.py: each process held-median offset against run 1 and the spread per implementation x scope (< 4 min)
 inputs-all|issue 16 done: every --inputs distribution but uniform (normal, wide-logits, offset, cancel) for every op in fp32,bf16,fp16 on DT_BACKENDS (default cuda): rows 17x257, 1024x4096, 8x128256, gemm 127x193x61, 1024x1024x1024, 4096x1x4096, 1 round, 3 samples, no device timing; per distribution the cases and the valid ones into the summary, every invalid case named (< 3 min)
 dtypes-full|issue 16 done: the default CUDA matrix with --dtypes fp32,bf16,fp16 (both implementations), cut at DT_DTYPES_S (default 500 s) and resumable: DT_DTYPES_RESUME=a carried dtypes-full.tgz continues it with --resume; the run folder (results.json, no scratch) comes back as dtypes-full.tgz, results.md as dtypes-full.md when complete
+compile-full|issue 18 done: the default CUDA matrix with --dtypes fp32,bf16 --impls torch,native,torch-compile, cut at DT_COMPILE_S (default 500 s) and resumable as dtypes-full (DT_COMPILE_RESUME=a carried compile-full.tgz); compile-full.tgz back, compile-full.md when complete
 ln-default|issue 16 item 1, session 8: the new bf16/f16 layernorm default (32 elements a thread on the persistent rows) in ONE held run of layernorm at the default CUDA row shapes in fp32,bf16,fp16: torch vs native vs old (worker:env DUALTIME_ROW_LN_PERSIST=0), 5 samples, 1 round; Device control table into the summary, ln-default.md back (< 3 min)
 ncu-ln|issue 16 item 1: ncu --set full (clocks as they are) of native layernorm bf16, rmsnorm bf16 and layernorm f32 at 8192^2, one kernel each after 20 launches; SOL, memory, occupancy, warp-state and launch sections of each into the summary (< 2 min)
 ncu-8192|issue 12: the native held control against ncu gpu__time_duration at 8192^2 for every row and elementwise op (fp32): one device-timed run (native vs a second native), (or the rerun-a of this call, or DT_NCU_REF), then each op under ncu (--clock-control none: the clocks as they are; --cache-control none: steady state like the batch; 10 launches after 20), scripts/ncu_check.py (target within 3%) (< 4 min)
@@ -325,25 +326,30 @@ proc_runs() { local tag="$1" k; shift; local rs=()
     [ -f "$W/$tag-$k/results.json" ] && rs+=("$W/$tag-$k/results.json"); done
   ((${#rs[@]} > 1)) && run "$tag-table" 30 30 python3 scripts/proc_offsets.py "${rs[@]}"; return 0; }
 step_proc-offsets() { proc_runs proc; proc_runs proc-nopin --no-pin; }
-# dtypes-full: the run is stopped by SIGTERM at its limit (dualtime then writes the
-# results so far, marked interrupted, exit 1) and continued in the next call from the
-# carried folder; the refcache files are left out (a missing one is computed again)
-step_dtypes-full() { local d="$W/dtypes-full" lim="${DT_DTYPES_S:-500}"; rm -rf "$d"
-  if [ -n "${DT_DTYPES_RESUME:-}" ]; then
-    if ! { mkdir -p "$W/dtypes-in" && tar xzf "$DT_DTYPES_RESUME" -C "$W/dtypes-in" &&
-           mv "$W/dtypes-in/dtypes-full" "$d"; }; then
-      echo "== dtypes-full: cannot unpack $DT_DTYPES_RESUME" | tee -a "$S"; return 0; fi
-    run dtypes-full "$lim" 3 env DUALTIME_PHASE_TRACE="$W/dtypes-full.trace" "$B/dualtime" run --resume "$d" --quiet
+# dtypes-full, compile-full: the run is stopped by SIGTERM at its limit (dualtime then
+# writes the results so far, marked interrupted, exit 1) and continued in the next call
+# from the carried folder; the refcache files are left out (a missing one is computed again)
+# resumable NAME LIMIT RESUME-TGZ [dualtime run args]: NAME.tgz (and NAME.md when complete)
+resumable() { local name="$1" lim="$2" from="$3" d="$W/$1"; shift 3; rm -rf "$d"
+  if [ -n "$from" ]; then
+    if ! { mkdir -p "$W/$name-in" && tar xzf "$from" -C "$W/$name-in" &&
+           mv "$W/$name-in/$name" "$d"; }; then
+      echo "== $name: cannot unpack $from" | tee -a "$S"; return 0; fi
+    run "$name" "$lim" 3 env DUALTIME_PHASE_TRACE="$W/$name.trace" "$B/dualtime" run --resume "$d" --quiet
   else
-    run dtypes-full "$lim" 3 env DUALTIME_PHASE_TRACE="$W/dtypes-full.trace" "$B/dualtime" run --backends cuda \
-      --dtypes fp32,bf16,fp16 --quiet --output "$d"
+    run "$name" "$lim" 3 env DUALTIME_PHASE_TRACE="$W/$name.trace" "$B/dualtime" run "$@" \
+      --quiet --output "$d"
   fi
   [ -f "$d/results.json" ] || return 0
   python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); c=r["cases"]
-print("   dtypes-full: %d cases in the record, %d valid, complete %s" % (len(c), sum(x["valid"] for x in c), r["complete"]))' \
-    "$d/results.json" | tee -a "$S"
-  tar czf "$OUT/dtypes-full.tgz" -C "$W" --exclude .scratch dtypes-full
-  [ -f "$d/results.md" ] && cp "$d/results.md" "$OUT/dtypes-full.md"; return 0; }
+print("   %s: %d cases in the record, %d valid, complete %s" % (sys.argv[2], len(c), sum(x["valid"] for x in c), r["complete"]))' \
+    "$d/results.json" "$name" | tee -a "$S"
+  tar czf "$OUT/$name.tgz" -C "$W" --exclude .scratch "$name"
+  [ -f "$d/results.md" ] && cp "$d/results.md" "$OUT/$name.md"; return 0; }
+step_dtypes-full() { resumable dtypes-full "${DT_DTYPES_S:-500}" "${DT_DTYPES_RESUME:-}" \
+  --backends cuda --dtypes fp32,bf16,fp16; }
+step_compile-full() { resumable compile-full "${DT_COMPILE_S:-500}" "${DT_COMPILE_RESUME:-}" \
+  --backends cuda --dtypes fp32,bf16 --impls torch,native,torch-compile; }
 # ncu-8192: ncu profiles the native workers of a small run (all processes, only the op's
 # kernel); its clock control off, so the kernels run at the clocks dualtime measured at.
 # --cache-control none: the held control batch is back to back, so each kernel there also
