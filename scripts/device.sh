@@ -768,7 +768,7 @@ step_rows-l2() { rm -rf "$W/rows-l2"
     DUALTIME_GPU_TEST_OPS=softmax,rmsnorm,layernorm "${CUDA_TEST[@]}"
   fails rows-l2-oracle; oracle_ok rows-l2-oracle 'softmax|rmsnorm|layernorm' ' dram-read\+l2-reread unroll=4'
   run rows-l2-run 420 3 "$B/dualtime" run "${rows_l2_run[@]}" \
-    --impls "torch,native,l2=worker:env DUALTIME_ROW_L2=1 $PWD/$B/dualtime-native-worker" \
+    --impls "torch,native,l2=worker:env DUALTIME_ROW_L2=1 $PWD/$B/dualtime-native-worker${DT_ROWS_L2_MB:+,l2mb=worker:env DUALTIME_ROW_L2=1 DUALTIME_ROW_L2_MB=$DT_ROWS_L2_MB $PWD/$B/dualtime-native-worker}" \
     --output "$W/rows-l2"
   [ -f "$W/rows-l2/results.md" ] && cp "$W/rows-l2/results.md" "$OUT/rows-l2.md"
   note "$W/rows-l2/results.md" '/^## Device control/,/^$/p' 90; return 0; }

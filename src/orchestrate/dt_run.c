@@ -626,23 +626,32 @@ static void take_samples(run_ctx *c, case_run *cr, int single) {
         for (int j = 0; j < c->n; j++) {
             fw_case *f = &cr->fw[order[j]];
             if (!f->ok) continue;
-            progress(c, f->id, single ? "single samples" : "batch samples");
+            const char *phase = single ? "single samples" : "batch samples";
             int64_t reps = single ? 1 : f->reps, ns = 0, e_t0 = 0;
             unsigned long long e_mj = 0;
+            /* the trace splits a sample's host work from its request (trace only) */
+            trace_line(c, f->id, "sample checks");
             int set = fw_sample_arm(c, cr, f, DT_STEP_MAIN, i, 0); /* anti-cheat: inputs, poison */
             if (set < 0 && !f->ok) continue;
             /* NVML's energy counter costs ~3 ms a read on the H200 (session 5): read
              * around every DT_RUN_ENERGY_EVERY-th batch sample, not each */
-            int energy = !single && i % DT_RUN_ENERGY_EVERY == 0 && energy_begin(c, &e_mj, &e_t0);
+            int energy = !single && i % DT_RUN_ENERGY_EVERY == 0 && c->cfg->clocks;
+            if (energy) trace_line(c, f->id, "energy reads");
+            energy = energy && energy_begin(c, &e_mj, &e_t0);
+            progress(c, f->id, phase);
             /* untimed calls right before (--prime, default 1), in the same request: on a
              * GPU shared by two worker processes they take the context switch away from
              * the sample (docs/protocol.md, "Priming") */
             if (fw_run_primed(c, f, DT_STEP_MAIN, dt_scope_name(scope), reps, c->cfg->prime,
                               &ns) != DT_OK)
                 continue;
-            if (energy) energy_end(c, f, e_mj, e_t0, reps + c->cfg->prime);
+            if (energy) {
+                trace_line(c, f->id, "energy reads");
+                energy_end(c, f, e_mj, e_t0, reps + c->cfg->prime);
+            }
             dt_sample s = host_sample(c, (double)ns / 1e3 / (double)reps, reps, cr->round, i);
             dt_samples_push(&f->ci->samples[scope], &s);
+            trace_line(c, f->id, "sample checks");
             fw_sample_check(c, cr, f, DT_STEP_MAIN, set, scope, i);
         }
     }
@@ -922,11 +931,12 @@ static void take_device_samples(run_ctx *c, case_run *cr, int single) {
             for (int q = 0; q < 3; q++) {
                 int slot = order[q];
                 dt_scope scope = k_scope[single][slot];
-                progress(c, f->id, dt_scope_name(scope));
                 dt_session_step step = slot == DT_RUN_SLOT_PROBE ? f->probe_step : DT_STEP_MAIN;
                 dt_sample s;
+                trace_line(c, f->id, "sample checks"); /* trace only, as in take_samples */
                 int set = fw_sample_arm(c, cr, f, step, i, 1); /* anti-cheat: indexes 0..2 */
                 if (set < 0 && !f->ok) break;
+                progress(c, f->id, dt_scope_name(scope));
                 if (fw_device(c, f, step, slot != DT_RUN_SLOT_DISPATCH, reps, k_stage[slot], &s) !=
                     DT_OK)
                     break;
@@ -934,6 +944,7 @@ static void take_device_samples(run_ctx *c, case_run *cr, int single) {
                 s.index = i;
                 s.position = c->position++;
                 dt_samples_push(&f->ci->samples[scope], &s);
+                trace_line(c, f->id, "sample checks");
                 fw_sample_check(c, cr, f, step, set, scope, i);
                 if (!f->ok) break;
             }

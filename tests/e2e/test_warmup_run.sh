@@ -74,6 +74,19 @@ for l in open(d + ".trace"):
     if phase.startswith("cold call"):
         cold[(rnd, phase)] += 1
 assert set(cold) == {("0", "cold call + check"), ("1", "cold call (unchecked)")}, sorted(cold)
+# a timed sample's own request is its own trace interval: each host sample's "batch
+# samples" / "single samples" line is followed by "sample checks" (the anti-cheat
+# download and check after it) for the same implementation, so the phase counts only the
+# request; there are as many such intervals as recorded host samples
+trace = [l.rstrip("\n").split("\t") for l in open(d + ".trace")]
+per_fw = collections.defaultdict(list)
+for t, case, rnd, fw, phase in trace:
+    per_fw[fw].append(phase)
+for scope, name in (("e2e_batch", "batch samples"), ("e2e_single", "single samples")):
+    n_rec = sum(len(c["impl"][i]["samples"][scope]) for c in r["cases"] for i in impls)
+    n_iv = sum(1 for fw in impls for a, b in zip(per_fw[fw], per_fw[fw][1:])
+               if a == name and b == "sample checks")
+    assert n_iv == n_rec, (scope, n_iv, n_rec)
 for c in r["cases"]:
     for i in impls:
         assert [k["when"] for k in c["impl"][i]["checks"]] == ["cold", "warm", "warm"], \
