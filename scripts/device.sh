@@ -109,6 +109,7 @@ ab19|issue 18 session 10: few-rows gemm (gemv.cu GV_MODE 2 with GV_MR rows a blo
 ab19b|issue 18 session 10, second few-rows A/B: ONE held run of torch vs native (FP32 1 k a step, bf16 8) vs ct32 (DUALTIME_GEMV_CTMIN=32: 32 column threads, 512 contiguous bytes of a B row a warp) vs ch2 / ch8 (DUALTIME_GEMV_CH=2 / 8 steps of loads at once) vs rows16 (DUALTIME_GEMM_FEWROWS=16: every M <= 16, no fill rule) at 8x4096x4096, 16x4096x4096, 2x4096x4096, 4x14336x4096, 8x1024x8192 in fp32,bf16; the p50s of each case into the summary (~90 s)
 ab19c|issue 18 session 10, split-K: ONE held run of FP32 torch vs native (v2 split-K over a cluster where the tiles leave SMs idle) vs nosplit (DUALTIME_GEMM_V2_SPLITK=1) at 4096x64x4096, 1024x1024x1024, 4096x128x4096, 2048x64x8192, 1024x64x2048, 200x70x3000; then bf16 torch vs native vs wgsk2 (DUALTIME_GEMM_SPLITK=2, wg1 split-K pairs) at 4096x64x4096, 4096x128x4096, 2048x64x8192; the p50s of each case into the summary (~2 min)
 ab19d|issue 18 session 10, sum rows that are not whole 16-byte vectors at 64 elements a thread: ONE held run of torch vs native vs e16 (DUALTIME_ROW_ELEMS=16, the version before) at 6000x6001, 300x100277, 1024x4096, then with --input-views at 4096x4096, 300x30000, fp32,bf16; the p50s of each case into the summary (~40 s)
+ab20|issue 18 session 11, elementwise at L2-resident mid sizes: ONE held run of add, gelu_add torch vs native (4 blocks an SM before items shrink) vs w8 / w16 (DUALTIME_ELEM_WAVES=8 / 16) at 7 shapes of 3-50 MB, fp32 and bf16
 gemv-narrow|session 7: bf16/f16 thin gemm on gemv (FP32 accumulation): GPU-test FP64 oracle of every output at 4096x1x4096, 1x4096x4096, 1000x1x1000, 1x1000x1000, 4097x1x4095, 1x4095x4097, 8x1x65544 (+ views; tc1 host-clock rows at the 4096 shapes), then ONE held device run of torch vs native (gemv) vs before (worker:env DUALTIME_GEMM_GEMV_NARROW=0: tc1 at N=1, wg3 at M=1) at 4096x1x4096, 1x4096x4096, 1000x1x1000 in bf16,fp16; Device control table into the summary (< 60 s)'
 # name|its steps
 GROUP_LIST='all|gpu-tests timing-gpu views memcheck racecheck bench
@@ -491,6 +492,15 @@ step_ab19d() { local NW="$PWD/$B/dualtime-native-worker" k; local -a a
     dt_run_kept "ab19d-$k" 100 "${sweep_flags[@]}" --operations sum "${a[@]}" \
       --impls "torch,native,e16=worker:env DUALTIME_ROW_ELEMS=16 $NW" && cases_p50 "$W/ab19d-$k/results.json"
   done; return 0; }
+# ab20: elementwise ops on L2-resident mid sizes (session 11: add 1024x4096 bf16 1.096x
+# torch eager in the compile-full run) at more blocks an SM: ONE held run of torch vs
+# native (DUALTIME_ELEM_WAVES 4) vs w8 / w16 (fewer items a thread until the grid has 8 /
+# 16 blocks an SM), shapes from 3 to 50 MB, fp32 and bf16
+step_ab20() { local NW="$PWD/$B/dualtime-native-worker"
+  dt_run_kept ab20 150 "${sweep_flags[@]}" --operations add,gelu_add \
+    --row-shapes 1024x4096,2048x2048,512x8192,1536x4096,777x3333,3000x2000,256x4096 \
+    --impls "torch,native,w8=worker:env DUALTIME_ELEM_WAVES=8 $NW,w16=worker:env DUALTIME_ELEM_WAVES=16 $NW" &&
+    cases_p50 "$W/ab20/results.json"; return 0; }
 # cases_p50 RESULTS: each case's held control p50 (us) of every implementation, one line a case
 cases_p50() { python3 - "$1" <<'PY' | tee -a "$S"
 import json, sys
