@@ -1458,9 +1458,12 @@ int main(int argc, char **argv) {
         {DT_OP_LAYERNORM, 1048, 1024, NULL, NULL, "block-per-row grid=1048 block=128 "},
         {DT_OP_RMSNORM, 128, 1024, "1", "32", "warp-per-row grid=128 block=32 "},
         {DT_OP_ADD, 128, 1024, NULL, NULL, "grid=128 block=256 items/thread=1 "},
-        {DT_OP_GELU_ADD, 1024, 4096, NULL, NULL, "grid=1024 block=256 items/thread=4 "},
+        /* 2^20 float4s: 4 a thread (1024 blocks) and 2 (2048) leave fewer than 16 blocks
+         * an SM, so 1 (4096 blocks); 8192^2 keeps 4 a thread */
+        {DT_OP_GELU_ADD, 1024, 4096, NULL, NULL, "grid=4096 block=256 items/thread=1 "},
+        {DT_OP_ADD, 8192, 8192, NULL, NULL, "grid=16384 block=256 items/thread=4 "},
         /* contiguous, N % 4 != 0: float4 items over the flat range (1000*1001/4 = 250250
-         * items; 4 blocks an SM at least: 1 a thread, 978 blocks), the last 2 elements
+         * items; 16 blocks an SM at least: 1 a thread, 978 blocks), the last 2 elements
          * scalar; DUALTIME_ELEM_WAVES=1 (below): 4 a thread, 245 blocks */
         {DT_OP_ADD, 1000, 1001, NULL, NULL, "grid=978 block=256 items/thread=1 vec=4 contiguous flat-tail"},
         {DT_OP_RMSNORM, 128, 1024, "0", NULL, "warp-per-row grid=16 block=256 "},

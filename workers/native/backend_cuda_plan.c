@@ -625,13 +625,16 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
     int flat_on = 1; /* DUALTIME_ELEM_FLAT=0: vec 1 wherever N % VEC != 0, as before */
     dt_status fk = dt_cuda_plan_int_knob("DUALTIME_ELEM_FLAT", 0, 1, 0, &flat_on, err);
     if (fk != DT_OK) return fk;
-    int waves = 4; /* fewer items while the grid has fewer than this many blocks an SM
-                      (DUALTIME_ELEM_WAVES=k; 1: the version before): blocks that are all
-                      resident at once balance only when each SM has several. H200, one
-                      held run (session 9): add 1000x1000 f32 3.46 -> 3.11 us (torch
-                      3.22), 2049x1025 5.33 -> 4.60 (4.84), 12345x77 3.61 -> 3.02 (3.15),
-                      bf16 777x3333 4.23 -> 3.60 (3.77); 128x1024, 64x4096, 1024x4096
-                      unchanged (docs/perf.md "Issue 18, session 9") */
+    int waves = 16; /* fewer items while the grid has fewer than this many blocks an SM
+                      (DUALTIME_ELEM_WAVES=k; 1: the version of session 8, 4: of sessions
+                      9-10): blocks that are all resident at once balance only when each
+                      SM has several. H200, one held run (session 9, 1 -> 4): add 1000x1000
+                      f32 3.46 -> 3.11 us (torch 3.22), 2049x1025 5.33 -> 4.60 (4.84),
+                      12345x77 3.61 -> 3.02 (3.15). Session 11 (ab20, 4 -> 16, 7 shapes of
+                      3-50 MB): add bf16 1024x4096 5.11 -> 4.62 (torch 4.61), 3000x2000 7.34
+                      -> 6.67 (6.85), gelu_add -5 to -18% everywhere; the held verdicts
+                      against torch eager go from 6 slower to none of 28 (docs/perf.md
+                      "Elementwise blocks an SM") */
     dt_status wk = dt_cuda_plan_int_knob("DUALTIME_ELEM_WAVES", 1, 16, 0, &waves, err);
     if (wk != DT_OK) return wk;
     const int contig = A->row_stride == n && (!B || B->row_stride == n) && O->row_stride == n;
