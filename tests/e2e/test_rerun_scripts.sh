@@ -8,6 +8,7 @@
 #    scope is those offsets (4.0 and 3.1%, the others 0.0), large cases left out unless
 #    --all, and one run alone is a usage error (exit 2);
 #  - scripts/sweep_check.py (issue 18): its two targets on a constructed sweep (below).
+#  - scripts/compile_check.py (issue 18 target 3): on constructed runs (below).
 set -u
 HERE="$(cd "$(dirname "$0")" && pwd)"; S="$HERE/../../scripts"
 T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
@@ -171,6 +172,51 @@ python3 "$S/sweep_check.py" "$T/sw-bad.json" >"$T/sw-bad.txt"; rc=$?
   grep -q "target 2 .*: 2 miss(es): sum_6000x6001_bf16 f32 56.0%, softmax_512x49152 f32 63.0%" "$T/sw-bad.txt" && ok ||
   no "sweep_check planted: exit $rc: $(cat "$T/sw-bad.txt")"
 python3 "$S/sweep_check.py" >/dev/null 2>&1; [ $? -eq 2 ] && ok || no "sweep_check without a run is a usage error"
+
+# scripts/compile_check.py (issue 18 target 3): at 8192^2 native <= 0.95x torch.compile or
+# >= 95% of the byte floor; at vocabulary rows <= 0.6x or >= 95%; a miss of either kind,
+# an invalid targeted case, and a run without torch-compile (usage, exit 2) are caught;
+# rows off the targeted shapes appear only with --all
+tc() { python3 - "$1" "$2" <<'EOP'
+import json, sys
+out, plant = sys.argv[1], sys.argv[2]
+def case(cid, op, m, n, nat, comp, pct, valid=True, impls=("torch", "native", "torch-compile")):
+    t = 2 * nat
+    sc = {k: {"p50": v} for k, v in zip(impls, (t, nat, comp))}
+    sc["vs_baseline"] = {k: {"ratio": {"median": v / t}} for k, v in zip(impls[1:], (nat, comp))}
+    return {"id": cid, "op": op, "dtype": "f32", "m": m, "n": n, "valid": valid,
+            "impl": {k: {} for k in impls},
+            "derived": {"scopes": {"control_batch": sc},
+                        "roofline": {"impl": {"native": {"copy_pct": pct}}}}}
+cases = [case("softmax_8192x8192", "softmax", 8192, 8192, 134, 150, 98),   # both ways
+         case("add_8192x8192", "add", 8192, 8192, 186, 186, 105.8),        # at the floor
+         case("softmax_4096x50257", "softmax", 4096, 50257, 450, 830, 89), # 0.54x
+         case("add_1024x4096", "add", 1024, 4096, 13, 12, 90),             # not targeted
+         case("gemm_4096x4096x4096", "gemm", 4096, 4096, 2900, 2690, None)]
+if plant == "miss":
+    cases += [case("softmax_2048x128256", "softmax", 2048, 128256, 717, 782, 71.7),
+              case("layernorm_8192x8192", "layernorm", 8192, 8192, 75, 76, 93),
+              case("sum_8192x8192", "sum", 8192, 8192, 1, 1, 0, valid=False)]
+if plant == "nocompile":
+    cases = [case("add_8192x8192", "add", 8192, 8192, 186, 186, 100, impls=("torch", "native", "x"))]
+json.dump({"cases": cases}, open(out, "w"))
+EOP
+}
+tc "$T/tc-ok.json" ""; tc "$T/tc-bad.json" miss; tc "$T/tc-none.json" nocompile
+python3 "$S/compile_check.py" "$T/tc-ok.json" >"$T/tc-ok.txt"; rc=$?
+[ $rc -eq 0 ] && grep -q "3 targeted cases; target 3: 0 miss" "$T/tc-ok.txt" &&
+  grep -Eq "^\| softmax_4096x50257 \| f32 \| 900 \| 450 \| 830 \| 0.542 \| 89.0 \| ≤ 0.60× or ≥ 95% \| yes \|" "$T/tc-ok.txt" &&
+  ! grep -q "add_1024x4096\|gemm_" "$T/tc-ok.txt" && ok || no "compile_check clean: exit $rc: $(cat "$T/tc-ok.txt")"
+python3 "$S/compile_check.py" --all "$T/tc-ok.json" >"$T/tc-all.txt"
+grep -q "^| add_1024x4096 .* | 1.083 |" "$T/tc-all.txt" && ok ||
+  no "compile_check --all: the untargeted rows"
+python3 "$S/compile_check.py" "$T/tc-bad.json" >"$T/tc-bad.txt"; rc=$?
+[ $rc -eq 1 ] && grep -q "target 3: 3 miss(es): softmax_2048x128256 f32 0.917× 71.7%, layernorm_8192x8192 f32 0.987× 93.0%, sum_8192x8192 f32 (invalid)" "$T/tc-bad.txt" && ok ||
+  no "compile_check planted: exit $rc: $(cat "$T/tc-bad.txt")"
+python3 "$S/compile_check.py" "$T/tc-none.json" >"$T/tc-none.txt" 2>&1; rc=$?
+[ $rc -eq 2 ] && grep -q "no control_batch of native and torch-compile" "$T/tc-none.txt" && ok ||
+  no "compile_check without torch-compile: exit $rc: $(cat "$T/tc-none.txt")"
+python3 "$S/compile_check.py" >/dev/null 2>&1; [ $? -eq 2 ] && ok || no "compile_check without a run is a usage error"
 
 echo "test_rerun_scripts: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
