@@ -2,9 +2,10 @@
  * the copy of the kernel for this CPU (dt_cpu_isa.h), chosen once at the first call
  * (pthread_once), or again by dt_cpu_configure (tests).
  *
- * Choice: DUALTIME_CPU_ISA=base forces the SSE2 baseline; =v3 asks for the AVX2+FMA copy
- * (granted only where CPUID reports x86-64-v3, else the baseline and the description says
- * why); unset or "auto": v3 where CPUID reports it. DUALTIME_CPU_GELU=libm selects the v1
+ * Choice: DUALTIME_CPU_ISA=base forces the SSE2 baseline; =v3 asks for the AVX2+FMA copy,
+ * =v4 for the AVX-512 one (each granted only where CPUID reports that level, else the best
+ * copy it does report, and the description says why); unset or "auto": the best copy
+ * CPUID reports (v4, v3, base). DUALTIME_CPU_GELU=libm selects the v1
  * GELU (libm erff). DUALTIME_CPU_STREAM=on|off forces or forbids the non-temporal output
  * stores (dt_cpu_isa.h); unset or "auto": when a call touches more than half the
  * last-level cache. DUALTIME_CPU_GEMM=v1 selects gemm v1 (gemm_v1.c: its own AVX2 check,
@@ -36,6 +37,15 @@ static int cpu_has_v3(void) {
 #endif
 }
 
+static int cpu_has_v4(void) {
+#if defined(DT_CPU_HAVE_V4)
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("x86-64-v4") != 0;
+#else
+    return 0;
+#endif
+}
+
 /* The last-level cache of CPU 0 in bytes: sysfs (what lscpu shows; in a VM glibc's
  * sysconf(_SC_LEVEL3_CACHE_SIZE) can report the host's total), else sysconf, else 32 MiB. */
 static int64_t llc_bytes(void) {
@@ -61,26 +71,60 @@ static int64_t llc_bytes(void) {
 }
 
 /* Sets every choice from the three knobs (NULL = auto / default); returns 0, or -1 when
- * isa is "v3" and this CPU or build has no v3 copy (the baseline is chosen). */
+ * isa names a copy this CPU or build lacks (the best one it has is chosen: v4 asked on a
+ * v3 CPU gets v3) or an unknown one (auto then). */
 static int configure(const char *isa, const char *gelu, const char *stream) {
-    const int v3 = cpu_has_v3();
-    const int want_base = isa && strcmp(isa, "base") == 0, want_v3 = isa && strcmp(isa, "v3") == 0;
+    const int v3 = cpu_has_v3(), v4 = v3 && cpu_has_v4();
+    const int auto_isa = !isa || !*isa || strcmp(isa, "auto") == 0;
+    const int want_base = isa && strcmp(isa, "base") == 0, want_v3 = isa && strcmp(isa, "v3") == 0,
+              want_v4 = isa && strcmp(isa, "v4") == 0;
+    const int known = auto_isa || want_base || want_v3 || want_v4;
     const dt_cpu_row_kernels *t = &dt_cpu_rows_base;
+    static char why_buf[128];
     const char *why;
-    if (want_base) {
+    int refused = 0;
+    if (!known) {
+        snprintf(why_buf, sizeof why_buf, "DUALTIME_CPU_ISA=%.40s unknown (base, v3, v4, auto)", isa);
+        why = why_buf;
+        refused = 1;
+    } else if (want_base) {
         why = "DUALTIME_CPU_ISA=base";
-    } else if (v3) {
-#if defined(DT_CPU_HAVE_V3)
-        t = &dt_cpu_rows_v3;
-#endif
-        why = want_v3 ? "DUALTIME_CPU_ISA=v3" : "CPUID: x86-64-v3";
-    } else {
-#if defined(DT_CPU_HAVE_V3)
-        why = want_v3 ? "DUALTIME_CPU_ISA=v3 refused: CPUID has no x86-64-v3" : "CPUID: no x86-64-v3";
+    } else if (want_v4 && !v4) {
+        why = !v3 ? "DUALTIME_CPU_ISA=v4 refused: CPUID has no x86-64-v4"
+                  :
+#if defined(DT_CPU_HAVE_V4)
+                  "DUALTIME_CPU_ISA=v4 refused: CPUID has no x86-64-v4 (v3 chosen)";
 #else
-        why = "built without an x86-64-v3 copy";
+                  "DUALTIME_CPU_ISA=v4 refused: built without an x86-64-v4 copy (v3 chosen)";
 #endif
+        refused = 1;
+    } else if (want_v3 && !v3) {
+#if defined(DT_CPU_HAVE_V3)
+        why = "DUALTIME_CPU_ISA=v3 refused: CPUID has no x86-64-v3";
+#else
+        why = "DUALTIME_CPU_ISA=v3 refused: built without an x86-64-v3 copy";
+#endif
+        refused = 1;
+    } else if (auto_isa) {
+        why = v4 ? "CPUID: x86-64-v4" : v3 ? "CPUID: x86-64-v3" :
+#if defined(DT_CPU_HAVE_V3)
+                                           "CPUID: no x86-64-v3";
+#else
+                                           "built without an x86-64-v3 copy";
+#endif
+    } else {
+        why = want_v4 ? "DUALTIME_CPU_ISA=v4" : "DUALTIME_CPU_ISA=v3";
     }
+    /* the copy: the one asked for or, refused or automatic, the best CPUID allows */
+    const int take_v4 = !want_base && !want_v3 && v4, take_v3 = !want_base && v3 && !take_v4;
+#if defined(DT_CPU_HAVE_V4)
+    if (take_v4) t = &dt_cpu_rows_v4;
+#endif
+#if defined(DT_CPU_HAVE_V3)
+    if (take_v3) t = &dt_cpu_rows_v3;
+#endif
+    (void)take_v4;
+    (void)take_v3;
     g_gelu_libm = gelu && strcmp(gelu, "libm") == 0;
     g_stream_mode = stream && strcmp(stream, "on") == 0 ? 1 : stream && strcmp(stream, "off") == 0 ? 2 : 0;
     g_stream_bytes = llc_bytes() / 2;
@@ -94,7 +138,7 @@ static int configure(const char *isa, const char *gelu, const char *stream) {
     snprintf(g_desc, sizeof g_desc, "%s, %s; %s; threads: %s", t->isa, why, st,
              dt_cpu_pool_use_omp(-1) ? "OpenMP regions (DUALTIME_CPU_POOL=omp)" : "own pool");
     g_rows = t;
-    return want_v3 && t == &dt_cpu_rows_base ? -1 : 0;
+    return refused ? -1 : 0;
 }
 
 static void configure_from_env(void) {

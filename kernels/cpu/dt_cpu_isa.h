@@ -1,10 +1,11 @@
 /* dt_cpu_isa.h — internal to kernels/cpu: the row and elementwise kernels compiled once per
  * instruction set, and the inline math they share.
  *
- * The row kernels (add.c ... cross_entropy.c, gemm.c, dt_cpu_table.c) are compiled twice by
- * workers/native/CMakeLists.txt: with DT_CPU_ISA=base (no -march: SSE2, the x86-64
- * baseline) and, where the compiler takes -march=x86-64-v3, with DT_CPU_ISA=v3
- * (AVX2 + FMA + F16C, 8-float vectors). Every function they define is named through
+ * The row kernels (add.c ... cross_entropy.c, gemm.c, dt_cpu_table.c) are compiled up to
+ * three times by workers/native/CMakeLists.txt: with DT_CPU_ISA=base (no -march: SSE2, the
+ * x86-64 baseline), where the compiler takes -march=x86-64-v3 with DT_CPU_ISA=v3 (AVX2 +
+ * FMA + F16C, 8-float vectors), and where it takes -march=x86-64-v4 with DT_CPU_ISA=v4
+ * (AVX-512, 16-float vectors; DT_CPU_ISA_V3 is set there too: v3's intrinsics paths). Every function they define is named through
  * DT_CPU_KFN, so both copies link into one library: dt_cpu_add_base, dt_cpu_add_v3, and
  * each copy fills one table (dt_cpu_rows_base / dt_cpu_rows_v3). dt_cpu_dispatch.c
  * (compiled once, baseline) picks the table from CPUID at the first call, or from
@@ -34,7 +35,9 @@
 #define DT_CPU_CAT2(a, b) a##_##b
 #define DT_CPU_CAT(a, b) DT_CPU_CAT2(a, b)
 #define DT_CPU_KFN(name) DT_CPU_CAT(name, DT_CPU_ISA)
-#if DT_CPU_ISA_V3
+#if DT_CPU_ISA_V4
+#define DT_CPU_ISA_LABEL "v4 (AVX-512)"
+#elif DT_CPU_ISA_V3
 #define DT_CPU_ISA_LABEL "v3 (AVX2+FMA)"
 #else
 #define DT_CPU_ISA_LABEL "base (SSE2)"
@@ -43,7 +46,7 @@
 
 /* One ISA's row kernels, same signatures as the public ones (dt_cpu_kernels.h). */
 typedef struct dt_cpu_row_kernels {
-    const char *isa; /* "v3 (AVX2+FMA)" or "base (SSE2)" */
+    const char *isa; /* "v4 (AVX-512)", "v3 (AVX2+FMA)" or "base (SSE2)" */
     void (*add)(int64_t, int64_t, const float *, int64_t, const float *, int64_t, float *);
     void (*gelu_add)(int64_t, int64_t, const float *, int64_t, const float *, int64_t,
                      float *);
@@ -63,6 +66,7 @@ typedef struct dt_cpu_row_kernels {
 
 extern const dt_cpu_row_kernels dt_cpu_rows_base;
 extern const dt_cpu_row_kernels dt_cpu_rows_v3; /* only where DT_CPU_HAVE_V3 is defined */
+extern const dt_cpu_row_kernels dt_cpu_rows_v4; /* only where DT_CPU_HAVE_V4 is defined */
 
 /* 1 if a call that reads and writes `bytes` in all should stream its matrix output
  * (non-temporal stores): DUALTIME_CPU_STREAM=on|off, else (auto) when bytes exceed half
@@ -118,12 +122,19 @@ DT_CPU_INLINE void dt_cpu_rows_run(int par, const dt_cpu_rows_args *p,
  * double. Error of a float partial: <= 34 roundings, ~2e-6 of the sum of |terms| in the
  * worst case, inside the 1e-5 tolerances, for any N. (v1: 64-element chunks, one float
  * chain each, every chunk converted and added in double: 1.3-1.6x slower in L2.) */
+#if DT_CPU_ISA_V4
+#define DT_CPU_LANES 64 /* v4: 4 AVX-512 registers, as 32 are 4 AVX2 ones */
+#else
 #define DT_CPU_LANES 32
+#endif
 #define DT_CPU_BLOCK 1024
 #define DT_CPU_DLANES 8
 
-/* Folds acc[32] pairwise into d[8] in double. */
+/* Folds acc[DT_CPU_LANES] pairwise (64 -> 32 ->) 16 -> 8 lanes into d[8] in double. */
 DT_CPU_INLINE void dt_cpu_fold(float acc[DT_CPU_LANES], double d[DT_CPU_DLANES]) {
+#if DT_CPU_LANES == 64
+    for (int l = 0; l < 32; l++) acc[l] += acc[l + 32];
+#endif
     for (int l = 0; l < 16; l++) acc[l] += acc[l + 16];
     for (int l = 0; l < DT_CPU_DLANES; l++) d[l] += (double)(acc[l] + acc[l + 8]);
 }

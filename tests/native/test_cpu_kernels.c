@@ -144,7 +144,8 @@ int main(void) {
     /* every copy of the row kernels (dt_cpu_isa.h) and both store paths: isa, gelu, stream */
     static const char *const configs[][3] = {{"base", "poly", "off"}, {"base", "libm", "on"},
                                              {"v3", "poly", "off"},   {"v3", "poly", "on"},
-                                             {"v3", "libm", "off"}};
+                                             {"v3", "libm", "off"},   {"v4", "poly", "off"},
+                                             {"v4", "poly", "on"},    {"v4", "libm", "off"}};
     for (size_t c = 0; c < sizeof configs / sizeof configs[0]; c++) {
         if (dt_cpu_configure(configs[c][0], configs[c][1], configs[c][2]) != 0) {
             printf("no %s copy on this CPU/build: skipped\n", configs[c][0]);
@@ -184,6 +185,17 @@ int main(void) {
     }
     }
     dt_cpu_pool_use_omp(0);
+    /* an unknown copy is refused (-1) and named; automatic takes the best copy there is */
+    CHECK(dt_cpu_configure("v9", NULL, NULL) == -1 && strstr(dt_cpu_rows_describe(), "v9 unknown"),
+          "DUALTIME_CPU_ISA=v9 must be refused and named: '%s'", dt_cpu_rows_describe());
+    {
+        const char *best = dt_cpu_configure("v4", NULL, NULL) == 0   ? "v4"
+                           : dt_cpu_configure("v3", NULL, NULL) == 0 ? "v3"
+                                                                     : "base";
+        dt_cpu_configure(NULL, NULL, NULL);
+        CHECK(strncmp(dt_cpu_rows_describe(), best, strlen(best)) == 0,
+              "automatic choice '%s', the best copy here is %s", dt_cpu_rows_describe(), best);
+    }
     dt_cpu_configure(NULL, NULL, NULL);
     CHECK(dt_cpu_gemm_select("v9") == -1 && strncmp(dt_cpu_gemm_describe(), "v2", 2) == 0,
           "an unknown gemm variant must be refused and change nothing");
