@@ -28,22 +28,16 @@ static int64_t g_stream_bytes;  /* auto: stream above this many bytes touched pe
 static int g_gemm_v1;           /* DUALTIME_CPU_GEMM=v1 or dt_cpu_gemm_select("v1") */
 static char g_gemm_desc[256];
 
-static int cpu_has_v3(void) {
-#if defined(DT_CPU_HAVE_V3)
+/* 1 when CPUID reports x86-64 level v (3 or 4) and this build has that copy. */
+static int cpu_has(int v) {
     __builtin_cpu_init();
-    return __builtin_cpu_supports("x86-64-v3") != 0;
-#else
-    return 0;
-#endif
-}
-
-static int cpu_has_v4(void) {
 #if defined(DT_CPU_HAVE_V4)
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("x86-64-v4") != 0;
-#else
-    return 0;
+    if (v == 4) return __builtin_cpu_supports("x86-64-v4") != 0;
 #endif
+#if defined(DT_CPU_HAVE_V3)
+    if (v == 3) return __builtin_cpu_supports("x86-64-v3") != 0;
+#endif
+    return 0;
 }
 
 /* The last-level cache of CPU 0 in bytes: sysfs (what lscpu shows; in a VM glibc's
@@ -74,7 +68,7 @@ static int64_t llc_bytes(void) {
  * isa names a copy this CPU or build lacks (the best one it has is chosen: v4 asked on a
  * v3 CPU gets v3) or an unknown one (auto then). */
 static int configure(const char *isa, const char *gelu, const char *stream) {
-    const int v3 = cpu_has_v3(), v4 = v3 && cpu_has_v4();
+    const int v3 = cpu_has(3), v4 = v3 && cpu_has(4);
     const int auto_isa = !isa || !*isa || strcmp(isa, "auto") == 0;
     const int want_base = isa && strcmp(isa, "base") == 0, want_v3 = isa && strcmp(isa, "v3") == 0,
               want_v4 = isa && strcmp(isa, "v4") == 0;
