@@ -90,7 +90,7 @@ warmup-ab|the main workers warm-ups at once (the cuda default since session 6) v
 proc-offsets|issue 12 rerun medians: the same small plan (add, softmax, layernorm at 1x127, 17x257, 128x1024, 1 round) run DT_PROC_RUNS times (default 5), each with fresh worker processes, then the same with --no-pin; scripts/proc_offsets.py: each process held-median offset against run 1 and the spread per implementation x scope (< 4 min)
 inputs-all|issue 16 done: every --inputs distribution but uniform (normal, wide-logits, offset, cancel) for every op in fp32,bf16,fp16 on DT_BACKENDS (default cuda): rows 17x257, 1024x4096, 8x128256, gemm 127x193x61, 1024x1024x1024, 4096x1x4096, 1 round, 3 samples, no device timing; per distribution the cases and the valid ones into the summary, every invalid case named (< 3 min)
 dtypes-full|issue 16 done: the default CUDA matrix with --dtypes fp32,bf16,fp16 (both implementations), cut at DT_DTYPES_S (default 500 s) and resumable: DT_DTYPES_RESUME=a carried dtypes-full.tgz continues it with --resume; the run folder (results.json, no scratch) comes back as dtypes-full.tgz, results.md as dtypes-full.md when complete
-compile-full|issue 18 done: the default CUDA matrix with --dtypes fp32,bf16 --impls torch,native,torch-compile, cut at DT_COMPILE_S (default 500 s) and resumable as dtypes-full (DT_COMPILE_RESUME=a carried compile-full.tgz); compile-full.tgz back, compile-full.md when complete
+compile-full|issue 18 done: the default CUDA matrix with --dtypes fp32,bf16 --impls torch,native,torch-compile, cut at DT_COMPILE_S (default 500 s) and resumable as dtypes-full (DT_COMPILE_RESUME=a carried compile-full.tgz); compile-full.tgz back; when complete compile-full.md, and the misses of scripts/compile_check.py (target 3) and sweep_check.py (targets 1-2) in the summary
 ln-default|issue 16 item 1, session 8: the new bf16/f16 layernorm default (32 elements a thread on the persistent rows) in ONE held run of layernorm at the default CUDA row shapes in fp32,bf16,fp16: torch vs native vs old (worker:env DUALTIME_ROW_LN_PERSIST=0), 5 samples, 1 round; Device control table into the summary, ln-default.md back (< 3 min)
 ncu-ln|issue 16 item 1: ncu --set full (clocks as they are) of native layernorm bf16, rmsnorm bf16 and layernorm f32 at 8192^2, one kernel each after 20 launches; SOL, memory, occupancy, warp-state and launch sections of each into the summary (< 2 min)
 ncu-8192|issue 12: the native held control against ncu gpu__time_duration at 8192^2 for every row and elementwise op (fp32): one device-timed run (native vs a second native), (or the rerun-a of this call, or DT_NCU_REF), then each op under ncu (--clock-control none: the clocks as they are; --cache-control none: steady state like the batch; 10 launches after 20), scripts/ncu_check.py (target within 3%) (< 4 min)
@@ -350,7 +350,12 @@ print("   %s: %d cases in the record, %d valid, complete %s" % (sys.argv[2], len
 step_dtypes-full() { resumable dtypes-full "${DT_DTYPES_S:-500}" "${DT_DTYPES_RESUME:-}" \
   --backends cuda --dtypes fp32,bf16,fp16; }
 step_compile-full() { resumable compile-full "${DT_COMPILE_S:-500}" "${DT_COMPILE_RESUME:-}" \
-  --backends cuda --dtypes fp32,bf16 --impls torch,native,torch-compile; }
+  --backends cuda --dtypes fp32,bf16 --impls torch,native,torch-compile
+  local r="$W/compile-full/results.json"  # complete: target 3 and targets 1-2 into the summary
+  if [ -f "$r" ] && python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["complete"] else 1)' "$r"; then
+    python3 scripts/compile_check.py "$r" 2>&1 | tail -1 | tee -a "$S"
+    python3 scripts/sweep_check.py "$r" 2>&1 | tail -2 | tee -a "$S"
+  fi; return 0; }
 # ncu-8192: ncu profiles the native workers of a small run (all processes, only the op's
 # kernel); its clock control off, so the kernels run at the clocks dualtime measured at.
 # --cache-control none: the held control batch is back to back, so each kernel there also
