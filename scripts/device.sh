@@ -110,6 +110,7 @@ ab19b|issue 18 session 10, second few-rows A/B: ONE held run of torch vs native 
 ab19c|issue 18 session 10, split-K: ONE held run of FP32 torch vs native (v2 split-K over a cluster where the tiles leave SMs idle) vs nosplit (DUALTIME_GEMM_V2_SPLITK=1) at 4096x64x4096, 1024x1024x1024, 4096x128x4096, 2048x64x8192, 1024x64x2048, 200x70x3000; then bf16 torch vs native vs wgsk2 (DUALTIME_GEMM_SPLITK=2, wg1 split-K pairs) at 4096x64x4096, 4096x128x4096, 2048x64x8192; the p50s of each case into the summary (~2 min)
 ab19d|issue 18 session 10, sum rows that are not whole 16-byte vectors at 64 elements a thread: ONE held run of torch vs native vs e16 (DUALTIME_ROW_ELEMS=16, the version before) at 6000x6001, 300x100277, 1024x4096, then with --input-views at 4096x4096, 300x30000, fp32,bf16; the p50s of each case into the summary (~40 s)
 ab20|issue 18 session 11, elementwise at L2-resident mid sizes: ONE held run of add, gelu_add torch vs native (4 blocks an SM before items shrink) vs w8 / w16 (DUALTIME_ELEM_WAVES=8 / 16) at 7 shapes of 3-50 MB, fp32 and bf16
+ab21|issue 18, prepared in session 11: the staged rows that lose (rmsnorm 2048x128256 slower than eager, softmax vocabulary rows at 70-74% of copy): ONE held run of rmsnorm, layernorm, softmax at 2048x128256, 256x151936, 4096x50257 (fp32, bf16): torch vs native vs kb56 vs stream (the two-read stream) vs s0 (first pass), then ncu of rmsnorm f32 2048x128256
 gemv-narrow|session 7: bf16/f16 thin gemm on gemv (FP32 accumulation): GPU-test FP64 oracle of every output at 4096x1x4096, 1x4096x4096, 1000x1x1000, 1x1000x1000, 4097x1x4095, 1x4095x4097, 8x1x65544 (+ views; tc1 host-clock rows at the 4096 shapes), then ONE held device run of torch vs native (gemv) vs before (worker:env DUALTIME_GEMM_GEMV_NARROW=0: tc1 at N=1, wg3 at M=1) at 4096x1x4096, 1x4096x4096, 1000x1x1000 in bf16,fp16; Device control table into the summary (< 60 s)'
 # name|its steps
 GROUP_LIST='all|gpu-tests timing-gpu views memcheck racecheck bench
@@ -506,6 +507,19 @@ step_ab20() { local NW="$PWD/$B/dualtime-native-worker"
     --row-shapes 1024x4096,2048x2048,512x8192,1536x4096,777x3333,3000x2000,256x4096 \
     --impls "torch,native,w8=worker:env DUALTIME_ELEM_WAVES=8 $NW,w16=worker:env DUALTIME_ELEM_WAVES=16 $NW" &&
     cases_p50 "$W/ab20/results.json"; return 0; }
+# ab21 (prepared in session 11, not run): the rows where the staged row loses to torch
+# eager or to the copy floor (rmsnorm 2048x128256 f32 948 vs 788 us, softmax vocabulary
+# rows at 70-74%): ONE held run of torch vs native (staged) vs kb56 (DUALTIME_ROW_SMEM_KB=56:
+# bf16 a cluster of 8 x 128 threads at 32 KB, f32 the two-read path) vs stream
+# (DUALTIME_ROW_L2=1 DUALTIME_ROW_L2_MB=256: the vectorized two-read stream wherever the row
+# would be staged) vs s0 (DUALTIME_ROW_SMEM=0: the first pass), then ncu of native rmsnorm
+# f32 at 2048x128256
+step_ab21() { local NW="$PWD/$B/dualtime-native-worker"
+  dt_run_kept ab21 300 "${sweep_flags[@]}" --operations rmsnorm,layernorm,softmax \
+    --row-shapes 2048x128256,256x151936,4096x50257 \
+    --impls "torch,native,kb56=worker:env DUALTIME_ROW_SMEM_KB=56 $NW,stream=worker:env DUALTIME_ROW_L2=1 DUALTIME_ROW_L2_MB=256 $NW,s0=worker:env DUALTIME_ROW_SMEM=0 $NW" &&
+    cases_p50 "$W/ab21/results.json"
+  ncu_one ncu-rows-rmsnorm-fp32-2048x128256 rmsnorm fp32 2048x128256 --cache-control none; return 0; }
 # cases_p50 RESULTS: each case's held control p50 (us) of every implementation, one line a case
 cases_p50() { python3 - "$1" <<'PY' | tee -a "$S"
 import json, sys
