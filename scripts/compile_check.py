@@ -14,15 +14,9 @@ whichever is looser. Rows only for those shapes unless --all. The ratio is the q
 of the two paired ratios to torch in the same run (each median over pairs of one
 (round, index)), so both share torch as the drift control; the p50s are shown too.
 Exit 0 when no targeted case misses, 1 when one does (or is invalid), 2 on bad arguments."""
-import gzip
-import json
 import sys
 
-
-def load(path):
-    op = gzip.open if path.endswith(".gz") else open
-    with op(path, "rt") as f:
-        return json.load(f)
+from sweep_check import fmt, load  # the same record reader and number format
 
 
 def target(case):
@@ -35,9 +29,6 @@ def target(case):
         return 0.6, 95.0
     return None
 
-
-def fmt(x, spec):
-    return format(x, spec) if isinstance(x, (int, float)) else "—"
 
 
 def main(argv):
@@ -64,7 +55,6 @@ def main(argv):
         print(__doc__.strip().splitlines()[2].strip(), file=sys.stderr)
         return 2
     run = load(paths[0])
-    impls = [im.get("id") for im in run.get("implementations") or []] or None
     misses, n_t = [], 0
     print("| case | dtype | torch µs | %s µs | %s µs | %s / %s | %s %% floor | target | met |"
           % (cand, comp, cand, comp, cand))
@@ -83,7 +73,7 @@ def main(argv):
         d = c.get("derived") or {}
         sc = (d.get("scopes") or {}).get("control_batch") or {}
         if comp not in sc or cand not in sc:
-            have = impls or sorted(k for k in sc if k not in ("noise", "vs_baseline"))
+            have = sorted(c.get("impl") or {})
             print("compile_check: %s has no control_batch of %s and %s (implementations: %s)"
                   % (c["id"], cand, comp, ", ".join(have)), file=sys.stderr)
             return 2

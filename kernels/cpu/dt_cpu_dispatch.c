@@ -28,6 +28,17 @@ static int64_t g_stream_bytes;  /* auto: stream above this many bytes touched pe
 static int g_gemm_v1;           /* DUALTIME_CPU_GEMM=v1 or dt_cpu_gemm_select("v1") */
 static char g_gemm_desc[256];
 
+/* This build's copy of x86-64 level v (0: the baseline, 3, 4), or NULL. */
+static const dt_cpu_row_kernels *copy_of(int v) {
+#if defined(DT_CPU_HAVE_V4)
+    if (v == 4) return &dt_cpu_rows_v4;
+#endif
+#if defined(DT_CPU_HAVE_V3)
+    if (v == 3) return &dt_cpu_rows_v3;
+#endif
+    return v == 0 ? &dt_cpu_rows_base : NULL;
+}
+
 /* 1 when CPUID reports x86-64 level v (3 or 4) and this build has that copy. */
 static int cpu_has(int v) {
     __builtin_cpu_init();
@@ -68,57 +79,27 @@ static int64_t llc_bytes(void) {
  * isa names a copy this CPU or build lacks (the best one it has is chosen: v4 asked on a
  * v3 CPU gets v3) or an unknown one (auto then). */
 static int configure(const char *isa, const char *gelu, const char *stream) {
-    const int v3 = cpu_has(3), v4 = v3 && cpu_has(4);
-    const int auto_isa = !isa || !*isa || strcmp(isa, "auto") == 0;
-    const int want_base = isa && strcmp(isa, "base") == 0, want_v3 = isa && strcmp(isa, "v3") == 0,
-              want_v4 = isa && strcmp(isa, "v4") == 0;
-    const int known = auto_isa || want_base || want_v3 || want_v4;
-    const dt_cpu_row_kernels *t = &dt_cpu_rows_base;
-    static char why_buf[128];
-    const char *why;
-    int refused = 0;
-    if (!known) {
-        snprintf(why_buf, sizeof why_buf, "DUALTIME_CPU_ISA=%.40s unknown (base, v3, v4, auto)", isa);
-        why = why_buf;
-        refused = 1;
-    } else if (want_base) {
-        why = "DUALTIME_CPU_ISA=base";
-    } else if (want_v4 && !v4) {
-        why = !v3 ? "DUALTIME_CPU_ISA=v4 refused: CPUID has no x86-64-v4"
-                  :
-#if defined(DT_CPU_HAVE_V4)
-                  "DUALTIME_CPU_ISA=v4 refused: CPUID has no x86-64-v4 (v3 chosen)";
-#else
-                  "DUALTIME_CPU_ISA=v4 refused: built without an x86-64-v4 copy (v3 chosen)";
-#endif
-        refused = 1;
-    } else if (want_v3 && !v3) {
-#if defined(DT_CPU_HAVE_V3)
-        why = "DUALTIME_CPU_ISA=v3 refused: CPUID has no x86-64-v3";
-#else
-        why = "DUALTIME_CPU_ISA=v3 refused: built without an x86-64-v3 copy";
-#endif
-        refused = 1;
-    } else if (auto_isa) {
-        why = v4 ? "CPUID: x86-64-v4" : v3 ? "CPUID: x86-64-v3" :
-#if defined(DT_CPU_HAVE_V3)
-                                           "CPUID: no x86-64-v3";
-#else
-                                           "built without an x86-64-v3 copy";
-#endif
-    } else {
-        why = want_v4 ? "DUALTIME_CPU_ISA=v4" : "DUALTIME_CPU_ISA=v3";
-    }
-    /* the copy: the one asked for or, refused or automatic, the best CPUID allows */
-    const int take_v4 = !want_base && !want_v3 && v4, take_v3 = !want_base && v3 && !take_v4;
-#if defined(DT_CPU_HAVE_V4)
-    if (take_v4) t = &dt_cpu_rows_v4;
-#endif
-#if defined(DT_CPU_HAVE_V3)
-    if (take_v3) t = &dt_cpu_rows_v3;
-#endif
-    (void)take_v4;
-    (void)take_v3;
+    /* levels: 0 base, 3, 4; want -1 automatic, -2 an unknown name */
+    const int best = cpu_has(3) ? (cpu_has(4) ? 4 : 3) : 0;
+    int want = -1;
+    if (isa && *isa && strcmp(isa, "auto") != 0)
+        want = strcmp(isa, "base") == 0 ? 0 : strcmp(isa, "v3") == 0 ? 3 : strcmp(isa, "v4") == 0 ? 4 : -2;
+    const int level = want >= 0 && want <= best ? want : best;
+    const dt_cpu_row_kernels *t = copy_of(level);
+    char why[128];
+    if (want == -2)
+        snprintf(why, sizeof why, "DUALTIME_CPU_ISA=%.40s unknown (base, v3, v4, auto)", isa);
+    else if (want > best)
+        snprintf(why, sizeof why, "DUALTIME_CPU_ISA=v%d refused: %s x86-64-v%d%s%s", want,
+                 copy_of(want) ? "CPUID has no" : "built without an", want,
+                 copy_of(want) ? "" : " copy", best ? " (v3 chosen)" : "");
+    else if (want >= 0)
+        snprintf(why, sizeof why, "DUALTIME_CPU_ISA=%s", isa);
+    else
+        snprintf(why, sizeof why, "%s", best == 4 ? "CPUID: x86-64-v4"
+                                        : best == 3 ? "CPUID: x86-64-v3"
+                                        : copy_of(3) ? "CPUID: no x86-64-v3"
+                                                     : "built without an x86-64-v3 copy");
     g_gelu_libm = gelu && strcmp(gelu, "libm") == 0;
     g_stream_mode = stream && strcmp(stream, "on") == 0 ? 1 : stream && strcmp(stream, "off") == 0 ? 2 : 0;
     g_stream_bytes = llc_bytes() / 2;
@@ -132,7 +113,7 @@ static int configure(const char *isa, const char *gelu, const char *stream) {
     snprintf(g_desc, sizeof g_desc, "%s, %s; %s; threads: %s", t->isa, why, st,
              dt_cpu_pool_use_omp(-1) ? "OpenMP regions (DUALTIME_CPU_POOL=omp)" : "own pool");
     g_rows = t;
-    return refused ? -1 : 0;
+    return want == -2 || want > best ? -1 : 0;
 }
 
 static void configure_from_env(void) {

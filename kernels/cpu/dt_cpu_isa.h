@@ -5,9 +5,10 @@
  * three times by workers/native/CMakeLists.txt: with DT_CPU_ISA=base (no -march: SSE2, the
  * x86-64 baseline), where the compiler takes -march=x86-64-v3 with DT_CPU_ISA=v3 (AVX2 +
  * FMA + F16C, 8-float vectors), and where it takes -march=x86-64-v4 with DT_CPU_ISA=v4
- * (AVX-512, 16-float vectors; DT_CPU_ISA_V3 is set there too: v3's intrinsics paths). Every function they define is named through
- * DT_CPU_KFN, so both copies link into one library: dt_cpu_add_base, dt_cpu_add_v3, and
- * each copy fills one table (dt_cpu_rows_base / dt_cpu_rows_v3). dt_cpu_dispatch.c
+ * (AVX-512, 16-float vectors; DT_CPU_ISA_V3 is set there too: v3's intrinsics paths).
+ * Every function they define is named through DT_CPU_KFN, so all copies link into one
+ * library: dt_cpu_add_base, dt_cpu_add_v3, dt_cpu_add_v4, and each copy fills one table
+ * (dt_cpu_rows_base / _v3 / _v4). dt_cpu_dispatch.c
  * (compiled once, baseline) picks the table from CPUID at the first call, or from
  * DUALTIME_CPU_ISA (docs/perf.md, CPU section), and the public dt_cpu_* entry points of
  * dt_cpu_kernels.h call through it, so the binary runs on any x86-64 machine.

@@ -654,9 +654,9 @@ static void apply_backend_defaults(run_settings *a, const char *backend) {
 static void resume_defaults(run_settings *a, const dt_settings *was) {
     if (a->device_timing < 0 && (was->device_timing == 0 || was->device_timing == 1))
         a->device_timing = was->device_timing;
-    if (a->rounds < 0 && was->rounds != DT_NULL_I64 && was->rounds > 0) a->rounds = was->rounds;
-    if (a->samples < 0 && was->samples != DT_NULL_I64 && was->samples > 0)
-        a->samples = was->samples;
+    /* absent: DT_NULL_I64 / NAN, which no comparison below takes */
+    if (a->rounds < 0 && was->rounds > 0) a->rounds = was->rounds;
+    if (a->samples < 0 && was->samples > 0) a->samples = was->samples;
     if (a->sample_ms < 0 && was->sample_ms > 0) a->sample_ms = was->sample_ms;
     if (a->warmup_ms < 0 && was->warmup_ms >= 0) a->warmup_ms = was->warmup_ms;
 }
