@@ -111,6 +111,7 @@ ab19c|issue 18 session 10, split-K: ONE held run of FP32 torch vs native (v2 spl
 ab19d|issue 18 session 10, sum rows that are not whole 16-byte vectors at 64 elements a thread: ONE held run of torch vs native vs e16 (DUALTIME_ROW_ELEMS=16, the version before) at 6000x6001, 300x100277, 1024x4096, then with --input-views at 4096x4096, 300x30000, fp32,bf16; the p50s of each case into the summary (~40 s)
 ab20|issue 18 session 11, elementwise at L2-resident mid sizes: ONE held run of add, gelu_add torch vs native (4 blocks an SM before items shrink) vs w8 / w16 (DUALTIME_ELEM_WAVES=8 / 16) at 7 shapes of 3-50 MB, fp32 and bf16
 ab21|issue 18, prepared in session 11: the staged rows that lose (rmsnorm 2048x128256 slower than eager, softmax vocabulary rows at 70-74% of copy): ONE held run of rmsnorm, layernorm, softmax at 2048x128256, 256x151936, 4096x50257 (fp32, bf16): torch vs native vs kb56 vs stream (the two-read stream) vs s0 (first pass), then ncu of rmsnorm f32 2048x128256
+ab22|issue 18 session 12, the staged rmsnorm / layernorm store pass with gamma (beta) loaded 4 chunks ahead: GPU-test FP64 oracle of rmsnorm, layernorm at the long shapes (f32, bf16, f16), then ONE held run of torch vs native (store-ahead 4) vs a1 (DUALTIME_ROW_STORE_AHEAD=1, the version before) vs a8 at 2048x128256, 256x151936, 4096x50257, 1024x32000 (fp32, bf16), the p50s of each case into the summary
 gemv-narrow|session 7: bf16/f16 thin gemm on gemv (FP32 accumulation): GPU-test FP64 oracle of every output at 4096x1x4096, 1x4096x4096, 1000x1x1000, 1x1000x1000, 4097x1x4095, 1x4095x4097, 8x1x65544 (+ views; tc1 host-clock rows at the 4096 shapes), then ONE held device run of torch vs native (gemv) vs before (worker:env DUALTIME_GEMM_GEMV_NARROW=0: tc1 at N=1, wg3 at M=1) at 4096x1x4096, 1x4096x4096, 1000x1x1000 in bf16,fp16; Device control table into the summary (< 60 s)'
 # name|its steps
 GROUP_LIST='all|gpu-tests timing-gpu views memcheck racecheck bench
@@ -520,6 +521,15 @@ step_ab21() { local NW="$PWD/$B/dualtime-native-worker"
     --impls "torch,native,kb56=worker:env DUALTIME_ROW_SMEM_KB=56 $NW,stream=worker:env DUALTIME_ROW_L2=1 DUALTIME_ROW_L2_MB=256 $NW,s0=worker:env DUALTIME_ROW_SMEM=0 $NW" &&
     cases_p50 "$W/ab21/results.json"
   ncu_one ncu-rows-rmsnorm-fp32-2048x128256 rmsnorm fp32 2048x128256 --cache-control none; return 0; }
+# ab22 (session 12): the staged store pass with its parameter loads issued ahead; the
+# long-shape GPU oracle first (the new path in every dtype), then the A/B
+step_ab22() { local NW="$PWD/$B/dualtime-native-worker"
+  run ab22-oracle 300 3 env DUALTIME_GPU_TEST_SHAPES=long DUALTIME_GPU_TEST_OPS=rmsnorm,layernorm \
+    "${CUDA_TEST[@]}"; fails ab22-oracle
+  dt_run_kept ab22 300 "${sweep_flags[@]}" --operations rmsnorm,layernorm \
+    --row-shapes 2048x128256,256x151936,4096x50257,1024x32000 \
+    --impls "torch,native,a1=worker:env DUALTIME_ROW_STORE_AHEAD=1 $NW,a8=worker:env DUALTIME_ROW_STORE_AHEAD=8 $NW" &&
+    cases_p50 "$W/ab22/results.json"; return 0; }
 # cases_p50 RESULTS: each case's held control p50 (us) of every implementation, one line a case
 cases_p50() { python3 - "$1" <<'PY' | tee -a "$S"
 import json, sys

@@ -832,6 +832,18 @@ __device__ __forceinline__ void dt_srow_add(const dt_srow &r, int c0, bool full,
         }
     }
 }
+// A 16-byte chunk (float4 f32, uint4 of 8 bf16/f16) to / from its VEC floats.
+#if VEC == 8
+__device__ __forceinline__ void dt_chunk_floats(const uint4 &t, float (&f)[VEC]) { dt_unpack8(t, f); }
+__device__ __forceinline__ uint4 dt_floats_chunk(const float (&f)[VEC]) { return dt_pack8(f); }
+#elif VEC == 4 && DT_ELEM == 0
+__device__ __forceinline__ void dt_chunk_floats(const float4 &t, float (&f)[VEC]) {
+    f[0] = t.x; f[1] = t.y; f[2] = t.z; f[3] = t.w;
+}
+__device__ __forceinline__ float4 dt_floats_chunk(const float (&f)[VEC]) {
+    return make_float4(f[0], f[1], f[2], f[3]);
+}
+#endif
 // VEC elements of a contiguous parameter vector (gamma, beta; 16-byte aligned base)
 // from column c0 on: one 16-byte load when the chunk is full and c0 % VEC == 0, else
 // per element (columns outside [0, nl) get 0).
@@ -876,13 +888,16 @@ __device__ __forceinline__ void dt_out_chunk(dt_t *__restrict__ q, dt_t *g, int 
 // the first and last element by element. When q's chunk offset equals the staged
 // row's (same alignment) the staged chunk is read as one vector, else element by
 // element (columns outside [0, nl) are then never read).
+// k0: this thread's first output chunk (threadIdx.x; dt_srow_store_params passes the
+// chunk its loaded-ahead loop stopped at).
 template <class F>
-__device__ __forceinline__ void dt_srow_store(const dt_srow &r, dt_t *__restrict__ q, int nl, F f) {
+__device__ __forceinline__ void dt_srow_store(const dt_srow &r, dt_t *__restrict__ q, int nl, F f,
+                                              int k0) {
     const unsigned long long a = (unsigned long long)q;
     const int hq = (int)((a & 15ull) / sizeof(dt_t));
     const int nq = (hq + nl + VEC - 1) / VEC;
     dt_t *g = (dt_t *)(a & ~15ull);
-    for (int k = (int)threadIdx.x; k < nq; k += BLOCK) {
+    for (int k = k0; k < nq; k += BLOCK) {
         const int c0 = k * VEC - hq;
         const bool full = c0 >= 0 && c0 + VEC <= nl;
         float x[VEC];
@@ -898,6 +913,79 @@ __device__ __forceinline__ void dt_srow_store(const dt_srow &r, dt_t *__restrict
         f(x, c0, full);
         dt_out_chunk(q, g, k, c0, full, nl, x);
     }
+}
+template <class F>
+__device__ __forceinline__ void dt_srow_store(const dt_srow &r, dt_t *__restrict__ q, int nl, F f) {
+    dt_srow_store(r, q, nl, f, (int)threadIdx.x);
+}
+// The store pass of an op with NP (1, 2) parameter vectors pa, pb (gamma, beta; 16-byte
+// aligned at column 0 of the part): f(x, g, b) turns the VEC staged values x into
+// outputs in place, g and b the parameters of the same columns (b unset when NP is 1).
+// Where the output row part and the staged row both start a 16-byte chunk (r.h == 0,
+// q aligned: contiguous rows of N % VEC == 0, most views of aligned strides), chunks
+// 0 .. nl/VEC - 1 are whole and chunk k of q, of the row and of each parameter vector
+// hold the same columns: DT_STORE_AHEAD chunks a thread go as one group, first every
+// 16-byte load (the parameters from L2, the row from shared memory), then the math and
+// the stores, so a thread has DT_STORE_AHEAD x NP parameter loads in flight where
+// the per-chunk loop (dt_srow_store) waits for each (docs/perf.md "store pass loaded
+// ahead"). The rest (the last partial chunk, misaligned rows and views, and every
+// chunk with DT_STORE_AHEAD 1) goes through dt_srow_store, parameters by dt_param_chunk.
+#ifndef DT_STORE_AHEAD
+#define DT_STORE_AHEAD 4
+#endif
+#if DT_STORE_AHEAD < 1 || DT_STORE_AHEAD > 8
+#error "DT_STORE_AHEAD must be 1..8"
+#endif
+template <int NP, class F>
+__device__ __forceinline__ void dt_srow_store_params(const dt_srow &r, dt_t *__restrict__ q, int nl,
+                                                     const dt_t *__restrict__ pa,
+                                                     const dt_t *__restrict__ pb, F f) {
+    static_assert(NP == 1 || NP == 2, "one or two parameter vectors");
+    int k = (int)threadIdx.x;
+#if DT_STORE_AHEAD > 1
+    if (r.h == 0 && ((unsigned long long)q & 15ull) == 0) {
+#if VEC == 8
+        typedef uint4 chunk_t;
+#else
+        typedef float4 chunk_t;
+#endif
+        const chunk_t *xs = reinterpret_cast<const chunk_t *>(r.buf);
+        const chunk_t *ga = reinterpret_cast<const chunk_t *>(pa);
+        const chunk_t *gb = reinterpret_cast<const chunk_t *>(pb);
+        chunk_t *qo = reinterpret_cast<chunk_t *>(q);
+        const int nfull = nl / VEC;
+        for (; k + (DT_STORE_AHEAD - 1) * BLOCK < nfull; k += DT_STORE_AHEAD * BLOCK) {
+            chunk_t tx[DT_STORE_AHEAD], tg[DT_STORE_AHEAD], tb[DT_STORE_AHEAD];
+#pragma unroll
+            for (int u = 0; u < DT_STORE_AHEAD; u++) {
+#if defined(DT_HOST_EMU) && defined(DT_EMU_PLANT_AHEAD_INDEX) /* tests/cuda/emu's plant */
+                const int kp = k; /* every chunk of the group given the first one's parameters */
+#else
+                const int kp = k + u * BLOCK;
+#endif
+                tg[u] = __ldg(ga + kp);
+                if constexpr (NP > 1) tb[u] = __ldg(gb + kp);
+            }
+#pragma unroll
+            for (int u = 0; u < DT_STORE_AHEAD; u++) tx[u] = xs[k + u * BLOCK];
+#pragma unroll
+            for (int u = 0; u < DT_STORE_AHEAD; u++) {
+                float x[VEC], g[VEC], b[VEC];
+                dt_chunk_floats(tx[u], x);
+                dt_chunk_floats(tg[u], g);
+                if constexpr (NP > 1) dt_chunk_floats(tb[u], b);
+                f(x, g, b);
+                qo[k + u * BLOCK] = dt_floats_chunk(x);
+            }
+        }
+    }
+#endif
+    dt_srow_store(r, q, nl, [&](float (&x)[VEC], int c0, bool full) {
+        float g[VEC], b[VEC];
+        dt_param_chunk(pa, c0, full, nl, g);
+        if constexpr (NP > 1) dt_param_chunk(pb, c0, full, nl, b);
+        f(x, g, b);
+    }, k);
 }
 #if ROWL2 || CESTREAM
 // ---- a row streamed from global memory in 16-byte chunks (ROWL2, CESTREAM) --------

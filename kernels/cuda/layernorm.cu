@@ -212,10 +212,8 @@ DT_KNAME(dt_layernorm)(const dt_t *__restrict__ a, const dt_t *__restrict__ gamm
             }
         }
         const float r = 1.0f / sqrtf(dt_row_sum<1>(d2, par) / (float)N + DT_EPS);
-        dt_srow_store(sr, out + (long long)row_ * LDO + dt_cbase(), nl, [&](float (&x)[VEC], int c0, bool full) {
-            float g[VEC], b[VEC];
-            dt_param_chunk(gamma, c0, full, nl, g);
-            dt_param_chunk(beta, c0, full, nl, b);
+        dt_srow_store_params<2>(sr, out + (long long)row_ * LDO + dt_cbase(), nl, gamma, beta,
+                                [&](float (&x)[VEC], const float (&g)[VEC], const float (&b)[VEC]) {
 #pragma unroll
             for (int e = 0; e < VEC; e++) x[e] = fmaf((x[e] - mean) * r, g[e], b[e]);
         });

@@ -47,9 +47,8 @@ DT_KNAME(dt_rmsnorm)(const dt_t *__restrict__ a, const dt_t *__restrict__ gamma,
         }
         ss = dt_row_sum(ss, par);
         const float r = 1.0f / sqrtf(ss / (float)N + DT_EPS);
-        dt_srow_store(sr, out + (long long)row_ * LDO + dt_cbase(), nl, [&](float (&x)[VEC], int c0, bool full) {
-            float g[VEC];
-            dt_param_chunk(gamma, c0, full, nl, g);
+        dt_srow_store_params<1>(sr, out + (long long)row_ * LDO + dt_cbase(), nl, gamma, gamma,
+                                [&](float (&x)[VEC], const float (&g)[VEC], const float (&)[VEC]) {
 #pragma unroll
             for (int e = 0; e < VEC; e++) x[e] = x[e] * r * g[e];
         });

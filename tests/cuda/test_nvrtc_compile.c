@@ -793,6 +793,57 @@ static void ce_stream_cases(const char *hdr) {
                        (const char *const[]){"2", "-1", "yes", "1x", NULL});
 }
 
+/* The staged rmsnorm / layernorm store pass with its parameter loads issued ahead
+ * (DUALTIME_ROW_STORE_AHEAD, DT_STORE_AHEAD, session 12): the default 4 wherever those ops
+ * take the staged row (vocabulary rows in f32, bf16 and f16, a view, an odd width, the
+ * pipelined variant), said in the summary and the options; =1 (the version before)
+ * and =8 compile; no other op or path gets it (softmax staged, the in-register 8192^2,
+ * the two-pass ROWL2); 0, 9 and junk are refused naming the knob. */
+static void store_ahead_cases(const char *hdr) {
+    static const struct { dt_op op; int64_t m, n; int views; } sh[] = {
+        {DT_OP_RMSNORM, 2048, 128256, 0}, {DT_OP_LAYERNORM, 2048, 128256, 0},
+        {DT_OP_RMSNORM, 4096, 50257, 0},  {DT_OP_LAYERNORM, 8191, 8193, 1},
+        {DT_OP_RMSNORM, 256, 151936, 0},
+    };
+    static const dt_dtype dts[] = {DT_F32, DT_BF16, DT_F16};
+    static const char *vals[] = {NULL, "1", "8"};
+    for (size_t v = 0; v < sizeof vals / sizeof vals[0]; v++) {
+        char want[32], opt[32];
+        snprintf(want, sizeof want, " store-ahead=%s", vals[v] ? vals[v] : "4");
+        snprintf(opt, sizeof opt, "-DDT_STORE_AHEAD=%s", vals[v] ? vals[v] : "4");
+        if (vals[v])
+            setenv("DUALTIME_ROW_STORE_AHEAD", vals[v], 1);
+        else
+            unsetenv("DUALTIME_ROW_STORE_AHEAD");
+        g_expect = want;
+        for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++)
+            for (size_t t = 0; t < sizeof dts / sizeof dts[0]; t++) {
+                compile_typed(sh[i].op, sh[i].m, sh[i].n, 0, sh[i].views, "sm_90", hdr, dts[t]);
+                CHECK(has_opt(&g_last, opt) && has_opt(&g_last, "-DSMEMROW=1"),
+                      "store-ahead %s: %s", opt, g_last.summary);
+            }
+    }
+    unsetenv("DUALTIME_ROW_STORE_AHEAD");
+    setenv("DUALTIME_ROW_PIPE", "1", 1);
+    g_expect = " store-ahead=4";
+    compile_typed(DT_OP_LAYERNORM, 2048, 128256, 0, 0, "sm_90", hdr, DT_F32);
+    CHECK(has_opt(&g_last, "-DSMEMPIPE=1"), "pipelined: %s", g_last.summary);
+    unsetenv("DUALTIME_ROW_PIPE");
+    g_expect = "store-ahead";
+    g_expect_absent = 1;
+    compile_typed(DT_OP_SOFTMAX, 2048, 128256, 0, 0, "sm_90", hdr, DT_F32);
+    CHECK(has_opt(&g_last, "-DSMEMROW=1"), "softmax staged: %s", g_last.summary);
+    compile_typed(DT_OP_RMSNORM, 8192, 8192, 0, 0, "sm_90", hdr, DT_F32);
+    setenv("DUALTIME_ROW_L2", "1", 1);
+    compile_typed(DT_OP_RMSNORM, 4096, 50257, 0, 0, "sm_90", hdr, DT_F32);
+    CHECK(has_opt(&g_last, "-DROWL2=1"), "ROWL2: %s", g_last.summary);
+    unsetenv("DUALTIME_ROW_L2");
+    g_expect = NULL;
+    g_expect_absent = 0;
+    static const char *const badv[] = {"0", "9", "4x", NULL};
+    check_refused_each(DT_OP_RMSNORM, 2048, 128256, "DUALTIME_ROW_STORE_AHEAD", badv);
+}
+
 /* The L2-resident two-pass row (DUALTIME_ROW_L2=1, ROWL2) of softmax, rmsnorm and
  * layernorm: off by default (the staged row); with it, wherever the staged row would be
  * taken and SMs x blocks an SM x the row's chunk bytes fit the L2 budget (32 MB, or
@@ -1038,6 +1089,7 @@ static void long_row_cases(const char *hdr) {
     unsetenv("DUALTIME_CE_STREAM");
     ce_stream_cases(hdr);
     row_l2_cases(hdr);
+    store_ahead_cases(hdr);
     ln_one_cases(hdr);
     ln_persist_cases(hdr);
     /* narrow softmax / cross_entropy: ex2.approx; f32 keeps expf */

@@ -743,6 +743,14 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
                             two-pass row (ROWL2), opt-in, unmeasured; its L2 budget */
     if (kst == DT_OK) kst = dt_cuda_plan_int_knob("DUALTIME_ROW_L2", 0, 1, 0, &row_l2, err);
     if (kst == DT_OK) kst = dt_cuda_plan_int_knob("DUALTIME_ROW_L2_MB", 4, 256, 0, &row_l2_mb, err);
+    int store_ahead = 4; /* DUALTIME_ROW_STORE_AHEAD: the staged rmsnorm / layernorm store
+                            pass's chunks a thread with their gamma (beta) loads issued
+                            together (DT_STORE_AHEAD, dt_srow_store_params); 1: one chunk at
+                            a time, the version before. H200, one held run: rmsnorm
+                            2048x128256 f32 948.8 -> 733.9 us (torch 785.1), bf16 459 ->
+                            355.4 (407.5); never slower (session 12; docs/perf.md "store
+                            pass loaded ahead measured") */
+    if (kst == DT_OK) kst = dt_cuda_plan_int_knob("DUALTIME_ROW_STORE_AHEAD", 1, 8, 0, &store_ahead, err);
     if (kst != DT_OK) return kst;
     /* bf16/f16 layernorm (session 8, the default): 32 elements a thread on the persistent
      * prefetching rows (DT_LN_PERSIST=1) wherever the plan gives those rows (aligned rows
@@ -859,6 +867,10 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
             inreg = 0;
             snprintf(p->opts[vec_opt], DT_CUDA_OPT_LEN, "-DVEC=%d", vw);
             dt_cuda_plan_add_opt(p, ce_stream ? "-DCESTREAM=1" : smem_rows == 4 ? "-DROWL2=1" : "-DSMEMROW=1");
+            if (smem_rows == 1 && (L->op == DT_OP_RMSNORM || L->op == DT_OP_LAYERNORM))
+                dt_cuda_plan_add_opt(p, "-DDT_STORE_AHEAD=%d", store_ahead);
+            else
+                store_ahead = 0; /* not a staged store pass with parameters */
             if (smem_pipe && L->op != DT_OP_RESIDUAL_LAYERNORM) {
                 dt_cuda_plan_add_opt(p, "-DSMEMPIPE=1");
                 smem_rows = 2;
@@ -931,9 +943,11 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
                  ln_persist == 2 ? " gamma-beta-in-registers" : "");
     }
     if (smem_rows == 1 || smem_rows == 2) snprintf(smbuf, sizeof smbuf, " smem=%u", p->shared_bytes);
+    char sabuf[24] = "";
+    if (smem_rows && store_ahead) snprintf(sabuf, sizeof sabuf, " store-ahead=%d", store_ahead);
     if (smem_rows == 4) snprintf(smbuf, sizeof smbuf, " blocks/sm=%d smem-reserved=%u", l2_bps, p->shared_bytes);
     snprintf(p->summary, sizeof p->summary,
-             "%s %s grid=%u block=%d vec=%d %s%s%s%s%s", p->kernel_name,
+             "%s %s grid=%u block=%d vec=%d %s%s%s%s%s%s", p->kernel_name,
              tpr == 32 ? "warp-per-row" : "block-per-row", p->grid[0], block,
              smem_rows || rowhead ? vw : vec,
              acc_f16              ? "PLANTED-FAULT fp16-accumulation"
@@ -945,7 +959,7 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
              : smem_rows          ? "row-staged-in-smem cp.async single-read"
              : inreg            ? "row-in-registers single-pass"
                                 : "multi-pass-over-global",
-             smbuf, clbuf, fastexp ? " fastexp" : "", lnbuf);
+             smbuf, clbuf, fastexp ? " fastexp" : "", lnbuf, sabuf);
     return DT_OK;
 }
 

@@ -58,6 +58,10 @@
 # the prefetched next row taken as this row's before its store (PLANT 7,
 # DT_EMU_PLANT_PERSIST_CLOBBER) and M / G rows a block, the M % G tail skipped (PLANT 8,
 # DT_EMU_PLANT_PERSIST_TAIL).
+# The store pass of rmsnorm and layernorm with gamma / beta loaded DT_STORE_AHEAD chunks
+# ahead (dt_srow_store_params; aligned rows take it: N 4096, 128256, the cluster parts)
+# runs in the cases above; its planted fault (PLANT 9, DT_EMU_PLANT_AHEAD_INDEX: every
+# chunk of a group given the first one's parameters; ops 1-2) must fail.
 # Needs g++ >= 12 (C++20 <barrier>, _Float16).
 # Usage: bash tests/cuda/emu/run_emu.sh   (exit 0: all passed)
 #   DT_EMU_OPS="0 2" picks ops; DT_EMU_ONLY=pipe runs only the SMEMPIPE cases and the plants,
@@ -74,7 +78,8 @@ ops=(softmax rmsnorm layernorm cross_entropy residual_layernorm)
 cases=("5 8193 8196 1 128 1 0" "6 8193 8193 0 128 1 0" "3 1027 1030 1 128 1 0" "4 1025 1025 0 256 1 0"
        "3 50257 50257 0 512 1 0" "2 1029 1029 0 1024 1 0" "3 4096 4100 1 128 1 0" "4 4096 4096 0 128 1 0"
        "5 50257 50257 0 512 2 25132" "3 50257 50257 0 256 4 12568" "2 128256 128256 0 256 8 16032"
-       "3 20000 20004 1 1024 2 10000" "4 8193 8196 1 128 3 2732" "2 1029 1029 0 128 2 516")
+       "3 20000 20004 1 1024 2 10000" "4 8193 8196 1 128 3 2732" "2 1029 1029 0 128 2 516"
+       "4 4096 4096 0 128 1 0 0 1 9")
 pipe_cases=("9 8193 8193 0 128 1 0 1 2" "7 8193 8196 1 256 1 0 1 3" "11 1027 1030 1 128 1 0 1 4"
             "6 4096 4096 0 128 1 0 1 1" "5 1029 1029 0 1024 1 0 1 5" "5 50257 50257 0 512 4 12568 1 2"
             "7 8193 8196 1 128 3 2732 1 2" "3 128256 128256 0 256 8 16032 1 1"
@@ -187,6 +192,7 @@ for o in ${DT_EMU_OPS:-0 1 2 3 4}; do
     [ "$plant" -ge 5 ] && [ "$o" != 2 ] && continue # the merge and the shift are layernorm's
     [ "$off" != 0 ] && [ "$o" != 2 ] && continue  # the offset matters to layernorm's mean
     [ "$plant" = 3 ] && [ "$o" != 1 ] && continue # one slot is a fault for rmsnorm only
+    [ "$plant" = 9 ] && [ "$o" != 1 ] && [ "$o" != 2 ] && continue # gamma / beta loaded ahead
     [ "$plant" = 2 ] && [ "$o" = 3 ] && continue  # cross_entropy reads no buffer after its last barrier
     d="$T/e_${o}_${m}_${n}_${v}_${blk}_${cl}_${pipe}_${g}_${plant}_${stream}_${ninf}_${off}"; mkdir -p "$d"
     def=(-DOP=$o -DM="$m" -DN="$n" -DLDA="$lda" -DLDB="$lda" -DLDO="$n" -DVIEW="$v" -DVEC=4
@@ -198,6 +204,7 @@ for o in ${DT_EMU_OPS:-0 1 2 3 4}; do
     [ "$cl" -gt 1 ] && def+=(-DNC="$nc")
     [ "$plant" = 1 ] && def+=(-DDT_EMU_PLANT_PIPE_WAIT=1)
     [ "$plant" = 2 ] && def+=(-DDT_EMU_PLANT_PIPE_BARRIER=1)
+    [ "$plant" = 9 ] && def+=(-DDT_EMU_PLANT_AHEAD_INDEX=1)
     [ "$plant" = 3 ] && def+=(-DDT_EMU_PLANT_ONE_SLOT=1)
     [ "$plant" = 4 ] && def+=(-DDT_EMU_PLANT_NO_RESCALE=1)
     [ "$plant" = 5 ] && def+=(-DDT_EMU_PLANT_NO_MERGE_TERM=1)
