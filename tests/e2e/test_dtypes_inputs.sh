@@ -2,7 +2,10 @@
 # Issue 16 end to end on the CPU (restricted shapes and samples, ~1-2 minutes on 2 cores):
 #  1. --quick --dtypes fp32,bf16,fp16, native vs torch: every case valid, except that torch
 #     1.13's CPU bf16 layer_norm (it accumulates the statistics in low precision) may fail
-#     its check; narrow ids name the dtype, the record carries dtype, settings.dtypes, the
+#     its check, and so may its CPU bf16 matmul on CPUs where it accumulates in bf16 (seen
+#     on an AMD EPYC without AVX-512, session 13: 32x32x32 equals a bf16-accumulating
+#     emulation bit for bit, 0.094 from FP64 where FP32 accumulation is 0.015), so gemm
+#     bf16's torch check may fail too; native must pass everywhere; narrow ids name the dtype, the record carries dtype, settings.dtypes, the
 #     emulated flag of torch's fp16 fallbacks, and the report marks them;
 #  2. every --inputs distribution valid for every op and dtype (native vs native, small);
 #  3. --row-shapes 4x128256 on the CPU (no 65536 cap);
@@ -34,7 +37,7 @@ for c in r["cases"]:
         if ci.get("emulated"):
             emulated += 1
             assert c["dtype"] != "f32" and fw == "torch", c["id"]
-        known = c["op"] in ("layernorm", "residual_layernorm") and c["dtype"] == "bf16" and fw == "torch"
+        known = c["op"] in ("layernorm", "residual_layernorm", "gemm") and c["dtype"] == "bf16" and fw == "torch"
         if ci["status"] != "ok":
             assert known, (c["id"], fw, ci["error"])
             print("known torch 1.13 CPU bf16 finding:", c["id"], ci["error"][:120])
