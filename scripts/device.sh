@@ -112,6 +112,9 @@ ab19d|issue 18 session 10, sum rows that are not whole 16-byte vectors at 64 ele
 ab20|issue 18 session 11, elementwise at L2-resident mid sizes: ONE held run of add, gelu_add torch vs native (4 blocks an SM before items shrink) vs w8 / w16 (DUALTIME_ELEM_WAVES=8 / 16) at 7 shapes of 3-50 MB, fp32 and bf16
 ab21|issue 18, prepared in session 11: the staged rows that lose (rmsnorm 2048x128256 slower than eager, softmax vocabulary rows at 70-74% of copy): ONE held run of rmsnorm, layernorm, softmax at 2048x128256, 256x151936, 4096x50257 (fp32, bf16): torch vs native vs kb56 vs stream (the two-read stream) vs s0 (first pass), then ncu of rmsnorm f32 2048x128256
 ab22|issue 18 session 12, the staged rmsnorm / layernorm store pass with gamma (beta) loaded 4 chunks ahead: GPU-test FP64 oracle of rmsnorm, layernorm at the long shapes (f32, bf16, f16), then ONE held run of torch vs native (store-ahead 4) vs a1 (DUALTIME_ROW_STORE_AHEAD=1, the version before) vs a8 at 2048x128256, 256x151936, 4096x50257, 1024x32000 (fp32, bf16), the p50s of each case into the summary
+ab23|issue 18 session 13, L2 eviction hints (DUALTIME_ROW_HINT=1) on the staged and two-read rows: GPU-test FP64 oracle of rmsnorm, layernorm in f16 at 4096x50257, 2048x128256 (the store-ahead path), then ONE held run of torch vs native vs hint vs stream (DUALTIME_ROW_L2=1 DUALTIME_ROW_L2_MB=256, the two-read row wherever a row would be staged) vs streamhint at softmax, rmsnorm, layernorm 2048x128256, 4096x50257, 256x151936 (fp32, bf16), the p50s of each case into the summary; then ncu of native layernorm f32 2048x128256
+ab24|issue 18 session 13, the default L2 hint on the parameter loads (DUALTIME_ROW_HINT unset = 2 for rmsnorm, layernorm, residual_layernorm): GPU-test FP64 oracle of rmsnorm, layernorm in f16 at 2048x128256 and the 8191x8193 view, then ONE held run of torch vs native (=2) vs h0 (DUALTIME_ROW_HINT=0, the version before) vs h1 (=1, every access hinted) at rmsnorm, layernorm, residual_layernorm 2048x128256, 4096x50257, 256x151936, 1024x32000 (fp32, bf16), the p50s of each case into the summary
+ab24b|issue 18 session 13, the parameter hint default at odd long rows: ONE held run of torch vs native (=2) vs h0 (DUALTIME_ROW_HINT=0) at rmsnorm, layernorm 300x100277, 128x256000, 512x49152 (fp32, bf16), the p50s of each case into the summary (limit DT_AB24B_S, 130 s)
 gemv-narrow|session 7: bf16/f16 thin gemm on gemv (FP32 accumulation): GPU-test FP64 oracle of every output at 4096x1x4096, 1x4096x4096, 1000x1x1000, 1x1000x1000, 4097x1x4095, 1x4095x4097, 8x1x65544 (+ views; tc1 host-clock rows at the 4096 shapes), then ONE held device run of torch vs native (gemv) vs before (worker:env DUALTIME_GEMM_GEMV_NARROW=0: tc1 at N=1, wg3 at M=1) at 4096x1x4096, 1x4096x4096, 1000x1x1000 in bf16,fp16; Device control table into the summary (< 60 s)'
 # name|its steps
 GROUP_LIST='all|gpu-tests timing-gpu views memcheck racecheck bench
@@ -530,6 +533,30 @@ step_ab22() { local NW="$PWD/$B/dualtime-native-worker"
     --row-shapes 2048x128256,256x151936,4096x50257,1024x32000 \
     --impls "torch,native,a1=worker:env DUALTIME_ROW_STORE_AHEAD=1 $NW,a8=worker:env DUALTIME_ROW_STORE_AHEAD=8 $NW" &&
     cases_p50 "$W/ab22/results.json"; return 0; }
+# ab23 (session 13): L2 eviction hints on the staged and two-read rows, and the two-read
+# row against the staged one for layernorm f32 (its target-1 tie at 2048x128256)
+step_ab23() { local NW="$PWD/$B/dualtime-native-worker"
+  run ab23-oracle 100 3 env DUALTIME_GPU_TEST_SHAPES=long DUALTIME_GPU_TEST_OPS=rmsnorm,layernorm \
+    DUALTIME_GPU_TEST_DTYPES=f16 DUALTIME_GPU_TEST_ROWS=4096x50257,2048x128256 "${CUDA_TEST[@]}"
+  fails ab23-oracle
+  dt_run_kept ab23 "${DT_AB23_S:-380}" "${sweep_flags[@]}" --operations softmax,rmsnorm,layernorm \
+    --row-shapes 2048x128256,4096x50257,256x151936 \
+    --impls "torch,native,hint=worker:env DUALTIME_ROW_HINT=1 $NW,stream=worker:env DUALTIME_ROW_L2=1 DUALTIME_ROW_L2_MB=256 $NW,streamhint=worker:env DUALTIME_ROW_HINT=1 DUALTIME_ROW_L2=1 DUALTIME_ROW_L2_MB=256 $NW"
+  [ -f "$W/ab23/results.json" ] && cases_p50 "$W/ab23/results.json"
+  ncu_one ncu-ln-f32-128256 layernorm fp32 2048x128256 --cache-control none; return 0; }
+# ab24 (session 13): the parameter loads' L2 hint as the default, against none and all
+step_ab24() { local NW="$PWD/$B/dualtime-native-worker"
+  run ab24-oracle 90 3 env DUALTIME_GPU_TEST_SHAPES=long DUALTIME_GPU_TEST_OPS=rmsnorm,layernorm \
+    DUALTIME_GPU_TEST_DTYPES=f16 DUALTIME_GPU_TEST_ROWS=2048x128256,8191x8193 "${CUDA_TEST[@]}"
+  fails ab24-oracle
+  dt_run_kept ab24 "${DT_AB24_S:-360}" "${sweep_flags[@]}" --operations rmsnorm,layernorm,residual_layernorm \
+    --row-shapes 2048x128256,256x151936,1024x32000,4096x50257 \
+    --impls "torch,native,h0=worker:env DUALTIME_ROW_HINT=0 $NW,h1=worker:env DUALTIME_ROW_HINT=1 $NW"
+  [ -f "$W/ab24/results.json" ] && cases_p50 "$W/ab24/results.json"; return 0; }
+step_ab24b() { local NW="$PWD/$B/dualtime-native-worker"
+  dt_run_kept ab24b "${DT_AB24B_S:-130}" "${sweep_flags[@]}" --operations rmsnorm,layernorm \
+    --row-shapes 300x100277,128x256000,512x49152 --impls "torch,native,h0=worker:env DUALTIME_ROW_HINT=0 $NW"
+  [ -f "$W/ab24b/results.json" ] && cases_p50 "$W/ab24b/results.json"; return 0; }
 # cases_p50 RESULTS: each case's held control p50 (us) of every implementation, one line a case
 cases_p50() { python3 - "$1" <<'PY' | tee -a "$S"
 import json, sys

@@ -844,6 +844,84 @@ static void store_ahead_cases(const char *hdr) {
     check_refused_each(DT_OP_RMSNORM, 2048, 128256, "DUALTIME_ROW_STORE_AHEAD", badv);
 }
 
+/* L2 eviction hints (DUALTIME_ROW_HINT, DT_HINT, session 13). Unset: the staged rows of
+ * the ops with parameter vectors (rmsnorm, layernorm, residual_layernorm; vocabulary rows,
+ * a view, an odd width; f32, bf16, f16) compile with -DDT_HINT=2 and " l2-hints=params",
+ * softmax's and cross_entropy's with none. =1: every staged row, the pipelined rows, the
+ * two-read rows (ROWL2) and cross_entropy's stream with -DDT_HINT=1 and " l2-hints" (so
+ * createpolicy, ld.global.nc / st.global with .L2::cache_hint and cp.async with
+ * .L2::cache_hint assemble for sm_90); =2 every staged row (a no-op without parameters);
+ * =0 none. The in-register rows and the elementwise ops never get it; 3, -1 and junk are
+ * refused naming the knob. */
+static void row_hint_cases(const char *hdr) {
+    static const struct { dt_op op; int64_t m, n; int views; const char *path; int params; } sh[] = {
+        {DT_OP_SOFTMAX, 2048, 128256, 0, "-DSMEMROW=1", 0},
+        {DT_OP_RMSNORM, 4096, 50257, 0, "-DSMEMROW=1", 1},
+        {DT_OP_LAYERNORM, 8191, 8193, 1, "-DSMEMROW=1", 1},
+        {DT_OP_LAYERNORM, 256, 151936, 0, "-DSMEMROW=1", 1},
+        {DT_OP_RESIDUAL_LAYERNORM, 4096, 50257, 0, "-DSMEMROW=1", 1},
+        {DT_OP_CROSS_ENTROPY, 2048, 128256, 0, "-DCESTREAM=1", 0},
+    };
+    static const dt_dtype dts[] = {DT_F32, DT_BF16, DT_F16};
+    static const char *vals[] = {NULL, "1", "2", "0"};
+    for (size_t v = 0; v < sizeof vals / sizeof vals[0]; v++) {
+        if (vals[v])
+            setenv("DUALTIME_ROW_HINT", vals[v], 1);
+        else
+            unsetenv("DUALTIME_ROW_HINT");
+        for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++)
+            for (size_t t = 0; t < sizeof dts / sizeof dts[0]; t++) {
+                /* the level this case must get: 0 none */
+                const int want = !vals[v] ? (sh[i].params ? 2 : 0)
+                                 : sh[i].path[3] == 'C' && vals[v][0] == '2' ? 2 /* the stream: as asked */
+                                                                            : atoi(vals[v]);
+                char opt[24];
+                snprintf(opt, sizeof opt, "-DDT_HINT=%d", want);
+                g_expect = want == 1 ? " l2-hints" : want == 2 ? " l2-hints=params" : "l2-hints";
+                g_expect_absent = want == 0;
+                compile_typed(sh[i].op, sh[i].m, sh[i].n, 0, sh[i].views, "sm_90", hdr, dts[t]);
+                CHECK(has_opt(&g_last, sh[i].path) &&
+                          (want ? has_opt(&g_last, opt)
+                                : !has_opt(&g_last, "-DDT_HINT=1") && !has_opt(&g_last, "-DDT_HINT=2")),
+                      "DUALTIME_ROW_HINT=%s: want %s: %s", vals[v] ? vals[v] : "(unset)",
+                      want ? opt : "none", g_last.summary);
+            }
+    }
+    g_expect_absent = 0;
+    setenv("DUALTIME_ROW_HINT", "1", 1);
+    g_expect = " l2-hints";
+    setenv("DUALTIME_ROW_PIPE", "1", 1);
+    compile_typed(DT_OP_LAYERNORM, 2048, 128256, 0, 0, "sm_90", hdr, DT_F32);
+    CHECK(has_opt(&g_last, "-DSMEMPIPE=1") && has_opt(&g_last, "-DDT_HINT=1"), "pipelined: %s",
+          g_last.summary);
+    unsetenv("DUALTIME_ROW_PIPE");
+    setenv("DUALTIME_ROW_L2", "1", 1);
+    setenv("DUALTIME_ROW_L2_MB", "256", 1);
+    for (size_t t = 0; t < sizeof dts / sizeof dts[0]; t++)
+        for (int o = 0; o < 3; o++) {
+            static const dt_op l2ops[] = {DT_OP_SOFTMAX, DT_OP_RMSNORM, DT_OP_LAYERNORM};
+            compile_typed(l2ops[o], 2048, 128256, 0, 0, "sm_90", hdr, dts[t]);
+            CHECK(has_opt(&g_last, "-DROWL2=1") && has_opt(&g_last, "-DDT_HINT=1"), "ROWL2: %s",
+                  g_last.summary);
+        }
+    unsetenv("DUALTIME_ROW_L2");
+    unsetenv("DUALTIME_ROW_L2_MB");
+    /* never the in-register rows or the elementwise ops, whatever the knob */
+    g_expect = "l2-hints";
+    g_expect_absent = 1;
+    compile_typed(DT_OP_RMSNORM, 8192, 8192, 0, 0, "sm_90", hdr, DT_F32);
+    CHECK(!has_opt(&g_last, "-DDT_HINT=1"), "rmsnorm 8192^2 in registers: -DDT_HINT=1");
+    compile_typed(DT_OP_ADD, 8192, 8192, 0, 0, "sm_90", hdr, DT_BF16);
+    CHECK(!has_opt(&g_last, "-DDT_HINT=1"), "add: -DDT_HINT=1");
+    unsetenv("DUALTIME_ROW_HINT");
+    compile_typed(DT_OP_LAYERNORM, 8192, 8192, 0, 0, "sm_90", hdr, DT_F32);
+    CHECK(!has_opt(&g_last, "-DDT_HINT=2"), "layernorm 8192^2 in registers: -DDT_HINT=2");
+    g_expect = NULL;
+    g_expect_absent = 0;
+    static const char *const badv[] = {"3", "-1", "yes", NULL};
+    check_refused_each(DT_OP_SOFTMAX, 2048, 128256, "DUALTIME_ROW_HINT", badv);
+}
+
 /* The L2-resident two-pass row (DUALTIME_ROW_L2=1, ROWL2) of softmax, rmsnorm and
  * layernorm: off by default (the staged row); with it, wherever the staged row would be
  * taken and SMs x blocks an SM x the row's chunk bytes fit the L2 budget (32 MB, or
@@ -1090,6 +1168,7 @@ static void long_row_cases(const char *hdr) {
     ce_stream_cases(hdr);
     row_l2_cases(hdr);
     store_ahead_cases(hdr);
+    row_hint_cases(hdr);
     ln_one_cases(hdr);
     ln_persist_cases(hdr);
     /* narrow softmax / cross_entropy: ex2.approx; f32 keeps expf */
@@ -1452,6 +1531,13 @@ int main(int argc, char **argv) {
     const int have_hdr = dt_cuda_source_load(DT_CUDA_COMMON_HEADER, &hdr, NULL, &err) == DT_OK;
     CHECK(have_hdr, "%s: %s", DT_CUDA_COMMON_HEADER, err.msg);
     if (!have_hdr) return dt_check_summary("test_nvrtc_compile");
+    /* DUALTIME_NVRTC_TEST_ONLY=row-hint: only that group (a quick check while iterating) */
+    const char *only = getenv("DUALTIME_NVRTC_TEST_ONLY");
+    if (only && strcmp(only, "row-hint") == 0) {
+        row_hint_cases(hdr);
+        free(hdr);
+        return dt_check_summary("test_nvrtc_compile");
+    }
     /* every row/elementwise op: tails, warp- and block-per-row, large, multi-pass rows */
     static const int64_t rows[][2] = {{1, 127}, {17, 257}, {128, 1024}, {1024, 4096},
                                       {8192, 8192}, {3, 20000}, {4, 40000}};

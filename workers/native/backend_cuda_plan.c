@@ -751,6 +751,19 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
                             355.4 (407.5); never slower (session 12; docs/perf.md "store
                             pass loaded ahead measured") */
     if (kst == DT_OK) kst = dt_cuda_plan_int_knob("DUALTIME_ROW_STORE_AHEAD", 1, 8, 0, &store_ahead, err);
+    int row_hint = -1; /* DUALTIME_ROW_HINT: L2 eviction policies on the 16-byte accesses of
+                          the staged, pipelined, two-read and cross_entropy-stream rows
+                          (DT_HINT; docs/perf.md "L2 eviction hints"). 1: output stores and
+                          last reads evict first, parameter vectors and the two-read row's
+                          first read evict last; 2: only the parameter loads evict last;
+                          0: none. Unset: 2 for the ops with parameter vectors (rmsnorm,
+                          layernorm, residual_layernorm), 0 for the others. H100, one held
+                          run each (session 13): =1 cost softmax 3-6% (4096x50257 631 ->
+                          668 us); =2 against 0: layernorm 2048x128256 f32 1233 -> 1043,
+                          256x151936 171 -> 149, 34 of 36 cases at or under, two slower
+                          (layernorm 300x100277 bf16 +5.7%, rmsnorm 2048x128256 f32
+                          +1.4%); not yet on the H200 (docs/perf.md "ab24 measured") */
+    if (kst == DT_OK) kst = dt_cuda_plan_int_knob("DUALTIME_ROW_HINT", 0, 2, 0, &row_hint, err);
     if (kst != DT_OK) return kst;
     /* bf16/f16 layernorm (session 8, the default): 32 elements a thread on the persistent
      * prefetching rows (DT_LN_PERSIST=1) wherever the plan gives those rows (aligned rows
@@ -871,6 +884,12 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
                 dt_cuda_plan_add_opt(p, "-DDT_STORE_AHEAD=%d", store_ahead);
             else
                 store_ahead = 0; /* not a staged store pass with parameters */
+            if (row_hint < 0) /* the default: the parameter loads of the ops that have them */
+                row_hint = L->op == DT_OP_RMSNORM || L->op == DT_OP_LAYERNORM ||
+                                   L->op == DT_OP_RESIDUAL_LAYERNORM
+                               ? 2
+                               : 0;
+            if (row_hint) dt_cuda_plan_add_opt(p, "-DDT_HINT=%d", row_hint);
             if (smem_pipe && L->op != DT_OP_RESIDUAL_LAYERNORM) {
                 dt_cuda_plan_add_opt(p, "-DSMEMPIPE=1");
                 smem_rows = 2;
@@ -943,8 +962,11 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
                  ln_persist == 2 ? " gamma-beta-in-registers" : "");
     }
     if (smem_rows == 1 || smem_rows == 2) snprintf(smbuf, sizeof smbuf, " smem=%u", p->shared_bytes);
-    char sabuf[24] = "";
+    char sabuf[40] = "";
     if (smem_rows && store_ahead) snprintf(sabuf, sizeof sabuf, " store-ahead=%d", store_ahead);
+    if (smem_rows && row_hint > 0) /* the DT_HINT option went with the row's options above */
+        snprintf(sabuf + strlen(sabuf), sizeof sabuf - strlen(sabuf), "%s",
+                 row_hint == 1 ? " l2-hints" : " l2-hints=params");
     if (smem_rows == 4) snprintf(smbuf, sizeof smbuf, " blocks/sm=%d smem-reserved=%u", l2_bps, p->shared_bytes);
     snprintf(p->summary, sizeof p->summary,
              "%s %s grid=%u block=%d vec=%d %s%s%s%s%s%s", p->kernel_name,
