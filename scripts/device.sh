@@ -115,6 +115,7 @@ ab22|issue 18 session 12, the staged rmsnorm / layernorm store pass with gamma (
 ab23|issue 18 session 13, L2 eviction hints (DUALTIME_ROW_HINT=1) on the staged and two-read rows: GPU-test FP64 oracle of rmsnorm, layernorm in f16 at 4096x50257, 2048x128256 (the store-ahead path), then ONE held run of torch vs native vs hint vs stream (DUALTIME_ROW_L2=1 DUALTIME_ROW_L2_MB=256, the two-read row wherever a row would be staged) vs streamhint at softmax, rmsnorm, layernorm 2048x128256, 4096x50257, 256x151936 (fp32, bf16), the p50s of each case into the summary; then ncu of native layernorm f32 2048x128256
 ab24|issue 18 session 13, the default L2 hint on the parameter loads (DUALTIME_ROW_HINT unset = 2 for rmsnorm, layernorm, residual_layernorm): GPU-test FP64 oracle of rmsnorm, layernorm in f16 at 2048x128256 and the 8191x8193 view, then ONE held run of torch vs native (=2) vs h0 (DUALTIME_ROW_HINT=0, the version before) vs h1 (=1, every access hinted) at rmsnorm, layernorm, residual_layernorm 2048x128256, 4096x50257, 256x151936, 1024x32000 (fp32, bf16), the p50s of each case into the summary
 ab24b|issue 18 session 13, the parameter hint default at odd long rows: ONE held run of torch vs native (=2) vs h0 (DUALTIME_ROW_HINT=0) at rmsnorm, layernorm 300x100277, 128x256000, 512x49152 (fp32, bf16), the p50s of each case into the summary (limit DT_AB24B_S, 130 s)
+ncu-hint|issue 18 session 13, what the parameter hint changes: ncu --set full (clocks as they are, --cache-control none) of native layernorm fp32 2048x128256 with DUALTIME_ROW_HINT unset (=2) and =0, speed of light, memory, L2 hit rate and warp-state lines into the summary (~50 s)
 gemv-narrow|session 7: bf16/f16 thin gemm on gemv (FP32 accumulation): GPU-test FP64 oracle of every output at 4096x1x4096, 1x4096x4096, 1000x1x1000, 1x1000x1000, 4097x1x4095, 1x4095x4097, 8x1x65544 (+ views; tc1 host-clock rows at the 4096 shapes), then ONE held device run of torch vs native (gemv) vs before (worker:env DUALTIME_GEMM_GEMV_NARROW=0: tc1 at N=1, wg3 at M=1) at 4096x1x4096, 1x4096x4096, 1000x1x1000 in bf16,fp16; Device control table into the summary (< 60 s)'
 # name|its steps
 GROUP_LIST='all|gpu-tests timing-gpu views memcheck racecheck bench
@@ -396,6 +397,8 @@ ncu_one() { local name="$1" o="$2" d="$3" shape="$4" k kn sf=--row-shapes; shift
 step_ncu-ln() { local spec o d
   for spec in layernorm:bf16 rmsnorm:bf16 layernorm:fp32; do o=${spec%%:*} d=${spec#*:}
     ncu_one "ncu-ln-$o-$d" "$o" "$d" 8192x8192; done; return 0; }
+step_ncu-hint() { ncu_one ncu-hint-2 layernorm fp32 2048x128256 --cache-control none
+  DUALTIME_ROW_HINT=0 ncu_one ncu-hint-0 layernorm fp32 2048x128256 --cache-control none; return 0; }
 step_ncu-rows() { local spec o d r
   for spec in ${DT_NCU_SPECS:-softmax:fp32:512x49152 rmsnorm:fp32:256x151936 softmax:fp32:1024x32000 sum:bf16:6000x6001}; do
     o=${spec%%:*} r=${spec#*:} d=${r%%:*}
