@@ -302,6 +302,12 @@ __device__ __forceinline__ float dt_cl_ld(const float *p, unsigned rank) {
 #ifndef ROWL2
 #define ROWL2 0
 #endif
+#ifndef DT_SM_ONLINE /* softmax.cu's staged rows with one online (max, sum) pass (DUALTIME_ROW_SM_ONLINE) */
+#define DT_SM_ONLINE 0
+#endif
+#if DT_SM_ONLINE && !SMEMROW
+#error "DT_SM_ONLINE needs SMEMROW"
+#endif
 #ifndef DT_LN_ONE /* layernorm.cu's one-reduction in-register variant (DUALTIME_ROW_LN_ONE) */
 #define DT_LN_ONE 0
 #endif
@@ -1253,8 +1259,9 @@ __device__ __forceinline__ dt_welford dt_welford_block(dt_welford w) {
 }
 #endif /* ROWL2 */
 #endif /* SMEMROW || ROWL2 || CESTREAM */
-#if ROWL2 || CESTREAM
-// ---- the online logsumexp over 16-byte chunks (softmax ROWL2, cross_entropy CESTREAM)
+#if ROWL2 || CESTREAM || DT_SM_ONLINE
+// ---- the online logsumexp over 16-byte chunks (softmax ROWL2 and DT_SM_ONLINE,
+// cross_entropy CESTREAM)
 // (m, s) += the VEC values f (-inf outside the row): m grows to their max, the old s
 // is rescaled by exp(m_old - m_new); an all -inf part keeps s = 0.
 __device__ __forceinline__ void dt_lse_add(float &m, float &s, const float (&f)[VEC]) {
@@ -1280,15 +1287,19 @@ __device__ __forceinline__ void dt_lse_combine(float &m, float &s, float m2, flo
     s = s * dt_exp_shifted(m, mn, mls) + s2 * dt_exp_shifted(m2, mn, mls);
     m = mn;
 }
-// The block's combination of every thread's (m, s) (all threads must call it: it
-// synchronizes): *mx gets the row max, the result is the row's sum of exp(x - *mx).
-__device__ __forceinline__ float dt_lse_block(float m, float s, float *mx) {
+// The warp's combination of its threads' (m, s): every lane gets it.
+__device__ __forceinline__ void dt_lse_warp(float &m, float &s) {
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) {
         const float m2 = __shfl_xor_sync(0xffffffffu, m, o);
         const float s2 = __shfl_xor_sync(0xffffffffu, s, o);
         dt_lse_combine(m, s, m2, s2);
     }
+}
+// The block's combination of every thread's (m, s) (all threads must call it: it
+// synchronizes): *mx gets the row max, the result is the row's sum of exp(x - *mx).
+__device__ __forceinline__ float dt_lse_block(float m, float s, float *mx) {
+    dt_lse_warp(m, s);
 #if BLOCK > 32
     __shared__ float wm[BLOCK / 32], ws[BLOCK / 32];
     if ((threadIdx.x & 31) == 0) {
@@ -1304,7 +1315,38 @@ __device__ __forceinline__ float dt_lse_block(float m, float s, float *mx) {
     *mx = m;
     return s;
 }
-#endif /* ROWL2 || CESTREAM */
+#if DT_SM_ONLINE
+// The row's (max, sum of exp(x - max)) from every thread's (m, s) over the block and, with
+// CLUSTER > 1, its cluster (every block must call it): one block combine and ONE cluster
+// barrier for both values, where softmax's two-pass rows make two (dt_row_max, then
+// dt_row_sum). The block part is dt_lse_block (TPR == BLOCK in the staged rows), after a
+// barrier: a previous row of a persistent block may still read its slots. The cluster
+// slots as dt_row_sum's (par: the persistent rows alternate them by row). Every block
+// combines the ranks in the same order, so every part divides by the same sum.
+__device__ __forceinline__ float dt_row_lse(float m, float s, int par, float *mx) {
+    __syncthreads();
+    s = dt_lse_block(m, s, &m);
+#if CLUSTER > 1
+    __shared__ float clm[2], cls[2];
+    if (threadIdx.x == 0) {
+        clm[DT_SLOT(par)] = m;
+        cls[DT_SLOT(par)] = s;
+    }
+    dt_cl_sync();
+    m = dt_cl_ld(&clm[DT_SLOT(par)], 0u);
+    s = dt_cl_ld(&cls[DT_SLOT(par)], 0u);
+#pragma unroll
+    for (int r = 1; r < CLUSTER; r++)
+        dt_lse_combine(m, s, dt_cl_ld(&clm[DT_SLOT(par)], (unsigned)r),
+                       dt_cl_ld(&cls[DT_SLOT(par)], (unsigned)r));
+#else
+    (void)par;
+#endif
+    *mx = m;
+    return s;
+}
+#endif /* DT_SM_ONLINE */
+#endif /* ROWL2 || CESTREAM || DT_SM_ONLINE */
 #endif /* TPR */
 
 #ifdef ITEMS

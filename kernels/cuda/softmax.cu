@@ -5,7 +5,8 @@
 // pass over memory). INREG=0 (rows too long for registers): an online max/sum pass,
 // then a second read that writes. SMEMROW=1: the row staged in shared memory (one DRAM
 // read): max pass, exp + sum pass (FP32 keeps the exps in shared memory), then the
-// store pass. ROWL2=1 (DUALTIME_ROW_L2=1): one block a row, an online max/sum pass
+// store pass; DT_SM_ONLINE=1 (DUALTIME_ROW_SM_ONLINE=1): one online (max, sum) pass and
+// one block / cluster combination, then the store pass with exp again. ROWL2=1 (DUALTIME_ROW_L2=1): one block a row, an online max/sum pass
 // streamed from DRAM, then a second read (from L2) that writes. Grid: ceil(M / (BLOCK/TPR))
 // (times CLUSTER).
 #include "dt_cuda_common.cuh"
@@ -49,6 +50,19 @@ DT_KNAME(dt_softmax)(const dt_t *__restrict__ a, dt_t *__restrict__ out) {
     (void)q;
     dt_srow_rows(a, LDA, [&](const dt_srow &r, int row_, int par) {
         const int nl = DT_NL;
+#if DT_SM_ONLINE
+        /* one pass over the staged row: an online (max, sum of exp) a thread, then one
+         * block / cluster combination; the store pass computes exp(x - max) again */
+        float m = -DT_INF, s0 = 0.0f;
+        for (int k = (int)threadIdx.x; k < r.nch; k += BLOCK) {
+            float f[VEC];
+            dt_srow_chunk_fill(r, nl, k, f, -DT_INF);
+            dt_lse_add(m, s0, f);
+        }
+        float mx;
+        const float s = dt_row_lse(m, s0, par, &mx);
+        const float mls = mx * DT_LOG2E;
+#else
         const float mx = dt_srow_max(r, nl, par);
         const float mls = mx * DT_LOG2E;
         float s = 0.0f;
@@ -65,13 +79,14 @@ DT_KNAME(dt_softmax)(const dt_t *__restrict__ a, dt_t *__restrict__ out) {
 #endif
         }
         s = dt_row_sum(s, par); /* its barrier orders the dt_srow_put stores before the reads */
+#endif /* DT_SM_ONLINE */
 #if DT_FASTEXP
         const float rs = 1.0f / s;
 #endif
         dt_srow_store(r, out + (long long)row_ * LDO + dt_cbase(), nl, [&](float (&x)[VEC], int, bool) {
 #pragma unroll
             for (int e = 0; e < VEC; e++) {
-#if DT_ELEM == 0
+#if DT_ELEM == 0 && !DT_SM_ONLINE
                 const float ex = x[e];
 #else
                 const float ex = dt_exp_shifted(x[e], mx, mls);

@@ -922,6 +922,46 @@ static void row_hint_cases(const char *hdr) {
     check_refused_each(DT_OP_SOFTMAX, 2048, 128256, "DUALTIME_ROW_HINT", badv);
 }
 
+/* softmax's online staged rows (DUALTIME_ROW_SM_ONLINE=1, DT_SM_ONLINE, session 13): off
+ * by default; with it every staged softmax row (vocabulary rows over a cluster, one
+ * block, a view, an odd width; f32, bf16, f16) and the pipelined one compile with
+ * -DDT_SM_ONLINE=1 and " online-lse" in the summary; the in-register softmax, the other
+ * staged ops and cross_entropy's stream never get it; 2 and junk are refused. */
+static void sm_online_cases(const char *hdr) {
+    static const struct { int64_t m, n; int views; } sh[] = {
+        {2048, 128256, 0}, {4096, 50257, 0}, {8191, 8193, 1}, {256, 151936, 0}};
+    static const dt_dtype dts[] = {DT_F32, DT_BF16, DT_F16};
+    unsetenv("DUALTIME_ROW_SM_ONLINE");
+    g_expect = "online-lse";
+    g_expect_absent = 1;
+    compile_typed(DT_OP_SOFTMAX, 2048, 128256, 0, 0, "sm_90", hdr, DT_F32); /* default: off */
+    CHECK(!has_opt(&g_last, "-DDT_SM_ONLINE=1"), "softmax by default: %s", g_last.summary);
+    setenv("DUALTIME_ROW_SM_ONLINE", "1", 1);
+    compile_typed(DT_OP_SOFTMAX, 8192, 8192, 0, 0, "sm_90", hdr, DT_F32); /* in registers */
+    CHECK(!has_opt(&g_last, "-DDT_SM_ONLINE=1"), "softmax 8192^2: %s", g_last.summary);
+    compile_typed(DT_OP_RMSNORM, 2048, 128256, 0, 0, "sm_90", hdr, DT_F32);
+    CHECK(!has_opt(&g_last, "-DDT_SM_ONLINE=1"), "rmsnorm: %s", g_last.summary);
+    compile_typed(DT_OP_CROSS_ENTROPY, 2048, 128256, 0, 0, "sm_90", hdr, DT_F32);
+    CHECK(!has_opt(&g_last, "-DDT_SM_ONLINE=1"), "cross_entropy: %s", g_last.summary);
+    g_expect = " online-lse";
+    g_expect_absent = 0;
+    for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++)
+        for (size_t t = 0; t < sizeof dts / sizeof dts[0]; t++) {
+            compile_typed(DT_OP_SOFTMAX, sh[i].m, sh[i].n, 0, sh[i].views, "sm_90", hdr, dts[t]);
+            CHECK(has_opt(&g_last, "-DDT_SM_ONLINE=1") && has_opt(&g_last, "-DSMEMROW=1"),
+                  "online: %s", g_last.summary);
+        }
+    setenv("DUALTIME_ROW_PIPE", "1", 1);
+    compile_typed(DT_OP_SOFTMAX, 4096, 50257, 0, 0, "sm_90", hdr, DT_F32);
+    CHECK(has_opt(&g_last, "-DSMEMPIPE=1") && has_opt(&g_last, "-DDT_SM_ONLINE=1"), "pipelined: %s",
+          g_last.summary);
+    unsetenv("DUALTIME_ROW_PIPE");
+    unsetenv("DUALTIME_ROW_SM_ONLINE");
+    g_expect = NULL;
+    static const char *const badv[] = {"2", "on", NULL};
+    check_refused_each(DT_OP_SOFTMAX, 2048, 128256, "DUALTIME_ROW_SM_ONLINE", badv);
+}
+
 /* The L2-resident two-pass row (DUALTIME_ROW_L2=1, ROWL2) of softmax, rmsnorm and
  * layernorm: off by default (the staged row); with it, wherever the staged row would be
  * taken and SMs x blocks an SM x the row's chunk bytes fit the L2 budget (32 MB, or
@@ -1169,6 +1209,7 @@ static void long_row_cases(const char *hdr) {
     row_l2_cases(hdr);
     store_ahead_cases(hdr);
     row_hint_cases(hdr);
+    sm_online_cases(hdr);
     ln_one_cases(hdr);
     ln_persist_cases(hdr);
     /* narrow softmax / cross_entropy: ex2.approx; f32 keeps expf */
@@ -1531,10 +1572,14 @@ int main(int argc, char **argv) {
     const int have_hdr = dt_cuda_source_load(DT_CUDA_COMMON_HEADER, &hdr, NULL, &err) == DT_OK;
     CHECK(have_hdr, "%s: %s", DT_CUDA_COMMON_HEADER, err.msg);
     if (!have_hdr) return dt_check_summary("test_nvrtc_compile");
-    /* DUALTIME_NVRTC_TEST_ONLY=row-hint: only that group (a quick check while iterating) */
+    /* DUALTIME_NVRTC_TEST_ONLY=row-hint or sm-online: only that group (a quick check while
+     * iterating) */
     const char *only = getenv("DUALTIME_NVRTC_TEST_ONLY");
-    if (only && strcmp(only, "row-hint") == 0) {
-        row_hint_cases(hdr);
+    if (only && (strcmp(only, "row-hint") == 0 || strcmp(only, "sm-online") == 0)) {
+        if (strcmp(only, "row-hint") == 0)
+            row_hint_cases(hdr);
+        else
+            sm_online_cases(hdr);
         free(hdr);
         return dt_check_summary("test_nvrtc_compile");
     }

@@ -764,6 +764,11 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
                           (layernorm 300x100277 bf16 +5.7%, rmsnorm 2048x128256 f32
                           +1.4%); not yet on the H200 (docs/perf.md "ab24 measured") */
     if (kst == DT_OK) kst = dt_cuda_plan_int_knob("DUALTIME_ROW_HINT", 0, 2, 0, &row_hint, err);
+    int sm_online = 0; /* DUALTIME_ROW_SM_ONLINE=1: softmax's staged rows make one online
+                          (max, sum) pass and one cluster combination (DT_SM_ONLINE) instead
+                          of a max pass, an exp pass and two; opt-in, prepared in session 13
+                          and not yet measured (docs/perf.md "softmax online staged rows") */
+    if (kst == DT_OK) kst = dt_cuda_plan_int_knob("DUALTIME_ROW_SM_ONLINE", 0, 1, 0, &sm_online, err);
     if (kst != DT_OK) return kst;
     /* bf16/f16 layernorm (session 8, the default): 32 elements a thread on the persistent
      * prefetching rows (DT_LN_PERSIST=1) wherever the plan gives those rows (aligned rows
@@ -890,6 +895,10 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
                                ? 2
                                : 0;
             if (row_hint) dt_cuda_plan_add_opt(p, "-DDT_HINT=%d", row_hint);
+            if (smem_rows == 1 && L->op == DT_OP_SOFTMAX && sm_online)
+                dt_cuda_plan_add_opt(p, "-DDT_SM_ONLINE=1");
+            else
+                sm_online = 0; /* a staged softmax row only */
             if (smem_pipe && L->op != DT_OP_RESIDUAL_LAYERNORM) {
                 dt_cuda_plan_add_opt(p, "-DSMEMPIPE=1");
                 smem_rows = 2;
@@ -962,8 +971,9 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
                  ln_persist == 2 ? " gamma-beta-in-registers" : "");
     }
     if (smem_rows == 1 || smem_rows == 2) snprintf(smbuf, sizeof smbuf, " smem=%u", p->shared_bytes);
-    char sabuf[40] = "";
+    char sabuf[64] = "";
     if (smem_rows && store_ahead) snprintf(sabuf, sizeof sabuf, " store-ahead=%d", store_ahead);
+    if (smem_rows && sm_online) snprintf(sabuf + strlen(sabuf), sizeof sabuf - strlen(sabuf), " online-lse");
     if (smem_rows && row_hint > 0) /* the DT_HINT option went with the row's options above */
         snprintf(sabuf + strlen(sabuf), sizeof sabuf - strlen(sabuf), "%s",
                  row_hint == 1 ? " l2-hints" : " l2-hints=params");

@@ -62,6 +62,13 @@
 # ahead (dt_srow_store_params; aligned rows take it: N 4096, 128256, the cluster parts)
 # runs in the cases above; its planted fault (PLANT 9, DT_EMU_PLANT_AHEAD_INDEX: every
 # chunk of a group given the first one's parameters; ops 1-2) must fail.
+# DT_EMU_DEFS adds -D options to every staged and pipelined case (the
+# loop over DT_EMU_OPS). With DT_EMU_DEFS=-DDT_SM_ONLINE=1 (softmax's online staged rows,
+# session 13; run it with DT_EMU_OPS=0) two planted faults join softmax's cases and must
+# fail: the online sum without its rescale (PLANT 4, DT_EMU_PLANT_NO_RESCALE) over a
+# cluster of 2 and in one block of a view, and one cluster slot for every row's (max,
+# sum) in the pipelined rows (PLANT 3, DT_EMU_PLANT_ONE_SLOT: softmax now makes one
+# cluster reduction a row, as rmsnorm does).
 # Needs g++ >= 12 (C++20 <barrier>, _Float16).
 # Usage: bash tests/cuda/emu/run_emu.sh   (exit 0: all passed)
 #   DT_EMU_OPS="0 2" picks ops; DT_EMU_ONLY=pipe runs only the SMEMPIPE cases and the plants,
@@ -71,6 +78,8 @@
 #   head and add's flat tail (session 9)
 set -u
 cd "$(dirname "$0")/../../.." || exit 2
+read -r -a extra_defs <<<"${DT_EMU_DEFS:-}"
+online=0; [[ " ${DT_EMU_DEFS:-} " == *"-DDT_SM_ONLINE=1"* ]] && online=1
 T="$(mktemp -d /tmp/dt-emu.XXXXXX)"; rc=0
 ops=(softmax rmsnorm layernorm cross_entropy residual_layernorm)
 # M N LDA view BLOCK CLUSTER NC [PIPE G [PLANT]] (NC: columns a cluster block, a multiple
@@ -186,12 +195,14 @@ for o in ${DT_EMU_OPS:-0 1 2 3 4}; do
   all=("${cases[@]}"); [ "$o" != 4 ] && all+=("${pipe_cases[@]}") # residual_layernorm: no pipe
   [ "$o" = 3 ] && all+=("${stream_cases[@]}")
   [ "$o" -le 2 ] && all+=("${l2_cases[@]}")
+  [ "$o" = 0 ] && [ "$online" = 1 ] && all+=("5 50257 50257 0 512 2 25132 0 1 4" "4 8193 8196 1 128 1 0 0 1 4")
   for c in "${all[@]}"; do read -r m n lda v blk cl nc pipe g plant stream ninf off <<<"$c"
     pipe=${pipe:-0}; g=${g:-1}; plant=${plant:-0}; stream=${stream:-0}; ninf=${ninf:-0}; off=${off:-0}
     [ "$plant" = 4 ] && [ "$stream" = 2 ] && [ "$o" != 0 ] && continue # no logsumexp in rmsnorm / layernorm
     [ "$plant" -ge 5 ] && [ "$o" != 2 ] && continue # the merge and the shift are layernorm's
     [ "$off" != 0 ] && [ "$o" != 2 ] && continue  # the offset matters to layernorm's mean
-    [ "$plant" = 3 ] && [ "$o" != 1 ] && continue # one slot is a fault for rmsnorm only
+    # one slot is a fault for rmsnorm only (and softmax's online rows)
+    [ "$plant" = 3 ] && [ "$o" != 1 ] && ! { [ "$o" = 0 ] && [ "$online" = 1 ]; } && continue
     [ "$plant" = 9 ] && [ "$o" != 1 ] && [ "$o" != 2 ] && continue # gamma / beta loaded ahead
     [ "$plant" = 2 ] && [ "$o" = 3 ] && continue  # cross_entropy reads no buffer after its last barrier
     d="$T/e_${o}_${m}_${n}_${v}_${blk}_${cl}_${pipe}_${g}_${plant}_${stream}_${ninf}_${off}"; mkdir -p "$d"
@@ -210,6 +221,7 @@ for o in ${DT_EMU_OPS:-0 1 2 3 4}; do
     [ "$plant" = 5 ] && def+=(-DDT_EMU_PLANT_NO_MERGE_TERM=1)
     [ "$plant" = 6 ] && def+=(-DDT_EMU_PLANT_NO_SHIFT=1)
     [ "$ninf" = 1 ] && def+=(-DNEGINF=1)
+    [ "$stream" = 0 ] && def+=("${extra_defs[@]}") # DT_EMU_DEFS: the staged and pipelined rows
     build_run "$d" "${ops[$o]}" "${ops[$o]} $c" "$cl" "$plant" "${def[@]}"
   done
 done
