@@ -877,14 +877,26 @@ __device__ __forceinline__ void dt_srow_rows(const dt_t *a, long long lda, F bod
 #endif
 }
 #endif /* SMEMROW (the staging) */
+// A 16-byte chunk (dt_chunk_t: float4 of 4 f32, uint4 of 8 bf16/f16) to / from its VEC
+// floats: every 16-byte access of the staged and streamed rows (row, parameters, output).
+#if VEC == 8
+typedef uint4 dt_chunk_t;
+__device__ __forceinline__ void dt_chunk_floats(const uint4 &t, float (&f)[VEC]) { dt_unpack8(t, f); }
+__device__ __forceinline__ uint4 dt_floats_chunk(const float (&f)[VEC]) { return dt_pack8(f); }
+#elif VEC == 4 && DT_ELEM == 0
+typedef float4 dt_chunk_t;
+__device__ __forceinline__ void dt_chunk_floats(const float4 &t, float (&f)[VEC]) {
+    f[0] = t.x; f[1] = t.y; f[2] = t.z; f[3] = t.w;
+}
+__device__ __forceinline__ float4 dt_floats_chunk(const float (&f)[VEC]) {
+    return make_float4(f[0], f[1], f[2], f[3]);
+}
+#else
+#error "the staged and streamed rows need VEC = the elements of 16 bytes"
+#endif
 // Chunk k as VEC floats (no masking).
 __device__ __forceinline__ void dt_srow_chunk(const dt_srow &r, int k, float (&f)[VEC]) {
-#if VEC == 8
-    dt_unpack8(reinterpret_cast<const uint4 *>(r.buf)[k], f);
-#else
-    const float4 t = reinterpret_cast<const float4 *>(r.buf)[k];
-    f[0] = t.x; f[1] = t.y; f[2] = t.z; f[3] = t.w;
-#endif
+    dt_chunk_floats(reinterpret_cast<const dt_chunk_t *>(r.buf)[k], f);
 }
 // Chunk k, its elements outside columns [0, nl) replaced by fill.
 __device__ __forceinline__ void dt_srow_chunk_fill(const dt_srow &r, int nl, int k,
@@ -939,30 +951,13 @@ __device__ __forceinline__ void dt_srow_add(const dt_srow &r, int c0, bool full,
         }
     }
 }
-// A 16-byte chunk (float4 f32, uint4 of 8 bf16/f16) to / from its VEC floats.
-#if VEC == 8
-__device__ __forceinline__ void dt_chunk_floats(const uint4 &t, float (&f)[VEC]) { dt_unpack8(t, f); }
-__device__ __forceinline__ uint4 dt_floats_chunk(const float (&f)[VEC]) { return dt_pack8(f); }
-#elif VEC == 4 && DT_ELEM == 0
-__device__ __forceinline__ void dt_chunk_floats(const float4 &t, float (&f)[VEC]) {
-    f[0] = t.x; f[1] = t.y; f[2] = t.z; f[3] = t.w;
-}
-__device__ __forceinline__ float4 dt_floats_chunk(const float (&f)[VEC]) {
-    return make_float4(f[0], f[1], f[2], f[3]);
-}
-#endif
 // VEC elements of a contiguous parameter vector (gamma, beta; 16-byte aligned base)
 // from column c0 on: one 16-byte load when the chunk is full and c0 % VEC == 0, else
 // per element (columns outside [0, nl) get 0).
 __device__ __forceinline__ void dt_param_chunk(const dt_t *__restrict__ g, int c0, bool full, int nl,
                                                float (&v)[VEC]) {
     if (full && c0 % VEC == 0) { /* parameters are read again by every row: evict last */
-#if VEC == 8
-        dt_unpack8(dt_ldg16<DT_POL_PARAM>(reinterpret_cast<const uint4 *>(g + c0)), v);
-#else
-        const float4 t = dt_ldg16<DT_POL_PARAM>(reinterpret_cast<const float4 *>(g + c0));
-        v[0] = t.x; v[1] = t.y; v[2] = t.z; v[3] = t.w;
-#endif
+        dt_chunk_floats(dt_ldg16<DT_POL_PARAM>(reinterpret_cast<const dt_chunk_t *>(g + c0)), v);
     } else {
 #pragma unroll
         for (int e = 0; e < VEC; e++) {
@@ -976,12 +971,7 @@ __device__ __forceinline__ void dt_param_chunk(const dt_t *__restrict__ g, int c
 __device__ __forceinline__ void dt_out_chunk(dt_t *__restrict__ q, dt_t *g, int k, int c0, bool full,
                                              int nl, const float (&x)[VEC]) {
     if (full) { /* written once: evict first */
-#if VEC == 8
-        dt_stg16<DT_POL_FIRST>(reinterpret_cast<uint4 *>(g + (long long)k * VEC), dt_pack8(x));
-#else
-        dt_stg16<DT_POL_FIRST>(reinterpret_cast<float4 *>(g + (long long)k * VEC),
-                               make_float4(x[0], x[1], x[2], x[3]));
-#endif
+        dt_stg16<DT_POL_FIRST>(reinterpret_cast<dt_chunk_t *>(g + (long long)k * VEC), dt_floats_chunk(x));
     } else {
 #pragma unroll
         for (int e = 0; e < VEC; e++) {
@@ -1052,18 +1042,13 @@ __device__ __forceinline__ void dt_srow_store_params(const dt_srow &r, dt_t *__r
     int k = (int)threadIdx.x;
 #if DT_STORE_AHEAD > 1
     if (r.h == 0 && ((unsigned long long)q & 15ull) == 0) {
-#if VEC == 8
-        typedef uint4 chunk_t;
-#else
-        typedef float4 chunk_t;
-#endif
-        const chunk_t *xs = reinterpret_cast<const chunk_t *>(r.buf);
-        const chunk_t *ga = reinterpret_cast<const chunk_t *>(pa);
-        const chunk_t *gb = reinterpret_cast<const chunk_t *>(pb);
-        chunk_t *qo = reinterpret_cast<chunk_t *>(q);
+        const dt_chunk_t *xs = reinterpret_cast<const dt_chunk_t *>(r.buf);
+        const dt_chunk_t *ga = reinterpret_cast<const dt_chunk_t *>(pa);
+        const dt_chunk_t *gb = reinterpret_cast<const dt_chunk_t *>(pb);
+        dt_chunk_t *qo = reinterpret_cast<dt_chunk_t *>(q);
         const int nfull = nl / VEC;
         for (; k + (DT_STORE_AHEAD - 1) * BLOCK < nfull; k += DT_STORE_AHEAD * BLOCK) {
-            chunk_t tx[DT_STORE_AHEAD], tg[DT_STORE_AHEAD], tb[DT_STORE_AHEAD];
+            dt_chunk_t tx[DT_STORE_AHEAD], tg[DT_STORE_AHEAD], tb[DT_STORE_AHEAD];
 #pragma unroll
             for (int u = 0; u < DT_STORE_AHEAD; u++) {
 #if defined(DT_HOST_EMU) && defined(DT_EMU_PLANT_AHEAD_INDEX) /* tests/cuda/emu's plant */
@@ -1104,11 +1089,6 @@ __device__ __forceinline__ void dt_srow_store_params(const dt_srow &r, dt_t *__r
 #ifndef DT_L2_UNROLL
 #define DT_L2_UNROLL 4 /* 16-byte loads in flight a thread */
 #endif
-#if DT_ELEM == 0
-typedef float4 dt_l2_chunk_t;
-#else
-typedef uint4 dt_l2_chunk_t;
-#endif
 // The row of N columns at p (any alignment) as a chunk view of global memory.
 __device__ __forceinline__ dt_srow dt_l2_row(const dt_t *p) {
     const unsigned long long a = (unsigned long long)p;
@@ -1117,13 +1097,6 @@ __device__ __forceinline__ dt_srow dt_l2_row(const dt_t *p) {
     r.h = (int)((a & 15ull) / sizeof(dt_t));
     r.nch = (r.h + N + VEC - 1) / VEC;
     return r;
-}
-__device__ __forceinline__ void dt_l2_unpack(const dt_l2_chunk_t &t, float (&f)[VEC]) {
-#if DT_ELEM == 0
-    f[0] = t.x; f[1] = t.y; f[2] = t.z; f[3] = t.w;
-#else
-    dt_unpack8(t, f);
-#endif
 }
 // Chunk k's values, those outside columns [0, N) replaced by fill.
 __device__ __forceinline__ void dt_l2_mask(const dt_srow &r, int k, float (&f)[VEC], float fill) {
@@ -1140,22 +1113,22 @@ __device__ __forceinline__ void dt_l2_mask(const dt_srow &r, int k, float (&f)[V
 // P: the loads' L2 policy (DT_HINT).
 template <int P, class F>
 __device__ __forceinline__ void dt_l2_chunks(const dt_srow &r, F f) {
-    const dt_l2_chunk_t *__restrict__ g = reinterpret_cast<const dt_l2_chunk_t *>(r.buf);
+    const dt_chunk_t *__restrict__ g = reinterpret_cast<const dt_chunk_t *>(r.buf);
     int k = (int)threadIdx.x;
     for (; k + (DT_L2_UNROLL - 1) * BLOCK < r.nch; k += DT_L2_UNROLL * BLOCK) {
-        dt_l2_chunk_t t[DT_L2_UNROLL];
+        dt_chunk_t t[DT_L2_UNROLL];
 #pragma unroll
         for (int u = 0; u < DT_L2_UNROLL; u++) t[u] = dt_ldg16<P>(g + k + u * BLOCK);
 #pragma unroll
         for (int u = 0; u < DT_L2_UNROLL; u++) {
             float x[VEC];
-            dt_l2_unpack(t[u], x);
+            dt_chunk_floats(t[u], x);
             f(x, k + u * BLOCK);
         }
     }
     for (; k < r.nch; k += BLOCK) {
         float x[VEC];
-        dt_l2_unpack(dt_ldg16<P>(g + k), x);
+        dt_chunk_floats(dt_ldg16<P>(g + k), x);
         f(x, k);
     }
 }
