@@ -116,7 +116,7 @@ ab23|issue 18 session 13, L2 eviction hints (DUALTIME_ROW_HINT=1) on the staged 
 ab24|issue 18 session 13, the default L2 hint on the parameter loads (DUALTIME_ROW_HINT unset = 2 for rmsnorm, layernorm, residual_layernorm): GPU-test FP64 oracle of rmsnorm, layernorm in f16 at 2048x128256 and the 8191x8193 view, then ONE held run of torch vs native (=2) vs h0 (DUALTIME_ROW_HINT=0, the version before) vs h1 (=1, every access hinted) at rmsnorm, layernorm, residual_layernorm 2048x128256, 4096x50257, 256x151936, 1024x32000 (fp32, bf16), the p50s of each case into the summary
 ab24b|issue 18 session 13, the parameter hint default at odd long rows: ONE held run of torch vs native (=2) vs h0 (DUALTIME_ROW_HINT=0) at rmsnorm, layernorm 300x100277, 128x256000, 512x49152 (fp32, bf16), the p50s of each case into the summary (limit DT_AB24B_S, 130 s)
 ncu-hint|issue 18 session 13, what the parameter hint changes: ncu --set full (clocks as they are, --cache-control none) of native layernorm fp32 2048x128256 with DUALTIME_ROW_HINT unset (=2) and =0, speed of light, memory, L2 hit rate and warp-state lines into the summary (~50 s)
-ab25|issue 18 session 13 (prepared, not run), the online staged softmax rows: GPU-test FP64 oracle of softmax in f16 with DUALTIME_ROW_SM_ONLINE=1 at 4096x50257, 2048x128256 and the 8191x8193 view, then ONE held run of torch vs native vs online (DUALTIME_ROW_SM_ONLINE=1) at softmax 2048x128256, 4096x50257, 256x151936, 512x49152, 300x100277 (fp32, bf16), the p50s of each case into the summary (~4 min)
+ab25|issue 18 session 13, the online staged softmax rows (the bf16/f16 default since session 14): GPU-test FP64 oracle of softmax in f16 with DUALTIME_ROW_SM_ONLINE=1 at 4096x50257, 2048x128256 and the 8191x8193 view, then ONE held run of torch vs native vs online (DUALTIME_ROW_SM_ONLINE=1) vs twopass (=0) at softmax 2048x128256, 4096x50257, 256x151936, 512x49152, 300x100277 (fp32, bf16), the p50s of each case into the summary (~4 min)
 gemv-narrow|session 7: bf16/f16 thin gemm on gemv (FP32 accumulation): GPU-test FP64 oracle of every output at 4096x1x4096, 1x4096x4096, 1000x1x1000, 1x1000x1000, 4097x1x4095, 1x4095x4097, 8x1x65544 (+ views; tc1 host-clock rows at the 4096 shapes), then ONE held device run of torch vs native (gemv) vs before (worker:env DUALTIME_GEMM_GEMV_NARROW=0: tc1 at N=1, wg3 at M=1) at 4096x1x4096, 1x4096x4096, 1000x1x1000 in bf16,fp16; Device control table into the summary (< 60 s)'
 # name|its steps
 GROUP_LIST='all|gpu-tests timing-gpu views memcheck racecheck bench
@@ -563,14 +563,14 @@ step_ab24b() { local NW="$PWD/$B/dualtime-native-worker"
   dt_run_kept ab24b "${DT_AB24B_S:-130}" "${sweep_flags[@]}" --operations rmsnorm,layernorm \
     --row-shapes 300x100277,128x256000,512x49152 --impls "torch,native,h0=worker:env DUALTIME_ROW_HINT=0 $NW"
   [ -f "$W/ab24b/results.json" ] && cases_p50 "$W/ab24b/results.json"; return 0; }
-# ab25 (session 13, prepared): softmax's staged rows with one online (max, sum) pass
+# ab25 (session 13; measured session 14): softmax's staged rows with one online (max, sum) pass
 step_ab25() { local NW="$PWD/$B/dualtime-native-worker"
   [ "${DT_AB25_ORACLE:-1}" = 0 ] || run ab25-oracle 90 3 env DUALTIME_ROW_SM_ONLINE=1 DUALTIME_GPU_TEST_SHAPES=long DUALTIME_GPU_TEST_OPS=softmax \
     DUALTIME_GPU_TEST_DTYPES=f16 DUALTIME_GPU_TEST_ROWS=4096x50257,2048x128256,8191x8193 "${CUDA_TEST[@]}"
   fails ab25-oracle
   dt_run_kept ab25 "${DT_AB25_S:-240}" "${sweep_flags[@]}" --operations softmax \
     --row-shapes "${DT_AB25_SHAPES:-2048x128256,4096x50257,256x151936,512x49152,300x100277}" \
-    --impls "torch,native,online=worker:env DUALTIME_ROW_SM_ONLINE=1 $NW"
+    --impls "torch,native,online=worker:env DUALTIME_ROW_SM_ONLINE=1 $NW,twopass=worker:env DUALTIME_ROW_SM_ONLINE=0 $NW"
   [ -f "$W/ab25/results.json" ] && cases_p50 "$W/ab25/results.json"; return 0; }
 # cases_p50 RESULTS: each case's held control p50 (us) of every implementation, one line a case
 cases_p50() { python3 - "$1" <<'PY' | tee -a "$S"

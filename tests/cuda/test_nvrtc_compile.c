@@ -922,20 +922,42 @@ static void row_hint_cases(const char *hdr) {
     check_refused_each(DT_OP_SOFTMAX, 2048, 128256, "DUALTIME_ROW_HINT", badv);
 }
 
-/* softmax's online staged rows (DUALTIME_ROW_SM_ONLINE=1, DT_SM_ONLINE, session 13): off
- * by default; with it every staged softmax row (vocabulary rows over a cluster, one
- * block, a view, an odd width; f32, bf16, f16) and the pipelined one compile with
+/* softmax's online staged rows (DUALTIME_ROW_SM_ONLINE, DT_SM_ONLINE, session 13; the
+ * default for bf16 / f16 since session 14): off for f32 by default and for all at 0; with
+ * =1 every staged softmax row (vocabulary rows over a cluster, one block, a view, an odd width; f32, bf16, f16) and the pipelined one compile with
  * -DDT_SM_ONLINE=1 and " online-lse" in the summary; the in-register softmax, the other
  * staged ops and cross_entropy's stream never get it; 2 and junk are refused. */
-static void sm_online_cases(const char *hdr) {
+/* every staged softmax shape in dtypes dts[t0..]: compiled online (-DDT_SM_ONLINE=1) */
+static void sm_online_all(const char *hdr, size_t t0, const char *what) {
     static const struct { int64_t m, n; int views; } sh[] = {
         {2048, 128256, 0}, {4096, 50257, 0}, {8191, 8193, 1}, {256, 151936, 0}};
     static const dt_dtype dts[] = {DT_F32, DT_BF16, DT_F16};
+    g_expect = " online-lse";
+    g_expect_absent = 0;
+    for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++)
+        for (size_t t = t0; t < sizeof dts / sizeof dts[0]; t++) {
+            compile_typed(DT_OP_SOFTMAX, sh[i].m, sh[i].n, 0, sh[i].views, "sm_90", hdr, dts[t]);
+            CHECK(has_opt(&g_last, "-DDT_SM_ONLINE=1") && has_opt(&g_last, "-DSMEMROW=1"),
+                  "%s: %s", what, g_last.summary);
+        }
+}
+static void sm_online_cases(const char *hdr) {
     unsetenv("DUALTIME_ROW_SM_ONLINE");
     g_expect = "online-lse";
     g_expect_absent = 1;
-    compile_typed(DT_OP_SOFTMAX, 2048, 128256, 0, 0, "sm_90", hdr, DT_F32); /* default: off */
-    CHECK(!has_opt(&g_last, "-DDT_SM_ONLINE=1"), "softmax by default: %s", g_last.summary);
+    compile_typed(DT_OP_SOFTMAX, 2048, 128256, 0, 0, "sm_90", hdr, DT_F32); /* default: f32 off */
+    CHECK(!has_opt(&g_last, "-DDT_SM_ONLINE=1"), "softmax f32 by default: %s", g_last.summary);
+    setenv("DUALTIME_ROW_SM_ONLINE", "0", 1); /* =0: bf16 / f16 off too */
+    compile_typed(DT_OP_SOFTMAX, 2048, 128256, 0, 0, "sm_90", hdr, DT_BF16);
+    CHECK(!has_opt(&g_last, "-DDT_SM_ONLINE=1"), "softmax bf16 at 0: %s", g_last.summary);
+    compile_typed(DT_OP_SOFTMAX, 8191, 8193, 0, 1, "sm_90", hdr, DT_F16);
+    CHECK(!has_opt(&g_last, "-DDT_SM_ONLINE=1"), "softmax f16 view at 0: %s", g_last.summary);
+    unsetenv("DUALTIME_ROW_SM_ONLINE");
+    sm_online_all(hdr, 1, "bf16 / f16 online by default");
+    g_expect = "online-lse";
+    g_expect_absent = 1;
+    compile_typed(DT_OP_SOFTMAX, 8192, 8192, 0, 0, "sm_90", hdr, DT_BF16); /* in registers */
+    CHECK(!has_opt(&g_last, "-DDT_SM_ONLINE=1"), "softmax bf16 8192^2 by default: %s", g_last.summary);
     setenv("DUALTIME_ROW_SM_ONLINE", "1", 1);
     compile_typed(DT_OP_SOFTMAX, 8192, 8192, 0, 0, "sm_90", hdr, DT_F32); /* in registers */
     CHECK(!has_opt(&g_last, "-DDT_SM_ONLINE=1"), "softmax 8192^2: %s", g_last.summary);
@@ -943,14 +965,7 @@ static void sm_online_cases(const char *hdr) {
     CHECK(!has_opt(&g_last, "-DDT_SM_ONLINE=1"), "rmsnorm: %s", g_last.summary);
     compile_typed(DT_OP_CROSS_ENTROPY, 2048, 128256, 0, 0, "sm_90", hdr, DT_F32);
     CHECK(!has_opt(&g_last, "-DDT_SM_ONLINE=1"), "cross_entropy: %s", g_last.summary);
-    g_expect = " online-lse";
-    g_expect_absent = 0;
-    for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++)
-        for (size_t t = 0; t < sizeof dts / sizeof dts[0]; t++) {
-            compile_typed(DT_OP_SOFTMAX, sh[i].m, sh[i].n, 0, sh[i].views, "sm_90", hdr, dts[t]);
-            CHECK(has_opt(&g_last, "-DDT_SM_ONLINE=1") && has_opt(&g_last, "-DSMEMROW=1"),
-                  "online: %s", g_last.summary);
-        }
+    sm_online_all(hdr, 0, "online at 1");
     setenv("DUALTIME_ROW_PIPE", "1", 1);
     compile_typed(DT_OP_SOFTMAX, 4096, 50257, 0, 0, "sm_90", hdr, DT_F32);
     CHECK(has_opt(&g_last, "-DSMEMPIPE=1") && has_opt(&g_last, "-DDT_SM_ONLINE=1"), "pipelined: %s",

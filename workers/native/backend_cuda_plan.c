@@ -764,10 +764,15 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
                           (layernorm 300x100277 bf16 +5.7%, rmsnorm 2048x128256 f32
                           +1.4%); not yet on the H200 (docs/perf.md "ab24 measured") */
     if (kst == DT_OK) kst = dt_cuda_plan_int_knob("DUALTIME_ROW_HINT", 0, 2, 0, &row_hint, err);
-    int sm_online = 0; /* DUALTIME_ROW_SM_ONLINE=1: softmax's staged rows make one online
-                          (max, sum) pass and one cluster combination (DT_SM_ONLINE) instead
-                          of a max pass, an exp pass and two; opt-in, prepared in session 13
-                          and not yet measured (docs/perf.md "softmax online staged rows") */
+    int sm_online = -1; /* DUALTIME_ROW_SM_ONLINE: softmax's staged rows make one online
+                           (max, sum) pass and one cluster combination (DT_SM_ONLINE) instead
+                           of a max pass, an exp pass and two (1), or not (0). Unset: 1 for
+                           bf16 / f16, whose store pass recomputes exp(x - max) anyway, 0 for
+                           f32, whose exp pass keeps exp in shared memory and would pay a
+                           second exp an element. H100, one held run (session 14; docs/perf.md
+                           "softmax online staged rows measured"): bf16 2048x128256 433.7 ->
+                           422.7 us, 256x151936 73.9 -> 72.0, 300x100277 55.9 -> 53.9,
+                           4096x50257 tied, 512x49152 38.5 -> 38.8; f32 2-6% slower */
     if (kst == DT_OK) kst = dt_cuda_plan_int_knob("DUALTIME_ROW_SM_ONLINE", 0, 1, 0, &sm_online, err);
     if (kst != DT_OK) return kst;
     /* bf16/f16 layernorm (session 8, the default): 32 elements a thread on the persistent
@@ -895,6 +900,7 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
                                ? 2
                                : 0;
             if (row_hint) dt_cuda_plan_add_opt(p, "-DDT_HINT=%d", row_hint);
+            if (sm_online < 0) sm_online = narrow; /* the default: 2-byte elements */
             if (smem_rows == 1 && L->op == DT_OP_SOFTMAX && sm_online)
                 dt_cuda_plan_add_opt(p, "-DDT_SM_ONLINE=1");
             else
