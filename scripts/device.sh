@@ -97,7 +97,7 @@ ncu-8192|issue 12: the native held control against ncu gpu__time_duration at 819
 offset-latency|issue 12 experiment: scripts/exp/offset_latency.cu (carried as $B/offset_latency, else built with nvcc) twice, two processes: a 17x257 add as a 64-launch CUDA graph at 48 placements in one allocation, us per kernel per placement and the spread
 proc-states|issue 12 experiment, session 7: offset_latency (as offset-latency) in DT_PROC_STATES (default 10) fresh processes one after the other, each followed by offset_latency held (64 stream launches in a held window, as the control scope; session 8); each process median over its 48 placements and the spread across processes into the summary (two levels there, none within a process, would make the per-process offset a property of the process, not of the buffers) (< 60 s)
 proc-streams|issue 12 experiment, session 9: offset_latency held S in DT_PROC_STREAMS_P (default 4) fresh processes, S = 16 streams of one process, window r on stream r % 16, under CUDA_DEVICE_MAX_CONNECTIONS unset, 32 and 1; each stream median, the spread over streams and over processes into the summary (a spread over streams like the one over processes: the offset is the hardware queue, and rotating streams averages it) (< 60 s)
-sweep18|issue 18 done-sweep, session 9: shapes outside the default matrix, torch eager vs native, fp32,bf16, held device control (samples 5, 1 round): 5 vocabulary widths and 5 odd sizes (every row and elementwise op), 5 unaligned views (--input-views), 6 skinny or small-K gemms; scripts/sweep_check.py tables (target 1: never slower than eager; target 2: >= 90% of copy above L2) into the summary, each run back as sweep-*.json.gz (DT_SWEEP_PARTS, default "rows views gemm") (~7 min)
+sweep18|issue 18 done-sweep, session 9: shapes outside the default matrix, torch eager vs native, fp32,bf16, held device control (samples 5, 1 round): 5 vocabulary widths and 5 odd sizes (every row and elementwise op), 5 unaligned views (--input-views), 6 skinny or small-K gemms; scripts/sweep_check.py tables (target 1: never slower than eager; target 2: >= 90% of copy above L2) into the summary, each run back as sweep-*.json.gz (DT_SWEEP_PARTS, default "rows views gemm"; rows-vocab and rows-odd split rows in two) (~7 min; rows alone is cut at 400 s)
 ab18|issue 18 session 9: ONE held run of torch vs native vs old (worker:env DUALTIME_ELEM_FLAT=0 DUALTIME_ROW_HEAD=0: vec 1 at odd N and views, as before) for add, gelu_add, sum at the sweep odd shapes in fp32,bf16, then the same with --input-views; sweep_check tables for native and old into the summary (~2 min)
 ab18b|issue 18 session 9, second A/B: the cross_entropy stream default (GPU-test FP64 oracle of cross_entropy at the long shapes), then ONE held run each: cross_entropy at 6 long or odd shapes torch vs native vs old (DUALTIME_CE_STREAM=0); layernorm 1024x32000-like rows torch vs native vs smem2 (DUALTIME_ROW_SMEM=2); add at L2-resident shapes torch vs native vs w4 (DUALTIME_ELEM_WAVES=4); fp32,bf16, sweep_check tables into the summary (~3 min)
 ncu-rows|issue 18 target-2 misses, session 9: ncu --set full (clocks as they are, --cache-control none) of one native kernel each at DT_NCU_SPECS (op:dtype:shape, gemm:dtype:MxNxK too; default softmax:fp32:512x49152 rmsnorm:fp32:256x151936 softmax:fp32:1024x32000 sum:bf16:6000x6001), after 20 launches; SOL, memory, occupancy, warp-state sections into the summary (~2 min)
@@ -116,6 +116,7 @@ ab23|issue 18 session 13, L2 eviction hints (DUALTIME_ROW_HINT=1) on the staged 
 ab24|issue 18 session 13, the default L2 hint on the parameter loads (DUALTIME_ROW_HINT unset = 2 for rmsnorm, layernorm, residual_layernorm): GPU-test FP64 oracle of rmsnorm, layernorm in f16 at 2048x128256 and the 8191x8193 view, then ONE held run of torch vs native (=2) vs h0 (DUALTIME_ROW_HINT=0, the version before) vs h1 (=1, every access hinted) at rmsnorm, layernorm, residual_layernorm 2048x128256, 4096x50257, 256x151936, 1024x32000 (fp32, bf16), the p50s of each case into the summary
 ab24b|issue 18 session 13, the parameter hint default at odd long rows: ONE held run of torch vs native (=2) vs h0 (DUALTIME_ROW_HINT=0) at rmsnorm, layernorm 300x100277, 128x256000, 512x49152 (fp32, bf16), the p50s of each case into the summary (limit DT_AB24B_S, 130 s)
 ncu-hint|issue 18 session 13, what the parameter hint changes: ncu --set full (clocks as they are, --cache-control none) of native layernorm fp32 2048x128256 with DUALTIME_ROW_HINT unset (=2) and =0, speed of light, memory, L2 hit rate and warp-state lines into the summary (~50 s)
+ab26|issue 18 session 14, FP32 gemm 4096^3 (target 4, 1.087x cuBLAS): ONE held run of torch vs native vs bk32 (DUALTIME_GEMM_BK=32, never measured at 4096^3) at 4096^3 and 4097x4095x257 (fp32), the p50s into the summary; then ncu --set full of the native kernel at 4096^3 (stall reasons, issue, occupancy) (~2 min)
 ab25|issue 18 session 13, the online staged softmax rows (the bf16/f16 default since session 14): GPU-test FP64 oracle of softmax in f16 with DUALTIME_ROW_SM_ONLINE=1 at 4096x50257, 2048x128256 and the 8191x8193 view, then ONE held run of torch vs native vs online (DUALTIME_ROW_SM_ONLINE=1) vs twopass (=0) at softmax 2048x128256, 4096x50257, 256x151936, 512x49152, 300x100277 (fp32, bf16), the p50s of each case into the summary (~4 min)
 gemv-narrow|session 7: bf16/f16 thin gemm on gemv (FP32 accumulation): GPU-test FP64 oracle of every output at 4096x1x4096, 1x4096x4096, 1000x1x1000, 1x1000x1000, 4097x1x4095, 1x4095x4097, 8x1x65544 (+ views; tc1 host-clock rows at the 4096 shapes), then ONE held device run of torch vs native (gemv) vs before (worker:env DUALTIME_GEMM_GEMV_NARROW=0: tc1 at N=1, wg3 at M=1) at 4096x1x4096, 1x4096x4096, 1000x1x1000 in bf16,fp16; Device control table into the summary (< 60 s)'
 # name|its steps
@@ -131,7 +132,8 @@ s8-b|proc-states ncu-8192 proc-offsets
 s8-c|long ce-stream rows-l2
 s8-d|warmup-ab gemm-tc
 s14-a|ab24 ncu-hint
-s14-b|ab25 ab24b'
+s14-b|ab25 ab24b
+s14-c|ab26 sweep18'
 
 usage() { sed -n '7,8p' "$0" | sed 's/^# *//' >&2; exit 2; }
 list() {
@@ -572,6 +574,13 @@ step_ab25() { local NW="$PWD/$B/dualtime-native-worker"
     --row-shapes "${DT_AB25_SHAPES:-2048x128256,4096x50257,256x151936,512x49152,300x100277}" \
     --impls "torch,native,online=worker:env DUALTIME_ROW_SM_ONLINE=1 $NW,twopass=worker:env DUALTIME_ROW_SM_ONLINE=0 $NW"
   [ -f "$W/ab25/results.json" ] && cases_p50 "$W/ab25/results.json"; return 0; }
+step_ab26() { local NW="$PWD/$B/dualtime-native-worker"
+  dt_run_kept ab26 "${DT_AB26_S:-120}" "${sweep_flags[@]}" --dtypes fp32 --operations gemm \
+    --gemm-shapes 4096x4096x4096,4097x4095x257 --impls "torch,native,bk32=worker:env DUALTIME_GEMM_BK=32 $NW"
+  [ -f "$W/ab26/results.json" ] && cases_p50 "$W/ab26/results.json"
+  ncu_one ncu-gemm-f32 gemm fp32 4096x4096x4096 --cache-control none
+  [ -f "$W/ncu-gemm-f32.log" ] && grep -E "stall|Stall|smsp__pcsamp|Issue Slots|Executed Ipc|SM Frequency|Compute \(SM\) Throughput" "$W/ncu-gemm-f32.log" | head -30 | sed 's/^/   [gemm f32 stalls] /' | tee -a "$S"
+  return 0; }
 # cases_p50 RESULTS: each case's held control p50 (us) of every implementation, one line a case
 cases_p50() { python3 - "$1" <<'PY' | tee -a "$S"
 import json, sys
@@ -591,6 +600,8 @@ step_sweep18() { local part; local -a extra
   for part in ${DT_SWEEP_PARTS:-rows views gemm}; do
     case "$part" in
       rows) extra=(--operations "$(row_ops)" --row-shapes 1024x32000,512x49152,256x151936,128x256000,300x100277,1000x1000,777x3333,12345x77,2049x1025,6000x6001) ;;
+      rows-vocab) extra=(--operations "$(row_ops)" --row-shapes 1024x32000,512x49152,256x151936,128x256000,300x100277) ;;
+      rows-odd) extra=(--operations "$(row_ops)" --row-shapes 1000x1000,777x3333,12345x77,2049x1025,6000x6001) ;;
       views) extra=(--operations "$(row_ops)" --input-views --row-shapes 4096x4096,1023x4097,8192x1000,300x30000,1x65536) ;;
       gemm) extra=(--operations gemm --gemm-shapes 8x4096x4096,4096x4096x16,2048x2048x32,1x8192x1024,333x4097x31,4096x64x4096) ;;
       *) echo "== sweep18: unknown part '$part'" | tee -a "$S"; continue ;;
