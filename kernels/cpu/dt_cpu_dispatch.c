@@ -10,7 +10,9 @@
  * stores (dt_cpu_isa.h); unset or "auto": when a call touches more than half the
  * last-level cache. DUALTIME_CPU_GEMM=v1 selects gemm v1 (gemm_v1.c: its own AVX2 check,
  * not DUALTIME_CPU_ISA); unset or "v2": gemm.c from the chosen copy. DUALTIME_CPU_POOL=omp
- * (dt_cpu_pool.h) is named in both descriptions. Compiled once, without -march. */
+ * (dt_cpu_pool.h) is named in both descriptions; DUALTIME_CPU_ROWS=static (the row
+ * kernels' v3 split) and DUALTIME_CPU_POOL_WAIT=spin (v3's idle workers; both dt_cpu_pool.h)
+ * in the rows one. Compiled once, without -march. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +23,7 @@
 #include "dt_cpu_pool.h"
 
 static const dt_cpu_row_kernels *g_rows; /* set by configure (pthread_once, then tests) */
-static char g_desc[288];
+static char g_desc[400];
 static int g_gelu_libm;
 static int g_stream_mode;       /* 0 auto, 1 on, 2 off */
 static int64_t g_stream_bytes;  /* auto: stream above this many bytes touched per call */
@@ -110,8 +112,11 @@ static int configure(const char *isa, const char *gelu, const char *stream) {
     else
         snprintf(st, sizeof st, "streaming stores %s (DUALTIME_CPU_STREAM)",
                  g_stream_mode == 1 ? "always" : "never");
-    snprintf(g_desc, sizeof g_desc, "%s, %s; %s; threads: %s", t->isa, why, st,
-             dt_cpu_pool_use_omp(-1) ? "OpenMP regions (DUALTIME_CPU_POOL=omp)" : "own pool");
+    snprintf(g_desc, sizeof g_desc, "%s, %s; %s; threads: %s%s", t->isa, why, st,
+             dt_cpu_pool_use_omp(-1)       ? "OpenMP regions (DUALTIME_CPU_POOL=omp)"
+             : dt_cpu_pool_rows_static(-1) ? "own pool, static row ranges (DUALTIME_CPU_ROWS=static)"
+                                           : "own pool, row ranges stolen in chunks",
+             dt_cpu_pool_idle_spin() ? ", idle workers spin (DUALTIME_CPU_POOL_WAIT=spin)" : "");
     g_rows = t;
     return want == -2 || want > best ? -1 : 0;
 }

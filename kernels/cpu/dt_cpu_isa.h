@@ -113,7 +113,7 @@ DT_CPU_INLINE void dt_cpu_rows_run(int par, const dt_cpu_rows_args *p,
     if (threads <= 1)
         fn(p, 0, p->m);
     else
-        dt_cpu_pool_rows(threads, p->m, fn, p);
+        dt_cpu_pool_rows(threads, p->m, p->n, fn, p);
 }
 
 /* Reductions: DT_CPU_LANES float accumulators (4 AVX2 / 8 SSE registers: independent
@@ -144,9 +144,30 @@ DT_CPU_INLINE double dt_cpu_dsum(const double d[DT_CPU_DLANES]) {
     return ((d[0] + d[4]) + (d[1] + d[5])) + ((d[2] + d[6]) + (d[3] + d[7]));
 }
 
+/* The v3 copy folds a block of the plain sum in AVX registers (dt_cpu_fold's operations in
+ * its order, so the same bits): GCC turns dt_cpu_fold into ~80 scalar instructions
+ * (shuffles, single converts, a spilled double), which in a read-bound row sit in the
+ * reorder buffer behind the block's last loads and keep the next block's loads from
+ * issuing (session 14, AVX2-only EPYC: sum 1024x4096 from DRAM at one thread 10-20%
+ * faster, 2 threads 12% faster from L3 and from DRAM; docs/perf.md). The sum of squares
+ * (rmsnorm, layernorm) keeps the scalar fold: no gain was measured there, and the one
+ * loss seen (rmsnorm 128x1024) followed code alignment, not the fold. Build with
+ * -DDT_CPU_VFOLD=0 for the scalar fold in the sum too (before session 14). */
+#ifndef DT_CPU_VFOLD
+#define DT_CPU_VFOLD 1
+#endif
+#if DT_CPU_VFOLD && defined(__AVX__) && DT_CPU_LANES == 32
+#define DT_CPU_VFOLD_AVX 1
+#else
+#define DT_CPU_VFOLD_AVX 0
+#endif
+
 /* sum_j (x_j - c)^2 when sq, else sum_j x_j (c unused). */
 DT_CPU_INLINE double dt_cpu_row_reduce(const float *restrict x, int64_t n, float c, int sq) {
     double d[DT_CPU_DLANES] = {0};
+#if DT_CPU_VFOLD_AVX
+    __m256d dlo = _mm256_setzero_pd(), dhi = _mm256_setzero_pd(); /* d[0..3], d[4..7] */
+#endif
     int64_t j = 0;
     for (; j + DT_CPU_BLOCK <= n; j += DT_CPU_BLOCK) {
         float acc[DT_CPU_LANES] = {0};
@@ -155,6 +176,17 @@ DT_CPU_INLINE double dt_cpu_row_reduce(const float *restrict x, int64_t n, float
                 const float v = sq ? x[j + jj + l] - c : x[j + jj + l];
                 acc[l] += sq ? v * v : v;
             }
+#if DT_CPU_VFOLD_AVX
+        if (!sq) {
+            /* acc[l] += acc[l + 16] (l < 16), then d[l] += (double)(acc[l] + acc[l + 8]) */
+            const __m256 a0 = _mm256_add_ps(_mm256_loadu_ps(acc), _mm256_loadu_ps(acc + 16));
+            const __m256 a1 = _mm256_add_ps(_mm256_loadu_ps(acc + 8), _mm256_loadu_ps(acc + 24));
+            const __m256 s = _mm256_add_ps(a0, a1);
+            dlo = _mm256_add_pd(dlo, _mm256_cvtps_pd(_mm256_castps256_ps128(s)));
+            dhi = _mm256_add_pd(dhi, _mm256_cvtps_pd(_mm256_extractf128_ps(s, 1)));
+            continue;
+        }
+#endif
         dt_cpu_fold(acc, d);
     }
     float t = 0.0f;
@@ -163,6 +195,14 @@ DT_CPU_INLINE double dt_cpu_row_reduce(const float *restrict x, int64_t n, float
         const float v = sq ? x[jt] - c : x[jt];
         t += sq ? v * v : v;
     }
+#if DT_CPU_VFOLD_AVX
+    if (!sq) {
+        /* dt_cpu_dsum in registers: ((d0 + d4) + (d1 + d5)) + ((d2 + d6) + (d3 + d7)) */
+        const __m256d s = _mm256_add_pd(dlo, dhi);
+        const __m128d h = _mm_hadd_pd(_mm256_castpd256_pd128(s), _mm256_extractf128_pd(s, 1));
+        return (_mm_cvtsd_f64(h) + _mm_cvtsd_f64(_mm_unpackhi_pd(h, h))) + (double)t;
+    }
+#endif
     return dt_cpu_dsum(d) + (double)t;
 }
 

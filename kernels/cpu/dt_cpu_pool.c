@@ -25,6 +25,8 @@
 
 #define POOL_CLOSED 0xffffffffu
 #define POOL_SPIN_NS 1000000 /* a worker spins this long after its last job, then sleeps */
+#define POOL_YIELD_AFTER_NS 20000 /* then yields its core at every check (not with spin) */
+static int g_idle_spin; /* DUALTIME_CPU_POOL_WAIT=spin: v3's idle worker, pause only */
 
 typedef void (*pool_fn)(void *, int64_t, int);
 
@@ -88,7 +90,14 @@ static void *worker_main(void *arg) {
                 break;
             }
             cpu_relax();
-            if ((++spins & 255) != 0 || mono_ns() - t0 < POOL_SPIN_NS) continue;
+            if ((++spins & 255) != 0) continue;
+            const int64_t el = mono_ns() - t0;
+            if (el < POOL_SPIN_NS) {
+                /* past the first POOL_YIELD_AFTER_NS, give the core to whatever else is
+                 * runnable on it (the caller itself, when the scheduler put both on one) */
+                if (!g_idle_spin && el > POOL_YIELD_AFTER_NS) sched_yield();
+                continue;
+            }
             atomic_fetch_add(&g_sleepers, 1);
             if (atomic_load(&g_seq) == seen)
                 syscall(SYS_futex, (uint32_t *)&g_seq, FUTEX_WAIT_PRIVATE, seen, NULL, NULL, 0);
@@ -120,6 +129,13 @@ static pthread_once_t g_env_once = PTHREAD_ONCE_INIT;
 static void read_env(void) {
     const char *v = getenv("DUALTIME_CPU_POOL");
     g_use_omp = v && strcmp(v, "omp") == 0;
+    const char *w = getenv("DUALTIME_CPU_POOL_WAIT");
+    g_idle_spin = w && strcmp(w, "spin") == 0;
+}
+
+int dt_cpu_pool_idle_spin(void) {
+    pthread_once(&g_env_once, read_env);
+    return g_idle_spin;
 }
 
 int dt_cpu_pool_use_omp(int use_omp) {
@@ -175,10 +191,27 @@ void dt_cpu_pool_run(int threads, int64_t nitems, void (*fn)(void *, int64_t, in
     pthread_mutex_unlock(&g_lock);
 }
 
+/* ---- row kernels -------------------------------------------------------------------
+ * static (v3, DUALTIME_CPU_ROWS=static): one contiguous range per thread, one pool item
+ * each; a thread that starts late (or is slower) holds the job for its whole range, and a
+ * range nobody has claimed when the caller is done is run by the caller alone.
+ * steal (the default): the same ranges, each a (next, end) word that its owner advances
+ * from the front a chunk of rows at a time; a thread whose own range is empty takes chunks
+ * from the back of the range with the most rows left. When both threads run alike each
+ * still does its own range (the same rows on the same core every call); when one is late
+ * or slow the other takes over the rest of its range chunk by chunk, so the job waits at
+ * most for the chunk that thread is running. */
+typedef struct rows_range {
+    _Alignas(64) _Atomic uint64_t r; /* next << 32 | end; its own cache line */
+} rows_range;
+
 typedef struct rows_job {
     void (*fn)(const void *, int64_t, int64_t);
     const void *args;
     int64_t m, per;
+    int64_t chunk;       /* steal: rows a claim takes */
+    int nparts;          /* steal: ranges */
+    rows_range *ranges;  /* steal: nparts of them */
 } rows_job;
 
 static void rows_item(void *ctx, int64_t item, int slot) {
@@ -188,15 +221,74 @@ static void rows_item(void *ctx, int64_t item, int slot) {
     j->fn(j->args, i0, i1);
 }
 
-void dt_cpu_pool_rows(int threads, int64_t m, void (*fn)(const void *, int64_t, int64_t),
-                      const void *args) {
+/* Item `item` of a steal job: range `item` from the front, then every range from the back. */
+static void rows_steal_item(void *ctx, int64_t item, int slot) {
+    (void)slot;
+    const rows_job *j = ctx;
+    const uint64_t chunk = (uint64_t)j->chunk;
+    _Atomic uint64_t *own = &j->ranges[item].r;
+    for (uint64_t r = atomic_load(own);;) {
+        const uint64_t next = r >> 32, end = r & 0xffffffffu;
+        if (next >= end) break;
+        const uint64_t take = end - next < chunk ? end - next : chunk;
+        if (!atomic_compare_exchange_weak(own, &r, ((next + take) << 32) | end)) continue;
+        j->fn(j->args, (int64_t)next, (int64_t)(next + take));
+        r = atomic_load(own);
+    }
+    for (;;) {
+        int victim = -1;
+        uint64_t most = 0, r = 0;
+        for (int p = 0; p < j->nparts; p++) {
+            const uint64_t v = atomic_load(&j->ranges[p].r);
+            const uint64_t next = v >> 32, end = v & 0xffffffffu;
+            if (next < end && end - next > most) most = end - next, victim = p, r = v;
+        }
+        if (victim < 0) return;
+        const uint64_t next = r >> 32, end = r & 0xffffffffu;
+        const uint64_t take = end - next < chunk ? end - next : chunk;
+        if (atomic_compare_exchange_strong(&j->ranges[victim].r, &r, (next << 32) | (end - take)))
+            j->fn(j->args, (int64_t)(end - take), (int64_t)end);
+    }
+}
+
+static int g_rows_static; /* DUALTIME_CPU_ROWS=static */
+static pthread_once_t g_rows_once = PTHREAD_ONCE_INIT;
+
+static void read_rows_env(void) {
+    const char *v = getenv("DUALTIME_CPU_ROWS");
+    g_rows_static = v && strcmp(v, "static") == 0;
+}
+
+int dt_cpu_pool_rows_static(int use_static) {
+    pthread_once(&g_rows_once, read_rows_env);
+    const int was = g_rows_static;
+    if (use_static >= 0) g_rows_static = use_static != 0;
+    return was;
+}
+
+void dt_cpu_pool_rows(int threads, int64_t m, int64_t n,
+                      void (*fn)(const void *, int64_t, int64_t), const void *args) {
     if (threads <= 1 || m <= 1) {
         fn(args, 0, m);
         return;
     }
+    if (threads > DT_CPU_POOL_MAX) threads = DT_CPU_POOL_MAX;
     const int64_t per = (m + threads - 1) / threads;
-    rows_job j = {fn, args, m, per};
-    dt_cpu_pool_run(threads, (m + per - 1) / per, rows_item, &j);
+    rows_job j = {fn, args, m, per, 0, (int)((m + per - 1) / per), NULL};
+    if (dt_cpu_pool_rows_static(-1) || dt_cpu_pool_use_omp(-1) || m >= ((int64_t)1 << 31)) {
+        dt_cpu_pool_run(threads, j.nparts, rows_item, &j);
+        return;
+    }
+    rows_range ranges[DT_CPU_POOL_MAX];
+    for (int p = 0; p < j.nparts; p++) {
+        const uint64_t i0 = (uint64_t)p * (uint64_t)per;
+        const uint64_t i1 = i0 + (uint64_t)per < (uint64_t)m ? i0 + (uint64_t)per : (uint64_t)m;
+        atomic_init(&ranges[p].r, (i0 << 32) | i1);
+    }
+    const int64_t cols = n > 0 ? n : 1;
+    j.chunk = DT_CPU_ROWS_CHUNK_ELEMS / cols > 0 ? DT_CPU_ROWS_CHUNK_ELEMS / cols : 1;
+    j.ranges = ranges;
+    dt_cpu_pool_run(threads, j.nparts, rows_steal_item, &j);
 }
 
 int dt_cpu_pool_workers(void) {

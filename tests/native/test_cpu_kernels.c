@@ -5,6 +5,7 @@
  * the arena check (guards, padding and inputs untouched, every output element written).
  * A planted wrong element must be caught, so the test can fail. Run: ctest -R test_cpu_kernels. */
 #include <math.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <omp.h>
 #include <string.h>
@@ -129,6 +130,63 @@ static void test_pool(void) {
           "dt_cpu_pool: %d workers for at most 4 threads", dt_cpu_pool_workers());
 }
 
+/* dt_cpu_pool_rows, both splits: every row of [0, m) exactly once, in ranges inside [0, m),
+ * over chunk sizes from one row to the whole range (n), 1-4 threads; the rows of the first
+ * range are slow, so in the steal split the other threads take chunks from its back. */
+typedef struct rows_probe {
+    _Atomic int count[1000];
+    _Atomic int bad;
+    _Atomic int64_t by_other; /* rows of range 0 that a thread other than the caller ran */
+    int64_t m, per;
+    pthread_t caller;
+} rows_probe;
+
+static void rows_probe_fn(const void *args, int64_t i0, int64_t i1) {
+    rows_probe *p = (rows_probe *)args;
+    if (i0 < 0 || i1 > p->m || i0 >= i1) {
+        atomic_store(&p->bad, 1);
+        return;
+    }
+    for (int64_t i = i0; i < i1; i++) {
+        atomic_fetch_add(&p->count[i], 1);
+        if (i < p->per) {
+            for (volatile int spin = 0; spin < 2000; spin++) {}
+            if (!pthread_equal(pthread_self(), p->caller)) atomic_fetch_add(&p->by_other, 1);
+        }
+    }
+}
+
+static void test_pool_rows(void) {
+    static rows_probe p;
+    static const int64_t ms[] = {1, 2, 3, 5, 17, 64, 300, 1000};
+    static const int64_t ns[] = {1, 100, 1024, 20000};
+    int wrong = 0, jobs = 0;
+    int64_t stolen = 0;
+    for (int split = 0; split < 2; split++) {
+        dt_cpu_pool_rows_static(split);
+        for (int threads = 1; threads <= 4; threads++)
+            for (size_t a = 0; a < sizeof ms / sizeof ms[0]; a++)
+                for (size_t b = 0; b < sizeof ns / sizeof ns[0]; b++)
+                    for (int rep = 0; rep < 3; rep++) {
+                        memset(&p, 0, sizeof p);
+                        p.m = ms[a];
+                        p.per = (p.m + threads - 1) / threads;
+                        p.caller = pthread_self();
+                        dt_cpu_pool_rows(threads, p.m, ns[b], rows_probe_fn, &p);
+                        jobs++;
+                        for (int64_t i = 0; i < 1000; i++)
+                            wrong += atomic_load(&p.count[i]) != (i < p.m ? 1 : 0);
+                        wrong += atomic_load(&p.bad);
+                        if (!split && threads > 1) stolen += atomic_load(&p.by_other);
+                    }
+    }
+    dt_cpu_pool_rows_static(0);
+    CHECK(wrong == 0, "dt_cpu_pool_rows: %d wrong row counts or ranges over %d jobs", wrong, jobs);
+    /* not checked (a busy machine may never run the workers): how often stealing happened */
+    printf("dt_cpu_pool_rows: %lld rows of the slow first range run by other threads\n",
+           (long long)stolen);
+}
+
 int main(void) {
     static const int64_t row_shapes[][2] = {{1, 127}, {17, 257}, {128, 1024}, {3, 1},
                                             {2, 4099}, {300, 64}};
@@ -141,6 +199,7 @@ int main(void) {
                                              {300, 48, 257}, {6, 16, 256},    {288, 96, 300}};
     const int maxthreads = omp_get_max_threads();
     test_pool();
+    test_pool_rows();
     /* every copy of the row kernels (dt_cpu_isa.h) and both store paths: isa, gelu, stream */
     static const char *const configs[][3] = {{"base", "poly", "off"}, {"base", "libm", "on"},
                                              {"v3", "poly", "off"},   {"v3", "poly", "on"},
@@ -156,10 +215,12 @@ int main(void) {
               "configure %s/%s/%s: rows '%s', gelu '%s'", configs[c][0], configs[c][1],
               configs[c][2], dt_cpu_rows_describe(), dt_cpu_gelu_variant());
     /* pass 0: one thread; 1: all on the kernels' pool; 2 (base and v3 copies): all with
-     * DUALTIME_CPU_POOL=omp (OpenMP regions) */
-    for (int pass = 0; pass < ((c == 0 || c == 2) ? 3 : 2); pass++) {
+     * DUALTIME_CPU_POOL=omp (OpenMP regions); 3 (base and v3): the pool with the static row
+     * split (DUALTIME_CPU_ROWS=static) */
+    for (int pass = 0; pass < ((c == 0 || c == 2) ? 4 : 2); pass++) {
         omp_set_num_threads(pass == 0 ? 1 : (maxthreads > 1 ? maxthreads : 2));
         dt_cpu_pool_use_omp(pass == 2);
+        dt_cpu_pool_rows_static(pass == 3);
         for (int op = 0; op < DT_OP_COUNT; op++) {
             for (int views = 0; views <= 1; views++) {
                 if (op == DT_OP_GEMM) {
@@ -185,6 +246,7 @@ int main(void) {
     }
     }
     dt_cpu_pool_use_omp(0);
+    dt_cpu_pool_rows_static(0);
     /* an unknown copy is refused (-1) and named; automatic takes the best copy there is */
     CHECK(dt_cpu_configure("v9", NULL, NULL) == -1 && strstr(dt_cpu_rows_describe(), "v9 unknown"),
           "DUALTIME_CPU_ISA=v9 must be refused and named: '%s'", dt_cpu_rows_describe());
