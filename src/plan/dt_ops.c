@@ -136,12 +136,6 @@ int dt_dtype_precision(dt_dtype d) {
     return k_dtypes[d].precision;
 }
 
-static uint16_t f32_to_bf16(uint32_t u) {
-    if ((u & 0x7FFFFFFFu) > 0x7F800000u) return (uint16_t)((u >> 16) | 0x0040u); /* quiet */
-    u += 0x7FFFu + ((u >> 16) & 1u); /* round to nearest even; overflow carries to inf */
-    return (uint16_t)(u >> 16);
-}
-
 static uint16_t f32_to_f16(uint32_t u) {
     const uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
     u &= 0x7FFFFFFFu;
@@ -165,7 +159,7 @@ uint16_t dt_f32_to_narrow(dt_dtype d, float x) {
     uint32_t u;
     memcpy(&u, &x, 4);
     DT_ASSERT(d == DT_BF16 || d == DT_F16);
-    return d == DT_BF16 ? f32_to_bf16(u) : f32_to_f16(u);
+    return d == DT_BF16 ? dt_f32_bits_to_bf16(u) : f32_to_f16(u);
 }
 
 float dt_narrow_to_f32(dt_dtype d, uint16_t h) {

@@ -88,6 +88,14 @@ int dt_dtype_is_float(dt_dtype d);
  * is exact. d must be DT_BF16 or DT_F16. */
 uint16_t dt_f32_to_narrow(dt_dtype d, float x);
 float dt_narrow_to_f32(dt_dtype d, uint16_t bits);
+/* dt_f32_to_narrow's bf16 rule on the float's bits u, in line and branch-free so that a
+ * loop calling it vectorizes (the CPU backend's rounding): a NaN keeps its sign and top
+ * payload bits and is made quiet; otherwise round to nearest even, a carry out of the
+ * exponent giving inf. dt_f32_to_narrow(DT_BF16, .) is this function. */
+static inline uint16_t dt_f32_bits_to_bf16(uint32_t u) {
+    const uint32_t r = (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16, q = (u >> 16) | 0x0040u;
+    return (uint16_t)((u & 0x7FFFFFFFu) > 0x7F800000u ? q : r);
+}
 /* x rounded to the nearest value of type d (DT_F32: to float), as a double. */
 double dt_round_to(dt_dtype d, double x);
 /* Significand bits of d including the implicit one: 24 (f32), 8 (bf16), 11 (f16). */

@@ -13,13 +13,17 @@
 #include "dt_backend.h"
 #include "../../src/stats/dt_stats.h"
 #include "dt_cpu_kernels.h"
+#include "dt_cpu_pool.h"
 #include "dt_cpu_plant.h"
 
-/* A bf16/f16 buffer of the arena and its FP32 scratch (narrow cases only). */
+/* A bf16/f16 buffer of the arena and its FP32 copy (narrow cases only; NULL for the row
+ * buffers of a row op, which narrow_chunk converts a step at a time). */
 typedef struct cpu_narrow_buf {
     uint8_t *arena;      /* element (0,0) in the arena */
     int64_t rows, cols, stride; /* stride: the arena's row stride, elements */
-    float *f32;          /* dense rows x cols FP32 scratch */
+    float *f32;          /* dense rows x cols FP32 copy, or NULL */
+    int per_row;         /* one row per case row (a, b, the output); 0: gamma, beta */
+    int is_b;            /* the second matrix input b */
 } cpu_narrow_buf;
 
 /* Per-case state: typed pointers into the arena, resolved once at prepare. For bf16/f16
@@ -49,10 +53,11 @@ static void f16_table_init(void) {
     done = 1;
 }
 
-static void widen_buf(dt_dtype d, const cpu_narrow_buf *b) {
-    DT_CPU_FOR_ROWS(b->rows * b->cols >= DT_CPU_PAR_MIN_ELEMS, i, b->rows, {
+/* Rows [i0, i1) of b widened (exactly) into dense FP32 rows from f (row i0 at f). */
+static void widen_rows(dt_dtype d, const cpu_narrow_buf *b, int64_t i0, int64_t i1, float *f) {
+    for (int64_t i = i0; i < i1; i++) {
         const uint16_t *src = (const uint16_t *)(b->arena) + i * b->stride;
-        float *dst = b->f32 + i * b->cols;
+        float *dst = f + (i - i0) * b->cols;
         if (d == DT_BF16) {
             _Pragma("omp simd")
             for (int64_t j = 0; j < b->cols; j++) {
@@ -62,15 +67,26 @@ static void widen_buf(dt_dtype d, const cpu_narrow_buf *b) {
         } else {
             for (int64_t j = 0; j < b->cols; j++) dst[j] = g_f16_table[src[j]];
         }
-    });
+    }
 }
 
-static void narrow_buf(dt_dtype d, const cpu_narrow_buf *b) {
-    DT_CPU_FOR_ROWS(b->rows * b->cols >= DT_CPU_PAR_MIN_ELEMS, i, b->rows, {
+/* Dense FP32 rows from f (row i0 at f) rounded into rows [i0, i1) of b in the arena
+ * (dt_f32_to_narrow's rule; bf16 in line, so GCC vectorizes the loop). */
+static void narrow_rows(dt_dtype d, const cpu_narrow_buf *b, int64_t i0, int64_t i1, const float *f) {
+    for (int64_t i = i0; i < i1; i++) {
         uint16_t *dst = (uint16_t *)(b->arena) + i * b->stride;
-        const float *src = b->f32 + i * b->cols;
-        for (int64_t j = 0; j < b->cols; j++) dst[j] = dt_f32_to_narrow(d, src[j]);
-    });
+        const float *src = f + (i - i0) * b->cols;
+        if (d == DT_BF16) {
+            _Pragma("omp simd")
+            for (int64_t j = 0; j < b->cols; j++) {
+                uint32_t u;
+                __builtin_memcpy(&u, &src[j], 4);
+                dst[j] = dt_f32_bits_to_bf16(u);
+            }
+        } else {
+            for (int64_t j = 0; j < b->cols; j++) dst[j] = dt_f32_to_narrow(d, src[j]);
+        }
+    }
 }
 
 static void cpu_state_free(cpu_state *s) {
@@ -93,10 +109,16 @@ static dt_status narrow_setup(cpu_state *s, const dt_case_layout *L, uint8_t *ho
             nb->rows = B->rows;
             nb->cols = B->cols;
             nb->stride = B->row_stride;
-            nb->f32 = malloc((size_t)(B->rows * B->cols) * sizeof(float));
-            if (!nb->f32)
-                return dt_fail(err, DT_EUNAVAIL, "cpu backend: cannot allocate %lld bytes of FP32 scratch for '%s'",
-                               (long long)(B->rows * B->cols * 4), B->name);
+            nb->per_row = strcmp(B->name, "gamma") != 0 && strcmp(B->name, "beta") != 0;
+            nb->is_b = strcmp(B->name, "b") == 0;
+            /* whole FP32 copies for gemm and the parameter vectors; a row op's row
+             * buffers are converted step by step in per-thread scratch (narrow_chunk) */
+            if (L->op == DT_OP_GEMM || !nb->per_row) {
+                nb->f32 = malloc((size_t)(B->rows * B->cols) * sizeof(float));
+                if (!nb->f32)
+                    return dt_fail(err, DT_EUNAVAIL, "cpu backend: cannot allocate %lld bytes of FP32 scratch for '%s'",
+                                   (long long)(B->rows * B->cols * 4), B->name);
+            }
             const float *f = nb->f32;
             if (strcmp(B->name, "a") == 0) s->a = f, s->lda = B->cols;
             else if (strcmp(B->name, "b") == 0) s->b = f, s->ldb = B->cols;
@@ -218,8 +240,10 @@ static dt_status cpu_prepare(void **state, const dt_case_layout *L, uint8_t *hos
     if (L->dtype != DT_F32) {
         size_t len = strlen(info->implementation);
         snprintf(info->implementation + len, sizeof info->implementation - len,
-                 "; %s storage: widened to FP32 scratch each call, FP32 arithmetic, rounded "
-                 "to %s on store", dt_dtype_name(L->dtype), dt_dtype_name(L->dtype));
+                 "; %s storage: widened to FP32 scratch each call%s, FP32 arithmetic, rounded "
+                 "to %s on store", dt_dtype_name(L->dtype),
+                 L->op == DT_OP_GEMM ? "" : " in row chunks on the kernels' pool (fused)",
+                 dt_dtype_name(L->dtype));
     }
     info->compile_ms = 0.0;
     info->alloc_ms = 0.0;
@@ -248,37 +272,85 @@ static dt_status cpu_download(void *state, double *ms, dt_err *err) {
     return DT_OK;
 }
 
-/* One call of the op (narrow cases: widen, FP32 kernel, round). */
-static void cpu_call_f32(const cpu_state *s);
+/* The FP32 kernel of s's op on m rows at a, b (row strides lda, ldb), labels, out. */
+static void cpu_kernel(const cpu_state *s, int64_t m, const float *a, int64_t lda, const float *b,
+                       int64_t ldb, const int64_t *labels, float *out) {
+    switch (s->op) {
+    case DT_OP_ADD: dt_cpu_add(m, s->n, a, lda, b, ldb, out); break;
+    case DT_OP_GELU_ADD: dt_cpu_gelu_add(m, s->n, a, lda, b, ldb, out); break;
+    case DT_OP_SUM: dt_cpu_sum(m, s->n, a, lda, out); break;
+    case DT_OP_SOFTMAX: dt_cpu_softmax(m, s->n, a, lda, out); break;
+    case DT_OP_RMSNORM: dt_cpu_rmsnorm(m, s->n, a, lda, s->gamma, out); break;
+    case DT_OP_LAYERNORM: dt_cpu_layernorm(m, s->n, a, lda, s->gamma, s->beta, out); break;
+    case DT_OP_RESIDUAL_LAYERNORM: dt_cpu_residual_layernorm(m, s->n, a, lda, b, ldb, out); break;
+    case DT_OP_CROSS_ENTROPY: dt_cpu_cross_entropy(m, s->n, a, lda, labels, out); break;
+    case DT_OP_GEMM: dt_cpu_gemm(m, s->n, s->k, a, lda, b, ldb, out); break;
+    default: DT_ASSERT(0);
+    }
+}
+static void cpu_call_f32(const cpu_state *s) {
+    cpu_kernel(s, s->m, s->a, s->lda, s->b, s->ldb, s->labels, s->out);
+}
+
+/* A narrow row op's rows [i0, i1) (a pool chunk, or all rows): in steps of at most
+ * CPU_NARROW_STEP_ELEMS elements (at least one row), the step's rows of a (and b) widened
+ * into this thread's scratch, the FP32 kernel on them (on this thread: a kernel called
+ * from a pool item runs there), its output rows rounded into the arena. The scratch is a
+ * few hundred KB at most, so it stays in the core's cache: the conversions cost no DRAM
+ * traffic of their own. */
+#define CPU_NARROW_STEP_ELEMS 8192
+static _Thread_local float *t_scratch;
+static _Thread_local size_t t_scratch_floats;
+static void narrow_chunk(const void *args, int64_t i0, int64_t i1) {
+    const cpu_state *s = args;
+    const int64_t n = s->n, ocols = s->op == DT_OP_SUM || s->op == DT_OP_CROSS_ENTROPY ? 1 : n;
+    const int64_t step = CPU_NARROW_STEP_ELEMS / n > 0 ? CPU_NARROW_STEP_ELEMS / n : 1;
+    const size_t need = (size_t)(step * (2 * n + ocols));
+    if (t_scratch_floats < need) {
+        free(t_scratch);
+        t_scratch = dt_xmalloc(need * sizeof(float));
+        t_scratch_floats = need;
+    }
+    float *fa = t_scratch, *fb = t_scratch + step * n, *fo = t_scratch + 2 * step * n;
+    const cpu_narrow_buf *na = NULL, *nbb = NULL, *no = &s->nb[s->nnarrow - 1];
+    for (int i = 0; i < s->nnarrow - 1; i++)
+        if (s->nb[i].per_row) *(s->nb[i].is_b ? &nbb : &na) = &s->nb[i];
+    for (int64_t r0 = i0; r0 < i1; r0 += step) {
+        const int64_t r1 = r0 + step < i1 ? r0 + step : i1;
+        widen_rows(s->dtype, na, r0, r1, fa);
+        if (nbb) widen_rows(s->dtype, nbb, r0, r1, fb);
+        cpu_kernel(s, r1 - r0, fa, n, nbb ? fb : NULL, n, s->labels ? s->labels + r0 : NULL, fo);
+        narrow_rows(s->dtype, no, r0, r1, fo);
+    }
+}
+
+/* One call of the op (narrow cases: widen, FP32 kernel, round). The row ops (all but
+ * gemm) widen their parameter vectors, then run widen, kernel and rounding step by step
+ * in each pool chunk (rows stolen in chunks, dt_cpu_pool_rows). Before session 14 each
+ * of the three was its own pass over whole FP32 copies of the buffers, the conversions in
+ * OpenMP regions next to the pool's spinning workers, the rounding an out-of-line call
+ * an element (CPU bf16 add 128x1024 took 651 us against torch's 38). gemm widens A and B
+ * whole into their scratch, then runs its own threads. */
 static void cpu_call(const cpu_state *s) {
     if (s->nnarrow == 0) {
         cpu_call_f32(s);
         return;
     }
-    for (int i = 0; i < s->nnarrow - 1; i++) widen_buf(s->dtype, &s->nb[i]);
-    cpu_call_f32(s);
-    narrow_buf(s->dtype, &s->nb[s->nnarrow - 1]);
-}
-
-static void cpu_call_f32(const cpu_state *s) {
-    switch (s->op) {
-    case DT_OP_ADD: dt_cpu_add(s->m, s->n, s->a, s->lda, s->b, s->ldb, s->out); break;
-    case DT_OP_GELU_ADD: dt_cpu_gelu_add(s->m, s->n, s->a, s->lda, s->b, s->ldb, s->out); break;
-    case DT_OP_SUM: dt_cpu_sum(s->m, s->n, s->a, s->lda, s->out); break;
-    case DT_OP_SOFTMAX: dt_cpu_softmax(s->m, s->n, s->a, s->lda, s->out); break;
-    case DT_OP_RMSNORM: dt_cpu_rmsnorm(s->m, s->n, s->a, s->lda, s->gamma, s->out); break;
-    case DT_OP_LAYERNORM:
-        dt_cpu_layernorm(s->m, s->n, s->a, s->lda, s->gamma, s->beta, s->out);
-        break;
-    case DT_OP_RESIDUAL_LAYERNORM:
-        dt_cpu_residual_layernorm(s->m, s->n, s->a, s->lda, s->b, s->ldb, s->out);
-        break;
-    case DT_OP_CROSS_ENTROPY:
-        dt_cpu_cross_entropy(s->m, s->n, s->a, s->lda, s->labels, s->out);
-        break;
-    case DT_OP_GEMM: dt_cpu_gemm(s->m, s->n, s->k, s->a, s->lda, s->b, s->ldb, s->out); break;
-    default: DT_ASSERT(0);
+    const cpu_narrow_buf *o = &s->nb[s->nnarrow - 1];
+    if (s->op == DT_OP_GEMM) {
+        for (int i = 0; i < s->nnarrow - 1; i++)
+            widen_rows(s->dtype, &s->nb[i], 0, s->nb[i].rows, s->nb[i].f32);
+        cpu_call_f32(s);
+        narrow_rows(s->dtype, o, 0, o->rows, o->f32);
+        return;
     }
+    for (int i = 0; i < s->nnarrow - 1; i++)
+        if (!s->nb[i].per_row) widen_rows(s->dtype, &s->nb[i], 0, s->nb[i].rows, s->nb[i].f32);
+    const int threads = s->m * s->n >= DT_CPU_PAR_MIN_ELEMS ? omp_get_max_threads() : 1;
+    if (threads <= 1)
+        narrow_chunk(s, 0, s->m);
+    else
+        dt_cpu_pool_rows(threads, s->m, s->n, narrow_chunk, s);
 }
 
 static dt_status cpu_run(void *state, int64_t reps, int64_t *host_ns, dt_err *err) {
