@@ -83,23 +83,6 @@ const char *dt_cpu_gelu_variant(void);
  * costs microseconds, more than a small row op takes). */
 #define DT_CPU_PAR_MIN_ELEMS 16384
 
-/* (The worker's own row loops, e.g. narrow-dtype widening; the kernels use the pool.)
- * for (int64_t i = 0; i < m; i++) body — across OpenMP threads when `par` is true and
- * more than one thread is allowed, else plainly on the calling thread. Not `#pragma omp parallel for if (par)`: with libgomp a
- * parallel region whose if-clause is false still costs about 3 µs per call (measured on
- * the 2-core development machine: 1x127 add 3033 ns with `if (0)`, 31 ns without), which
- * made every small CPU case slower than PyTorch's. Inside `body`, write pragmas as
- * _Pragma("omp simd"). */
-#define DT_CPU_FOR_ROWS(par, i, m, ...)                                                  \
-    do {                                                                                 \
-        if ((par) && omp_get_max_threads() > 1) {                                        \
-            _Pragma("omp parallel for schedule(static)")                                 \
-            for (int64_t i = 0; i < (m); i++) __VA_ARGS__                                \
-        } else {                                                                         \
-            for (int64_t i = 0; i < (m); i++) __VA_ARGS__                                \
-        }                                                                                \
-    } while (0)
-
 /* expf for vector loops (softmax, cross_entropy): Cephes-style range reduction
  * x = n ln2 + r (two-part ln2), degree-7 polynomial on |r| <= ln2/2, 2^n added to the
  * result's exponent bits (t's low mantissa bits hold n, no float-to-int conversion);

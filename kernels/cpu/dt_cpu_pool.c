@@ -126,11 +126,15 @@ static void start_workers(int want) {
 static int g_use_omp; /* DUALTIME_CPU_POOL=omp */
 static pthread_once_t g_env_once = PTHREAD_ONCE_INIT;
 
+static int g_rows_static; /* DUALTIME_CPU_ROWS=static */
+
 static void read_env(void) {
     const char *v = getenv("DUALTIME_CPU_POOL");
     g_use_omp = v && strcmp(v, "omp") == 0;
     const char *w = getenv("DUALTIME_CPU_POOL_WAIT");
     g_idle_spin = w && strcmp(w, "spin") == 0;
+    const char *r = getenv("DUALTIME_CPU_ROWS");
+    g_rows_static = r && strcmp(r, "static") == 0;
 }
 
 int dt_cpu_pool_idle_spin(void) {
@@ -251,16 +255,8 @@ static void rows_steal_item(void *ctx, int64_t item, int slot) {
     }
 }
 
-static int g_rows_static; /* DUALTIME_CPU_ROWS=static */
-static pthread_once_t g_rows_once = PTHREAD_ONCE_INIT;
-
-static void read_rows_env(void) {
-    const char *v = getenv("DUALTIME_CPU_ROWS");
-    g_rows_static = v && strcmp(v, "static") == 0;
-}
-
 int dt_cpu_pool_rows_static(int use_static) {
-    pthread_once(&g_rows_once, read_rows_env);
+    pthread_once(&g_env_once, read_env);
     const int was = g_rows_static;
     if (use_static >= 0) g_rows_static = use_static != 0;
     return was;

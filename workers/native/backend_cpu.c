@@ -23,7 +23,6 @@ typedef struct cpu_narrow_buf {
     int64_t rows, cols, stride; /* stride: the arena's row stride, elements */
     float *f32;          /* dense rows x cols FP32 copy, or NULL */
     int per_row;         /* one row per case row (a, b, the output); 0: gamma, beta */
-    int is_b;            /* the second matrix input b */
 } cpu_narrow_buf;
 
 /* Per-case state: typed pointers into the arena, resolved once at prepare. For bf16/f16
@@ -41,6 +40,7 @@ typedef struct cpu_state {
     dt_dtype dtype;           /* the case dtype */
     int nnarrow;              /* narrow float buffers: inputs first, the output last */
     cpu_narrow_buf nb[DT_MAX_BUFFERS];
+    const cpu_narrow_buf *na, *nbb; /* a and b among nb (nbb NULL without b) */
     dt_cpu_plant *plant;      /* tests only: DUALTIME_PLANT_CHEAT (dt_cpu_plant.h); NULL */
 } cpu_state;
 
@@ -110,7 +110,8 @@ static dt_status narrow_setup(cpu_state *s, const dt_case_layout *L, uint8_t *ho
             nb->cols = B->cols;
             nb->stride = B->row_stride;
             nb->per_row = strcmp(B->name, "gamma") != 0 && strcmp(B->name, "beta") != 0;
-            nb->is_b = strcmp(B->name, "b") == 0;
+            if (strcmp(B->name, "a") == 0) s->na = nb;
+            else if (strcmp(B->name, "b") == 0) s->nbb = nb;
             /* whole FP32 copies for gemm and the parameter vectors; a row op's row
              * buffers are converted step by step in per-thread scratch (narrow_chunk) */
             if (L->op == DT_OP_GEMM || !nb->per_row) {
@@ -303,7 +304,8 @@ static _Thread_local float *t_scratch;
 static _Thread_local size_t t_scratch_floats;
 static void narrow_chunk(const void *args, int64_t i0, int64_t i1) {
     const cpu_state *s = args;
-    const int64_t n = s->n, ocols = s->op == DT_OP_SUM || s->op == DT_OP_CROSS_ENTROPY ? 1 : n;
+    const cpu_narrow_buf *na = s->na, *nbb = s->nbb, *no = &s->nb[s->nnarrow - 1];
+    const int64_t n = s->n, ocols = no->cols; /* 1: sum, cross_entropy */
     const int64_t step = CPU_NARROW_STEP_ELEMS / n > 0 ? CPU_NARROW_STEP_ELEMS / n : 1;
     const size_t need = (size_t)(step * (2 * n + ocols));
     if (t_scratch_floats < need) {
@@ -312,9 +314,6 @@ static void narrow_chunk(const void *args, int64_t i0, int64_t i1) {
         t_scratch_floats = need;
     }
     float *fa = t_scratch, *fb = t_scratch + step * n, *fo = t_scratch + 2 * step * n;
-    const cpu_narrow_buf *na = NULL, *nbb = NULL, *no = &s->nb[s->nnarrow - 1];
-    for (int i = 0; i < s->nnarrow - 1; i++)
-        if (s->nb[i].per_row) *(s->nb[i].is_b ? &nbb : &na) = &s->nb[i];
     for (int64_t r0 = i0; r0 < i1; r0 += step) {
         const int64_t r1 = r0 + step < i1 ? r0 + step : i1;
         widen_rows(s->dtype, na, r0, r1, fa);
@@ -346,11 +345,9 @@ static void cpu_call(const cpu_state *s) {
     }
     for (int i = 0; i < s->nnarrow - 1; i++)
         if (!s->nb[i].per_row) widen_rows(s->dtype, &s->nb[i], 0, s->nb[i].rows, s->nb[i].f32);
-    const int threads = s->m * s->n >= DT_CPU_PAR_MIN_ELEMS ? omp_get_max_threads() : 1;
-    if (threads <= 1)
-        narrow_chunk(s, 0, s->m);
-    else
-        dt_cpu_pool_rows(threads, s->m, s->n, narrow_chunk, s);
+    /* one thread (the caller, no pool) below DT_CPU_PAR_MIN_ELEMS, as the FP32 kernels */
+    dt_cpu_pool_rows(s->m * s->n >= DT_CPU_PAR_MIN_ELEMS ? omp_get_max_threads() : 1, s->m, s->n,
+                     narrow_chunk, s);
 }
 
 static dt_status cpu_run(void *state, int64_t reps, int64_t *host_ns, dt_err *err) {
