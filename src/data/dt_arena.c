@@ -64,6 +64,13 @@ int dt_layout_output(const dt_case_layout *L) {
     return -1;
 }
 
+void dt_layout_output_slot(const dt_case_layout *L, int64_t *off, int64_t *len) {
+    const int o = dt_layout_output(L);
+    const int64_t end = o + 1 < L->nbuffers ? L->buf[o + 1].slot_offset : L->total_bytes;
+    *off = L->buf[o].slot_offset;
+    *len = end - *off;
+}
+
 /* splitmix64 finaliser: a counter-based generator, one 64-bit draw per (stream, index). */
 static uint64_t mix64(uint64_t x) {
     x += 0x9E3779B97F4A7C15ull;
@@ -75,6 +82,19 @@ static uint64_t mix64(uint64_t x) {
 static uint64_t draw(uint64_t seed, dt_op op, int buffer, int64_t idx) {
     uint64_t stream = mix64(seed ^ mix64(((uint64_t)op << 8) | (uint64_t)buffer));
     return mix64(stream + (uint64_t)idx * 0xD1B54A32D192ED03ull);
+}
+
+uint64_t dt_arena_digest(const uint8_t *base, int64_t off, int64_t len) {
+    DT_ASSERT(off % 8 == 0 && len % 8 == 0 && len >= 0);
+    const int64_t w0 = off / 8, nw = len / 8;
+    uint64_t sum = 0;
+#pragma omp parallel for schedule(static) reduction(+ : sum) if (nw > (1 << 18))
+    for (int64_t j = 0; j < nw; j++) {
+        uint64_t w;
+        memcpy(&w, base + off + 8 * j, 8);
+        sum += mix64(w ^ ((uint64_t)(w0 + j) * DT_DIGEST_INDEX_MUL));
+    }
+    return sum;
 }
 
 float dt_input_f32(uint64_t seed, dt_op op, int buffer, int64_t idx) {
@@ -349,8 +369,20 @@ static int buffer_clean(const dt_buffer_layout *B, const uint8_t *base, const ui
     return !dirty;
 }
 
+/* diff_bytes over [off, off+n) clipped to [lo, hi). */
+static int64_t diff_clipped(const uint8_t *base, const uint8_t *pristine, int64_t off, int64_t n,
+                            int64_t lo, int64_t hi, int64_t *first) {
+    int64_t a = off > lo ? off : lo, e = off + n < hi ? off + n : hi;
+    return diff_bytes(base, pristine, a, e - a, first);
+}
+
 void dt_arena_check(const dt_case_layout *L, const uint8_t *base, const uint8_t *pristine,
                     dt_arena_report *rep) {
+    dt_arena_check_span(L, base, pristine, 0, L->total_bytes, rep);
+}
+
+void dt_arena_check_span(const dt_case_layout *L, const uint8_t *base, const uint8_t *pristine,
+                         int64_t lo, int64_t hi, dt_arena_report *rep) {
     memset(rep, 0, sizeof *rep);
     rep->ok = 1;
     int64_t prev_end = 0, first = -1, c;
@@ -359,10 +391,16 @@ void dt_arena_check(const dt_case_layout *L, const uint8_t *base, const uint8_t 
         const int64_t eb = B->elem_bytes, row_bytes = B->cols * eb;
         const int64_t region_end = B->region_offset + B->region_bytes;
         /* everything between the previous region's end and this region: guards + align */
-        if ((c = diff_bytes(base, pristine, prev_end, B->region_offset - prev_end, &first))) {
+        if ((c = diff_clipped(base, pristine, prev_end, B->region_offset - prev_end, lo, hi,
+                              &first))) {
             rep->guard_bytes_changed += c;
             note(rep, "guard before '%s' changed at arena byte %lld (%lld bytes)", B->name,
                  (long long)first, (long long)c);
+        }
+        /* a region outside [lo, hi) is not looked at (slots never straddle a bound) */
+        if (B->region_offset < lo || region_end > hi) {
+            prev_end = region_end;
+            continue;
         }
         /* padding inside the region (views only): before the window, between rows, after */
         if (B->is_view) {
@@ -422,7 +460,7 @@ void dt_arena_check(const dt_case_layout *L, const uint8_t *base, const uint8_t 
         }
         prev_end = region_end;
     }
-    if ((c = diff_bytes(base, pristine, prev_end, L->total_bytes - prev_end, &first))) {
+    if ((c = diff_clipped(base, pristine, prev_end, L->total_bytes - prev_end, lo, hi, &first))) {
         rep->guard_bytes_changed += c;
         note(rep, "guard after '%s' changed at arena byte %lld (%lld bytes)",
              L->buf[L->nbuffers - 1].name, (long long)first, (long long)c);

@@ -178,6 +178,28 @@ typedef struct dt_arena_report {
 void dt_arena_check(const dt_case_layout *L, const uint8_t *base, const uint8_t *pristine,
                     dt_arena_report *rep);
 
+/* dt_arena_check limited to the bytes in [lo, hi) (slot bounds: a buffer's slot_offset,
+ * the next one's, L->total_bytes): guards and padding in the span, the buffers whose
+ * region lies in it. dt_arena_check is the span [0, L->total_bytes). */
+void dt_arena_check_span(const dt_case_layout *L, const uint8_t *base, const uint8_t *pristine,
+                         int64_t lo, int64_t hi, dt_arena_report *rep);
+
+/* The output buffer's slot [*off, *off + *len): its front guard, region and back guard up
+ * to the next buffer's slot or the arena's end (DT_ARENA_ALIGN-aligned bounds). */
+void dt_layout_output_slot(const dt_case_layout *L, int64_t *off, int64_t *len);
+
+/* The arena digest "dt-mix64-1" of [off, off + len) (both multiples of 8; docs/protocol.md,
+ * `download`): the sum mod 2^64 over the range's little-endian 64-bit words w at word
+ * index g = byte offset / 8 of mix64(w ^ g * DT_DIGEST_INDEX_MUL), mix64 the splitmix64
+ * finaliser (x += 0x9E3779B97F4A7C15; x = (x ^ x >> 30) * 0xBF58476D1CE4E5B9;
+ * x = (x ^ x >> 27) * 0x94D049BB133111EB; x ^ x >> 31). Additive over adjacent ranges,
+ * and the same in every worker (the native worker's CUDA kernel, the PyTorch worker's
+ * int64 tensor ops), so a worker can prove its device mirror's inputs unchanged without
+ * copying them back. */
+#define DT_DIGEST_NAME "dt-mix64-1"
+#define DT_DIGEST_INDEX_MUL 0xD1B54A32D192ED03ull
+uint64_t dt_arena_digest(const uint8_t *base, int64_t off, int64_t len);
+
 /* SHA-256 (lowercase hex, 65 bytes with NUL) of the logical contents of buffer b,
  * row by row, independent of the view layout. */
 void dt_buffer_sha256(const dt_case_layout *L, int b, const uint8_t *base, char out_hex[65]);

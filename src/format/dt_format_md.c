@@ -673,8 +673,11 @@ static void anti_cheat_row(const md *m, const dt_case *c, size_t i) {
     if (!c->impl[i].present || !ac->present)
         return;
     row_open(m, c, i);
-    fprintf(m->o, " | %lld (%lld input sets) | ", (long long)ac->sample_checks,
+    fprintf(m->o, " | %lld (%lld input sets", (long long)ac->sample_checks,
             (long long)ac->input_sets);
+    if (ac->digest_checks > 0)
+        fprintf(m->o, "; inputs of %lld by device digest", (long long)ac->digest_checks);
+    fputs(") | ", m->o);
     int shown = 0;
     for (int pass = 0; pass < 2; pass++)
         for (int k = 0; k < DT_CHEAT_COUNT; k++) {

@@ -61,6 +61,14 @@ dt_status dt_cheat_case_init_with(dt_cheat_case *cc, const dt_case_layout *L, ui
         }
     }
     cc->nsets = DT_CHEAT_INPUT_SETS;
+    dt_layout_output_slot(L, &cc->slot_off, &cc->slot_len);
+    cc->rest_off[0] = 0;
+    cc->rest_len[0] = cc->slot_off;
+    cc->rest_off[1] = cc->slot_off + cc->slot_len;
+    cc->rest_len[1] = L->total_bytes - cc->rest_off[1];
+    for (int k = 0; k < cc->nsets; k++)
+        for (int r = 0; r < 2; r++)
+            cc->digest[k][r] = dt_arena_digest(cc->pristine[k], cc->rest_off[r], cc->rest_len[r]);
     return DT_OK;
 }
 
@@ -83,9 +91,27 @@ void dt_cheat_arm(const dt_cheat_case *cc, int set, uint8_t *arena) {
     dt_hostpass_copy(arena, cc->pristine[set], (size_t)cc->L->total_bytes); /* parallel */
 }
 
+void dt_cheat_arm_output(const dt_cheat_case *cc, int set, uint8_t *arena) {
+    DT_ASSERT(set >= 0 && set < cc->nsets);
+    dt_hostpass_copy(arena + cc->slot_off, cc->pristine[set] + cc->slot_off, (size_t)cc->slot_len);
+}
+
+static void look_span(const dt_cheat_case *cc, int set, const uint8_t *arena, int64_t lo,
+                      int64_t hi, dt_cheat_look *lk);
+
 void dt_cheat_look_at(const dt_cheat_case *cc, int set, const uint8_t *arena, dt_cheat_look *lk) {
+    look_span(cc, set, arena, 0, cc->L->total_bytes, lk);
+}
+
+void dt_cheat_look_at_output(const dt_cheat_case *cc, int set, const uint8_t *arena,
+                             dt_cheat_look *lk) {
+    look_span(cc, set, arena, cc->slot_off, cc->slot_off + cc->slot_len, lk);
+}
+
+static void look_span(const dt_cheat_case *cc, int set, const uint8_t *arena, int64_t lo,
+                      int64_t hi, dt_cheat_look *lk) {
     memset(lk, 0, sizeof *lk);
-    dt_arena_check(cc->L, arena, cc->pristine[set], &lk->ar);
+    dt_arena_check_span(cc->L, arena, cc->pristine[set], lo, hi, &lk->ar);
     dt_oracle_check(&cc->ref[set], cc->L, arena, &lk->orp);
     lk->ok = lk->ar.ok && lk->orp.ok;
     lk->other_set_ok = -1;

@@ -87,6 +87,11 @@ typedef struct dt_cheat_case {
     int nsets;                               /* 0: not initialised (no checks) */
     uint8_t *pristine[DT_CHEAT_INPUT_SETS];  /* [0] borrowed, others owned */
     dt_oracle_ref ref[DT_CHEAT_INPUT_SETS];  /* [0] borrowed (a copy of the struct) */
+    /* Checks by digest (docs/anti-cheat.md): the arena outside the output's slot as two
+     * byte ranges (the second may be empty), and each set's dt_arena_digest of them */
+    int64_t rest_off[2], rest_len[2];
+    int64_t slot_off, slot_len;              /* the output's slot (dt_layout_output_slot) */
+    uint64_t digest[DT_CHEAT_INPUT_SETS][2];
 } dt_cheat_case;
 
 /* Makes sets 1.. (arena + FP64 reference) next to set 0 (pristine0, ref0: the caller's,
@@ -118,6 +123,13 @@ typedef struct dt_cheat_look {
     int other_set;
 } dt_cheat_look;
 void dt_cheat_look_at(const dt_cheat_case *cc, int set, const uint8_t *arena, dt_cheat_look *lk);
+/* The same, but the arena check only over the output's slot (its guards and elements):
+ * after a download of that slot alone, the rest proven unchanged by digest. */
+void dt_cheat_look_at_output(const dt_cheat_case *cc, int set, const uint8_t *arena,
+                             dt_cheat_look *lk);
+/* Writes set `set`'s pristine output slot (guards, poisoned output) into arena: the arm of
+ * a worker whose mirror still holds the set's inputs. */
+void dt_cheat_arm_output(const dt_cheat_case *cc, int set, uint8_t *arena);
 
 /* What a checked sample showed. A worker computing in the shared arena (direct: cpu,
  * output policy not functional) is read right after the call returned (`now`, before any

@@ -64,6 +64,9 @@ typedef struct fw_case {
     int graph_off;      /* the graph scope is unavailable for this impl (reason recorded) */
     int ok;             /* still eligible for timing */
     int64_t reps;       /* calibrated batch size */
+    int mirror_set1[DT_STEP_COUNT]; /* by step: 1 + the input set that worker's device mirror
+                                       was last given whole by a sample's arm (fw_sample_arm),
+                                       0 unknown (docs/anti-cheat.md, "Checks by digest") */
 } fw_case;
 
 /* Everything the loop carries between cases. */
@@ -88,6 +91,7 @@ typedef struct run_ctx {
     int seq_ahead;        /* the first of them not yet given to the preparer */
     dt_record_cache *rcache; /* case texts of results.json between writes (dt_record_cache.h) */
     dt_file_async *writer; /* results.json after a case, written in the background */
+    int digest_off;       /* DUALTIME_CHEAT_DIGEST=0: every checked sample copies the whole arena */
 } run_ctx;
 
 /* One case in flight. */
@@ -200,12 +204,30 @@ static dt_status fw_run(run_ctx *c, fw_case *f, dt_session_step step, const char
     return fw_run_primed(c, f, step, stage, reps, 0, host_ns);
 }
 
+/* A whole-arena upload or download. An upload makes what f's mirror holds unknown until
+ * the caller says (fw_sample_arm). */
 static dt_status fw_copy(run_ctx *c, fw_case *f, dt_session_step step, const char *cmd,
                          double *ms) {
     dt_worker *w = fw_worker(f, step, cmd);
     if (!w) return DT_EWORKER;
+    if (strcmp(cmd, "upload") == 0) f->mirror_set1[step] = 0;
     dt_err e;
     return fw_done(f, step, cmd, dt_protocol_copy(w, cmd, c->cfg->timeout_s, ms, &e), &e);
+}
+
+/* upload / download of the ranges `only`; a download also answers the digests of the
+ * ranges `digest` into digests (dt_protocol_copy_ranges). */
+static dt_status fw_copy_ranges(run_ctx *c, fw_case *f, dt_session_step step, const char *cmd,
+                                const dt_byte_range *only, int nonly,
+                                const dt_byte_range *digest, int ndigest, double *ms,
+                                uint64_t *digests) {
+    dt_worker *w = fw_worker(f, step, cmd);
+    if (!w) return DT_EWORKER;
+    dt_err e;
+    return fw_done(f, step, cmd,
+                   dt_protocol_copy_ranges(w, cmd, only, nonly, digest, ndigest,
+                                           c->cfg->timeout_s, ms, digests, &e),
+                   &e);
 }
 
 static void fw_release(run_ctx *c, fw_case *f, dt_session_step step) {
@@ -323,6 +345,15 @@ static int fw_direct(const run_ctx *c, const fw_case *f) {
            !(f->ci->output_policy && strcmp(f->ci->output_policy, "functional") == 0);
 }
 
+/* Checks by digest (docs/anti-cheat.md): the worker of step keeps a device mirror (not
+ * direct) and its hello offers copy ranges and the dt-mix64-1 digest, unless
+ * DUALTIME_CHEAT_DIGEST=0. */
+static int fw_digest(const run_ctx *c, const fw_case *f, dt_session_step step) {
+    if (c->digest_off || (step == DT_STEP_MAIN && fw_direct(c, f))) return 0;
+    const dt_hello *h = &c->session->member[f->index].hello;
+    return h->copy_ranges && h->copy_digest;
+}
+
 /* Before timed sample `index` (on the worker of step; device: a device sample): its input
  * set and poisoned outputs into f's arena, then upload. Returns the set, or -1 (no
  * anti-cheat state, a sample not checked (dt_cheat_sample_checked), or f failed). */
@@ -333,9 +364,20 @@ static int fw_sample_arm(run_ctx *c, const case_run *cr, fw_case *f, dt_session_
         return -1;
     int set = dt_cheat_sample_set(index);
     dt_cheat_begin(&f->ci->cheat, cr->h->cheat.nsets);
-    dt_cheat_arm(&cr->h->cheat, set, f->shm.base);
     double ms;
-    return fw_copy(c, f, step, "upload", &ms) == DT_OK ? set : -1;
+    if (fw_digest(c, f, step) && f->mirror_set1[step] == set + 1) {
+        /* the mirror still holds this set's inputs (each check since proved it by digest, or
+         * found the change and failed f): the output's slot alone, poisoned again */
+        const dt_cheat_case *cc = &cr->h->cheat;
+        dt_cheat_arm_output(cc, set, f->shm.base);
+        dt_byte_range slot = {cc->slot_off, cc->slot_len};
+        return fw_copy_ranges(c, f, step, "upload", &slot, 1, NULL, 0, &ms, NULL) == DT_OK ? set
+                                                                                         : -1;
+    }
+    dt_cheat_arm(&cr->h->cheat, set, f->shm.base);
+    if (fw_copy(c, f, step, "upload", &ms) != DT_OK) return -1;
+    f->mirror_set1[step] = set + 1;
+    return set;
 }
 
 /* After timed sample `index` given input set `set`: the output read and checked (direct
@@ -359,15 +401,34 @@ static void fw_sample_check(run_ctx *c, const case_run *cr, fw_case *f, dt_sessi
             o.written_late = dt_cheat_output_written(&cr->h->L, f->shm.base);
         }
     } else {
-        if (fw_copy(c, f, step, "download", &ms) != DT_OK) return;
-        dt_cheat_look_at(&cr->h->cheat, set, f->shm.base, &o.now);
+        /* by digest: the output's slot copied back, the rest proved equal to the set's
+         * pristine bytes on the device; a mismatch (or no digest) reads the whole arena */
+        const dt_cheat_case *cc = &cr->h->cheat;
+        int by_digest = 0;
+        if (fw_digest(c, f, step) && f->mirror_set1[step] == set + 1) {
+            dt_byte_range slot = {cc->slot_off, cc->slot_len}, rest[2];
+            uint64_t got[2];
+            int nr = 0;
+            for (int r = 0; r < 2; r++)
+                if (cc->rest_len[r] > 0) rest[nr++] = (dt_byte_range){cc->rest_off[r], cc->rest_len[r]};
+            if (fw_copy_ranges(c, f, step, "download", &slot, 1, rest, nr, &ms, got) != DT_OK)
+                return;
+            by_digest = 1;
+            for (int r = 0, q = 0; r < 2; r++)
+                if (cc->rest_len[r] > 0 && got[q++] != cc->digest[set][r]) by_digest = 0;
+        }
+        if (!by_digest) f->mirror_set1[step] = 0;
+        if (!by_digest && fw_copy(c, f, step, "download", &ms) != DT_OK) return;
+        if (by_digest) dt_cheat_look_at_output(cc, set, f->shm.base, &o.now);
+        else dt_cheat_look_at(cc, set, f->shm.base, &o.now);
         for (int t = 0; !o.now.ok && o.now.ar.output_unwritten > 0 && t < 20; t++) {
             usleep(DT_CHEAT_LATE_MS * 1000);
             if (fw_copy(c, f, step, "download", &ms) != DT_OK) return;
-            dt_cheat_look_at(&cr->h->cheat, set, f->shm.base, &o.late);
+            dt_cheat_look_at(cc, set, f->shm.base, &o.late);
             o.has_late = 1;
             if (o.late.ok) break;
         }
+        if (by_digest) f->ci->cheat.digest_checks++;
     }
     f->ci->cheat.sample_checks++;
     char reason[480], when[96], msg[600];
@@ -508,6 +569,9 @@ dt_status dt_run_env_check(dt_err *err) {
     const char *wm = getenv("DUALTIME_WARMUP"); /* warmups() reads it */
     if (wm && *wm && strcmp(wm, "serial") != 0 && strcmp(wm, "together") != 0)
         return dt_fail(err, DT_EINVAL, "DUALTIME_WARMUP=%s: expected serial or together", wm);
+    const char *dg = getenv("DUALTIME_CHEAT_DIGEST"); /* dt_run reads it */
+    if (dg && *dg && strcmp(dg, "0") != 0 && strcmp(dg, "1") != 0)
+        return dt_fail(err, DT_EINVAL, "DUALTIME_CHEAT_DIGEST=%s: expected 0 or 1", dg);
     return DT_OK;
 }
 
@@ -1425,8 +1489,10 @@ dt_status dt_run_plan(const dt_run_config *cfg, dt_session *session, dt_record *
                  cfg->plan.count * cfg->rounds, dt_now_ns(), NULL,
                  /* a resumed run keeps not asking a worker that had no floor call */
                  r->floor_unavailable != NULL, NULL, 0, 0, 0, {0, {0}}, {0, 0, 0, NULL, NULL},
-                 NULL, NULL, 0, 0, NULL, NULL};
+                 NULL, NULL, 0, 0, NULL, NULL, 0};
     if (dt_run_env_check(err) != DT_OK) return DT_EINVAL;
+    const char *dg = getenv("DUALTIME_CHEAT_DIGEST");
+    c.digest_off = dg && strcmp(dg, "0") == 0;
     const char *trace = getenv("DUALTIME_PHASE_TRACE");
     if (trace && *trace && !(c.trace = fopen(trace, "a")))
         return dt_fail(err, DT_EIO, "DUALTIME_PHASE_TRACE=%s: cannot open: %s", trace,

@@ -442,6 +442,8 @@ typedef struct dt_cheat_rec {
     int present;           /* 0: absent (older files) */
     int64_t sample_checks; /* timed samples whose output was checked against the oracle */
     int64_t input_sets;    /* distinct input sets the timed samples rotated over */
+    int64_t digest_checks; /* of sample_checks: inputs proven unchanged on the device by the
+                              worker's digest instead of a download (0 in older files) */
     dt_cheat_result check[DT_CHEAT_COUNT];
 } dt_cheat_rec;
 

@@ -946,6 +946,9 @@ static dt_status dec_anti_cheat(dec *d, const json_t *impl, dt_case_impl *ci) {
     cr->present = 1;
     TRY(get_int(d, o, "sample_checks", F_REQ, 0, INT64_MAX, &cr->sample_checks));
     TRY(get_int(d, o, "input_sets", F_REQ, 0, INT64_MAX, &cr->input_sets));
+    TRY(get_int(d, o, "digest_checks", 0, 0, INT64_MAX, &cr->digest_checks));
+    if (cr->digest_checks == DT_NULL_I64)
+        cr->digest_checks = 0; /* absent: older files, or none */
     TRY(get_obj(d, o, "checks", F_REQ, &checks));
     size_t m2 = path_key(d, "checks");
     const char *name;
@@ -2381,6 +2384,8 @@ static json_t *enc_case_impl(enc *e, const dt_case_impl *ci) {
         json_t *ac = json_object(), *ck = json_object();
         put(e, ac, "sample_checks", json_integer(ci->cheat.sample_checks));
         put(e, ac, "input_sets", json_integer(ci->cheat.input_sets));
+        if (ci->cheat.digest_checks > 0)
+            put(e, ac, "digest_checks", json_integer(ci->cheat.digest_checks));
         for (int k = 0; k < DT_CHEAT_COUNT; k++) {
             const dt_cheat_result *cz = &ci->cheat.check[k];
             if (cz->status == DT_CHEAT_UNSET)

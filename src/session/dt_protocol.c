@@ -1,10 +1,13 @@
 /* dt_protocol.c — protocol requests and answers as C structs (contract in dt_protocol.h). */
 #define _GNU_SOURCE
 #include "dt_protocol.h"
+#include "../data/dt_arena.h"
 #include "dt_ops_json.h"
 #include "dualtime/dt_worker_sdk.h"
 
+#include <errno.h>
 #include <jansson.h>
+#include <stdlib.h>
 #include <math.h>
 #include <string.h>
 
@@ -99,6 +102,10 @@ static void hello_fill(const json_t *o, dt_hello *h) {
             h->cuda_l2_bytes = json_integer_value(l2);
         json_decref(gpu);
     }
+    const json_t *cp = json_object_get(o, "copy");
+    h->copy_ranges = json_is_true(json_object_get(cp, "ranges"));
+    const char *dg = json_string_value(json_object_get(cp, "digest"));
+    h->copy_digest = h->copy_ranges && dg && strcmp(dg, DT_DIGEST_NAME) == 0;
     h->text = json_dumps(o, JSON_COMPACT);
     DT_ASSERT(h->text);
 }
@@ -332,6 +339,42 @@ dt_status dt_protocol_copy(dt_worker *w, const char *cmd, double timeout_s, doub
     dt_status st = call(w, json_pack("{s:s}", "cmd", cmd), timeout_s, &resp, err);
     if (st != DT_OK) return st;
     *ms = json_number_value(json_object_get(resp, "ms"));
+    json_decref(resp);
+    return DT_OK;
+}
+
+static json_t *ranges_json(const dt_byte_range *r, int n) {
+    json_t *a = json_array();
+    for (int i = 0; i < n; i++)
+        json_array_append_new(a, json_pack("[I,I]", (json_int_t)r[i].off, (json_int_t)r[i].len));
+    return a;
+}
+
+dt_status dt_protocol_copy_ranges(dt_worker *w, const char *cmd, const dt_byte_range *only,
+                                  int nonly, const dt_byte_range *digest, int ndigest,
+                                  double timeout_s, double *ms, uint64_t *digests, dt_err *err) {
+    json_t *req = json_pack("{s:s,s:o}", "cmd", cmd, "only", ranges_json(only, nonly));
+    if (ndigest > 0) json_object_set_new(req, "digest", ranges_json(digest, ndigest));
+    json_t *resp = NULL;
+    dt_status st = call(w, req, timeout_s, &resp, err);
+    if (st != DT_OK) return st;
+    *ms = json_number_value(json_object_get(resp, "ms"));
+    const json_t *d = json_object_get(resp, "digest");
+    if (ndigest > 0 && (!json_is_array(d) || (int)json_array_size(d) != ndigest)) {
+        json_decref(resp);
+        return dt_fail(err, DT_EWORKER, "%s answer has no 'digest' array of %d", cmd, ndigest);
+    }
+    for (int i = 0; i < ndigest; i++) {
+        const char *hex = json_string_value(json_array_get(d, (size_t)i));
+        char *end = NULL;
+        errno = 0;
+        unsigned long long v = hex ? strtoull(hex, &end, 16) : 0;
+        if (!hex || strlen(hex) != 16 || *end || errno) {
+            json_decref(resp);
+            return dt_fail(err, DT_EWORKER, "%s answer: digest %d is not 16 hex digits", cmd, i);
+        }
+        digests[i] = (uint64_t)v;
+    }
     json_decref(resp);
     return DT_OK;
 }

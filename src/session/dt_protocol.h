@@ -53,6 +53,8 @@ typedef struct dt_hello {
                                 started as (e.g. --compile on a torch without
                                 torch.compile); NULL when absent or not a string */
     int64_t cuda_l2_bytes;   /* its "l2_bytes", -1 if none (issue 13: --cache cold) */
+    int copy_ranges;         /* "copy": {"ranges": true}: upload / download take "only" */
+    int copy_digest;         /* "copy": {"digest": "dt-mix64-1"}: download answers "digest" */
     char *text;              /* the whole answer, compact JSON */
 } dt_hello;
 
@@ -129,6 +131,17 @@ dt_status dt_protocol_floor(dt_worker *w, int prime, double timeout_s, int64_t *
 /* upload or download (cmd) -> *ms (0 when not given). */
 dt_status dt_protocol_copy(dt_worker *w, const char *cmd, double timeout_s, double *ms,
                            dt_err *err);
+/* Byte ranges [off, off + len) of the arena. */
+typedef struct dt_byte_range {
+    int64_t off, len;
+} dt_byte_range;
+/* upload / download of only the nonly ranges `only` (a worker whose hello has
+ * copy.ranges), and, download only, the digests (dt_arena_digest) of the ndigest ranges
+ * `digest` of the device mirror after the copy into digests[] (a worker with
+ * copy.digest; an answer without them, or of another count, is DT_EWORKER). */
+dt_status dt_protocol_copy_ranges(dt_worker *w, const char *cmd, const dt_byte_range *only,
+                                  int nonly, const dt_byte_range *digest, int ndigest,
+                                  double timeout_s, double *ms, uint64_t *digests, dt_err *err);
 /* release the prepared case. */
 dt_status dt_protocol_release(dt_worker *w, double timeout_s, dt_err *err);
 /* probe_process with probe_kind ("concurrent" or "serialized"). */

@@ -99,6 +99,49 @@ mirror() { # mirror KIND NAME
 mirror cached cheat.cached_result
 mirror skip cheat.skipped_work
 mirror async cheat.side_stream
+# an input written at a timed sample (the cold call passes): directly, and behind the fake
+# device worker, whose honest samples are checked by digest (the output's slot copied
+# back, the rest proved unchanged by the worker's dt-mix64-1 digest): a changed input must
+# break the digest, and the whole arena is then read and the change named
+plant scratch cheat.wrote_input
+mirror scratch cheat.wrote_input
+/usr/bin/python3 - "$T/m-scratch/results.json" <<'EOP' && ok || no "mirror scratch: not caught at its first timed sample"
+import json, sys
+r = json.load(open(sys.argv[1]))
+for c in r["cases"]:
+    b = c["impl"]["fake-sdk-cpu"]["anti_cheat"]  # the SDK worker offers no digest
+    assert b.get("digest_checks", 0) == 0, b
+    # the write shows at the first checked sample, whose inputs only the digest looks at
+    # (a digest taken as matching lets it through to the whole-arena warm check)
+    im = c["impl"]["fake-native"]
+    bad = [k["when"] for k in im["checks"] if not k["ok"]]
+    assert "check after timed sample" in im["error"] and bad == ["sample e2e_batch #0 (input set 0)"], (im["error"], bad)
+EOP
+# honest workers behind the fake device worker: every checked sample by digest (the
+# PyTorch worker's int64 tensor digest must equal the orchestrator's C digest, else the
+# whole arena is read and digest_checks stays below sample_checks); DUALTIME_CHEAT_DIGEST=0
+# copies the whole arena every time; any other value is refused (exit 2)
+if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
+  for dg in 1 0; do
+    DUALTIME_CHEAT_DIGEST=$dg "$D" run --output "$T/dg$dg" "${MIRROR[@]}" --operations add,softmax \
+      --baseline-worker "$H/fake_device_worker.py /usr/bin/python3 $B/../workers/torch/dualtime_torch_worker.py"
+    rc=$?
+    /usr/bin/python3 - "$T/dg$dg/results.json" "$dg" <<'EOP' && [ $rc -eq 0 ] && ok || no "digest=$dg: exit $rc or digest_checks wrong"
+import json, sys
+r = json.load(open(sys.argv[1])); on = sys.argv[2] == "1"
+assert len(r["cases"]) == 2
+for c in r["cases"]:
+    assert c["valid"] is True, c["id"]
+    for fw, im in c["impl"].items():
+        ac = im["anti_cheat"]
+        assert ac["sample_checks"] >= 4, (fw, ac)
+        assert ac.get("digest_checks", 0) == (ac["sample_checks"] if on else 0), (fw, ac)
+EOP
+  done
+else echo "no torch for /usr/bin/python3: digest run of the PyTorch worker skipped"; fi
+DUALTIME_CHEAT_DIGEST=yes "$D" run --output "$T/dgbad" "${MIRROR[@]}" 2>"$T/dgbad.err"; rc=$?
+[ $rc -eq 2 ] && grep -q "DUALTIME_CHEAT_DIGEST=yes: expected 0 or 1" "$T/dgbad.err" && [ ! -e "$T/dgbad/results.json" ] &&
+  ok || no "DUALTIME_CHEAT_DIGEST=yes: exit $rc, wanted 2 naming it, nothing written"
 
 # 2. the input writer (the native worker's fault injection): caught at the cold call
 DUALTIME_FAULT=input:add "$D" run --output "$T/input" "${SMALL[@]}"; rc=$?

@@ -401,8 +401,72 @@ static void test_conversions(void) {
           "dtype names and sizes");
 }
 
+/* The digest "dt-mix64-1" as its definition reads, one word at a time (no threads). */
+static uint64_t digest_ref(const uint8_t *base, int64_t off, int64_t len) {
+    uint64_t sum = 0;
+    for (int64_t j = 0; j < len / 8; j++) {
+        uint64_t w = 0;
+        for (int b = 7; b >= 0; b--) w = w << 8 | base[off + 8 * j + b]; /* little-endian */
+        uint64_t x = w ^ ((uint64_t)(off / 8 + j) * 0xD1B54A32D192ED03ull);
+        x += 0x9E3779B97F4A7C15ull;
+        x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+        x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+        sum += x ^ (x >> 31);
+    }
+    return sum;
+}
+
+/* dt_arena_digest (checks by digest, docs/anti-cheat.md): the definition, over threads
+ * too (a range past the parallel threshold); additive over adjacent ranges; any one bit
+ * flipped anywhere, two words swapped, and an all-zero range at another offset all change
+ * it; and the output slot with the rest covers the arena. */
+static void test_digest(void) {
+    const int64_t n = (int64_t)1 << 22; /* 4 MiB: 2^19 words, over the threads' threshold */
+    uint8_t *a = malloc((size_t)n);
+    REQUIRE(a);
+    for (int64_t i = 0; i < n; i++) a[i] = (uint8_t)(i * 2654435761u >> 13);
+    const uint64_t whole = dt_arena_digest(a, 0, n);
+    CHECK(whole == digest_ref(a, 0, n), "digest: threaded sum = the definition");
+    CHECK(dt_arena_digest(a, 0, 0) == 0, "digest: empty range is 0");
+    CHECK(dt_arena_digest(a, 0, 4096) + dt_arena_digest(a, 4096, n - 4096) == whole,
+          "digest: additive over adjacent ranges");
+    int flips = 0;
+    for (int64_t pos = 0; pos < n; pos += 65537 * 3) /* bytes all over, each bit in turn */
+        for (int bit = 0; bit < 8; bit += 7) {
+            a[pos] ^= (uint8_t)(1u << bit);
+            flips += dt_arena_digest(a, 0, n) != whole;
+            a[pos] ^= (uint8_t)(1u << bit);
+            flips--;
+        }
+    CHECK(flips == 0, "digest: every single-bit flip changes the digest (%d did not)", -flips);
+    uint64_t w0, w1;
+    memcpy(&w0, a + 8, 8);
+    memcpy(&w1, a + 800, 8);
+    memcpy(a + 8, &w1, 8);
+    memcpy(a + 800, &w0, 8);
+    CHECK(w0 == w1 || dt_arena_digest(a, 0, n) != whole, "digest: two words swapped");
+    memcpy(a + 8, &w0, 8);
+    memcpy(a + 800, &w1, 8);
+    memset(a, 0, 64);
+    memset(a + 4096, 0, 64);
+    CHECK(dt_arena_digest(a, 0, 64) != dt_arena_digest(a, 4096, 64),
+          "digest: the same bytes at another offset differ");
+    dt_case_layout L;
+    dt_layout_make_typed(&L, DT_OP_ADD, 17, 257, 0, 1, DT_BF16);
+    int64_t so, sl;
+    dt_layout_output_slot(&L, &so, &sl);
+    const dt_buffer_layout *O = &L.buf[dt_layout_output(&L)];
+    CHECK(so == O->slot_offset && so + sl == L.total_bytes && so % 8 == 0 && sl % 8 == 0 &&
+              O->region_offset + O->region_bytes + DT_GUARD_BYTES <= so + sl,
+          "output slot: [%lld, +%lld) holds the output and its guards", (long long)so,
+          (long long)sl);
+done:
+    free(a);
+}
+
 int main(void) {
     static const dt_dtype k_dtypes[] = {DT_F32, DT_BF16, DT_F16};
+    test_digest();
     test_conversions();
     for (size_t t = 0; t < 3; t++) {
         const dt_dtype dt = k_dtypes[t];

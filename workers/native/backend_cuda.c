@@ -52,6 +52,9 @@ static struct {
     int context_lost;          /* a sticky error (kernel fault) was seen */
     CUmodule empty_mod;        /* the floor's empty kernel (cuda_floor), loaded on demand */
     CUfunction empty_fn;
+    CUmodule digest_mod;       /* the arena digest kernel (cuda_digest), loaded on demand */
+    CUfunction digest_fn;
+    CUdeviceptr digest_out;    /* its DT_DIGEST_MAX_RANGES sums */
     char lost_reason[200];
     uint32_t hold_method;      /* dt_timing_hold_method of the last held ceilings region */
 } g_cuda;
@@ -858,6 +861,86 @@ static dt_status cuda_floor(void *state, int64_t reps, int64_t *host_ns, dt_err 
                         err);
 }
 
+/* upload / download of byte ranges only (the anti-cheat's checks by digest: the output's
+ * slot), on the case's stream. */
+static dt_status cuda_copy_ranges(void *state, int to_device, const int64_t (*r)[2], int n,
+                                  double *ms, dt_err *err) {
+    cuda_state *s = state;
+    dt_status st = cuda_init(err);
+    if (st != DT_OK) return st;
+    const char *what = to_device ? "upload" : "download";
+    int64_t t0 = dt_now_ns();
+    for (int i = 0; i < n; i++) {
+        if (r[i][1] == 0) continue;
+        if (to_device)
+            CU_RUN(cuMemcpyHtoDAsync(s->dbase + (CUdeviceptr)r[i][0], s->host + r[i][0],
+                                     (size_t)r[i][1], s->stream),
+                   err, st, out, what);
+        else
+            CU_RUN(cuMemcpyDtoHAsync(s->host + r[i][0], s->dbase + (CUdeviceptr)r[i][0],
+                                     (size_t)r[i][1], s->stream),
+                   err, st, out, what);
+    }
+    CU_RUN(cuStreamSynchronize(s->stream), err, st, out, what);
+    *ms = (double)(dt_now_ns() - t0) / 1e6;
+out:
+    return st;
+}
+
+/* dt_arena_digest (src/data/dt_arena.h, "dt-mix64-1") on the device: a grid-stride sum of
+ * the mixed words, each warp's sum added atomically (mod 2^64: the order is free). */
+static const char k_digest_kernel[] =
+    "extern \"C\" __global__ void dt_digest(const unsigned long long *p, long long nw,\n"
+    "                                       long long w0, unsigned long long *out) {\n"
+    "    unsigned long long s = 0;\n"
+    "    for (long long j = (long long)blockIdx.x * blockDim.x + threadIdx.x; j < nw;\n"
+    "         j += (long long)gridDim.x * blockDim.x) {\n"
+    "        unsigned long long x = p[j] ^ ((unsigned long long)(w0 + j) * 0xD1B54A32D192ED03ull);\n"
+    "        x += 0x9E3779B97F4A7C15ull;\n"
+    "        x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;\n"
+    "        x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;\n"
+    "        s += x ^ (x >> 31);\n"
+    "    }\n"
+    "    for (int o = 16; o > 0; o >>= 1) s += __shfl_down_sync(0xffffffffu, s, o);\n"
+    "    if ((threadIdx.x & 31) == 0) atomicAdd(out, s);\n"
+    "}\n";
+#define DT_DIGEST_MAX_RANGES 16
+
+static dt_status cuda_digest(void *state, const int64_t (*r)[2], int n, uint64_t *outv,
+                             dt_err *err) {
+    cuda_state *s = state;
+    dt_status st = cuda_init(err);
+    if (st != DT_OK) return st;
+    if (n > DT_DIGEST_MAX_RANGES)
+        return dt_fail(err, DT_EINVAL, "digest: at most %d ranges, got %d", DT_DIGEST_MAX_RANGES, n);
+    if (!g_cuda.digest_fn) {
+        st = load_tiny_kernel("dt_digest", k_digest_kernel, &g_cuda.digest_mod, &g_cuda.digest_fn,
+                              err);
+        if (st != DT_OK) return st;
+        CU_RUN(cuMemAlloc(&g_cuda.digest_out, DT_DIGEST_MAX_RANGES * sizeof(uint64_t)), err, st,
+               out, "digest");
+    }
+    CU_RUN(cuMemsetD8Async(g_cuda.digest_out, 0, (size_t)n * sizeof(uint64_t), s->stream), err,
+           st, out, "digest");
+    for (int i = 0; i < n; i++) {
+        long long nw = (long long)(r[i][1] / 8), w0 = (long long)(r[i][0] / 8);
+        if (nw == 0) continue;
+        CUdeviceptr p = s->dbase + (CUdeviceptr)r[i][0];
+        CUdeviceptr o = g_cuda.digest_out + (CUdeviceptr)(i * sizeof(uint64_t));
+        void *params[] = {&p, &nw, &w0, &o};
+        long long blocks = (nw + 255) / 256;
+        if (blocks > 4096) blocks = 4096; /* a few waves; the grid strides over the rest */
+        CU_RUN(cuLaunchKernel(g_cuda.digest_fn, (unsigned)blocks, 1, 1, 256, 1, 1, 0, s->stream,
+                              params, NULL),
+               err, st, out, "digest");
+    }
+    CU_RUN(cuMemcpyDtoHAsync(outv, g_cuda.digest_out, (size_t)n * sizeof(uint64_t), s->stream),
+           err, st, out, "digest");
+    CU_RUN(cuStreamSynchronize(s->stream), err, st, out, "digest");
+out:
+    return st;
+}
+
 static dt_status cuda_download(void *state, double *ms, dt_err *err) {
     cuda_state *s = state;
     dt_status st = cuda_init(err);
@@ -1244,6 +1327,8 @@ static const dt_backend k_cuda_backend = {
     .upload = cuda_upload,
     .run = cuda_run,
     .download = cuda_download,
+    .copy_ranges = cuda_copy_ranges,
+    .digest = cuda_digest,
     .device = cuda_device,
     .decomp_bracket = cuda_decomp_bracket,
     .cache = cuda_cache,

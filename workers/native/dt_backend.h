@@ -106,6 +106,13 @@ typedef struct dt_backend {
     /* sync; t0; reps calls; sync; t1 -> *host_ns */
     dt_status (*run)(void *state, int64_t reps, int64_t *host_ns, dt_err *err);
     dt_status (*download)(void *state, double *ms, dt_err *err);
+    /* Optional (NULL: whole copies only): upload (to_device 1) or download (0) of only the
+     * n byte ranges r[i] = {offset, length} of the arena, then synchronize. */
+    dt_status (*copy_ranges)(void *state, int to_device, const int64_t (*r)[2], int n,
+                             double *ms, dt_err *err);
+    /* Optional (NULL: none): dt_arena_digest (src/data/dt_arena.h) of each range r[i] of
+     * the device mirror (CPU: the arena itself) into out[i]. Ranges are 8-byte multiples. */
+    dt_status (*digest)(void *state, const int64_t (*r)[2], int n, uint64_t *out, dt_err *err);
     /* Device scope: probe = 0 control, 1 CUPTI probe with concurrent kernel records,
      * 2 CUPTI probe with serialized kernel records; flags: DT_DEVICE_* below. NULL when
      * the backend has none. */

@@ -10,8 +10,9 @@
 
 #include "../../src/common/dt_common.h"
 
-typedef enum { P_CACHED = 0, P_SKIP, P_ASYNC, P_LAZY, P_PHYSICS, P_COUNT } plant_kind;
-static const char *const k_names[P_COUNT] = {"cached", "skip", "async", "lazy", "physics"};
+typedef enum { P_CACHED = 0, P_SKIP, P_ASYNC, P_LAZY, P_PHYSICS, P_SCRATCH, P_COUNT } plant_kind;
+static const char *const k_names[P_COUNT] = {"cached", "skip", "async", "lazy", "physics",
+                                             "scratch"};
 
 struct dt_cpu_plant {
     plant_kind kind;
@@ -89,6 +90,16 @@ static void planted_call(dt_cpu_plant *p, int64_t r) {
         break;
     case P_PHYSICS:
         if (r == 0) p->call(p->ctx);
+        break;
+    case P_SCRATCH: /* a correct output, then the first input's first byte as scratch:
+                       always the first call's value with its low bit flipped, so any
+                       number of calls leaves it changed until the arena is re-armed */
+        if (first) {
+            p->saved = dt_xcalloc(1, 1);
+            p->saved[0] = p->in[0];
+        }
+        p->call(p->ctx);
+        if (!first) ((uint8_t *)p->in)[0] = (uint8_t)(p->saved[0] ^ 0x01);
         break;
     default: p->call(p->ctx); break;
     }

@@ -7,6 +7,9 @@
  *   async    returns at once and computes on a thread 10 ms later (a "side stream")
  *   lazy     computes nothing in run; download computes the output (a lazy output)
  *   physics  computes only the first call of every run request (faster than physics)
+ *   scratch  computes correctly, then writes its first input's first byte (its first
+ *            value with the low bit flipped: an input used as scratch; cheat.wrote_input
+ *            at a timed sample, where the cold call passed)
  * Unset (the default) or naming another op: no plant, the backend is honest. Ownership:
  * the plant holds a private copy of the output (cached) and its thread (async), joined
  * before every run and at free. Not thread-safe (one case of one worker). */

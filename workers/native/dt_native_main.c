@@ -396,6 +396,9 @@ static void do_hello(worker *w) {
         return;
     }
     if (w->kernel_dir[0]) kernel_dir_hello(w, o);
+    /* upload / download of byte ranges and the arena digest (docs/protocol.md): the
+     * anti-cheat's checks by digest */
+    json_object_set_new(o, "copy", json_pack("{s:b,s:s}", "ranges", 1, "digest", DT_DIGEST_NAME));
     /* how the driver loads modules (EAGER unless the caller set it: held windows) */
     const char *loading = getenv("CUDA_MODULE_LOADING");
     json_object_set_new(json_object_get(o, "env"), "cuda_module_loading",
@@ -493,11 +496,63 @@ static int need_case(worker *w, const char *cmd, int need_upload) {
     return 1;
 }
 
-static void do_upload(worker *w) {
+/* "only" / "digest" of an upload or download (docs/protocol.md): up to DT_COPY_MAX_RANGES
+ * [offset, length] pairs inside the arena (digest: multiples of 8). *n -1: key absent.
+ * 0 with an error emitted when malformed. */
+#define DT_COPY_MAX_RANGES 16
+static int parse_ranges(const worker *w, json_t *req, const char *cmd, const char *key,
+                        int align8, int64_t (*r)[2], int *n) {
+    json_t *a = json_object_get(req, key);
+    *n = -1;
+    if (!a) return 1;
+    if (!json_is_array(a) || json_array_size(a) > DT_COPY_MAX_RANGES) {
+        emit_error("%s: '%s' must be an array of at most %d [offset, length] pairs", cmd, key,
+                   DT_COPY_MAX_RANGES);
+        return 0;
+    }
+    *n = (int)json_array_size(a);
+    for (int i = 0; i < *n; i++) {
+        json_t *p = json_array_get(a, (size_t)i);
+        json_t *o = json_array_get(p, 0), *l = json_array_get(p, 1);
+        if (!json_is_array(p) || json_array_size(p) != 2 || !json_is_integer(o) ||
+            !json_is_integer(l)) {
+            emit_error("%s: '%s'[%d] must be an [offset, length] pair of integers", cmd, key, i);
+            return 0;
+        }
+        r[i][0] = json_integer_value(o);
+        r[i][1] = json_integer_value(l);
+        if (r[i][0] < 0 || r[i][1] < 0 || r[i][0] > w->L.total_bytes ||
+            r[i][1] > w->L.total_bytes - r[i][0] || (align8 && (r[i][0] % 8 || r[i][1] % 8))) {
+            emit_error("%s: '%s'[%d] = [%lld, %lld] is not a range of the %lld-byte arena%s", cmd,
+                       key, i, (long long)r[i][0], (long long)r[i][1], (long long)w->L.total_bytes,
+                       align8 ? " in multiples of 8" : "");
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* upload / download of the whole arena, or of the ranges "only" (a backend with
+ * copy_ranges; the CPU backend computes in the arena: nothing to copy either way). */
+static dt_status copy_some(worker *w, int to_device, const int64_t (*r)[2], int n, double *ms,
+                           dt_err *err) {
+    if (n < 0 || !w->be->copy_ranges)
+        return to_device ? w->be->upload(w->state, ms, err) : w->be->download(w->state, ms, err);
+    return w->be->copy_ranges(w->state, to_device, r, n, ms, err);
+}
+
+static void do_upload(worker *w, json_t *req) {
     if (!need_case(w, "upload", 0)) return;
     dt_err err = {{0}};
     double ms = 0;
-    if (w->be->upload(w->state, &ms, &err) != DT_OK) {
+    int64_t r[DT_COPY_MAX_RANGES][2];
+    int n;
+    if (!parse_ranges(w, req, "upload", "only", 0, r, &n)) return;
+    if (n >= 0 && !w->uploaded) {
+        emit_error("upload: 'only' before the first whole upload of the case");
+        return;
+    }
+    if (copy_some(w, 1, (const int64_t(*)[2])r, n, &ms, &err) != DT_OK) {
         emit_error("upload: %s", err.msg);
         return;
     }
@@ -505,16 +560,47 @@ static void do_upload(worker *w) {
     emit(json_pack("{s:b,s:f}", "ok", 1, "ms", ms));
 }
 
-static void do_download(worker *w) {
+static void do_download(worker *w, json_t *req) {
     if (!need_case(w, "download", 1)) return;
     dt_err err = {{0}};
     double ms = 0;
-    if (w->be->download(w->state, &ms, &err) != DT_OK) {
+    int64_t r[DT_COPY_MAX_RANGES][2], d[DT_COPY_MAX_RANGES][2];
+    int n, nd;
+    if (!parse_ranges(w, req, "download", "only", 0, r, &n) ||
+        !parse_ranges(w, req, "download", "digest", 1, d, &nd))
+        return;
+    /* a planted data fault (DUALTIME_FAULT, tests) damages the arena after a whole
+     * download; the digests are then taken of that arena, as if the device held it */
+    const int faulty = w->be != &dt_backend_cpu && w->prepared && (int)w->L.op == w->fault_op &&
+                       w->fault != FAULT_NONE;
+    if (copy_some(w, 0, (const int64_t(*)[2])r, faulty ? -1 : n, &ms, &err) != DT_OK) {
         emit_error("download: %s", err.msg);
         return;
     }
     if (w->be != &dt_backend_cpu) apply_data_fault(w);
-    emit(json_pack("{s:b,s:f}", "ok", 1, "ms", ms));
+    json_t *ans = json_pack("{s:b,s:f}", "ok", 1, "ms", ms);
+    if (nd >= 0) {
+        uint64_t v[DT_COPY_MAX_RANGES];
+        if (w->be == &dt_backend_cpu || faulty) {
+            for (int i = 0; i < nd; i++) v[i] = dt_arena_digest(w->shm.base, d[i][0], d[i][1]);
+        } else if (!w->be->digest) {
+            json_decref(ans);
+            emit_error("download: the %s backend has no digest", w->be->name);
+            return;
+        } else if (w->be->digest(w->state, (const int64_t(*)[2])d, nd, v, &err) != DT_OK) {
+            json_decref(ans);
+            emit_error("download: digest: %s", err.msg);
+            return;
+        }
+        json_t *a = json_array();
+        for (int i = 0; i < nd; i++) {
+            char hex[17];
+            snprintf(hex, sizeof hex, "%016llx", (unsigned long long)v[i]);
+            json_array_append_new(a, json_string(hex));
+        }
+        json_object_set_new(ans, "digest", a);
+    }
+    emit(ans);
 }
 
 static int get_reps(json_t *req, int64_t *reps, const char *cmd) {
@@ -901,13 +987,13 @@ static int handle_line(worker *w, const char *line, size_t len) {
     } else if (strcmp(cmd, "prepare") == 0) {
         do_prepare(w, req);
     } else if (strcmp(cmd, "upload") == 0) {
-        do_upload(w);
+        do_upload(w, req);
     } else if (strcmp(cmd, "run") == 0) {
         do_run(w, req);
     } else if (strcmp(cmd, "floor") == 0) {
         do_floor(w, req);
     } else if (strcmp(cmd, "download") == 0) {
-        do_download(w);
+        do_download(w, req);
     } else if (strcmp(cmd, "device") == 0) {
         do_device(w, req);
     } else if (strcmp(cmd, "probe_process") == 0) {

@@ -1331,6 +1331,64 @@ def _host_unregister(ptr, cudart=None):
         _log("cudaHostUnregister failed: error %d" % code)
 
 
+# The arena digest "dt-mix64-1" (src/data/dt_arena.h dt_arena_digest, docs/protocol.md
+# `download`): the sum mod 2^64 over a range's little-endian 64-bit words w, at word index
+# g = byte offset / 8, of splitmix64's finaliser of w ^ g * 0xD1B54A32D192ED03, in int64
+# tensor arithmetic (wrapping multiplies and sums; >> is arithmetic, so shifts are masked).
+DIGEST_NAME = "dt-mix64-1"
+MAX_COPY_RANGES = 16
+_M64 = (1 << 64) - 1
+
+
+def _s64(u):
+    return u - (1 << 64) if u >= (1 << 63) else u
+
+
+_DG_IDX, _DG_GOLD = _s64(0xD1B54A32D192ED03), _s64(0x9E3779B97F4A7C15)
+_DG_C1, _DG_C2 = _s64(0xBF58476D1CE4E5B9), _s64(0x94D049BB133111EB)
+
+
+def _lsr(x, k):
+    return (x >> k) & ((1 << (64 - k)) - 1)
+
+
+def arena_digest(buf, off, length, chunk_words=1 << 24):
+    """dt-mix64-1 of buf[off:off + length] (a uint8 tensor on any device; off and length
+    multiples of 8), as an unsigned int."""
+    total, w0, nw = 0, off // 8, length // 8
+    for c0 in range(0, nw, chunk_words):
+        c1 = min(nw, c0 + chunk_words)
+        x = buf[off + 8 * c0:off + 8 * c1].view(torch.int64)
+        x = x ^ (torch.arange(w0 + c0, w0 + c1, dtype=torch.int64, device=buf.device) * _DG_IDX)
+        x = x + _DG_GOLD
+        x = (x ^ _lsr(x, 30)) * _DG_C1
+        x = (x ^ _lsr(x, 27)) * _DG_C2
+        x = x ^ _lsr(x, 31)
+        total = (total + int(x.sum().item())) & _M64
+    return total
+
+
+def _req_ranges(req, key, nbytes, align8):
+    """The [offset, length] pairs of req[key] inside an arena of nbytes, or None (absent)."""
+    a = req.get(key)
+    if a is None:
+        return None
+    if not isinstance(a, list) or len(a) > MAX_COPY_RANGES:
+        raise WorkerError("'%s' must be a list of at most %d [offset, length] pairs"
+                          % (key, MAX_COPY_RANGES))
+    out = []
+    for i, p in enumerate(a):
+        if (not isinstance(p, list) or len(p) != 2 or
+                not all(isinstance(v, int) and not isinstance(v, bool) for v in p)):
+            raise WorkerError("'%s'[%d] must be an [offset, length] pair of integers" % (key, i))
+        off, ln = p
+        if off < 0 or ln < 0 or off + ln > nbytes or (align8 and (off % 8 or ln % 8)):
+            raise WorkerError("'%s'[%d] = [%d, %d] is not a range of the %d-byte arena%s"
+                              % (key, i, off, ln, nbytes, " in multiples of 8" if align8 else ""))
+        out.append((off, ln))
+    return out
+
+
 def _map_arena(name, nbytes):
     """(mmap or None, uint8 host tensor) over /dev/shm<name>, nbytes long."""
     path = "/dev/shm" + name
@@ -1456,7 +1514,7 @@ class Worker:
                "framework_version": torch.__version__ + version_note, "ops": ops,
                "impl": impl, "backends": {"cpu": cpu, "cuda": cuda},
                "device_timing": (self.timing.load(cuda_ok), self.timing.hello())[1],
-               "env": env}
+               "env": env, "copy": {"ranges": True, "digest": DIGEST_NAME}}
         if USER.unavailable:
             ans["unavailable"] = USER.unavailable
         return ans
@@ -1648,26 +1706,42 @@ class Worker:
 
     def upload(self, req):
         case = self._need_case("upload")
+        only = _req_ranges(req, "only", case.host.numel(), False)
         if case.dev is None:
             return {"ms": 0.0}
         t0 = time.perf_counter()
-        case.dev.copy_(case.host)
+        if only is None:
+            case.dev.copy_(case.host)
+        for off, ln in only or ():
+            case.dev[off:off + ln].copy_(case.host[off:off + ln])
         torch.cuda.synchronize()
         return {"ms": (time.perf_counter() - t0) * 1e3}
 
     def download(self, req):
+        """The mirror (or the ranges "only" of it) back into the arena; with "digest", the
+        digests of those ranges of the mirror (CPU: of the arena) as 16 hex digits."""
         case = self._need_case("download")
+        nbytes = case.host.numel()
+        only = _req_ranges(req, "only", nbytes, False)
+        digest = _req_ranges(req, "digest", nbytes, True)
         if case.publish is not None:
             with _inference_mode():
                 case.publish()
             case.sync()
-        if case.dev is None:
-            return {"ms": 0.0}
-        t0 = time.perf_counter()
-        torch.cuda.synchronize()
-        case.host.copy_(case.dev)
-        torch.cuda.synchronize()
-        return {"ms": (time.perf_counter() - t0) * 1e3}
+        ans = {"ms": 0.0}
+        if case.dev is not None:
+            t0 = time.perf_counter()
+            torch.cuda.synchronize()
+            if only is None:
+                case.host.copy_(case.dev)
+            for off, ln in only or ():
+                case.host[off:off + ln].copy_(case.dev[off:off + ln])
+            torch.cuda.synchronize()
+            ans["ms"] = (time.perf_counter() - t0) * 1e3
+        if digest is not None:
+            src = case.dev if case.dev is not None else case.host
+            ans["digest"] = ["%016x" % arena_digest(src, off, ln) for off, ln in digest]
+        return ans
 
     def run(self, req):
         case = self._need_case("run")
