@@ -58,6 +58,8 @@ small-tpr128|small shapes, DUALTIME_ROW_TPR=128, device timing
 rerun|two default-matrix runs back to back (rerun-a, rerun-b), wall time each, then compare B vs A (must say no change, exit 0)
 rerun-a|the first default-matrix run of the pair alone, traced (results back as rerun-a.json.gz: carry it to the next call for rerun-b)
 rerun-b|the second default-matrix run, traced, then compare it against DT_RERUN_A (a results.json or .json.gz; default the rerun-a of this call)
+ab27|issue 18 session 15, bf16/f16 elementwise pairs on views (vec 2, funnel-shifted words; DUALTIME_ELEM_PAIR): ONE held run of add, gelu_add torch vs native vs old (DUALTIME_ELEM_PAIR=0: vec 1, as before) with --input-views at 4096x4096, 300x30000, 8192x1000, 1023x4097 (odd N: no pairs) in bf16,fp16, every output through the FP64 oracle; sweep_check tables for native and old and the p50s into the summary (~90 s)
+digest-ab|issue 12 session 15, checks by digest: the default-matrix run with DUALTIME_CHEAT_DIGEST=0 (every checked sample copies the whole arena, as before), then the default (the output slot copied, the rest proved by each worker digest), each traced: wall, phase tables, and the sample and digest checks per implementation of each run into the summary (~7 min; each run cut at DT_RERUN_S, 300 s)
 plant|DT_PLANT (default softmax:0.10) slowed native op at 8192^2 and 128x1024 (and add 17x257 unplanted), compared against rerun-a or DT_RERUN_A (must be a regression, exit 1)
 dtypes|the row ops of the default matrix in DT_DTYPES (default bf16,fp16) with device timing
 long|CUDA backend GPU test of the long-row, vocabulary and unaligned-view shapes (DUALTIME_GPU_TEST_SHAPES=long) in every dtype
@@ -133,7 +135,8 @@ s8-c|long ce-stream rows-l2
 s8-d|warmup-ab gemm-tc
 s14-a|ab24 ncu-hint
 s14-b|ab25 ab24b
-s14-c|ab26 sweep18'
+s14-c|ab26 sweep18
+s15-b|ab27 digest-ab'
 
 usage() { sed -n '7,8p' "$0" | sed 's/^# *//' >&2; exit 2; }
 list() {
@@ -304,6 +307,21 @@ rerun_a() { local f="${DT_RERUN_A:-$W/rerun-a/results.json}"
                      f="$W/rerun-a-carried/results.json" ;; esac
   echo "$f"; }
 step_rerun-a() { rerun_one rerun-a; }
+# digest-ab: one default run without the checks by digest, one with (docs/anti-cheat.md)
+digest_counts() { [ -f "$W/$1/results.json" ] && python3 - "$W/$1/results.json" <<'EOP' | tee -a "$S"; return 0; }
+import json, sys
+r = json.load(open(sys.argv[1])); t = {}
+for c in r["cases"]:
+    for fw, im in c["impl"].items():
+        ac = im.get("anti_cheat") or {}
+        s = t.setdefault(fw, [0, 0, 0])
+        s[0] += ac.get("sample_checks", 0); s[1] += ac.get("digest_checks", 0)
+        s[2] += im.get("status") != "ok"
+for fw, (n, d, bad) in sorted(t.items()):
+    print("   %s: %d sample checks, %d by digest, %d failed cases" % (fw, n, d, bad))
+EOP
+step_digest-ab() { DUALTIME_CHEAT_DIGEST=0; export DUALTIME_CHEAT_DIGEST; rerun_one digest-off
+  digest_counts digest-off; unset DUALTIME_CHEAT_DIGEST; rerun_one digest-on; digest_counts digest-on; }
 step_rerun-b() { rerun_one rerun-b; local ra; ra=$(rerun_a)
   [ -f "$ra" ] || { echo "   rerun-b: no run A ($ra) to compare with" | tee -a "$S"; return 0; }
   run compare-ab 60 12 "$B/dualtime" compare "$ra" "$W/rerun-b/results.json"
@@ -574,6 +592,15 @@ step_ab25() { local NW="$PWD/$B/dualtime-native-worker"
     --row-shapes "${DT_AB25_SHAPES:-2048x128256,4096x50257,256x151936,512x49152,300x100277}" \
     --impls "torch,native,online=worker:env DUALTIME_ROW_SM_ONLINE=1 $NW,twopass=worker:env DUALTIME_ROW_SM_ONLINE=0 $NW"
   [ -f "$W/ab25/results.json" ] && cases_p50 "$W/ab25/results.json"; return 0; }
+step_ab27() { local NW="$PWD/$B/dualtime-native-worker"
+  dt_run_kept ab27 "${DT_AB27_S:-150}" "${sweep_flags[@]}" --dtypes bf16,fp16 --operations add,gelu_add \
+    --input-views --row-shapes 4096x4096,300x30000,8192x1000,1023x4097 \
+    --impls "torch,native,old=worker:env DUALTIME_ELEM_PAIR=0 $NW" || return 0
+  cases_p50 "$W/ab27/results.json"
+  python3 scripts/sweep_check.py "$W/ab27/results.json" > "$W/ab27-native.txt"
+  python3 scripts/sweep_check.py --cand old "$W/ab27/results.json" > "$W/ab27-old.txt"
+  tail -2 "$W/ab27-native.txt" | cut -c1-400 | sed 's/^/   native: /' | tee -a "$S"
+  tail -2 "$W/ab27-old.txt" | cut -c1-400 | sed 's/^/   old: /' | tee -a "$S"; return 0; }
 step_ab26() { local NW="$PWD/$B/dualtime-native-worker"
   dt_run_kept ab26 "${DT_AB26_S:-120}" "${sweep_flags[@]}" --dtypes fp32 --operations gemm \
     --gemm-shapes 4096x4096x4096,4097x4095x257 --impls "torch,native,bk32=worker:env DUALTIME_GEMM_BK=32 $NW"

@@ -12,7 +12,10 @@
 //                 symbols carry the suffix: DT_KNAME(dt_add) is dt_add_f32 / _bf16 / _f16
 //   VEC           elements per 16-byte vector when every row start is 16-byte aligned
 //                 and N % VEC == 0: 4 (f32, float4 loads) or 8 (bf16/f16, uint4 loads);
-//                 1: the scalar path (strided, unaligned views, odd N)
+//                 1: the scalar path (strided, unaligned views, odd N); 2 (bf16/f16
+//                 elementwise over a strided window whose rows all start 4-byte aligned
+//                 or all 2 mod 4, and N even; DT_PHA / DT_PHB 1: that input's rows are
+//                 2 mod 4, loaded as funnel-shifted aligned words): 32-bit pairs
 //   BLOCK         threads per block
 //   TPR           threads per row: 32 (one warp per row, BLOCK/32 rows per block) or
 //                 BLOCK (one block per row)
@@ -132,8 +135,8 @@ __device__ __forceinline__ uint4 dt_pack8(const float *f) {
     return make_uint4(dt_pack2(f[0], f[1]), dt_pack2(f[2], f[3]), dt_pack2(f[4], f[5]),
                       dt_pack2(f[6], f[7]));
 }
-#if defined(VEC) && VEC != 1 && VEC != 8
-#error "bf16/f16: VEC must be 1 or 8"
+#if defined(VEC) && VEC != 1 && VEC != 2 && VEC != 8
+#error "bf16/f16: VEC must be 1, 2 (elementwise pairs) or 8"
 #endif
 #else
 #error "DT_ELEM must be 0 (f32), 1 (bf16) or 2 (f16)"
@@ -1340,6 +1343,33 @@ __device__ __forceinline__ float dt_row_lse(float m, float s, int par, float *mx
 #endif
 #endif
 
+#if VEC == 2
+#if DT_ELEM == 0 || DT_CONTIG
+#error "VEC=2 (pairs) is for bf16/f16 strided windows"
+#endif
+#ifndef DT_PHA
+#define DT_PHA 0
+#endif
+#ifndef DT_PHB
+#define DT_PHB 0
+#endif
+// Two elements of a row at p, p[0] at an even element of the output row, as one 32-bit
+// word (p[0] in the low half). PH 0: p is 4-byte aligned, one load. PH 1: p sits 2 bytes
+// past a 4-byte boundary (a view's row, docs/protocol.md): the two aligned words around it
+// (p[-1], p[0]) and (p[1], p[2]), funnel-shifted by 16 bits. Both words lie in the
+// allocation: an aligned word that holds one of its bytes never leaves its page.
+template <int PH>
+__device__ __forceinline__ unsigned dt_ld_pair(const dt_t *__restrict__ p) {
+    if (PH == 0) return __ldg(reinterpret_cast<const unsigned *>(p));
+    const unsigned *w = reinterpret_cast<const unsigned *>(p - 1);
+#ifdef DT_EMU_PLANT_PAIR_SHIFT /* tests/cuda/emu: the planted fault, the words unshifted */
+    return __ldg(w);
+#else
+    return __funnelshift_r(__ldg(w), __ldg(w + 1), 16);
+#endif
+}
+#endif
+
 template <class F>
 __device__ __forceinline__ void dt_elementwise(const dt_t *__restrict__ a,
                                                const dt_t *__restrict__ b,
@@ -1349,6 +1379,8 @@ __device__ __forceinline__ void dt_elementwise(const dt_t *__restrict__ a,
     uint4 va[ITEMS], vb[ITEMS];
 #elif VEC == 4
     float4 va[ITEMS], vb[ITEMS];
+#elif VEC == 2
+    unsigned va[ITEMS], vb[ITEMS];
 #else
     dt_t va[ITEMS], vb[ITEMS];
 #endif
@@ -1371,6 +1403,9 @@ __device__ __forceinline__ void dt_elementwise(const dt_t *__restrict__ a,
 #elif VEC == 4
             va[i] = __ldg(reinterpret_cast<const float4 *>(a + oa[i]));
             vb[i] = __ldg(reinterpret_cast<const float4 *>(b + ob[i]));
+#elif VEC == 2
+            va[i] = dt_ld_pair<DT_PHA>(a + oa[i]);
+            vb[i] = dt_ld_pair<DT_PHB>(b + ob[i]);
 #else
             va[i] = __ldg(a + oa[i]);
             vb[i] = __ldg(b + ob[i]);
@@ -1392,6 +1427,11 @@ __device__ __forceinline__ void dt_elementwise(const dt_t *__restrict__ a,
             *reinterpret_cast<float4 *>(out + oo[i]) =
                 make_float4(f(va[i].x, vb[i].x), f(va[i].y, vb[i].y), f(va[i].z, vb[i].z),
                             f(va[i].w, vb[i].w));
+#elif VEC == 2
+            float x0, x1, y0, y1;
+            dt_unpack2(va[i], x0, x1);
+            dt_unpack2(vb[i], y0, y1);
+            *reinterpret_cast<unsigned *>(out + oo[i]) = dt_pack2(f(x0, y0), f(x1, y1));
 #else
             out[oo[i]] = dt_from_f32(f(dt_to_f32(va[i]), dt_to_f32(vb[i])));
 #endif

@@ -11,7 +11,8 @@
  * Narrow types: every op x {bf16, f16} x {contiguous, views} x tails, large and long
  * rows (and gemm variant tc1 over tails and sizes) compiles, with the kernel symbol
  * dt_<op>_bf16 / _f16; contiguous aligned rows take the 16-byte path (vec=8), views the
- * scalar one (vec=1); gemm's tc1 takes VECA/VECB=8 when aligned; FP32 variant names
+ * scalar one (vec=1) but add and gelu_add shifted 32-bit pairs (vec=2, vec 1 at odd N and
+ * with DUALTIME_ELEM_PAIR=0); gemm's tc1 takes VECA/VECB=8 when aligned; FP32 variant names
  * are refused for narrow gemm and tc1 for FP32; the planted fp16-accumulation sum
  * (DUALTIME_PLANT_ACC_F16=1) compiles, is named in the summary, and is refused for
  * other ops. Issue 18 (long_row_cases): every row op x dtype at 1x65536, 4096x50257,
@@ -323,14 +324,24 @@ static void narrow_cases(const char *hdr) {
                     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
                         compile_typed((dt_op)op, rows[i][0], rows[i][1], 0, views, "sm_90", hdr,
                                       dts[t]);
-                    /* 16-byte path (8 halves) when contiguous and N % 8 == 0, else scalar */
+                    /* 16-byte path (8 halves) when contiguous and N % 8 == 0, else scalar;
+                     * elementwise on views (rows 2 mod 4 bytes): shifted 32-bit pairs,
+                     * vec 1 with DUALTIME_ELEM_PAIR=0 and at odd N (session 15) */
+                    const int ew = op == DT_OP_ADD || op == DT_OP_GELU_ADD;
                     g_expect = op == DT_OP_SUM && views ? "vec=8 streaming row-head"
+                               : views && ew              ? "vec=2 strided pairs-shifted"
                                : views                    ? "vec=1 "
                                                           : "vec=8 ";
                     compile_typed((dt_op)op, 128, 1024, 0, views, "sm_90", hdr, dts[t]);
+                    if (ew && views) {
+                        g_expect = "vec=1 strided";
+                        compile_typed((dt_op)op, 127, 1023, 0, 1, "sm_90", hdr, dts[t]);
+                        setenv("DUALTIME_ELEM_PAIR", "0", 1);
+                        compile_typed((dt_op)op, 128, 1024, 0, 1, "sm_90", hdr, dts[t]);
+                        unsetenv("DUALTIME_ELEM_PAIR");
+                    }
                     /* N % 8 != 0: row ops scalar; elementwise over contiguous buffers
                      * 16-byte items over the flat range, the last (M*N) % 8 scalar */
-                    const int ew = op == DT_OP_ADD || op == DT_OP_GELU_ADD;
                     g_expect = ew ? "vec=8 contiguous flat-tail"
                                : op == DT_OP_SUM ? "vec=8 streaming row-head"
                                                  : "vec=1 ";
@@ -364,7 +375,7 @@ static void narrow_cases(const char *hdr) {
                         g_expect = "vec=8 contiguous flat-tail";
                         compile_typed((dt_op)op, 6000, 6001, 0, 0, "sm_90", hdr, dts[t]);
                         compile_typed((dt_op)op, 1, 7, 0, 0, "sm_90", hdr, dts[t]); /* tail only */
-                        g_expect = "vec=1 strided";
+                        g_expect = "vec=2 strided pairs-shifted"; /* a view, N even */
                         compile_typed((dt_op)op, 17, 260, 0, 1, "sm_90", hdr, dts[t]);
                         setenv("DUALTIME_ELEM_FLAT", "0", 1);
                         g_expect = "vec=1 contiguous";

@@ -19,6 +19,13 @@ static int rows_aligned16(const dt_buffer_layout *b) {
 
 static unsigned ceil_div_u(int64_t a, int64_t b) { return (unsigned)((a + b - 1) / b); }
 
+/* A 2-byte buffer's rows for 32-bit pairs (dt_ld_pair): 0 every row start 4-byte
+ * aligned, 1 every one 2 bytes past a 4-byte boundary (a view), -1 they alternate. */
+static int pair_phase(const dt_buffer_layout *b) {
+    if (b->elem_bytes != 2 || (b->row_stride * 2) % 4 != 0) return -1;
+    return (int)(b->data_offset % 4) / 2;
+}
+
 static int64_t pow2_ceil(int64_t x) {
     int64_t p = 1;
     while (p < x) p <<= 1;
@@ -641,9 +648,24 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
     const int flat = flat_on && elementwise && contig && B && A->data_offset % 16 == 0 &&
                      B->data_offset % 16 == 0 && O->data_offset % 16 == 0;
     if (flat) aligned = 1;
-    const int vec = aligned ? vw : 1;
+    /* bf16/f16 elementwise over a strided window that is not 16-byte aligned (views: rows
+     * 2 mod 4 bytes past a boundary): 32-bit pairs, the inputs' words funnel-shifted into
+     * place, 4 bytes a lane where vec 1 moves 2 (H100, session 15 sweep: add bf16 on views
+     * 66-67% of copy, f32 on the same views 91-97%). DUALTIME_ELEM_PAIR=0: vec 1, as
+     * before. */
+    int pair_on = 1;
+    dt_status pk = dt_cuda_plan_int_knob("DUALTIME_ELEM_PAIR", 0, 1, 0, &pair_on, err);
+    if (pk != DT_OK) return pk;
+    const int pha = pair_phase(A), phb = B ? pair_phase(B) : -1;
+    const int pair = pair_on && elementwise && narrow && !aligned && !contig && n % 2 == 0 &&
+                     pha >= 0 && phb >= 0 && pair_phase(O) == 0;
+    const int vec = aligned ? vw : pair ? 2 : 1;
     const int vec_opt = p->nopts; /* the staged-row variant below rewrites it to vw */
     dt_cuda_plan_add_opt(p, "-DVEC=%d", vec);
+    if (pair) {
+        dt_cuda_plan_add_opt(p, "-DDT_PHA=%d", pha);
+        dt_cuda_plan_add_opt(p, "-DDT_PHB=%d", phb);
+    }
     /* planted fault (tests only): sum accumulating in fp16, see sum.cu */
     const char *plant = getenv("DUALTIME_PLANT_ACC_F16");
     const int acc_f16 = plant && strcmp(plant, "1") == 0;
@@ -672,9 +694,10 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
         if (blocks > 0x7fffffffLL) return dt_fail(err, DT_EINVAL, "grid too large");
         set_launch(p, (unsigned)blocks, 1, block);
         snprintf(p->summary, sizeof p->summary,
-                 "%s elementwise grid=%u block=%d items/thread=%d vec=%d %s%s", p->kernel_name,
+                 "%s elementwise grid=%u block=%d items/thread=%d vec=%d %s%s%s", p->kernel_name,
                  p->grid[0], block, items, vec, contig ? "contiguous" : "strided",
-                 flat && n % vw != 0 ? " flat-tail" : "");
+                 flat && n % vw != 0 ? " flat-tail" : "",
+                 pair ? (pha || phb ? " pairs-shifted" : " pairs") : "");
         return DT_OK;
     }
 

@@ -48,6 +48,13 @@ inline void dt_emu_check16(const void *p) {
 }
 inline float4 __ldg(const float4 *p) { dt_emu_check16(p); return *p; }
 inline uint4 __ldg(const uint4 *p) { dt_emu_check16(p); return *p; }
+inline unsigned __ldg(const unsigned *p) { /* a 4-byte load (the elementwise pairs) */
+    if ((size_t)p & 3) {
+        std::fprintf(stderr, "misaligned 4-byte load at %p\n", p);
+        std::abort();
+    }
+    return *p;
+}
 inline uint2 __ldg(const uint2 *p) { /* an 8-byte load: the GPU faults below 8-byte alignment */
     if ((size_t)p & 7) {
         std::fprintf(stderr, "misaligned 8-byte load at %p\n", p);
@@ -57,6 +64,9 @@ inline uint2 __ldg(const uint2 *p) { /* an 8-byte load: the GPU faults below 8-b
 }
 #endif
 inline float __fmul_rn(float a, float b) { return a * b; } /* g++ -O1 on x86-64: no contraction */
+inline unsigned __funnelshift_r(unsigned lo, unsigned hi, unsigned s) { /* (hi:lo) >> (s & 31) */
+    return (unsigned)((((unsigned long long)hi << 32) | lo) >> (s & 31));
+}
 inline float __int_as_float(int i) { float f; std::memcpy(&f, &i, 4); return f; }
 inline float __uint_as_float(unsigned i) { float f; std::memcpy(&f, &i, 4); return f; }
 inline float __shfl_xor_sync(unsigned, float v, int o) {

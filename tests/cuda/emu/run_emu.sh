@@ -161,10 +161,15 @@ sum_cases=("5 6001 6001 0 512 512 8 1 1" "4 6001 6001 0 512 512 4 1 0" "3 30000 
            "3 4096 4099 1 64 64 4 1 0")
 # M N LDA view VEC ITEMS ELEM [PLANT]: add (session 9), 256 threads, the plan's grid;
 # LDA = N contiguous (a flat range of M*N: VEC-wide items and a scalar tail, DT_TAIL),
-# else strided; PLANT 10: no tail (DT_EMU_PLANT_NO_TAIL) must fail
+# else strided; PLANT 10: no tail (DT_EMU_PLANT_NO_TAIL) must fail. VEC 2 (session 15,
+# bf16/f16 pairs, 4-byte loads checked for alignment): views (every row 2 bytes past a
+# 4-byte boundary: DT_PHA = DT_PHB = 1, funnel-shifted words) and aligned strided rows
+# (phase 0); PLANT 11: the words not shifted (DT_EMU_PLANT_PAIR_SHIFT) must fail
 add_cases=("17 257 257 0 4 1 0" "17 257 257 0 8 1 1" "1 7 7 0 8 1 2" "31 1001 1001 0 4 4 0"
            "9 1023 1023 0 8 2 1" "5 257 260 1 1 4 0" "4 1024 1028 0 4 4 0" "3 333 333 0 8 1 2"
-           "17 257 257 0 8 1 1 10" "31 1001 1001 0 4 4 0 10")
+           "17 257 257 0 8 1 1 10" "31 1001 1001 0 4 4 0 10"
+           "5 256 260 1 2 4 1" "7 1000 1004 1 2 2 2" "3 4096 4100 1 2 4 1" "17 258 262 1 2 1 2"
+           "4 1026 1030 0 2 4 1" "2 2 6 1 2 1 1" "5 256 260 1 2 4 1 11" "4 1026 1030 0 2 4 2")
 if [ -n "${DT_EMU_ONLY:-}" ] && [ "${DT_EMU_ONLY:-}" != sumadd ]; then sum_cases=(); add_cases=(); fi
 [ "${DT_EMU_ONLY:-}" = sumadd ] && cases=() && pipe_cases=() && stream_cases=() && l2_cases=() && one_cases=()
 [ -n "${DT_EMU_ONLY:-}" ] && [ "${DT_EMU_ONLY:-}" != persist ] && persist_cases=()
@@ -256,6 +261,8 @@ for c in "${add_cases[@]}"; do read -r m n lda v vec items el plant <<<"$c"
        -DBLOCK=256 -DTPR=256 -DITEMS="$items" -DGRID="$grid" -DCLUSTER=1 -DDT_ELEM="$el"
        -DDT_EMU_CHECK_ALIGN=1)
   [ "$plant" = 10 ] && def+=(-DDT_EMU_PLANT_NO_TAIL=1)
+  [ "$vec" = 2 ] && def+=(-DDT_PHA="$v" -DDT_PHB="$v")
+  [ "$plant" = 11 ] && def+=(-DDT_EMU_PLANT_PAIR_SHIFT=1)
   build_run "$d" add "add $c" 1 "$plant" "${def[@]}"
 done
 for c in "${persist_cases[@]}"; do read -r m n lda v blk vec per el g plant off <<<"$c"
