@@ -136,46 +136,17 @@ int dt_dtype_precision(dt_dtype d) {
     return k_dtypes[d].precision;
 }
 
-static uint16_t f32_to_f16(uint32_t u) {
-    const uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
-    u &= 0x7FFFFFFFu;
-    if (u >= 0x7F800000u) return sign | (u > 0x7F800000u ? 0x7E00u : 0x7C00u);
-    if (u >= 0x477FF000u) return sign | 0x7C00u; /* >= 65520 rounds to inf */
-    if (u < 0x38800000u) {                       /* below 2^-14: subnormal or zero */
-        const int e = (int)(u >> 23);
-        if (e < 102) return sign; /* below 2^-25: rounds to zero */
-        const uint32_t mant = (u & 0x7FFFFFu) | 0x800000u;
-        const int shift = 126 - e; /* value / 2^-24 = mant >> shift */
-        uint32_t r = mant >> shift, rem = mant & ((1u << shift) - 1u), half = 1u << (shift - 1);
-        if (rem > half || (rem == half && (r & 1u))) r++;
-        return sign | (uint16_t)r;
-    }
-    uint32_t r = (u >> 13) - (112u << 10), rem = u & 0x1FFFu;
-    if (rem > 0x1000u || (rem == 0x1000u && (r & 1u))) r++; /* may carry into the exponent */
-    return sign | (uint16_t)r;
-}
-
 uint16_t dt_f32_to_narrow(dt_dtype d, float x) {
     uint32_t u;
     memcpy(&u, &x, 4);
     DT_ASSERT(d == DT_BF16 || d == DT_F16);
-    return d == DT_BF16 ? dt_f32_bits_to_bf16(u) : f32_to_f16(u);
+    return d == DT_BF16 ? dt_f32_bits_to_bf16(u) : dt_f32_bits_to_f16(u);
 }
 
 float dt_narrow_to_f32(dt_dtype d, uint16_t h) {
-    uint32_t u;
     DT_ASSERT(d == DT_BF16 || d == DT_F16);
-    if (d == DT_BF16) {
-        u = (uint32_t)h << 16;
-    } else {
-        const uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1Fu,
-                       mant = h & 0x3FFu;
-        if (e == 0) {
-            const float v = ldexpf((float)mant, -24);
-            return sign ? -v : v;
-        }
-        u = sign | (e == 31 ? 0x7F800000u | (mant << 13) : ((e + 112u) << 23) | (mant << 13));
-    }
+    if (d == DT_F16) return dt_f16_bits_to_f32(h);
+    const uint32_t u = (uint32_t)h << 16;
     float f;
     memcpy(&f, &u, 4);
     return f;

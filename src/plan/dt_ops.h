@@ -96,6 +96,41 @@ static inline uint16_t dt_f32_bits_to_bf16(uint32_t u) {
     const uint32_t r = (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16, q = (u >> 16) | 0x0040u;
     return (uint16_t)((u & 0x7FFFFFFFu) > 0x7F800000u ? q : r);
 }
+/* dt_f32_to_narrow's f16 rule on the float's bits u (in line, so the CPU kernels' scalar
+ * paths share it): a NaN becomes the quiet NaN 0x7E00 with its sign; otherwise round to
+ * nearest even, 65520 and above giving inf, below 2^-25 giving a signed zero, subnormal
+ * results where the value is below 2^-14. dt_f32_to_narrow(DT_F16, .) is this function. */
+static inline uint16_t dt_f32_bits_to_f16(uint32_t u) {
+    const uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
+    u &= 0x7FFFFFFFu;
+    if (u >= 0x7F800000u) return sign | (u > 0x7F800000u ? 0x7E00u : 0x7C00u);
+    if (u >= 0x477FF000u) return sign | 0x7C00u; /* >= 65520 rounds to inf */
+    if (u < 0x38800000u) {                       /* below 2^-14: subnormal or zero */
+        const int e = (int)(u >> 23);
+        if (e < 102) return sign; /* below 2^-25: rounds to zero */
+        const uint32_t mant = (u & 0x7FFFFFu) | 0x800000u;
+        const int shift = 126 - e; /* value / 2^-24 = mant >> shift */
+        uint32_t r = mant >> shift, rem = mant & ((1u << shift) - 1u), half = 1u << (shift - 1);
+        if (rem > half || (rem == half && (r & 1u))) r++;
+        return sign | (uint16_t)r;
+    }
+    uint32_t r = (u >> 13) - (112u << 10), rem = u & 0x1FFFu;
+    if (rem > 0x1000u || (rem == 0x1000u && (r & 1u))) r++; /* may carry into the exponent */
+    return sign | (uint16_t)r;
+}
+/* The f16 bits h as a float (exact; a NaN keeps its payload): dt_narrow_to_f32(DT_F16, .). */
+static inline float dt_f16_bits_to_f32(uint16_t h) {
+    const uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1Fu, mant = h & 0x3FFu;
+    if (e == 0) {
+        const float v = (float)mant * 0x1p-24f; /* subnormal or zero: exact */
+        return sign ? -v : v;
+    }
+    const uint32_t u =
+        sign | (e == 31 ? 0x7F800000u | (mant << 13) : ((e + 112u) << 23) | (mant << 13));
+    float f;
+    __builtin_memcpy(&f, &u, 4);
+    return f;
+}
 /* x rounded to the nearest value of type d (DT_F32: to float), as a double. */
 double dt_round_to(dt_dtype d, double x);
 /* Significand bits of d including the implicit one: 24 (f32), 8 (bf16), 11 (f16). */
