@@ -195,6 +195,30 @@ void dt_cpu_cross_entropy(int64_t m, int64_t n, const float *a, int64_t lda,
     pick()->cross_entropy(m, n, a, lda, labels, out);
 }
 
+void dt_cpu_add_narrow(dt_dtype t, int64_t m, int64_t n, const uint16_t *a, int64_t lda,
+                       const uint16_t *b, int64_t ldb, uint16_t *out) {
+    pick()->add_narrow(t, m, n, a, lda, b, ldb, out);
+}
+
+void dt_cpu_gelu_add_narrow(dt_dtype t, int64_t m, int64_t n, const uint16_t *a, int64_t lda,
+                            const uint16_t *b, int64_t ldb, uint16_t *out) {
+    const dt_cpu_row_kernels *k = pick();
+    (g_gelu_libm ? k->gelu_add_libm_narrow : k->gelu_add_narrow)(t, m, n, a, lda, b, ldb, out);
+}
+
+void dt_cpu_sum_narrow(dt_dtype t, int64_t m, int64_t n, const uint16_t *a, int64_t lda,
+                       uint16_t *out) {
+    pick()->sum_narrow(t, m, n, a, lda, out);
+}
+
+void dt_cpu_widen_narrow(dt_dtype t, const uint16_t *src, float *dst, int64_t n) {
+    pick()->widen(t, src, dst, n);
+}
+
+void dt_cpu_round_narrow(dt_dtype t, const float *src, uint16_t *dst, int64_t n) {
+    pick()->round(t, src, dst, n);
+}
+
 int dt_cpu_gemm_select(const char *variant) {
     pthread_once(&g_once, configure_from_env);
     const int v1 = variant && strcmp(variant, "v1") == 0;

@@ -27,6 +27,7 @@
 #include <immintrin.h>
 #endif
 
+#include "../../src/plan/dt_ops.h" /* the bf16 / f16 rounding rules */
 #include "dt_cpu_kernels.h"
 #include "dt_cpu_pool.h"
 
@@ -63,6 +64,17 @@ typedef struct dt_cpu_row_kernels {
     void (*cross_entropy)(int64_t, int64_t, const float *, int64_t, const int64_t *, float *);
     void (*gemm)(int64_t, int64_t, int64_t, const float *, int64_t, const float *, int64_t,
                  float *); /* gemm.c (v2) */
+    /* bf16 / f16 storage, one pass (session 15): same signatures as the public
+     * dt_cpu_*_narrow of dt_cpu_kernels.h */
+    void (*add_narrow)(dt_dtype, int64_t, int64_t, const uint16_t *, int64_t, const uint16_t *,
+                       int64_t, uint16_t *);
+    void (*gelu_add_narrow)(dt_dtype, int64_t, int64_t, const uint16_t *, int64_t,
+                            const uint16_t *, int64_t, uint16_t *);
+    void (*gelu_add_libm_narrow)(dt_dtype, int64_t, int64_t, const uint16_t *, int64_t,
+                                 const uint16_t *, int64_t, uint16_t *);
+    void (*sum_narrow)(dt_dtype, int64_t, int64_t, const uint16_t *, int64_t, uint16_t *);
+    void (*widen)(dt_dtype, const uint16_t *, float *, int64_t);
+    void (*round)(dt_dtype, const float *, uint16_t *, int64_t);
 } dt_cpu_row_kernels;
 
 extern const dt_cpu_row_kernels dt_cpu_rows_base;
@@ -88,11 +100,15 @@ typedef struct dt_cpu_rows_args {
     const int64_t *labels;
     float *out;
     int stream; /* dt_cpu_stream_wanted's answer for the call */
+    /* bf16 / f16 kernels (*_narrow): their rows, in place of a, b, out */
+    const uint16_t *an, *bn;
+    uint16_t *outn;
+    int f16; /* 1: an, bn, outn hold f16; 0: bf16 */
 } dt_cpu_rows_args;
 
 /* static void name(const void *args, int64_t i0, int64_t i1): for i in [i0, i1) runs the
  * body (a braced block; `continue` ends a row) with the arguments as restrict locals
- * m, n, lda, ldb, a, b, gamma, beta, labels, out, st. */
+ * m, n, lda, ldb, a, b, gamma, beta, labels, out, st, an, bn, outn, f16. */
 #define DT_CPU_ROWS_FN(name, ...)                                                          \
     static void name(const void *args_, int64_t i0_, int64_t i1_) {                        \
         const dt_cpu_rows_args *P_ = args_;                                                \
@@ -101,9 +117,11 @@ typedef struct dt_cpu_rows_args {
         const float *restrict gamma = P_->gamma, *restrict beta = P_->beta;                \
         const int64_t *restrict labels = P_->labels;                                       \
         float *restrict out = P_->out;                                                     \
-        const int st = P_->stream;                                                         \
+        const int st = P_->stream, f16 = P_->f16;                                          \
+        const uint16_t *restrict an = P_->an, *restrict bn = P_->bn;                       \
+        uint16_t *restrict outn = P_->outn;                                                \
         (void)m, (void)n, (void)lda, (void)ldb, (void)a, (void)b, (void)gamma, (void)beta, \
-            (void)labels, (void)out, (void)st;                                             \
+            (void)labels, (void)out, (void)st, (void)f16, (void)an, (void)bn, (void)outn;  \
         for (int64_t i = i0_; i < i1_; i++) __VA_ARGS__                                    \
     }
 
@@ -116,10 +134,146 @@ DT_CPU_INLINE void dt_cpu_rows_run(int par, const dt_cpu_rows_args *p,
         dt_cpu_pool_rows(threads, p->m, p->n, fn, p);
 }
 
+/* ---- bf16 / f16 storage (session 15) ------------------------------------------------
+ * The *_narrow kernels load bf16 or f16, compute in FP32 and store the result rounded to
+ * the storage type, in one pass: what the worker's widen path (widen into FP32 scratch,
+ * the FP32 kernel, round: DUALTIME_CPU_NARROW=widen) computes, bit for bit. The rules are
+ * dt_ops.h's: widening is exact; rounding is to nearest even, a NaN kept (bf16: its sign
+ * and top payload bits, made quiet; f16: the quiet NaN 0x7E00 with its sign). The v3 and
+ * v4 copies convert 8 at a time in AVX2 registers: bf16 widens by a zero extension and a
+ * shift of 16 and rounds by dt_f32_bits_to_bf16's integer steps; f16 goes through F16C
+ * (vcvtph2ps, its quieted signalling NaNs made signalling again; vcvtps2ph with round to
+ * nearest even, its NaN results replaced by dt_ops.h's); heads and tails take the scalar
+ * rules. The base copy takes the scalar rules (GCC vectorizes bf16's). */
+#if defined(__F16C__) && defined(__AVX2__)
+#define DT_CPU_NARROW_X8 1
+/* 8 values at p (no alignment), widened. */
+DT_CPU_INLINE __m256 dt_cpu_widen8(int f16, const uint16_t *p) {
+    const __m128i v = _mm_loadu_si128((const __m128i *)p);
+    if (f16) {
+        __m256 x = _mm256_cvtph_ps(v);
+        const __m128i e = _mm_set1_epi16(0x7C00);
+        if (!_mm_testz_si128(_mm_cmpeq_epi16(_mm_and_si128(v, e), e), _mm_set1_epi32(-1))) {
+            /* an inf or NaN among them: vcvtph2ps quiets a signalling NaN, the rule keeps
+             * it (on x86 which NaN of two an add returns depends on it) */
+            const __m256i w =
+                _mm256_and_si256(_mm256_cvtepu16_epi32(v), _mm256_set1_epi32(0x7FFF));
+            const __m256i snan =
+                _mm256_and_si256(_mm256_cmpgt_epi32(w, _mm256_set1_epi32(0x7C00)),
+                                 _mm256_cmpgt_epi32(_mm256_set1_epi32(0x7E00), w));
+            const __m256i quiet = _mm256_and_si256(snan, _mm256_set1_epi32(0x400000));
+            x = _mm256_andnot_ps(_mm256_castsi256_ps(quiet), x);
+        }
+        return x;
+    }
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(v), 16));
+}
+/* x rounded to 8 bf16 or f16 values (dt_f32_bits_to_bf16 / dt_f32_bits_to_f16 bit for bit:
+ * test_cpu_kernels checks the ties' neighbourhoods, with DT_TEST_EXHAUSTIVE=1 every float). */
+DT_CPU_INLINE __m128i dt_cpu_round8(int f16, __m256 x) {
+    const __m256i u = _mm256_castps_si256(x);
+    const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, _mm256_set1_epi32(0x7FFFFFFF)),
+                                           _mm256_set1_epi32(0x7F800000));
+    const __m256i hi = _mm256_srli_epi32(u, 16);
+    if (f16) {
+        __m128i h = _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        if (!_mm256_testz_si256(nan, nan)) { /* F16C keeps the payload: use 0x7E00 | sign */
+            const __m256i q = _mm256_or_si256(_mm256_and_si256(hi, _mm256_set1_epi32(0x8000)),
+                                              _mm256_set1_epi32(0x7E00));
+            h = _mm_blendv_epi8(h,
+                                _mm_packus_epi32(_mm256_castsi256_si128(q),
+                                                 _mm256_extracti128_si256(q, 1)),
+                                _mm_packs_epi32(_mm256_castsi256_si128(nan),
+                                                _mm256_extracti128_si256(nan, 1)));
+        }
+        return h;
+    }
+    /* r = (u + 0x7FFF + ((u >> 16) & 1)) >> 16, q = (u >> 16) | 0x40, NaN ? q : r */
+    const __m256i lsb = _mm256_and_si256(hi, _mm256_set1_epi32(1));
+    const __m256i r = _mm256_srli_epi32(
+        _mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7FFF)), lsb), 16);
+    const __m256i q = _mm256_or_si256(hi, _mm256_set1_epi32(0x40));
+    const __m256i v = _mm256_blendv_epi8(r, q, nan);
+    return _mm_packus_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+}
+#else
+#define DT_CPU_NARROW_X8 0
+#endif
+
+/* One value, the scalar rules (dt_ops.h). */
+DT_CPU_INLINE float dt_cpu_widen1(int f16, uint16_t h) {
+    if (f16) return dt_f16_bits_to_f32(h);
+    const uint32_t u = (uint32_t)h << 16;
+    float f;
+    __builtin_memcpy(&f, &u, 4);
+    return f;
+}
+DT_CPU_INLINE uint16_t dt_cpu_round1(int f16, float x) {
+    uint32_t u;
+    __builtin_memcpy(&u, &x, 4);
+    return f16 ? dt_f32_bits_to_f16(u) : dt_f32_bits_to_bf16(u);
+}
+
+/* dst[0..n) = src[0..n) widened (exact). */
+DT_CPU_INLINE void dt_cpu_widen_row(int f16, const uint16_t *restrict src, float *restrict dst,
+                                    int64_t n) {
+    int64_t j = 0;
+#if DT_CPU_NARROW_X8
+    for (; j + 8 <= n; j += 8) _mm256_storeu_ps(dst + j, dt_cpu_widen8(f16, src + j));
+#else
+    if (!f16) {
+        _Pragma("omp simd")
+        for (int64_t k = 0; k < n; k++) dst[k] = dt_cpu_widen1(0, src[k]);
+        return;
+    }
+#endif
+    for (; j < n; j++) dst[j] = dt_cpu_widen1(f16, src[j]);
+}
+
+/* dst[0..n) = src[0..n) rounded to bf16 (f16 when f16). */
+DT_CPU_INLINE void dt_cpu_round_row(int f16, const float *restrict src, uint16_t *restrict dst,
+                                    int64_t n) {
+    int64_t j = 0;
+#if DT_CPU_NARROW_X8
+    for (; j + 8 <= n; j += 8)
+        _mm_storeu_si128((__m128i *)(dst + j), dt_cpu_round8(f16, _mm256_loadu_ps(src + j)));
+#else
+    if (!f16) {
+        _Pragma("omp simd")
+        for (int64_t k = 0; k < n; k++) dst[k] = dt_cpu_round1(0, src[k]);
+        return;
+    }
+#endif
+    for (; j < n; j++) dst[j] = dt_cpu_round1(f16, src[j]);
+}
+
+/* Elementwise kernels on bf16 / f16 rows whose FP32 arithmetic is not a few registers
+ * (gelu_add): each row in blocks of DT_CPU_NARROW_BLOCK elements, a and b widened into L1
+ * buffers, `row(a, b, out, len)` (the FP32 kernel's own row function, so the same
+ * arithmetic) on them into a third, rounded into the output. */
+#define DT_CPU_NARROW_BLOCK 512
+#define DT_CPU_NARROW_ROWS_FN(name, row)                                                    \
+    DT_CPU_ROWS_FN(name, {                                                                 \
+        float fa_[DT_CPU_NARROW_BLOCK] __attribute__((aligned(64)));                       \
+        float fb_[DT_CPU_NARROW_BLOCK] __attribute__((aligned(64)));                       \
+        float fo_[DT_CPU_NARROW_BLOCK] __attribute__((aligned(64)));                       \
+        for (int64_t j0_ = 0; j0_ < n; j0_ += DT_CPU_NARROW_BLOCK) {                       \
+            const int64_t len_ =                                                           \
+                n - j0_ < DT_CPU_NARROW_BLOCK ? n - j0_ : DT_CPU_NARROW_BLOCK;             \
+            dt_cpu_widen_row(f16, an + i * lda + j0_, fa_, len_);                          \
+            dt_cpu_widen_row(f16, bn + i * ldb + j0_, fb_, len_);                          \
+            row(fa_, fb_, fo_, len_);                                                      \
+            dt_cpu_round_row(f16, fo_, outn + i * n + j0_, len_);                          \
+        }                                                                                  \
+    })
+
 /* Reductions: DT_CPU_LANES float accumulators (4 AVX2 / 8 SSE registers: independent
  * dependency chains, enough loads in flight for L2 bandwidth) over blocks of DT_CPU_BLOCK
  * elements (32 terms per lane), each block folded pairwise (32 -> 16 -> 8 lanes) into
- * DT_CPU_DLANES double accumulators; the tail (n % DT_CPU_BLOCK) is one float sum added in
+ * DT_CPU_DLANES double accumulators; the rest's whole DT_CPU_LANES steps are one shorter
+ * block (since session 15: before, the whole rest was one float chain, which held rows
+ * under 1024 at one add a cycle's latency; bf16 sum 1000x1000 85 -> 61 us on the AVX2
+ * EPYC, FP32 96/48 -> 62/48), the last n % DT_CPU_LANES one float sum added in
  * double. Error of a float partial: <= 34 roundings, ~2e-6 of the sum of |terms| in the
  * worst case, inside the 1e-5 tolerances, for any N. (v1: 64-element chunks, one float
  * chain each, every chunk converted and added in double: 1.3-1.6x slower in L2.) */
@@ -162,20 +316,62 @@ DT_CPU_INLINE double dt_cpu_dsum(const double d[DT_CPU_DLANES]) {
 #define DT_CPU_VFOLD_AVX 0
 #endif
 
-/* sum_j (x_j - c)^2 when sq, else sum_j x_j (c unused). */
-DT_CPU_INLINE double dt_cpu_row_reduce(const float *restrict x, int64_t n, float c, int sq) {
+/* acc[l] = the sum of lane l's terms (x's, or h's widened) over [j, j + len), len a
+ * multiple of DT_CPU_LANES: dt_cpu_row_reduce's block. */
+DT_CPU_INLINE void dt_cpu_block_terms(const float *restrict x, const uint16_t *restrict h,
+                                      int f16, int64_t j, int64_t len, float c, int sq,
+                                      float acc[DT_CPU_LANES], float *restrict hbuf) {
+#if DT_CPU_NARROW_X8 && DT_CPU_LANES == 32
+    if (h && !sq) {
+        /* the loop below as GCC vectorizes it (lanes 8k..8k+7 in register k), each 8
+         * terms widened in registers: no L1 round trip */
+        __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+        for (int64_t jj = 0; jj < len; jj += DT_CPU_LANES) {
+            s0 = _mm256_add_ps(s0, dt_cpu_widen8(f16, h + j + jj));
+            s1 = _mm256_add_ps(s1, dt_cpu_widen8(f16, h + j + jj + 8));
+            s2 = _mm256_add_ps(s2, dt_cpu_widen8(f16, h + j + jj + 16));
+            s3 = _mm256_add_ps(s3, dt_cpu_widen8(f16, h + j + jj + 24));
+        }
+        _mm256_storeu_ps(acc, s0);
+        _mm256_storeu_ps(acc + 8, s1);
+        _mm256_storeu_ps(acc + 16, s2);
+        _mm256_storeu_ps(acc + 24, s3);
+        return;
+    }
+#endif
+    if (h) dt_cpu_widen_row(f16, h + j, hbuf, len);
+    const float *restrict xb = h ? hbuf : x + j;
+    for (int64_t jj = 0; jj < len; jj += DT_CPU_LANES)
+        for (int l = 0; l < DT_CPU_LANES; l++) {
+            const float v = sq ? xb[jj + l] - c : xb[jj + l];
+            acc[l] += sq ? v * v : v;
+        }
+}
+
+/* sum_j (x_j - c)^2 when sq, else sum_j x_j (c unused). With h (x unused) the terms are
+ * h's bf16 (f16 when f16) values, summed in the same order as x's, so the result is the
+ * FP32 kernel's on the widened row, bit for bit: in the v3 copy each block's terms
+ * widened in registers, the tail (n % DT_CPU_LANES) widened into an L1 buffer first and
+ * summed by the same code; elsewhere the blocks too. */
+DT_CPU_INLINE double dt_cpu_row_reduce(const float *restrict x, const uint16_t *restrict h,
+                                       int f16, int64_t n, float c, int sq) {
     double d[DT_CPU_DLANES] = {0};
+    float hbuf[DT_CPU_BLOCK] __attribute__((aligned(64)));
 #if DT_CPU_VFOLD_AVX
     __m256d dlo = _mm256_setzero_pd(), dhi = _mm256_setzero_pd(); /* d[0..3], d[4..7] */
 #endif
     int64_t j = 0;
-    for (; j + DT_CPU_BLOCK <= n; j += DT_CPU_BLOCK) {
+    /* whole blocks, then the rest's whole DT_CPU_LANES steps as one shorter block (a
+     * separate call, so the whole blocks keep their constant trip count) */
+    while (j + DT_CPU_LANES <= n) {
         float acc[DT_CPU_LANES] = {0};
-        for (int64_t jj = 0; jj < DT_CPU_BLOCK; jj += DT_CPU_LANES)
-            for (int l = 0; l < DT_CPU_LANES; l++) {
-                const float v = sq ? x[j + jj + l] - c : x[j + jj + l];
-                acc[l] += sq ? v * v : v;
-            }
+        const int64_t len =
+            j + DT_CPU_BLOCK <= n ? DT_CPU_BLOCK : (n - j) / DT_CPU_LANES * DT_CPU_LANES;
+        if (len == DT_CPU_BLOCK)
+            dt_cpu_block_terms(x, h, f16, j, DT_CPU_BLOCK, c, sq, acc, hbuf);
+        else
+            dt_cpu_block_terms(x, h, f16, j, len, c, sq, acc, hbuf);
+        j += len;
 #if DT_CPU_VFOLD_AVX
         if (!sq) {
             /* acc[l] += acc[l + 16] (l < 16), then d[l] += (double)(acc[l] + acc[l + 8]) */
@@ -189,10 +385,12 @@ DT_CPU_INLINE double dt_cpu_row_reduce(const float *restrict x, int64_t n, float
 #endif
         dt_cpu_fold(acc, d);
     }
+    if (h) dt_cpu_widen_row(f16, h + j, hbuf, n - j);
+    const float *restrict xt = h ? hbuf : x + j;
     float t = 0.0f;
 #pragma omp simd reduction(+ : t)
-    for (int64_t jt = j; jt < n; jt++) {
-        const float v = sq ? x[jt] - c : x[jt];
+    for (int64_t jt = 0; jt < n - j; jt++) {
+        const float v = sq ? xt[jt] - c : xt[jt];
         t += sq ? v * v : v;
     }
 #if DT_CPU_VFOLD_AVX
@@ -207,10 +405,14 @@ DT_CPU_INLINE double dt_cpu_row_reduce(const float *restrict x, int64_t n, float
 }
 
 DT_CPU_INLINE double dt_cpu_row_sum(const float *restrict x, int64_t n) {
-    return dt_cpu_row_reduce(x, n, 0.0f, 0);
+    return dt_cpu_row_reduce(x, NULL, 0, n, 0.0f, 0);
+}
+/* The sum of a bf16 (f16 when f16) row: dt_cpu_row_sum of the widened row, bit for bit. */
+DT_CPU_INLINE double dt_cpu_row_sum_narrow(const uint16_t *restrict h, int f16, int64_t n) {
+    return dt_cpu_row_reduce(NULL, h, f16, n, 0.0f, 0);
 }
 DT_CPU_INLINE double dt_cpu_row_sumsq(const float *restrict x, int64_t n, float c) {
-    return dt_cpu_row_reduce(x, n, c, 1);
+    return dt_cpu_row_reduce(x, NULL, 0, n, c, 1);
 }
 
 /* max_j x_j, DT_CPU_LANES independent maxima. */

@@ -28,6 +28,8 @@
 #include <omp.h>
 #include <stdint.h>
 
+#include "../../src/plan/dt_ops.h" /* dt_dtype */
+
 /* out = a + b (M x N) */
 void dt_cpu_add(int64_t m, int64_t n, const float *a, int64_t lda, const float *b,
                 int64_t ldb, float *out);
@@ -54,6 +56,24 @@ void dt_cpu_cross_entropy(int64_t m, int64_t n, const float *a, int64_t lda,
 /* out (M x N, contiguous) = a (M x K, stride lda) * b (K x N, stride ldb), FP32. */
 void dt_cpu_gemm(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const float *b,
                  int64_t ldb, float *out);
+
+/* bf16 / f16 storage (t: DT_BF16 or DT_F16; rows of uint16_t bit patterns, strides in
+ * elements), one pass: each input loaded and widened (exact), the op in FP32 registers as
+ * the FP32 kernel above does it, the result rounded to t by dt_ops.h's rule
+ * (dt_f32_to_narrow) and stored. Bit for bit what widening the inputs into FP32 rows,
+ * calling the FP32 kernel and rounding its output gives (test_cpu_kernels checks it). Same
+ * threading and contract otherwise; gelu_add follows DUALTIME_CPU_GELU, add streams its
+ * output as dt_cpu_add does. (session 15; docs/perf.md) */
+void dt_cpu_add_narrow(dt_dtype t, int64_t m, int64_t n, const uint16_t *a, int64_t lda,
+                       const uint16_t *b, int64_t ldb, uint16_t *out);
+void dt_cpu_gelu_add_narrow(dt_dtype t, int64_t m, int64_t n, const uint16_t *a, int64_t lda,
+                            const uint16_t *b, int64_t ldb, uint16_t *out);
+void dt_cpu_sum_narrow(dt_dtype t, int64_t m, int64_t n, const uint16_t *a, int64_t lda,
+                       uint16_t *out);
+/* The conversions those kernels use, on n contiguous values, in the copy
+ * dt_cpu_rows_describe names: dst = src widened (exact), dst = src rounded to t. */
+void dt_cpu_widen_narrow(dt_dtype t, const uint16_t *src, float *dst, int64_t n);
+void dt_cpu_round_narrow(dt_dtype t, const float *src, uint16_t *dst, int64_t n);
 
 /* v1 of dt_cpu_gemm (gemm_v1.c), what DUALTIME_CPU_GEMM=v1 runs; same contract. */
 void dt_cpu_gemm_v1(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,

@@ -3,6 +3,8 @@
  * one and with all threads, for every instruction-set copy of the row kernels and gemm
  * (and gemm v1), the v1 (libm) GELU and the streaming-store path; each case also passes
  * the arena check (guards, padding and inputs untouched, every output element written).
+ * The bf16 / f16 one-pass kernels and their conversions against the widen path and
+ * dt_ops.h's rules, bit for bit (DT_TEST_EXHAUSTIVE=1: the rounding of every float).
  * A planted wrong element must be caught, so the test can fail. Run: ctest -R test_cpu_kernels. */
 #include <math.h>
 #include <pthread.h>
@@ -187,6 +189,166 @@ static void test_pool_rows(void) {
            (long long)stolen);
 }
 
+/* ---- bf16 / f16 one-pass kernels (dt_cpu_*_narrow, session 15) ------------------------
+ * Each against the worker's widen path, bit for bit: the inputs widened by dt_ops.h's rule
+ * into dense FP32 rows, the FP32 kernel of the same copy, its output rounded by
+ * dt_f32_to_narrow. Inputs: uniform values, every kind of bit pattern (NaN with payloads,
+ * signalling NaN, +-inf, subnormals, +-0, the largest finite), and pairs whose sum is a
+ * rounding tie of the storage type; rows read through a stride > n at an odd offset. */
+static uint64_t g_rng = 0x9E3779B97F4A7C15u;
+static uint64_t rng_next(void) { /* splitmix64 */
+    uint64_t z = (g_rng += 0x9E3779B97F4A7C15u);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
+    return z ^ (z >> 31);
+}
+
+/* One input value of type t for a row of kind k: 0 mostly ordinary, some special, some
+ * any bit pattern; 1 uniform in [-4, 4); 2 any finite pattern (subnormals included). */
+static uint16_t narrow_value(dt_dtype t, int k) {
+    static const uint16_t bf_special[] = {0x0000, 0x8000, 0x7F80, 0xFF80, 0x7FC0, 0xFFC1,
+                                          0x7F81, 0x7FFF, 0x0001, 0x807F, 0x0080, 0x7F7F};
+    static const uint16_t h_special[] = {0x0000, 0x8000, 0x7C00, 0xFC00, 0x7E00, 0xFE01,
+                                         0x7C01, 0x7FFF, 0x0001, 0x83FF, 0x0400, 0x7BFF};
+    const uint64_t r = rng_next();
+    const uint16_t any = (uint16_t)(r >> 16), inf = t == DT_F16 ? 0x7C00 : 0x7F80;
+    if (k == 2 || (k == 0 && r % 8 == 0)) /* k 2: a finite pattern */
+        return k == 2 && (any & inf) == inf ? (uint16_t)(any & ~0x4000) : any;
+    if (k == 0 && r % 8 == 1) return (t == DT_F16 ? h_special : bf_special)[(r >> 16) % 12];
+    return dt_f32_to_narrow(t, (float)((double)(r >> 11) * 0x1p-53 * 8.0 - 4.0));
+}
+
+/* Rows [0, m) x [0, n) of a narrow matrix at stride ld, filled (row i of kind i % 3); b,
+ * given tie_of (a), partly ties: b = a * 2^-p (p = the significand's bits), so a + b is
+ * exactly halfway between two neighbours. */
+static void narrow_fill(dt_dtype t, uint16_t *x, int64_t m, int64_t n, int64_t ld,
+                        const uint16_t *tie_of) {
+    const int p = dt_dtype_precision(t);
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) {
+            uint16_t v = narrow_value(t, (int)(i % 3));
+            if (tie_of && rng_next() % 4 == 0)
+                v = dt_f32_to_narrow(t, ldexpf(dt_narrow_to_f32(t, tie_of[i * ld + j]), -p));
+            x[i * ld + j] = v;
+        }
+}
+
+/* Runs op (add, gelu_add, sum) on m x n of type t, row stride n + pad, both ways; returns
+ * the number of output elements whose bits differ (plant: one output made wrong first). */
+static int64_t narrow_case(dt_dtype t, dt_op op, int64_t m, int64_t n, int64_t pad, int plant) {
+    const int64_t ld = n + pad, ocols = op == DT_OP_SUM ? 1 : n, cnt = m * ocols;
+    /* one element in: an odd offset, no vector alignment */
+    uint16_t *abuf = dt_xmalloc((size_t)(m * ld + 1) * 2);
+    uint16_t *bbuf = dt_xmalloc((size_t)(m * ld + 1) * 2);
+    uint16_t *a = abuf + 1, *b = bbuf + 1;
+    uint16_t *out = dt_xmalloc((size_t)(cnt + 1) * 2), *want = dt_xmalloc((size_t)cnt * 2);
+    float *fa = dt_xmalloc((size_t)(m * n) * 4), *fb = dt_xmalloc((size_t)(m * n) * 4);
+    float *fo = dt_xmalloc((size_t)cnt * 4);
+    narrow_fill(t, a, m, n, ld, NULL);
+    narrow_fill(t, b, m, n, ld, a);
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) {
+            fa[i * n + j] = dt_narrow_to_f32(t, a[i * ld + j]);
+            fb[i * n + j] = dt_narrow_to_f32(t, b[i * ld + j]);
+        }
+    for (int64_t e = 0; e <= cnt; e++) out[e] = 0x5A5A; /* out[cnt]: a guard */
+    switch (op) {
+    case DT_OP_ADD:
+        dt_cpu_add(m, n, fa, n, fb, n, fo);
+        dt_cpu_add_narrow(t, m, n, a, ld, b, ld, out);
+        break;
+    case DT_OP_GELU_ADD:
+        dt_cpu_gelu_add(m, n, fa, n, fb, n, fo);
+        dt_cpu_gelu_add_narrow(t, m, n, a, ld, b, ld, out);
+        break;
+    case DT_OP_SUM:
+        dt_cpu_sum(m, n, fa, n, fo);
+        dt_cpu_sum_narrow(t, m, n, a, ld, out);
+        break;
+    default: DT_ASSERT(0);
+    }
+    for (int64_t e = 0; e < cnt; e++) want[e] = dt_f32_to_narrow(t, fo[e]);
+    if (plant) /* a wrong finite value: the low bit, or 0 for a NaN */
+        out[cnt / 2] = isnan(dt_narrow_to_f32(t, want[cnt / 2])) ? 0 : want[cnt / 2] ^ 1;
+    /* Which of two NaN operands an x86 add returns is its first source operand, which GCC
+     * picks (it treats + as commutative), so the FP32 kernel's own choice is a compiler
+     * artifact: where the output draws on two or more NaN inputs both sides must only be
+     * NaN; with one, its bits (sign, payload) must match. */
+    int64_t bad = 0, first = -1;
+    for (int64_t e = 0; e < cnt; e++) {
+        if (out[e] == want[e]) continue;
+        const int64_t i = e / ocols, j0 = op == DT_OP_SUM ? 0 : e % ocols;
+        const int64_t j1 = op == DT_OP_SUM ? n : j0 + 1;
+        int nans = 0;
+        for (int64_t j = j0; j < j1; j++)
+            nans += isnan(dt_narrow_to_f32(t, a[i * ld + j])) +
+                    (op != DT_OP_SUM && isnan(dt_narrow_to_f32(t, b[i * ld + j])));
+        if (nans >= 2 && isnan(dt_narrow_to_f32(t, out[e])) && isnan(dt_narrow_to_f32(t, want[e])))
+            continue;
+        bad++, first = first < 0 ? e : first;
+    }
+    if (!plant)
+        CHECK(bad == 0 && out[cnt] == 0x5A5A,
+              "%s %s %lldx%lld stride %lld threads=%d (%s): %lld of %lld differ from the widen "
+              "path, first at %lld: %04x, want %04x; guard %04x", dt_op_get(op)->name,
+              dt_dtype_name(t), (long long)m, (long long)n, (long long)ld, omp_get_max_threads(),
+              dt_cpu_rows_describe(), (long long)bad, (long long)cnt, (long long)first,
+              first >= 0 ? out[first] : 0, first >= 0 ? want[first] : 0, out[cnt]);
+    free(abuf), free(bbuf), free(out), free(want), free(fa), free(fb), free(fo);
+    return bad;
+}
+
+static void test_narrow_kernels(void) {
+    static const int64_t shapes[][2] = {{1, 127}, {7, 3333}, {5, 9000}, {3, 1},    {2, 8},
+                                        {4, 16},  {1, 1024}, {2, 2049}, {9, 1023}, {257, 3001}};
+    static const dt_op ops[] = {DT_OP_ADD, DT_OP_GELU_ADD, DT_OP_SUM};
+    for (int t = 0; t < 2; t++)
+        for (size_t o = 0; o < 3; o++)
+            for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+                for (int64_t pad = 0; pad <= 13; pad += 13)
+                    narrow_case(t ? DT_F16 : DT_BF16, ops[o], shapes[s][0], shapes[s][1], pad, 0);
+}
+
+/* dt_cpu_widen_narrow / dt_cpu_round_narrow of the copy in use against dt_ops.h's rules:
+ * every 16-bit pattern widened; rounded, every float whose low 16 bits are one of the
+ * values around the ties of bf16 (bit 15) and f16 (bits 12..15 at the subnormal exponents,
+ * 12 for normals), with every sign, exponent and top mantissa bits; with
+ * DT_TEST_EXHAUSTIVE=1 every float. Returns the number of mismatches. */
+static int64_t test_narrow_conversions(dt_dtype t) {
+    enum { CH = 4096 };
+    static const uint16_t lows[] = {0x0000, 0x0001, 0x0FFF, 0x1000, 0x1001, 0x1FFF, 0x2000,
+                                    0x2001, 0x3000, 0x3FFF, 0x4000, 0x4001, 0x7FFF, 0x8000,
+                                    0x8001, 0x9000, 0xBFFF, 0xC000, 0xE000, 0xFFFF, 0x5A5A,
+                                    0xA5A5, 0x1234, 0xFEDC};
+    const int exhaustive = getenv("DT_TEST_EXHAUSTIVE") && atoi(getenv("DT_TEST_EXHAUSTIVE"));
+    int64_t bad = 0;
+    uint16_t h[CH], got[CH];
+    float f[CH];
+    for (uint32_t h0 = 0; h0 < 65536; h0 += CH) {
+        for (int k = 0; k < CH; k++) h[k] = (uint16_t)(h0 + k);
+        dt_cpu_widen_narrow(t, h, f, CH);
+        for (int k = 0; k < CH; k++) {
+            const float w = dt_narrow_to_f32(t, h[k]);
+            bad += memcmp(&f[k], &w, 4) != 0;
+        }
+    }
+    const uint64_t total = exhaustive ? (uint64_t)1 << 32 : (uint64_t)65536 * (sizeof lows / 2);
+    for (uint64_t c0 = 0; c0 < total; c0 += CH) {
+        for (int k = 0; k < CH; k++) {
+            const uint64_t c = c0 + (uint64_t)k;
+            const uint32_t u = exhaustive ? (uint32_t)c
+                                          : (uint32_t)((c % 65536) << 16 | lows[c / 65536]);
+            memcpy(&f[k], &u, 4);
+        }
+        dt_cpu_round_narrow(t, f, got, CH);
+        for (int k = 0; k < CH; k++) bad += got[k] != dt_f32_to_narrow(t, f[k]);
+    }
+    CHECK(bad == 0, "%s conversions of %s: %lld differ from dt_ops.h's rules (%s)",
+          dt_dtype_name(t), dt_cpu_rows_describe(), (long long)bad,
+          exhaustive ? "every float" : "tie neighbourhoods");
+    return bad;
+}
+
 int main(void) {
     static const int64_t row_shapes[][2] = {{1, 127}, {17, 257}, {128, 1024}, {3, 1},
                                             {2, 4099}, {300, 64}};
@@ -243,7 +405,10 @@ int main(void) {
                 }
             }
         }
+        if (pass < 2) test_narrow_kernels();
     }
+    test_narrow_conversions(DT_BF16);
+    test_narrow_conversions(DT_F16);
     }
     dt_cpu_pool_use_omp(0);
     dt_cpu_pool_rows_static(0);
@@ -269,6 +434,11 @@ int main(void) {
         CHECK(bad == 1, "planted error in %s not caught (bad=%lld)", dt_op_get(op)->name,
               (long long)bad);
     }
+    /* ... and in the bf16 / f16 kernels' comparison */
+    for (int t = 0; t < 2; t++)
+        for (int op = DT_OP_ADD; op <= DT_OP_SUM; op++)
+            CHECK(narrow_case(t ? DT_F16 : DT_BF16, (dt_op)op, 5, 301, 3, 1) == 1,
+                  "planted error in %s %s not caught", dt_op_get(op)->name, t ? "f16" : "bf16");
     /* ... and in gemm's rows path (M < 6) */
     CHECK(run_case(DT_OP_GEMM, 1, 1000, 1000, 1, 5, 1) == 1, "planted error in gemm rows path");
     /* cross_entropy: a label outside [0, N) gives NaN, never an out-of-bounds read */
