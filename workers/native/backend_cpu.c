@@ -41,6 +41,7 @@ typedef struct cpu_state {
     int nnarrow;              /* narrow float buffers: inputs first, the output last */
     cpu_narrow_buf nb[DT_MAX_BUFFERS];
     const cpu_narrow_buf *na, *nbb; /* a and b among nb (nbb NULL without b) */
+    int onepass;              /* narrow add, gelu_add, sum: dt_cpu_*_narrow on the arena */
     dt_cpu_plant *plant;      /* tests only: DUALTIME_PLANT_CHEAT (dt_cpu_plant.h); NULL */
 } cpu_state;
 
@@ -191,6 +192,33 @@ static const char *kernel_name(dt_op op) {
 static void cpu_call(const cpu_state *s);
 static void plant_call(const void *ctx) { cpu_call(ctx); }
 
+/* 1 when DUALTIME_CPU_NARROW=widen: bf16/f16 add, gelu_add and sum take the widen path
+ * (narrow_chunk, session 14) as every other row op does; else (unset, the default) they run
+ * the one-pass kernels (dt_cpu_add_narrow ..., session 15). Read once per process. */
+static int narrow_widen_forced(void) {
+    static int forced = -1;
+    if (forced < 0) {
+        const char *e = getenv("DUALTIME_CPU_NARROW");
+        forced = e && strcmp(e, "widen") == 0;
+    }
+    return forced;
+}
+
+/* What the one-pass kernel of op does, for the implementation string. */
+static const char *onepass_name(dt_op op) {
+    switch (op) {
+    case DT_OP_ADD:
+        return "dt_cpu_add_narrow: each element widened, added and rounded in registers";
+    case DT_OP_GELU_ADD:
+        return "dt_cpu_gelu_add_narrow: 512-element blocks of a row widened into L1, the FP32 row "
+               "function, rounded on store";
+    case DT_OP_SUM:
+        return "dt_cpu_sum_narrow: the FP32 sum's order, its blocks widened in registers "
+               "(v3; elsewhere into L1), the last n % 32 into L1";
+    default: return NULL;
+    }
+}
+
 static dt_status cpu_prepare(void **state, const dt_case_layout *L, uint8_t *host_base,
                              int capture_sources, dt_prepare_info *info, dt_err *err) {
     *state = NULL;
@@ -238,13 +266,20 @@ static dt_status cpu_prepare(void **state, const dt_case_layout *L, uint8_t *hos
                  dt_cpu_rows_describe(), omp_get_max_threads(),
                  L->m * L->n < DT_CPU_PAR_MIN_ELEMS ? " (small: may run single-threaded)"
                                                     : "");
-    if (L->dtype != DT_F32) {
+    s->onepass = L->dtype != DT_F32 && onepass_name(L->op) && !narrow_widen_forced();
+    if (s->onepass) {
+        size_t len = strlen(info->implementation);
+        snprintf(info->implementation + len, sizeof info->implementation - len,
+                 "; %s storage, one pass (%s), FP32 arithmetic, rounded to %s (nearest even) on "
+                 "store", dt_dtype_name(L->dtype), onepass_name(L->op), dt_dtype_name(L->dtype));
+    } else if (L->dtype != DT_F32) {
         size_t len = strlen(info->implementation);
         snprintf(info->implementation + len, sizeof info->implementation - len,
                  "; %s storage: widened to FP32 scratch each call%s, FP32 arithmetic, rounded "
-                 "to %s on store", dt_dtype_name(L->dtype),
+                 "to %s on store%s", dt_dtype_name(L->dtype),
                  L->op == DT_OP_GEMM ? "" : " in row chunks on the kernels' pool (fused)",
-                 dt_dtype_name(L->dtype));
+                 dt_dtype_name(L->dtype),
+                 onepass_name(L->op) ? " (DUALTIME_CPU_NARROW=widen)" : "");
     }
     info->compile_ms = 0.0;
     info->alloc_ms = 0.0;
@@ -323,7 +358,8 @@ static void narrow_chunk(const void *args, int64_t i0, int64_t i1) {
     }
 }
 
-/* One call of the op (narrow cases: widen, FP32 kernel, round). The row ops (all but
+/* One call of the op (narrow cases: widen, FP32 kernel, round; add, gelu_add and sum: the
+ * one-pass kernels, the same bits, unless DUALTIME_CPU_NARROW=widen). The row ops (all but
  * gemm) widen their parameter vectors, then run widen, kernel and rounding step by step
  * in each pool chunk (rows stolen in chunks, dt_cpu_pool_rows). Before session 14 each
  * of the three was its own pass over whole FP32 copies of the buffers, the conversions in
@@ -336,6 +372,23 @@ static void cpu_call(const cpu_state *s) {
         return;
     }
     const cpu_narrow_buf *o = &s->nb[s->nnarrow - 1];
+    if (s->onepass) {
+        const cpu_narrow_buf *a = s->na, *b = s->nbb;
+        uint16_t *out = (uint16_t *)o->arena;
+        const uint16_t *ah = (const uint16_t *)a->arena;
+        const uint16_t *bh = b ? (const uint16_t *)b->arena : NULL;
+        switch (s->op) {
+        case DT_OP_ADD:
+            dt_cpu_add_narrow(s->dtype, s->m, s->n, ah, a->stride, bh, b->stride, out);
+            break;
+        case DT_OP_GELU_ADD:
+            dt_cpu_gelu_add_narrow(s->dtype, s->m, s->n, ah, a->stride, bh, b->stride, out);
+            break;
+        case DT_OP_SUM: dt_cpu_sum_narrow(s->dtype, s->m, s->n, ah, a->stride, out); break;
+        default: DT_ASSERT(0);
+        }
+        return;
+    }
     if (s->op == DT_OP_GEMM) {
         for (int i = 0; i < s->nnarrow - 1; i++)
             widen_rows(s->dtype, &s->nb[i], 0, s->nb[i].rows, s->nb[i].f32);
