@@ -62,13 +62,18 @@ dt_status dt_cheat_case_init_with(dt_cheat_case *cc, const dt_case_layout *L, ui
     }
     cc->nsets = DT_CHEAT_INPUT_SETS;
     dt_layout_output_slot(L, &cc->slot_off, &cc->slot_len);
-    cc->rest_off[0] = 0;
-    cc->rest_len[0] = cc->slot_off;
-    cc->rest_off[1] = cc->slot_off + cc->slot_len;
-    cc->rest_len[1] = L->total_bytes - cc->rest_off[1];
+    const int64_t slot_end = cc->slot_off + cc->slot_len;
+    if (cc->slot_off > 0) {
+        cc->rest[cc->nrest][0] = 0;
+        cc->rest[cc->nrest++][1] = cc->slot_off;
+    }
+    if (slot_end < L->total_bytes) {
+        cc->rest[cc->nrest][0] = slot_end;
+        cc->rest[cc->nrest++][1] = L->total_bytes - slot_end;
+    }
     for (int k = 0; k < cc->nsets; k++)
-        for (int r = 0; r < 2; r++)
-            cc->digest[k][r] = dt_arena_digest(cc->pristine[k], cc->rest_off[r], cc->rest_len[r]);
+        for (int r = 0; r < cc->nrest; r++)
+            cc->digest[k][r] = dt_arena_digest(cc->pristine[k], cc->rest[r][0], cc->rest[r][1]);
     return DT_OK;
 }
 

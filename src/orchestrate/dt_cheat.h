@@ -87,10 +87,12 @@ typedef struct dt_cheat_case {
     int nsets;                               /* 0: not initialised (no checks) */
     uint8_t *pristine[DT_CHEAT_INPUT_SETS];  /* [0] borrowed, others owned */
     dt_oracle_ref ref[DT_CHEAT_INPUT_SETS];  /* [0] borrowed (a copy of the struct) */
-    /* Checks by digest (docs/anti-cheat.md): the arena outside the output's slot as two
-     * byte ranges (the second may be empty), and each set's dt_arena_digest of them */
-    int64_t rest_off[2], rest_len[2];
-    int64_t slot_off, slot_len;              /* the output's slot (dt_layout_output_slot) */
+    /* Checks by digest (docs/anti-cheat.md): the output's slot (dt_layout_output_slot),
+     * the rest of the arena as its nrest non-empty {offset, length} ranges (before and
+     * after the slot), and each set's dt_arena_digest of each of them */
+    int64_t slot_off, slot_len;
+    int nrest;
+    int64_t rest[2][2];
     uint64_t digest[DT_CHEAT_INPUT_SETS][2];
 } dt_cheat_case;
 

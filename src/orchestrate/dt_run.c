@@ -354,6 +354,12 @@ static int fw_digest(const run_ctx *c, const fw_case *f, dt_session_step step) {
     return h->copy_ranges && h->copy_digest;
 }
 
+/* Checks by digest apply to this sample: the worker offers them and its mirror was last
+ * given input set `set` whole (fw_sample_arm). */
+static int fw_mirror_holds(const run_ctx *c, const fw_case *f, dt_session_step step, int set) {
+    return fw_digest(c, f, step) && f->mirror_set1[step] == set + 1;
+}
+
 /* Before timed sample `index` (on the worker of step; device: a device sample): its input
  * set and poisoned outputs into f's arena, then upload. Returns the set, or -1 (no
  * anti-cheat state, a sample not checked (dt_cheat_sample_checked), or f failed). */
@@ -365,7 +371,7 @@ static int fw_sample_arm(run_ctx *c, const case_run *cr, fw_case *f, dt_session_
     int set = dt_cheat_sample_set(index);
     dt_cheat_begin(&f->ci->cheat, cr->h->cheat.nsets);
     double ms;
-    if (fw_digest(c, f, step) && f->mirror_set1[step] == set + 1) {
+    if (fw_mirror_holds(c, f, step, set)) {
         /* the mirror still holds this set's inputs (each check since proved it by digest, or
          * found the change and failed f): the output's slot alone, poisoned again */
         const dt_cheat_case *cc = &cr->h->cheat;
@@ -405,22 +411,22 @@ static void fw_sample_check(run_ctx *c, const case_run *cr, fw_case *f, dt_sessi
          * pristine bytes on the device; a mismatch (or no digest) reads the whole arena */
         const dt_cheat_case *cc = &cr->h->cheat;
         int by_digest = 0;
-        if (fw_digest(c, f, step) && f->mirror_set1[step] == set + 1) {
+        if (fw_mirror_holds(c, f, step, set)) {
             dt_byte_range slot = {cc->slot_off, cc->slot_len}, rest[2];
             uint64_t got[2];
-            int nr = 0;
-            for (int r = 0; r < 2; r++)
-                if (cc->rest_len[r] > 0) rest[nr++] = (dt_byte_range){cc->rest_off[r], cc->rest_len[r]};
-            if (fw_copy_ranges(c, f, step, "download", &slot, 1, rest, nr, &ms, got) != DT_OK)
+            for (int r = 0; r < cc->nrest; r++) rest[r] = (dt_byte_range){cc->rest[r][0], cc->rest[r][1]};
+            if (fw_copy_ranges(c, f, step, "download", &slot, 1, rest, cc->nrest, &ms, got) != DT_OK)
                 return;
             by_digest = 1;
-            for (int r = 0, q = 0; r < 2; r++)
-                if (cc->rest_len[r] > 0 && got[q++] != cc->digest[set][r]) by_digest = 0;
+            for (int r = 0; r < cc->nrest; r++) by_digest &= got[r] == cc->digest[set][r];
         }
-        if (!by_digest) f->mirror_set1[step] = 0;
-        if (!by_digest && fw_copy(c, f, step, "download", &ms) != DT_OK) return;
-        if (by_digest) dt_cheat_look_at_output(cc, set, f->shm.base, &o.now);
-        else dt_cheat_look_at(cc, set, f->shm.base, &o.now);
+        if (by_digest) {
+            dt_cheat_look_at_output(cc, set, f->shm.base, &o.now);
+        } else {
+            f->mirror_set1[step] = 0;
+            if (fw_copy(c, f, step, "download", &ms) != DT_OK) return;
+            dt_cheat_look_at(cc, set, f->shm.base, &o.now);
+        }
         for (int t = 0; !o.now.ok && o.now.ar.output_unwritten > 0 && t < 20; t++) {
             usleep(DT_CHEAT_LATE_MS * 1000);
             if (fw_copy(c, f, step, "download", &ms) != DT_OK) return;

@@ -581,32 +581,29 @@ static void do_download(worker *w, json_t *req) {
     json_t *ans = json_pack("{s:b,s:f}", "ok", 1, "ms", ms);
     if (nd >= 0) {
         uint64_t v[DT_COPY_MAX_RANGES];
-        if (w->be == &dt_backend_cpu || faulty) {
-            for (int i = 0; i < nd; i++) v[i] = dt_arena_digest(w->shm.base, d[i][0], d[i][1]);
-        } else if (!w->be->digest) {
+        int on_host = w->be == &dt_backend_cpu || faulty; /* the arena holds what to digest */
+        if (!on_host && !w->be->digest) {
             json_decref(ans);
             emit_error("download: the %s backend has no digest", w->be->name);
             return;
-        } else if (w->be->digest(w->state, (const int64_t(*)[2])d, nd, v, &err) != DT_OK) {
+        }
+        if (!on_host && w->be->digest(w->state, (const int64_t(*)[2])d, nd, v, &err) != DT_OK) {
             /* the digest is an economy, never a reason to fail a case: the whole mirror
              * comes back and the digests are taken of it on the host (the same answer) */
             static int warned;
             if (!warned++)
                 fprintf(stderr, "dualtime-native-worker: device digest failed (%s): such "
                         "downloads copy the whole arena and digest it on the host\n", err.msg);
-            if (w->be->broken && w->be->broken()) {
-                json_decref(ans);
-                emit_error("download: digest: %s", err.msg);
-                return;
-            }
-            if (w->be->download(w->state, &ms, &err) != DT_OK) {
+            if ((w->be->broken && w->be->broken()) || w->be->download(w->state, &ms, &err) != DT_OK) {
                 json_decref(ans);
                 emit_error("download: %s", err.msg);
                 return;
             }
             json_object_set_new(ans, "ms", json_real(ms));
-            for (int i = 0; i < nd; i++) v[i] = dt_arena_digest(w->shm.base, d[i][0], d[i][1]);
+            on_host = 1;
         }
+        if (on_host)
+            for (int i = 0; i < nd; i++) v[i] = dt_arena_digest(w->shm.base, d[i][0], d[i][1]);
         json_t *a = json_array();
         for (int i = 0; i < nd; i++) {
             char hex[17];

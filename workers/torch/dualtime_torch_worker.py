@@ -1728,33 +1728,35 @@ class Worker:
             with _inference_mode():
                 case.publish()
             case.sync()
+        def copy_back(ranges):  # the mirror (None: all of it) into the arena
+            torch.cuda.synchronize()
+            if ranges is None:
+                case.host.copy_(case.dev)
+            for off, ln in ranges or ():
+                case.host[off:off + ln].copy_(case.dev[off:off + ln])
+            torch.cuda.synchronize()
+
+        def digests(src):
+            return ["%016x" % arena_digest(src, off, ln) for off, ln in digest]
+
         ans = {"ms": 0.0}
         if case.dev is not None:
             t0 = time.perf_counter()
-            torch.cuda.synchronize()
-            if only is None:
-                case.host.copy_(case.dev)
-            for off, ln in only or ():
-                case.host[off:off + ln].copy_(case.dev[off:off + ln])
-            torch.cuda.synchronize()
+            copy_back(only)
             ans["ms"] = (time.perf_counter() - t0) * 1e3
-        if digest is not None:
-            src = case.dev if case.dev is not None else case.host
+        if digest is not None and case.dev is None:
+            ans["digest"] = digests(case.host)
+        elif digest is not None:
             try:
-                ans["digest"] = ["%016x" % arena_digest(src, off, ln) for off, ln in digest]
+                ans["digest"] = digests(case.dev)
             except (RuntimeError, TypeError) as exc:  # an economy, never a failed case:
-                if src is case.host:                  # the whole mirror back, host digests
-                    raise
-                if not getattr(self, "_digest_warned", False):
-                    self._digest_warned = True
+                if not getattr(self, "_digest_warned", False):  # the whole mirror back,
+                    self._digest_warned = True                  # host digests
                     sys.stderr.write("dualtime torch worker: device digest failed (%s): such "
                                      "downloads copy the whole arena and digest it on the host\n"
                                      % _one_line(str(exc), 200))
-                torch.cuda.synchronize()
-                case.host.copy_(case.dev)
-                torch.cuda.synchronize()
-                ans["digest"] = ["%016x" % arena_digest(case.host, off, ln)
-                                 for off, ln in digest]
+                copy_back(None)
+                ans["digest"] = digests(case.host)
         return ans
 
     def run(self, req):
