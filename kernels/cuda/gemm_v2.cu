@@ -9,8 +9,9 @@
 //     4 x 8 grid (ly, lx), a thread's row quads are 16 rows apart and its column quads 32
 //     columns apart, so one LDS.128 of a warp touches 64 contiguous bytes of A and 128 of
 //     B (one wavefront each, broadcast across the other lane dimension);
-//   - A is stored transposed in shared memory (As[k][m], rows padded by 4 floats so the
-//     transposing stores are conflict-free), so both operands are read with LDS.128;
+//   - A is stored transposed in shared memory (As[k][m], rows padded by 4 floats, groups
+//     of 8 depths shifted by ASWZ below so the transposing stores are conflict-free), so
+//     both operands are read with LDS.128;
 //   - two shared-memory buffers: step t multiplies buffer t&1 while the loads of step t+1
 //     are in flight into registers; they are stored to the other buffer after the
 //     multiply, then ONE barrier per step;
@@ -77,6 +78,33 @@
 #error "vector width needs aligned rows"
 #endif
 
+/* ASWZ (the plan: 1 unless DUALTIME_GEMM_ASWZ=0): the A tile's depth rows k >= 8 are
+ * shifted by (k / 8) DT_ASH floats: element (k, m) of buffer buf is at
+ * As[buf][DT_AOFF(k) + m]. A warp's transposing store writes DT_AR = 32 / DT_AV consecutive
+ * rows m at DT_AV depths k (VECA apart); with a padded row of LDSA = 4 (mod 32) floats the
+ * bank of (k, m) is 4 (k mod 8) + m, so depths k and k + 8 collide: 2-way at BK = 16, 4-way
+ * at BK = 32 (ncu, session 15: 33% of the shared-store wavefronts of 4096^3 were
+ * conflicts). A shift of DT_AR floats a group of 8 depths puts them on distinct banks. It
+ * is a compile-time offset of each depth the multiply reads (kk is a constant after
+ * unrolling) and part of each thread's store base, so it costs no register; it keeps the
+ * 16-byte quads the multiply reads aligned only when DT_AR >= 4, i.e. VECA = 4 (at VECA =
+ * 1, views, the stores keep their conflicts). tests/cuda/emu/emu_gemm_v2.cpp counts the
+ * bank ways of the stores and reads from these macros. */
+#ifndef ASWZ
+#define ASWZ 1
+#endif
+#define DT_AR (32 / DT_AV) /* rows of a warp's A store */
+#if ASWZ && DT_AR >= 4
+#define DT_ASH DT_AR
+#else
+#define DT_ASH 0
+#endif
+#if BK % 8 != 0 || DT_AV > 32
+#error "BK: a multiple of 8, at most 32 vectors a row"
+#endif
+#define DT_AOFF(k) ((k) * DT_LDSA + ((k) >> 3) * DT_ASH)  /* depth row k of a buffer */
+#define DT_ABUF (BK * DT_LDSA + (BK / 8 - 1) * DT_ASH)     /* floats of one A buffer */
+
 /* prefetch phases a K-step: BK = 32 loads the next tile in two halves (at depths 0 and
  * BK/2, the first half stored at BK/2), so the registers in flight stay those of BK = 16 */
 #define DT_PH (BK > 16 ? 2 : 1)
@@ -87,7 +115,7 @@
 #endif
 /* both buffers of both tiles; over the 48 KiB of static shared memory (BK = 32: 66560
  * bytes) they are the dynamic shared memory the plan asks for (shared_bytes) */
-#define DT_SMEM_BYTES (2 * BK * (DT_LDSA + BN) * 4)
+#define DT_SMEM_BYTES ((2 * DT_ABUF + 2 * BK * BN) * 4)
 
 /* KSPLIT > 1 (split-K, sm_90): the KSPLIT blocks of a cluster (__cluster_dims__(1, 1,
  * KSPLIT), grid z = KSPLIT) take consecutive runs of DT_KTS K-steps of the same output
@@ -102,7 +130,7 @@
 #if KSPLIT > 1
 #include "dt_cuda_common.cuh" /* dt_cl_sync, dt_cl_ld */
 #define DT_KTS ((DT_KT + KSPLIT - 1) / KSPLIT) /* K-steps a block */
-#define DT_SPLIT_FLOATS (2 * BK * (DT_LDSA + BN) > BM * BN ? 2 * BK * (DT_LDSA + BN) : BM * BN)
+#define DT_SPLIT_FLOATS (2 * DT_ABUF + 2 * BK * BN > BM * BN ? 2 * DT_ABUF + 2 * BK * BN : BM * BN)
 #if (KSPLIT != 2 && KSPLIT != 4 && KSPLIT != 8) || (KSPLIT - 1) * DT_KTS >= DT_KT || \
     BM % KSPLIT != 0 || DT_SMEM_BYTES > 48 * 1024 || DT_SPLIT_FLOATS * 4 > 48 * 1024 || EPI_STAGE
 #error "KSPLIT: 2, 4 or 8 blocks, each with K-steps, BM divisible, static shared memory, no EPI_STAGE"
@@ -122,10 +150,10 @@ dt_gemm_v2_f32(const float *__restrict__ A, const float *__restrict__ B, float *
 #else
     extern __shared__ __align__(16) float dt_v2_smem[];
 #endif
-    float(*As)[BK][DT_LDSA] = reinterpret_cast<float(*)[BK][DT_LDSA]>(dt_v2_smem);
-    float(*Bs)[BK][BN] = reinterpret_cast<float(*)[BK][BN]>(dt_v2_smem + 2 * BK * DT_LDSA);
+    float(*As)[DT_ABUF] = reinterpret_cast<float(*)[DT_ABUF]>(dt_v2_smem);
+    float(*Bs)[BK][BN] = reinterpret_cast<float(*)[BK][BN]>(dt_v2_smem + 2 * DT_ABUF);
 #else
-    __shared__ __align__(16) float As[2][BK][DT_LDSA];
+    __shared__ __align__(16) float As[2][DT_ABUF];
     __shared__ __align__(16) float Bs[2][BK][BN];
 #endif
     const int tid = threadIdx.x;
@@ -195,7 +223,7 @@ dt_gemm_v2_f32(const float *__restrict__ A, const float *__restrict__ B, float *
         for (int i = 0; i < DT_NAP; i++)
 #pragma unroll
             for (int e = 0; e < VECA; e++)
-                As[buf][ak + e][ar0 + (ph * DT_NAP + i) * DT_RSA] = ga[i][e];
+                As[buf][DT_AOFF(ak + e) + ar0 + (ph * DT_NAP + i) * DT_RSA] = ga[i][e];
 #pragma unroll
         for (int i = 0; i < DT_NBP; i++) {
             const int l = ph * DT_NBP + i;
@@ -213,7 +241,7 @@ dt_gemm_v2_f32(const float *__restrict__ A, const float *__restrict__ B, float *
         float ra[TM], rb[TN];
 #pragma unroll
         for (int q = 0; q < TM / 4; q++) {
-            const float4 v = *reinterpret_cast<const float4 *>(&As[buf][kk][arow + q * DT_QSM]);
+            const float4 v = *reinterpret_cast<const float4 *>(&As[buf][DT_AOFF(kk) + arow + q * DT_QSM]);
             ra[4 * q + 0] = v.x; ra[4 * q + 1] = v.y; ra[4 * q + 2] = v.z; ra[4 * q + 3] = v.w;
         }
 #pragma unroll
@@ -285,7 +313,7 @@ dt_gemm_v2_f32(const float *__restrict__ A, const float *__restrict__ B, float *
     /* scalar C (VECC = 1): each (qi, i) of the warp's 4 rows x WTN columns goes through
      * its own 4 x WTN floats of As (free after the last barrier), then out as 32
      * consecutive floats of one row a store (128 bytes: 4-5 sectors, not 16) */
-    float *W = &As[0][0][0] + warp * (DT_LY * DT_WTN);
+    float *W = &As[0][0] + warp * (DT_LY * DT_WTN);
 #pragma unroll
     for (int qi = 0; qi < TM / 4; qi++)
 #pragma unroll

@@ -176,6 +176,13 @@ static void compile_case(dt_op op, int64_t m, int64_t n, int64_t k, int views, c
     compile_typed(op, m, n, k, views, arch, hdr, DT_F32);
 }
 
+/* 1 when the last compiled plan has NVRTC option opt. */
+static int last_has_opt(const char *opt) {
+    for (int i = 0; i < g_last.nopts; i++)
+        if (strcmp(g_last.opts[i], opt) == 0) return 1;
+    return 0;
+}
+
 /* Issue 18 item 4, FP32 gemm shape geometry: thin shapes (N == 1: matrix-vector, M == 1:
  * vector-matrix) and few rows (2 <= M <= 16) take gemv.cu by default, in every geometry the plan makes (a warp or a
  * block a row, K over a cluster, column threads 8..32, odd sizes on scalar loads); v2's
@@ -206,8 +213,27 @@ static void thin_gemm_cases(int views, const char *hdr) {
     CHECK(g_last.shared_bytes == 66560, "BK=32: %u bytes of dynamic smem", g_last.shared_bytes);
     g_expect = "tile=128x128x32";
     compile_case(DT_OP_GEMM, 4096, 4096, 4096, views, "sm_90", hdr);
+    /* swizzled at 16-byte A loads: 3 groups of 8 depths shifted by 4 floats, each buffer */
+    CHECK(g_last.shared_bytes == (views ? 66560u : 66656u), "BK=32 4096^3 views=%d: %u bytes of dynamic smem",
+          views, g_last.shared_bytes);
     compile_case(DT_OP_GEMM, 1537, 1539, 131, views, "sm_90", hdr);
     unsetenv("DUALTIME_GEMM_BK");
+    /* v2's A tile swizzled (gemm_v2.cu ASWZ) by default; DUALTIME_GEMM_ASWZ=0 the layout
+     * before. Neither spills (the quad's order is undone in registers at compile time). */
+    g_expect = "warp-tiled a-swizzled ffma-only";
+    compile_case(DT_OP_GEMM, 4096, 4096, 4096, views, "sm_90", hdr);
+    const int sw_regs = g_regs, sw_frame = g_frame;
+    CHECK(!last_has_opt("-DASWZ=0"), "4096^3: -DASWZ=0 without the knob");
+    setenv("DUALTIME_GEMM_ASWZ", "0", 1);
+    g_expect = "warp-tiled ffma-only";
+    compile_case(DT_OP_GEMM, 4096, 4096, 4096, views, "sm_90", hdr);
+    CHECK(last_has_opt("-DASWZ=0"), "DUALTIME_GEMM_ASWZ=0: no -DASWZ=0 option");
+    unsetenv("DUALTIME_GEMM_ASWZ");
+    CHECK(sw_frame == 0 && g_frame == 0, "gemm v2 4096^3 stack frame: swizzled %d, before %d bytes",
+          sw_frame, g_frame);
+    if (sw_frame == 0 && g_frame == 0)
+        printf("ok   gemm v2 4096^3 views=%d: %d registers swizzled, %d before, no stack frame\n",
+               views, sw_regs, g_regs);
     /* v2 split-K over a cluster: the 64x64 and 128x64 tiles, with tails */
     g_expect = "split-k=4 (cluster, dsmem-sum)";
     compile_case(DT_OP_GEMM, 4096, 64, 4096, views, "sm_90", hdr);
@@ -221,12 +247,6 @@ static void thin_gemm_cases(int views, const char *hdr) {
     compile_case(DT_OP_GEMM, 1, 1000, 1000, views, "sm_90", hdr);
     unsetenv("DUALTIME_GEMM_SHAPE");
     g_expect = NULL;
-}
-
-static int last_has_opt(const char *opt) {
-    for (int i = 0; i < g_last.nopts; i++)
-        if (strcmp(g_last.opts[i], opt) == 0) return 1;
-    return 0;
 }
 
 /* bf16 / f16 thin gemm on gemv.cu: each case's summary (geometry) and options. */
@@ -399,6 +419,7 @@ static void narrow_cases(const char *hdr) {
         {"DUALTIME_GEMM_VARIANT", "v2", DT_OP_GEMM, DT_BF16},
         {"DUALTIME_GEMM_VARIANT", "v1", DT_OP_GEMM, DT_F16},
         {"DUALTIME_GEMM_VARIANT", "tc1", DT_OP_GEMM, DT_F32},
+        {"DUALTIME_GEMM_ASWZ", "2", DT_OP_GEMM, DT_F32},
         {"DUALTIME_PLANT_ACC_F16", "1", DT_OP_SOFTMAX, DT_F16},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -1598,14 +1619,17 @@ int main(int argc, char **argv) {
     const int have_hdr = dt_cuda_source_load(DT_CUDA_COMMON_HEADER, &hdr, NULL, &err) == DT_OK;
     CHECK(have_hdr, "%s: %s", DT_CUDA_COMMON_HEADER, err.msg);
     if (!have_hdr) return dt_check_summary("test_nvrtc_compile");
-    /* DUALTIME_NVRTC_TEST_ONLY=row-hint or sm-online: only that group (a quick check while
-     * iterating) */
+    /* DUALTIME_NVRTC_TEST_ONLY=row-hint, sm-online or sgemm: only that group (a quick check
+     * while iterating; sgemm: the FP32 gemm shape geometry, contiguous and as views) */
     const char *only = getenv("DUALTIME_NVRTC_TEST_ONLY");
-    if (only && (strcmp(only, "row-hint") == 0 || strcmp(only, "sm-online") == 0)) {
+    if (only && (strcmp(only, "row-hint") == 0 || strcmp(only, "sm-online") == 0 ||
+                 strcmp(only, "sgemm") == 0)) {
         if (strcmp(only, "row-hint") == 0)
             row_hint_cases(hdr);
-        else
+        else if (strcmp(only, "sm-online") == 0)
             sm_online_cases(hdr);
+        else
+            for (int v = 0; v < 2; v++) thin_gemm_cases(v, hdr);
         free(hdr);
         return dt_check_summary("test_nvrtc_compile");
     }

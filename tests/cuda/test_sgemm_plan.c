@@ -202,13 +202,21 @@ static void plan_choice(void) {
     setenv("DUALTIME_GEMM_SHAPE", "0", 1); /* the geometry before: no split */
     CHECK(plan(4096, 64, 4096, 0, DT_F32, &p) == DT_OK && p.grid[2] == 1, "SHAPE=0: %s", p.summary);
     unsetenv("DUALTIME_GEMM_SHAPE");
-    /* DUALTIME_GEMM_BK=32: v2's 128x128 tile in two prefetch phases, dynamic smem; the
+    /* DUALTIME_GEMM_BK=32: v2's 128x128 tile in two prefetch phases, dynamic smem (with
+     * the shifted A tile, ASWZ: 3 groups of 8 depths 4 floats further, each buffer); the
      * 128x64 tile (1024^3) keeps its depth; the default needs no dynamic smem */
     CHECK(plan(4096, 4096, 4096, 0, DT_F32, &p) == DT_OK && p.shared_bytes == 0, "%u", p.shared_bytes);
     setenv("DUALTIME_GEMM_BK", "32", 1);
     CHECK(plan(4096, 4096, 4096, 0, DT_F32, &p) == DT_OK && has_opt(&p, "-DBK=32") &&
-              p.shared_bytes == 2 * 32 * (132 + 128) * 4 && strstr(p.summary, "prefetch-2-phases"),
-          "BK=32: %u bytes, %s", p.shared_bytes, p.summary);
+              p.shared_bytes == (2 * (32 * 132 + 3 * 4) + 2 * 32 * 128) * 4 &&
+              strstr(p.summary, "prefetch-2-phases"),
+          "BK=32: %s", p.summary);
+    setenv("DUALTIME_GEMM_ASWZ", "0", 1); /* the plain layout: 66560 bytes */
+    CHECK(plan(4096, 4096, 4096, 0, DT_F32, &p) == DT_OK && has_opt(&p, "-DASWZ=0") &&
+              p.shared_bytes == 2 * 32 * (132 + 128) * 4 && !strstr(p.summary, "a-swizzled"),
+          "BK=32 ASWZ=0: %s", p.summary);
+    unsetenv("DUALTIME_GEMM_ASWZ");
+    knob_refused("DUALTIME_GEMM_ASWZ", "on", 4096, 4096, 4096, DT_F32);
     CHECK(plan(1024, 1024, 1024, 0, DT_F32, &p) == DT_OK && has_opt(&p, "-DBK=16") &&
               p.shared_bytes == 0,
           "BK=32 on 1024^3: %s", p.summary);

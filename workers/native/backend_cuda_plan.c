@@ -545,19 +545,31 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
                 return dt_fail(err, DT_EINVAL, "DUALTIME_GEMM_BK=%s: expected 8, 16 or 32",
                                bk_env);
         }
-        /* v2 keeps both buffers of both tiles in shared memory: over the 48 KiB static
-         * limit (BK=32: 66560 bytes) the kernel takes them as dynamic shared memory */
-        if (v2) {
-            const unsigned smem = 2u * (unsigned)bk * (unsigned)(cfg[c].bm + 4 + cfg[c].bn) * 4u;
-            if (smem > 48u * 1024u) p->shared_bytes = smem;
-        }
+        /* v2's A tile columns swizzled so its transposing stores are conflict-free
+         * (gemm_v2.cu ASWZ; DUALTIME_GEMM_ASWZ=0: the layout before, 2-way conflicts at
+         * BK = 16; docs/perf.md "FP32 gemm: the A tile swizzled") */
+        int aswz = 1;
+        dt_status az = dt_cuda_plan_int_knob("DUALTIME_GEMM_ASWZ", 0, 1, 0, &aswz, err);
+        if (az != DT_OK) return az;
+        aswz = aswz && v2;
         if (v2) {
             p->source_name = "gemm_v2.cu";
             snprintf(p->kernel_name, sizeof p->kernel_name, "dt_gemm_v2_f32");
+            if (!aswz) dt_cuda_plan_add_opt(p, "-DASWZ=0");
         }
         const int veca = rows_aligned16(A) && k % 4 == 0;
         const int vecb = rows_aligned16(B) && n % 4 == 0;
         const int vecc = rows_aligned16(O) && n % 4 == 0;
+        /* v2 keeps both buffers of both tiles in shared memory (gemm_v2.cu DT_SMEM_BYTES:
+         * with ASWZ at 16-byte A loads each A buffer has (BK / 8 - 1) x 32 / (BK / 4) floats
+         * more); over the 48 KiB static limit (BK=32: 66560 bytes, 66656 swizzled) the kernel
+         * takes them as dynamic shared memory */
+        if (v2) {
+            const unsigned ash = aswz && veca && 32 / (bk / 4) >= 4 ? 32u / (unsigned)(bk / 4) : 0u;
+            const unsigned abuf = (unsigned)bk * (unsigned)(cfg[c].bm + 4) + (unsigned)(bk / 8 - 1) * ash;
+            const unsigned smem = (2u * abuf + 2u * (unsigned)bk * (unsigned)cfg[c].bn) * 4u;
+            if (smem > 48u * 1024u) p->shared_bytes = smem;
+        }
         dt_cuda_plan_add_opt(p, "-DBM=%d", cfg[c].bm);
         dt_cuda_plan_add_opt(p, "-DBN=%d", cfg[c].bn);
         dt_cuda_plan_add_opt(p, "-DBK=%d", bk);
@@ -608,10 +620,11 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
         }
         const int sw = snprintf(p->summary, sizeof p->summary,
                  "%s variant=%s grid=%s block=%u tile=%dx%dx%d thread=%dx%d "
-                 "vec(a,b,c)=(%d,%d,%d) %s%s%s%s%s ffma-only",
+                 "vec(a,b,c)=(%d,%d,%d) %s%s%s%s%s%s ffma-only",
                  p->kernel_name, v2 ? "v2" : "v1", gridbuf, threads, cfg[c].bm, cfg[c].bn, bk,
                  cfg[c].tm, cfg[c].tn, veca ? 4 : 1, vecb ? 4 : 1, vecc ? 4 : 1,
                  v2 ? "smem-double-buffered warp-tiled" : "smem-single-buffered",
+                 aswz ? " a-swizzled" : "",
                  bk > 16 ? " prefetch-2-phases dyn-smem" : "", ktail ? " ktail-exact" : "",
                  epi ? " epilogue-staged" : "", ksbuf);
         DT_ASSERT(sw > 0 && sw < (int)sizeof p->summary); /* the longest is ~190 characters */

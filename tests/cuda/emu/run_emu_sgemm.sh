@@ -14,10 +14,12 @@
 # the exact K tail, aligned and as views, the exact tail at BK=16 and 8 and on the 64x64
 # and 128x64 tiles, the staged scalar-C epilogue (EPI_STAGE) on every tile, split-K over a
 # cluster of 2, 4 and 8 (KSPLIT: partial tiles summed over DSMEM, tails, a view). Checks
-# every output against FP64 (2e-6 of sum |a*b|) and the output guards.
+# every output against FP64 (2e-6 of sum |a*b|) and the output guards, and (without
+# KSPLIT) the bank ways of the A tile's stores and reads: 1 with the swizzle (ASWZ, at
+# VECA 4 or BK 8), and the old layout's 2- and 4-way store conflicts must show (ASWZ=0).
 # Needs g++ >= 12 (C++20 <barrier>). Usage: bash tests/cuda/emu/run_emu_sgemm.sh (exit 0:
-# all passed; DT_EMU_ONLY=gemv|v2 runs one half, =skinny the few-rows cases of gemv and
-# the split-K cases of gemm_v2: ctest test_emu_skinny)
+# all passed; DT_EMU_ONLY=gemv|v2 runs one half (v2: ctest test_emu_sgemm_v2), =skinny the
+# few-rows cases of gemv and the split-K cases of gemm_v2: ctest test_emu_skinny)
 set -u
 cd "$(dirname "$0")/../../.." || exit 2
 T="$(mktemp -d /tmp/dt-emu-gemv.XXXXXX)"; rc=0
@@ -132,5 +134,16 @@ for c in "${v2cases[@]}"; do read -r m n k v lda ldb ldo bm bn bk tm tn va vb vc
   g++ "${flags[@]}" "${emu[@]}" "${def[@]}" tests/cuda/emu/emu_gemm_v2.cpp -o "$T/v2run" \
     || { echo "FAIL build gemm_v2 $c"; rc=1; continue; }
   "$T/v2run" || { echo "FAIL gemm_v2 $c"; rc=1; }
+done
+# the layout before the swizzle (ASWZ=0) at BK = 16 and 32: still correct, and its 2- and
+# 4-way store conflicts must show in the bank count the swizzled cases pass with 1-way
+[ "${DT_EMU_ONLY:-}" = gemv ] || [ "${DT_EMU_ONLY:-}" = skinny ] ||
+for c in "256 256 64 16 4" "300 260 76 32 4" "200 196 37 16 1"; do read -r m n k bk va <<<"$c"
+  g++ "${flags[@]}" -DDT_HOST_EMU -Wno-unknown-pragmas -include tests/cuda/emu/dt_emu.hpp -Ikernels/cuda \
+    -DM="$m" -DN="$n" -DK="$k" -DVIEW=0 -DLDA="$k" -DLDB="$n" -DLDO="$n" -DBM=128 -DBN=128 -DBK="$bk" \
+    -DTM=8 -DTN=8 -DVECA="$va" -DVECB=1 -DVECC=1 -DKTAIL_EXACT=0 -DEPI_STAGE=0 -DKSPLIT=1 -DASWZ=0 \
+    -DDT_EMU_EXPECT_CONFLICT tests/cuda/emu/emu_gemm_v2.cpp -o "$T/v2old" \
+    || { echo "FAIL build gemm_v2 ASWZ=0 $c"; rc=1; continue; }
+  "$T/v2old" || { echo "FAIL gemm_v2 ASWZ=0 $c"; rc=1; }
 done
 rm -rf "$T"; exit $rc
