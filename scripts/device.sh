@@ -60,7 +60,7 @@ rerun-a|the first default-matrix run of the pair alone, traced (results back as 
 rerun-b|the second default-matrix run, traced, then compare it against DT_RERUN_A (a results.json or .json.gz; default the rerun-a of this call)
 ab27|issue 18 session 15, bf16/f16 elementwise pairs on views (vec 2, funnel-shifted words; DUALTIME_ELEM_PAIR): ONE held run of add, gelu_add torch vs native vs old (DUALTIME_ELEM_PAIR=0: vec 1, as before) with --input-views at 4096x4096, 300x30000, 8192x1000, 1023x4097 (odd N: no pairs) in bf16,fp16, every output through the FP64 oracle; sweep_check tables for native and old and the p50s into the summary (~90 s)
 digest-ab|issue 12 session 15, checks by digest: the default-matrix run with DUALTIME_CHEAT_DIGEST=0 (every checked sample copies the whole arena, as before), then the default (the output slot copied, the rest proved by each worker digest), each traced: wall, phase tables, and the sample and digest checks per implementation of each run into the summary (~7 min; each run cut at DT_RERUN_S, 300 s)
-ab28|issue 18 session 16, FP32 gemm v2 with its A tile swizzled (gemm_v2.cu ASWZ, DUALTIME_GEMM_ASWZ): ONE held run of torch vs native vs old (DUALTIME_GEMM_ASWZ=0, the layout before) vs bk32 (DUALTIME_GEMM_BK=32, swizzled) at 4096^3, 2048^3, 1024^3, 4097x4095x257, 1537x1539x131, 4096x64x4096, every output through the FP64 oracle; the p50s into the summary (~2 min)
+ab28|issue 18 session 16, FP32 gemm v2 with its A tile shifted (gemm_v2.cu ASWZ, DUALTIME_GEMM_ASWZ) and the split-K tile (DUALTIME_GEMM_SPLIT_TILE): ONE held run of torch vs native vs old (DUALTIME_GEMM_ASWZ=0, the layout before) vs bk32 (DUALTIME_GEMM_BK=32, shifted) vs st0 (DUALTIME_GEMM_SPLIT_TILE=0: 64x64 split tiles) at 4096^3, 2048^3, 1024^3, 4097x4095x257, 1537x1539x131, 4096x64x4096, 4096x128x4096, every output through the FP64 oracle; the p50s into the summary (~3 min)
 plant|DT_PLANT (default softmax:0.10) slowed native op at 8192^2 and 128x1024 (and add 17x257 unplanted), compared against rerun-a or DT_RERUN_A (must be a regression, exit 1)
 dtypes|the row ops of the default matrix in DT_DTYPES (default bf16,fp16) with device timing
 long|CUDA backend GPU test of the long-row, vocabulary and unaligned-view shapes (DUALTIME_GPU_TEST_SHAPES=long) in every dtype
@@ -612,9 +612,9 @@ step_ab26() { local NW="$PWD/$B/dualtime-native-worker"
   return 0; }
 # ab28: v2's swizzled A tile against the layout before (docs/perf.md "FP32 gemm: the A tile swizzled")
 step_ab28() { local NW="$PWD/$B/dualtime-native-worker"
-  dt_run_kept ab28 "${DT_AB28_S:-180}" "${sweep_flags[@]}" --dtypes fp32 --operations gemm \
-    --gemm-shapes 4096x4096x4096,2048x2048x2048,1024x1024x1024,4097x4095x257,1537x1539x131,4096x64x4096 \
-    --impls "torch,native,old=worker:env DUALTIME_GEMM_ASWZ=0 $NW,bk32=worker:env DUALTIME_GEMM_BK=32 $NW"
+  dt_run_kept ab28 "${DT_AB28_S:-240}" "${sweep_flags[@]}" --dtypes fp32 --operations gemm \
+    --gemm-shapes 4096x4096x4096,2048x2048x2048,1024x1024x1024,4097x4095x257,1537x1539x131,4096x64x4096,4096x128x4096 \
+    --impls "torch,native,old=worker:env DUALTIME_GEMM_ASWZ=0 $NW,bk32=worker:env DUALTIME_GEMM_BK=32 $NW,st0=worker:env DUALTIME_GEMM_SPLIT_TILE=0 $NW"
   [ -f "$W/ab28/results.json" ] && cases_p50 "$W/ab28/results.json"; return 0; }
 # cases_p50 RESULTS: each case's held control p50 (us) of every implementation, one line a case
 cases_p50() { python3 - "$1" <<'PY' | tee -a "$S"

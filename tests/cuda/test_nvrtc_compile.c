@@ -235,8 +235,17 @@ static void thin_gemm_cases(int views, const char *hdr) {
         printf("ok   gemm v2 4096^3 views=%d: %d registers swizzled, %d before, no stack frame\n",
                views, sw_regs, g_regs);
     /* v2 split-K over a cluster: the 64x64 and 128x64 tiles, with tails */
-    g_expect = "split-k=4 (cluster, dsmem-sum)";
+    g_expect = "tile=128x64x16 thread=8x4"; /* the split-K tile (session 16) */
     compile_case(DT_OP_GEMM, 4096, 64, 4096, views, "sm_90", hdr);
+    CHECK(g_frame == 0, "4096x64x4096 on 128x64 split 8: stack frame %d bytes", g_frame);
+    g_expect = "split-k=8 (cluster, dsmem-sum)";
+    compile_case(DT_OP_GEMM, 4096, 64, 4096, views, "sm_90", hdr);
+    setenv("DUALTIME_GEMM_SPLIT_TILE", "0", 1);
+    g_expect = "tile=64x64x16 thread=4x4";
+    compile_case(DT_OP_GEMM, 4096, 64, 4096, views, "sm_90", hdr);
+    unsetenv("DUALTIME_GEMM_SPLIT_TILE");
+    g_expect = "split-k=4 (cluster, dsmem-sum)";
+    compile_case(DT_OP_GEMM, 4096, 128, 4096, views, "sm_90", hdr);
     g_expect = "split-k=2";
     compile_case(DT_OP_GEMM, 1024, 1024, 1024, views, "sm_90", hdr);
     g_expect = "split-k=8";

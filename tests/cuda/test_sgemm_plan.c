@@ -172,15 +172,28 @@ static void plan_choice(void) {
                   strstr(p.summary, "epilogue-staged"),
               "4097x4095x257: %s", p.summary);
     }
-    /* split-K over a cluster where the tiles leave SMs idle: 4096x64x4096 (64 tiles of
-     * 64x64, 256 K-steps) over 4 (64 x 4 < 1.8 x 132, 64 x 8 is not); 1024^3 (128 tiles
-     * of 128x64) over 2; never on the 128x128 tile (4096^3) nor with < 16 K-steps a
-     * block after doubling (513x257x129: 9 steps); grid z and the summary say so */
+    /* split-K over a cluster where the tiles leave SMs idle: 4096x64x4096 on the 128x64
+     * tile (the split-K tile, session 16: its 32 tiles over 8 fill 1.8 blocks an SM, 256
+     * K-steps) rather than 64x64 over 4; 4096x128x4096 likewise (64 tiles of 128x64 over
+     * 4, not 128 of 64x64 over 2); 2048x64x8192 stays on 64x64 (16 tiles of 128x64 over 8
+     * do not fill, 32 of 64x64 over 8 do); 1024^3 (128 tiles of 128x64) over 2; never on
+     * the 128x128 tile (4096^3) nor with < 16 K-steps a block after doubling (513x257x129:
+     * 9 steps); grid z and the summary say so */
     for (int views = 0; views < 2; views++) {
-        CHECK(plan(4096, 64, 4096, views, DT_F32, &p) == DT_OK && has_opt(&p, "-DKSPLIT=4") &&
-                  p.grid[2] == 4 && has_opt(&p, "-DBM=64") && strstr(p.summary, "split-k=4") &&
-                  !has_opt(&p, "-DEPI_STAGE=1"),
+        CHECK(plan(4096, 64, 4096, views, DT_F32, &p) == DT_OK && has_opt(&p, "-DKSPLIT=8") &&
+                  p.grid[2] == 8 && has_opt(&p, "-DBM=128") && has_opt(&p, "-DBN=64") &&
+                  strstr(p.summary, "split-k=8") && !has_opt(&p, "-DEPI_STAGE=1"),
               "4096x64x4096 views=%d: %s", views, p.summary);
+        CHECK(plan(4096, 128, 4096, views, DT_F32, &p) == DT_OK && has_opt(&p, "-DKSPLIT=4") &&
+                  has_opt(&p, "-DBM=128") && has_opt(&p, "-DBN=64"),
+              "4096x128x4096 views=%d: %s", views, p.summary);
+        CHECK(plan(2048, 64, 8192, views, DT_F32, &p) == DT_OK && has_opt(&p, "-DKSPLIT=8") &&
+                  has_opt(&p, "-DBM=64"), "2048x64x8192 views=%d: %s", views, p.summary);
+        setenv("DUALTIME_GEMM_SPLIT_TILE", "0", 1); /* the rule before: 64x64 over 4 */
+        CHECK(plan(4096, 64, 4096, views, DT_F32, &p) == DT_OK && has_opt(&p, "-DKSPLIT=4") &&
+                  p.grid[2] == 4 && has_opt(&p, "-DBM=64") && strstr(p.summary, "split-k=4"),
+              "SPLIT_TILE=0 4096x64x4096 views=%d: %s", views, p.summary);
+        unsetenv("DUALTIME_GEMM_SPLIT_TILE");
         CHECK(plan(1024, 1024, 1024, views, DT_F32, &p) == DT_OK && has_opt(&p, "-DKSPLIT=2") &&
                   p.grid[2] == 2 && has_opt(&p, "-DBN=64"), "1024^3: %s", p.summary);
         CHECK(plan(4096, 4096, 4096, views, DT_F32, &p) == DT_OK && p.grid[2] == 1 &&
@@ -198,6 +211,7 @@ static void plan_choice(void) {
               p.grid[2] == 8, "V2_SPLITK=8: %s", p.summary);
     unsetenv("DUALTIME_GEMM_V2_SPLITK");
     knob_refused("DUALTIME_GEMM_V2_SPLITK", "8", 4096, 4096, 4096, DT_F32); /* the 128x128 tile */
+    knob_refused("DUALTIME_GEMM_SPLIT_TILE", "2", 4096, 64, 4096, DT_F32);
     knob_refused("DUALTIME_GEMM_V2_SPLITK", "3", 4096, 64, 4096, DT_F32);
     setenv("DUALTIME_GEMM_SHAPE", "0", 1); /* the geometry before: no split */
     CHECK(plan(4096, 64, 4096, 0, DT_F32, &p) == DT_OK && p.grid[2] == 1, "SHAPE=0: %s", p.summary);

@@ -433,6 +433,15 @@ static dt_status plan_gemm_wg1(const dt_case_layout *L, const dt_buffer_layout *
     return DT_OK;
 }
 
+/* v2's split-K rule (sm_90, the 128x64 and 64x64 tiles): the blocks a tile, doubled up to
+ * 8 while the grid has under 1.8 blocks an SM (v2 runs 2 an SM) and each block keeps at
+ * least 8 of the ksteps K-steps. */
+static int v2_split_rule(int64_t tiles, int64_t ksteps, int sm_count) {
+    int ks = 1;
+    while (ks < 8 && tiles * ks * 10 < (int64_t)sm_count * 18 && ksteps >= 8 * 2 * ks) ks *= 2;
+    return ks;
+}
+
 /* gemm for bf16/f16: thin shapes (N == 1 or M == 1) take gemv (gemv.cu,
  * backend_cuda_plan_sgemm.c) when the variant is unset (and DUALTIME_GEMM_GEMV_NARROW is
  * not 0) or "gemv"; otherwise DUALTIME_GEMM_VARIANT unset or wg3 -> wg3 (the default since it
@@ -527,6 +536,24 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
             int64_t blocks = (int64_t)ceil_div_u(m, cfg[c].bm) * ceil_div_u(n, cfg[c].bn);
             if (blocks * 10 >= (int64_t)sm_count * 9) break;
         }
+        int ksplit = 0; /* DUALTIME_GEMM_V2_SPLITK: 0 the rule (below), 1 off, 2|4|8 asked for */
+        dt_status sk = dt_cuda_plan_int_knob("DUALTIME_GEMM_V2_SPLITK", 1, 8, 1, &ksplit, err);
+        if (sk != DT_OK) return sk;
+        const int split_ok = v2 && shape_geo && arch_number(arch) >= 90;
+        /* the split-K tile (session 16): where no tile fills the GPU unsplit (c == 2) and
+         * the 128x64 tile's split does (tiles x k >= 1.8 blocks an SM), take it: 32 FMAs a
+         * thread per 3 LDS.128 against the 64x64 tile's 16 per 2, which left the split
+         * blocks shared-memory bound (4096x64x4096: 108 us against cuBLAS's 60, docs/perf.md
+         * "FP32 split-K over a cluster"). DUALTIME_GEMM_SPLIT_TILE=0: the rule before. */
+        int split_tile = 1;
+        dt_status st1 = dt_cuda_plan_int_knob("DUALTIME_GEMM_SPLIT_TILE", 0, 1, 0, &split_tile, err);
+        if (st1 != DT_OK) return st1;
+        if (c == 2 && split_ok && split_tile && ksplit == 0) {
+            const int64_t t1 = (int64_t)ceil_div_u(m, cfg[1].bm) * ceil_div_u(n, cfg[1].bn);
+            if (t1 * v2_split_rule(t1, (k + cfg[1].bk - 1) / cfg[1].bk, sm_count) * 10 >=
+                (int64_t)sm_count * 18)
+                c = 1;
+        }
         int bk = cfg[c].bk;
         /* v2, 128x128 tile: BK=16 (half the barriers, 128 registers instead of 125) by
          * default since it measured 5% faster on the H200 (4096^3: 2926 vs 3086 us,
@@ -588,22 +615,14 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
          * docs/perf.md "Issue 18, session 10") */
         const int64_t tiles = (int64_t)ceil_div_u(m, cfg[c].bm) * ceil_div_u(n, cfg[c].bn);
         const int64_t ksteps = (k + bk - 1) / bk;
-        int ksplit = 0;
-        dt_status sk = dt_cuda_plan_int_knob("DUALTIME_GEMM_V2_SPLITK", 1, 8, 1, &ksplit, err);
-        if (sk != DT_OK) return sk;
         if (ksplit > 1 && (!v2 || c == 0 || arch_number(arch) < 90 || ksteps < 2 * ksplit))
             return dt_fail(err, DT_EINVAL,
                            "DUALTIME_GEMM_V2_SPLITK=%d: needs v2 on the 128x64 or 64x64 tile, "
                            "sm_90 and at least %d K-steps (this plan: %s, tile %dx%d, %s, %lld)",
                            ksplit, 2 * ksplit, v2 ? "v2" : "v1", cfg[c].bm, cfg[c].bn, arch,
                            (long long)ksteps);
-        if (ksplit == 0) { /* the rule */
-            ksplit = 1;
-            if (v2 && shape_geo && c > 0 && arch_number(arch) >= 90)
-                while (ksplit < 8 && tiles * ksplit * 10 < (int64_t)sm_count * 18 &&
-                       ksteps >= 8 * 2 * ksplit)
-                    ksplit *= 2;
-        }
+        if (ksplit == 0) /* the rule */
+            ksplit = split_ok && c > 0 ? v2_split_rule(tiles, ksteps, sm_count) : 1;
         if (ksplit > 1) dt_cuda_plan_add_opt(p, "-DKSPLIT=%d", ksplit);
         /* and scalar C (N % 4 != 0) leaves through shared memory, whole row segments (not
          * with split-K, whose sum stores whole rows already) */

@@ -110,7 +110,10 @@ v2cases=("300 260 76 0 76 260 260 128 128 32 8 8 4 4 4 1 0"
          # 128x64 tile as a view whose last block has fewer steps
          "256 64 512 0 512 64 64 64 64 16 4 4 4 4 4 0 0 4"
          "200 70 300 0 300 70 70 64 64 16 4 4 4 1 1 1 0 2"
-         "130 64 1000 1 1004 68 64 128 64 16 8 4 1 1 4 1 0 8")
+         "130 64 1000 1 1004 68 64 128 64 16 8 4 1 1 4 1 0 8"
+         # the split-K tile (session 16): 128x64 over 8 at 16-byte loads (4096x64x4096's
+         # geometry, fewer rows and K)
+         "256 64 1024 0 1024 64 64 128 64 16 8 4 4 4 4 0 0 8")
 case "${DT_EMU_ONLY:-}" in
   gemv) v2cases=() ;;
   skinny) mapfile -t v2cases < <(printf '%s\n' "${v2cases[@]}" | awk 'NF == 18') ;;
