@@ -60,6 +60,7 @@ rerun-a|the first default-matrix run of the pair alone, traced (results back as 
 rerun-b|the second default-matrix run, traced, then compare it against DT_RERUN_A (a results.json or .json.gz; default the rerun-a of this call)
 ab27|issue 18 session 15, bf16/f16 elementwise pairs on views (vec 2, funnel-shifted words; DUALTIME_ELEM_PAIR): ONE held run of add, gelu_add torch vs native vs old (DUALTIME_ELEM_PAIR=0: vec 1, as before) with --input-views at 4096x4096, 300x30000, 8192x1000, 1023x4097 (odd N: no pairs) in bf16,fp16, every output through the FP64 oracle; sweep_check tables for native and old and the p50s into the summary (~90 s)
 digest-ab|issue 12 session 15, checks by digest: the default-matrix run with DUALTIME_CHEAT_DIGEST=0 (every checked sample copies the whole arena, as before), then the default (the output slot copied, the rest proved by each worker digest), each traced: wall, phase tables, and the sample and digest checks per implementation of each run into the summary (~7 min; each run cut at DT_RERUN_S, 300 s)
+digest-off|issue 12 session 16: the default-matrix run with DUALTIME_CHEAT_DIGEST=0 alone (every checked sample copies the whole arena), traced like a rerun: against a rerun-a/b of the default (checks by digest) on the same machine (~3 min)
 ab28|issue 18 session 16, FP32 gemm v2 with its A tile shifted (gemm_v2.cu ASWZ, DUALTIME_GEMM_ASWZ) and the split-K tile (DUALTIME_GEMM_SPLIT_TILE): ONE held run of torch vs native vs old (DUALTIME_GEMM_ASWZ=0, the layout before) vs bk32 (DUALTIME_GEMM_BK=32, shifted) vs st0 (DUALTIME_GEMM_SPLIT_TILE=0: 64x64 split tiles) at 4096^3, 2048^3, 1024^3, 4097x4095x257, 1537x1539x131, 4096x64x4096, 4096x128x4096, every output through the FP64 oracle; the p50s into the summary (~3 min)
 plant|DT_PLANT (default softmax:0.10) slowed native op at 8192^2 and 128x1024 (and add 17x257 unplanted), compared against rerun-a or DT_RERUN_A (must be a regression, exit 1)
 dtypes|the row ops of the default matrix in DT_DTYPES (default bf16,fp16) with device timing
@@ -138,7 +139,8 @@ s14-a|ab24 ncu-hint
 s14-b|ab25 ab24b
 s14-c|ab26 sweep18
 s15-b|ab27 digest-ab
-s16-b|ab28 rerun-b plant'
+s16-a|rerun plant
+s16-b|ab27 ab28 digest-off'
 
 usage() { sed -n '7,8p' "$0" | sed 's/^# *//' >&2; exit 2; }
 list() {
@@ -298,7 +300,8 @@ rerun_one() { local t0; t0=$(date +%s)
   [ -f "$W/$1/results.json" ] && python3 scripts/issue12_check.py "$W/$1/results.json" 2>&1 |
     grep -v "^  MISS" | sed 's/^/   /' >>"$S"   # issue 12's one-run criteria, counts
   [ -f "$W/$1/results.json" ] && gzip -c "$W/$1/results.json" >"$OUT/$1.json.gz"
-  [ -f "$W/$1/results.md" ] && cp "$W/$1/results.md" "$OUT/$1.md"; return 0; }
+  [ -f "$W/$1/results.md" ] && cp "$W/$1/results.md" "$OUT/$1.md"
+  digest_counts "$1"; return 0; }
 step_rerun() { rerun_one rerun-a; rerun_one rerun-b
   run compare-ab 60 12 "$B/dualtime" compare "$W/rerun-a/results.json" "$W/rerun-b/results.json"
   cp "$W/compare-ab.log" "$OUT/compare-ab.md" 2>/dev/null; return 0; }
@@ -322,8 +325,9 @@ for c in r["cases"]:
 for fw, (n, d, bad) in sorted(t.items()):
     print("   %s: %d sample checks, %d by digest, %d failed cases" % (fw, n, d, bad))
 EOP
-step_digest-ab() { DUALTIME_CHEAT_DIGEST=0; export DUALTIME_CHEAT_DIGEST; rerun_one digest-off
-  digest_counts digest-off; unset DUALTIME_CHEAT_DIGEST; rerun_one digest-on; digest_counts digest-on; }
+step_digest-off() { DUALTIME_CHEAT_DIGEST=0; export DUALTIME_CHEAT_DIGEST; rerun_one digest-off
+  unset DUALTIME_CHEAT_DIGEST; }
+step_digest-ab() { step_digest-off; rerun_one digest-on; }
 step_rerun-b() { rerun_one rerun-b; local ra; ra=$(rerun_a)
   [ -f "$ra" ] || { echo "   rerun-b: no run A ($ra) to compare with" | tee -a "$S"; return 0; }
   run compare-ab 60 12 "$B/dualtime" compare "$ra" "$W/rerun-b/results.json"
