@@ -50,9 +50,14 @@ static inline int dt_check_summary(const char *name) {
     return g_fail ? 1 : 0;
 }
 
-/* CHECK(cond) and CHECK(cond, fmt, ...): the argument count picks the form (up to 32). */
+/* CHECK(cond) and CHECK(cond, fmt, ...): the argument count picks the form (up to 32). The
+ * message's arguments are evaluated after the condition (the ?: sequences them), so a
+ * message may print what a call in the condition filled in (function arguments have no
+ * order: "plan(..., &p) == DT_OK, "%u", p.bytes" once printed the p from before). */
 #define DT_CHECK_1_(cond) dt_check_((cond) ? 1 : 0, __FILE__, __LINE__, #cond, "%s", "")
-#define DT_CHECK_N_(cond, ...) dt_check_((cond) ? 1 : 0, __FILE__, __LINE__, #cond, __VA_ARGS__)
+#define DT_CHECK_N_(cond, ...)                                                                \
+    ((cond) ? dt_check_(1, __FILE__, __LINE__, #cond, __VA_ARGS__)                            \
+            : dt_check_(0, __FILE__, __LINE__, #cond, __VA_ARGS__))
 #define DT_CHECK_PICK_(a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, a16, \
                        a17, a18, a19, a20, a21, a22, a23, a24, a25, a26, a27, a28, a29, a30,  \
                        a31, a32, name, ...)                                                   \
@@ -70,7 +75,8 @@ static inline int dt_check_summary(const char *name) {
 #define CHECK_MSG(cond, text)                                                                 \
     ((void)dt_check_((cond) ? 1 : 0, __FILE__, __LINE__, #cond, "%s", (text)))
 #define CHECK_AT(line, cond, ...)                                                             \
-    ((void)dt_check_((cond) ? 1 : 0, __FILE__, (line), #cond, __VA_ARGS__))
+    ((void)((cond) ? dt_check_(1, __FILE__, (line), #cond, __VA_ARGS__)                       \
+                   : dt_check_(0, __FILE__, (line), #cond, __VA_ARGS__)))
 #define REQUIRE(...)                                                                          \
     do {                                                                                      \
         if (!DT_CHECK_(__VA_ARGS__)) goto done;                                               \
