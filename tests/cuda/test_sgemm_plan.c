@@ -173,10 +173,10 @@ static void plan_choice(void) {
               "4097x4095x257: %s", p.summary);
     }
     /* split-K over a cluster where the tiles leave SMs idle: 4096x64x4096 on the 128x64
-     * tile (the split-K tile, session 16: its 32 tiles over 8 fill 1.8 blocks an SM, 256
-     * K-steps) rather than 64x64 over 4; 4096x128x4096 likewise (64 tiles of 128x64 over
-     * 4, not 128 of 64x64 over 2); 2048x64x8192 stays on 64x64 (16 tiles of 128x64 over 8
-     * do not fill, 32 of 64x64 over 8 do); 1024^3 (128 tiles of 128x64) over 2; never on
+     * tile (the split-K tile, session 16: 64x64 would need 4, its 32 tiles over 8 fill 1.8
+     * blocks an SM, 256 K-steps); 4096x128x4096 stays on 64x64 over 2 (measured faster
+     * than 128x64 over 4); 2048x64x8192 stays on 64x64 (16 tiles of 128x64 over 8 do not
+     * fill, 32 of 64x64 over 8 do); 1024^3 (128 tiles of 128x64) over 2; never on
      * the 128x128 tile (4096^3) nor with < 16 K-steps a block after doubling (513x257x129:
      * 9 steps); grid z and the summary say so */
     for (int views = 0; views < 2; views++) {
@@ -184,8 +184,8 @@ static void plan_choice(void) {
                   p.grid[2] == 8 && has_opt(&p, "-DBM=128") && has_opt(&p, "-DBN=64") &&
                   strstr(p.summary, "split-k=8") && !has_opt(&p, "-DEPI_STAGE=1"),
               "4096x64x4096 views=%d: %s", views, p.summary);
-        CHECK(plan(4096, 128, 4096, views, DT_F32, &p) == DT_OK && has_opt(&p, "-DKSPLIT=4") &&
-                  has_opt(&p, "-DBM=128") && has_opt(&p, "-DBN=64"),
+        CHECK(plan(4096, 128, 4096, views, DT_F32, &p) == DT_OK && has_opt(&p, "-DKSPLIT=2") &&
+                  has_opt(&p, "-DBM=64") && has_opt(&p, "-DBN=64"),
               "4096x128x4096 views=%d: %s", views, p.summary);
         CHECK(plan(2048, 64, 8192, views, DT_F32, &p) == DT_OK && has_opt(&p, "-DKSPLIT=8") &&
                   has_opt(&p, "-DBM=64"), "2048x64x8192 views=%d: %s", views, p.summary);
@@ -216,19 +216,30 @@ static void plan_choice(void) {
     setenv("DUALTIME_GEMM_SHAPE", "0", 1); /* the geometry before: no split */
     CHECK(plan(4096, 64, 4096, 0, DT_F32, &p) == DT_OK && p.grid[2] == 1, "SHAPE=0: %s", p.summary);
     unsetenv("DUALTIME_GEMM_SHAPE");
-    /* DUALTIME_GEMM_BK=32: v2's 128x128 tile in two prefetch phases, dynamic smem (with
-     * the shifted A tile, ASWZ: 3 groups of 8 depths 4 floats further, each buffer); the
-     * 128x64 tile (1024^3) keeps its depth; the default needs no dynamic smem */
+    /* DUALTIME_GEMM_BK=32: v2's 128x128 tile in two prefetch phases, dynamic smem (the
+     * 128x128 tile keeps the plain A layout unless DUALTIME_GEMM_ASWZ=1: then 3 groups of
+     * 8 depths 4 floats further, each buffer); the 128x64 tile (1024^3) keeps its depth
+     * and is shifted by default; the default needs no dynamic smem */
     CHECK(plan(4096, 4096, 4096, 0, DT_F32, &p) == DT_OK && p.shared_bytes == 0, "%u", p.shared_bytes);
     setenv("DUALTIME_GEMM_BK", "32", 1);
     CHECK(plan(4096, 4096, 4096, 0, DT_F32, &p) == DT_OK && has_opt(&p, "-DBK=32") &&
+              p.shared_bytes == 2 * 32 * (132 + 128) * 4 && has_opt(&p, "-DASWZ=0") &&
+              !strstr(p.summary, "a-swizzled") && strstr(p.summary, "prefetch-2-phases"),
+          "BK=32: %u bytes, %s", p.shared_bytes, p.summary);
+    setenv("DUALTIME_GEMM_ASWZ", "1", 1); /* shifted on 128x128 too: 66656 bytes */
+    CHECK(plan(4096, 4096, 4096, 0, DT_F32, &p) == DT_OK && !has_opt(&p, "-DASWZ=0") &&
               p.shared_bytes == (2 * (32 * 132 + 3 * 4) + 2 * 32 * 128) * 4 &&
-              strstr(p.summary, "prefetch-2-phases"),
-          "BK=32: %s", p.summary);
-    setenv("DUALTIME_GEMM_ASWZ", "0", 1); /* the plain layout: 66560 bytes */
-    CHECK(plan(4096, 4096, 4096, 0, DT_F32, &p) == DT_OK && has_opt(&p, "-DASWZ=0") &&
-              p.shared_bytes == 2 * 32 * (132 + 128) * 4 && !strstr(p.summary, "a-swizzled"),
-          "BK=32 ASWZ=0: %s", p.summary);
+              strstr(p.summary, "a-swizzled"),
+          "BK=32 ASWZ=1: %u bytes, %s", p.shared_bytes, p.summary);
+    unsetenv("DUALTIME_GEMM_ASWZ");
+    /* the rule: shifted on 128x64 (1024^3) and 64x64 (513x257x129), not on 128x128 */
+    CHECK(plan(1024, 1024, 1024, 0, DT_F32, &p) == DT_OK && !has_opt(&p, "-DASWZ=0") &&
+              strstr(p.summary, "a-swizzled"), "1024^3: %s", p.summary);
+    CHECK(plan(513, 257, 129, 0, DT_F32, &p) == DT_OK && !has_opt(&p, "-DASWZ=0") &&
+              strstr(p.summary, "a-swizzled"), "513x257x129: %s", p.summary);
+    setenv("DUALTIME_GEMM_ASWZ", "0", 1);
+    CHECK(plan(1024, 1024, 1024, 0, DT_F32, &p) == DT_OK && has_opt(&p, "-DASWZ=0") &&
+              !strstr(p.summary, "a-swizzled"), "1024^3 ASWZ=0: %s", p.summary);
     unsetenv("DUALTIME_GEMM_ASWZ");
     knob_refused("DUALTIME_GEMM_ASWZ", "on", 4096, 4096, 4096, DT_F32);
     CHECK(plan(1024, 1024, 1024, 0, DT_F32, &p) == DT_OK && has_opt(&p, "-DBK=16") &&

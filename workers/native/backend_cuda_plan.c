@@ -540,18 +540,22 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
         dt_status sk = dt_cuda_plan_int_knob("DUALTIME_GEMM_V2_SPLITK", 1, 8, 1, &ksplit, err);
         if (sk != DT_OK) return sk;
         const int split_ok = v2 && shape_geo && arch_number(arch) >= 90;
-        /* the split-K tile (session 16): where no tile fills the GPU unsplit (c == 2) and
-         * the 128x64 tile's split does (tiles x k >= 1.8 blocks an SM), take it: 32 FMAs a
-         * thread per 3 LDS.128 against the 64x64 tile's 16 per 2, which left the split
-         * blocks shared-memory bound (4096x64x4096: 108 us against cuBLAS's 60, docs/perf.md
-         * "FP32 split-K over a cluster"). DUALTIME_GEMM_SPLIT_TILE=0: the rule before. */
+        /* the split-K tile (session 16): where no tile fills the GPU unsplit (c == 2), the
+         * 64x64 tile would need a split of 4 or more, and the 128x64 tile's split fills
+         * (tiles x k >= 1.8 blocks an SM), take 128x64: 32 FMAs a thread per 3 LDS.128
+         * against 64x64's 16 per 2. H100, one held run (docs/perf.md "FP32 gemm: the
+         * split-K tile"): 4096x64x4096 104.7 -> 82.9 us (64x64 over 4 -> 128x64 over 8),
+         * but 4096x128x4096 135.9 -> 160.2 (64x64 over 2 -> 128x64 over 4), hence the
+         * "4 or more". DUALTIME_GEMM_SPLIT_TILE=0: the 64x64 tile always, as before. */
         int split_tile = 1;
         dt_status st1 = dt_cuda_plan_int_knob("DUALTIME_GEMM_SPLIT_TILE", 0, 1, 0, &split_tile, err);
         if (st1 != DT_OK) return st1;
         if (c == 2 && split_ok && split_tile && ksplit == 0) {
             const int64_t t1 = (int64_t)ceil_div_u(m, cfg[1].bm) * ceil_div_u(n, cfg[1].bn);
-            if (t1 * v2_split_rule(t1, (k + cfg[1].bk - 1) / cfg[1].bk, sm_count) * 10 >=
-                (int64_t)sm_count * 18)
+            const int64_t t2 = (int64_t)ceil_div_u(m, cfg[2].bm) * ceil_div_u(n, cfg[2].bn);
+            if (v2_split_rule(t2, (k + cfg[2].bk - 1) / cfg[2].bk, sm_count) >= 4 &&
+                t1 * v2_split_rule(t1, (k + cfg[1].bk - 1) / cfg[1].bk, sm_count) * 10 >=
+                    (int64_t)sm_count * 18)
                 c = 1;
         }
         int bk = cfg[c].bk;
@@ -572,13 +576,16 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
                 return dt_fail(err, DT_EINVAL, "DUALTIME_GEMM_BK=%s: expected 8, 16 or 32",
                                bk_env);
         }
-        /* v2's A tile columns swizzled so its transposing stores are conflict-free
-         * (gemm_v2.cu ASWZ; DUALTIME_GEMM_ASWZ=0: the layout before, 2-way conflicts at
-         * BK = 16; docs/perf.md "FP32 gemm: the A tile swizzled") */
-        int aswz = 1;
+        /* v2's A tile shifted so its transposing stores are conflict-free (gemm_v2.cu
+         * ASWZ) on the 128x64 and 64x64 tiles, not on 128x128: H100, one held run
+         * (docs/perf.md "FP32 gemm: the A tile swizzled"): 1024^3 (128x64) 57.5 -> 56.1 us,
+         * 4096x64x4096 84.1 -> 82.9, but 4096^3 2834 -> 2917 and 2048^3 364.7 -> 377.4
+         * (128 registers at the cap instead of 126). DUALTIME_GEMM_ASWZ=0 / 1: off / on
+         * on every tile. */
+        int aswz = -1;
         dt_status az = dt_cuda_plan_int_knob("DUALTIME_GEMM_ASWZ", 0, 1, 0, &aswz, err);
         if (az != DT_OK) return az;
-        aswz = aswz && v2;
+        aswz = v2 && (aswz < 0 ? c != 0 : aswz);
         if (v2) {
             p->source_name = "gemm_v2.cu";
             snprintf(p->kernel_name, sizeof p->kernel_name, "dt_gemm_v2_f32");
@@ -589,7 +596,7 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
         const int vecc = rows_aligned16(O) && n % 4 == 0;
         /* v2 keeps both buffers of both tiles in shared memory (gemm_v2.cu DT_SMEM_BYTES:
          * with ASWZ at 16-byte A loads each A buffer has (BK / 8 - 1) x 32 / (BK / 4) floats
-         * more); over the 48 KiB static limit (BK=32: 66560 bytes, 66656 swizzled) the kernel
+         * more); over the 48 KiB static limit (BK=32: 66560 bytes, 66656 shifted) the kernel
          * takes them as dynamic shared memory */
         if (v2) {
             const unsigned ash = aswz && veca && 32 / (bk / 4) >= 4 ? 32u / (unsigned)(bk / 4) : 0u;
@@ -680,14 +687,17 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
     const int flat = flat_on && elementwise && contig && B && A->data_offset % 16 == 0 &&
                      B->data_offset % 16 == 0 && O->data_offset % 16 == 0;
     if (flat) aligned = 1;
-    /* bf16/f16 elementwise over a strided window that is not 16-byte aligned (views: rows
-     * 2 mod 4 bytes past a boundary): 32-bit pairs, the inputs' words funnel-shifted into
-     * place, 4 bytes a lane where vec 1 moves 2 (H100, session 15 sweep: add bf16 on views
-     * 66-67% of copy, f32 on the same views 91-97%). DUALTIME_ELEM_PAIR=0: vec 1, as
-     * before. */
-    int pair_on = 1;
+    /* bf16 elementwise over a strided window that is not 16-byte aligned (views: rows 2
+     * mod 4 bytes past a boundary): 32-bit pairs, the inputs' words funnel-shifted into
+     * place, 4 bytes a lane where vec 1 moves 2. H100, one held run (session 16, ab27,
+     * docs/perf.md "bf16 / f16 elementwise pairs on views"): bf16 add 4096x4096 50.1 ->
+     * 41.2 us, gelu_add 59.7 -> 51.0; but f16's vec 1 was already at 37.0 / 43.0 and pairs
+     * take it to 41.1 / 50.6, so f16 keeps vec 1. DUALTIME_ELEM_PAIR=0: vec 1 for both;
+     * =1: pairs for both. */
+    int pair_on = -1;
     dt_status pk = dt_cuda_plan_int_knob("DUALTIME_ELEM_PAIR", 0, 1, 0, &pair_on, err);
     if (pk != DT_OK) return pk;
+    if (pair_on < 0) pair_on = L->dtype == DT_BF16;
     const int pha = pair_phase(A), phb = B ? pair_phase(B) : -1;
     const int pair = pair_on && elementwise && narrow && !aligned && !contig && n % 2 == 0 &&
                      pha >= 0 && phb >= 0 && pair_phase(O) == 0;
