@@ -61,6 +61,7 @@ rerun-b|the second default-matrix run, traced, then compare it against DT_RERUN_
 ab27|issue 18 session 15, bf16/f16 elementwise pairs on views (vec 2, funnel-shifted words; DUALTIME_ELEM_PAIR): ONE held run of add, gelu_add torch vs native vs old (DUALTIME_ELEM_PAIR=0: vec 1, as before) with --input-views at 4096x4096, 300x30000, 8192x1000, 1023x4097 (odd N: no pairs) in bf16,fp16, every output through the FP64 oracle; sweep_check tables for native and old and the p50s into the summary (~90 s)
 digest-ab|issue 12 session 15, checks by digest: the default-matrix run with DUALTIME_CHEAT_DIGEST=0 (every checked sample copies the whole arena, as before), then the default (the output slot copied, the rest proved by each worker digest), each traced: wall, phase tables, and the sample and digest checks per implementation of each run into the summary (~7 min; each run cut at DT_RERUN_S, 300 s)
 digest-off|issue 12 session 16: the default-matrix run with DUALTIME_CHEAT_DIGEST=0 alone (every checked sample copies the whole arena), traced like a rerun: against a rerun-a/b of the default (checks by digest) on the same machine (~3 min)
+ab29|issue 18 session 16, elementwise loads in one basic block (DT_ELEM_LDALL, DUALTIME_ELEM_LDALL=1, opt-in): ONE held run of add, gelu_add torch vs native vs ldall (DUALTIME_ELEM_LDALL=1) vs ldpair (DUALTIME_ELEM_LDALL=1 DUALTIME_ELEM_PAIR=1) with --input-views at 4096x4096, 300x30000, 8192x1000 in fp32,bf16,fp16, every output through the FP64 oracle; the p50s and the sweep_check target lines for native, ldall and ldpair into the summary (~2 min)
 ab28|issue 18 session 16, FP32 gemm v2 with its A tile shifted (gemm_v2.cu ASWZ, DUALTIME_GEMM_ASWZ) and the split-K tile (DUALTIME_GEMM_SPLIT_TILE): ONE held run of torch vs native vs old (DUALTIME_GEMM_ASWZ=0, the layout before) vs bk32 (DUALTIME_GEMM_BK=32, shifted) vs st0 (DUALTIME_GEMM_SPLIT_TILE=0: 64x64 split tiles) at 4096^3, 2048^3, 1024^3, 4097x4095x257, 1537x1539x131, 4096x64x4096, 4096x128x4096, every output through the FP64 oracle; the p50s into the summary (~3 min)
 plant|DT_PLANT (default softmax:0.10) slowed native op at 8192^2 and 128x1024 (and add 17x257 unplanted), compared against rerun-a or DT_RERUN_A (must be a regression, exit 1)
 dtypes|the row ops of the default matrix in DT_DTYPES (default bf16,fp16) with device timing
@@ -140,7 +141,8 @@ s14-b|ab25 ab24b
 s14-c|ab26 sweep18
 s15-b|ab27 digest-ab
 s16-a|rerun plant
-s16-b|ab27 ab28 digest-off'
+s16-b|ab27 ab28 digest-off
+s17-a|ab29 rerun-b'
 
 usage() { sed -n '7,8p' "$0" | sed 's/^# *//' >&2; exit 2; }
 list() {
@@ -614,6 +616,18 @@ step_ab26() { local NW="$PWD/$B/dualtime-native-worker"
   ncu_one ncu-gemm-f32 gemm fp32 4096x4096x4096 --cache-control none
   [ -f "$W/ncu-gemm-f32.log" ] && grep -E "stall|Stall|smsp__pcsamp|Issue Slots|Executed Ipc|SM Frequency|Compute \(SM\) Throughput" "$W/ncu-gemm-f32.log" | head -30 | sed 's/^/   [gemm f32 stalls] /' | tee -a "$S"
   return 0; }
+# ab29: every elementwise item's loads in one basic block (docs/perf.md "Session 16 measured")
+# shellcheck disable=SC2054 # the commas are dualtime's
+step_ab29() { local NW="$PWD/$B/dualtime-native-worker" c
+  dt_run_kept ab29 "${DT_AB29_S:-200}" "${sweep_flags[@]}" --dtypes fp32,bf16,fp16 --operations add,gelu_add \
+    --input-views --row-shapes 4096x4096,300x30000,8192x1000 \
+    --impls "torch,native,ldall=worker:env DUALTIME_ELEM_LDALL=1 $NW,ldpair=worker:env DUALTIME_ELEM_LDALL=1 DUALTIME_ELEM_PAIR=1 $NW"
+  [ -f "$W/ab29/results.json" ] || return 0
+  cases_p50 "$W/ab29/results.json"
+  for c in native ldall ldpair; do
+    python3 scripts/sweep_check.py --cand "$c" "$W/ab29/results.json" > "$W/ab29-$c.txt"
+    tail -1 "$W/ab29-$c.txt" | cut -c1-400 | sed "s/^/   $c: /" | tee -a "$S"
+  done; return 0; }
 # ab28: v2's swizzled A tile against the layout before (docs/perf.md "FP32 gemm: the A tile swizzled")
 step_ab28() { local NW="$PWD/$B/dualtime-native-worker"
   dt_run_kept ab28 "${DT_AB28_S:-240}" "${sweep_flags[@]}" --dtypes fp32 --operations gemm \

@@ -1370,6 +1370,9 @@ __device__ __forceinline__ unsigned dt_ld_pair(const dt_t *__restrict__ p) {
 }
 #endif
 
+#ifndef DT_ELEM_LDALL
+#define DT_ELEM_LDALL 0
+#endif
 template <class F>
 __device__ __forceinline__ void dt_elementwise(const dt_t *__restrict__ a,
                                                const dt_t *__restrict__ b,
@@ -1388,15 +1391,24 @@ __device__ __forceinline__ void dt_elementwise(const dt_t *__restrict__ a,
 #pragma unroll
     for (int i = 0; i < ITEMS; i++) {
         const long long it = first + (long long)i * BLOCK;
+        /* DT_ELEM_LDALL (opt-in, DUALTIME_ELEM_LDALL=1; session 16): every item loads, one
+         * past the end the last item again, so the ITEMS loads form one basic block. The
+         * guarded form puts each item's loads in its own block, and where an op on the
+         * loaded value sits in that block (bf16's widening shift at VEC 1, the pairs'
+         * funnel shift) the warp waits for the load before the next item's loads issue
+         * (PTX of add bf16 / f16 at VEC 1 and 2; docs/perf.md "Session 16 measured"). The
+         * stores stay guarded. (No items, only a tail: the guarded form.) */
+        const bool ldall = DT_ELEM_LDALL && DT_ITEMS_TOTAL > 0;
+        const long long il = ldall && it >= DT_ITEMS_TOTAL ? DT_ITEMS_TOTAL - 1 : it;
 #if DT_CONTIG
-        oa[i] = ob[i] = oo[i] = it * VEC;
+        oa[i] = ob[i] = oo[i] = il * VEC;
 #else
-        const long long r = it / DT_NV, c = (it % DT_NV) * VEC;
+        const long long r = il / DT_NV, c = (il % DT_NV) * VEC;
         oa[i] = r * LDA + c;
         ob[i] = r * LDB + c;
         oo[i] = r * LDO + c;
 #endif
-        if (it < DT_ITEMS_TOTAL) {
+        if (ldall || it < DT_ITEMS_TOTAL) {
 #if VEC == 8
             va[i] = __ldg(reinterpret_cast<const uint4 *>(a + oa[i]));
             vb[i] = __ldg(reinterpret_cast<const uint4 *>(b + ob[i]));

@@ -373,6 +373,13 @@ static void narrow_cases(const char *hdr) {
                         g_expect = "vec=2 strided pairs-shifted";
                         compile_typed((dt_op)op, 128, 1024, 0, 1, "sm_90", hdr, dts[t]);
                         unsetenv("DUALTIME_ELEM_PAIR");
+                        /* every item's loads in one block (opt-in, session 16) */
+                        setenv("DUALTIME_ELEM_LDALL", "1", 1);
+                        g_expect = "loads-unbranched";
+                        compile_typed((dt_op)op, 128, 1024, 0, 1, "sm_90", hdr, dts[t]);
+                        compile_typed((dt_op)op, 17, 260, 0, 0, "sm_90", hdr, dts[t]);
+                        compile_typed((dt_op)op, 1, 7, 0, 0, "sm_90", hdr, dts[t]); /* tail only */
+                        unsetenv("DUALTIME_ELEM_LDALL");
                     }
                     /* N % 8 != 0: row ops scalar; elementwise over contiguous buffers
                      * 16-byte items over the flat range, the last (M*N) % 8 scalar */
@@ -435,6 +442,7 @@ static void narrow_cases(const char *hdr) {
         {"DUALTIME_GEMM_VARIANT", "v1", DT_OP_GEMM, DT_F16},
         {"DUALTIME_GEMM_VARIANT", "tc1", DT_OP_GEMM, DT_F32},
         {"DUALTIME_GEMM_ASWZ", "2", DT_OP_GEMM, DT_F32},
+        {"DUALTIME_ELEM_LDALL", "2", DT_OP_ADD, DT_BF16},
         {"DUALTIME_PLANT_ACC_F16", "1", DT_OP_SOFTMAX, DT_F16},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {

@@ -735,11 +735,18 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
         if (blocks < 1) blocks = 1; /* fewer than VEC elements: the tail alone, in block 0 */
         if (blocks > 0x7fffffffLL) return dt_fail(err, DT_EINVAL, "grid too large");
         set_launch(p, (unsigned)blocks, 1, block);
+        /* every item's loads in one basic block (dt_elementwise DT_ELEM_LDALL; opt-in,
+         * DUALTIME_ELEM_LDALL=1, not yet measured: docs/perf.md "Session 16 measured") */
+        int ldall = 0;
+        dt_status lk = dt_cuda_plan_int_knob("DUALTIME_ELEM_LDALL", 0, 1, 0, &ldall, err);
+        if (lk != DT_OK) return lk;
+        if (ldall) dt_cuda_plan_add_opt(p, "-DDT_ELEM_LDALL=1");
         snprintf(p->summary, sizeof p->summary,
-                 "%s elementwise grid=%u block=%d items/thread=%d vec=%d %s%s%s", p->kernel_name,
+                 "%s elementwise grid=%u block=%d items/thread=%d vec=%d %s%s%s%s", p->kernel_name,
                  p->grid[0], block, items, vec, contig ? "contiguous" : "strided",
                  flat && n % vw != 0 ? " flat-tail" : "",
-                 pair ? (pha || phb ? " pairs-shifted" : " pairs") : "");
+                 pair ? (pha || phb ? " pairs-shifted" : " pairs") : "",
+                 ldall ? " loads-unbranched" : "");
         return DT_OK;
     }
 

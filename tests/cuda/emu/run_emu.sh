@@ -251,11 +251,17 @@ for c in "${sum_cases[@]}"; do read -r m n lda v blk tpr vec head el plant <<<"$
   [ "$plant" = 9 ] && def+=(-DDT_EMU_PLANT_NO_HEAD=1)
   build_run "$d" sum "sum $c" 1 "$plant" "${def[@]}"
 done
-for c in "${add_cases[@]}"; do read -r m n lda v vec items el plant <<<"$c"
-  plant=${plant:-0}
+# DT_ELEM_LDALL (session 16, opt-in): every item loads (past the end the last item again),
+# the stores guarded: contiguous with a tail, strided vec 1 with a partial last block,
+# bf16 / f16 pairs on views, 16-byte items (field 9: 1)
+add_cases+=("17 257 257 0 8 4 1 0 1" "5 257 260 1 1 4 1 0 1" "7 1000 1004 1 2 2 2 0 1"
+            "5 256 260 1 2 4 1 0 1" "9 1023 1023 0 8 2 1 0 1" "31 1001 1001 0 4 4 0 0 1")
+[ -n "${DT_EMU_ONLY:-}" ] && [ "${DT_EMU_ONLY:-}" != sumadd ] && add_cases=()
+for c in "${add_cases[@]}"; do read -r m n lda v vec items el plant ldall <<<"$c"
+  plant=${plant:-0}; ldall=${ldall:-0}
   if [ "$lda" = "$n" ] && [ "$v" = 0 ]; then total=$(( m * n / vec )); else total=$(( m * (n / vec) )); fi
   grid=$(( (total + 256 * items - 1) / (256 * items) )); [ "$grid" -lt 1 ] && grid=1
-  d="$T/add_${m}_${n}_${lda}_${v}_${vec}_${items}_${el}_${plant}"; mkdir -p "$d"
+  d="$T/add_${m}_${n}_${lda}_${v}_${vec}_${items}_${el}_${plant}_${ldall}"; mkdir -p "$d"
   ldo=$n; [ "$lda" != "$n" ] && [ "$v" = 0 ] && ldo=$lda # strided, aligned rows: out like a
   def=(-DOP=6 -DM="$m" -DN="$n" -DLDA="$lda" -DLDB="$lda" -DLDO="$ldo" -DVIEW="$v" -DVEC="$vec"
        -DBLOCK=256 -DTPR=256 -DITEMS="$items" -DGRID="$grid" -DCLUSTER=1 -DDT_ELEM="$el"
@@ -263,6 +269,7 @@ for c in "${add_cases[@]}"; do read -r m n lda v vec items el plant <<<"$c"
   [ "$plant" = 10 ] && def+=(-DDT_EMU_PLANT_NO_TAIL=1)
   [ "$vec" = 2 ] && def+=(-DDT_PHA="$v" -DDT_PHB="$v")
   [ "$plant" = 11 ] && def+=(-DDT_EMU_PLANT_PAIR_SHIFT=1)
+  [ "$ldall" = 1 ] && def+=(-DDT_ELEM_LDALL=1)
   build_run "$d" add "add $c" 1 "$plant" "${def[@]}"
 done
 for c in "${persist_cases[@]}"; do read -r m n lda v blk vec per el g plant off <<<"$c"
