@@ -78,7 +78,8 @@
 #error "vector width needs aligned rows"
 #endif
 
-/* ASWZ (the plan: 1 unless DUALTIME_GEMM_ASWZ=0): the A tile's depth rows k >= 8 are
+/* ASWZ (the plan: 1 on the 128x64 and 64x64 tiles, 0 on 128x128 where it measured 3% slower;
+ * DUALTIME_GEMM_ASWZ=0|1 forces): the A tile's depth rows k >= 8 are
  * shifted by (k / 8) DT_ASH floats: element (k, m) of buffer buf is at
  * As[buf][DT_AOFF(k) + m]. A warp's transposing store writes DT_AR = 32 / DT_AV consecutive
  * rows m at DT_AV depths k (VECA apart); with a padded row of LDSA = 4 (mod 32) floats the

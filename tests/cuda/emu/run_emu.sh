@@ -159,17 +159,22 @@ sum_cases=("5 6001 6001 0 512 512 8 1 1" "4 6001 6001 0 512 512 4 1 0" "3 30000 
            # threads, a 4096-wide view: 64)
            "5 6001 6001 0 128 128 8 1 1" "4 6001 6001 0 128 128 4 1 0" "3 4096 4099 1 64 64 8 1 1"
            "3 4096 4099 1 64 64 4 1 0")
-# M N LDA view VEC ITEMS ELEM [PLANT]: add (session 9), 256 threads, the plan's grid;
+# M N LDA view VEC ITEMS ELEM [PLANT [LDALL]]: add (session 9), 256 threads, the plan's grid;
 # LDA = N contiguous (a flat range of M*N: VEC-wide items and a scalar tail, DT_TAIL),
 # else strided; PLANT 10: no tail (DT_EMU_PLANT_NO_TAIL) must fail. VEC 2 (session 15,
 # bf16/f16 pairs, 4-byte loads checked for alignment): views (every row 2 bytes past a
 # 4-byte boundary: DT_PHA = DT_PHB = 1, funnel-shifted words) and aligned strided rows
-# (phase 0); PLANT 11: the words not shifted (DT_EMU_PLANT_PAIR_SHIFT) must fail
+# (phase 0); PLANT 11: the words not shifted (DT_EMU_PLANT_PAIR_SHIFT) must fail.
+# LDALL (field 9, session 16, opt-in DT_ELEM_LDALL=1): every item loads (past the end the
+# last item again), the stores guarded: contiguous with a tail, strided vec 1 with a
+# partial last block, bf16 / f16 pairs on views, 16-byte items
 add_cases=("17 257 257 0 4 1 0" "17 257 257 0 8 1 1" "1 7 7 0 8 1 2" "31 1001 1001 0 4 4 0"
            "9 1023 1023 0 8 2 1" "5 257 260 1 1 4 0" "4 1024 1028 0 4 4 0" "3 333 333 0 8 1 2"
            "17 257 257 0 8 1 1 10" "31 1001 1001 0 4 4 0 10"
            "5 256 260 1 2 4 1" "7 1000 1004 1 2 2 2" "3 4096 4100 1 2 4 1" "17 258 262 1 2 1 2"
-           "4 1026 1030 0 2 4 1" "2 2 6 1 2 1 1" "5 256 260 1 2 4 1 11" "4 1026 1030 0 2 4 2")
+           "4 1026 1030 0 2 4 1" "2 2 6 1 2 1 1" "5 256 260 1 2 4 1 11" "4 1026 1030 0 2 4 2"
+           "17 257 257 0 8 4 1 0 1" "5 257 260 1 1 4 1 0 1" "7 1000 1004 1 2 2 2 0 1"
+           "5 256 260 1 2 4 1 0 1" "9 1023 1023 0 8 2 1 0 1" "31 1001 1001 0 4 4 0 0 1")
 if [ -n "${DT_EMU_ONLY:-}" ] && [ "${DT_EMU_ONLY:-}" != sumadd ]; then sum_cases=(); add_cases=(); fi
 [ "${DT_EMU_ONLY:-}" = sumadd ] && cases=() && pipe_cases=() && stream_cases=() && l2_cases=() && one_cases=()
 [ -n "${DT_EMU_ONLY:-}" ] && [ "${DT_EMU_ONLY:-}" != persist ] && persist_cases=()
@@ -251,12 +256,6 @@ for c in "${sum_cases[@]}"; do read -r m n lda v blk tpr vec head el plant <<<"$
   [ "$plant" = 9 ] && def+=(-DDT_EMU_PLANT_NO_HEAD=1)
   build_run "$d" sum "sum $c" 1 "$plant" "${def[@]}"
 done
-# DT_ELEM_LDALL (session 16, opt-in): every item loads (past the end the last item again),
-# the stores guarded: contiguous with a tail, strided vec 1 with a partial last block,
-# bf16 / f16 pairs on views, 16-byte items (field 9: 1)
-add_cases+=("17 257 257 0 8 4 1 0 1" "5 257 260 1 1 4 1 0 1" "7 1000 1004 1 2 2 2 0 1"
-            "5 256 260 1 2 4 1 0 1" "9 1023 1023 0 8 2 1 0 1" "31 1001 1001 0 4 4 0 0 1")
-[ -n "${DT_EMU_ONLY:-}" ] && [ "${DT_EMU_ONLY:-}" != sumadd ] && add_cases=()
 for c in "${add_cases[@]}"; do read -r m n lda v vec items el plant ldall <<<"$c"
   plant=${plant:-0}; ldall=${ldall:-0}
   if [ "$lda" = "$n" ] && [ "$v" = 0 ]; then total=$(( m * n / vec )); else total=$(( m * (n / vec) )); fi
