@@ -12,7 +12,8 @@
  * rows (and gemm variant tc1 over tails and sizes) compiles, with the kernel symbol
  * dt_<op>_bf16 / _f16; contiguous aligned rows take the 16-byte path (vec=8), views the
  * scalar one (vec=1) but add and gelu_add shifted 32-bit pairs (vec=2, vec 1 at odd N and
- * with DUALTIME_ELEM_PAIR=0); gemm's tc1 takes VECA/VECB=8 when aligned; FP32 variant names
+ * with DUALTIME_ELEM_PAIR=0), both with every item's loads in one block (loads-unbranched;
+ * FP32 views without, DUALTIME_ELEM_LDALL=0|1 forcing); gemm's tc1 takes VECA/VECB=8 when aligned; FP32 variant names
  * are refused for narrow gemm and tc1 for FP32; the planted fp16-accumulation sum
  * (DUALTIME_PLANT_ACC_F16=1) compiles, is named in the summary, and is refused for
  * other ops. Issue 18 (long_row_cases): every row op x dtype at 1x65536, 4096x50257,
@@ -354,28 +355,30 @@ static void narrow_cases(const char *hdr) {
                         compile_typed((dt_op)op, rows[i][0], rows[i][1], 0, views, "sm_90", hdr,
                                       dts[t]);
                     /* 16-byte path (8 halves) when contiguous and N % 8 == 0, else scalar;
-                     * bf16 elementwise on views (rows 2 mod 4 bytes): shifted 32-bit pairs
-                     * (session 15), vec 1 with DUALTIME_ELEM_PAIR=0 and at odd N; f16 vec 1
-                     * (measured faster, session 16), pairs with DUALTIME_ELEM_PAIR=1 */
+                     * bf16/f16 elementwise on views (rows 2 mod 4 bytes): shifted 32-bit
+                     * pairs with every item's loads in one block (session 17), vec 1 with
+                     * DUALTIME_ELEM_PAIR=0 and at odd N (loads still in one block); FP32
+                     * views vec 1 with the guarded loads; DUALTIME_ELEM_LDALL=0|1 forces */
                     const int ew = op == DT_OP_ADD || op == DT_OP_GELU_ADD;
-                    const int bf = dts[t] == DT_BF16;
+                    const int nw = 1; /* this loop's types are narrow; FP32 views below */
                     g_expect = op == DT_OP_SUM && views ? "vec=8 streaming row-head"
-                               : views && ew && bf        ? "vec=2 strided pairs-shifted"
-                               : views                    ? "vec=1 "
-                                                          : "vec=8 ";
+                               : views && ew && nw ? "vec=2 strided pairs-shifted loads-unbranched"
+                               : views             ? "vec=1 "
+                                                   : "vec=8 ";
                     compile_typed((dt_op)op, 128, 1024, 0, views, "sm_90", hdr, dts[t]);
                     if (ew && views) {
-                        g_expect = "vec=1 strided";
+                        g_expect = nw ? "vec=1 strided loads-unbranched" : "vec=1 strided";
                         compile_typed((dt_op)op, 127, 1023, 0, 1, "sm_90", hdr, dts[t]);
                         setenv("DUALTIME_ELEM_PAIR", "0", 1);
                         compile_typed((dt_op)op, 128, 1024, 0, 1, "sm_90", hdr, dts[t]);
-                        setenv("DUALTIME_ELEM_PAIR", "1", 1);
-                        g_expect = "vec=2 strided pairs-shifted";
-                        compile_typed((dt_op)op, 128, 1024, 0, 1, "sm_90", hdr, dts[t]);
                         unsetenv("DUALTIME_ELEM_PAIR");
-                        /* every item's loads in one block (opt-in, session 16) */
-                        setenv("DUALTIME_ELEM_LDALL", "1", 1);
+                        /* the knob forces both ways */
+                        setenv("DUALTIME_ELEM_LDALL", "0", 1);
                         g_expect = "loads-unbranched";
+                        g_expect_absent = 1;
+                        compile_typed((dt_op)op, 128, 1024, 0, 1, "sm_90", hdr, dts[t]);
+                        g_expect_absent = 0;
+                        setenv("DUALTIME_ELEM_LDALL", "1", 1);
                         compile_typed((dt_op)op, 128, 1024, 0, 1, "sm_90", hdr, dts[t]);
                         compile_typed((dt_op)op, 17, 260, 0, 0, "sm_90", hdr, dts[t]);
                         compile_typed((dt_op)op, 1, 7, 0, 0, "sm_90", hdr, dts[t]); /* tail only */
@@ -416,8 +419,8 @@ static void narrow_cases(const char *hdr) {
                         g_expect = "vec=8 contiguous flat-tail";
                         compile_typed((dt_op)op, 6000, 6001, 0, 0, "sm_90", hdr, dts[t]);
                         compile_typed((dt_op)op, 1, 7, 0, 0, "sm_90", hdr, dts[t]); /* tail only */
-                        g_expect = bf ? "vec=2 strided pairs-shifted" /* a view, N even */
-                                      : "vec=1 strided";              /* f16 keeps vec 1 */
+                        g_expect = nw ? "vec=2 strided pairs-shifted" /* a view, N even */
+                                      : "vec=1 strided";              /* f32 */
                         compile_typed((dt_op)op, 17, 260, 0, 1, "sm_90", hdr, dts[t]);
                         setenv("DUALTIME_ELEM_FLAT", "0", 1);
                         g_expect = "vec=1 contiguous";
@@ -427,6 +430,19 @@ static void narrow_cases(const char *hdr) {
                 }
                 g_expect = NULL;
             }
+    /* FP32 views: vec 1 with the guarded loads (every item's loads in one block measured
+     * slower there, session 17); the knob forces them */
+    for (int op = DT_OP_ADD; op <= DT_OP_GELU_ADD; op++) { /* add, gelu_add */
+        g_expect = "loads-unbranched";
+        g_expect_absent = 1;
+        compile_typed((dt_op)op, 128, 1024, 0, 1, "sm_90", hdr, DT_F32);
+        compile_typed((dt_op)op, 127, 1023, 0, 1, "sm_90", hdr, DT_F32);
+        g_expect_absent = 0;
+        setenv("DUALTIME_ELEM_LDALL", "1", 1);
+        compile_typed((dt_op)op, 127, 1023, 0, 1, "sm_90", hdr, DT_F32);
+        unsetenv("DUALTIME_ELEM_LDALL");
+    }
+    g_expect = NULL;
     compile_typed(DT_OP_SOFTMAX, 17, 257, 0, 1, "compute_90", hdr, DT_BF16);
     compile_typed(DT_OP_GEMM, 127, 193, 61, 0, "compute_90", hdr, DT_F16);
     /* the planted fp16-accumulation sum compiles and says what it is */

@@ -687,17 +687,18 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
     const int flat = flat_on && elementwise && contig && B && A->data_offset % 16 == 0 &&
                      B->data_offset % 16 == 0 && O->data_offset % 16 == 0;
     if (flat) aligned = 1;
-    /* bf16 elementwise over a strided window that is not 16-byte aligned (views: rows 2
-     * mod 4 bytes past a boundary): 32-bit pairs, the inputs' words funnel-shifted into
-     * place, 4 bytes a lane where vec 1 moves 2. H100, one held run (session 16, ab27,
-     * docs/perf.md "bf16 / f16 elementwise pairs on views"): bf16 add 4096x4096 50.1 ->
-     * 41.2 us, gelu_add 59.7 -> 51.0; but f16's vec 1 was already at 37.0 / 43.0 and pairs
-     * take it to 41.1 / 50.6, so f16 keeps vec 1. DUALTIME_ELEM_PAIR=0: vec 1 for both;
-     * =1: pairs for both. */
+    /* bf16/f16 elementwise over a strided window that is not 16-byte aligned (views: rows
+     * 2 mod 4 bytes past a boundary): 32-bit pairs, the inputs' words funnel-shifted into
+     * place, 4 bytes a lane where vec 1 moves 2. With every item's loads in one basic block
+     * (below) the pairs are the faster path for both types. H200, one held run (session 17,
+     * ab29, docs/perf.md "Session 17 measured"): f16 add 300x30000 view vec 1 19.66 ->
+     * pairs 16.22 us, gelu_add 29.42 -> 21.10; bf16 add 4096x4096 33.70 -> 30.33. (Session
+     * 16 had pairs for bf16 only: with the guarded loads f16's vec 1 was faster.)
+     * DUALTIME_ELEM_PAIR=0: vec 1 for both; =1: pairs (the default). */
     int pair_on = -1;
     dt_status pk = dt_cuda_plan_int_knob("DUALTIME_ELEM_PAIR", 0, 1, 0, &pair_on, err);
     if (pk != DT_OK) return pk;
-    if (pair_on < 0) pair_on = L->dtype == DT_BF16;
+    if (pair_on < 0) pair_on = 1;
     const int pha = pair_phase(A), phb = B ? pair_phase(B) : -1;
     const int pair = pair_on && elementwise && narrow && !aligned && !contig && n % 2 == 0 &&
                      pha >= 0 && phb >= 0 && pair_phase(O) == 0;
@@ -735,11 +736,17 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
         if (blocks < 1) blocks = 1; /* fewer than VEC elements: the tail alone, in block 0 */
         if (blocks > 0x7fffffffLL) return dt_fail(err, DT_EINVAL, "grid too large");
         set_launch(p, (unsigned)blocks, 1, block);
-        /* every item's loads in one basic block (dt_elementwise DT_ELEM_LDALL; opt-in,
-         * DUALTIME_ELEM_LDALL=1, not yet measured: docs/perf.md "Session 16 measured") */
-        int ldall = 0;
+        /* every item's loads in one basic block (dt_elementwise DT_ELEM_LDALL): the default
+         * for bf16/f16 over strided windows at vec 1 and 2, where the guarded loads were
+         * serialized by the widening or funnel shift inside each item's block. H200, one
+         * held run (session 17, ab29): bf16 pairs add 4096x4096 view 33.70 -> 30.33 us,
+         * 8192x1000 16.62 -> 14.35; gelu_add 46.62 -> 41.54. FP32 views measured 2.6-3.3%
+         * slower with it on add (49.18 -> 50.44 at 4096x4096) and contiguous 16-byte items
+         * were not measured: off there. DUALTIME_ELEM_LDALL=0|1 forces. */
+        int ldall = -1;
         dt_status lk = dt_cuda_plan_int_knob("DUALTIME_ELEM_LDALL", 0, 1, 0, &ldall, err);
         if (lk != DT_OK) return lk;
+        if (ldall < 0) ldall = narrow && !contig && vec <= 2;
         if (ldall) dt_cuda_plan_add_opt(p, "-DDT_ELEM_LDALL=1");
         snprintf(p->summary, sizeof p->summary,
                  "%s elementwise grid=%u block=%d items/thread=%d vec=%d %s%s%s%s", p->kernel_name,

@@ -165,7 +165,8 @@ sum_cases=("5 6001 6001 0 512 512 8 1 1" "4 6001 6001 0 512 512 4 1 0" "3 30000 
 # bf16/f16 pairs, 4-byte loads checked for alignment): views (every row 2 bytes past a
 # 4-byte boundary: DT_PHA = DT_PHB = 1, funnel-shifted words) and aligned strided rows
 # (phase 0); PLANT 11: the words not shifted (DT_EMU_PLANT_PAIR_SHIFT) must fail.
-# LDALL (field 9, session 16, opt-in DT_ELEM_LDALL=1): every item loads (past the end the
+# LDALL (field 9, session 16; DT_ELEM_LDALL=1, the plan's default for bf16/f16 strided windows at
+# vec 1 and 2 since session 17): every item loads (past the end the
 # last item again), the stores guarded: contiguous with a tail, strided vec 1 with a
 # partial last block, bf16 / f16 pairs on views, 16-byte items
 add_cases=("17 257 257 0 4 1 0" "17 257 257 0 8 1 1" "1 7 7 0 8 1 2" "31 1001 1001 0 4 4 0"
