@@ -62,7 +62,11 @@ static void header(FILE *out, const dt_compare_result *res) {
             "a run, the larger of A's and B's (a run with one round counts as %s: \"floor\"), "
             "and in held device scopes at least the process band 1 + %.2f µs × kernels a call "
             "/ p50 of each implementation the row holds (held launches move that much between "
-            "processes). "
+            "processes), and in E2E and dispatch scopes at least 1 + %.2f × the host-paced "
+            "share of each implementation the row holds (1 for a batch window above its held "
+            "control by more than the threshold in both runs, a single call's latency share "
+            "(p50 − control) / p50; a window the host's launches pace moves that much between "
+            "processes; a candidate's change there also needs its own B/A past its share). "
             "Threshold ±%s%%: slower only when the interval lies above both %s and the "
             "spread, faster only when below both %s and 1/spread. Detectable ≥ = "
             "max(%s, spread) × change / interval low: the smallest slowdown the row could "
@@ -70,7 +74,7 @@ static void header(FILE *out, const dt_compare_result *res) {
             "drift, never a regression.\n\n",
             dt_format_const(lv, 100 * res->ci_level), res->resamples,
             dt_format_const(mp, (double)res->min_pairs), dt_format_ratio(fl, res->spread_floor),
-            DT_HELD_PROCESS_LAUNCH_US, dt_format_num(t1, 100 * t), dt_format_ratio(t2, 1 + t), dt_format_ratio(t3, 1 - t),
+            DT_HELD_PROCESS_LAUNCH_US, DT_HOST_PROCESS_MOVE, dt_format_num(t1, 100 * t), dt_format_ratio(t2, 1 + t), dt_format_ratio(t3, 1 - t),
             dt_format_ratio(t2, 1 + t));
     fprintf(out, "| Case | Scope | Framework | A p50 µs | B p50 µs | A ratio | B ratio | "
                  "Change B/A [%s%% CI] | Spread | Detectable ≥ | Verdict |\n"

@@ -557,6 +557,92 @@ static int base_moved(const dt_compare_row *row, const dt_compare_row *base, int
     return own > 1 + threshold && base->change > own;
 }
 
+/* The held control row of a host or dispatch row's implementation (control_batch for the
+ * *_batch scopes, control_single for *_single); NULL: none (a CPU run, no device timing). */
+static const dt_compare_row *control_row(const dt_compare_case *cc, const dt_compare_row *row) {
+    dt_scope cs;
+    if (row->scope == DT_SCOPE_E2E_BATCH || row->scope == DT_SCOPE_DISPATCH_BATCH)
+        cs = DT_SCOPE_CONTROL_BATCH;
+    else if (row->scope == DT_SCOPE_E2E_SINGLE || row->scope == DT_SCOPE_DISPATCH_SINGLE)
+        cs = DT_SCOPE_CONTROL_SINGLE;
+    else
+        return NULL;
+    for (size_t j = 0; j < cc->n_rows; j++)
+        if (cc->rows[j].scope == cs && cc->rows[j].impl_a == row->impl_a) return &cc->rows[j];
+    return NULL;
+}
+
+/* The share of a host or dispatch row that its process's launch path sets
+ * (DT_HOST_PROCESS_MOVE), 0 where none or unknown. Batch scopes: the window of
+ * back-to-back calls runs at the slower of the host's launch pace and the GPU's, so it is
+ * 1 where the median is above the held control's by more than the threshold in both runs
+ * (the GPU waits for the host) and 0 otherwise. Single-call scopes: the window is the
+ * launch latency plus the GPU work, so the latency's share, (p50 - control) / p50, the
+ * larger of the two runs. */
+static double host_share(const dt_compare_case *cc, const dt_compare_row *row, double threshold) {
+    const dt_compare_row *k = control_row(cc, row);
+    if (!k || !(k->a.p50_us > 0) || !(k->b.p50_us > 0) || !(row->a.p50_us > 0) ||
+        !(row->b.p50_us > 0))
+        return 0;
+    if (row->scope == DT_SCOPE_E2E_BATCH || row->scope == DT_SCOPE_DISPATCH_BATCH)
+        return row->a.p50_us > (1 + threshold) * k->a.p50_us &&
+               row->b.p50_us > (1 + threshold) * k->b.p50_us;
+    double sa = 1 - k->a.p50_us / row->a.p50_us, sb = 1 - k->b.p50_us / row->b.p50_us;
+    double sh = sa > sb ? sa : sb;
+    return sh > 0 ? sh : 0;
+}
+
+/* The baseline's row of a scope in a case (NULL: none). */
+static const dt_compare_row *baseline_row(const dt_compare_case *cc, dt_scope s) {
+    for (size_t j = 0; j < cc->n_rows; j++)
+        if (cc->rows[j].role == DT_ROLE_BASELINE && cc->rows[j].scope == s) return &cc->rows[j];
+    return NULL;
+}
+
+/* The verdict of a row from its interval and spread; a baseline's slower / faster is the
+ * machine's. */
+static dt_cmp_verdict interval_verdict(const dt_compare_row *row, double threshold) {
+    dt_cmp_verdict v = dt_compare_runs_verdict(row->ci_low, row->ci_high, threshold, row->spread);
+    if (row->role == DT_ROLE_BASELINE && v == DT_CMP_SLOWER) v = DT_CMP_MACHINE_SLOWER;
+    if (row->role == DT_ROLE_BASELINE && v == DT_CMP_FASTER) v = DT_CMP_MACHINE_FASTER;
+    return v;
+}
+
+/* Host and dispatch rows' process band (DT_HOST_PROCESS_MOVE): a launch-bound window
+ * moves with its process, which neither run's rounds show (they share their processes).
+ * The band, 1 + the move for the row's implementation and, on a candidate's row, for the
+ * baseline's (each where launch-bound), widens the row's spread (its verdict and the
+ * detectable change read it); and a candidate's slower / faster at a launch-bound row
+ * stands only when its own B/A (medians) moves past the band the same way, else "within
+ * spread". Rows above the launch floor (the GPU sets the pace: a planted kernel slowdown
+ * at 8192^2 shows in dispatch_batch) keep the paired rule. Applied per case after every
+ * row is judged, before host_attribution. */
+static void host_process(const cmp_ctx *cx, dt_compare_case *cc) {
+    for (size_t i = 0; i < cc->n_rows; i++) {
+        dt_compare_row *row = &cc->rows[i];
+        if (!control_row(cc, row) || row->verdict == DT_CMP_INVALID ||
+            row->verdict == DT_CMP_INCOMPARABLE)
+            continue;
+        const double own_move = DT_HOST_PROCESS_MOVE * host_share(cc, row, cx->threshold);
+        double band = 1 + own_move;
+        if (row->role == DT_ROLE_CANDIDATE) {
+            const dt_compare_row *base = baseline_row(cc, row->scope);
+            if (base) band += DT_HOST_PROCESS_MOVE * host_share(cc, base, cx->threshold);
+        }
+        if (!(band > 1)) continue;
+        row->process_band = band;
+        if (!(row->spread >= band)) row->spread = band;
+        dt_compare_runs_detectable(row->change, row->ci_low, row->ci_high, cx->threshold,
+                                   row->spread, &row->detectable_slower, &row->detectable_faster);
+        dt_cmp_verdict v = interval_verdict(row, cx->threshold);
+        const double own = row->b.p50_us / row->a.p50_us, up = 1 + own_move;
+        if (row->role == DT_ROLE_CANDIDATE && own_move > 0 &&
+            ((v == DT_CMP_SLOWER && !(own > up)) || (v == DT_CMP_FASTER && !(own < 1 / up))))
+            v = DT_CMP_WITHIN_SPREAD;
+        row->verdict = v;
+    }
+}
+
 /* Host and dispatch scopes keep the paired rule: the machine's drift moves both
  * implementations and the ratio cancels it, even when it is larger than the candidate's
  * own change. But where the baseline moved (base_moved) and the candidate's own B/A did
@@ -575,10 +661,7 @@ static void host_attribution(dt_compare_case *cc, double threshold, double max_n
             !(row->a.p50_us > 0) || !(row->b.p50_us > 0))
             continue;
         double own = row->b.p50_us / row->a.p50_us;
-        const dt_compare_row *base = NULL;
-        for (size_t j = 0; j < cc->n_rows && !base; j++)
-            if (cc->rows[j].role == DT_ROLE_BASELINE && cc->rows[j].scope == row->scope)
-                base = &cc->rows[j];
+        const dt_compare_row *base = baseline_row(cc, row->scope);
         if (base && ((row->verdict == DT_CMP_SLOWER && base_moved(row, base, 1, threshold) &&
                       own <= 1 + threshold) ||
                      (row->verdict == DT_CMP_FASTER && base_moved(row, base, 0, threshold) &&
@@ -631,10 +714,7 @@ static void row_judge(const cmp_ctx *cx, const dt_compare_case *cc, dt_compare_r
                                row->spread, &row->detectable_slower, &row->detectable_faster);
     dt_cmp_verdict v = cc->invalid ? DT_CMP_INVALID
                        : cc->diffs.n ? DT_CMP_INCOMPARABLE
-                       : dt_compare_runs_verdict(row->ci_low, row->ci_high, cx->threshold,
-                                                 row->spread);
-    if (row->role == DT_ROLE_BASELINE && v == DT_CMP_SLOWER) v = DT_CMP_MACHINE_SLOWER;
-    if (row->role == DT_ROLE_BASELINE && v == DT_CMP_FASTER) v = DT_CMP_MACHINE_FASTER;
+                                     : interval_verdict(row, cx->threshold);
     if (row->role == DT_ROLE_CANDIDATE && (v == DT_CMP_SLOWER || v == DT_CMP_FASTER))
         v = held_attribution(row, v, cx->threshold, own_band);
     row->verdict = v;
@@ -677,6 +757,7 @@ static void compare_case(const cmp_ctx *cx, const dt_case *ca, const dt_case *cb
     for (int s = 0; s < DT_SCOPE_COUNT; s++)
         for (size_t k = 0; k < cx->npos; k++)
             compare_row(cx, ca, cb, cc, (dt_scope)s, k);
+    host_process(cx, cc);
     host_attribution(cc, cx->threshold, cx->max_noise);
     for (size_t i = 0; i < cc->n_rows; i++) {
         const dt_compare_row *row = &cc->rows[i];

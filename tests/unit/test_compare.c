@@ -10,7 +10,9 @@
  * identical rerun with other noise changes at most 2% of rows; incomplete, empty,
  * disjoint, other-backend and all-incomparable runs are refused (exit 2) with the reason
  * named; the detectable change is present and larger for noisier rows; the JSON parses
- * back with the same rows. Run: ctest -R test_compare (no GPU needed). */
+ * back with the same rows; held rows read their process band, and host rows paced by the
+ * host's launches (above their held controls) their host process band, while a row at
+ * the GPU's pace still shows a 10% slowdown. Run: ctest -R test_compare (no GPU needed). */
 #define _GNU_SOURCE
 #include "dt_results_fixture.h"
 #include "dt_fixture_multi.h"
@@ -571,17 +573,23 @@ static void test_detectable(void) {
  * it (session 8: native add 17x257 1.69 -> 1.82 us, 1.16x, between two identical runs);
  * 30% slower is slower (exit 1); at 100x the times (172 us, the band 1.002) 10% slower
  * is slower. */
-static void add_held(dt_record *r, double base_us, double cand_us, uint64_t seed) {
-    uint64_t st = seed;
-    int64_t pos = 100000;
+/* Scope s of case c at base_us (baseline) and cand_us (candidate) a call, without drift,
+ * ±0.4% noise. */
+static void hb_quiet(dt_case *c, dt_scope s, double base_us, double cand_us, uint64_t *st,
+                     int64_t *pos) {
     hb_run o = HB;
     o.noise = 0.004;
     double drift[16];
     for (int q = 0; q < 16; q++) drift[q] = 1;
-    for (size_t c = 0; c < r->n_cases; c++) {
-        hb_scope(&r->cases[c], 0, DT_SCOPE_CONTROL_BATCH, &o, base_us, drift, o.noise, &st, &pos);
-        hb_scope(&r->cases[c], 1, DT_SCOPE_CONTROL_BATCH, &o, cand_us, drift, o.noise, &st, &pos);
-    }
+    hb_scope(c, 0, s, &o, base_us, drift, o.noise, st, pos);
+    hb_scope(c, 1, s, &o, cand_us, drift, o.noise, st, pos);
+}
+
+static void add_held(dt_record *r, double base_us, double cand_us, uint64_t seed) {
+    uint64_t st = seed;
+    int64_t pos = 100000;
+    for (size_t c = 0; c < r->n_cases; c++)
+        hb_quiet(&r->cases[c], DT_SCOPE_CONTROL_BATCH, base_us, cand_us, &st, &pos);
 }
 
 static void test_held_attribution(void) {
@@ -628,6 +636,99 @@ static void test_held_attribution(void) {
         size_t n = 0;
         CHECK(res && dt_format_compare_md(res, &md, &n, &err) == DT_OK);
         CHECK(md && (t[k].want != DT_CMP_BASELINE_MOVED || strstr(md, "baseline moved")));
+        free(md);
+        dt_compare_result_free(res);
+        dt_record_free(a);
+        dt_record_free(b);
+    }
+}
+
+/* Host and dispatch windows paced by the host's launches move with their process
+ * (DT_HOST_PROCESS_MOVE): two identical default CUDA runs on the H200 (session 17) had
+ * native add 17x257 dispatch_batch at 3.95 then 4.66 us with its held control at 1.86 /
+ * 1.94, torch at 8.63 then 7.40, and the paired rule alone called native slower. Here:
+ * the candidate's E2E batch window 1.25x slower in B with both implementations above
+ * their held controls (launch-bound; band 1 + 0.5 + 0.5) is "within spread", exit 0;
+ * 2.4x slower is slower, exit 1; where the held controls are at the windows (the GPU sets
+ * the pace) no band applies and 10% slower is slower. Single calls: the band is 1 + 0.5 x
+ * the latency share (p50 - control) / p50 of each implementation. */
+/* Held control scope s (batch or single) at frac x each implementation's E2E time. */
+static void add_control(dt_record *r, dt_scope s, double frac, uint64_t seed) {
+    uint64_t st = seed;
+    int64_t pos = 200000;
+    for (size_t c = 0; c < r->n_cases; c++) {
+        /* the fixture's per-call times (hb_record): E2E batch base, single 3x */
+        const int small = c % 2 == 0;
+        const double f = s == DT_SCOPE_CONTROL_SINGLE ? 3 : 1;
+        const double base = f * (small ? 5.0 : 900.0) * (1 + 0.1 * (double)c);
+        hb_quiet(&r->cases[c], s, base * frac, 0.7 * base * frac, &st, &pos);
+    }
+}
+
+static void test_host_process(void) {
+    /* {control / window (both impls), B's candidate factor (window and control), verdict
+     * of the E2E batch row, its band, exit} */
+    static const struct { double frac, cand; dt_cmp_verdict want; double band; int exit; } t[] = {
+        {0.40, 1.25, DT_CMP_WITHIN_SPREAD, 2.0, 0},
+        {0.40, 2.40, DT_CMP_SLOWER, 2.0, 1},
+        {0.99, 1.10, DT_CMP_SLOWER, NAN, 1},
+    };
+    for (size_t k = 0; k < sizeof t / sizeof t[0]; k++) {
+        hb_run oa = HB, ob = HB;
+        oa.cases = ob.cases = 2;
+        oa.seed = 31;
+        ob.seed = 32;
+        ob.planted = 0;
+        ob.planted_factor = t[k].cand; /* case 0's candidate, both E2E scopes */
+        dt_record *a = hb_record(&oa), *b = hb_record(&ob);
+        add_control(a, DT_SCOPE_CONTROL_BATCH, t[k].frac, 7);
+        add_control(b, DT_SCOPE_CONTROL_BATCH, t[k].frac, 8);
+        add_control(a, DT_SCOPE_CONTROL_SINGLE, 0.6, 9);
+        add_control(b, DT_SCOPE_CONTROL_SINGLE, 0.6, 10);
+        if (t[k].frac > 0.9) { /* the GPU's pace: the candidate's control slows with it */
+            for (size_t i = 0; i < b->cases[0].impl[1].samples[DT_SCOPE_CONTROL_BATCH].n; i++)
+                b->cases[0].impl[1].samples[DT_SCOPE_CONTROL_BATCH].v[i].us *= t[k].cand;
+        }
+        dt_status st;
+        dt_err err = {{0}};
+        dt_compare_result *res = hb_compare(a, b, &st, &err);
+        CHECK_MSG(st == DT_OK && res, err.msg);
+        int seen = 0;
+        char why[200];
+        for (size_t j = 0; res && j < res->cases[0].n_rows; j++) {
+            const dt_compare_row *row = &res->cases[0].rows[j];
+            if (row->role != DT_ROLE_CANDIDATE) continue;
+            snprintf(why, sizeof why, "host case %zu %s: verdict %s, change %.3f [%.3f, %.3f], "
+                     "spread %.3f, band %.3f", k, dt_scope_name(row->scope),
+                     dt_cmp_verdict_name(row->verdict), row->change, row->ci_low, row->ci_high,
+                     row->spread, row->process_band);
+            if (row->scope == DT_SCOPE_E2E_BATCH) {
+                seen++;
+                CHECK_MSG(row->ci_low > 1.05, why); /* the paired rule alone: slower */
+                CHECK_MSG(row->verdict == t[k].want, why);
+                CHECK_MSG(isnan(t[k].band) ? isnan(row->process_band)
+                                           : fabs(row->process_band - t[k].band) < 1e-9 &&
+                                                 row->spread >= row->process_band &&
+                                                 row->detectable_slower > t[k].band, why);
+            }
+            if (row->scope == DT_SCOPE_E2E_SINGLE) {
+                seen++;
+                /* latency share 1 - 0.6 (1 - 0.6 / cand in B where the candidate moved) */
+                double sh_c = 1 - 0.6 / (t[k].cand > 1 ? t[k].cand : 1), sh_b = 0.4;
+                CHECK_MSG(fabs(row->process_band - (1 + 0.5 * sh_c + 0.5 * sh_b)) < 0.02, why);
+            }
+        }
+        CHECK(seen == 2);
+        CHECK(res && dt_compare_exit_status(st, res) == t[k].exit);
+        /* the baseline's own rows carry its band too, and the JSON has it */
+        char *js = NULL;
+        size_t n = 0;
+        CHECK(res && dt_compare_result_encode(res, &js, &n, &err) == DT_OK);
+        CHECK(js && (isnan(t[k].band) || strstr(js, "\"process_band\": 1.5") != NULL));
+        free(js);
+        char *md = NULL;
+        CHECK(res && dt_format_compare_md(res, &md, &n, &err) == DT_OK);
+        CHECK(md && strstr(md, "host-paced share") != NULL);
         free(md);
         dt_compare_result_free(res);
         dt_record_free(a);
@@ -829,6 +930,7 @@ int main(void) {
     test_detectable();
     test_json();
     test_held_attribution();
+    test_host_process();
     test_host_attribution();
     test_across_versions();
     json_t *a = run_with(101, 6.0, NULL);
