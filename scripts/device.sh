@@ -106,6 +106,7 @@ sweep18|issue 18 done-sweep, session 9: shapes outside the default matrix, torch
 ab18|issue 18 session 9: ONE held run of torch vs native vs old (worker:env DUALTIME_ELEM_FLAT=0 DUALTIME_ROW_HEAD=0: vec 1 at odd N and views, as before) for add, gelu_add, sum at the sweep odd shapes in fp32,bf16, then the same with --input-views; sweep_check tables for native and old into the summary (~2 min)
 ab18b|issue 18 session 9, second A/B: the cross_entropy stream default (GPU-test FP64 oracle of cross_entropy at the long shapes), then ONE held run each: cross_entropy at 6 long or odd shapes torch vs native vs old (DUALTIME_CE_STREAM=0); layernorm 1024x32000-like rows torch vs native vs smem2 (DUALTIME_ROW_SMEM=2); add at L2-resident shapes torch vs native vs w4 (DUALTIME_ELEM_WAVES=4); fp32,bf16, sweep_check tables into the summary (~3 min)
 ncu-rows|issue 18 target-2 misses, session 9: ncu --set full (clocks as they are, --cache-control none) of one native kernel each at DT_NCU_SPECS (op:dtype:shape, gemm:dtype:MxNxK too; default softmax:fp32:512x49152 rmsnorm:fp32:256x151936 softmax:fp32:1024x32000 sum:bf16:6000x6001), after 20 launches; SOL, memory, occupancy, warp-state sections into the summary (~2 min)
+ncu-views|issue 18 target-2 misses on views, session 17: ncu-rows with --input-views at each DT_NCU_VIEW_SPECS entry (op:dtype:shape; default softmax:fp32:4096x4096 rmsnorm:bf16:4096x4096 softmax:fp32:8192x1000 gelu_add:bf16:4096x4096: the staged row, the warp row at vec 1, the bf16 pairs) (~2 min)
 ab18c|issue 18 session 9, third A/B: sum torch vs native vs e32 / e64 (DUALTIME_ROW_ELEMS=32 / 64: fewer threads a row) at short odd rows, views and 8192^2; softmax and rmsnorm torch vs native vs smem2 (DUALTIME_ROW_SMEM=2) at 1024x32000, 2048x20000; fp32,bf16, one held run each, sweep_check rows into the summary (~90 s)
 oracle-gemm|the FP64 oracle gemm on the host CPU: test_gemm_f64 on every ISA path it can run (bit-identical to the triple loop), then bench_gemm_f64 at 4096^3 on every CPU (GFLOP/s per path)
 nvml-cost|what one NVML query costs here (energy counter, SM clock, temperature), ms per call (scripts/nvml_cost.py)
@@ -142,7 +143,8 @@ s14-c|ab26 sweep18
 s15-b|ab27 digest-ab
 s16-a|rerun plant
 s16-b|ab27 ab28 digest-off
-s17-a|ab29 rerun-b'
+s17-a|ab29 rerun-b
+s18-a|ab29 ncu-8192 ncu-views'
 
 usage() { sed -n '7,8p' "$0" | sed 's/^# *//' >&2; exit 2; }
 list() {
@@ -422,7 +424,7 @@ ncu_one() { local name="$1" o="$2" d="$3" shape="$4" k kn sf=--row-shapes; shift
   run "$name" 110 1 ncu --clock-control none "$@" --target-processes all --kernel-name "regex:^${kn}\$" \
     --launch-skip 20 --launch-count 1 --set full --page details \
     "$B/dualtime" run --backends cuda --impls native,n2=native --operations "$o" --dtypes "$d" "$sf" "$shape" \
-    --samples 3 --rounds 1 --no-device-timing --quiet --output "$W/$name"
+    ${NCU_VIEWS:+--input-views} --samples 3 --rounds 1 --no-device-timing --quiet --output "$W/$name"
   [ -f "$W/$name.log" ] && grep -E "^  [A-Z]|Duration|DRAM Throughput|Memory Throughput|L2 Hit|L1/TEX Hit|Registers Per|Achieved Occupancy|Theoretical Occupancy|Block Limit|Waves Per|Stall|Issued Ipc|Eligible|Active Warps|Warp Cycles Per Issued|No Eligible|L2 Cache Throughput|Mem Busy|Max Bandwidth|Dynamic Shared|Grid Size|Block Size" \
     "$W/$name.log" | head -70 | sed "s/^/   [$o $d $shape] /" | tee -a "$S"; return 0; }
 step_ncu-ln() { local spec o d
@@ -434,6 +436,11 @@ step_ncu-rows() { local spec o d r
   for spec in ${DT_NCU_SPECS:-softmax:fp32:512x49152 rmsnorm:fp32:256x151936 softmax:fp32:1024x32000 sum:bf16:6000x6001}; do
     o=${spec%%:*} r=${spec#*:} d=${r%%:*}
     ncu_one "ncu-rows-$o-$d-${r#*:}" "$o" "$d" "${r#*:}" --cache-control none; done; return 0; }
+# ncu-views (session 17): the views that miss target 2 (docs/perf.md "Session 17 measured")
+step_ncu-views() { local spec o d r
+  for spec in ${DT_NCU_VIEW_SPECS:-softmax:fp32:4096x4096 rmsnorm:bf16:4096x4096 softmax:fp32:8192x1000 gelu_add:bf16:4096x4096}; do
+    o=${spec%%:*} r=${spec#*:} d=${r%%:*}
+    NCU_VIEWS=1 ncu_one "ncu-views-$o-$d-${r#*:}" "$o" "$d" "${r#*:}" --cache-control none; done; return 0; }
 step_proc-states() { local x="$B/offset_latency" i m n="${DT_PROC_STATES:-10}"
   [ -n "$DRY" ] && { echo "proc-states: $n x $x and $x held (or built with nvcc)"; return 0; }
   [ -x "$x" ] || { x="$W/offset_latency"; nvcc -O2 -arch=sm_90 -o "$x" scripts/exp/offset_latency.cu -lcuda >"$W/offset-build.log" 2>&1 ||
