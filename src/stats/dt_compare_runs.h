@@ -89,7 +89,7 @@
  * same code: up to this fraction of itself. Two pairs of identical default CUDA runs
  * (H200 session 17, H100 session 16; docs/perf.md "Session 17 measured"): native's
  * launch-bound rows moved up to 1.35x (batch) and 1.44x (single) between the runs, torch's
- * batch rows up to 1.54x, with their held controls within 8%; the paired ratio does not
+ * batch rows up to 1.54x, with their held controls within 11%; the paired ratio does not
  * cancel it (each implementation's process moves on its own), and native add 17x257
  * dispatch_batch read 3.95 then 4.66 us (torch 8.63 then 7.40): "slower" by the paired
  * rule alone. A held row's band is DT_HELD_PROCESS_LAUNCH_US (stats/dt_derive.h). */
