@@ -20,13 +20,18 @@ static const char *const k_report =
 
 static const char *const k_compare =
     "usage: dualtime compare A/results.json B/results.json [--threshold 0.05]\n"
+    "                        [--format md|json]\n"
     "\n"
-    "Compares two runs case by case (B against A) and prints a Markdown report on stdout.\n"
+    "Compares two runs case by case (B against A) and prints the report on stdout.\n"
     "  --threshold T  a row is slower only when the interval of change = ratio_B/ratio_A\n"
     "                 lies above max(1 + T, spread), faster only when below\n"
-    "                 min(1 - T, 1/spread) (default 0.05; docs/results-format.md)\n"
+    "                 min(1 - T, 1/spread) (default 0.05). The spread is at least the\n"
+    "                 process band of held device rows and of E2E / dispatch rows that\n"
+    "                 the host's launches pace (docs/results-format.md)\n"
+    "  --format F     md (Markdown, the default) or json\n"
     "\n"
-    "exit status: 0 no regression, 1 a regression, 2 bad arguments or unreadable files.\n";
+    "exit status: 0 no regression, 1 a regression, 2 bad arguments, unreadable files or\n"
+    "runs that cannot be compared.\n";
 
 static const char *const k_list =
     "usage: dualtime list [--json]\n"

@@ -7,7 +7,7 @@
  *
  *   dualtime run --output DIR [options]     benchmark (also: dualtime --output DIR ...)
  *   dualtime report DIR/results.json        results.md and plots again from the raw JSON
- *   dualtime compare A/results.json B/results.json [--threshold 0.05]
+ *   dualtime compare A/results.json B/results.json [--threshold 0.05] [--format md|json]
  *   dualtime list [--json]                  ops, definitions, tolerances, default shapes
  *   dualtime plan --shards N --output DIR [run options]      a run split in shards
  *   dualtime run --plan DIR/plan.json --shard I/N --output D  one shard (docs/sharding.md)

@@ -18,7 +18,7 @@ check() { # check CMD "first line must contain" "text the usage must contain"
 }
 check run "usage: dualtime run" "--sample-ms MS"
 check report "usage: dualtime report" "--format"
-check compare "usage: dualtime compare" "--threshold"
+check compare "usage: dualtime compare" "--format F"
 check list "usage: dualtime list" "--json"
 check doctor "usage: dualtime doctor" "--python"
 # --help anywhere among run's flags, also after a flag with a value
