@@ -1391,7 +1391,8 @@ __device__ __forceinline__ void dt_elementwise(const dt_t *__restrict__ a,
 #pragma unroll
     for (int i = 0; i < ITEMS; i++) {
         const long long it = first + (long long)i * BLOCK;
-        /* DT_ELEM_LDALL (opt-in, DUALTIME_ELEM_LDALL=1; session 16): every item loads, one
+        /* DT_ELEM_LDALL (session 16; the plan's default for bf16/f16 strided windows at vec
+         * 1 and 2 since session 17, DUALTIME_ELEM_LDALL=0|1 forces): every item loads, one
          * past the end the last item again, so the ITEMS loads form one basic block. The
          * guarded form puts each item's loads in its own block, and where an op on the
          * loaded value sits in that block (bf16's widening shift at VEC 1, the pairs'

@@ -611,7 +611,7 @@ static dt_cmp_verdict interval_verdict(const dt_compare_row *row, double thresho
 /* Host and dispatch rows' process band (DT_HOST_PROCESS_MOVE): a launch-bound window
  * moves with its process, which neither run's rounds show (they share their processes).
  * The band, 1 + the move for the row's implementation and, on a candidate's row, for the
- * baseline's (each where launch-bound), widens the row's spread (its verdict and the
+ * baseline's (each DT_HOST_PROCESS_MOVE x its host_share; other scopes have none), widens the row's spread (its verdict and the
  * detectable change read it); and a candidate's slower / faster at a launch-bound row
  * stands only when its own B/A (medians) moves past the band the same way, else "within
  * spread". Rows above the launch floor (the GPU sets the pace: a planted kernel slowdown
@@ -620,9 +620,7 @@ static dt_cmp_verdict interval_verdict(const dt_compare_row *row, double thresho
 static void host_process(const cmp_ctx *cx, dt_compare_case *cc) {
     for (size_t i = 0; i < cc->n_rows; i++) {
         dt_compare_row *row = &cc->rows[i];
-        if (!control_row(cc, row) || row->verdict == DT_CMP_INVALID ||
-            row->verdict == DT_CMP_INCOMPARABLE)
-            continue;
+        if (row->verdict == DT_CMP_INVALID || row->verdict == DT_CMP_INCOMPARABLE) continue;
         const double own_move = DT_HOST_PROCESS_MOVE * host_share(cc, row, cx->threshold);
         double band = 1 + own_move;
         if (row->role == DT_ROLE_CANDIDATE) {

@@ -83,10 +83,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* How far a launch-bound host or dispatch window (E2E and dispatch scopes whose median is
- * above the same implementation's held control by more than the threshold, in both runs:
- * the host's launch path sets its pace, not the GPU) moves between two processes of the
- * same code: up to this fraction of itself. Two pairs of identical default CUDA runs
+/* How far a host or dispatch window (E2E and dispatch scopes) that the host's launch path
+ * paces moves between two processes of the same code: up to this fraction of its
+ * host-paced share (batch: all of it where the median is above the same implementation's
+ * held control by more than the threshold in both runs; single: the launch latency's
+ * share, (p50 - control) / p50). Two pairs of identical default CUDA runs
  * (H200 session 17, H100 session 16; docs/perf.md "Session 17 measured"): native's
  * launch-bound rows moved up to 1.35x (batch) and 1.44x (single) between the runs, torch's
  * batch rows up to 1.54x, with their held controls within 11%; the paired ratio does not
@@ -177,9 +178,9 @@ typedef struct dt_compare_row {
     double process_band;    /* held scopes (control, probe): 1 + DT_HELD_PROCESS_LAUNCH_US
                                x kernels a call / p50, summed over the implementations the
                                row's ratio holds; host and dispatch scopes: 1 +
-                               DT_HOST_PROCESS_MOVE for each of them that is launch-bound
-                               (above its held control in both runs), where one is; spread is
-                               at least this (NAN: other rows) */
+                               DT_HOST_PROCESS_MOVE x the host-paced share of each of them,
+                               where one has a share; spread is at least this (NAN: other
+                               rows) */
     double detectable_slower, detectable_faster; /* NAN without an interval */
     dt_cmp_verdict verdict;
 } dt_compare_row;

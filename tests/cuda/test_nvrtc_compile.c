@@ -13,7 +13,8 @@
  * dt_<op>_bf16 / _f16; contiguous aligned rows take the 16-byte path (vec=8), views the
  * scalar one (vec=1) but add and gelu_add shifted 32-bit pairs (vec=2, vec 1 at odd N and
  * with DUALTIME_ELEM_PAIR=0), both with every item's loads in one block (loads-unbranched;
- * FP32 views without, DUALTIME_ELEM_LDALL=0|1 forcing); gemm's tc1 takes VECA/VECB=8 when aligned; FP32 variant names
+ * FP32 views without, DUALTIME_ELEM_LDALL=0|1 forcing); gemm's tc1 takes VECA/VECB=8 when
+ * aligned; FP32 variant names
  * are refused for narrow gemm and tc1 for FP32; the planted fp16-accumulation sum
  * (DUALTIME_PLANT_ACC_F16=1) compiles, is named in the summary, and is refused for
  * other ops. Issue 18 (long_row_cases): every row op x dtype at 1x65536, 4096x50257,
@@ -360,14 +361,13 @@ static void narrow_cases(const char *hdr) {
                      * DUALTIME_ELEM_PAIR=0 and at odd N (loads still in one block); FP32
                      * views vec 1 with the guarded loads; DUALTIME_ELEM_LDALL=0|1 forces */
                     const int ew = op == DT_OP_ADD || op == DT_OP_GELU_ADD;
-                    const int nw = 1; /* this loop's types are narrow; FP32 views below */
                     g_expect = op == DT_OP_SUM && views ? "vec=8 streaming row-head"
-                               : views && ew && nw ? "vec=2 strided pairs-shifted loads-unbranched"
-                               : views             ? "vec=1 "
-                                                   : "vec=8 ";
+                               : views && ew ? "vec=2 strided pairs-shifted loads-unbranched"
+                               : views       ? "vec=1 "
+                                             : "vec=8 ";
                     compile_typed((dt_op)op, 128, 1024, 0, views, "sm_90", hdr, dts[t]);
                     if (ew && views) {
-                        g_expect = nw ? "vec=1 strided loads-unbranched" : "vec=1 strided";
+                        g_expect = "vec=1 strided loads-unbranched";
                         compile_typed((dt_op)op, 127, 1023, 0, 1, "sm_90", hdr, dts[t]);
                         setenv("DUALTIME_ELEM_PAIR", "0", 1);
                         compile_typed((dt_op)op, 128, 1024, 0, 1, "sm_90", hdr, dts[t]);
@@ -419,8 +419,7 @@ static void narrow_cases(const char *hdr) {
                         g_expect = "vec=8 contiguous flat-tail";
                         compile_typed((dt_op)op, 6000, 6001, 0, 0, "sm_90", hdr, dts[t]);
                         compile_typed((dt_op)op, 1, 7, 0, 0, "sm_90", hdr, dts[t]); /* tail only */
-                        g_expect = nw ? "vec=2 strided pairs-shifted" /* a view, N even */
-                                      : "vec=1 strided";              /* f32 */
+                        g_expect = "vec=2 strided pairs-shifted"; /* a view, N even */
                         compile_typed((dt_op)op, 17, 260, 0, 1, "sm_90", hdr, dts[t]);
                         setenv("DUALTIME_ELEM_FLAT", "0", 1);
                         g_expect = "vec=1 contiguous";

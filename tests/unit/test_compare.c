@@ -643,15 +643,6 @@ static void test_held_attribution(void) {
     }
 }
 
-/* Host and dispatch windows paced by the host's launches move with their process
- * (DT_HOST_PROCESS_MOVE): two identical default CUDA runs on the H200 (session 17) had
- * native add 17x257 dispatch_batch at 3.95 then 4.66 us with its held control at 1.86 /
- * 1.94, torch at 8.63 then 7.40, and the paired rule alone called native slower. Here:
- * the candidate's E2E batch window 1.25x slower in B with both implementations above
- * their held controls (launch-bound; band 1 + 0.5 + 0.5) is "within spread", exit 0;
- * 2.4x slower is slower, exit 1; where the held controls are at the windows (the GPU sets
- * the pace) no band applies and 10% slower is slower. Single calls: the band is 1 + 0.5 x
- * the latency share (p50 - control) / p50 of each implementation. */
 /* Held control scope s (batch or single) at frac x each implementation's E2E time. */
 static void add_control(dt_record *r, dt_scope s, double frac, uint64_t seed) {
     uint64_t st = seed;
@@ -665,6 +656,15 @@ static void add_control(dt_record *r, dt_scope s, double frac, uint64_t seed) {
     }
 }
 
+/* Host and dispatch windows paced by the host's launches move with their process
+ * (DT_HOST_PROCESS_MOVE): two identical default CUDA runs on the H200 (session 17) had
+ * native add 17x257 dispatch_batch at 3.95 then 4.66 us with its held control at 1.86 /
+ * 1.94, torch at 8.63 then 7.40, and the paired rule alone called native slower. Here:
+ * the candidate's E2E batch window 1.25x slower in B with both implementations above
+ * their held controls (launch-bound; band 1 + 0.5 + 0.5) is "within spread", exit 0;
+ * 2.4x slower is slower, exit 1; where the held controls are at the windows (the GPU sets
+ * the pace) no band applies and 10% slower is slower. Single calls: the band is 1 + 0.5 x
+ * the latency share (p50 - control) / p50 of each implementation. */
 static void test_host_process(void) {
     /* {control / window (both impls), B's candidate factor (window and control), verdict
      * of the E2E batch row, its band, exit} */

@@ -695,10 +695,9 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
      * pairs 16.22 us, gelu_add 29.42 -> 21.10; bf16 add 4096x4096 33.70 -> 30.33. (Session
      * 16 had pairs for bf16 only: with the guarded loads f16's vec 1 was faster.)
      * DUALTIME_ELEM_PAIR=0: vec 1 for both; =1: pairs (the default). */
-    int pair_on = -1;
+    int pair_on = 1;
     dt_status pk = dt_cuda_plan_int_knob("DUALTIME_ELEM_PAIR", 0, 1, 0, &pair_on, err);
     if (pk != DT_OK) return pk;
-    if (pair_on < 0) pair_on = 1;
     const int pha = pair_phase(A), phb = B ? pair_phase(B) : -1;
     const int pair = pair_on && elementwise && narrow && !aligned && !contig && n % 2 == 0 &&
                      pha >= 0 && phb >= 0 && pair_phase(O) == 0;
