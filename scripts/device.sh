@@ -62,6 +62,9 @@ ab27|issue 18 session 15, bf16/f16 elementwise pairs on views (vec 2, funnel-shi
 digest-ab|issue 12 session 15, checks by digest: the default-matrix run with DUALTIME_CHEAT_DIGEST=0 (every checked sample copies the whole arena, as before), then the default (the output slot copied, the rest proved by each worker digest), each traced: wall, phase tables, and the sample and digest checks per implementation of each run into the summary (~7 min; each run cut at DT_RERUN_S, 300 s)
 digest-off|issue 12 session 16: the default-matrix run with DUALTIME_CHEAT_DIGEST=0 alone (every checked sample copies the whole arena), traced like a rerun: against a rerun-a/b of the default (checks by digest) on the same machine (~3 min)
 ab29|issue 18 session 16, elementwise loads in one basic block (DT_ELEM_LDALL, DUALTIME_ELEM_LDALL=1; with pairs the bf16/f16 views default since session 17, so native is ldpair there): ONE held run of add, gelu_add torch vs native vs ldall (DUALTIME_ELEM_LDALL=1) vs ldpair (DUALTIME_ELEM_LDALL=1 DUALTIME_ELEM_PAIR=1) with --input-views at 4096x4096, 300x30000, 8192x1000 in fp32,bf16,fp16, every output through the FP64 oracle; the p50s and the sweep_check target lines for native, ldall and ldpair into the summary (~2 min)
+ab30|issue 18 session 18, row ops over views kept in registers (DT_SHIFT_A/B: two aligned 16-byte loads a chunk put in place by selects; DUALTIME_ROW_SHIFT): ONE held run of softmax, rmsnorm, layernorm, cross_entropy, residual_layernorm torch vs native vs old (DUALTIME_ROW_SHIFT=0: vec 1 warp rows and staged rows, as before) with --input-views at 4096x4096, 8192x1000, 300x16000, 1023x4097 (odd N: cross_entropy only shifted) in fp32,bf16, every output through the FP64 oracle; the p50s and the sweep_check target lines for native and old into the summary (~3 min)
+ab31|issue 18 session 18, elementwise over views in 16-byte items (DT_SHIFT_A/B in dt_elementwise; DUALTIME_ELEM_SHIFT, unset: bf16/f16): ONE held run of add, gelu_add torch vs native vs old (DUALTIME_ELEM_SHIFT=0: the pairs with one-block loads, session 17) vs on (DUALTIME_ELEM_SHIFT=1: fp32 shifted too) with --input-views at 4096x4096, 300x30000, 8192x1000 in fp32,bf16,fp16, every output through the FP64 oracle; the p50s and the sweep_check target lines for native, old and on into the summary (~2 min)
+memcheck-views|compute-sanitizer memcheck of the GPU test long shapes that are views in registers or clusters (17x1000, 300x16000, 5x40000, 1x65536; the shifted loads read whole 16-byte granules of the row) in f32, bf16, f16
 ab28|issue 18 session 16, FP32 gemm v2 with its A tile shifted (gemm_v2.cu ASWZ, DUALTIME_GEMM_ASWZ) and the split-K tile (DUALTIME_GEMM_SPLIT_TILE): ONE held run of torch vs native vs old (DUALTIME_GEMM_ASWZ=0, the layout before) vs bk32 (DUALTIME_GEMM_BK=32) vs st0 (DUALTIME_GEMM_SPLIT_TILE=0: 64x64 split tiles) at 4096^3, 2048^3, 1024^3, 4097x4095x257, 1537x1539x131, 4096x64x4096, 4096x128x4096, every output through the FP64 oracle; the p50s into the summary (~3 min)
 plant|DT_PLANT (default softmax:0.10) slowed native op at 8192^2 and 128x1024 (and add 17x257 unplanted), compared against rerun-a or DT_RERUN_A (must be a regression, exit 1)
 dtypes|the row ops of the default matrix in DT_DTYPES (default bf16,fp16) with device timing
@@ -144,7 +147,8 @@ s15-b|ab27 digest-ab
 s16-a|rerun plant
 s16-b|ab27 ab28 digest-off
 s17-a|ab29 rerun-b
-s18-a|ab29 ncu-8192 ncu-views'
+s18-a|ab29 ncu-8192 ncu-views
+s18-b|ab30 ab31 memcheck-views'
 
 usage() { sed -n '7,8p' "$0" | sed 's/^# *//' >&2; exit 2; }
 list() {
@@ -629,12 +633,37 @@ step_ab29() { local NW="$PWD/$B/dualtime-native-worker" c
   dt_run_kept ab29 "${DT_AB29_S:-200}" "${sweep_flags[@]}" --dtypes fp32,bf16,fp16 --operations add,gelu_add \
     --input-views --row-shapes 4096x4096,300x30000,8192x1000 \
     --impls "torch,native,ldall=worker:env DUALTIME_ELEM_LDALL=1 $NW,ldpair=worker:env DUALTIME_ELEM_LDALL=1 DUALTIME_ELEM_PAIR=1 $NW"
-  [ -f "$W/ab29/results.json" ] || return 0
-  cases_p50 "$W/ab29/results.json"
-  for c in native ldall ldpair; do
-    python3 scripts/sweep_check.py --cand "$c" "$W/ab29/results.json" > "$W/ab29-$c.txt"
-    tail -1 "$W/ab29-$c.txt" | cut -c1-400 | sed "s/^/   $c: /" | tee -a "$S"
+  ab_targets ab29 1 native ldall ldpair; }
+# ab_targets NAME LINES CANDS...: an A/B run's p50s, then each candidate's sweep_check
+# tables (NAME-CAND.txt) and their last LINES lines (the target lines) into the summary
+ab_targets() { local name="$1" k="$2" c; shift 2
+  [ -f "$W/$name/results.json" ] || return 0
+  cases_p50 "$W/$name/results.json"
+  for c in "$@"; do
+    python3 scripts/sweep_check.py --cand "$c" "$W/$name/results.json" > "$W/$name-$c.txt"
+    tail -"$k" "$W/$name-$c.txt" | cut -c1-400 | sed "s/^/   $c: /" | tee -a "$S"
   done; return 0; }
+# ab30: row ops over views in registers, shifted loads (docs/perf.md "Session 18")
+# shellcheck disable=SC2054 # the commas are dualtime's
+step_ab30() { local NW="$PWD/$B/dualtime-native-worker" c
+  dt_run_kept ab30 "${DT_AB30_S:-240}" "${sweep_flags[@]}" --dtypes fp32,bf16 \
+    --operations softmax,rmsnorm,layernorm,cross_entropy,residual_layernorm \
+    --input-views --row-shapes "${DT_AB30_SHAPES:-4096x4096,8192x1000,300x16000,1023x4097}" \
+    --impls "torch,native,old=worker:env DUALTIME_ROW_SHIFT=0 $NW"
+  ab_targets ab30 2 native old; }
+# ab31: elementwise over views in 16-byte shifted items (docs/perf.md "Session 18")
+# shellcheck disable=SC2054 # the commas are dualtime's
+step_ab31() { local NW="$PWD/$B/dualtime-native-worker" c
+  dt_run_kept ab31 "${DT_AB31_S:-200}" "${sweep_flags[@]}" --dtypes fp32,bf16,fp16 --operations add,gelu_add \
+    --input-views --row-shapes "${DT_AB31_SHAPES:-4096x4096,300x30000,8192x1000}" \
+    --impls "torch,native,old=worker:env DUALTIME_ELEM_SHIFT=0 $NW,on=worker:env DUALTIME_ELEM_SHIFT=1 $NW"
+  ab_targets ab31 2 native old on; }
+step_memcheck-views() { run memcheck-views "${DT_MEMCHECK_S:-200}" 3 env DUALTIME_GPU_TEST_SHAPES=long \
+  DUALTIME_GPU_TEST_ROWS=17x1000,300x16000,5x40000,1x65536 DUALTIME_GPU_TEST_REPS=1 \
+  DUALTIME_GPU_TEST_NO_FAULT=1 "${SANITIZER[@]}" memcheck "${CUDA_TEST[@]}"
+  summary_of memcheck-views "ERROR SUMMARY"
+  [ -f "$W/memcheck-views.log" ] && grep -cE "^ok " "$W/memcheck-views.log" |
+    sed 's/^/   cases ok under memcheck: /' | tee -a "$S"; }
 # ab28: v2's swizzled A tile against the layout before (docs/perf.md "FP32 gemm: the A tile swizzled")
 step_ab28() { local NW="$PWD/$B/dualtime-native-worker"
   dt_run_kept ab28 "${DT_AB28_S:-240}" "${sweep_flags[@]}" --dtypes fp32 --operations gemm \

@@ -42,7 +42,7 @@ DT_KNAME(dt_cross_entropy)(const dt_t *__restrict__ a, const long long *__restri
     const float target = in_range ? dt_ld(p + l) : 0.0f;
 #if INREG
     float v[PER * VEC];
-    dt_load_row(p + dt_cbase(), v, lane, -DT_INF);
+    dt_load_row<DT_SHIFT_A>(p + dt_cbase(), v, lane, -DT_INF);
     float mx = -DT_INF;
 #pragma unroll
     for (int i = 0; i < PER * VEC; i++) mx = fmaxf(mx, v[i]);

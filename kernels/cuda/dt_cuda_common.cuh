@@ -144,6 +144,60 @@ __device__ __forceinline__ uint4 dt_pack8(const float *f) {
 #define DT_KNAME(base) DT_CAT(base, DT_SUFFIX)
 __device__ __forceinline__ float dt_ld(const dt_t *__restrict__ p) { return dt_to_f32(__ldg(p)); }
 
+// ---- shifted 16-byte chunks (session 18) ------------------------------------------
+// A row at p that need not start 16-byte aligned lies s = (p's byte offset in its
+// 16-byte vector) / element size elements past the aligned base p - s, so columns c ..
+// c+VEC-1 (VEC = the elements of 16 bytes, c a multiple of VEC) are elements s .. s+VEC-1
+// of the two aligned vectors at base + c and base + c + VEC. dt_shift_cols picks the
+// second one's column so that every vector read holds an element of the row's first nl
+// columns: c + VEC while s > 0 and column c + VEC - s < nl, else c again (c < nl), and
+// for c >= nl column 0 (both the first vector of the row). So no read leaves the
+// 16-byte granules the row's own bytes touch (an allocation, 256-byte aligned, holds
+// them; the arena has guards besides). dt_shift_chunk puts the VEC elements in place as
+// floats: selects on the bits of s and, for 2-byte types, one funnel shift.
+#ifndef DT_SHIFT_A /* input a's rows loaded shifted (the row ops' in-register rows, the
+                      elementwise items); b: residual_layernorm's and the elementwise b */
+#define DT_SHIFT_A 0
+#endif
+#ifndef DT_SHIFT_B
+#define DT_SHIFT_B 0
+#endif
+#if (DT_SHIFT_A || DT_SHIFT_B) && (!defined(VEC) || VEC != (DT_ELEM == 0 ? 4 : 8))
+#error "DT_SHIFT_A / DT_SHIFT_B need VEC = the elements of 16 bytes"
+#endif
+__device__ __forceinline__ unsigned dt_shift_of(const dt_t *p) {
+    return ((unsigned)(size_t)p & 15u) / (unsigned)sizeof(dt_t);
+}
+__device__ __forceinline__ void dt_shift_cols(int c, int nl, unsigned s, int vec, int &c0, int &c1) {
+    c0 = c < nl ? c : 0;
+#if defined(DT_EMU_PLANT_SHIFT_HI) /* tests/cuda/emu's planted faults: the second vector */
+    c1 = c0;                                                     /* never read, */
+#elif defined(DT_EMU_PLANT_SHIFT_LAST)
+    c1 = s && c < nl && c + vec < nl ? c + vec : c0;             /* not for the last chunk */
+#else
+    c1 = s && c < nl && c + vec - (int)s < nl ? c + vec : c0;
+#endif
+}
+__device__ __forceinline__ void dt_shift_chunk(const uint4 lo, const uint4 hi, unsigned s,
+                                               float *f) {
+    const unsigned w[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+#if DT_ELEM == 0
+    unsigned t[5]; /* by 2 words, then by 1 */
+#pragma unroll
+    for (int k = 0; k < 5; k++) t[k] = (s & 2u) ? w[k + 2] : w[k];
+#pragma unroll
+    for (int k = 0; k < 4; k++) f[k] = __uint_as_float((s & 1u) ? t[k + 1] : t[k]);
+#else
+    unsigned t[6], u[5]; /* by 4 elements (2 words), by 2 (1 word), then by 1 (half a word) */
+#pragma unroll
+    for (int k = 0; k < 6; k++) t[k] = (s & 4u) ? w[k + 2] : w[k];
+#pragma unroll
+    for (int k = 0; k < 5; k++) u[k] = (s & 2u) ? t[k + 1] : t[k];
+#pragma unroll
+    for (int k = 0; k < 4; k++) dt_unpack2(__funnelshift_r(u[k], u[k + 1], (s & 1u) * 16u), f[2 * k], f[2 * k + 1]);
+#endif
+}
+
 #ifndef DT_FASTEXP
 #define DT_FASTEXP 0
 #endif
@@ -511,9 +565,52 @@ __device__ __forceinline__ dt_welford dt_welford_pair(const dt_welford &a, const
 __device__ __forceinline__ int dt_col(int p, int e, int lane) { return (p * TPR + lane) * VEC + e; }
 
 #if INREG
-// Loads this thread's part of a row into v[PER*VEC]; columns >= N get `fill`.
+#if (DT_SHIFT_A || DT_SHIFT_B) && (DT_LN_ONE || DT_LN_PERSIST || SMEMROW)
+#error "DT_SHIFT_A / DT_SHIFT_B: the plain in-register rows only (not DT_LN_ONE, DT_LN_PERSIST)"
+#endif
+// Shifted rows (DT_SHIFT_A / DT_SHIFT_B; views and rows of odd N, whose starts are not
+// 16-byte aligned, kept in registers like aligned rows; session 18): this thread's
+// chunks are the aligned path's (columns c .. c+VEC-1, c = (i*TPR + lane)*VEC), each
+// put together from the two aligned 16-byte vectors that hold it (dt_shift_cols,
+// dt_shift_chunk above; s from the row's address, so it may differ row to row). All loads
+// are issued before any is used (one basic block). Columns >= the row's end get `fill`.
+__device__ __forceinline__ void dt_load_row_shifted(const dt_t *__restrict__ p,
+                                                    float (&v)[PER * VEC], int lane, float fill) {
+    const unsigned s = dt_shift_of(p);
+    const dt_t *__restrict__ base = p - s;
+    const int nl = DT_NL;
+    uint4 lo[PER], hi[PER];
+#pragma unroll
+    for (int i = 0; i < PER; i++) {
+        const int c = (i * TPR + lane) * VEC;
+        int c0, c1;
+        dt_shift_cols(c, nl, s, VEC, c0, c1);
+        lo[i] = __ldg(reinterpret_cast<const uint4 *>(base + c0));
+        hi[i] = __ldg(reinterpret_cast<const uint4 *>(base + c1));
+    }
+#pragma unroll
+    for (int i = 0; i < PER; i++) {
+        const int c = (i * TPR + lane) * VEC;
+        float f[VEC];
+        dt_shift_chunk(lo[i], hi[i], s, f);
+#pragma unroll
+        for (int e = 0; e < VEC; e++)
+#if N % VEC == 0 /* whole chunks (with a cluster too: NC % VEC == 0) */
+            v[i * VEC + e] = c < nl ? f[e] : fill;
+#else
+            v[i * VEC + e] = c + e < nl ? f[e] : fill;
+#endif
+    }
+}
+// Loads this thread's part of a row into v[PER*VEC]; columns >= N get `fill`. SH 1: the
+// row need not start 16-byte aligned (dt_load_row_shifted).
+template <int SH = 0>
 __device__ __forceinline__ void dt_load_row(const dt_t *__restrict__ p, float (&v)[PER * VEC],
                                             int lane, float fill) {
+    if constexpr (SH != 0) {
+        dt_load_row_shifted(p, v, lane, fill);
+        return;
+    }
 #pragma unroll
     for (int i = 0; i < PER; i++) {
         const int c = (i * TPR + lane) * VEC;
@@ -1373,6 +1470,80 @@ __device__ __forceinline__ unsigned dt_ld_pair(const dt_t *__restrict__ p) {
 #ifndef DT_ELEM_LDALL
 #define DT_ELEM_LDALL 0
 #endif
+#if DT_SHIFT_A || DT_SHIFT_B
+#if DT_CONTIG
+#error "DT_SHIFT_A / DT_SHIFT_B: elementwise over strided windows only"
+#endif
+// One input's item (columns c .. c+VEC-1 of the row at row): SH 1 the two aligned vectors
+// that hold it (dt_shift_cols; s its shift), SH 0 one aligned vector (s = 0).
+template <int SH>
+__device__ __forceinline__ void dt_ew_load(const dt_t *__restrict__ row, int c, uint4 &lo,
+                                           uint4 &hi, unsigned &s) {
+    if (SH) {
+        s = dt_shift_of(row);
+        int c0, c1;
+        dt_shift_cols(c, N, s, VEC, c0, c1);
+        lo = __ldg(reinterpret_cast<const uint4 *>(row - s + c0));
+        hi = __ldg(reinterpret_cast<const uint4 *>(row - s + c1));
+    } else {
+        s = 0;
+        lo = hi = __ldg(reinterpret_cast<const uint4 *>(row + c));
+    }
+}
+template <int SH>
+__device__ __forceinline__ void dt_ew_floats(const uint4 lo, const uint4 hi, unsigned s, float *f) {
+    if (SH) {
+        dt_shift_chunk(lo, hi, s, f);
+    } else {
+#if DT_ELEM == 0
+        f[0] = __uint_as_float(lo.x), f[1] = __uint_as_float(lo.y);
+        f[2] = __uint_as_float(lo.z), f[3] = __uint_as_float(lo.w);
+#else
+        dt_unpack8(lo, f);
+#endif
+    }
+}
+// Elementwise over a strided window whose input rows need not start 16-byte aligned
+// (views; the output's rows are aligned whole vectors): VEC-wide items as the aligned
+// path's, each input's item from the two aligned vectors that hold it (DT_SHIFT_A / _B;
+// an input without the flag one vector), every item's loads in one basic block (past the
+// end the last item again), the stores guarded (session 18).
+template <class F>
+__device__ __forceinline__ void dt_elementwise(const dt_t *__restrict__ a,
+                                               const dt_t *__restrict__ b,
+                                               dt_t *__restrict__ out, F f) {
+    const long long first = (long long)blockIdx.x * (BLOCK * ITEMS) + threadIdx.x;
+    uint4 al[ITEMS], ah[ITEMS], bl[ITEMS], bh[ITEMS];
+    unsigned sa[ITEMS], sb[ITEMS];
+    long long oo[ITEMS];
+#pragma unroll
+    for (int i = 0; i < ITEMS; i++) {
+        const long long it = first + (long long)i * BLOCK;
+        const long long il = it >= DT_ITEMS_TOTAL ? DT_ITEMS_TOTAL - 1 : it;
+        const long long r = il / DT_NV;
+        const int c = (int)(il % DT_NV) * VEC;
+        oo[i] = r * LDO + c;
+        dt_ew_load<DT_SHIFT_A>(a + r * LDA, c, al[i], ah[i], sa[i]);
+        dt_ew_load<DT_SHIFT_B>(b + r * LDB, c, bl[i], bh[i], sb[i]);
+    }
+#pragma unroll
+    for (int i = 0; i < ITEMS; i++) {
+        const long long it = first + (long long)i * BLOCK;
+        if (it < DT_ITEMS_TOTAL) {
+            float x[VEC], y[VEC];
+            dt_ew_floats<DT_SHIFT_A>(al[i], ah[i], sa[i], x);
+            dt_ew_floats<DT_SHIFT_B>(bl[i], bh[i], sb[i], y);
+#pragma unroll
+            for (int e = 0; e < VEC; e++) x[e] = f(x[e], y[e]);
+#if DT_ELEM == 0
+            *reinterpret_cast<float4 *>(out + oo[i]) = make_float4(x[0], x[1], x[2], x[3]);
+#else
+            *reinterpret_cast<uint4 *>(out + oo[i]) = dt_pack8(x);
+#endif
+        }
+    }
+}
+#else
 template <class F>
 __device__ __forceinline__ void dt_elementwise(const dt_t *__restrict__ a,
                                                const dt_t *__restrict__ b,
@@ -1457,4 +1628,5 @@ __device__ __forceinline__ void dt_elementwise(const dt_t *__restrict__ a,
     }
 #endif
 }
+#endif /* DT_SHIFT_A || DT_SHIFT_B */
 #endif /* ITEMS */

@@ -150,7 +150,7 @@ DT_KNAME(dt_layernorm)(const dt_t *__restrict__ a, const dt_t *__restrict__ gamm
     gamma += dt_cbase();
     beta += dt_cbase();
     float v[PER * VEC], g[PER * VEC], b[PER * VEC];
-    dt_load_row(p, v, lane, 0.0f);
+    dt_load_row<DT_SHIFT_A>(p, v, lane, 0.0f);
 #if DT_LN_HOIST
     /* few floats per thread (small rows): gamma and beta are loaded with the row, so
      * their latency overlaps the row's instead of following the two reductions */

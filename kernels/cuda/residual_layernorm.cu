@@ -23,8 +23,8 @@ DT_KNAME(dt_residual_layernorm)(const dt_t *__restrict__ a, const dt_t *__restri
     dt_t *__restrict__ q = out + (long long)row * LDO + dt_cbase();
 #if INREG
     float v[PER * VEC], w[PER * VEC];
-    dt_load_row(pa, v, lane, 0.0f);
-    dt_load_row(pb, w, lane, 0.0f);
+    dt_load_row<DT_SHIFT_A>(pa, v, lane, 0.0f);
+    dt_load_row<DT_SHIFT_B>(pb, w, lane, 0.0f);
 #pragma unroll
     for (int i = 0; i < PER * VEC; i++) v[i] += w[i];
     const float r = dt_row_center_rstd(v, lane, DT_EPS);

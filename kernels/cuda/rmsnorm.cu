@@ -20,7 +20,7 @@ DT_KNAME(dt_rmsnorm)(const dt_t *__restrict__ a, const dt_t *__restrict__ gamma,
 #if INREG
     gamma += dt_cbase();
     float v[PER * VEC], g[PER * VEC];
-    dt_load_row(p, v, lane, 0.0f);
+    dt_load_row<DT_SHIFT_A>(p, v, lane, 0.0f);
     dt_load_vec(gamma, g, lane);
     float ss = 0.0f;
 #pragma unroll

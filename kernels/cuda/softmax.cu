@@ -21,7 +21,7 @@ DT_KNAME(dt_softmax)(const dt_t *__restrict__ a, dt_t *__restrict__ out) {
     dt_t *__restrict__ q = out + (long long)row * LDO + dt_cbase();
 #if INREG
     float v[PER * VEC];
-    dt_load_row(p, v, lane, -DT_INF);
+    dt_load_row<DT_SHIFT_A>(p, v, lane, -DT_INF);
     float mx = -DT_INF;
 #pragma unroll
     for (int i = 0; i < PER * VEC; i++) mx = fmaxf(mx, v[i]);

@@ -10,10 +10,13 @@
  * DUALTIME_ROW_TPR) is checked through the plan summary; bad values must be refused.
  * Narrow types: every op x {bf16, f16} x {contiguous, views} x tails, large and long
  * rows (and gemm variant tc1 over tails and sizes) compiles, with the kernel symbol
- * dt_<op>_bf16 / _f16; contiguous aligned rows take the 16-byte path (vec=8), views the
- * scalar one (vec=1) but add and gelu_add shifted 32-bit pairs (vec=2, vec 1 at odd N and
- * with DUALTIME_ELEM_PAIR=0), both with every item's loads in one block (loads-unbranched;
- * FP32 views without, DUALTIME_ELEM_LDALL=0|1 forcing); gemm's tc1 takes VECA/VECB=8 when
+ * dt_<op>_bf16 / _f16; contiguous aligned rows take the 16-byte path (vec=8), and so do
+ * views (session 18, loads-shifted: the row ops' in-register rows, add and gelu_add's
+ * items; DUALTIME_ROW_SHIFT=0 / DUALTIME_ELEM_SHIFT=0 the plans before: the row ops vec 1,
+ * the elementwise shifted 32-bit pairs, vec=2, vec 1 at odd N and with
+ * DUALTIME_ELEM_PAIR=0, both with every item's loads in one block, loads-unbranched;
+ * FP32 views without, DUALTIME_ELEM_LDALL=0|1 forcing; DUALTIME_ELEM_SHIFT=1 shifts FP32
+ * views' items too); gemm's tc1 takes VECA/VECB=8 when
  * aligned; FP32 variant names
  * are refused for narrow gemm and tc1 for FP32; the planted fp16-accumulation sum
  * (DUALTIME_PLANT_ACC_F16=1) compiles, is named in the summary, and is refused for
@@ -323,6 +326,12 @@ static void narrow_thin_cases(const char *hdr) {
     g_expect = NULL;
 }
 
+/* Whether the plan passes the option o. */
+static int has_opt(const dt_cuda_plan *p, const char *o) {
+    for (int i = 0; i < p->nopts; i++)
+        if (strcmp(p->opts[i], o) == 0) return 1;
+    return 0;
+}
 /* bf16 and f16: every op, both layouts, tails to long rows; gemm tc1; the refusals. */
 static void narrow_cases(const char *hdr) {
     static const int64_t rows[][2] = {{1, 127}, {17, 257}, {128, 1024}, {1024, 4096},
@@ -362,13 +371,24 @@ static void narrow_cases(const char *hdr) {
                      * views vec 1 with the guarded loads; DUALTIME_ELEM_LDALL=0|1 forces */
                     const int ew = op == DT_OP_ADD || op == DT_OP_GELU_ADD;
                     g_expect = op == DT_OP_SUM && views ? "vec=8 streaming row-head"
-                               : views && ew ? "vec=2 strided pairs-shifted loads-unbranched"
-                               : views       ? "vec=1 "
+                               : views && ew ? "vec=8 strided loads-shifted" /* session 18 */
+                               : views       ? "vec=8 row-in-registers single-pass" /* shifted */
                                              : "vec=8 ";
                     compile_typed((dt_op)op, 128, 1024, 0, views, "sm_90", hdr, dts[t]);
+                    /* row ops over views: the shifted loads (session 18); =0 vec 1 */
+                    g_expect = "loads-shifted";
+                    g_expect_absent = !views || op == DT_OP_SUM;
+                    compile_typed((dt_op)op, 128, 1024, 0, views, "sm_90", hdr, dts[t]);
+                    g_expect_absent = 0;
                     if (ew && views) {
                         g_expect = "vec=1 strided loads-unbranched";
                         compile_typed((dt_op)op, 127, 1023, 0, 1, "sm_90", hdr, dts[t]);
+                        /* the pairs and the one-block loads, as before the shifted items
+                         * (DUALTIME_ELEM_SHIFT=0; session 17's default) */
+                        setenv("DUALTIME_ELEM_SHIFT", "0", 1);
+                        g_expect = "vec=2 strided pairs-shifted loads-unbranched";
+                        compile_typed((dt_op)op, 128, 1024, 0, 1, "sm_90", hdr, dts[t]);
+                        g_expect = "vec=1 strided loads-unbranched";
                         setenv("DUALTIME_ELEM_PAIR", "0", 1);
                         compile_typed((dt_op)op, 128, 1024, 0, 1, "sm_90", hdr, dts[t]);
                         unsetenv("DUALTIME_ELEM_PAIR");
@@ -383,11 +403,27 @@ static void narrow_cases(const char *hdr) {
                         compile_typed((dt_op)op, 17, 260, 0, 0, "sm_90", hdr, dts[t]);
                         compile_typed((dt_op)op, 1, 7, 0, 0, "sm_90", hdr, dts[t]); /* tail only */
                         unsetenv("DUALTIME_ELEM_LDALL");
+                        unsetenv("DUALTIME_ELEM_SHIFT");
+                        /* the shifted items: views of N % 8 == 0, both inputs shifted */
+                        g_expect = "vec=8 strided loads-shifted";
+                        compile_typed((dt_op)op, 300, 30000, 0, 1, "sm_90", hdr, dts[t]);
+                        CHECK(has_opt(&g_last, "-DDT_SHIFT_A=1") && has_opt(&g_last, "-DDT_SHIFT_B=1") &&
+                                  !has_opt(&g_last, "-DDT_ELEM_LDALL=1") && !has_opt(&g_last, "-DDT_PHA=1"),
+                              "%s %s 300x30000 view: shifted options", dt_op_get((dt_op)op)->name,
+                              dt_dtype_name(dts[t]));
                     }
                     /* N % 8 != 0: row ops scalar; elementwise over contiguous buffers
                      * 16-byte items over the flat range, the last (M*N) % 8 scalar */
+                    if (views && !ew && op != DT_OP_SUM) {
+                        setenv("DUALTIME_ROW_SHIFT", "0", 1);
+                        g_expect = "vec=1 ";
+                        compile_typed((dt_op)op, 128, 1024, 0, views, "sm_90", hdr, dts[t]);
+                        unsetenv("DUALTIME_ROW_SHIFT");
+                    }
+                    /* (cross_entropy, one output a row, loads its odd rows shifted) */
                     g_expect = ew ? "vec=8 contiguous flat-tail"
                                : op == DT_OP_SUM ? "vec=8 streaming row-head"
+                               : op == DT_OP_CROSS_ENTROPY ? "vec=8 row-in-registers single-pass fastexp loads-shifted"
                                                  : "vec=1 ";
                     compile_typed((dt_op)op, 17, 260, 0, 0, "sm_90", hdr, dts[t]); /* N%8 */
                     if (op == DT_OP_SUM) { /* odd N, views, and the version before */
@@ -440,6 +476,16 @@ static void narrow_cases(const char *hdr) {
         setenv("DUALTIME_ELEM_LDALL", "1", 1);
         compile_typed((dt_op)op, 127, 1023, 0, 1, "sm_90", hdr, DT_F32);
         unsetenv("DUALTIME_ELEM_LDALL");
+        /* no shifted items by default; DUALTIME_ELEM_SHIFT=1 gives them (float4 items) */
+        g_expect = "vec=1 strided";
+        compile_typed((dt_op)op, 4096, 4096, 0, 1, "sm_90", hdr, DT_F32);
+        setenv("DUALTIME_ELEM_SHIFT", "1", 1);
+        g_expect = "vec=4 strided loads-shifted";
+        compile_typed((dt_op)op, 4096, 4096, 0, 1, "sm_90", hdr, DT_F32);
+        g_expect = "vec=4 contiguous"; /* aligned: never shifted */
+        compile_typed((dt_op)op, 4096, 4096, 0, 0, "sm_90", hdr, DT_F32);
+        CHECK(!has_opt(&g_last, "-DDT_SHIFT_A=1"), "f32 contiguous with DUALTIME_ELEM_SHIFT=1: %s", g_last.summary);
+        unsetenv("DUALTIME_ELEM_SHIFT");
     }
     g_expect = NULL;
     compile_typed(DT_OP_SOFTMAX, 17, 257, 0, 1, "compute_90", hdr, DT_BF16);
@@ -458,6 +504,8 @@ static void narrow_cases(const char *hdr) {
         {"DUALTIME_GEMM_VARIANT", "tc1", DT_OP_GEMM, DT_F32},
         {"DUALTIME_GEMM_ASWZ", "2", DT_OP_GEMM, DT_F32},
         {"DUALTIME_ELEM_LDALL", "2", DT_OP_ADD, DT_BF16},
+        {"DUALTIME_ROW_SHIFT", "2", DT_OP_SOFTMAX, DT_F32},
+        {"DUALTIME_ELEM_SHIFT", "x", DT_OP_ADD, DT_BF16},
         {"DUALTIME_PLANT_ACC_F16", "1", DT_OP_SOFTMAX, DT_F16},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -477,12 +525,6 @@ static void narrow_cases(const char *hdr) {
 }
 
 /* 1 when option o is in p's NVRTC options. */
-static int has_opt(const dt_cuda_plan *p, const char *o) {
-    for (int i = 0; i < p->nopts; i++)
-        if (strcmp(p->opts[i], o) == 0) return 1;
-    return 0;
-}
-
 /* The persistent double-buffered staged rows (DUALTIME_ROW_PIPE=1, SMEMPIPE): off by
  * default; with it every op but residual_layernorm takes two row parts a block (the
  * fewest cluster blocks whose two parts fit the budget, else the block limit), the grid
@@ -1262,6 +1304,92 @@ static void smem_row_cases(const char *hdr) {
  * row, vocabulary rows, odd unaligned views, few long rows; the geometry each gets by
  * default (cluster split for few too-long rows, the multi-pass path for many, ex2 for
  * narrow softmax / cross_entropy) and under DUALTIME_ROW_CLUSTER=0|2, ELEMS. */
+/* The shifted in-register rows (session 18, DT_SHIFT_A / DT_SHIFT_B): row ops over
+ * views, and cross_entropy over odd rows, take the aligned rows' geometry (vec 4 / 8 in
+ * registers, the register cluster for few long rows) with "loads-shifted" in the summary
+ * and -DDT_SHIFT_A (residual_layernorm's b: -DDT_SHIFT_B); rows too long for registers
+ * keep the staged or streamed path without it; outputs of odd N (not whole vectors) keep
+ * vec 1; layernorm's DUALTIME_ROW_LN_ONE / _LN_PERSIST keep vec 1 on views; sum keeps its
+ * row head; DUALTIME_ROW_SHIFT=0 gives the plan before (bad values are refused in
+ * narrow_cases, which also checks the elementwise shifted items). */
+static void row_shift_cases(const char *hdr) {
+    static const dt_op ops[] = {DT_OP_SOFTMAX, DT_OP_LAYERNORM, DT_OP_RMSNORM,
+                                DT_OP_CROSS_ENTROPY, DT_OP_RESIDUAL_LAYERNORM};
+    static const dt_dtype dts[] = {DT_F32, DT_BF16, DT_F16};
+    static const struct { int64_t m, n; const char *f32, *narrow; } sh[] = {
+        {4096, 4096, "block=256 vec=4 row-in-registers single-pass", "vec=8 row-in-registers single-pass"},
+        {300, 16000, "block=1024 vec=4 row-in-registers single-pass", "vec=8 row-in-registers single-pass"},
+        {8192, 1000, "warp-per-row grid=1024 block=256 vec=4 row-in-registers", "warp-per-row grid=1024 block=256 vec=8 row-in-registers"},
+        {128, 1024, "block-per-row grid=128 block=128 vec=4", "block-per-row grid=128 block=128 vec=8"},
+        {2, 40000, "vec=4 row-in-registers single-pass cluster=", "vec=8 row-in-registers single-pass cluster="},
+    };
+    for (size_t t = 0; t < 3; t++)
+        for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
+            for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++) {
+                g_expect = t == 0 ? sh[i].f32 : sh[i].narrow;
+                compile_typed(ops[o], sh[i].m, sh[i].n, 0, 1, "sm_90", hdr, dts[t]);
+                CHECK(strstr(g_last.summary, " loads-shifted") && has_opt(&g_last, "-DDT_SHIFT_A=1") &&
+                          has_opt(&g_last, "-DDT_SHIFT_B=1") == (ops[o] == DT_OP_RESIDUAL_LAYERNORM),
+                      "%s %lldx%lld view %s: %s", dt_op_get(ops[o])->name, (long long)sh[i].m,
+                      (long long)sh[i].n, dt_dtype_name(dts[t]), g_last.summary);
+                /* the same geometry as the aligned rows' */
+                const dt_cuda_plan view = g_last;
+                g_expect = NULL;
+                compile_typed(ops[o], sh[i].m, sh[i].n, 0, 0, "sm_90", hdr, dts[t]);
+                const int same = view.grid[0] == g_last.grid[0] && view.block[0] == g_last.block[0] &&
+                                 !has_opt(&g_last, "-DDT_SHIFT_A=1");
+                /* (bf16/f16 layernorm's aligned rows over 1024 are its persistent ones) */
+                const int persist = strstr(g_last.summary, "persist=") != NULL;
+                CHECK(same || persist, "%s %lldx%lld %s: view grid %u block %u, aligned %s",
+                      dt_op_get(ops[o])->name, (long long)sh[i].m, (long long)sh[i].n,
+                      dt_dtype_name(dts[t]), view.grid[0], view.block[0], g_last.summary);
+            }
+    /* cross_entropy over odd rows, contiguous (one output a row) */
+    g_expect = "vec=4 row-in-registers single-pass loads-shifted";
+    compile_typed(DT_OP_CROSS_ENTROPY, 8192, 8193, 0, 0, "sm_90", hdr, DT_F32);
+    g_expect = "vec=8 row-in-registers single-pass fastexp loads-shifted";
+    compile_typed(DT_OP_CROSS_ENTROPY, 6000, 6001, 0, 1, "sm_90", hdr, DT_BF16);
+    /* odd N with a row output: not shifted (the output rows are not whole vectors) */
+    g_expect = "loads-shifted";
+    g_expect_absent = 1;
+    for (size_t o = 0; o < 3; o++) {
+        compile_typed(ops[o], 6000, 6001, 0, 1, "sm_90", hdr, DT_F32);
+        compile_typed(ops[o], 8191, 8193, 0, 0, "sm_90", hdr, DT_BF16);
+    }
+    /* rows too long for registers: staged (vocabulary rows over views) or streamed */
+    compile_typed(DT_OP_SOFTMAX, 4096, 50256, 0, 1, "sm_90", hdr, DT_F32);
+    CHECK(strstr(g_last.summary, "row-staged-in-smem") != NULL, "softmax 4096x50256 view: %s",
+          g_last.summary);
+    compile_typed(DT_OP_CROSS_ENTROPY, 2048, 128256, 0, 1, "sm_90", hdr, DT_BF16);
+    CHECK(strstr(g_last.summary, "ce-stream") != NULL, "cross_entropy 2048x128256 view: %s",
+          g_last.summary);
+    /* sum keeps its row head; FP32 add / gelu_add views their vec 1 items (the bf16 /
+     * f16 shifted items are narrow_cases') */
+    compile_typed(DT_OP_SUM, 4096, 4096, 0, 1, "sm_90", hdr, DT_BF16);
+    compile_typed(DT_OP_ADD, 4096, 4096, 0, 1, "sm_90", hdr, DT_F32);
+    compile_typed(DT_OP_GELU_ADD, 4096, 4096, 0, 1, "sm_90", hdr, DT_F32);
+    /* layernorm's opt-in raw rows keep vec 1 on views */
+    setenv("DUALTIME_ROW_LN_ONE", "1", 1);
+    compile_typed(DT_OP_LAYERNORM, 4096, 4096, 0, 1, "sm_90", hdr, DT_BF16);
+    unsetenv("DUALTIME_ROW_LN_ONE");
+    setenv("DUALTIME_ROW_LN_PERSIST", "1", 1);
+    compile_typed(DT_OP_LAYERNORM, 4096, 4096, 0, 1, "sm_90", hdr, DT_F32);
+    unsetenv("DUALTIME_ROW_LN_PERSIST");
+    /* the knob: 0 the plan before (vec 1 warp rows, staged rows) */
+    setenv("DUALTIME_ROW_SHIFT", "0", 1);
+    compile_typed(DT_OP_SOFTMAX, 4096, 4096, 0, 1, "sm_90", hdr, DT_F32);
+    g_expect_absent = 0;
+    CHECK(strstr(g_last.summary, "row-staged-in-smem") != NULL, "ROW_SHIFT=0 softmax 4096^2 view: %s",
+          g_last.summary);
+    g_expect = "warp-per-row grid=1024 block=256 vec=1 row-in-registers";
+    compile_typed(DT_OP_RMSNORM, 8192, 1000, 0, 1, "sm_90", hdr, DT_BF16);
+    setenv("DUALTIME_ROW_SHIFT", "1", 1);
+    g_expect = "loads-shifted";
+    compile_typed(DT_OP_RMSNORM, 8192, 1000, 0, 1, "sm_90", hdr, DT_BF16);
+    g_expect = NULL; /* =2 is refused with the refusals of narrow_cases */
+    unsetenv("DUALTIME_ROW_SHIFT");
+}
+
 static void long_row_cases(const char *hdr) {
     static const dt_op ops[] = {DT_OP_SOFTMAX, DT_OP_LAYERNORM, DT_OP_RMSNORM,
                                 DT_OP_CROSS_ENTROPY, DT_OP_RESIDUAL_LAYERNORM};
@@ -1285,7 +1413,10 @@ static void long_row_cases(const char *hdr) {
             }
     unsetenv("DUALTIME_ROW_SMEM");
     /* the staged row's geometry, cross_entropy's included: its default stream (where it
-     * streams >= 8 chunks a thread) is ce_stream_cases' */
+     * streams >= 8 chunks a thread) is ce_stream_cases'. The groups below check views and
+     * odd rows on the staged and streamed paths as they were before the shifted
+     * in-register loads (session 18, DUALTIME_ROW_SHIFT=0); row_shift_cases the default */
+    setenv("DUALTIME_ROW_SHIFT", "0", 1);
     setenv("DUALTIME_CE_STREAM", "0", 1);
     smem_row_cases(hdr);
     smem_pipe_cases(hdr);
@@ -1297,6 +1428,8 @@ static void long_row_cases(const char *hdr) {
     sm_online_cases(hdr);
     ln_one_cases(hdr);
     ln_persist_cases(hdr);
+    unsetenv("DUALTIME_ROW_SHIFT");
+    row_shift_cases(hdr);
     /* narrow softmax / cross_entropy: ex2.approx; f32 keeps expf */
     g_expect = "fastexp";
     compile_typed(DT_OP_SOFTMAX, 8192, 8192, 0, 0, "sm_90", hdr, DT_BF16);

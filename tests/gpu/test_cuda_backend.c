@@ -25,7 +25,8 @@
  *   DUALTIME_GPU_TEST_OPS=a,b   only these ops (the fault cases still run)
  *   DUALTIME_GPU_TEST_DTYPES=f32,bf16,f16   which dtypes (default all three)
  *   DUALTIME_GPU_TEST_SHAPES=long   only the long-row / unaligned shapes (1x65536,
- *                               4096x50257, 2048x128256, 8191x8193 views, 5x40000) and
+ *                               4096x50257, 2048x128256, 8191x8193 views, 5x40000; the
+ *                               views 17x1000, 4096x4096, 300x16000) and
  *                               8192x8192, for softmax, layernorm, rmsnorm and
  *                               cross_entropy in the selected dtypes (the fast
  *                               measurement call; then the compile-cache and error
@@ -504,7 +505,10 @@ static void long_shapes(int only_square) {
                                 DT_OP_CROSS_ENTROPY};
     static const struct { int64_t m, n; int views; } sh[] = {
         {8192, 8192, 0}, {1, 65536, 0},  {4096, 50257, 0}, {2048, 128256, 0},
-        {8191, 8193, 1}, {5, 40000, 1}, {1, 65536, 1}};
+        {8191, 8193, 1}, {5, 40000, 1}, {1, 65536, 1},
+        /* views kept in registers by the shifted loads (session 18): warp rows, block
+         * rows, few rows of 16000 */
+        {17, 1000, 1},   {4096, 4096, 1}, {300, 16000, 1}};
     static const dt_dtype dts[] = {DT_F32, DT_BF16, DT_F16};
     for (size_t t = 0; t < 3; t++) {
         if (!dtype_selected(dts[t])) continue;

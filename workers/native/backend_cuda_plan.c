@@ -698,16 +698,51 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
     int pair_on = 1;
     dt_status pk = dt_cuda_plan_int_knob("DUALTIME_ELEM_PAIR", 0, 1, 0, &pair_on, err);
     if (pk != DT_OK) return pk;
+    /* elementwise over a strided window whose inputs' rows are not 16-byte aligned
+     * (views) and whose output rows are aligned whole vectors: 16-byte items, each input's
+     * from the two aligned vectors that hold it (DT_SHIFT_A / DT_SHIFT_B, dt_elementwise's
+     * shifted form; session 18), 8 bf16/f16 elements a load pair where the pairs below
+     * move 2. DUALTIME_ELEM_SHIFT=0|1 forces; unset: bf16/f16 (FP32 views keep vec 1). */
+    int eshift = -1;
+    dt_status ek = dt_cuda_plan_int_knob("DUALTIME_ELEM_SHIFT", 0, 1, 0, &eshift, err);
+    if (ek != DT_OK) return ek;
+    if (eshift < 0) eshift = narrow;
+    eshift = eshift && elementwise && !aligned && !contig && n % vw == 0 && rows_aligned16(O) &&
+             A->data_offset % A->elem_bytes == 0 && B && B->data_offset % B->elem_bytes == 0;
     const int pha = pair_phase(A), phb = B ? pair_phase(B) : -1;
-    const int pair = pair_on && elementwise && narrow && !aligned && !contig && n % 2 == 0 &&
-                     pha >= 0 && phb >= 0 && pair_phase(O) == 0;
-    const int vec = aligned ? vw : pair ? 2 : 1;
+    const int pair = pair_on && !eshift && elementwise && narrow && !aligned && !contig &&
+                     n % 2 == 0 && pha >= 0 && phb >= 0 && pair_phase(O) == 0;
+    /* Row ops over rows that do not all start 16-byte aligned (views, odd N): the input
+     * rows loaded shifted into the aligned path's in-register chunks (DT_SHIFT_A /
+     * DT_SHIFT_B, dt_load_row_shifted: two aligned 16-byte loads a chunk, put in place by
+     * selects) where the output's rows are aligned whole vectors (or the output is one
+     * value a row: cross_entropy) and no parameter vector needs it (they are contiguous
+     * at 256-byte aligned starts). The geometry is then the aligned rows', not the vec 1
+     * warp rows (up to 1024 columns) or the staged row (longer rows that fit registers).
+     * DUALTIME_ROW_SHIFT=0: vec 1 there, as before (session 18). */
+    int shift_on = 1;
+    dt_status shk = dt_cuda_plan_int_knob("DUALTIME_ROW_SHIFT", 0, 1, 0, &shift_on, err);
+    if (shk != DT_OK) return shk;
+    const int row_op = L->op == DT_OP_SOFTMAX || L->op == DT_OP_RMSNORM ||
+                       L->op == DT_OP_LAYERNORM || L->op == DT_OP_RESIDUAL_LAYERNORM ||
+                       L->op == DT_OP_CROSS_ENTROPY;
+    const int out_rows_ok = O->cols != n || (rows_aligned16(O) && n % vw == 0);
+    /* (layernorm's opt-in DT_LN_ONE / DT_LN_PERSIST rows load raw vectors: set, they keep
+     * vec 1 on these rows) */
+    const int ln_raw_asked = L->op == DT_OP_LAYERNORM && (getenv_set("DUALTIME_ROW_LN_ONE") ||
+                                                          getenv_set("DUALTIME_ROW_LN_PERSIST"));
+    int rowshift = shift_on && row_op && !aligned && out_rows_ok && !ln_raw_asked &&
+                   A->data_offset % A->elem_bytes == 0 &&
+                   (!B || B->data_offset % B->elem_bytes == 0);
+    const int vec = aligned || rowshift || eshift ? vw : pair ? 2 : 1;
     const int vec_opt = p->nopts; /* the staged-row variant below rewrites it to vw */
     dt_cuda_plan_add_opt(p, "-DVEC=%d", vec);
     if (pair) {
         dt_cuda_plan_add_opt(p, "-DDT_PHA=%d", pha);
         dt_cuda_plan_add_opt(p, "-DDT_PHB=%d", phb);
     }
+    if (eshift && !rows_aligned16(A)) dt_cuda_plan_add_opt(p, "-DDT_SHIFT_A=1");
+    if (eshift && !rows_aligned16(B)) dt_cuda_plan_add_opt(p, "-DDT_SHIFT_B=1");
     /* planted fault (tests only): sum accumulating in fp16, see sum.cu */
     const char *plant = getenv("DUALTIME_PLANT_ACC_F16");
     const int acc_f16 = plant && strcmp(plant, "1") == 0;
@@ -746,13 +781,14 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
         dt_status lk = dt_cuda_plan_int_knob("DUALTIME_ELEM_LDALL", 0, 1, 0, &ldall, err);
         if (lk != DT_OK) return lk;
         if (ldall < 0) ldall = narrow && !contig && vec <= 2;
+        if (eshift) ldall = 0; /* the shifted items load all in one block anyway */
         if (ldall) dt_cuda_plan_add_opt(p, "-DDT_ELEM_LDALL=1");
         snprintf(p->summary, sizeof p->summary,
                  "%s elementwise grid=%u block=%d items/thread=%d vec=%d %s%s%s%s", p->kernel_name,
                  p->grid[0], block, items, vec, contig ? "contiguous" : "strided",
                  flat && n % vw != 0 ? " flat-tail" : "",
                  pair ? (pha || phb ? " pairs-shifted" : " pairs") : "",
-                 ldall ? " loads-unbranched" : "");
+                 eshift ? " loads-shifted" : ldall ? " loads-unbranched" : "");
         return DT_OK;
     }
 
@@ -1011,6 +1047,14 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
         if ((int64_t)sm_count * bps < grid_rows) grid_rows = (int64_t)sm_count * bps;
         p->persistent_blocks = 1;
     }
+    /* the shifted loads (above) serve the plain in-register rows; a row that went staged
+     * has VEC = vw already, one that went multi-pass over global gets vec 1 back */
+    if (rowshift && (!inreg || smem_rows || ln_one || ln_persist)) {
+        if (!inreg && !smem_rows) snprintf(p->opts[vec_opt], DT_CUDA_OPT_LEN, "-DVEC=1");
+        rowshift = 0;
+    }
+    if (rowshift && !rows_aligned16(A)) dt_cuda_plan_add_opt(p, "-DDT_SHIFT_A=1");
+    if (rowshift && B && !rows_aligned16(B)) dt_cuda_plan_add_opt(p, "-DDT_SHIFT_B=1");
     /* sum over rows that are not 16-byte aligned (odd N, views): VEC-wide loads from each
      * row's first 16-byte boundary and the head and tail elements scalar (sum.cu ROWHEAD).
      * H200, bf16 sum 6000x6001 at vec 1: 1.37x torch's time (session 9 sweep; docs/perf.md
@@ -1076,6 +1120,10 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
              : inreg            ? "row-in-registers single-pass"
                                 : "multi-pass-over-global",
              smbuf, clbuf, fastexp ? " fastexp" : "", lnbuf, sabuf);
+    if (rowshift) { /* after the path's words: "row-in-registers single-pass loads-shifted" */
+        const size_t at = strlen(p->summary);
+        snprintf(p->summary + at, sizeof p->summary - at, " loads-shifted");
+    }
     return DT_OK;
 }
 

@@ -6,8 +6,7 @@
 DT_EMU_SO_EXPORTS
 DT_EMU_EXPORT int dt_emu_so_run(unsigned t, unsigned blk, unsigned grid, const void *a_, const void *b_,
                                  const void *g_, const void *bt_, const long long *lab, void *o_) {
-    /* the buffers in the storage type (DT_ELEM: f32, bf16, f16; FP32 for every op but
-     * layernorm, sum and add, the ones emulated narrow) */
+    /* the buffers in the storage type (DT_ELEM: f32, bf16, f16) */
     const dt_t *a = (const dt_t *)a_, *b = (const dt_t *)b_, *g = (const dt_t *)g_, *bt = (const dt_t *)bt_;
     dt_t *o = (dt_t *)o_;
     threadIdx = {t, 0, 0};
@@ -17,19 +16,19 @@ DT_EMU_EXPORT int dt_emu_so_run(unsigned t, unsigned blk, unsigned grid, const v
     dt_emu_group = 0;
     (void)b; (void)g; (void)bt; (void)lab;
 #if OP == 0
-    dt_softmax_f32(a, o);
+    DT_KNAME(dt_softmax)(a, o);
 #elif OP == 1
-    dt_rmsnorm_f32(a, g, o);
+    DT_KNAME(dt_rmsnorm)(a, g, o);
 #elif OP == 2
     DT_KNAME(dt_layernorm)(a, g, bt, o);
 #elif OP == 3
-    dt_cross_entropy_f32(a, lab, o);
+    DT_KNAME(dt_cross_entropy)(a, lab, o);
 #elif OP == 5
     DT_KNAME(dt_sum)(a, o);
 #elif OP == 6
     DT_KNAME(dt_add)(a, b, o);
 #else
-    dt_residual_layernorm_f32(a, b, o);
+    DT_KNAME(dt_residual_layernorm)(a, b, o);
 #endif
     /* this thread is done: later barrier phases of its block wait for one thread fewer
      * (a warp-per-row block's warps past the last row return at once) */

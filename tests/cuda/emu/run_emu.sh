@@ -75,7 +75,8 @@
 #   DT_EMU_ONLY=stream only the CESTREAM cases (with DT_EMU_OPS=3), DT_EMU_ONLY=l2 only
 #   the ROWL2 cases (with DT_EMU_OPS="0 1 2"), DT_EMU_ONLY=one only the DT_LN_ONE cases,
 #   DT_EMU_ONLY=persist only the DT_LN_PERSIST cases, DT_EMU_ONLY=sumadd only sum's row
-#   head and add's flat tail (session 9)
+#   head and add's flat tail (session 9), DT_EMU_ONLY=shift only the shifted in-register
+#   rows (session 18)
 set -u
 cd "$(dirname "$0")/../../.." || exit 2
 read -r -a extra_defs <<<"${DT_EMU_DEFS:-}"
@@ -176,6 +177,35 @@ add_cases=("17 257 257 0 4 1 0" "17 257 257 0 8 1 1" "1 7 7 0 8 1 2" "31 1001 10
            "4 1026 1030 0 2 4 1" "2 2 6 1 2 1 1" "5 256 260 1 2 4 1 11" "4 1026 1030 0 2 4 2"
            "17 257 257 0 8 4 1 0 1" "5 257 260 1 1 4 1 0 1" "7 1000 1004 1 2 2 2 0 1"
            "5 256 260 1 2 4 1 0 1" "9 1023 1023 0 8 2 1 0 1" "31 1001 1001 0 4 4 0 0 1")
+# M N LDA view BLOCK TPR VEC PER CLUSTER NC ELEM [PLANT]: the shifted in-register rows
+# (DT_SHIFT_A / DT_SHIFT_B, session 18; every op 0-4, INREG=1 as the plan specializes them:
+# two aligned 16-byte loads a chunk, checked for alignment, put in place by selects):
+# views with stride N+4 (f32: every row 1 element past its boundary; bf16 / f16: 1 and 5
+# alternating) and odd strides (every shift 0..VEC-1 in turn), block and warp rows (M not
+# a multiple of the rows a block), the register cluster (CLUSTER 3-4, its parts shifted
+# alike), rows shorter than a chunk; odd N contiguous (cross_entropy only: its output is
+# one value a row, the others need aligned output rows), in f32, bf16 and f16. Planted
+# faults must fail: PLANT 12, the second vector never read (DT_EMU_PLANT_SHIFT_HI; not
+# cross_entropy: the row's values are then only permuted, which its one sum cannot
+# see), and PLANT 13, the last chunk's second vector not read (DT_EMU_PLANT_SHIFT_LAST:
+# the row's last elements lost; short rows, so each one counts).
+shift_cases=("3 4096 4100 1 256 256 4 4 1 0 0" "3 4096 4100 1 128 128 8 4 1 0 1"
+             "17 1000 1004 1 256 32 4 8 1 0 0" "17 1000 1003 1 128 32 8 4 1 0 2"
+             "5 1024 1027 1 128 128 4 2 1 0 0" "5 1024 1025 1 128 128 8 1 1 0 1"
+             "2 40000 40004 1 1024 1024 4 4 3 13336 0" "2 40000 40003 1 512 512 8 3 4 10000 2"
+             "9 8 9 1 32 32 8 1 1 0 1" "6 6001 6001 0 512 512 4 3 1 0 0"
+             "7 257 257 0 64 32 8 2 1 0 2" "4 3 3 0 32 32 4 1 1 0 0"
+             "3 4096 4100 1 256 256 4 4 1 0 0 12" "17 1000 1004 1 128 32 8 4 1 0 1 12"
+             "5 16 17 1 32 32 4 1 1 0 0 13" "6 64 67 1 32 32 8 1 1 0 1 13")
+# M N LDA view VEC ITEMS ELEM [PLANT]: add's shifted items (DT_SHIFT_A / DT_SHIFT_B, session
+# 18; the bf16/f16 views' default): 16-byte items, each input's from the two aligned vectors
+# that hold it, checked for alignment; stride N+4 and odd strides (every shift), N = VEC,
+# items past the end (the last item loaded again, the store guarded); PLANT 12 / 13 as above.
+eshift_cases=("5 256 260 1 8 4 1" "7 1000 1004 1 8 2 2" "3 4096 4100 1 4 4 0" "17 1000 1003 1 4 1 0"
+              "9 64 67 1 8 4 1" "4 8 9 1 8 1 2" "3 12 15 1 4 4 0"
+              "7 1000 1003 1 8 2 1 12" "9 64 67 1 4 4 0 13" "6 16 19 1 8 2 2 13")
+if [ -n "${DT_EMU_ONLY:-}" ] && [ "${DT_EMU_ONLY:-}" != shift ]; then shift_cases=(); eshift_cases=(); fi
+[ "${DT_EMU_ONLY:-}" = shift ] && cases=() && pipe_cases=() && stream_cases=() && l2_cases=() && one_cases=() && persist_cases=()
 if [ -n "${DT_EMU_ONLY:-}" ] && [ "${DT_EMU_ONLY:-}" != sumadd ]; then sum_cases=(); add_cases=(); fi
 [ "${DT_EMU_ONLY:-}" = sumadd ] && cases=() && pipe_cases=() && stream_cases=() && l2_cases=() && one_cases=()
 [ -n "${DT_EMU_ONLY:-}" ] && [ "${DT_EMU_ONLY:-}" != persist ] && persist_cases=()
@@ -271,6 +301,33 @@ for c in "${add_cases[@]}"; do read -r m n lda v vec items el plant ldall <<<"$c
   [ "$plant" = 11 ] && def+=(-DDT_EMU_PLANT_PAIR_SHIFT=1)
   [ "$ldall" = 1 ] && def+=(-DDT_ELEM_LDALL=1)
   build_run "$d" add "add $c" 1 "$plant" "${def[@]}"
+done
+for c in "${shift_cases[@]}"; do read -r m n lda v blk tpr vec per cl nc el plant <<<"$c"
+  plant=${plant:-0}
+  for o in ${DT_EMU_OPS:-0 1 2 3 4}; do
+    [ $(( n % vec )) != 0 ] && [ "$o" != 3 ] && continue # aligned output rows: whole vectors
+    [ "$plant" = 12 ] && [ "$o" = 3 ] && continue # a permutation of the row: one sum cannot see it
+    d="$T/shift_${o}_${m}_${n}_${lda}_${v}_${blk}_${tpr}_${cl}_${el}_${plant}"; mkdir -p "$d"
+    def=(-DOP="$o" -DM="$m" -DN="$n" -DLDA="$lda" -DLDB="$lda" -DLDO="$n" -DVIEW="$v" -DVEC="$vec"
+         -DBLOCK="$blk" -DTPR="$tpr" -DPER="$per" -DINREG=1 -DCLUSTER="$cl" -DDT_ELEM="$el"
+         -DDT_SHIFT_A=1 -DDT_EMU_CHECK_ALIGN=1)
+    [ "$o" = 4 ] && def+=(-DDT_SHIFT_B=1)
+    [ "$cl" -gt 1 ] && def+=(-DNC="$nc")
+    [ "$plant" = 12 ] && def+=(-DDT_EMU_PLANT_SHIFT_HI=1)
+    [ "$plant" = 13 ] && def+=(-DDT_EMU_PLANT_SHIFT_LAST=1)
+    build_run "$d" "${ops[$o]}" "${ops[$o]} shift $c" "$cl" "$plant" "${def[@]}"
+  done
+done
+for c in "${eshift_cases[@]}"; do read -r m n lda v vec items el plant <<<"$c"
+  plant=${plant:-0}
+  grid=$(( (m * (n / vec) + 256 * items - 1) / (256 * items) ))
+  d="$T/eshift_${m}_${n}_${lda}_${vec}_${items}_${el}_${plant}"; mkdir -p "$d"
+  def=(-DOP=6 -DM="$m" -DN="$n" -DLDA="$lda" -DLDB="$lda" -DLDO="$n" -DVIEW="$v" -DVEC="$vec"
+       -DBLOCK=256 -DTPR=256 -DITEMS="$items" -DGRID="$grid" -DCLUSTER=1 -DDT_ELEM="$el"
+       -DDT_SHIFT_A=1 -DDT_SHIFT_B=1 -DDT_EMU_CHECK_ALIGN=1)
+  [ "$plant" = 12 ] && def+=(-DDT_EMU_PLANT_SHIFT_HI=1)
+  [ "$plant" = 13 ] && def+=(-DDT_EMU_PLANT_SHIFT_LAST=1)
+  build_run "$d" add "add shift $c" 1 "$plant" "${def[@]}"
 done
 for c in "${persist_cases[@]}"; do read -r m n lda v blk vec per el g plant off <<<"$c"
   plant=${plant:-0}; off=${off:-0}
