@@ -1387,6 +1387,24 @@ static void row_shift_cases(const char *hdr) {
     g_expect = "loads-shifted";
     compile_typed(DT_OP_RMSNORM, 8192, 1000, 0, 1, "sm_90", hdr, DT_BF16);
     g_expect = NULL; /* =2 is refused with the refusals of narrow_cases */
+    /* DUALTIME_ROW_CLUSTER=3 (opt-in): rows over 8192 at fewer than 4 rows an SM split
+     * into blocks of at most 512 threads, aligned and views alike; more rows keep one
+     * block a row; few rows too long for one block as mode 1 */
+    setenv("DUALTIME_ROW_CLUSTER", "3", 1);
+    g_expect = "block=512 vec=4 row-in-registers single-pass cluster=4 cols/block=7500 ";
+    compile_typed(DT_OP_SOFTMAX, 300, 30000, 0, 1, "sm_90", hdr, DT_F32);
+    g_expect = "block=512 vec=8 row-in-registers single-pass cluster=2 cols/block=15000 ";
+    compile_typed(DT_OP_SOFTMAX, 300, 30000, 0, 0, "sm_90", hdr, DT_BF16);
+    g_expect = "block=512 vec=4 row-in-registers single-pass cluster=2 cols/block=8000 ";
+    compile_typed(DT_OP_RMSNORM, 300, 16000, 0, 1, "sm_90", hdr, DT_F32);
+    g_expect = "cluster=";
+    g_expect_absent = 1;
+    compile_typed(DT_OP_RMSNORM, 600, 16000, 0, 1, "sm_90", hdr, DT_F32);
+    compile_typed(DT_OP_SOFTMAX, 300, 8192, 0, 0, "sm_90", hdr, DT_F32);
+    g_expect_absent = 0;
+    compile_typed(DT_OP_SOFTMAX, 1, 65536, 0, 0, "sm_90", hdr, DT_F32);
+    unsetenv("DUALTIME_ROW_CLUSTER");
+    g_expect = NULL;
     unsetenv("DUALTIME_ROW_SHIFT");
 }
 
@@ -1951,7 +1969,7 @@ int main(int argc, char **argv) {
                                        {"DUALTIME_LAUNCH_FILL", "yes"},
                                        {"DUALTIME_ROW_TPR", "48"}, {"DUALTIME_ROW_TPR", "2048"},
                                        {"DUALTIME_ROW_TPR", "64x"},
-                                       {"DUALTIME_ROW_CLUSTER", "3"},
+                                       {"DUALTIME_ROW_CLUSTER", "4"},
                                        {"DUALTIME_ROW_ELEMS", "24"},
                                        {"DUALTIME_ROW_FASTEXP", "yes"},
                                        {"DUALTIME_ELEM_FLAT", "2"},

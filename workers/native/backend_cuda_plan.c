@@ -103,17 +103,25 @@ static int tpr_env_set(void) { return getenv_set("DUALTIME_ROW_TPR"); }
  * SM idles at every cluster barrier, docs/perf.md); 0: never. The cluster
  * has the fewest blocks (at most 8, the portable limit) such that each of up to 1024
  * threads holds at most `elems` elements, doubled (up to 8) while M * blocks leaves
- * SMs idle and each block keeps at least 4096 columns. Returns 1 with *cl blocks of
- * *nc columns (a multiple of vec), *tpr threads and *per vectors a thread; 0 to keep
- * the one-block plan. */
+ * SMs idle and each block keeps at least 4096 columns. Mode 3 (session 18, opt-in until
+ * measured): mode 1, and rows of more than 8192 elements (one block of 512+ threads a
+ * row) when there are fewer than 4 rows an SM, split so each block has at most 512
+ * threads: a few rounds of big blocks leave SMs idle in the last round (300x30000 f32:
+ * 300 blocks of 1024 threads, one an SM, 3 rounds for 2.3 rounds of work). Returns 1 with
+ * *cl blocks of *nc columns (a multiple of vec), *tpr threads and *per vectors a thread;
+ * 0 to keep the one-block plan. */
 static int cluster_plan(dt_op op, int64_t m, int64_t n, int vec, int elems, int sm_count,
-                        int enabled /* mode 0..2 */, int arch, int64_t *cl, int64_t *nc, int *tpr,
+                        int enabled /* mode 0..3 */, int arch, int64_t *cl, int64_t *nc, int *tpr,
                         int64_t *per) {
     if (!enabled || arch < 90 || op == DT_OP_SUM || n <= 1024) return 0;
     const int too_long = n > 1024 * 32;
     const int few = m * 4 <= sm_count;
-    if (enabled == 1 ? !(too_long && few) : !(too_long || (few && n >= 16384))) return 0;
+    const int tail = enabled == 3 && n > 8192 && m < 4LL * sm_count;
+    if (enabled == 1 || enabled == 3 ? !((too_long && few) || tail)
+                                     : !(too_long || (few && n >= 16384)))
+        return 0;
     int64_t c = (n + 1024LL * elems - 1) / (1024LL * elems);
+    if (tail && !(too_long && few)) c = (n + 512LL * elems - 1) / (512LL * elems);
     if (c > 8) c = 8;
     while (c < 8 && m * c < sm_count && n / (c * 2) >= 4096) c *= 2;
     if (c > 8) c = 8;
@@ -805,7 +813,8 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
      * DUALTIME_ROW_CLUSTER: 0 no cluster split, 1 (default) split rows too long for one
      * block's registers when there are few rows (M*4 <= SMs), 2 split every row too
      * long for one block and few rows of >= 16384 too (measured slower at 4096x50257,
-     * docs/perf.md). DUALTIME_ROW_FASTEXP (default 1 for bf16/f16, 0 for f32): ex2.approx
+     * docs/perf.md), 3 (opt-in) mode 1 and rows over 8192 at fewer than 4 rows an SM in
+     * blocks of at most 512 threads (cluster_plan). DUALTIME_ROW_FASTEXP (default 1 for bf16/f16, 0 for f32): ex2.approx
      * and the reciprocal in softmax and cross_entropy. DUALTIME_CE_STREAM (default 0):
      * 1 gives cross_entropy, wherever it would take the staged row, one block of up to
      * 512 threads a row streaming 16-byte chunks through an online logsumexp (CESTREAM,
@@ -843,7 +852,7 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
                            opt-in for f32 (slower there: 138 against 132 us at 8192^2) */
     if (kst == DT_OK) kst = dt_cuda_plan_int_knob("DUALTIME_ROW_LN_PERSIST", 0, 2, 0, &ln_persist, err);
     if (kst == DT_OK) kst = dt_cuda_plan_int_knob("DUALTIME_ROW_SMEM_KB", 16, 227, 0, &smem_kb, err);
-    if (kst == DT_OK) kst = dt_cuda_plan_int_knob("DUALTIME_ROW_CLUSTER", 0, 2, 0, &cluster_on, err);
+    if (kst == DT_OK) kst = dt_cuda_plan_int_knob("DUALTIME_ROW_CLUSTER", 0, 3, 0, &cluster_on, err);
     if (kst == DT_OK) kst = dt_cuda_plan_int_knob("DUALTIME_ROW_FASTEXP", 0, 1, 0, &fastexp, err);
     int ce_stream = -1; /* DUALTIME_CE_STREAM: 1 cross_entropy streams the row (CESTREAM)
                            wherever it would be staged, 0 never; unset (the default, session
