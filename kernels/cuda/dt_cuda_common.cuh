@@ -148,13 +148,13 @@ __device__ __forceinline__ float dt_ld(const dt_t *__restrict__ p) { return dt_t
 // A row at p that need not start 16-byte aligned lies s = (p's byte offset in its
 // 16-byte vector) / element size elements past the aligned base p - s, so columns c ..
 // c+VEC-1 (VEC = the elements of 16 bytes, c a multiple of VEC) are elements s .. s+VEC-1
-// of the two aligned vectors at base + c and base + c + VEC. dt_shift_cols picks the
-// second one's column so that every vector read holds an element of the row's first nl
-// columns: c + VEC while s > 0 and column c + VEC - s < nl, else c again (c < nl), and
-// for c >= nl column 0 (both the first vector of the row). So no read leaves the
-// 16-byte granules the row's own bytes touch (an allocation, 256-byte aligned, holds
-// them; the arena has guards besides). dt_shift_chunk puts the VEC elements in place as
-// floats: selects on the bits of s and, for 2-byte types, one funnel shift.
+// of the two aligned vectors at base + c and base + c + VEC. (A chunk in another frame,
+// the output row's of shift t, starts at vector c/VEC - 1 with shift s - t + VEC where
+// s < t.) dt_shift_vecs picks the two vectors so that every vector read holds an
+// element of the row's first nl columns. So no read leaves the 16-byte granules the row's
+// own bytes touch (an allocation, 256-byte aligned, holds them; the arena has guards
+// besides). dt_shift_chunk puts the VEC elements in place as floats: selects on the bits
+// of the shift and, for 2-byte types, one funnel shift.
 #ifndef DT_SHIFT_A /* input a's rows loaded shifted (the row ops' in-register rows, the
                       elementwise items); b: residual_layernorm's and the elementwise b */
 #define DT_SHIFT_A 0
@@ -168,14 +168,24 @@ __device__ __forceinline__ float dt_ld(const dt_t *__restrict__ p) { return dt_t
 __device__ __forceinline__ unsigned dt_shift_of(const dt_t *p) {
     return ((unsigned)(size_t)p & 15u) / (unsigned)sizeof(dt_t);
 }
-__device__ __forceinline__ void dt_shift_cols(int c, int nl, unsigned s, int vec, int &c0, int &c1) {
-    c0 = c < nl ? c : 0;
+// Vector j of a row part's aligned base holds one of its first nl columns (s: the part
+// start's shift).
+__device__ __forceinline__ bool dt_vec_in_row(int j, int nl, unsigned s, int vec) {
+    return j >= 0 && j * vec - (int)s < nl;
+}
+// The two aligned vectors, j0 and j1, that a chunk starting at vector j with shift sh
+// (0..vec-1) is put together from (its elements sh .. of j, then of j + 1): each is
+// read only where it holds an element of the row's first nl columns, else vector j0
+// (or the row's first, 0) again, whose elements are then outside the row and not used.
+__device__ __forceinline__ void dt_shift_vecs(int j, int nl, unsigned s, unsigned sh, int vec,
+                                              int &j0, int &j1) {
+    j0 = dt_vec_in_row(j, nl, s, vec) ? j : 0;
 #if defined(DT_EMU_PLANT_SHIFT_HI) /* tests/cuda/emu's planted faults: the second vector */
-    c1 = c0;                                                     /* never read, */
+    j1 = j0;                                                        /* never read, */
 #elif defined(DT_EMU_PLANT_SHIFT_LAST)
-    c1 = s && c < nl && c + vec < nl ? c + vec : c0;             /* not for the last chunk */
+    j1 = sh && j >= -1 && (j + 1) * vec < nl ? j + 1 : j0;          /* nor for the last chunk */
 #else
-    c1 = s && c < nl && c + vec - (int)s < nl ? c + vec : c0;
+    j1 = sh && dt_vec_in_row(j + 1, nl, s, vec) ? j + 1 : j0;
 #endif
 }
 __device__ __forceinline__ void dt_shift_chunk(const uint4 lo, const uint4 hi, unsigned s,
@@ -565,52 +575,86 @@ __device__ __forceinline__ dt_welford dt_welford_pair(const dt_welford &a, const
 __device__ __forceinline__ int dt_col(int p, int e, int lane) { return (p * TPR + lane) * VEC + e; }
 
 #if INREG
-#if (DT_SHIFT_A || DT_SHIFT_B) && (DT_LN_ONE || DT_LN_PERSIST || SMEMROW)
-#error "DT_SHIFT_A / DT_SHIFT_B: the plain in-register rows only (not DT_LN_ONE, DT_LN_PERSIST)"
+#if (DT_SHIFT_A || DT_SHIFT_B || DT_OFRAME) && (DT_LN_ONE || DT_LN_PERSIST || SMEMROW)
+#error "DT_SHIFT_A / DT_SHIFT_B / DT_OFRAME: the plain in-register rows only (not DT_LN_ONE, DT_LN_PERSIST)"
 #endif
+#ifndef DT_OFRAME /* 1: the output rows need not start 16-byte aligned (odd N) */
+#define DT_OFRAME 0
+#endif
+#if DT_OFRAME && (VEC != (DT_ELEM == 0 ? 4 : 8) || DT_LN_RAW || PER * VEC * TPR < DT_NSPAN + VEC - 1)
+#error "DT_OFRAME needs VEC = the elements of 16 bytes, no DT_LN_RAW, and PER for N + VEC - 1"
+#endif
+// The output row frame (DT_OFRAME, session 18): where the output rows are not aligned
+// whole vectors (odd N), this thread's chunks are those of the output row's aligned
+// base: chunk k holds columns k*VEC - t .. k*VEC - t + VEC-1, t the output row start's
+// shift (dt_oframe), so the stores of whole chunks are 16-byte stores and only a row's
+// first and last chunk store element by element. Every input (and gamma / beta) is then
+// loaded shifted into that frame. Without DT_OFRAME, t = 0.
+__device__ __forceinline__ int dt_oframe(const dt_t *q) {
+#if DT_OFRAME
+    return (int)dt_shift_of(q);
+#else
+    (void)q;
+    return 0;
+#endif
+}
+// Column of element e (0..VEC-1) of this thread's i-th chunk in the frame of shift t.
+__device__ __forceinline__ int dt_fcol(int i, int e, int lane, int t) { return dt_col(i, e, lane) - t; }
+// Whether column c of the row part (nl columns) is one of its columns.
+__device__ __forceinline__ bool dt_in_part(int c, int nl) {
+#if !DT_OFRAME && N % VEC == 0 /* whole chunks from column 0 (a cluster's NC % VEC == 0) */
+    return c < nl;
+#else
+    return c >= 0 && c < nl;
+#endif
+}
 // Shifted rows (DT_SHIFT_A / DT_SHIFT_B; views and rows of odd N, whose starts are not
 // 16-byte aligned, kept in registers like aligned rows; session 18): this thread's
-// chunks are the aligned path's (columns c .. c+VEC-1, c = (i*TPR + lane)*VEC), each
-// put together from the two aligned 16-byte vectors that hold it (dt_shift_cols,
-// dt_shift_chunk above; s from the row's address, so it may differ row to row). All loads
-// are issued before any is used (one basic block). Columns >= the row's end get `fill`.
+// chunks (in the frame of shift t: columns k*VEC - t ..) each put together from the two
+// aligned 16-byte vectors that hold it (dt_shift_vecs, dt_shift_chunk above; s from the
+// row's address, so it may differ row to row). All loads are issued before any is used
+// (one basic block). Columns outside the row get `fill`.
 __device__ __forceinline__ void dt_load_row_shifted(const dt_t *__restrict__ p,
-                                                    float (&v)[PER * VEC], int lane, float fill) {
+                                                    float (&v)[PER * VEC], int lane, float fill,
+                                                    int t) {
     const unsigned s = dt_shift_of(p);
+    const int d = (int)s - t, kd = d < 0 ? -1 : 0; /* the chunk's first vector: k + kd */
+    const unsigned sh = (unsigned)(d - kd * VEC);
     const dt_t *__restrict__ base = p - s;
     const int nl = DT_NL;
     uint4 lo[PER], hi[PER];
 #pragma unroll
     for (int i = 0; i < PER; i++) {
-        const int c = (i * TPR + lane) * VEC;
-        int c0, c1;
-        dt_shift_cols(c, nl, s, VEC, c0, c1);
-        lo[i] = __ldg(reinterpret_cast<const uint4 *>(base + c0));
-        hi[i] = __ldg(reinterpret_cast<const uint4 *>(base + c1));
+        int j0, j1;
+        dt_shift_vecs(i * TPR + lane + kd, nl, s, sh, VEC, j0, j1);
+        lo[i] = __ldg(reinterpret_cast<const uint4 *>(base + j0 * VEC));
+        hi[i] = __ldg(reinterpret_cast<const uint4 *>(base + j1 * VEC));
     }
 #pragma unroll
     for (int i = 0; i < PER; i++) {
-        const int c = (i * TPR + lane) * VEC;
         float f[VEC];
-        dt_shift_chunk(lo[i], hi[i], s, f);
+        dt_shift_chunk(lo[i], hi[i], sh, f);
 #pragma unroll
-        for (int e = 0; e < VEC; e++)
-#if N % VEC == 0 /* whole chunks (with a cluster too: NC % VEC == 0) */
-            v[i * VEC + e] = c < nl ? f[e] : fill;
+        for (int e = 0; e < VEC; e++) {
+#if !DT_OFRAME && N % VEC == 0
+            v[i * VEC + e] = dt_in_part(dt_col(i, 0, lane), nl) ? f[e] : fill;
 #else
-            v[i * VEC + e] = c + e < nl ? f[e] : fill;
+            v[i * VEC + e] = dt_in_part(dt_fcol(i, e, lane, t), nl) ? f[e] : fill;
 #endif
+        }
     }
 }
-// Loads this thread's part of a row into v[PER*VEC]; columns >= N get `fill`. SH 1: the
-// row need not start 16-byte aligned (dt_load_row_shifted).
+// Loads this thread's part of a row into v[PER*VEC]; columns outside the row get
+// `fill`. SH 1 (or DT_OFRAME): the row need not start 16-byte aligned
+// (dt_load_row_shifted; t the frame's shift).
 template <int SH = 0>
 __device__ __forceinline__ void dt_load_row(const dt_t *__restrict__ p, float (&v)[PER * VEC],
-                                            int lane, float fill) {
-    if constexpr (SH != 0) {
-        dt_load_row_shifted(p, v, lane, fill);
+                                            int lane, float fill, int t = 0) {
+    if constexpr (SH != 0 || DT_OFRAME != 0) {
+        dt_load_row_shifted(p, v, lane, fill, t);
         return;
     }
+    (void)t;
 #pragma unroll
     for (int i = 0; i < PER; i++) {
         const int c = (i * TPR + lane) * VEC;
@@ -633,9 +677,30 @@ __device__ __forceinline__ void dt_load_row(const dt_t *__restrict__ p, float (&
 #endif
     }
 }
-// Stores v[PER*VEC] (columns < N) to a row.
+// Stores v[PER*VEC] (the row's columns) to a row (t: the frame's shift, DT_OFRAME).
 __device__ __forceinline__ void dt_store_row(dt_t *__restrict__ p, const float (&v)[PER * VEC],
-                                             int lane) {
+                                             int lane, int t = 0) {
+#if DT_OFRAME
+    dt_t *__restrict__ base = p - t;
+    const int nl = DT_NL;
+#pragma unroll
+    for (int i = 0; i < PER; i++) {
+        const int c = dt_fcol(i, 0, lane, t);
+        if (c >= 0 && c + VEC <= nl) {
+#if VEC == 8
+            *reinterpret_cast<uint4 *>(base + (c + t)) = dt_pack8(&v[8 * i]);
+#else
+            *reinterpret_cast<float4 *>(base + (c + t)) =
+                make_float4(v[4 * i + 0], v[4 * i + 1], v[4 * i + 2], v[4 * i + 3]);
+#endif
+        } else {
+#pragma unroll
+            for (int e = 0; e < VEC; e++)
+                if (c + e >= 0 && c + e < nl) p[c + e] = dt_from_f32(v[i * VEC + e]);
+        }
+    }
+#else
+    (void)t;
 #pragma unroll
     for (int i = 0; i < PER; i++) {
         const int c = (i * TPR + lane) * VEC;
@@ -649,16 +714,20 @@ __device__ __forceinline__ void dt_store_row(dt_t *__restrict__ p, const float (
         if (c < DT_NL) p[c] = dt_from_f32(v[i]);
 #endif
     }
+#endif
 }
-// Loads a contiguous parameter vector (gamma, beta: always 16B-aligned, stride 1).
+// Loads a contiguous parameter vector (gamma, beta: always 16B-aligned, stride 1), in the
+// frame of shift t (DT_OFRAME).
 __device__ __forceinline__ void dt_load_vec(const dt_t *__restrict__ p, float (&v)[PER * VEC],
-                                            int lane) {
-    dt_load_row(p, v, lane, 0.0f);
+                                            int lane, int t = 0) {
+    dt_load_row(p, v, lane, 0.0f, t);
 }
 // Mean and biased variance of the row held in v (padding 0), variance as the mean of
 // (x - mean)^2: v becomes x - mean (padding stays 0) and the result is
-// 1 / sqrt(var + eps), for every thread of the row (layernorm, residual_layernorm).
-__device__ __forceinline__ float dt_row_center_rstd(float (&v)[PER * VEC], int lane, float eps) {
+// 1 / sqrt(var + eps), for every thread of the row (layernorm, residual_layernorm; t the
+// frame's shift, DT_OFRAME).
+__device__ __forceinline__ float dt_row_center_rstd(float (&v)[PER * VEC], int lane, float eps,
+                                                    int t = 0) {
     float s = 0.0f;
 #pragma unroll
     for (int i = 0; i < PER * VEC; i++) s += v[i];
@@ -668,7 +737,13 @@ __device__ __forceinline__ float dt_row_center_rstd(float (&v)[PER * VEC], int l
     for (int i = 0; i < PER; i++)
 #pragma unroll
         for (int e = 0; e < VEC; e++) {
-            const float d = dt_col(i, e, lane) < DT_NL ? v[i * VEC + e] - mean : 0.0f;
+#if DT_OFRAME
+            const bool in = dt_in_part(dt_fcol(i, e, lane, t), DT_NL);
+#else
+            (void)t;
+            const bool in = dt_col(i, e, lane) < DT_NL;
+#endif
+            const float d = in ? v[i * VEC + e] - mean : 0.0f;
             v[i * VEC + e] = d;
             d2 = fmaf(d, d, d2);
         }
@@ -1481,10 +1556,10 @@ __device__ __forceinline__ void dt_ew_load(const dt_t *__restrict__ row, int c, 
                                            uint4 &hi, unsigned &s) {
     if (SH) {
         s = dt_shift_of(row);
-        int c0, c1;
-        dt_shift_cols(c, N, s, VEC, c0, c1);
-        lo = __ldg(reinterpret_cast<const uint4 *>(row - s + c0));
-        hi = __ldg(reinterpret_cast<const uint4 *>(row - s + c1));
+        int j0, j1;
+        dt_shift_vecs(c / VEC, N, s, s, VEC, j0, j1);
+        lo = __ldg(reinterpret_cast<const uint4 *>(row - s + j0 * VEC));
+        hi = __ldg(reinterpret_cast<const uint4 *>(row - s + j1 * VEC));
     } else {
         s = 0;
         lo = hi = __ldg(reinterpret_cast<const uint4 *>(row + c));

@@ -150,12 +150,13 @@ DT_KNAME(dt_layernorm)(const dt_t *__restrict__ a, const dt_t *__restrict__ gamm
     gamma += dt_cbase();
     beta += dt_cbase();
     float v[PER * VEC], g[PER * VEC], b[PER * VEC];
-    dt_load_row<DT_SHIFT_A>(p, v, lane, 0.0f);
+    const int t = dt_oframe(q); /* the output row's frame (DT_OFRAME), else 0 */
+    dt_load_row<DT_SHIFT_A>(p, v, lane, 0.0f, t);
 #if DT_LN_HOIST
     /* few floats per thread (small rows): gamma and beta are loaded with the row, so
      * their latency overlaps the row's instead of following the two reductions */
-    dt_load_vec(gamma, g, lane);
-    dt_load_vec(beta, b, lane);
+    dt_load_vec(gamma, g, lane, t);
+    dt_load_vec(beta, b, lane, t);
 #endif
 #if DT_LN_RAW
     uint4 graw[PER], braw[PER];
@@ -167,7 +168,7 @@ DT_KNAME(dt_layernorm)(const dt_t *__restrict__ a, const dt_t *__restrict__ gamm
         braw[i] = in ? __ldg(reinterpret_cast<const uint4 *>(beta + c)) : make_uint4(0, 0, 0, 0);
     }
 #endif
-    const float r = dt_row_center_rstd(v, lane, DT_EPS);
+    const float r = dt_row_center_rstd(v, lane, DT_EPS, t);
 #if DT_LN_RAW
 #pragma unroll
     for (int i = 0; i < PER; i++) {
@@ -178,12 +179,12 @@ DT_KNAME(dt_layernorm)(const dt_t *__restrict__ a, const dt_t *__restrict__ gamm
     /* 16+ floats per thread (long rows, large grids): loading gamma and beta up front
      * cost occupancy (registers) and made 8192x8192 45% slower on the H200 (132 -> 192 us,
      * docs/perf.md); here they follow the reductions */
-    dt_load_vec(gamma, g, lane);
-    dt_load_vec(beta, b, lane);
+    dt_load_vec(gamma, g, lane, t);
+    dt_load_vec(beta, b, lane, t);
 #endif
 #pragma unroll
     for (int i = 0; i < PER * VEC; i++) v[i] = fmaf(v[i] * r, g[i], b[i]);
-    dt_store_row(q, v, lane);
+    dt_store_row(q, v, lane, t);
     DT_CLUSTER_END();
 #elif SMEMROW
     (void)lane;

@@ -23,14 +23,15 @@ DT_KNAME(dt_residual_layernorm)(const dt_t *__restrict__ a, const dt_t *__restri
     dt_t *__restrict__ q = out + (long long)row * LDO + dt_cbase();
 #if INREG
     float v[PER * VEC], w[PER * VEC];
-    dt_load_row<DT_SHIFT_A>(pa, v, lane, 0.0f);
-    dt_load_row<DT_SHIFT_B>(pb, w, lane, 0.0f);
+    const int t = dt_oframe(q); /* the output row's frame (DT_OFRAME), else 0 */
+    dt_load_row<DT_SHIFT_A>(pa, v, lane, 0.0f, t);
+    dt_load_row<DT_SHIFT_B>(pb, w, lane, 0.0f, t);
 #pragma unroll
     for (int i = 0; i < PER * VEC; i++) v[i] += w[i];
-    const float r = dt_row_center_rstd(v, lane, DT_EPS);
+    const float r = dt_row_center_rstd(v, lane, DT_EPS, t);
 #pragma unroll
     for (int i = 0; i < PER * VEC; i++) v[i] *= r;
-    dt_store_row(q, v, lane);
+    dt_store_row(q, v, lane, t);
     DT_CLUSTER_END();
 #elif SMEMROW
     (void)lane;

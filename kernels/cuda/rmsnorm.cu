@@ -20,8 +20,9 @@ DT_KNAME(dt_rmsnorm)(const dt_t *__restrict__ a, const dt_t *__restrict__ gamma,
 #if INREG
     gamma += dt_cbase();
     float v[PER * VEC], g[PER * VEC];
-    dt_load_row<DT_SHIFT_A>(p, v, lane, 0.0f);
-    dt_load_vec(gamma, g, lane);
+    const int t = dt_oframe(q); /* the output row's frame (DT_OFRAME), else 0 */
+    dt_load_row<DT_SHIFT_A>(p, v, lane, 0.0f, t);
+    dt_load_vec(gamma, g, lane, t);
     float ss = 0.0f;
 #pragma unroll
     for (int i = 0; i < PER * VEC; i++) ss = fmaf(v[i], v[i], ss);
@@ -29,7 +30,7 @@ DT_KNAME(dt_rmsnorm)(const dt_t *__restrict__ a, const dt_t *__restrict__ gamma,
     const float r = 1.0f / sqrtf(ss / (float)N + DT_EPS);
 #pragma unroll
     for (int i = 0; i < PER * VEC; i++) v[i] = v[i] * r * g[i];
-    dt_store_row(q, v, lane);
+    dt_store_row(q, v, lane, t);
     DT_CLUSTER_END();
 #elif SMEMROW
     (void)lane;

@@ -21,7 +21,8 @@ DT_KNAME(dt_softmax)(const dt_t *__restrict__ a, dt_t *__restrict__ out) {
     dt_t *__restrict__ q = out + (long long)row * LDO + dt_cbase();
 #if INREG
     float v[PER * VEC];
-    dt_load_row<DT_SHIFT_A>(p, v, lane, -DT_INF);
+    const int t = dt_oframe(q); /* the output row's frame (DT_OFRAME), else 0 */
+    dt_load_row<DT_SHIFT_A>(p, v, lane, -DT_INF, t);
     float mx = -DT_INF;
 #pragma unroll
     for (int i = 0; i < PER * VEC; i++) mx = fmaxf(mx, v[i]);
@@ -42,7 +43,7 @@ DT_KNAME(dt_softmax)(const dt_t *__restrict__ a, dt_t *__restrict__ out) {
 #pragma unroll
     for (int i = 0; i < PER * VEC; i++) v[i] = v[i] / s;
 #endif
-    dt_store_row(q, v, lane);
+    dt_store_row(q, v, lane, t);
     DT_CLUSTER_END();
 #elif SMEMROW
     (void)lane;

@@ -420,12 +420,18 @@ static void narrow_cases(const char *hdr) {
                         compile_typed((dt_op)op, 128, 1024, 0, views, "sm_90", hdr, dts[t]);
                         unsetenv("DUALTIME_ROW_SHIFT");
                     }
-                    /* (cross_entropy, one output a row, loads its odd rows shifted) */
+                    /* odd rows in registers: cross_entropy (one output a row) shifted
+                     * loads, the others in the output row's frame too (session 18) */
                     g_expect = ew ? "vec=8 contiguous flat-tail"
                                : op == DT_OP_SUM ? "vec=8 streaming row-head"
                                : op == DT_OP_CROSS_ENTROPY ? "vec=8 row-in-registers single-pass fastexp loads-shifted"
-                                                 : "vec=1 ";
+                                                 : "vec=8 row-in-registers single-pass";
                     compile_typed((dt_op)op, 17, 260, 0, 0, "sm_90", hdr, dts[t]); /* N%8 */
+                    if (!ew && op != DT_OP_SUM)
+                        CHECK(has_opt(&g_last, "-DDT_OFRAME=1") == (op != DT_OP_CROSS_ENTROPY) &&
+                                  strstr(g_last.summary, "loads-shifted") != NULL,
+                              "%s 17x260 %s: %s", dt_op_get((dt_op)op)->name, dt_dtype_name(dts[t]),
+                              g_last.summary);
                     if (op == DT_OP_SUM) { /* odd N, views, and the version before */
                         g_expect = "vec=8 streaming row-head";
                         compile_typed((dt_op)op, 6000, 6001, 0, 0, "sm_90", hdr, dts[t]);
@@ -1316,11 +1322,13 @@ static void row_shift_cases(const char *hdr) {
     static const dt_op ops[] = {DT_OP_SOFTMAX, DT_OP_LAYERNORM, DT_OP_RMSNORM,
                                 DT_OP_CROSS_ENTROPY, DT_OP_RESIDUAL_LAYERNORM};
     static const dt_dtype dts[] = {DT_F32, DT_BF16, DT_F16};
+    /* bf16/f16 views shifted everywhere; FP32 views over 1024 columns (block rows) only:
+     * its warp rows keep vec 1 (measured, session 18) */
     static const struct { int64_t m, n; const char *f32, *narrow; } sh[] = {
         {4096, 4096, "block=256 vec=4 row-in-registers single-pass", "vec=8 row-in-registers single-pass"},
         {300, 16000, "block=1024 vec=4 row-in-registers single-pass", "vec=8 row-in-registers single-pass"},
-        {8192, 1000, "warp-per-row grid=1024 block=256 vec=4 row-in-registers", "warp-per-row grid=1024 block=256 vec=8 row-in-registers"},
-        {128, 1024, "block-per-row grid=128 block=128 vec=4", "block-per-row grid=128 block=128 vec=8"},
+        {8192, 1000, "warp-per-row grid=1024 block=256 vec=1 row-in-registers", "warp-per-row grid=1024 block=256 vec=8 row-in-registers"},
+        {128, 1024, "block-per-row grid=128 block=128 vec=1", "block-per-row grid=128 block=128 vec=8"},
         {2, 40000, "vec=4 row-in-registers single-pass cluster=", "vec=8 row-in-registers single-pass cluster="},
     };
     for (size_t t = 0; t < 3; t++)
@@ -1328,6 +1336,12 @@ static void row_shift_cases(const char *hdr) {
             for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++) {
                 g_expect = t == 0 ? sh[i].f32 : sh[i].narrow;
                 compile_typed(ops[o], sh[i].m, sh[i].n, 0, 1, "sm_90", hdr, dts[t]);
+                if (t == 0 && sh[i].n <= 1024) { /* FP32 warp rows: vec 1, unshifted */
+                    CHECK(!strstr(g_last.summary, "loads-shifted") && !has_opt(&g_last, "-DDT_SHIFT_A=1"),
+                          "%s %lldx%lld view f32: %s", dt_op_get(ops[o])->name, (long long)sh[i].m,
+                          (long long)sh[i].n, g_last.summary);
+                    continue;
+                }
                 CHECK(strstr(g_last.summary, " loads-shifted") && has_opt(&g_last, "-DDT_SHIFT_A=1") &&
                           has_opt(&g_last, "-DDT_SHIFT_B=1") == (ops[o] == DT_OP_RESIDUAL_LAYERNORM),
                       "%s %lldx%lld view %s: %s", dt_op_get(ops[o])->name, (long long)sh[i].m,
@@ -1349,13 +1363,23 @@ static void row_shift_cases(const char *hdr) {
     compile_typed(DT_OP_CROSS_ENTROPY, 8192, 8193, 0, 0, "sm_90", hdr, DT_F32);
     g_expect = "vec=8 row-in-registers single-pass fastexp loads-shifted";
     compile_typed(DT_OP_CROSS_ENTROPY, 6000, 6001, 0, 1, "sm_90", hdr, DT_BF16);
-    /* odd N with a row output: not shifted (the output rows are not whole vectors) */
+    /* odd N with a row output: shifted loads in the output row's frame (DT_OFRAME), with
+     * one chunk a thread more room (PER for N + VEC - 1): 1023 bf16 warp rows hold 40 */
+    g_expect = "loads-shifted output-frame";
+    for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++) {
+        if (ops[o] == DT_OP_CROSS_ENTROPY) continue;
+        compile_typed(ops[o], 6000, 6001, 0, 1, "sm_90", hdr, DT_F32);
+        CHECK(has_opt(&g_last, "-DDT_OFRAME=1") && has_opt(&g_last, "-DPER=3"), "%s 6000x6001 f32: %s",
+              dt_op_get(ops[o])->name, g_last.summary);
+        compile_typed(ops[o], 8191, 8193, 0, 0, "sm_90", hdr, DT_BF16);
+        compile_typed(ops[o], 2049, 1023, 0, 0, "sm_90", hdr, DT_BF16);
+        CHECK(has_opt(&g_last, "-DPER=5") && strstr(g_last.summary, "warp-per-row"), "%s 2049x1023 bf16: %s",
+              dt_op_get(ops[o])->name, g_last.summary);
+    }
+    /* FP32 warp rows of odd N keep vec 1 */
     g_expect = "loads-shifted";
     g_expect_absent = 1;
-    for (size_t o = 0; o < 3; o++) {
-        compile_typed(ops[o], 6000, 6001, 0, 1, "sm_90", hdr, DT_F32);
-        compile_typed(ops[o], 8191, 8193, 0, 0, "sm_90", hdr, DT_BF16);
-    }
+    compile_typed(DT_OP_SOFTMAX, 12345, 77, 0, 0, "sm_90", hdr, DT_F32);
     /* rows too long for registers: staged (vocabulary rows over views) or streamed */
     compile_typed(DT_OP_SOFTMAX, 4096, 50256, 0, 1, "sm_90", hdr, DT_F32);
     CHECK(strstr(g_last.summary, "row-staged-in-smem") != NULL, "softmax 4096x50256 view: %s",
@@ -1386,6 +1410,7 @@ static void row_shift_cases(const char *hdr) {
     setenv("DUALTIME_ROW_SHIFT", "1", 1);
     g_expect = "loads-shifted";
     compile_typed(DT_OP_RMSNORM, 8192, 1000, 0, 1, "sm_90", hdr, DT_BF16);
+    compile_typed(DT_OP_RMSNORM, 8192, 1000, 0, 1, "sm_90", hdr, DT_F32); /* forced for FP32 */
     g_expect = NULL; /* =2 is refused with the refusals of narrow_cases */
     /* DUALTIME_ROW_CLUSTER=3 (opt-in): rows over 8192 at fewer than 4 rows an SM split
      * into blocks of at most 512 threads, aligned and views alike; more rows keep one

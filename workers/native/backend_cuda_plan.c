@@ -111,8 +111,8 @@ static int tpr_env_set(void) { return getenv_set("DUALTIME_ROW_TPR"); }
  * *cl blocks of *nc columns (a multiple of vec), *tpr threads and *per vectors a thread;
  * 0 to keep the one-block plan. */
 static int cluster_plan(dt_op op, int64_t m, int64_t n, int vec, int elems, int sm_count,
-                        int enabled /* mode 0..3 */, int arch, int64_t *cl, int64_t *nc, int *tpr,
-                        int64_t *per) {
+                        int enabled /* mode 0..3 */, int arch, int extra /* DT_OFRAME: vec-1 */,
+                        int64_t *cl, int64_t *nc, int *tpr, int64_t *per) {
     if (!enabled || arch < 90 || op == DT_OP_SUM || n <= 1024) return 0;
     const int too_long = n > 1024 * 32;
     const int few = m * 4 <= sm_count;
@@ -132,8 +132,8 @@ static int cluster_plan(dt_op op, int64_t m, int64_t n, int vec, int elems, int 
     int64_t t = pow2_ceil((w + elems - 1) / elems);
     if (t < 64) t = 64;
     if (t > 1024) t = 1024;
-    const int64_t pr = (w + t * vec - 1) / (t * vec);
-    if (pr * vec > 32 || c < 2) return 0; /* too long even for 8 blocks: multi-pass */
+    const int64_t pr = (w + extra + t * vec - 1) / (t * vec);
+    if (pr * vec > 32 + (extra ? vec : 0) || c < 2) return 0; /* too long even for 8 blocks: multi-pass */
     *cl = c;
     *nc = w;
     *tpr = (int)t;
@@ -727,21 +727,34 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
      * value a row: cross_entropy) and no parameter vector needs it (they are contiguous
      * at 256-byte aligned starts). The geometry is then the aligned rows', not the vec 1
      * warp rows (up to 1024 columns) or the staged row (longer rows that fit registers).
-     * DUALTIME_ROW_SHIFT=0: vec 1 there, as before (session 18). */
-    int shift_on = 1;
+     * Unset: bf16/f16 rows, and FP32 rows over 1024 columns (block rows). H100, one held
+     * run (session 18, ab30, against =0): every bf16 view faster (softmax 8192x1000 12.61
+     * -> 8.76 us, rmsnorm 17.18 -> 9.22, layernorm 4096x4096 30.36 -> 26.97); FP32 views
+     * 5% faster in sum at 4096x4096 (rmsnorm 53.59 -> 48.08, softmax 50.54 -> 51.17) but
+     * 5% slower in sum as warp rows at 8192x1000 (softmax 26.63 -> 31.14), whose vec 1
+     * loads already move 128 bytes a warp instruction. DUALTIME_ROW_SHIFT=0|1 forces. */
+    int shift_on = -1;
     dt_status shk = dt_cuda_plan_int_knob("DUALTIME_ROW_SHIFT", 0, 1, 0, &shift_on, err);
     if (shk != DT_OK) return shk;
+    if (shift_on < 0) shift_on = narrow || n > 1024;
     const int row_op = L->op == DT_OP_SOFTMAX || L->op == DT_OP_RMSNORM ||
                        L->op == DT_OP_LAYERNORM || L->op == DT_OP_RESIDUAL_LAYERNORM ||
                        L->op == DT_OP_CROSS_ENTROPY;
     const int out_rows_ok = O->cols != n || (rows_aligned16(O) && n % vw == 0);
-    /* (layernorm's opt-in DT_LN_ONE / DT_LN_PERSIST rows load raw vectors: set, they keep
-     * vec 1 on these rows) */
+    /* output rows that are not aligned whole vectors (odd N): the chunks in the output
+     * row's frame (DT_OFRAME: whole chunks stored 16 bytes at a time, the row's first
+     * and last element by element; every input and gamma / beta loaded shifted into it) */
+    const int oframe_ok = !out_rows_ok && O->data_offset % O->elem_bytes == 0;
+    /* (layernorm's opt-in DT_LN_ONE / DT_LN_PERSIST / DT_LN_RAW rows load raw vectors:
+     * set, they keep vec 1 on these rows) */
     const int ln_raw_asked = L->op == DT_OP_LAYERNORM && (getenv_set("DUALTIME_ROW_LN_ONE") ||
-                                                          getenv_set("DUALTIME_ROW_LN_PERSIST"));
-    int rowshift = shift_on && row_op && !aligned && out_rows_ok && !ln_raw_asked &&
+                                                          getenv_set("DUALTIME_ROW_LN_PERSIST") ||
+                                                          getenv_set("DUALTIME_ROW_LN_RAW"));
+    int rowshift = shift_on && row_op && !aligned && (out_rows_ok || oframe_ok) && !ln_raw_asked &&
                    A->data_offset % A->elem_bytes == 0 &&
                    (!B || B->data_offset % B->elem_bytes == 0);
+    const int oframe = rowshift && !out_rows_ok;
+    const int fr_extra = oframe ? vw - 1 : 0; /* the frame's shift: up to VEC-1 columns more */
     const int vec = aligned || rowshift || eshift ? vw : pair ? 2 : 1;
     const int vec_opt = p->nopts; /* the staged-row variant below rewrites it to vw */
     dt_cuda_plan_add_opt(p, "-DVEC=%d", vec);
@@ -969,11 +982,11 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
         tpr = block = 32; /* the planted kernel is one warp per row */
         dt_cuda_plan_add_opt(p, "-DDT_ACC_F16=1");
     }
-    int64_t per = (n + (int64_t)tpr * vec - 1) / ((int64_t)tpr * vec);
-    int inreg = L->op != DT_OP_SUM && per * vec <= 32;
+    int64_t per = (n + fr_extra + (int64_t)tpr * vec - 1) / ((int64_t)tpr * vec);
+    int inreg = L->op != DT_OP_SUM && per * vec <= 32 + (fr_extra ? vec : 0);
     int64_t cl = 1, nc = n;
     if (cluster_plan(L->op, m, n, vec, elems, sm_count, acc_f16 || tpr_env_set() ? 0 : cluster_on,
-                     arch_number(arch), &cl, &nc, &tpr, &per)) {
+                     arch_number(arch), fr_extra, &cl, &nc, &tpr, &per)) {
         block = tpr;
         inreg = 1;
         dt_cuda_plan_add_opt(p, "-DCLUSTER=%lld", (long long)cl);
@@ -1064,6 +1077,7 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
     }
     if (rowshift && !rows_aligned16(A)) dt_cuda_plan_add_opt(p, "-DDT_SHIFT_A=1");
     if (rowshift && B && !rows_aligned16(B)) dt_cuda_plan_add_opt(p, "-DDT_SHIFT_B=1");
+    if (rowshift && oframe) dt_cuda_plan_add_opt(p, "-DDT_OFRAME=1");
     /* sum over rows that are not 16-byte aligned (odd N, views): VEC-wide loads from each
      * row's first 16-byte boundary and the head and tail elements scalar (sum.cu ROWHEAD).
      * H200, bf16 sum 6000x6001 at vec 1: 1.37x torch's time (session 9 sweep; docs/perf.md
@@ -1131,7 +1145,8 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
              smbuf, clbuf, fastexp ? " fastexp" : "", lnbuf, sabuf);
     if (rowshift) { /* after the path's words: "row-in-registers single-pass loads-shifted" */
         const size_t at = strlen(p->summary);
-        snprintf(p->summary + at, sizeof p->summary - at, " loads-shifted");
+        snprintf(p->summary + at, sizeof p->summary - at, " loads-shifted%s",
+                 oframe ? " output-frame" : "");
     }
     return DT_OK;
 }

@@ -183,8 +183,9 @@ add_cases=("17 257 257 0 4 1 0" "17 257 257 0 8 1 1" "1 7 7 0 8 1 2" "31 1001 10
 # views with stride N+4 (f32: every row 1 element past its boundary; bf16 / f16: 1 and 5
 # alternating) and odd strides (every shift 0..VEC-1 in turn), block and warp rows (M not
 # a multiple of the rows a block), the register cluster (CLUSTER 3-4, its parts shifted
-# alike), rows shorter than a chunk; odd N contiguous (cross_entropy only: its output is
-# one value a row, the others need aligned output rows), in f32, bf16 and f16. Planted
+# alike), rows shorter than a chunk; odd N contiguous and in views (the row outputs in
+# the output row's frame, DT_OFRAME: whole chunks stored 16 bytes at a time, PER for N +
+# VEC - 1 columns; cross_entropy's one value a row needs none), in f32, bf16 and f16. Planted
 # faults must fail: PLANT 12, the second vector never read (DT_EMU_PLANT_SHIFT_HI; not
 # cross_entropy: the row's values are then only permuted, which its one sum cannot
 # see), and PLANT 13, the last chunk's second vector not read (DT_EMU_PLANT_SHIFT_LAST:
@@ -195,6 +196,9 @@ shift_cases=("3 4096 4100 1 256 256 4 4 1 0 0" "3 4096 4100 1 128 128 8 4 1 0 1"
              "2 40000 40004 1 1024 1024 4 4 3 13336 0" "2 40000 40003 1 512 512 8 3 4 10000 2"
              "9 8 9 1 32 32 8 1 1 0 1" "6 6001 6001 0 512 512 4 3 1 0 0"
              "7 257 257 0 64 32 8 2 1 0 2" "4 3 3 0 32 32 4 1 1 0 0"
+             "3 4097 4100 1 512 512 4 3 1 0 0" "5 1025 1029 1 128 128 8 2 1 0 1"
+             "2 40001 40005 1 1024 1024 4 4 3 13336 0" "9 77 77 0 256 32 8 1 1 0 2"
+             "3 1023 1023 0 32 32 8 5 1 0 1"
              "3 4096 4100 1 256 256 4 4 1 0 0 12" "17 1000 1004 1 128 32 8 4 1 0 1 12"
              "5 16 17 1 32 32 4 1 1 0 0 13" "6 64 67 1 32 32 8 1 1 0 1 13")
 # M N LDA view VEC ITEMS ELEM [PLANT]: add's shifted items (DT_SHIFT_A / DT_SHIFT_B, session
@@ -305,13 +309,14 @@ done
 for c in "${shift_cases[@]}"; do read -r m n lda v blk tpr vec per cl nc el plant <<<"$c"
   plant=${plant:-0}
   for o in ${DT_EMU_OPS:-0 1 2 3 4}; do
-    [ $(( n % vec )) != 0 ] && [ "$o" != 3 ] && continue # aligned output rows: whole vectors
     [ "$plant" = 12 ] && [ "$o" = 3 ] && continue # a permutation of the row: one sum cannot see it
     d="$T/shift_${o}_${m}_${n}_${lda}_${v}_${blk}_${tpr}_${cl}_${el}_${plant}"; mkdir -p "$d"
     def=(-DOP="$o" -DM="$m" -DN="$n" -DLDA="$lda" -DLDB="$lda" -DLDO="$n" -DVIEW="$v" -DVEC="$vec"
          -DBLOCK="$blk" -DTPR="$tpr" -DPER="$per" -DINREG=1 -DCLUSTER="$cl" -DDT_ELEM="$el"
          -DDT_SHIFT_A=1 -DDT_EMU_CHECK_ALIGN=1)
     [ "$o" = 4 ] && def+=(-DDT_SHIFT_B=1)
+    # output rows not whole vectors: the output row's frame (cross_entropy: one value a row)
+    [ $(( n % vec )) != 0 ] && [ "$o" != 3 ] && def+=(-DDT_OFRAME=1)
     [ "$cl" -gt 1 ] && def+=(-DNC="$nc")
     [ "$plant" = 12 ] && def+=(-DDT_EMU_PLANT_SHIFT_HI=1)
     [ "$plant" = 13 ] && def+=(-DDT_EMU_PLANT_SHIFT_LAST=1)
