@@ -600,12 +600,13 @@ __device__ __forceinline__ int dt_oframe(const dt_t *q) {
 }
 // Column of element e (0..VEC-1) of this thread's i-th chunk in the frame of shift t.
 __device__ __forceinline__ int dt_fcol(int i, int e, int lane, int t) { return dt_col(i, e, lane) - t; }
-// Whether column c of the row part (nl columns) is one of its columns.
+// Whether column c of the row part (nl columns) is one of its columns (without a frame
+// no column is negative).
 __device__ __forceinline__ bool dt_in_part(int c, int nl) {
-#if !DT_OFRAME && N % VEC == 0 /* whole chunks from column 0 (a cluster's NC % VEC == 0) */
-    return c < nl;
-#else
+#if DT_OFRAME
     return c >= 0 && c < nl;
+#else
+    return c < nl;
 #endif
 }
 // Shifted rows (DT_SHIFT_A / DT_SHIFT_B; views and rows of odd N, whose starts are not
@@ -636,7 +637,7 @@ __device__ __forceinline__ void dt_load_row_shifted(const dt_t *__restrict__ p,
         dt_shift_chunk(lo[i], hi[i], sh, f);
 #pragma unroll
         for (int e = 0; e < VEC; e++) {
-#if !DT_OFRAME && N % VEC == 0
+#if !DT_OFRAME && N % VEC == 0 /* whole chunks from column 0 (a cluster's NC % VEC == 0) */
             v[i * VEC + e] = dt_in_part(dt_col(i, 0, lane), nl) ? f[e] : fill;
 #else
             v[i * VEC + e] = dt_in_part(dt_fcol(i, e, lane, t), nl) ? f[e] : fill;
@@ -686,11 +687,11 @@ __device__ __forceinline__ void dt_store_row(dt_t *__restrict__ p, const float (
 #pragma unroll
     for (int i = 0; i < PER; i++) {
         const int c = dt_fcol(i, 0, lane, t);
-        if (c >= 0 && c + VEC <= nl) {
+        if (c >= 0 && c + VEC <= nl) { /* a whole chunk: at base + c + t, 16-byte aligned */
 #if VEC == 8
-            *reinterpret_cast<uint4 *>(base + (c + t)) = dt_pack8(&v[8 * i]);
+            *reinterpret_cast<uint4 *>(base + dt_col(i, 0, lane)) = dt_pack8(&v[8 * i]);
 #else
-            *reinterpret_cast<float4 *>(base + (c + t)) =
+            *reinterpret_cast<float4 *>(base + dt_col(i, 0, lane)) =
                 make_float4(v[4 * i + 0], v[4 * i + 1], v[4 * i + 2], v[4 * i + 3]);
 #endif
         } else {
@@ -737,13 +738,7 @@ __device__ __forceinline__ float dt_row_center_rstd(float (&v)[PER * VEC], int l
     for (int i = 0; i < PER; i++)
 #pragma unroll
         for (int e = 0; e < VEC; e++) {
-#if DT_OFRAME
-            const bool in = dt_in_part(dt_fcol(i, e, lane, t), DT_NL);
-#else
-            (void)t;
-            const bool in = dt_col(i, e, lane) < DT_NL;
-#endif
-            const float d = in ? v[i * VEC + e] - mean : 0.0f;
+            const float d = dt_in_part(dt_fcol(i, e, lane, t), DT_NL) ? v[i * VEC + e] - mean : 0.0f;
             v[i * VEC + e] = d;
             d2 = fmaf(d, d, d2);
         }
@@ -1550,7 +1545,7 @@ __device__ __forceinline__ unsigned dt_ld_pair(const dt_t *__restrict__ p) {
 #error "DT_SHIFT_A / DT_SHIFT_B: elementwise over strided windows only"
 #endif
 // One input's item (columns c .. c+VEC-1 of the row at row): SH 1 the two aligned vectors
-// that hold it (dt_shift_cols; s its shift), SH 0 one aligned vector (s = 0).
+// that hold it (dt_shift_vecs; s its shift), SH 0 one aligned vector (s = 0).
 template <int SH>
 __device__ __forceinline__ void dt_ew_load(const dt_t *__restrict__ row, int c, uint4 &lo,
                                            uint4 &hi, unsigned &s) {

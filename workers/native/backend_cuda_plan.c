@@ -711,12 +711,15 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
      * from the two aligned vectors that hold it (DT_SHIFT_A / DT_SHIFT_B, dt_elementwise's
      * shifted form; session 18), 8 bf16/f16 elements a load pair where the pairs below
      * move 2. DUALTIME_ELEM_SHIFT=0|1 forces; unset: bf16/f16 (FP32 views keep vec 1). */
+    /* every input starts at a whole element (the shifted forms below need it) */
+    const int whole_elems = A->data_offset % A->elem_bytes == 0 &&
+                            (!B || B->data_offset % B->elem_bytes == 0);
     int eshift = -1;
     dt_status ek = dt_cuda_plan_int_knob("DUALTIME_ELEM_SHIFT", 0, 1, 0, &eshift, err);
     if (ek != DT_OK) return ek;
     if (eshift < 0) eshift = narrow;
-    eshift = eshift && elementwise && !aligned && !contig && n % vw == 0 && rows_aligned16(O) &&
-             A->data_offset % A->elem_bytes == 0 && B && B->data_offset % B->elem_bytes == 0;
+    eshift = eshift && elementwise && B && !aligned && !contig && n % vw == 0 &&
+             rows_aligned16(O) && whole_elems;
     const int pha = pair_phase(A), phb = B ? pair_phase(B) : -1;
     const int pair = pair_on && !eshift && elementwise && narrow && !aligned && !contig &&
                      n % 2 == 0 && pha >= 0 && phb >= 0 && pair_phase(O) == 0;
@@ -751,8 +754,7 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
                                                           getenv_set("DUALTIME_ROW_LN_PERSIST") ||
                                                           getenv_set("DUALTIME_ROW_LN_RAW"));
     int rowshift = shift_on && row_op && !aligned && (out_rows_ok || oframe_ok) && !ln_raw_asked &&
-                   A->data_offset % A->elem_bytes == 0 &&
-                   (!B || B->data_offset % B->elem_bytes == 0);
+                   whole_elems;
     const int oframe = rowshift && !out_rows_ok;
     const int fr_extra = oframe ? vw - 1 : 0; /* the frame's shift: up to VEC-1 columns more */
     const int vec = aligned || rowshift || eshift ? vw : pair ? 2 : 1;
