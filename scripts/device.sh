@@ -65,6 +65,7 @@ ab29|issue 18 session 16, elementwise loads in one basic block (DT_ELEM_LDALL, D
 ab30|issue 18 session 18, row ops over views kept in registers (DT_SHIFT_A/B: two aligned 16-byte loads a chunk put in place by selects; DUALTIME_ROW_SHIFT): ONE held run of softmax, rmsnorm, layernorm, cross_entropy, residual_layernorm torch vs native vs old (DUALTIME_ROW_SHIFT=0: vec 1 warp rows and staged rows, as before) with --input-views at 4096x4096, 8192x1000, 300x16000, 1023x4097 (odd N: cross_entropy only shifted) in fp32,bf16, every output through the FP64 oracle; the p50s and the sweep_check target lines for native and old into the summary (~3 min)
 ab31|issue 18 session 18, elementwise over views in 16-byte items (DT_SHIFT_A/B in dt_elementwise; DUALTIME_ELEM_SHIFT, unset: bf16/f16): ONE held run of add, gelu_add torch vs native vs old (DUALTIME_ELEM_SHIFT=0: the pairs with one-block loads, session 17) vs on (DUALTIME_ELEM_SHIFT=1: fp32 shifted too) with --input-views at 4096x4096, 300x30000, 8192x1000 in fp32,bf16,fp16, every output through the FP64 oracle; the p50s and the sweep_check target lines for native, old and on into the summary (~2 min)
 ab32|issue 18 session 18, few rounds of big row blocks (DUALTIME_ROW_CLUSTER=3, opt-in: rows over 8192 at fewer than 4 rows an SM split over a cluster into blocks of at most 512 threads): ONE held run of softmax, rmsnorm, layernorm, cross_entropy torch vs native vs cl3 at 300x30000, 300x16000, 500x12288, 200x65536 in fp32,bf16, every output through the FP64 oracle; the p50s and the sweep_check target lines for native and cl3 into the summary (~2 min)
+ab34|issue 18 session 19, bf16 / f16 few rows on the tensor cores (gemv_mma.cu, mma.sync m16n8k16 as out^T = B^T A^T, the default for 2 <= M <= 32): GPU-test FP64 oracle and x100 timing of gemv-mma vs gemv (FFMA) at the few-rows table (DUALTIME_GPU_TEST_SHAPES=gemv-narrow), then ONE held run of torch vs native vs old (DUALTIME_GEMV_MMA=0: gemv.cu few rows where the tiles underfill, else wg3) at 8x4096x4096, 16x4096x4096, 2x4096x4096, 32x4096x4096, 4x14336x4096, 24x14336x4096, 13x1000x1000, 8x1024x8192, 5x1003x257 in bf16,fp16, then bf16 views; the p50s into the summary (~3 min)
 ab33|issue 18 session 18, odd rows in registers (the shifted loads and, for row outputs, the output row frame, DT_OFRAME): ONE held run of softmax, rmsnorm, layernorm, cross_entropy, residual_layernorm torch vs native vs old (DUALTIME_ROW_SHIFT=0: vec 1 warp rows and staged rows, as before) at 6000x6001, 2049x1025, 777x3333, 12345x77 in fp32,bf16, every output through the FP64 oracle; the p50s and the sweep_check target lines for native and old into the summary (~2 min)
 memcheck-views|compute-sanitizer memcheck of the GPU test long shapes that are views in registers or clusters (17x1000, 300x16000, 5x40000, 1x65536; the shifted loads read whole 16-byte granules of the row) in f32, bf16, f16
 ab28|issue 18 session 16, FP32 gemm v2 with its A tile shifted (gemm_v2.cu ASWZ, DUALTIME_GEMM_ASWZ) and the split-K tile (DUALTIME_GEMM_SPLIT_TILE): ONE held run of torch vs native vs old (DUALTIME_GEMM_ASWZ=0, the layout before) vs bk32 (DUALTIME_GEMM_BK=32) vs st0 (DUALTIME_GEMM_SPLIT_TILE=0: 64x64 split tiles) at 4096^3, 2048^3, 1024^3, 4097x4095x257, 1537x1539x131, 4096x64x4096, 4096x128x4096, every output through the FP64 oracle; the p50s into the summary (~3 min)
@@ -152,7 +153,8 @@ s17-a|ab29 rerun-b
 s18-a|ab29 ncu-8192 ncu-views
 s18-b|ab30 ab31 memcheck-views
 s18-c|ab32 ncu-8192
-s18-d|ab33 ab32 sweep18'
+s18-d|ab33 ab32 sweep18
+s19-a|ab34 ab33 ab30'
 
 usage() { sed -n '7,8p' "$0" | sed 's/^# *//' >&2; exit 2; }
 list() {
@@ -677,6 +679,20 @@ step_ab33() { local NW="$PWD/$B/dualtime-native-worker"
     --row-shapes "${DT_AB33_SHAPES:-6000x6001,2049x1025,777x3333,12345x77}" \
     --impls "torch,native,old=worker:env DUALTIME_ROW_SHIFT=0 $NW"
   ab_targets ab33 2 native old; }
+# ab34: bf16 / f16 few rows on the tensor cores (gemv_mma.cu) against the plan before
+# shellcheck disable=SC2054 # the commas are dualtime's
+step_ab34() { local NW="$PWD/$B/dualtime-native-worker" k; local -a a
+  run ab34-oracle "${DT_AB34_ORACLE_S:-150}" 1 env DUALTIME_GPU_TEST_SHAPES=gemv-narrow "${CUDA_TEST[@]}"
+  grep -E 'gemv-mma|gemv ' "$W/ab34-oracle.log" 2>/dev/null | grep -E ' (4|8|16|32)x' | cut -c1-160 | sed 's/^/   /' | tee -a "$S"
+  for k in rows views; do
+    case "$k" in
+      rows) a=(--dtypes bf16,fp16 --gemm-shapes "${DT_AB34_SHAPES:-8x4096x4096,16x4096x4096,2x4096x4096,32x4096x4096,4x14336x4096,24x14336x4096,13x1000x1000,8x1024x8192,5x1003x257}") ;;
+      views) a=(--dtypes bf16 --input-views --gemm-shapes 8x4096x4096,5x1003x257) ;;
+    esac
+    dt_run_kept "ab34-$k" "${DT_AB34_S:-200}" "${sweep_flags[@]}" --operations gemm "${a[@]}" \
+      --impls "torch,native,old=worker:env DUALTIME_GEMV_MMA=0 $NW" || continue
+    cases_p50 "$W/ab34-$k/results.json"
+  done; return 0; }
 step_memcheck-views() { run memcheck-views "${DT_MEMCHECK_S:-200}" 3 env DUALTIME_GPU_TEST_SHAPES=long \
   DUALTIME_GPU_TEST_ROWS=17x1000,300x16000,5x40000,1x65536 DUALTIME_GPU_TEST_REPS=1 \
   DUALTIME_GPU_TEST_NO_FAULT=1 "${SANITIZER[@]}" memcheck "${CUDA_TEST[@]}"

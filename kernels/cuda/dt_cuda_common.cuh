@@ -322,6 +322,29 @@ __device__ __forceinline__ void dt_stg16(float4 *p, const float4 v) {
     *p = v;
 }
 
+// ---- mma.sync.m16n8k16 (bf16 / f16 inputs, FP32 accumulators) --------------------
+// d += a * b in the PTX ISA's fragment layouts (a: 16 x 16 row-major, 4 registers; b:
+// 16 x 8 column-major, 2 registers; d: 16 x 8, 4 FP32), used by gemm_tc1.cu and
+// gemv_mma.cu. Under DT_HOST_EMU the collective stand-in of dt_emu.hpp.
+#if DT_ELEM == 1 || DT_ELEM == 2
+__device__ __forceinline__ void dt_mma16816(float (&d)[4], const unsigned (&a)[4], unsigned b0,
+                                            unsigned b1) {
+#ifdef DT_HOST_EMU
+    dt_emu_mma16816(d, a, b0, b1);
+#else
+#if DT_ELEM == 1
+#define DT_MMA16816 "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"
+#else
+#define DT_MMA16816 "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"
+#endif
+    asm volatile(DT_MMA16816 " {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#undef DT_MMA16816
+#endif
+}
+#endif
+
 // ---- sm_90 clusters (every kernel that splits work over a cluster) ----------------
 // dt_cl_sync: a barrier of every thread of the cluster, arrive with release and wait
 // with acquire (every block's shared-memory writes before it are visible to every block

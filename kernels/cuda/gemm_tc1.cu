@@ -28,19 +28,6 @@
 #error "VECA/VECB=8 need K resp. N % 8 == 0"
 #endif
 
-#if DT_ELEM == 1
-#define TC_MMA "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"
-#else
-#define TC_MMA "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"
-#endif
-
-__device__ __forceinline__ void tc_mma(float (&c)[4], const unsigned (&a)[4], unsigned b0,
-                                       unsigned b1) {
-    asm volatile(TC_MMA " {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
-                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
 // Stages the A tile (rows bm.., columns k0..) and the B tile (rows k0.., columns bn..).
 __device__ __forceinline__ void tc_stage(const dt_t *__restrict__ A, const dt_t *__restrict__ B,
                                          dt_t (*As)[TC_APITCH], dt_t (*Bs)[TC_BPITCH], int bm,
@@ -116,7 +103,7 @@ DT_KNAME(dt_gemm_tc1)(const dt_t *__restrict__ A, const dt_t *__restrict__ B,
                 const unsigned b0 = (unsigned)Bs[k][c] | ((unsigned)Bs[k + 1][c] << 16);
                 const unsigned b1 = (unsigned)Bs[k + 8][c] | ((unsigned)Bs[k + 9][c] << 16);
 #pragma unroll
-                for (int i = 0; i < 2; i++) tc_mma(acc[i][j], a[i], b0, b1);
+                for (int i = 0; i < 2; i++) dt_mma16816(acc[i][j], a[i], b0, b1);
             }
         }
         __syncthreads();

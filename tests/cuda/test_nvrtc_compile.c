@@ -300,6 +300,7 @@ static void narrow_thin_cases(const char *hdr) {
     static const dt_dtype dts[] = {DT_BF16, DT_F16};
     unsetenv("DUALTIME_GEMM_VARIANT");
     unsetenv("DUALTIME_GEMM_GEMV_NARROW");
+    setenv("DUALTIME_GEMV_MMA", "0", 1); /* the few rows below: gemv.cu's FFMA (kept for A/B) */
     for (size_t t = 0; t < 2; t++) {
         for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
             g_expect = cs[i].expect;
@@ -321,8 +322,37 @@ static void narrow_thin_cases(const char *hdr) {
         compile_typed(DT_OP_GEMM, 1, 4096, 4096, 0, "sm_90", hdr, dts[t]);
         unsetenv("DUALTIME_GEMM_GEMV_NARROW");
     }
+    unsetenv("DUALTIME_GEMV_MMA");
     g_expect = "variant=gemv";
     compile_typed(DT_OP_GEMM, 1000, 1, 1000, 0, "compute_90", hdr, DT_BF16);
+    /* few rows on the tensor cores (gemv_mma.cu, the default for 2 <= M <= 32): 16-byte
+     * loads over a cluster, scalar loads (a view, odd N and K), two and four row groups,
+     * a narrow N, a wide N, sm_80 without a cluster */
+    static const struct {
+        int64_t m, n, k;
+        int views;
+        const char *arch, *expect, *opt;
+    } ms[] = {
+        {8, 4096, 4096, 0, "sm_90", "warps=8 rows/block=8 cols/warp=64 k/step=32 vec(a,b)=(8,8) cluster=4", "-DKC=1024"},
+        {8, 4096, 4096, 1, "sm_90", "vec(a,b)=(1,1) cluster=4", "-DVECB=0"},
+        {13, 1000, 1000, 0, "sm_90", "rows/block=16", "-DMG=2"},
+        {32, 1003, 257, 1, "sm_90", "rows/block=32", "-DMG=4"},
+        {17, 2, 1000, 0, "sm_90", "vec(a,b)=(8,1)", "-DVECB=0"},
+        {2, 14336, 4096, 0, "sm_90", "variant=gemv-mma", "-DMG=1"},
+        {8, 4096, 4096, 0, "sm_80", "variant=gemv-mma", "-DCL=1"},
+    };
+    for (size_t t = 0; t < 2; t++)
+        for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++) {
+            g_expect = ms[i].expect;
+            g_last.nopts = 0;
+            compile_typed(DT_OP_GEMM, ms[i].m, ms[i].n, ms[i].k, ms[i].views, ms[i].arch, hdr, dts[t]);
+            CHECK(strcmp(g_last.source_name ? g_last.source_name : "", "gemv_mma.cu") == 0 &&
+                      strstr(g_last.summary, "mma.m16n8k16") && last_has_opt(ms[i].opt) &&
+                      last_has_opt(dts[t] == DT_BF16 ? "-DDT_ELEM=1" : "-DDT_ELEM=2"),
+                  "%s %lldx%lldx%lld views=%d %s: %s in %s", dt_dtype_name(dts[t]),
+                  (long long)ms[i].m, (long long)ms[i].n, (long long)ms[i].k, ms[i].views,
+                  ms[i].arch, ms[i].opt, g_last.summary);
+        }
     g_expect = NULL;
 }
 

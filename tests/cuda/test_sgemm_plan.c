@@ -21,7 +21,13 @@
  *  - few rows (fewrows_rules, fewrows_choice; session 10): dt_gemv_fewrows_geom_make on
  *    hand-worked shapes and invariants over a sweep; the plan's dtype defaults (FP32 every
  *    M <= 16 at 1 k a step, bf16 / f16 M <= 8 at 8 where the wgmma tiles underfill), the
- *    alignment fallbacks and every knob; v2's split-K over a cluster (plan_choice).
+ *    alignment fallbacks and every knob (with DUALTIME_GEMV_MMA=0); v2's split-K over a
+ *    cluster (plan_choice).
+ *  - bf16 / f16 few rows on the tensor cores (mma_rules, mma_choice; session 19):
+ *    dt_gemv_mma_geom_make on hand-worked shapes and invariants over a sweep (sm_80 and
+ *    sm_90); the plan takes gemv_mma.cu for 2 <= M <= 32 by default, vectors only where
+ *    rows are whole 16-byte chunks; DUALTIME_GEMV_MMA=0 and DUALTIME_GEMM_VARIANT=gemv keep
+ *    gemv.cu; gemv-mma asked for on f32, M == 1 or 33 rows is refused.
  * Needs no GPU (links the plan objects and NVRTC's library only). */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 #include <stdio.h>
@@ -354,10 +360,12 @@ static void narrow_choice(void) {
             /* K % 4 == 0 but K % 8 != 0: scalar for 2-byte types (FP32 would vectorize) */
             CHECK(plan(100, 1, 1004, views, dt, &p) == DT_OK && has_opt(&p, "-DVECA=1"), "%s", p.summary);
             CHECK(plan(1, 1, 1000, views, dt, &p) == DT_OK && has_opt(&p, "-DGV_MODE=1"), "%s", p.summary);
-            /* not thin: never gemv */
+            /* not thin: never gemv.cu (17 rows: gemv_mma.cu's few rows) */
             CHECK(plan(4096, 4096, 4096, views, dt, &p) == DT_OK && !strstr(p.summary, "gemv"),
                   "%s 4096^3: %s", kn, p.summary);
-            CHECK(plan(17, 2, 1000, views, dt, &p) == DT_OK && !strstr(p.summary, "gemv"), "%s", p.summary);
+            CHECK(plan(17, 2, 1000, views, dt, &p) == DT_OK && strcmp(p.source_name, "gemv.cu") != 0 &&
+                      strstr(p.summary, "gemv-mma"),
+                  "%s", p.summary);
         }
         /* the plan before: DUALTIME_GEMM_GEMV_NARROW=0 (N == 1: B's column has no 16-byte
          * rows, so tc1; M == 1: wg3), never gemv */
@@ -468,8 +476,139 @@ static void fewrows_rules(void) {
     CHECK(cases > 1000, "%d few-rows cases", cases);
 }
 
+/* bf16 / f16 few rows on the tensor cores (gemv_mma.cu, session 19): the rules of
+ * dt_gemv_mma_geom_make on hand-worked shapes, then invariants over a sweep (what the
+ * kernel's #error lines and its loops need) */
+static void mma_rules(void) {
+    dt_gemv_mma_geom g;
+    /* 8x4096x4096 on 132 SMs: 64 strips, 128 steps; 2112 warps / 64 = 33 a strip -> 4
+     * steps a warp, 32 warps: 8 a block x a cluster of 4, K 1024 a block */
+    CHECK(dt_gemv_mma_geom_make(8, 4096, 4096, 90, 132, 32, &g) && g.warps == 8 && g.cl == 4 &&
+              g.kc == 1024 && g.mg == 1 && g.grid == 256 && g.grid_y == 1,
+          "8x4096x4096: warps %d cl %d kc %lld mg %d grid %lld", g.warps, g.cl, (long long)g.kc,
+          g.mg, (long long)g.grid);
+    /* 13x1000x1000: 2 row groups in one block; 16 strips, 32 steps: at most 16 warps a
+     * strip (2 steps each): 8 a block x 2 */
+    CHECK(dt_gemv_mma_geom_make(13, 1000, 1000, 90, 132, 32, &g) && g.mg == 2 && g.grid_y == 1 &&
+              g.warps == 8 && g.cl == 2 && g.kc == 512 && g.grid == 32,
+          "13x1000x1000: warps %d cl %d kc %lld mg %d", g.warps, g.cl, (long long)g.kc, g.mg);
+    CHECK(dt_gemv_mma_geom_make(32, 4096, 4096, 90, 132, 32, &g) && g.mg == 4 && g.grid_y == 1,
+          "32 rows: mg %d", g.mg);
+    CHECK(dt_gemv_mma_geom_make(40, 4096, 4096, 90, 132, 64, &g) && g.mg == 4 && g.grid_y == 2,
+          "40 rows: mg %d grid_y %lld", g.mg, (long long)g.grid_y);
+    CHECK(!dt_gemv_mma_geom_make(1, 4096, 4096, 90, 132, 32, &g), "M == 1 is gemv's");
+    CHECK(!dt_gemv_mma_geom_make(8, 1, 4096, 90, 132, 32, &g), "N == 1 is gemv's");
+    CHECK(!dt_gemv_mma_geom_make(33, 4096, 4096, 90, 132, 32, &g), "33 rows over the limit");
+    CHECK(!dt_gemv_mma_geom_make(8, 4096, 4096, 75, 132, 32, &g), "no bf16 mma before sm_80");
+    /* sm_80: no clusters, up to 16 warps a block */
+    CHECK(dt_gemv_mma_geom_make(8, 4096, 4096, 80, 108, 32, &g) && g.cl == 1 && g.warps == 16 &&
+              g.kc >= 4096,
+          "sm_80: warps %d cl %d kc %lld", g.warps, g.cl, (long long)g.kc);
+    static const int64_t ns[] = {2, 7, 63, 64, 65, 1000, 4096, 14336};
+    static const int64_t ks[] = {1, 8, 31, 32, 33, 257, 1000, 4096, 65536};
+    int cases = 0;
+    for (int arch = 80; arch <= 90; arch += 10)
+        for (int64_t m = 2; m <= 40; m++)
+            for (size_t a = 0; a < sizeof ns / sizeof ns[0]; a++)
+                for (size_t b = 0; b < sizeof ks / sizeof ks[0]; b++) {
+                    const int64_t n = ns[a], k = ks[b];
+                    if (!dt_gemv_mma_geom_make(m, n, k, arch, 132, 40, &g)) {
+                        CHECK(0, "%lldx%lldx%lld sm_%d not taken", (long long)m, (long long)n,
+                              (long long)k, arch);
+                        continue;
+                    }
+                    cases++;
+                    const int64_t steps_block = g.kc / 32;
+                    CHECK(g.mg >= 1 && g.mg <= 4 && (g.grid_y == 1 || g.mg == 4) &&
+                              8 * g.mg * g.grid_y >= m && 8 * g.mg * (g.grid_y - 1) < m &&
+                              g.warps >= 1 && g.warps <= (arch >= 90 ? 8 : 16) && g.cl >= 1 &&
+                              g.cl <= 8 && (arch >= 90 || g.cl == 1) && g.kc % 32 == 0 &&
+                              g.kc >= 32 && (int64_t)(g.cl - 1) * g.kc < k &&
+                              (int64_t)g.cl * g.kc >= k && steps_block % g.warps == 0 &&
+                              g.grid == (n + 63) / 64 * g.cl,
+                          "%lldx%lldx%lld sm_%d: warps %d cl %d kc %lld mg %d grid %lld x %lld",
+                          (long long)m, (long long)n, (long long)k, arch, g.warps, g.cl,
+                          (long long)g.kc, g.mg, (long long)g.grid, (long long)g.grid_y);
+                }
+    CHECK(cases > 1000, "%d mma cases", cases);
+}
+
+static void mma_choice(void) {
+    dt_cuda_plan p;
+    unsetenv("DUALTIME_GEMM_VARIANT");
+    unsetenv("DUALTIME_GEMV_MMA");
+    static const dt_dtype dts[] = {DT_BF16, DT_F16};
+    for (int t = 0; t < 2; t++) {
+        const dt_dtype dt = dts[t];
+        const char *elem = dt == DT_BF16 ? "-DDT_ELEM=1" : "-DDT_ELEM=2";
+        for (int views = 0; views < 2; views++) {
+            CHECK(plan(8, 4096, 4096, views, dt, &p) == DT_OK &&
+                      strcmp(p.source_name, "gemv_mma.cu") == 0 && has_opt(&p, elem) &&
+                      strstr(p.kernel_name, "dt_gemv_mma_") && has_opt(&p, "-DWARPS=8") &&
+                      has_opt(&p, "-DCL=4") && has_opt(&p, "-DKC=1024") && has_opt(&p, "-DMG=1") &&
+                      has_opt(&p, views ? "-DVECA=0" : "-DVECA=1") &&
+                      has_opt(&p, views ? "-DVECB=0" : "-DVECB=1") && p.grid[0] == 256 &&
+                      p.grid[1] == 1 && p.block[0] == 256 && strstr(p.summary, "variant=gemv-mma"),
+                  "%s 8x4096x4096 views=%d: %s", dt_dtype_name(dt), views, p.summary);
+            /* every M from 2 to 32, odd N and K: scalar loads where a row is not whole
+             * 16-byte chunks */
+            CHECK(plan(4, 1024, 1026, views, dt, &p) == DT_OK && has_opt(&p, "-DVECA=0") &&
+                      has_opt(&p, views ? "-DVECB=0" : "-DVECB=1"),
+                  "%s 4x1024x1026: %s", dt_dtype_name(dt), p.summary);
+            CHECK(plan(32, 1003, 257, views, dt, &p) == DT_OK && has_opt(&p, "-DMG=4") &&
+                      has_opt(&p, "-DVECB=0"),
+                  "%s 32x1003x257: %s", dt_dtype_name(dt), p.summary);
+            CHECK(plan(2, 14336, 4096, views, dt, &p) == DT_OK &&
+                      strcmp(p.source_name, "gemv_mma.cu") == 0,
+                  "%s 2x14336x4096: %s", dt_dtype_name(dt), p.summary);
+            CHECK(plan(33, 4096, 4096, views, dt, &p) == DT_OK && !strstr(p.summary, "gemv"),
+                  "%s 33 rows: the tiles: %s", dt_dtype_name(dt), p.summary);
+            CHECK(plan(1, 4096, 4096, views, dt, &p) == DT_OK && strcmp(p.source_name, "gemv.cu") == 0,
+                  "%s M == 1: gemv: %s", dt_dtype_name(dt), p.summary);
+            CHECK(plan(8, 1, 4096, views, dt, &p) == DT_OK && strcmp(p.source_name, "gemv.cu") == 0,
+                  "%s N == 1: gemv: %s", dt_dtype_name(dt), p.summary);
+        }
+        /* off: the plan before (gemv.cu's few rows where the tiles underfill) */
+        setenv("DUALTIME_GEMV_MMA", "0", 1);
+        CHECK(plan(8, 4096, 4096, 0, dt, &p) == DT_OK && strcmp(p.source_name, "gemv.cu") == 0 &&
+                  strstr(p.summary, "few-rows"),
+              "GEMV_MMA=0: %s", p.summary);
+        CHECK(plan(16, 4096, 4096, 0, dt, &p) == DT_OK && !strstr(p.summary, "gemv"),
+              "GEMV_MMA=0 16 rows: %s", p.summary);
+        unsetenv("DUALTIME_GEMV_MMA");
+        knob_refused("DUALTIME_GEMV_MMA", "2", 8, 4096, 4096, dt);
+        /* asked for: taken where M allows (the knob off does not matter), refused elsewhere */
+        setenv("DUALTIME_GEMM_VARIANT", "gemv-mma", 1);
+        setenv("DUALTIME_GEMV_MMA", "0", 1);
+        CHECK(plan(16, 4096, 4096, 0, dt, &p) == DT_OK && strstr(p.summary, "variant=gemv-mma"),
+              "gemv-mma asked for: %s", p.summary);
+        unsetenv("DUALTIME_GEMV_MMA");
+        CHECK(plan(33, 4096, 4096, 0, dt, &p) == DT_EINVAL, "gemv-mma on 33 rows refused");
+        CHECK(plan(1, 4096, 4096, 0, dt, &p) == DT_EINVAL, "gemv-mma on M == 1 refused");
+        /* gemv asked for: the FFMA few rows */
+        setenv("DUALTIME_GEMM_VARIANT", "gemv", 1);
+        CHECK(plan(8, 4096, 4096, 0, dt, &p) == DT_OK && strcmp(p.source_name, "gemv.cu") == 0,
+              "gemv asked for: %s", p.summary);
+        unsetenv("DUALTIME_GEMM_VARIANT");
+        /* sm_80: no cluster */
+        dt_case_layout L;
+        dt_layout_make_typed(&L, DT_OP_GEMM, 8, 4096, 4096, 0, dt);
+        dt_err err = {{0}};
+        CHECK(dt_cuda_plan_make(&L, "sm_80", 108, &p, &err) == DT_OK && has_opt(&p, "-DCL=1") &&
+                  strcmp(p.source_name, "gemv_mma.cu") == 0,
+              "sm_80: %s", p.summary);
+    }
+    setenv("DUALTIME_GEMM_VARIANT", "gemv-mma", 1);
+    CHECK(plan(8, 4096, 4096, 0, DT_F32, &p) == DT_EINVAL, "gemv-mma on f32 refused");
+    unsetenv("DUALTIME_GEMM_VARIANT");
+    CHECK(plan(8, 4096, 4096, 0, DT_F32, &p) == DT_OK && strcmp(p.source_name, "gemv.cu") == 0,
+          "f32 few rows stay FFMA: %s", p.summary);
+}
+
 static void fewrows_choice(void) {
     dt_cuda_plan p;
+    /* the FFMA few rows of bf16 / f16 (DUALTIME_GEMV_MMA=0: the rules before gemv_mma.cu) */
+    setenv("DUALTIME_GEMV_MMA", "0", 1);
     unsetenv("DUALTIME_GEMM_VARIANT");
     unsetenv("DUALTIME_GEMM_SHAPE");
     unsetenv("DUALTIME_GEMM_GEMV_NARROW");
@@ -555,9 +694,12 @@ static void fewrows_choice(void) {
     setenv("DUALTIME_GEMM_GEMV_NARROW", "0", 1);
     CHECK(plan(8, 4096, 4096, 0, DT_BF16, &p) == DT_OK && !strstr(p.summary, "gemv"), "%s", p.summary);
     unsetenv("DUALTIME_GEMM_GEMV_NARROW");
+    unsetenv("DUALTIME_GEMV_MMA");
 }
 
 int main(void) {
+    mma_rules();
+    mma_choice();
     fewrows_rules();
     fewrows_choice();
     geom_rules();

@@ -45,7 +45,8 @@
  *   DUALTIME_GPU_TEST_SHAPES=gemv-narrow   the same table for the thin bf16 / f16 shapes
  *       on gemv (4096x1x4096, 1x4096x4096, 1000x1x1000, 1x1000x1000, 4097x1x4095,
  *       1x4095x4097, 8x1x65544 over a cluster, and views), every output checked against
- *       FP64, then tc1 at the two 4096 shapes for the host-clock comparison. */
+ *       FP64, then tc1 at the two 4096 shapes for the host-clock comparison, then the few
+ *       rows (2 to 32) on gemv-mma and (up to 16) on gemv's FFMA. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <math.h>
@@ -718,6 +719,18 @@ static void gemv_narrow_table(void) {
     for (size_t i = 0; i < 2; i++)
         for (int t = 0; t < 2; t++)
             if (dtype_selected(dts[t])) gemm_tc_case(c[i].m, c[i].n, c[i].k, c[i].views, dts[t], "tc1");
+    /* few rows (session 19): gemv_mma.cu (the default, 2 <= M <= 32) against gemv.cu's FFMA
+     * few rows (M <= 16), 16-byte and scalar loads, one to four row groups */
+    static const struct { int64_t m, n, k; int views; } fr[] = {
+        {8, 4096, 4096, 0}, {16, 4096, 4096, 0}, {2, 4096, 4096, 0}, {13, 1000, 1000, 0},
+        {8, 4096, 4096, 1}, {5, 1003, 257, 1},   {32, 4096, 4096, 0}, {4, 14336, 4096, 0},
+    };
+    for (size_t i = 0; i < sizeof fr / sizeof fr[0]; i++)
+        for (int t = 0; t < 2; t++) {
+            if (!dtype_selected(dts[t])) continue;
+            gemm_tc_case(fr[i].m, fr[i].n, fr[i].k, fr[i].views, dts[t], "gemv-mma");
+            if (fr[i].m <= 16) gemm_tc_case(fr[i].m, fr[i].n, fr[i].k, fr[i].views, dts[t], "gemv");
+        }
     g_check_all = 0;
 }
 
@@ -836,7 +849,11 @@ int main(int argc, char **argv) {
                                        {1024, 4096}, {4, 16384}, {8192, 8192}};
     static const int64_t ngemms[][3] = {{127, 193, 61}, {513, 257, 129}, {1024, 1024, 1024},
                                         {1537, 1539, 131}, {1, 4096, 4096}, {8, 4096, 4096},
-                                        {13, 1000, 1000}, {5, 1003, 257}};
+                                        {13, 1000, 1000}, {5, 1003, 257},
+                                        /* few rows on gemv_mma.cu (session 19): four row
+                                         * groups at scalar loads, three at 16-byte loads,
+                                         * two columns */
+                                        {32, 1003, 257}, {24, 2048, 1024}, {17, 2, 1000}};
     static const dt_dtype narrow[] = {DT_BF16, DT_F16};
     for (int t = 0; t < 2; t++) {
         if (!dtype_selected(narrow[t])) continue;

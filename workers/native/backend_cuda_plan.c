@@ -470,7 +470,7 @@ static dt_status plan_gemm_narrow(const dt_case_layout *L, const dt_buffer_layou
     if (strcmp(var, "wg2") == 0) return plan_gemm_wg1(L, A, B, O, arch, sm_count, 2, p, err);
     if (strcmp(var, "wg4") == 0) return plan_gemm_wg1(L, A, B, O, arch, sm_count, 4, p, err);
     if (strcmp(var, "tc1") != 0)
-        return dt_fail(err, DT_EINVAL, "DUALTIME_GEMM_VARIANT=%s: %s gemm has variants tc1, wg1, wg2, wg3, wg4, gemv",
+        return dt_fail(err, DT_EINVAL, "DUALTIME_GEMM_VARIANT=%s: %s gemm has variants tc1, wg1, wg2, wg3, wg4, gemv, gemv-mma",
                        var, dt_dtype_name(L->dtype));
     return plan_gemm_tc1(L, A, B, p, NULL, err);
 }
@@ -528,7 +528,7 @@ dt_status dt_cuda_plan_make(const dt_case_layout *L, const char *arch, int sm_co
             else if (strcmp(var, "v2") != 0 && strcmp(var, "gemv") != 0)
                 return dt_fail(err, DT_EINVAL,
                                "DUALTIME_GEMM_VARIANT=%s: expected v1, v2 or gemv for f32 (tc1, "
-                               "wg1, wg2, wg3, wg4 are bf16/f16 only)",
+                               "wg1, wg2, wg3, wg4, gemv-mma are bf16/f16 only)",
                                var);
         }
         /* thin shapes (N == 1 or M == 1): gemv.cu (backend_cuda_plan_sgemm.c) */

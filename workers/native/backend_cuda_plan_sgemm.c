@@ -156,6 +156,35 @@ dt_status dt_gemv_narrow_knob(int *on, dt_err *err) {
     return onoff_knob("DUALTIME_GEMM_GEMV_NARROW", on, err);
 }
 
+dt_status dt_gemv_mma_knob(int *on, dt_err *err) { return onoff_knob("DUALTIME_GEMV_MMA", on, err); }
+
+int dt_gemv_mma_geom_make(int64_t m, int64_t n, int64_t k, int arch, int sm_count, int max_rows,
+                          dt_gemv_mma_geom *g) {
+    if (m < 2 || m > max_rows || n < 2 || k < 1 || arch < 80) return 0;
+    if (sm_count <= 0) sm_count = 132;
+    dt_gemv_mma_geom r;
+    memset(&r, 0, sizeof r);
+    const int64_t groups = ceil_div(m, 8);
+    r.mg = groups < 4 ? (int)groups : 4;
+    r.grid_y = ceil_div(groups, r.mg);
+    const int64_t strips = ceil_div(n, 64), steps = ceil_div(k, 32);
+    /* warps a strip: the share of sm_count x 16, at most half the steps (>= 2 a warp),
+     * at most 64 (8 a block x 8 a cluster; 16 a block without clusters) */
+    const int64_t cap = arch >= 90 ? 64 : 16;
+    int64_t wps = ceil_div((int64_t)sm_count * 16, strips * r.grid_y);
+    if (wps > steps / 2) wps = steps / 2;
+    if (wps > cap) wps = cap;
+    if (wps < 1) wps = 1;
+    const int64_t per_warp = ceil_div(steps, wps); /* steps a warp */
+    const int64_t warps = ceil_div(steps, per_warp);
+    r.warps = (int)(arch >= 90 ? (warps < 8 ? warps : 8) : warps);
+    r.kc = per_warp * r.warps * 32;
+    r.cl = (int)ceil_div(k, r.kc);
+    r.grid = strips * r.cl;
+    *g = r;
+    return 1;
+}
+
 dt_status dt_gemv_fewrows_knobs(int narrow, dt_gemv_fewrows_cfg *c, dt_err *err) {
     c->max_rows = narrow ? DT_GEMV_FEWROWS_NARROW_DEFAULT : DT_GEMV_FEWROWS_DEFAULT;
     c->kg = narrow ? DT_GEMV_KG_NARROW_DEFAULT : DT_GEMV_KG_DEFAULT;
@@ -181,19 +210,71 @@ static int rows_aligned(const dt_buffer_layout *b, int64_t bytes) {
 }
 static int rows16(const dt_buffer_layout *b) { return rows_aligned(b, 16); }
 
+/* p for gemv_mma.cu at geometry g (bf16 / f16; the caller has added -DDT_ELEM) */
+static dt_status plan_gemv_mma(const dt_case_layout *L, const dt_gemv_mma_geom *g, dt_cuda_plan *p,
+                               dt_err *err) {
+    const dt_buffer_layout *A = &L->buf[0], *B = &L->buf[1];
+    const int veca = rows16(A) && L->k % 8 == 0, vecb = rows16(B) && L->n % 8 == 0;
+    if (g->grid > 0x7fffffffLL || g->grid_y > 65535)
+        return dt_fail(err, DT_EINVAL, "gemv-mma: grid too large");
+    p->source_name = "gemv_mma.cu";
+    snprintf(p->kernel_name, sizeof p->kernel_name, "dt_gemv_mma_%s", dt_dtype_name(L->dtype));
+    dt_cuda_plan_add_opt(p, "-DWARPS=%d", g->warps);
+    dt_cuda_plan_add_opt(p, "-DCL=%d", g->cl);
+    dt_cuda_plan_add_opt(p, "-DKC=%lld", (long long)g->kc);
+    dt_cuda_plan_add_opt(p, "-DMG=%d", g->mg);
+    dt_cuda_plan_add_opt(p, "-DVECA=%d", veca);
+    dt_cuda_plan_add_opt(p, "-DVECB=%d", vecb);
+    p->grid[0] = (unsigned)g->grid;
+    p->grid[1] = (unsigned)g->grid_y;
+    p->grid[2] = 1;
+    p->block[0] = (unsigned)(32 * g->warps);
+    p->block[1] = p->block[2] = 1;
+    char clbuf[64] = "";
+    if (g->cl > 1)
+        snprintf(clbuf, sizeof clbuf, " cluster=%d k/block=%lld dsmem-reduce", g->cl,
+                 (long long)g->kc);
+    snprintf(p->summary, sizeof p->summary,
+             "%s variant=gemv-mma mode=few-rows grid=(%lld,%lld) block=%d warps=%d "
+             "rows/block=%d cols/warp=64 k/step=32 vec(a,b)=(%d,%d)%s mma.m16n8k16 %s->f32-acc",
+             p->kernel_name, (long long)g->grid, (long long)g->grid_y, 32 * g->warps, g->warps,
+             8 * g->mg, veca ? 8 : 1, vecb ? 8 : 1, clbuf, dt_dtype_name(L->dtype));
+    return DT_OK;
+}
+
 dt_status dt_sgemm_plan_thin(const dt_case_layout *L, int arch, int sm_count, dt_cuda_plan *p,
                              int *taken, dt_err *err) {
     *taken = 0;
     const char *var = getenv("DUALTIME_GEMM_VARIANT");
     const int forced = var && strcmp(var, "gemv") == 0;
-    if (var && *var && !forced) return DT_OK; /* another variant asked for (the caller's) */
+    const int forced_mma = var && strcmp(var, "gemv-mma") == 0;
+    if (var && *var && !forced && !forced_mma) return DT_OK; /* another variant (the caller's) */
     const int narrow = L->dtype != DT_F32;
+    const int64_t m = L->m, n = L->n, k = L->k;
+    dt_status st = DT_OK;
+    if (forced_mma && !narrow)
+        return dt_fail(err, DT_EINVAL, "DUALTIME_GEMM_VARIANT=gemv-mma: bf16 / f16 only (this gemm is f32)");
+    if (narrow && !forced) { /* few rows on the tensor cores first */
+        int mma = 1;
+        if (!forced_mma && (st = dt_gemv_mma_knob(&mma, err)) != DT_OK) return st;
+        dt_gemv_mma_geom mg;
+        if (mma && dt_gemv_mma_geom_make(m, n, k, arch, sm_count > 0 ? sm_count : 132,
+                                         DT_GEMV_MMA_ROWS_DEFAULT, &mg)) {
+            st = plan_gemv_mma(L, &mg, p, err);
+            *taken = st == DT_OK;
+            return st;
+        }
+        if (forced_mma)
+            return dt_fail(err, DT_EINVAL,
+                           "DUALTIME_GEMM_VARIANT=gemv-mma: %lldx%lldx%lld needs 2 <= M <= %d, "
+                           "N >= 2 and sm_80 or later (arch %d)",
+                           (long long)m, (long long)n, (long long)k, DT_GEMV_MMA_ROWS_DEFAULT, arch);
+    }
     int on = 1;
-    dt_status st = narrow ? dt_gemv_narrow_knob(&on, err) : dt_sgemm_shape_knob(&on, err);
+    st = narrow ? dt_gemv_narrow_knob(&on, err) : dt_sgemm_shape_knob(&on, err);
     if (st != DT_OK) return st;
     if (!on && !forced) return DT_OK;
     const dt_buffer_layout *A = &L->buf[0], *B = &L->buf[1];
-    const int64_t m = L->m, n = L->n, k = L->k;
     const int vw = 16 / (int)A->elem_bytes; /* elements of a 16-byte load: 4 or 8 */
     int veca, vecb;
     if (n == 1) { /* A's rows along k; B's column contiguous (stride 1) and aligned */

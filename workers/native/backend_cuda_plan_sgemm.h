@@ -85,6 +85,35 @@ int dt_gemv_geom_make(int64_t m, int64_t n, int64_t k, int vw, int veca, int vec
 int dt_gemv_fewrows_geom_make(int64_t m, int64_t n, int64_t k, int vw, int kg, int vecb,
                               int arch, int sm_count, int max_rows, dt_sgemv_geom *g);
 
+/* bf16 / f16 few rows on the tensor cores (kernels/cuda/gemv_mma.cu, mma.sync m16n8k16 as
+ * out^T = B^T A^T): a warp a strip of 64 columns and mg groups of 8 rows, warps blocks
+ * of a strip splitting K in steps of 32, cl blocks of a cluster splitting it in slices
+ * of kc. The default for 2 <= M <= DT_GEMV_MMA_ROWS_DEFAULT (any N >= 2, any K) on sm_80
+ * and later (clusters on sm_90); DUALTIME_GEMV_MMA=0 turns it off (the plan before:
+ * gemv.cu's few rows where the wgmma tiles underfill the GPU, else wg3), for A/B timing;
+ * DUALTIME_GEMM_VARIANT=gemv-mma forces it where M allows. */
+#define DT_GEMV_MMA_ROWS_DEFAULT 32
+typedef struct dt_gemv_mma_geom {
+    int warps;      /* warps a block (WARPS), each its own K steps of the block's slice */
+    int cl;         /* blocks of a cluster splitting K (1: no cluster) */
+    int mg;         /* groups of 8 rows a block (MG, 1..4) */
+    int64_t kc;     /* K a cluster block (a multiple of 32; >= K when cl == 1) */
+    int64_t grid;   /* blocks along x: strips (ceil(N / 64)) x cl */
+    int64_t grid_y; /* row groups of 8 mg rows */
+} dt_gemv_mma_geom;
+
+/* Fills g for 2 <= m <= max_rows, n >= 2 on arch >= 80 (clusters only on arch >= 90) and
+ * returns 1; else returns 0. Rules (docs/perf.md "bf16 few rows on the tensor cores"):
+ * about sm_count x 16 warps in all (two blocks of 8 an SM) and at least 2 steps of 32 k's a
+ * warp where K has them; a strip's warps up to 8 a block, then blocks a cluster (up to
+ * 8); every warp of a strip the same number of steps. */
+int dt_gemv_mma_geom_make(int64_t m, int64_t n, int64_t k, int arch, int sm_count, int max_rows,
+                          dt_gemv_mma_geom *g);
+
+/* DUALTIME_GEMV_MMA: *on = 1 (unset, empty or "1") or 0 ("0"); other values fail with
+ * DT_EINVAL. */
+dt_status dt_gemv_mma_knob(int *on, dt_err *err);
+
 /* dt_gemv_fewrows_geom_make with the fewest column threads ctmin (8, 16, 32) instead of 8. */
 int dt_gemv_fewrows_geom_ct(int64_t m, int64_t n, int64_t k, int vw, int kg, int vecb, int arch,
                             int sm_count, int max_rows, int ctmin, dt_sgemv_geom *g);
@@ -108,7 +137,9 @@ dt_status dt_gemv_narrow_knob(int *on, dt_err *err);
 
 /* The gemm case L (any dtype) on gemv where it applies: DUALTIME_GEMM_VARIANT unset (and
  * the dtype's knob on: DUALTIME_GEMM_SHAPE for f32, DUALTIME_GEMM_GEMV_NARROW for bf16 /
- * f16) or "gemv", and the shape thin. On return *taken = 1: p's source, kernel,
+ * f16) or "gemv", and the shape thin; bf16 / f16 with 2 <= M <= 32 on gemv_mma.cu first
+ * (DUALTIME_GEMV_MMA unset or 1, or DUALTIME_GEMM_VARIANT=gemv-mma, which fails with
+ * DT_EINVAL for f32 or a shape it cannot take). On return *taken = 1: p's source, kernel,
  * options (appended to the common ones already in p), launch and summary are set;
  * *taken = 0: p is unchanged. DUALTIME_GEMM_VARIANT=gemv on a non-thin shape fails with
  * DT_EINVAL. For bf16 / f16 the caller has added -DDT_ELEM. arch: the SM version number. */

@@ -77,6 +77,12 @@ inline float __shfl_xor_sync(unsigned, float v, int o) {
     __syncthreads();
     return r;
 }
+inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s) { /* PTX prmt, default mode */
+    const unsigned long long v = ((unsigned long long)y << 32) | x;
+    unsigned r = 0;
+    for (int i = 0; i < 4; i++) r |= (unsigned)((v >> (8 * ((s >> (4 * i)) & 7))) & 0xffu) << (8 * i);
+    return r;
+}
 // bf16 / f16 <-> float (DT_ELEM 1 / 2) for the storage-type helpers of dt_cuda_common.cuh:
 // the conversions of dt_emu_narrow.hpp (widening exact, narrowing to nearest even).
 inline float dt_emu_narrow_to_f32(unsigned short h) {
@@ -92,6 +98,40 @@ inline unsigned short dt_emu_narrow_from_f32(float x) {
 #else
     return dt_emu_f32_to_bf16(x);
 #endif
+}
+// mma.sync.m16n8k16.row.col (bf16 / f16 inputs, FP32 accumulators): a collective of the
+// warp like a shuffle (every thread of the block calls it, between two block barriers).
+// Each lane leaves its fragments; each lane then computes its 4 outputs from its warp's
+// fragments in PTX's layout (A 16 x 16 row-major: lane 4 (row % 8) + (col % 8) / 2,
+// register (row / 8) + 2 (col / 8), the odd column in the high half; B 16 x 8: lane
+// 4 col + (k % 8) / 2, register k / 8; D: c0, c1 row g, c2, c3 row g + 8, columns 2t, 2t+1),
+// exact products summed in double with the accumulator, rounded once to FP32.
+inline unsigned dt_emu_mma_a[1024][4], dt_emu_mma_b[1024][2];
+inline void dt_emu_mma16816(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+    const unsigned t = threadIdx.x, base = t & ~31u, lane = t & 31u;
+    for (int i = 0; i < 4; i++) dt_emu_mma_a[t][i] = a[i];
+    dt_emu_mma_b[t][0] = b0;
+    dt_emu_mma_b[t][1] = b1;
+    __syncthreads();
+    auto half = [](unsigned w, int odd) { return (unsigned short)(odd ? w >> 16 : w & 0xffffu); };
+    auto av = [&](int row, int col) {
+        const unsigned w = dt_emu_mma_a[base + 4 * (row & 7) + ((col & 7) >> 1)][(row >> 3) + 2 * (col >> 3)];
+        return (double)dt_emu_narrow_to_f32(half(w, col & 1));
+    };
+    auto bv = [&](int k, int col) {
+        const unsigned w = dt_emu_mma_b[base + 4 * col + ((k & 7) >> 1)][k >> 3];
+        return (double)dt_emu_narrow_to_f32(half(w, k & 1));
+    };
+    const int g = (int)(lane >> 2), tg = (int)(lane & 3);
+    float r[4];
+    for (int i = 0; i < 4; i++) {
+        const int row = g + 8 * (i >> 1), col = 2 * tg + (i & 1);
+        double s = d[i];
+        for (int k = 0; k < 16; k++) s += av(row, k) * bv(k, col);
+        r[i] = (float)s;
+    }
+    __syncthreads();
+    for (int i = 0; i < 4; i++) d[i] = r[i];
 }
 // Clusters: every block of a cluster is its own copy of the kernel's shared object (so
 // its statics, i.e. its shared memory, are its own); a cluster barrier is one barrier of
@@ -109,7 +149,7 @@ inline void dt_emu_cluster_sync() { dt_emu_cbar->arrive_and_wait(); }
 inline const void *dt_emu_remote(const void *p, unsigned rank) {
 #if defined(CLUSTER) && CLUSTER > 1
     const unsigned me = blockIdx.x % CLUSTER;
-#elif defined(GV_MODE) && defined(CL) && CL > 1
+#elif defined(CL) && CL > 1 /* gemv.cu, gemv_mma.cu */
     const unsigned me = blockIdx.x % CL;
 #elif defined(KSPLIT) && KSPLIT > 1
     const unsigned me = blockIdx.z;

@@ -11,15 +11,31 @@
 // the output): tighter than the gemm registry's, and far below what accumulating in the
 // storage type gives (the planted DT_EMU_PLANT_ACC_NARROW, which must fail).
 // Macros: those of gemv.cu (M N K LDA LDB LDO GV_MODE BLOCK TPR CL KC VECA VECB GV_MR GV_KG
-// DT_ELEM), VIEW.
+// DT_ELEM), VIEW; or, with DT_GEMV_MMA defined, those of gemv_mma.cu (M N K LDA LDB LDO
+// WARPS CL KC MG VECA VECB DT_ELEM: 1 or 2), the same runner and checks.
+#ifdef DT_GEMV_MMA
+#define DT_EMU_BLOCK (32 * WARPS)
+#define DT_EMU_GROUPS ((N + 63) / 64)
+#define DT_EMU_GY ((M + 8 * MG - 1) / (8 * MG))
+#else
+#define DT_EMU_BLOCK BLOCK
+#define DT_EMU_GROUPS (GV_MODE == 1 ? (M + BLOCK / TPR - 1) / (BLOCK / TPR) : (N + TPR * VECB - 1) / (TPR * VECB))
+#define DT_EMU_GY (GV_MODE == 2 ? (M + GV_MR - 1) / GV_MR : 1) /* row groups */
+#endif
 #ifdef DT_EMU_SO
+#ifdef DT_GEMV_MMA
+#include "gemv_mma.cu"
+#define DT_EMU_KERNEL DT_KNAME(dt_gemv_mma)
+#else
 #include "gemv.cu"
+#define DT_EMU_KERNEL DT_KNAME(dt_gemv)
+#endif
 DT_EMU_SO_EXPORTS
 DT_EMU_EXPORT void dt_emu_so_run(unsigned t, unsigned blk, unsigned by, const void *a,
                                  const void *b, void *o) {
     threadIdx = {t, 0, 0};
     blockIdx = {blk, by, 0};
-    DT_KNAME(dt_gemv)((const dt_t *)a, (const dt_t *)b, (dt_t *)o);
+    DT_EMU_KERNEL((const dt_t *)a, (const dt_t *)b, (dt_t *)o);
 }
 #else
 #include "dt_emu.hpp" /* dt_emu_narrow_* (the kernel's own conversions) */
@@ -100,18 +116,16 @@ int main(int argc, char **argv) {
     else { const unsigned short pb = DT_ELEM == 1 ? 0x7fc1 : 0x7e01; std::memcpy(&poison, &pb, sizeof poison); }
     for (long long r = 0; r < M; r++)
         for (long long c = 0; c < N; c++) o[r * LDO + c] = poison;
-    const long long groups = GV_MODE == 1 ? (M + BLOCK / TPR - 1) / (BLOCK / TPR)
-                                          : (N + TPR * VECB - 1) / (TPR * VECB);
-    const long long gy = GV_MODE == 2 ? (M + GV_MR - 1) / GV_MR : 1; /* row groups */
+    const long long groups = DT_EMU_GROUPS, gy = DT_EMU_GY;
     for (long long g = 0; g < groups * gy; g++) { /* one cluster at a time */
         const unsigned gx = (unsigned)(g % groups), by = (unsigned)(g / groups);
-        std::barrier<> cbar(CL * BLOCK);
+        std::barrier<> cbar(CL * DT_EMU_BLOCK);
         std::vector<std::unique_ptr<std::barrier<>>> bars;
-        for (int j = 0; j < CL; j++) bars.emplace_back(new std::barrier<>(BLOCK));
+        for (int j = 0; j < CL; j++) bars.emplace_back(new std::barrier<>(DT_EMU_BLOCK));
         for (int j = 0; j < CL; j++) setup[j](bars[j].get(), &cbar, anchors, CL);
         std::vector<std::thread> th;
         for (int j = 0; j < CL; j++)
-            for (int t = 0; t < BLOCK; t++)
+            for (int t = 0; t < DT_EMU_BLOCK; t++)
                 th.emplace_back([&, t, j, gx, by] { run[j]((unsigned)t, gx * CL + (unsigned)j, by, a, b, o); });
         for (auto &x : th) x.join();
     }
@@ -141,11 +155,18 @@ int main(int argc, char **argv) {
         std::memset(&sent, SENT, sizeof sent);
         if (std::memcmp(&O[i], &sent, sizeof sent) != 0) gbad++;
     }
+#ifdef DT_GEMV_MMA
+    printf("gemv_mma %s M=%d N=%d K=%d view=%d warps=%d cl=%d kc=%d mg=%d vec=%d,%d: %lld bad, "
+           "max err/sum|ab| %.3g, %lld guard elements changed (%lld outside the registry's looser "
+           "gemm bound)\n",
+           TNAME, M, N, K, VIEW, WARPS, CL, KC, MG, VECA, VECB, bad, maxrel, gbad, bad_reg);
+#else
     printf("gemv %s M=%d N=%d K=%d view=%d mode=%d block=%d tpr=%d cl=%d kc=%d vec=%d,%d mr=%d kg=%d: %lld bad, "
            "max err/sum|ab| %.3g, %lld guard elements changed (%lld outside the registry's looser "
            "gemm bound)\n",
            TNAME, M, N, K, VIEW, GV_MODE, BLOCK, TPR, CL, KC, VECA, VECB, GV_MR, GV_KG, bad, maxrel, gbad,
            bad_reg);
+#endif
     return bad || gbad ? 1 : 0;
 }
 #endif

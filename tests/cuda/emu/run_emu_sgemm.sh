@@ -19,7 +19,8 @@
 # VECA 4 or BK 8), and the old layout's 2- and 4-way store conflicts must show (ASWZ=0).
 # Needs g++ >= 12 (C++20 <barrier>). Usage: bash tests/cuda/emu/run_emu_sgemm.sh (exit 0:
 # all passed; DT_EMU_ONLY=gemv|v2 runs one half (v2: ctest test_emu_sgemm_v2), =skinny the
-# few-rows cases of gemv and the split-K cases of gemm_v2: ctest test_emu_skinny)
+# few-rows cases of gemv and the split-K cases of gemm_v2: ctest test_emu_skinny; =mma
+# only gemv_mma.cu's cases: ctest test_emu_gemv_mma)
 set -u
 cd "$(dirname "$0")/../../.." || exit 2
 T="$(mktemp -d /tmp/dt-emu-gemv.XXXXXX)"; rc=0
@@ -72,26 +73,57 @@ for e in 1 2; do
           "8 1000 1000 0 1000 1000 1000 2 256 8 1 1000 1 8 $e 1 8 4")
 done
 [ "${DT_EMU_ONLY:-}" = skinny ] && { mapfile -t cases < <(printf '%s\n' "${cases[@]}" | awk 'NF == 18'); }
+# bf16 / f16 few rows on the tensor cores (gemv_mma.cu, session 19; emu_gemv.cpp with
+# -DDT_GEMV_MMA, the MMA a collective of dt_emu.hpp in PTX's fragment layout): the
+# geometries the plan makes (test_sgemm_plan mma_rules) for 8 and 13 rows over a cluster
+# of 2, a view at scalar loads with odd N and K, four row groups at scalar loads, three at
+# 16-byte loads, two columns (scalar B, a whole strip of zeros), a cluster of 8, two row
+# blocks (grid_y 2, 40 rows); the planted narrow accumulator must fail.
+# M N K view LDA LDB LDO WARPS CL KC MG VECA VECB ELEM [PLANT]
+mcases=("8 1000 1000 0 1000 1000 1000 8 2 512 1 1 1 1"
+        "13 1000 1000 0 1000 1000 1000 8 2 512 2 1 1 2"
+        "5 1003 257 1 260 1004 1003 3 1 288 1 0 0 2"
+        "32 1003 257 1 260 1004 1003 3 1 288 4 0 0 1"
+        "24 2048 1024 0 1024 2048 2048 8 2 512 3 1 1 1"
+        "17 2 1000 0 1000 2 2 8 2 512 3 1 0 2"
+        "8 256 4096 0 4096 256 256 8 8 512 1 1 1 1"
+        "40 128 96 0 96 128 128 1 3 32 4 1 1 2"
+        "8 1000 1000 0 1000 1000 1000 8 2 512 1 1 1 1 1"
+        "13 1000 1000 0 1000 1000 1000 8 2 512 2 1 1 2 1")
+case "${DT_EMU_ONLY:-}" in
+  mma) cases=() ;;
+  v2|gemv|skinny) mcases=() ;;
+esac
 flags=(-std=c++20 -O1 -pthread)
 [ "${DT_EMU_ONLY:-}" = v2 ] && cases=()
 g++ "${flags[@]}" -DM=1 -c -o /dev/null -x c++ /dev/null || exit 2
-for c in "${cases[@]}"; do read -r m n k v lda ldb ldo mode blk tpr cl kc va vb el pl mr kg <<<"$c"
-  el=${el:-0}; pl=${pl:-0}; mr=${mr:-1}; kg=${kg:-1}
-  d="$T/g_${m}_${n}_${k}_${v}_${el}_${pl}_${mr}_${kg}"; mkdir -p "$d"
-  def=(-DM="$m" -DN="$n" -DK="$k" -DVIEW="$v" -DLDA="$lda" -DLDB="$ldb" -DLDO="$ldo" -DGV_MODE="$mode"
-       -DBLOCK="$blk" -DTPR="$tpr" -DCL="$cl" -DKC="$kc" -DVECA="$va" -DVECB="$vb" -DDT_ELEM="$el"
-       -DGV_MR="$mr" -DGV_KG="$kg")
-  plant=(); [ "$pl" = 1 ] && plant=(-DDT_EMU_PLANT_ACC_NARROW)
+# one emulated case of emu_gemv.cpp: gemv_case LABEL DIR CL PLANT CASE-TEXT -D... (the
+# kernel as one shared object a cluster block, the runner; PLANT 1: must fail)
+gemv_case() { local label="$1" d="$2" cl="$3" pl="$4" c="$5" j; shift 5
+  local plant=(); [ "$pl" = 1 ] && plant=(-DDT_EMU_PLANT_ACC_NARROW)
+  mkdir -p "$d"
   g++ "${flags[@]}" -fPIC -shared -fvisibility=hidden -fvisibility-inlines-hidden -DDT_HOST_EMU \
-    -Wno-unknown-pragmas -DDT_EMU_CHECK_ALIGN -include tests/cuda/emu/dt_emu.hpp -Ikernels/cuda -DDT_EMU_SO "${def[@]}" \
+    -Wno-unknown-pragmas -DDT_EMU_CHECK_ALIGN -include tests/cuda/emu/dt_emu.hpp -Ikernels/cuda -DDT_EMU_SO "$@" \
     "${plant[@]}" tests/cuda/emu/emu_gemv.cpp -o "$d/k0.so" &&
-  g++ "${flags[@]}" "${def[@]}" -Itests/cuda/emu tests/cuda/emu/emu_gemv.cpp -o "$d/run" -ldl \
-    || { echo "FAIL build gemv $c"; rc=1; continue; }
+  g++ "${flags[@]}" "$@" -Itests/cuda/emu tests/cuda/emu/emu_gemv.cpp -o "$d/run" -ldl \
+    || { echo "FAIL build $label $c"; rc=1; return; }
   for ((j = 1; j < cl; j++)); do cp "$d/k0.so" "$d/k$j.so"; done
   if [ "$pl" = 1 ]; then
-    if "$d/run" "$d"; then echo "FAIL planted fault not caught: gemv $c"; rc=1
-    else echo "ok   planted fault caught (accumulating in the storage type): gemv $c"; fi
-  else "$d/run" "$d" || { echo "FAIL gemv $c"; rc=1; }; fi
+    if "$d/run" "$d"; then echo "FAIL planted fault not caught: $label $c"; rc=1
+    else echo "ok   planted fault caught (accumulating in the storage type): $label $c"; fi
+  else "$d/run" "$d" || { echo "FAIL $label $c"; rc=1; }; fi; }
+for c in "${cases[@]}"; do read -r m n k v lda ldb ldo mode blk tpr cl kc va vb el pl mr kg <<<"$c"
+  el=${el:-0}; pl=${pl:-0}; mr=${mr:-1}; kg=${kg:-1}
+  gemv_case gemv "$T/g_${m}_${n}_${k}_${v}_${el}_${pl}_${mr}_${kg}" "$cl" "$pl" "$c" \
+    -DM="$m" -DN="$n" -DK="$k" -DVIEW="$v" -DLDA="$lda" -DLDB="$ldb" -DLDO="$ldo" -DGV_MODE="$mode" \
+    -DBLOCK="$blk" -DTPR="$tpr" -DCL="$cl" -DKC="$kc" -DVECA="$va" -DVECB="$vb" -DDT_ELEM="$el" \
+    -DGV_MR="$mr" -DGV_KG="$kg"
+done
+for c in "${mcases[@]}"; do read -r m n k v lda ldb ldo wa cl kc mg va vb el pl <<<"$c"
+  pl=${pl:-0}
+  gemv_case gemv_mma "$T/m_${m}_${n}_${k}_${v}_${el}_${pl}" "$cl" "$pl" "$c" \
+    -DDT_GEMV_MMA -DM="$m" -DN="$n" -DK="$k" -DVIEW="$v" -DLDA="$lda" -DLDB="$ldb" -DLDO="$ldo" \
+    -DWARPS="$wa" -DCL="$cl" -DKC="$kc" -DMG="$mg" -DVECA="$va" -DVECB="$vb" -DDT_ELEM="$el"
 done
 # M N K view LDA LDB LDO BM BN BK TM TN VECA VECB VECC KTAIL_EXACT EPI_STAGE
 v2cases=("300 260 76 0 76 260 260 128 128 32 8 8 4 4 4 1 0"
@@ -115,7 +147,7 @@ v2cases=("300 260 76 0 76 260 260 128 128 32 8 8 4 4 4 1 0"
          # geometry, fewer rows and K)
          "256 64 1024 0 1024 64 64 128 64 16 8 4 4 4 4 0 0 8")
 case "${DT_EMU_ONLY:-}" in
-  gemv) v2cases=() ;;
+  gemv|mma) v2cases=() ;;
   skinny) mapfile -t v2cases < <(printf '%s\n' "${v2cases[@]}" | awk 'NF == 18') ;;
 esac
 for c in "${v2cases[@]}"; do read -r m n k v lda ldb ldo bm bn bk tm tn va vb vc kt ep ks <<<"$c"
@@ -140,7 +172,7 @@ for c in "${v2cases[@]}"; do read -r m n k v lda ldb ldo bm bn bk tm tn va vb vc
 done
 # the layout before the swizzle (ASWZ=0) at BK = 16 and 32: still correct, and its 2- and
 # 4-way store conflicts must show in the bank count the swizzled cases pass with 1-way
-[ "${DT_EMU_ONLY:-}" = gemv ] || [ "${DT_EMU_ONLY:-}" = skinny ] ||
+[ "${DT_EMU_ONLY:-}" = gemv ] || [ "${DT_EMU_ONLY:-}" = skinny ] || [ "${DT_EMU_ONLY:-}" = mma ] ||
 for c in "256 256 64 16 4" "300 260 76 32 4" "200 196 37 16 1"; do read -r m n k bk va <<<"$c"
   g++ "${flags[@]}" -DDT_HOST_EMU -Wno-unknown-pragmas -include tests/cuda/emu/dt_emu.hpp -Ikernels/cuda \
     -DM="$m" -DN="$n" -DK="$k" -DVIEW=0 -DLDA="$k" -DLDB="$n" -DLDO="$n" -DBM=128 -DBN=128 -DBK="$bk" \
