@@ -575,8 +575,15 @@ static void mma_choice(void) {
               "GEMV_MMA=0: %s", p.summary);
         CHECK(plan(16, 4096, 4096, 0, dt, &p) == DT_OK && !strstr(p.summary, "gemv"),
               "GEMV_MMA=0 16 rows: %s", p.summary);
+        /* a rows limit: 64 rows in two row blocks of 32 */
+        setenv("DUALTIME_GEMV_MMA", "64", 1);
+        CHECK(plan(64, 4096, 4096, 0, dt, &p) == DT_OK && has_opt(&p, "-DMG=4") && p.grid[1] == 2,
+              "GEMV_MMA=64: %s", p.summary);
+        CHECK(plan(65, 4096, 4096, 0, dt, &p) == DT_OK && !strstr(p.summary, "gemv"),
+              "GEMV_MMA=64, 65 rows: %s", p.summary);
         unsetenv("DUALTIME_GEMV_MMA");
-        knob_refused("DUALTIME_GEMV_MMA", "2", 8, 4096, 4096, dt);
+        knob_refused("DUALTIME_GEMV_MMA", "129", 8, 4096, 4096, dt);
+        knob_refused("DUALTIME_GEMV_MMA", "x", 8, 4096, 4096, dt);
         /* asked for: taken where M allows (the knob off does not matter), refused elsewhere */
         setenv("DUALTIME_GEMM_VARIANT", "gemv-mma", 1);
         setenv("DUALTIME_GEMV_MMA", "0", 1);

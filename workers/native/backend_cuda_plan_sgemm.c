@@ -156,7 +156,12 @@ dt_status dt_gemv_narrow_knob(int *on, dt_err *err) {
     return onoff_knob("DUALTIME_GEMM_GEMV_NARROW", on, err);
 }
 
-dt_status dt_gemv_mma_knob(int *on, dt_err *err) { return onoff_knob("DUALTIME_GEMV_MMA", on, err); }
+dt_status dt_gemv_mma_knob(int *rows, dt_err *err) {
+    int v = -1;
+    dt_status st = dt_cuda_plan_int_knob("DUALTIME_GEMV_MMA", 0, 128, 0, &v, err);
+    *rows = v < 0 || v == 1 ? DT_GEMV_MMA_ROWS_DEFAULT : v;
+    return st;
+}
 
 int dt_gemv_mma_geom_make(int64_t m, int64_t n, int64_t k, int arch, int sm_count, int max_rows,
                           dt_gemv_mma_geom *g) {
@@ -255,20 +260,21 @@ dt_status dt_sgemm_plan_thin(const dt_case_layout *L, int arch, int sm_count, dt
     if (forced_mma && !narrow)
         return dt_fail(err, DT_EINVAL, "DUALTIME_GEMM_VARIANT=gemv-mma: bf16 / f16 only (this gemm is f32)");
     if (narrow && !forced) { /* few rows on the tensor cores first */
-        int mma = 1;
-        if (!forced_mma && (st = dt_gemv_mma_knob(&mma, err)) != DT_OK) return st;
+        int rows = DT_GEMV_MMA_ROWS_DEFAULT; /* the rows limit (0: off) */
+        if ((st = dt_gemv_mma_knob(&rows, err)) != DT_OK) return st;
+        if (forced_mma && rows < 2) rows = DT_GEMV_MMA_ROWS_DEFAULT;
         dt_gemv_mma_geom mg;
-        if (mma && dt_gemv_mma_geom_make(m, n, k, arch, sm_count > 0 ? sm_count : 132,
-                                         DT_GEMV_MMA_ROWS_DEFAULT, &mg)) {
+        if (rows >= 2 && dt_gemv_mma_geom_make(m, n, k, arch, sm_count > 0 ? sm_count : 132,
+                                               rows, &mg)) {
             st = plan_gemv_mma(L, &mg, p, err);
             *taken = st == DT_OK;
             return st;
         }
         if (forced_mma)
             return dt_fail(err, DT_EINVAL,
-                           "DUALTIME_GEMM_VARIANT=gemv-mma: %lldx%lldx%lld needs 2 <= M <= %d, "
-                           "N >= 2 and sm_80 or later (arch %d)",
-                           (long long)m, (long long)n, (long long)k, DT_GEMV_MMA_ROWS_DEFAULT, arch);
+                           "DUALTIME_GEMM_VARIANT=gemv-mma: %lldx%lldx%lld needs 2 <= M <= %d "
+                           "(DUALTIME_GEMV_MMA), N >= 2 and sm_80 or later (arch %d)",
+                           (long long)m, (long long)n, (long long)k, rows, arch);
     }
     int on = 1;
     st = narrow ? dt_gemv_narrow_knob(&on, err) : dt_sgemm_shape_knob(&on, err);

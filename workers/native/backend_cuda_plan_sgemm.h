@@ -90,8 +90,9 @@ int dt_gemv_fewrows_geom_make(int64_t m, int64_t n, int64_t k, int vw, int kg, i
  * of a strip splitting K in steps of 32, cl blocks of a cluster splitting it in slices
  * of kc. The default for 2 <= M <= DT_GEMV_MMA_ROWS_DEFAULT (any N >= 2, any K) on sm_80
  * and later (clusters on sm_90); DUALTIME_GEMV_MMA=0 turns it off (the plan before:
- * gemv.cu's few rows where the wgmma tiles underfill the GPU, else wg3), for A/B timing;
- * DUALTIME_GEMM_VARIANT=gemv-mma forces it where M allows. */
+ * gemv.cu's few rows where the wgmma tiles underfill the GPU, else wg3), =r (2..128)
+ * takes it up to M = r (rows past 32 in row blocks of 32, B read once a block), for A/B
+ * timing; DUALTIME_GEMM_VARIANT=gemv-mma forces it where M allows. */
 #define DT_GEMV_MMA_ROWS_DEFAULT 32
 typedef struct dt_gemv_mma_geom {
     int warps;      /* warps a block (WARPS), each its own K steps of the block's slice */
@@ -110,9 +111,9 @@ typedef struct dt_gemv_mma_geom {
 int dt_gemv_mma_geom_make(int64_t m, int64_t n, int64_t k, int arch, int sm_count, int max_rows,
                           dt_gemv_mma_geom *g);
 
-/* DUALTIME_GEMV_MMA: *on = 1 (unset, empty or "1") or 0 ("0"); other values fail with
- * DT_EINVAL. */
-dt_status dt_gemv_mma_knob(int *on, dt_err *err);
+/* DUALTIME_GEMV_MMA: *rows = the rows limit: DT_GEMV_MMA_ROWS_DEFAULT (unset, empty or
+ * "1"), 0 ("0": off) or r (2..128); other values fail with DT_EINVAL. */
+dt_status dt_gemv_mma_knob(int *rows, dt_err *err);
 
 /* dt_gemv_fewrows_geom_make with the fewest column threads ctmin (8, 16, 32) instead of 8. */
 int dt_gemv_fewrows_geom_ct(int64_t m, int64_t n, int64_t k, int vw, int kg, int vecb, int arch,
