@@ -300,7 +300,7 @@ static void narrow_thin_cases(const char *hdr) {
     static const dt_dtype dts[] = {DT_BF16, DT_F16};
     unsetenv("DUALTIME_GEMM_VARIANT");
     unsetenv("DUALTIME_GEMM_GEMV_NARROW");
-    setenv("DUALTIME_GEMV_MMA", "0", 1); /* the few rows below: gemv.cu's FFMA (kept for A/B) */
+    unsetenv("DUALTIME_GEMV_MMA"); /* the few rows below: gemv.cu's FFMA (the default) */
     for (size_t t = 0; t < 2; t++) {
         for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
             g_expect = cs[i].expect;
@@ -322,10 +322,9 @@ static void narrow_thin_cases(const char *hdr) {
         compile_typed(DT_OP_GEMM, 1, 4096, 4096, 0, "sm_90", hdr, dts[t]);
         unsetenv("DUALTIME_GEMM_GEMV_NARROW");
     }
-    unsetenv("DUALTIME_GEMV_MMA");
     g_expect = "variant=gemv";
     compile_typed(DT_OP_GEMM, 1000, 1, 1000, 0, "compute_90", hdr, DT_BF16);
-    /* few rows on the tensor cores (gemv_mma.cu, the default for 2 <= M <= 32): 16-byte
+    /* few rows on the tensor cores (gemv_mma.cu, DUALTIME_GEMV_MMA=1: 2 <= M <= 32): 16-byte
      * loads over a cluster, scalar loads (a view, odd N and K), two and four row groups,
      * a narrow N, a wide N, sm_80 without a cluster */
     static const struct {
@@ -341,6 +340,7 @@ static void narrow_thin_cases(const char *hdr) {
         {2, 14336, 4096, 0, "sm_90", "variant=gemv-mma", "-DMG=1"},
         {8, 4096, 4096, 0, "sm_80", "variant=gemv-mma", "-DCL=1"},
     };
+    setenv("DUALTIME_GEMV_MMA", "1", 1);
     for (size_t t = 0; t < 2; t++)
         for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++) {
             g_expect = ms[i].expect;
@@ -353,6 +353,7 @@ static void narrow_thin_cases(const char *hdr) {
                   (long long)ms[i].m, (long long)ms[i].n, (long long)ms[i].k, ms[i].views,
                   ms[i].arch, ms[i].opt, g_last.summary);
         }
+    unsetenv("DUALTIME_GEMV_MMA");
     g_expect = NULL;
 }
 

@@ -21,13 +21,14 @@
  *  - few rows (fewrows_rules, fewrows_choice; session 10): dt_gemv_fewrows_geom_make on
  *    hand-worked shapes and invariants over a sweep; the plan's dtype defaults (FP32 every
  *    M <= 16 at 1 k a step, bf16 / f16 M <= 8 at 8 where the wgmma tiles underfill), the
- *    alignment fallbacks and every knob (with DUALTIME_GEMV_MMA=0); v2's split-K over a
+ *    alignment fallbacks and every knob (DUALTIME_GEMV_MMA unset); v2's split-K over a
  *    cluster (plan_choice).
  *  - bf16 / f16 few rows on the tensor cores (mma_rules, mma_choice; session 19):
  *    dt_gemv_mma_geom_make on hand-worked shapes and invariants over a sweep (sm_80 and
- *    sm_90); the plan takes gemv_mma.cu for 2 <= M <= 32 by default, vectors only where
- *    rows are whole 16-byte chunks; DUALTIME_GEMV_MMA=0 and DUALTIME_GEMM_VARIANT=gemv keep
- *    gemv.cu; gemv-mma asked for on f32, M == 1 or 33 rows is refused.
+ *    sm_90); opt-in: unset, the plan before; DUALTIME_GEMV_MMA=1 takes gemv_mma.cu for
+ *    2 <= M <= 32 (=64: up to 64), vectors only where rows are whole 16-byte chunks; =0
+ *    and DUALTIME_GEMM_VARIANT=gemv keep gemv.cu; gemv-mma asked for on f32, M == 1 or 33
+ *    rows is refused.
  * Needs no GPU (links the plan objects and NVRTC's library only). */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 #include <stdio.h>
@@ -360,12 +361,10 @@ static void narrow_choice(void) {
             /* K % 4 == 0 but K % 8 != 0: scalar for 2-byte types (FP32 would vectorize) */
             CHECK(plan(100, 1, 1004, views, dt, &p) == DT_OK && has_opt(&p, "-DVECA=1"), "%s", p.summary);
             CHECK(plan(1, 1, 1000, views, dt, &p) == DT_OK && has_opt(&p, "-DGV_MODE=1"), "%s", p.summary);
-            /* not thin: never gemv.cu (17 rows: gemv_mma.cu's few rows) */
+            /* not thin: never gemv */
             CHECK(plan(4096, 4096, 4096, views, dt, &p) == DT_OK && !strstr(p.summary, "gemv"),
                   "%s 4096^3: %s", kn, p.summary);
-            CHECK(plan(17, 2, 1000, views, dt, &p) == DT_OK && strcmp(p.source_name, "gemv.cu") != 0 &&
-                      strstr(p.summary, "gemv-mma"),
-                  "%s", p.summary);
+            CHECK(plan(17, 2, 1000, views, dt, &p) == DT_OK && !strstr(p.summary, "gemv"), "%s", p.summary);
         }
         /* the plan before: DUALTIME_GEMM_GEMV_NARROW=0 (N == 1: B's column has no 16-byte
          * rows, so tc1; M == 1: wg3), never gemv */
@@ -536,7 +535,13 @@ static void mma_rules(void) {
 static void mma_choice(void) {
     dt_cuda_plan p;
     unsetenv("DUALTIME_GEMM_VARIANT");
+    /* opt-in (not yet timed on a GPU): unset, the plan before */
     unsetenv("DUALTIME_GEMV_MMA");
+    CHECK(plan(8, 4096, 4096, 0, DT_BF16, &p) == DT_OK && strcmp(p.source_name, "gemv.cu") == 0,
+          "GEMV_MMA unset: %s", p.summary);
+    CHECK(plan(17, 2, 1000, 0, DT_BF16, &p) == DT_OK && !strstr(p.summary, "gemv"),
+          "GEMV_MMA unset: %s", p.summary);
+    setenv("DUALTIME_GEMV_MMA", "1", 1);
     static const dt_dtype dts[] = {DT_BF16, DT_F16};
     for (int t = 0; t < 2; t++) {
         const dt_dtype dt = dts[t];
@@ -568,7 +573,7 @@ static void mma_choice(void) {
             CHECK(plan(8, 1, 4096, views, dt, &p) == DT_OK && strcmp(p.source_name, "gemv.cu") == 0,
                   "%s N == 1: gemv: %s", dt_dtype_name(dt), p.summary);
         }
-        /* off: the plan before (gemv.cu's few rows where the tiles underfill) */
+        /* =0: the plan before (gemv.cu's few rows where the tiles underfill) */
         setenv("DUALTIME_GEMV_MMA", "0", 1);
         CHECK(plan(8, 4096, 4096, 0, dt, &p) == DT_OK && strcmp(p.source_name, "gemv.cu") == 0 &&
                   strstr(p.summary, "few-rows"),
@@ -581,15 +586,16 @@ static void mma_choice(void) {
               "GEMV_MMA=64: %s", p.summary);
         CHECK(plan(65, 4096, 4096, 0, dt, &p) == DT_OK && !strstr(p.summary, "gemv"),
               "GEMV_MMA=64, 65 rows: %s", p.summary);
-        unsetenv("DUALTIME_GEMV_MMA");
+        setenv("DUALTIME_GEMV_MMA", "1", 1);
         knob_refused("DUALTIME_GEMV_MMA", "129", 8, 4096, 4096, dt);
         knob_refused("DUALTIME_GEMV_MMA", "x", 8, 4096, 4096, dt);
+        setenv("DUALTIME_GEMV_MMA", "1", 1);
         /* asked for: taken where M allows (the knob off does not matter), refused elsewhere */
         setenv("DUALTIME_GEMM_VARIANT", "gemv-mma", 1);
         setenv("DUALTIME_GEMV_MMA", "0", 1);
         CHECK(plan(16, 4096, 4096, 0, dt, &p) == DT_OK && strstr(p.summary, "variant=gemv-mma"),
               "gemv-mma asked for: %s", p.summary);
-        unsetenv("DUALTIME_GEMV_MMA");
+        setenv("DUALTIME_GEMV_MMA", "1", 1);
         CHECK(plan(33, 4096, 4096, 0, dt, &p) == DT_EINVAL, "gemv-mma on 33 rows refused");
         CHECK(plan(1, 4096, 4096, 0, dt, &p) == DT_EINVAL, "gemv-mma on M == 1 refused");
         /* gemv asked for: the FFMA few rows */
@@ -605,6 +611,7 @@ static void mma_choice(void) {
                   strcmp(p.source_name, "gemv_mma.cu") == 0,
               "sm_80: %s", p.summary);
     }
+    unsetenv("DUALTIME_GEMV_MMA");
     setenv("DUALTIME_GEMM_VARIANT", "gemv-mma", 1);
     CHECK(plan(8, 4096, 4096, 0, DT_F32, &p) == DT_EINVAL, "gemv-mma on f32 refused");
     unsetenv("DUALTIME_GEMM_VARIANT");
@@ -614,8 +621,8 @@ static void mma_choice(void) {
 
 static void fewrows_choice(void) {
     dt_cuda_plan p;
-    /* the FFMA few rows of bf16 / f16 (DUALTIME_GEMV_MMA=0: the rules before gemv_mma.cu) */
-    setenv("DUALTIME_GEMV_MMA", "0", 1);
+    /* the FFMA few rows of bf16 / f16 (the default while DUALTIME_GEMV_MMA is opt-in) */
+    unsetenv("DUALTIME_GEMV_MMA");
     unsetenv("DUALTIME_GEMM_VARIANT");
     unsetenv("DUALTIME_GEMM_SHAPE");
     unsetenv("DUALTIME_GEMM_GEMV_NARROW");

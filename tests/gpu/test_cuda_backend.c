@@ -719,7 +719,7 @@ static void gemv_narrow_table(void) {
     for (size_t i = 0; i < 2; i++)
         for (int t = 0; t < 2; t++)
             if (dtype_selected(dts[t])) gemm_tc_case(c[i].m, c[i].n, c[i].k, c[i].views, dts[t], "tc1");
-    /* few rows (session 19): gemv_mma.cu (the default, 2 <= M <= 32) against gemv.cu's FFMA
+    /* few rows (session 19): gemv_mma.cu (opt-in, 2 <= M <= 32) against gemv.cu's FFMA
      * few rows (M <= 16), 16-byte and scalar loads, one to four row groups */
     static const struct { int64_t m, n, k; int views; } fr[] = {
         {8, 4096, 4096, 0}, {16, 4096, 4096, 0}, {2, 4096, 4096, 0}, {13, 1000, 1000, 0},
@@ -850,9 +850,9 @@ int main(int argc, char **argv) {
     static const int64_t ngemms[][3] = {{127, 193, 61}, {513, 257, 129}, {1024, 1024, 1024},
                                         {1537, 1539, 131}, {1, 4096, 4096}, {8, 4096, 4096},
                                         {13, 1000, 1000}, {5, 1003, 257},
-                                        /* few rows on gemv_mma.cu (session 19): four row
-                                         * groups at scalar loads, three at 16-byte loads,
-                                         * two columns */
+                                        /* few rows (gemv_mma.cu's shapes, session 19):
+                                         * four row groups at scalar loads, three at
+                                         * 16-byte loads, two columns */
                                         {32, 1003, 257}, {24, 2048, 1024}, {17, 2, 1000}};
     static const dt_dtype narrow[] = {DT_BF16, DT_F16};
     for (int t = 0; t < 2; t++) {

@@ -159,7 +159,7 @@ dt_status dt_gemv_narrow_knob(int *on, dt_err *err) {
 dt_status dt_gemv_mma_knob(int *rows, dt_err *err) {
     int v = -1;
     dt_status st = dt_cuda_plan_int_knob("DUALTIME_GEMV_MMA", 0, 128, 0, &v, err);
-    *rows = v < 0 || v == 1 ? DT_GEMV_MMA_ROWS_DEFAULT : v;
+    *rows = v == 1 ? DT_GEMV_MMA_ROWS_DEFAULT : v < 0 ? 0 : v; /* unset: off (not measured yet) */
     return st;
 }
 
@@ -260,7 +260,7 @@ dt_status dt_sgemm_plan_thin(const dt_case_layout *L, int arch, int sm_count, dt
     if (forced_mma && !narrow)
         return dt_fail(err, DT_EINVAL, "DUALTIME_GEMM_VARIANT=gemv-mma: bf16 / f16 only (this gemm is f32)");
     if (narrow && !forced) { /* few rows on the tensor cores first */
-        int rows = DT_GEMV_MMA_ROWS_DEFAULT; /* the rows limit (0: off) */
+        int rows = 0; /* the rows limit (0: off) */
         if ((st = dt_gemv_mma_knob(&rows, err)) != DT_OK) return st;
         if (forced_mma && rows < 2) rows = DT_GEMV_MMA_ROWS_DEFAULT;
         dt_gemv_mma_geom mg;

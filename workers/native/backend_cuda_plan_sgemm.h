@@ -88,11 +88,11 @@ int dt_gemv_fewrows_geom_make(int64_t m, int64_t n, int64_t k, int vw, int kg, i
 /* bf16 / f16 few rows on the tensor cores (kernels/cuda/gemv_mma.cu, mma.sync m16n8k16 as
  * out^T = B^T A^T): a warp a strip of 64 columns and mg groups of 8 rows, warps blocks
  * of a strip splitting K in steps of 32, cl blocks of a cluster splitting it in slices
- * of kc. The default for 2 <= M <= DT_GEMV_MMA_ROWS_DEFAULT (any N >= 2, any K) on sm_80
- * and later (clusters on sm_90); DUALTIME_GEMV_MMA=0 turns it off (the plan before:
- * gemv.cu's few rows where the wgmma tiles underfill the GPU, else wg3), =r (2..128)
- * takes it up to M = r (rows past 32 in row blocks of 32, B read once a block), for A/B
- * timing; DUALTIME_GEMM_VARIANT=gemv-mma forces it where M allows. */
+ * of kc. Opt-in until timed on a GPU (session 19 had no device): DUALTIME_GEMV_MMA=1
+ * takes it for 2 <= M <= DT_GEMV_MMA_ROWS_DEFAULT (any N >= 2, any K) on sm_80 and later
+ * (clusters on sm_90), =r (2..128) up to M = r (rows past 32 in row blocks of 32, B read
+ * once a block); unset or 0 the plan as before (gemv.cu's few rows where the wgmma tiles
+ * underfill the GPU, else wg3). DUALTIME_GEMM_VARIANT=gemv-mma forces it where M allows. */
 #define DT_GEMV_MMA_ROWS_DEFAULT 32
 typedef struct dt_gemv_mma_geom {
     int warps;      /* warps a block (WARPS), each its own K steps of the block's slice */
@@ -111,8 +111,8 @@ typedef struct dt_gemv_mma_geom {
 int dt_gemv_mma_geom_make(int64_t m, int64_t n, int64_t k, int arch, int sm_count, int max_rows,
                           dt_gemv_mma_geom *g);
 
-/* DUALTIME_GEMV_MMA: *rows = the rows limit: DT_GEMV_MMA_ROWS_DEFAULT (unset, empty or
- * "1"), 0 ("0": off) or r (2..128); other values fail with DT_EINVAL. */
+/* DUALTIME_GEMV_MMA: *rows = the rows limit: 0 (unset, empty or "0": off),
+ * DT_GEMV_MMA_ROWS_DEFAULT ("1") or r (2..128); other values fail with DT_EINVAL. */
 dt_status dt_gemv_mma_knob(int *rows, dt_err *err);
 
 /* dt_gemv_fewrows_geom_make with the fewest column threads ctmin (8, 16, 32) instead of 8. */
@@ -138,9 +138,9 @@ dt_status dt_gemv_narrow_knob(int *on, dt_err *err);
 
 /* The gemm case L (any dtype) on gemv where it applies: DUALTIME_GEMM_VARIANT unset (and
  * the dtype's knob on: DUALTIME_GEMM_SHAPE for f32, DUALTIME_GEMM_GEMV_NARROW for bf16 /
- * f16) or "gemv", and the shape thin; bf16 / f16 with 2 <= M <= 32 on gemv_mma.cu first
- * (DUALTIME_GEMV_MMA unset or 1, or DUALTIME_GEMM_VARIANT=gemv-mma, which fails with
- * DT_EINVAL for f32 or a shape it cannot take). On return *taken = 1: p's source, kernel,
+ * f16) or "gemv", and the shape thin; bf16 / f16 few rows on gemv_mma.cu first where
+ * DUALTIME_GEMV_MMA asks (or DUALTIME_GEMM_VARIANT=gemv-mma, which fails with DT_EINVAL
+ * for f32 or a shape it cannot take). On return *taken = 1: p's source, kernel,
  * options (appended to the common ones already in p), launch and summary are set;
  * *taken = 0: p is unchanged. DUALTIME_GEMM_VARIANT=gemv on a non-thin shape fails with
  * DT_EINVAL. For bf16 / f16 the caller has added -DDT_ELEM. arch: the SM version number. */
