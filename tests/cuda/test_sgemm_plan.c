@@ -612,6 +612,23 @@ static void mma_choice(void) {
               "sm_80: %s", p.summary);
     }
     unsetenv("DUALTIME_GEMV_MMA");
+    /* the GPU test's few-rows table (test_cuda_backend gemv_narrow_table) plans as it asks:
+     * gemv-mma on every shape, gemv up to 8 rows */
+    static const int64_t fr[][4] = {{8, 4096, 4096, 0}, {16, 4096, 4096, 0}, {2, 4096, 4096, 0},
+                                    {13, 1000, 1000, 0}, {8, 4096, 4096, 1}, {5, 1003, 257, 1},
+                                    {32, 4096, 4096, 0}, {4, 14336, 4096, 0}};
+    for (size_t i = 0; i < sizeof fr / sizeof fr[0]; i++)
+        for (int t = 0; t < 2; t++) {
+            setenv("DUALTIME_GEMM_VARIANT", "gemv-mma", 1);
+            CHECK(plan(fr[i][0], fr[i][1], fr[i][2], (int)fr[i][3], dts[t], &p) == DT_OK &&
+                      strcmp(p.source_name, "gemv_mma.cu") == 0,
+                  "table gemv-mma %lld rows: %s", (long long)fr[i][0], p.summary);
+            setenv("DUALTIME_GEMM_VARIANT", "gemv", 1);
+            if (fr[i][0] <= 8)
+                CHECK(plan(fr[i][0], fr[i][1], fr[i][2], (int)fr[i][3], dts[t], &p) == DT_OK &&
+                          strcmp(p.source_name, "gemv.cu") == 0,
+                      "table gemv %lld rows: %s", (long long)fr[i][0], p.summary);
+        }
     setenv("DUALTIME_GEMM_VARIANT", "gemv-mma", 1);
     CHECK(plan(8, 4096, 4096, 0, DT_F32, &p) == DT_EINVAL, "gemv-mma on f32 refused");
     unsetenv("DUALTIME_GEMM_VARIANT");
