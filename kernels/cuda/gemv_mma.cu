@@ -72,14 +72,18 @@ __device__ __forceinline__ void dt_gm_mma(float (&d)[4], const unsigned (&a)[4],
 #endif
 }
 
-/* 8 elements p[0 .. 7] (stride st) with those at index >= lim read as zero, packed two a
- * word (the lower index in the low half) */
-__device__ __forceinline__ uint4 dt_gm_ld8(const dt_t *p, long long st, int lim) {
+/* The 8 elements p[0 .. 7] with those at index >= lim read as zero (lim <= 0: all zero),
+ * packed two a word (the lower index in the low half). V 1: one 16-byte load, legal where
+ * a chunk is whole whenever lim > 0 (the kernel's VECA / VECB rules); V 0: element by
+ * element. */
+template <int V>
+__device__ __forceinline__ uint4 dt_gm_chunk(const dt_t *p, int lim) {
+    if (V == 1) return lim > 0 ? __ldg(reinterpret_cast<const uint4 *>(p)) : make_uint4(0u, 0u, 0u, 0u);
     unsigned w[4];
 #pragma unroll
     for (int e = 0; e < 4; e++) {
-        const unsigned lo = 2 * e < lim ? (unsigned)__ldg(p + (long long)(2 * e) * st) : 0u;
-        const unsigned hi = 2 * e + 1 < lim ? (unsigned)__ldg(p + (long long)(2 * e + 1) * st) : 0u;
+        const unsigned lo = 2 * e < lim ? (unsigned)__ldg(p + 2 * e) : 0u;
+        const unsigned hi = 2 * e + 1 < lim ? (unsigned)__ldg(p + 2 * e + 1) : 0u;
         w[e] = lo | (hi << 16);
     }
     return make_uint4(w[0], w[1], w[2], w[3]);
@@ -113,25 +117,12 @@ DT_KNAME(dt_gemv_mma)(const dt_t *__restrict__ A, const dt_t *__restrict__ B, dt
             const int ks = ((i0 + u) * WARPS + w) * 32 + 8 * t; /* this lane's first k */
             const int nk = (DT_NIT % DT_MU == 0 || i0 + u < DT_NIT) ? kend - ks : 0; /* valid k's */
 #pragma unroll
-            for (int i = 0; i < 8; i++) {
-                const dt_t *p = bp + (long long)(ks + i) * LDB;
-#if VECB == 1
-                bv[u][i] = (i < nk && ncol > 0) ? __ldg(reinterpret_cast<const uint4 *>(p))
-                                                : make_uint4(0u, 0u, 0u, 0u);
-#else
-                bv[u][i] = i < nk ? dt_gm_ld8(p, 1, ncol) : make_uint4(0u, 0u, 0u, 0u);
-#endif
-            }
+            for (int i = 0; i < 8; i++) /* B's row ks + i, this lane's 8 columns */
+                bv[u][i] = dt_gm_chunk<VECB>(bp + (long long)(ks + i) * LDB, i < nk ? ncol : 0);
 #pragma unroll
-            for (int mg = 0; mg < MG; mg++) {
+            for (int mg = 0; mg < MG; mg++) { /* A's row r, this lane's 8 k's */
                 const int r = row0 + 8 * mg + g;
-                const dt_t *p = A + (long long)r * LDA + k0 + ks;
-#if VECA == 1
-                av[u][mg] = (r < M && nk > 0) ? __ldg(reinterpret_cast<const uint4 *>(p))
-                                              : make_uint4(0u, 0u, 0u, 0u);
-#else
-                av[u][mg] = r < M ? dt_gm_ld8(p, 1, nk) : make_uint4(0u, 0u, 0u, 0u);
-#endif
+                av[u][mg] = dt_gm_chunk<VECA>(A + (long long)r * LDA + k0 + ks, r < M ? nk : 0);
             }
         }
 #pragma unroll

@@ -264,8 +264,7 @@ dt_status dt_sgemm_plan_thin(const dt_case_layout *L, int arch, int sm_count, dt
         if ((st = dt_gemv_mma_knob(&rows, err)) != DT_OK) return st;
         if (forced_mma && rows < 2) rows = DT_GEMV_MMA_ROWS_DEFAULT;
         dt_gemv_mma_geom mg;
-        if (rows >= 2 && dt_gemv_mma_geom_make(m, n, k, arch, sm_count > 0 ? sm_count : 132,
-                                               rows, &mg)) {
+        if (rows >= 2 && dt_gemv_mma_geom_make(m, n, k, arch, sm_count, rows, &mg)) {
             st = plan_gemv_mma(L, &mg, p, err);
             *taken = st == DT_OK;
             return st;
